@@ -1,0 +1,31 @@
+"""bench: a plugin-based harness for evaluating tool-using conversational agents."""
+
+from .components import ChatRequest, ChatResponse, Judge, JudgeRequest, Metric, Model
+from .domain import Domain, DomainData, DomainOptions, build_environment, read_tasks
+from .environment import Environment, Toolkit, ToolKind, tool
+from .errors import BenchError, ConfigError, ParticipantError, PluginError, TaskFileError, ToolError
+from .markers import hookimpl
+from .models import (
+    Action,
+    AssistantMessage,
+    Check,
+    ConversationResult,
+    Message,
+    Mode,
+    RewardType,
+    Task,
+    TerminationReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from .participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from .state import State
+
+__all__ = [
+    "Action", "Agent", "AgentSession", "AssistantMessage", "BenchError", "ChatRequest", "ChatResponse", "Check",
+    "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DomainOptions", "Environment",
+    "Judge", "JudgeRequest", "Message", "Metric", "Mode", "Model", "ParticipantError", "PluginError", "RewardType",
+    "State", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
+    "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "read_tasks", "tool",
+]

@@ -1,0 +1,78 @@
+"""Task validation for `bench tasks` and gold-replay checks for `bench check`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .domain import DomainData, build_environment
+from .evaluator import evaluate, replay_gold
+from .models import Task, TerminationReason
+from .plugins import collect, get_plugin_manager
+from .runner import RunConfig, load_domain
+
+
+def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,
+                 data_dir: str | None) -> DomainData:
+    """Load one domain's data with the plugins named on the command line."""
+    registry = collect(get_plugin_manager(plugins))
+    config = RunConfig(domain=domain, split=split, tasks_file=tasks_file, data_dir=data_dir)
+    return load_domain(registry, config)
+
+
+def task_summaries(data: DomainData) -> list[dict[str, Any]]:
+    """One line of facts per task."""
+    return [
+        {
+            "task_id": t.id,
+            "reward_basis": [b.value for b in t.evaluation_criteria.reward_basis] if t.evaluation_criteria else [],
+            "actions": len(t.gold_actions()),
+            "user_actions": sum(a.requestor == "user" for a in t.gold_actions()),
+            "has_ticket": t.ticket is not None,
+        }
+        for t in data.tasks
+    ]
+
+
+def check_task(data: DomainData, task: Task) -> dict[str, Any]:
+    """Replay a task's gold actions; report hashes, failing actions, assertions and triviality."""
+    gold = replay_gold(data, task)
+    untouched = build_environment(data, task)
+    trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, untouched, gold)).reward == 1.0
+    failed_assertions = [f"{c.subject}: {c.detail}" for c in gold.assertion_checks if not c.met]
+    return {
+        "task_id": task.id,
+        "ok": gold.ok,
+        "gold_db_hash": gold.agent_hash,
+        "gold_user_db_hash": gold.user_hash,
+        "gold_action_errors": gold.action_errors,
+        "gold_assertion_failures": failed_assertions,
+        "do_nothing_passes": trivial,
+    }
+
+
+def check_tasks(data: DomainData) -> list[dict[str, Any]]:
+    """Check every task of a domain; a task whose set-up raises is reported, not hidden."""
+    results = []
+    for task in data.tasks:
+        try:
+            results.append(check_task(data, task))
+        except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash
+            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_user_db_hash": None,
+                            "gold_action_errors": [f"set-up failed: {type(exc).__name__}: {exc}"],
+                            "gold_assertion_failures": [], "do_nothing_passes": None})
+    return results
+
+
+def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:
+    """A plain summary: counts, then every failing or trivial task by id."""
+    failing = [r for r in results if not r["ok"]]
+    trivial = [r["task_id"] for r in results if r["do_nothing_passes"]]
+    lines = [f"{data.name}: {len(results)} tasks, gold replay ok for {len(results) - len(failing)}, failing {len(failing)}"]
+    for r in failing:
+        for problem in r["gold_action_errors"] + r["gold_assertion_failures"]:
+            lines.append(f"  FAIL {r['task_id']}: {problem}")
+    if trivial:
+        lines.append(f"  passed by the do-nothing agent: {', '.join(trivial)}")
+    return "\n".join(lines)
+

@@ -1,0 +1,260 @@
+"""The `bench` command line: command bodies parse options and call the library."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import checks, runner
+from .errors import BenchError, ConfigError
+from .logs import configure_logging
+from .models import Mode
+from .plugins import PluginSet, apply_commands, collect, get_plugin_manager
+from .report import build_report, render
+from .serialization import unstructure
+from .store import Store
+
+DEFAULT_DB = "bench.db"
+
+
+class BenchGroup(click.Group):
+    """A click group that turns BenchError into one clean line (BENCH_DEBUG=1 keeps the traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, translating bench errors."""
+        try:
+            return super().invoke(ctx)
+        except BenchError as exc:
+            if os.environ.get("BENCH_DEBUG"):
+                raise
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="bench-kernel")
+def cli() -> None:
+    """bench: evaluate tool-using conversational agents with plugins."""
+
+
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The --db option shared by commands that read or write the store."""
+    return click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCH_DB", default=DEFAULT_DB,
+                        show_default=True, help="SQLite results database.")(func)
+
+
+def plugin_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
+    return click.option("--plugin", "-p", "plugins", multiple=True,
+                        help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed.")(func)
+
+
+def domain_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options that choose a domain and its task data."""
+    for option in reversed([
+        click.option("--domain", "-d", help="Domain name (needed when several are loaded)."),
+        click.option("--split", help="Task split (from the split file next to the tasks file)."),
+        click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's."),
+        click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory."),
+    ]):
+        func = option(func)
+    return func
+
+
+def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--format with the given choices, the first being the default."""
+    return click.option("--format", "fmt", type=click.Choice(choices), default=choices[0], show_default=True)
+
+
+@cli.command(name="run")
+@plugin_option
+@domain_options
+@click.option("--agent", default="oracle", show_default=True, help="Agent to evaluate.")
+@click.option("--user", default="scripted", show_default=True, help="User simulator.")
+@click.option("--judge", help="Judge for NL assertions.")
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
+@click.option("--num-tasks", type=click.IntRange(1), help="Run only the first N tasks.")
+@click.option("--seed", type=int, default=300, show_default=True)
+@click.option("--max-steps", type=click.IntRange(1), default=200, show_default=True)
+@click.option("--max-errors", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--timeout", "conversation_timeout_s", type=float, help="Seconds per conversation.")
+@click.option("--run-timeout", "run_timeout_s", type=float, help="Seconds for the whole run (resumable).")
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
+@click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
+@click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
+@db_option
+@format_option("table", "json", "markdown", "csv", "none")
+def run_command(plugins: tuple[str, ...], fmt: str, db_path: str, task_ids: tuple[str, ...], no_baseline: bool,
+                mode: str, **options: Any) -> None:
+    """Run (or resume) a suite and print its report."""
+    config = runner.RunConfig(plugins=list(plugins) or None, task_ids=list(task_ids) or None, baseline=not no_baseline,
+                              mode=Mode(mode), **options)
+    plugin_set = _plugins_for_run(config.plugins)
+    with _progress() as progress:
+        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance)
+    click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
+               f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
+    if fmt != "none":
+        _echo_report(db_path, summary.run_id, fmt)
+
+
+def _plugins_for_run(selected: list[str] | None) -> PluginSet:
+    plugin_set = get_plugin_manager(selected)
+    failed = [p for p in plugin_set.failures() if selected and p.name in selected]
+    if failed:
+        raise ConfigError("; ".join(f"plugin {p.name!r} failed: {p.error}" for p in failed))
+    for p in plugin_set.failures():
+        click.echo(f"warning: plugin {p.name!r} skipped: {p.error}", err=True)
+    return plugin_set
+
+
+def _echo_report(db_path: str, run_id: str, fmt: str) -> None:
+    store = Store(db_path)
+    try:
+        click.echo(render(build_report(store, run_id), fmt), nl=False)
+    finally:
+        store.close()
+
+
+@cli.command(name="report")
+@click.argument("run_id")
+@db_option
+@format_option("table", "json", "markdown", "csv")
+def report_command(run_id: str, db_path: str, fmt: str) -> None:
+    """Show a run's rewards per component, pass^k with confidence intervals and per-task flips."""
+    _require_db(db_path)
+    _echo_report(db_path, run_id, fmt)
+
+
+@cli.command(name="runs")
+@db_option
+@format_option("table", "json")
+def runs_command(db_path: str, fmt: str) -> None:
+    """List the runs in the results database."""
+    _require_db(db_path)
+    store = Store(db_path)
+    rows = store.runs()
+    store.close()
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
+        click.echo(f"{r['id']}  {r['status']}  {r['conversations']} conversations  mean reward {mean}  {r['created_utc']}")
+
+
+def _require_db(db_path: str) -> None:
+    if not Path(db_path).exists():
+        raise ConfigError(f"no results database at {db_path} (run `bench run` first, or pass --db)")
+
+
+@cli.command(name="plugins")
+@click.option("--all", "show_all", is_flag=True, help="Include the built-in plugins.")
+@format_option("table", "json")
+def plugins_command(show_all: bool, fmt: str) -> None:
+    """List installed plugins, their versions, hooks and components."""
+    plugin_set = get_plugin_manager()
+    registry = collect(plugin_set)
+    listed = []
+    for info in plugin_set.plugins:
+        if info.builtin and not show_all:
+            continue
+        comps = {kind: [n for n in names if registry.origins.get((kind, n)) == info.name]
+                 for kind, names in registry.components.items()}
+        listed.append({**unstructure(info), "hooks": plugin_set.hooks_of(info.name),
+                       "components": {k: v for k, v in comps.items() if v}})
+    if fmt == "json":
+        click.echo(json.dumps(listed, indent=2))
+        return
+    for p in listed:
+        state = f"FAILED: {p['error']}" if p["error"] else ", ".join(p["hooks"])
+        click.echo(f"{p['name']}  {p['distribution'] or '-'} {p['version'] or '-'}  {state}")
+
+
+@cli.command(name="tasks")
+@plugin_option
+@domain_options
+@format_option("table", "json")
+def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
+    """List and validate a domain's tasks."""
+    data = checks.load_for_cli(list(plugins) or None, **options)
+    rows = checks.task_summaries(data)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{len(rows)} tasks in domain {data.name} ({data.source}), all valid")
+    for r in rows:
+        click.echo(f"  {r['task_id']}  basis={'+'.join(r['reward_basis'])}  actions={r['actions']}")
+
+
+@cli.command(name="check")
+@plugin_option
+@domain_options
+@format_option("table", "json")
+def check_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
+    """Replay every task's gold actions and list the tasks whose replay fails (exit 1 if any)."""
+    data = checks.load_for_cli(list(plugins) or None, **options)
+    results = checks.check_tasks(data)
+    if fmt == "json":
+        for r in results:
+            click.echo(json.dumps(r, sort_keys=True))
+    else:
+        click.echo(checks.render_check(data, results))
+    if any(not r["ok"] for r in results):
+        sys.exit(1)
+
+
+def main() -> None:
+    """Console entry point: logging once, plugin commands, then the CLI."""
+    configure_logging(os.environ.get("BENCH_LOG_LEVEL", "warning"))
+    try:
+        apply_commands(get_plugin_manager(), cli)
+    except BenchError as exc:
+        click.echo(f"warning: plugin commands unavailable: {exc}", err=True)
+    cli(prog_name="bench")
+
+
+class _Progress:
+    """Progress on stderr: a rich bar on a terminal, a plain line every ~5% otherwise."""
+
+    def __init__(self) -> None:
+        self.total = self.done = 0
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def start(self, ctx: runner.RunContext, todo: int, skipped: int) -> None:
+        """Announce the run."""
+        self.total = todo
+        click.echo(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored", err=True)
+        if sys.stderr.isatty() and todo:
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("conversations", total=todo)
+
+    def advance(self, result: Any) -> None:
+        """Count one finished conversation."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif self.done == self.total or self.done % max(1, self.total // 20) == 0:
+            click.echo(f"  {self.done}/{self.total} conversations", err=True)
+
+
+def _progress() -> _Progress:
+    return _Progress()

@@ -1,0 +1,208 @@
+"""Built-in offline participants: the oracle agent, the do-nothing agent and the scripted user.
+
+With these, `bench run` needs no model: the oracle shows a task is solvable, the do-nothing
+agent shows what passes without any work, and the scripted user plays a task without an LLM.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from ..models import Action, AssistantMessage, Message, Mode, StructuredUserInstructions, ToolCall, ToolMessage, UserMessage
+from ..participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from ..markers import hookimpl
+
+STOP = "###STOP###"
+DEVICE_REQUEST = "Please do this on your device: "
+
+
+def device_request(action: Action) -> str:
+    """The sentence the oracle uses to ask the user for a device action."""
+    return f"{DEVICE_REQUEST}{action.name}({json.dumps(action.arguments, sort_keys=True)})"
+
+
+@attrs.define
+class OracleSession(AgentSession):
+    """Replays the task's gold actions in order, then tells the user what it must communicate."""
+
+    setup: ConversationSetup
+    position: int = 0
+    finished: bool = False
+
+    async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
+        """The next gold action, a device request, or the closing message."""
+        actions = self.setup.task.gold_actions()
+        if self.position < len(actions):
+            action = actions[self.position]
+            self.position += 1
+            return self._perform(action)
+        if self.setup.mode is Mode.NO_USER:
+            return AssistantMessage(content=f"{self._closing()} {STOP}")
+        if self.finished:
+            return AssistantMessage(content="Is there anything else I can help you with?")
+        self.finished = True
+        return AssistantMessage(content=self._closing())
+
+    def _perform(self, action: Action) -> AssistantMessage:
+        if action.requestor == "user" and self.setup.mode is not Mode.NO_USER:
+            return AssistantMessage(content=device_request(action))
+        call = ToolCall(id=f"oracle-{self.position}", name=action.name, arguments=dict(action.arguments))
+        return AssistantMessage(tool_calls=[call])
+
+    def _closing(self) -> str:
+        info = (self.setup.task.evaluation_criteria.communicate_info or []) if self.setup.task.evaluation_criteria else []
+        facts = " ".join(f"{fact}." for fact in info)
+        return f"All done. {facts}".strip()
+
+    def is_stop(self, message: AssistantMessage) -> bool:
+        """Only a solo (no-user) oracle stops, after its last action."""
+        return self.setup.mode is Mode.NO_USER and STOP in (message.content or "")
+
+
+@attrs.define(kw_only=True)
+class OracleAgent(Agent):
+    """Replays gold actions: a ceiling showing each task is solvable as written."""
+
+    name: str = "oracle"
+    description: str = "Replays the task's gold actions, then ends (no model)."
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        """A fresh oracle session."""
+        return OracleSession(setup)
+
+
+@attrs.define
+class DoNothingSession(AgentSession):
+    """Never calls a tool; declines politely (solo: stops at once)."""
+
+    setup: ConversationSetup
+
+    async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
+        """A refusal, or a stop in the no-user mode."""
+        if self.setup.mode is Mode.NO_USER:
+            return AssistantMessage(content=STOP)
+        return AssistantMessage(content="I'm sorry, I can't help with that.")
+
+    def is_stop(self, message: AssistantMessage) -> bool:
+        """Stops only in the no-user mode."""
+        return self.setup.mode is Mode.NO_USER and STOP in (message.content or "")
+
+
+@attrs.define(kw_only=True)
+class DoNothingAgent(Agent):
+    """The baseline every report shows: what passes without the agent doing anything."""
+
+    name: str = "do-nothing"
+    description: str = "Calls no tool and helps with nothing: the baseline."
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        """A fresh do-nothing session."""
+        return DoNothingSession(setup)
+
+
+@attrs.define
+class ScriptedSession(UserSession):
+    """Opens with the scenario, performs the device actions it is asked for, then stops."""
+
+    setup: ConversationSetup
+    spoken: int = 0
+    calls: int = 0
+
+    async def respond(self, incoming: Sequence[Message]) -> UserMessage:
+        """The next scripted line, the requested device actions, or the stop token."""
+        if incoming and all(isinstance(m, ToolMessage) for m in incoming):
+            results = "; ".join(m.content or "" for m in incoming if isinstance(m, ToolMessage))
+            return UserMessage(content=f"I did that. The result was: {results}")
+        lines = self._lines()
+        if self.spoken == 0:
+            return self._say(lines[0])
+        requested = self._requested_calls(_last_text(incoming))
+        if requested:
+            return UserMessage(tool_calls=requested)
+        if self.spoken < len(lines):
+            return self._say(lines[self.spoken])
+        return UserMessage(content=f"Thank you, that is all. {STOP}")
+
+    def _say(self, line: str) -> UserMessage:
+        self.spoken += 1
+        return UserMessage(content=line)
+
+    def _lines(self) -> list[str]:
+        scenario = self.setup.task.user_scenario
+        if scenario.script:
+            return list(scenario.script)
+        return [opening_line(scenario.instructions)]
+
+    def _requested_calls(self, text: str) -> list[ToolCall]:
+        names = [t["function"]["name"] for t in self.setup.user_tools or []]
+        calls = []
+        for name, arguments in find_calls(text, names):
+            self.calls += 1
+            calls.append(ToolCall(id=f"user-{self.calls}", name=name, arguments=arguments, requestor="user"))
+        return calls
+
+
+def opening_line(instructions: StructuredUserInstructions | str) -> str:
+    """What the scripted user says first: why it calls and what it knows."""
+    if isinstance(instructions, str):
+        return instructions
+    parts = [instructions.reason_for_call, instructions.known_info or "", instructions.task_instructions]
+    return " ".join(p.strip() for p in parts if p and p.strip())
+
+
+def _last_text(incoming: Sequence[Message]) -> str:
+    texts = [m.content for m in incoming if isinstance(m, AssistantMessage) and m.content]
+    return texts[-1] if texts else ""
+
+
+def find_calls(text: str, names: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Calls written as name({json}) or name() in text, for the given tool names only."""
+    if not names or not text:
+        return []
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\(")
+    found = []
+    for match in pattern.finditer(text):
+        arguments = _json_object_at(text, match.end())
+        if arguments is not None:
+            found.append((match.group(1), arguments))
+    return found
+
+
+def _json_object_at(text: str, start: int) -> dict[str, Any] | None:
+    if text[start:start + 1] == ")":
+        return {}
+    try:
+        value, end = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) and text[end:end + 1] == ")" else None
+
+
+@attrs.define(kw_only=True)
+class ScriptedUser(UserSimulator):
+    """Plays the task's scenario without an LLM."""
+
+    name: str = "scripted"
+    description: str = "Speaks the scenario (or its script), performs requested device actions, stops."
+
+    def start(self, setup: ConversationSetup) -> UserSession:
+        """A fresh scripted session."""
+        return ScriptedSession(setup)
+
+
+@hookimpl
+def register_agents(register: Callable[[Agent], None]) -> None:
+    """The oracle and do-nothing agents."""
+    register(OracleAgent())
+    register(DoNothingAgent())
+
+
+@hookimpl
+def register_user_simulators(register: Callable[[UserSimulator], None]) -> None:
+    """The scripted user."""
+    register(ScriptedUser())

@@ -1,0 +1,162 @@
+"""What a domain plugin registers, what it loads at run time, and how a task's environment is built."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .environment import Environment, Toolkit
+from .errors import ConfigError
+from .models import AssistantMessage, Message, Mode, Task, ToolMessage, UserMessage
+from .serialization import canonical_json, load_tasks, read_json, unstructure
+from .state import State
+
+
+@attrs.frozen(kw_only=True)
+class DomainOptions:
+    """Run-time choices about where a domain's data comes from and which tasks to take."""
+
+    data_dir: Path | None = None
+    tasks_file: Path | None = None
+    split: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DomainData:
+    """A loaded domain: tasks, policy, pristine states and toolkit classes."""
+
+    name: str
+    tasks: list[Task]
+    policy: str
+    agent_toolkit: type[Toolkit]
+    agent_state: State
+    user_toolkit: type[Toolkit] | None = None
+    user_state: State | None = None
+    solo_policy: str | None = None
+    sync: Callable[[Environment], None] | None = None
+    source: str = ""
+
+    def task(self, task_id: str) -> Task:
+        """The task with this id."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise ConfigError(f"task {task_id!r} not found in domain {self.name!r}")
+
+    def policy_for(self, mode: Mode) -> str:
+        """The policy text the agent gets in this mode."""
+        if mode is Mode.NO_USER:
+            if self.solo_policy is None:
+                raise ConfigError(f"domain {self.name!r} does not support the no-user mode")
+            return self.solo_policy
+        return self.policy
+
+    def content_hash(self) -> str:
+        """A hash of the tasks and policy, stored with a run so a changed task set is noticed."""
+        payload = canonical_json({"tasks": [unstructure(t) for t in self.tasks], "policy": self.policy})
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@attrs.define(kw_only=True)
+class Domain:
+    """Base class of registered domains: subclasses set `name` and implement `load`."""
+
+    name: str
+    description: str = ""
+
+    def load(self, options: DomainOptions) -> DomainData:
+        """Read the domain's data (the only place a domain does I/O)."""
+        raise NotImplementedError(f"domain {self.name!r} does not implement load()")
+
+
+def read_tasks(default_file: Path, options: DomainOptions) -> list[Task]:
+    """Tasks from options.tasks_file or the default file, narrowed to options.split."""
+    path = options.tasks_file or default_file
+    tasks = load_tasks(path)
+    if options.split is None:
+        return tasks
+    return select_split(tasks, _read_splits(path), options.split, path)
+
+
+def _read_splits(tasks_path: Path) -> dict[str, list[str]]:
+    split_path = tasks_path.with_name(f"split_{tasks_path.stem}.json")
+    if not split_path.exists():
+        raise ConfigError(f"no split file {split_path} next to {tasks_path}")
+    data = read_json(split_path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{split_path}: expected an object of split name -> task ids @ $")
+    return data
+
+
+def select_split(tasks: Sequence[Task], splits: dict[str, list[str]], name: str, source: Path) -> list[Task]:
+    """Keep the tasks of one split, in task-file order."""
+    if name not in splits:
+        raise ConfigError(f"unknown split {name!r} for {source}; known: {', '.join(sorted(splits))}")
+    wanted = set(splits[name])
+    return [t for t in tasks if t.id in wanted]
+
+
+def build_environment(data: DomainData, task: Task | None, *, solo: bool = False) -> Environment:
+    """A fresh environment for a task: pristine states forked, then the task's initial state applied."""
+    user = data.user_toolkit(data.user_state.fork()) if data.user_toolkit and data.user_state else None
+    env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo)
+    if data.sync is not None:
+        env.sync = data.sync
+    if task is not None and task.initial_state is not None:
+        apply_initial_state(env, task)
+    return env
+
+
+def apply_initial_state(env: Environment, task: Task) -> None:
+    """Apply initialization data, actions and the replay of a task's message history."""
+    init = task.initial_state
+    assert init is not None
+    if init.initialization_data is not None:
+        _patch(env.agent_tools, init.initialization_data.agent_data)
+        _patch(env.user_tools, init.initialization_data.user_data)
+    for action in init.initialization_actions or []:
+        env.run_function(action)
+    replay_history(env, init.message_history or [])
+    env.sync(env)
+
+
+def _patch(toolkit: Toolkit | None, patch: dict[str, Any] | None) -> None:
+    if patch:
+        if toolkit is None:
+            raise ConfigError("initialization data for a side that has no toolkit")
+        toolkit.state.apply_patch(patch)
+
+
+def replay_history(env: Environment, history: Sequence[Message], *, strict: bool = True) -> list[str]:
+    """Re-run the mutating tool calls of a history; return mismatches (raise on them if strict)."""
+    results = {m.id: m for m in history if isinstance(m, ToolMessage)}
+    problems = []
+    for message in history:
+        if not isinstance(message, AssistantMessage | UserMessage) or not message.tool_calls:
+            continue
+        for call in message.tool_calls:
+            if not env.mutates(call):
+                continue
+            replayed = env.execute(call)
+            recorded = results.get(call.id)
+            if recorded is not None and not _same_result(recorded.content, replayed.content):
+                problems.append(f"replay of {call.name} ({call.id}) gave {replayed.content!r:.120}")
+    if problems and strict:
+        raise ConfigError("message history does not replay: " + "; ".join(problems))
+    return problems
+
+
+def _same_result(recorded: str | None, replayed: str | None) -> bool:
+    import json
+
+    def parse(text: str | None) -> Any:
+        try:
+            return json.loads(text) if text is not None else None
+        except json.JSONDecodeError:
+            return text
+
+    return parse(recorded) == parse(replayed)

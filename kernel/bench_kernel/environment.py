@@ -1,0 +1,182 @@
+"""Toolkits (a domain's tools as plain Python methods) and the environment that runs them."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, TypeVar
+
+import attrs
+
+from .errors import ToolError
+from .models import Check, EnvAssertion, EnvFunctionCall, Requestor, ToolCall, ToolMessage
+from .state import State
+from .toolschema import function_schema, tool_result_text
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolKind(str, enum.Enum):
+    """What a tool does to the state; only WRITE tools mutate it."""
+
+    READ = "read"
+    WRITE = "write"
+    THINK = "think"
+    GENERIC = "generic"
+
+
+def tool(kind: ToolKind = ToolKind.READ) -> Callable[[F], F]:
+    """Mark a toolkit method as a tool the model may call."""
+
+    def mark(func: F) -> F:
+        func.__bench_tool__ = ToolKind(kind)  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+@attrs.frozen
+class ToolSpec:
+    """A tool's name, kind and OpenAI function schema."""
+
+    name: str
+    kind: ToolKind
+    schema: dict[str, Any]
+
+    @property
+    def mutates(self) -> bool:
+        """True when calling the tool may change the state."""
+        return self.kind is ToolKind.WRITE
+
+
+@attrs.define
+class Toolkit:
+    """A domain's tools over one state; subclasses add methods marked with `@tool`."""
+
+    state: State
+    hidden_methods: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    @functools.cache
+    def specs(cls) -> dict[str, ToolSpec]:
+        """Every tool of this toolkit class, by name (computed once per class)."""
+        found = {}
+        for name, member in inspect.getmembers(cls, inspect.isfunction):
+            kind = getattr(member, "__bench_tool__", None)
+            if kind is not None:
+                found[name] = ToolSpec(name, kind, function_schema(member, name=name))
+        return dict(sorted(found.items()))
+
+    def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """OpenAI schemas of the tools, optionally restricted to the names in include."""
+        specs = self.specs()
+        names = list(specs) if include is None else [n for n in include if n in specs]
+        return [specs[n].schema for n in names]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Run one tool with the model's arguments."""
+        if name not in self.specs():
+            raise ToolError(f"Tool '{name}' not found.")
+        return getattr(self, name)(**arguments)
+
+    def call_function(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Run any public method (initialization actions and assertions use non-tool methods)."""
+        if name.startswith("_") or name in self.hidden_methods or not callable(getattr(self, name, None)):
+            raise ToolError(f"Function '{name}' not found.")
+        return getattr(self, name)(**arguments)
+
+
+def _sync_nothing(env: Environment) -> None:
+    return None
+
+
+@attrs.define
+class Environment:
+    """The agent's toolkit, the user's toolkit (dual control) and the rule that keeps them in sync."""
+
+    agent_tools: Toolkit
+    user_tools: Toolkit | None = None
+    solo: bool = False
+    sync: Callable[[Environment], None] = _sync_nothing
+    tool_calls: int = 0
+
+    def toolkit_for(self, requestor: Requestor, name: str | None = None) -> Toolkit:
+        """The toolkit a call from requestor goes to (solo agents reach the user's tools)."""
+        if requestor == "user":
+            if self.user_tools is None or self.solo:
+                raise ToolError("This domain has no user tools.")
+            return self.user_tools
+        if self.solo and self.user_tools is not None and name in self.user_tools.specs():
+            return self.user_tools
+        return self.agent_tools
+
+    def execute(self, call: ToolCall, *, sync: bool = True) -> ToolMessage:
+        """Run a tool call; any failure becomes an error tool message, never an exception."""
+        self.tool_calls += 1
+        try:
+            result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
+            content, error = tool_result_text(result), False
+        except Exception as exc:  # noqa: BLE001 - a tool failure is information for the caller
+            content, error = f"Error: {_error_text(exc)}", True
+        if sync and not error:
+            self.sync(self)
+        return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error)
+
+    def run_function(self, call: EnvFunctionCall) -> Any:
+        """Run an initialization action or assertion function, then sync."""
+        toolkit = self.user_tools if call.env_type == "user" else self.agent_tools
+        if toolkit is None:
+            raise ToolError(f"no {call.env_type} toolkit for {call.func_name}")
+        result = toolkit.call_function(call.func_name, dict(call.arguments))
+        self.sync(self)
+        return result
+
+    def check_assertion(self, assertion: EnvAssertion) -> Check:
+        """Run an env assertion and compare its boolean result with assert_value."""
+        subject = f"{assertion.env_type}:{assertion.func_name}({assertion.arguments})"
+        call = EnvFunctionCall(env_type=assertion.env_type, func_name=assertion.func_name, arguments=assertion.arguments)
+        try:
+            result = self.run_function(call)
+        except Exception as exc:  # noqa: BLE001 - a broken assertion fails, with its reason
+            return Check(subject=subject, met=False, detail=f"raised {_error_text(exc)}")
+        if not isinstance(result, bool):
+            return Check(subject=subject, met=False, detail=f"returned {result!r}, not a bool")
+        met = result == assertion.assert_value
+        return Check(subject=subject, met=met, detail=assertion.message or f"returned {result}")
+
+    def agent_schemas(self) -> list[dict[str, Any]]:
+        """What the agent may call (agent tools, plus user tools in solo mode)."""
+        schemas = self.agent_tools.schemas()
+        if self.solo and self.user_tools is not None:
+            schemas += self.user_tools.schemas()
+        return schemas
+
+    def user_schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]] | None:
+        """What the user may call, or None without user tools (or in solo mode)."""
+        if self.user_tools is None or self.solo:
+            return None
+        return self.user_tools.schemas(include) or None
+
+    def hashes(self) -> tuple[str, str | None]:
+        """Content hashes of the agent state and the user state."""
+        user = self.user_tools.state.content_hash() if self.user_tools is not None else None
+        return self.agent_tools.state.content_hash(), user
+
+    def mutates(self, call: ToolCall) -> bool:
+        """True when the call names a known tool that may change state."""
+        try:
+            toolkit = self.toolkit_for(call.requestor, call.name)
+        except ToolError:
+            return False
+        spec = toolkit.specs().get(call.name)
+        return spec is not None and spec.mutates
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, TypeError):
+        return f"invalid arguments: {exc}"
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)

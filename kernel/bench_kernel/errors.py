@@ -1,0 +1,59 @@
+"""The one error hierarchy of bench; the CLI turns these into one clean line."""
+
+from __future__ import annotations
+
+
+class BenchError(Exception):
+    """Base of every error bench raises on purpose."""
+
+
+class ConfigError(BenchError):
+    """A run configuration, option combination or file is invalid."""
+
+
+class TaskFileError(ConfigError):
+    """A task file is malformed; the message names the file and the JSON paths."""
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__(f"{path}: " + "; ".join(problems))
+
+
+class PluginError(BenchError):
+    """A plugin failed to load, register or validate."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        self.plugin = plugin
+        super().__init__(f"plugin {plugin!r}: {message}")
+
+
+class UnknownPluginError(BenchError):
+    """A plugin named on the command line is not installed."""
+
+
+class UnknownComponentError(BenchError):
+    """A domain, agent, user simulator, model, judge or metric name is not registered."""
+
+
+class DuplicateRegistrationError(BenchError):
+    """Two plugins registered a component of the same kind under one name."""
+
+    def __init__(self, kind: str, name: str, first: str, second: str) -> None:
+        super().__init__(f"{kind} {name!r} is registered twice: by {first} and by {second}")
+
+
+class ResumeConflictError(BenchError):
+    """A run id exists in the store with a different configuration."""
+
+
+class ToolError(BenchError):
+    """A tool refused a call; the message is shown to the caller as the tool result."""
+
+
+class ParticipantError(BenchError):
+    """An agent or user simulator produced something unusable (recorded for that conversation)."""
+
+
+class ModelError(ParticipantError):
+    """A model backend failed or returned garbage."""

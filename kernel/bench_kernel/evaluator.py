@@ -1,0 +1,177 @@
+"""Scores a finished conversation: DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION components.
+
+The reward combines the task's reward_basis as tau2-bench does (a product of the basis
+components, 0 for a conversation that did not end by a stop); every component's own score is
+kept with the checks behind it, so a reader sees why a conversation passed or failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from .components import Judge, JudgeRequest
+from .domain import DomainData, build_environment, replay_history
+from .environment import Environment
+from .models import (
+    Action,
+    AssistantMessage,
+    Check,
+    ComponentScore,
+    Message,
+    RewardInfo,
+    RewardType,
+    Task,
+    TerminationReason,
+    ToolCall,
+    UserMessage,
+)
+
+STOPPED = {TerminationReason.USER_STOP, TerminationReason.AGENT_STOP}
+
+
+@attrs.frozen(kw_only=True)
+class GoldReplay:
+    """The gold environment of a task: its hashes and the gold actions that failed."""
+
+    agent_hash: str
+    user_hash: str | None
+    action_errors: list[str]
+    assertion_checks: list[Check]
+
+    @property
+    def ok(self) -> bool:
+        """True when every gold action ran and every env assertion holds on the gold state."""
+        return not self.action_errors and all(c.met for c in self.assertion_checks)
+
+
+def replay_gold(data: DomainData, task: Task) -> GoldReplay:
+    """Build the gold state: a fresh environment, the task's initial state, then its gold actions."""
+    env = build_environment(data, task)
+    errors = []
+    for action in task.gold_actions():
+        result = env.execute(action.as_tool_call(), sync=False)
+        if result.error:
+            errors.append(f"{action.action_id} {action.name}: {result.content}")
+    agent_hash, user_hash = env.hashes()
+    criteria = task.evaluation_criteria
+    checks = [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
+    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks)
+
+
+def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:
+    """Rebuild a conversation's final state from its messages (for imported conversations)."""
+    env = build_environment(data, attrs.evolve(task, initial_state=_without_history(task)), solo=solo)
+    replay_history(env, messages, strict=False)
+    return env
+
+
+def _without_history(task: Task) -> Any:
+    if task.initial_state is None:
+        return None
+    return attrs.evolve(task.initial_state, message_history=None)
+
+
+async def evaluate(
+    task: Task,
+    messages: Sequence[Message],
+    termination: TerminationReason,
+    final_env: Environment,
+    gold: GoldReplay,
+    *,
+    judge: Judge | None = None,
+    seed: int = 0,
+) -> RewardInfo:
+    """Score a conversation against its task."""
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return RewardInfo(reward=1.0, note="no evaluation criteria")
+    basis = list(criteria.reward_basis)
+    components = [
+        db_component(final_env, gold),
+        env_assertion_component(final_env, task),
+        action_component(task.gold_actions(), messages),
+        communicate_component(criteria.communicate_info, messages),
+    ]
+    if RewardType.NL_ASSERTION in basis or criteria.nl_assertions:
+        components.append(await nl_component(task, messages, judge, seed, needed=RewardType.NL_ASSERTION in basis))
+    return combine(basis, components, termination)
+
+
+def combine(basis: list[RewardType], components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
+    """Multiply the basis components; a conversation that did not stop scores 0."""
+    reward, notes = 1.0, []
+    by_name = {c.component: c for c in components}
+    for kind in basis:
+        component = by_name.get(kind.value)
+        if component is None or component.score is None:
+            reward, notes = 0.0, notes + [f"{kind.value} could not be evaluated"]
+        else:
+            reward *= component.score
+    if termination not in STOPPED:
+        reward, notes = 0.0, notes + [f"terminated prematurely: {termination.value}"]
+    return RewardInfo(reward=reward, reward_basis=basis, components=components, note="; ".join(notes))
+
+
+def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
+    """Agent and user states equal the gold states."""
+    agent_hash, user_hash = final_env.hashes()
+    checks = [Check(subject="agent db", met=agent_hash == gold.agent_hash, detail=f"{agent_hash[:12]} vs gold {gold.agent_hash[:12]}")]
+    if user_hash is not None or gold.user_hash is not None:
+        checks.append(Check(subject="user db", met=user_hash == gold.user_hash, detail=f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"))
+    note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
+    return _score("DB", checks, note)
+
+
+def env_assertion_component(final_env: Environment, task: Task) -> ComponentScore:
+    """Every env assertion holds on the conversation's final state."""
+    assertions = task.evaluation_criteria.env_assertions if task.evaluation_criteria else None
+    return _score("ENV_ASSERTION", [final_env.check_assertion(a) for a in assertions or []])
+
+
+def action_component(gold_actions: Sequence[Action], messages: Sequence[Message]) -> ComponentScore:
+    """Every gold action was called (tau2's compare_args rules; order and count ignored)."""
+    calls = [c for m in messages if isinstance(m, AssistantMessage | UserMessage) for c in m.tool_calls or []]
+    checks = [Check(subject=f"{a.action_id} {a.name}", met=any(action_matches(a, c) for c in calls)) for a in gold_actions]
+    return _score("ACTION", checks)
+
+
+def action_matches(action: Action, call: ToolCall) -> bool:
+    """tau2's rule: same name, and arguments equal on compare_args (None: the call's own keys)."""
+    if call.name != action.name:
+        return False
+    if action.compare_args is None:
+        keys = list(call.arguments)
+        return {k: call.arguments[k] for k in keys} == {k: action.arguments[k] for k in keys if k in action.arguments}
+    return {k: call.arguments.get(k) for k in action.compare_args} == {k: action.arguments.get(k) for k in action.compare_args}
+
+
+def communicate_component(infos: Sequence[str] | None, messages: Sequence[Message]) -> ComponentScore:
+    """Every required fact appears in some agent text (case-insensitive, commas ignored)."""
+    texts = [m.content.lower().replace(",", "") for m in messages if isinstance(m, AssistantMessage) and m.has_text() and m.content]
+    checks = []
+    for info in infos or []:
+        hit = next((t for t in texts if info.lower() in t), None)
+        checks.append(Check(subject=info, met=hit is not None, detail=f"said: {hit[:120]}" if hit else "not communicated"))
+    return _score("COMMUNICATE", checks)
+
+
+async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, *, needed: bool) -> ComponentScore:
+    """NL assertions, judged by the run's judge; without one the component is not evaluated."""
+    assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
+    if not assertions:
+        return _score("NL_ASSERTION", [])
+    if judge is None:
+        return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge" if needed else None)
+    try:
+        checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed))
+    except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component
+        return ComponentScore(component="NL_ASSERTION", score=None, error=f"{judge.name}: {type(exc).__name__}: {exc}")
+    return _score("NL_ASSERTION", list(checks))
+
+
+def _score(name: str, checks: list[Check], note: str = "") -> ComponentScore:
+    score = 1.0 if all(c.met for c in checks) else 0.0
+    return ComponentScore(component=name, score=score, checks=checks, note=note)

@@ -1,0 +1,171 @@
+"""Reliability metrics (pass^k, pass@k, flips) with seeded bootstrap confidence intervals."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    """Raise ValueError unless 1 <= k <= n and 0 <= c <= n."""
+    if k < 1 or k > n:
+        raise ValueError(f"k must be in [1, n={n}], got k={k}")
+    if c < 0 or c > n:
+        raise ValueError(f"c must be in [0, n={n}], got c={c}")
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that k trials drawn without replacement from n (c successful) all succeed."""
+    _check_counts(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased probability that at least one of k trials drawn from n (c successful) succeeds."""
+    _check_counts(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+@attrs.frozen(kw_only=True)
+class Estimate:
+    """A point estimate with a bootstrap confidence interval over n units."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+def _rng(seed: str) -> random.Random:
+    """A private RNG derived from a string seed, stable across processes and Python versions."""
+    # hash() of a str is salted per process, so derive the integer seed with sha256.
+    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
+
+
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, linearly interpolated between order statistics."""
+    position = q * (len(sorted_values) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    fraction = position - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
+
+
+def bootstrap_ci(
+    units: Sequence[T],
+    statistic: Callable[[Sequence[T]], float],
+    *,
+    seed: str,
+    resamples: int = 2000,
+    level: float = 0.95,
+) -> Estimate:
+    """Percentile bootstrap CI of statistic, resampling the units with replacement."""
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    n = len(units)
+    if n == 0:
+        return Estimate(value=math.nan, low=math.nan, high=math.nan, n=0)
+    value = statistic(units)
+    if n == 1:
+        return Estimate(value=value, low=value, high=value, n=1)
+    rng = _rng(seed)
+    stats = sorted(statistic(rng.choices(units, k=n)) for _ in range(resamples))
+    tail = (1.0 - level) / 2.0
+    return Estimate(
+        value=value,
+        low=_quantile(stats, tail),
+        high=_quantile(stats, 1.0 - tail),
+        n=n,
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    """Arithmetic mean of a non-empty sequence."""
+    return math.fsum(values) / len(values)
+
+
+def mean_estimate(values: Sequence[float], *, seed: str) -> Estimate:
+    """Mean of values with a bootstrap CI over the values."""
+    return bootstrap_ci(list(values), _mean, seed=seed)
+
+
+@attrs.frozen
+class TaskOutcomes:
+    """Success of each trial of one task, ordered by trial index."""
+
+    task_id: str
+    successes: tuple[bool, ...] = attrs.field(converter=tuple)
+
+    @property
+    def n(self) -> int:
+        """Number of trials."""
+        return len(self.successes)
+
+    @property
+    def c(self) -> int:
+        """Number of successful trials."""
+        return sum(1 for success in self.successes if success)
+
+    @property
+    def flips(self) -> int:
+        """Number of consecutive trial pairs whose outcomes differ."""
+        return sum(1 for a, b in zip(self.successes, self.successes[1:]) if bool(a) != bool(b))
+
+    @property
+    def flip_rate(self) -> float:
+        """Flips per consecutive pair; 0.0 with fewer than two trials."""
+        return self.flips / (self.n - 1) if self.n >= 2 else 0.0
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the task both succeeded and failed at least once."""
+        return 0 < self.c < self.n
+
+
+def max_k(outcomes: Sequence[TaskOutcomes]) -> int:
+    """Largest k every task supports: the minimum trial count (0 if no tasks)."""
+    return min((task.n for task in outcomes), default=0)
+
+
+def _per_task_estimate(
+    outcomes: Sequence[TaskOutcomes],
+    k: int,
+    per_task: Callable[[int, int, int], float],
+    seed: str,
+) -> Estimate:
+    """Unweighted mean over tasks with n >= k of per_task(n, c, k), bootstrapped over tasks."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    values = [per_task(task.n, task.c, k) for task in outcomes if task.n >= k]
+    return mean_estimate(values, seed=seed)
+
+
+def pass_hat_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
+    """Mean pass^k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI."""
+    return _per_task_estimate(outcomes, k, pass_hat_k, seed)
+
+
+def pass_at_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
+    """Mean pass@k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI."""
+    return _per_task_estimate(outcomes, k, pass_at_k, seed)
+
+
+def flip_summary(outcomes: Sequence[TaskOutcomes]) -> dict[str, int | float]:
+    """Counts and shares of tasks whose outcome varies across trials; shares are 0.0 with no tasks."""
+    tasks = len(outcomes)
+    mixed_tasks = sum(1 for task in outcomes if task.mixed)
+    return {
+        "tasks": tasks,
+        "mixed_tasks": mixed_tasks,
+        "mixed_share": mixed_tasks / tasks if tasks else 0.0,
+        "mean_flip_rate": _mean([task.flip_rate for task in outcomes]) if tasks else 0.0,
+    }

@@ -1,0 +1,146 @@
+"""The kernel's append-only migrations: never edit one that has shipped, never reuse a name."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("bench-kernel")
+
+
+@migrations(name="m000_wal", transactional=False)
+def m000_wal(db: Database) -> None:
+    # WAL lets `bench report` read while a run writes.
+    db.enable_wal()
+
+
+@migrations(name="m001_runs")
+def m001_runs(db: Database) -> None:
+    db["runs"].create(
+        {
+            "id": str,
+            "created_utc": str,
+            "updated_utc": str,
+            "status": str,
+            "config_json": str,
+            "config_hash": str,
+            "plugins_json": str,
+            "task_sets_json": str,
+            "seed": int,
+        },
+        pk="id",
+    )
+
+
+@migrations(name="m002_conversations")
+def m002_conversations(db: Database) -> None:
+    db["conversations"].create(
+        {
+            "id": str,
+            "run_id": str,
+            "arm": str,
+            "task_id": str,
+            "trial": int,
+            "seed": int,
+            "agent": str,
+            "user": str,
+            "termination_reason": str,
+            "reward": float,
+            "reward_info_json": str,
+            "error": str,
+            "started_utc": str,
+            "ended_utc": str,
+            "duration_ms": int,
+            "agent_cost": float,
+            "user_cost": float,
+            "num_messages": int,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    # One row per (run, arm, task, trial): resuming can never duplicate a conversation.
+    db["conversations"].create_index(["run_id", "arm", "task_id", "trial"], unique=True)
+
+
+@migrations(name="m003_messages")
+def m003_messages(db: Database) -> None:
+    db["messages"].create(
+        {
+            "conversation_id": str,
+            "idx": int,
+            "role": str,
+            "content": str,
+            "tool_calls_json": str,
+            "tool_call_id": str,
+            "requestor": str,
+            "error": int,
+            "cost": float,
+            "usage_json": str,
+            "message_json": str,
+        },
+        pk=("conversation_id", "idx"),
+    )
+    db["tool_calls"].create(
+        {
+            "conversation_id": str,
+            "message_idx": int,
+            "call_id": str,
+            "name": str,
+            "requestor": str,
+            "arguments_json": str,
+            "result": str,
+            "error": int,
+        },
+        pk=("conversation_id", "message_idx", "call_id"),
+    )
+    db["tool_calls"].create_index(["name"])
+
+
+@migrations(name="m004_metric_values")
+def m004_metric_values(db: Database) -> None:
+    # Long format: a new metric never needs a new column.
+    db["metric_values"].create(
+        {
+            "run_id": str,
+            "conversation_id": str,
+            "metric": str,
+            "plugin": str,
+            "value": float,
+            "details_json": str,
+            "error": str,
+        },
+        pk=("conversation_id", "metric"),
+    )
+    db["metric_values"].create_index(["run_id", "metric"])
+
+
+@migrations(name="m005_events_and_llm_calls")
+def m005_events_and_llm_calls(db: Database) -> None:
+    db["events"].create(
+        {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
+        pk="id",
+    )
+    db["events"].create_index(["run_id", "kind"])
+    db["llm_calls"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "conversation_id": str,
+            "role": str,
+            "model": str,
+            "request_hash": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "latency_ms": int,
+            "cost": float,
+            "cost_known": int,
+            "cached": int,
+            "error": str,
+            "ts_utc": str,
+        },
+        pk="id",
+    )
+    db["llm_calls"].create_index(["run_id", "role"])
+    db["plugins_used"].create(
+        {"run_id": str, "name": str, "distribution": str, "version": str},
+        pk=("run_id", "name"),
+    )

@@ -1,0 +1,378 @@
+"""The attrs data model: tasks (a superset of tau2-bench's task JSON), messages and results."""
+
+from __future__ import annotations
+
+import enum
+import textwrap
+from typing import Any, Literal, Union
+
+import attrs
+
+Requestor = Literal["assistant", "user"]
+
+
+class RewardType(str, enum.Enum):
+    """A component a task's reward can be based on (tau2 names)."""
+
+    DB = "DB"
+    ENV_ASSERTION = "ENV_ASSERTION"
+    NL_ASSERTION = "NL_ASSERTION"
+    ACTION = "ACTION"
+    COMMUNICATE = "COMMUNICATE"
+
+
+class TerminationReason(str, enum.Enum):
+    """Why a conversation ended."""
+
+    USER_STOP = "user_stop"
+    AGENT_STOP = "agent_stop"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    TIMEOUT = "timeout"
+    AGENT_ERROR = "agent_error"
+    USER_ERROR = "user_error"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+class Mode(str, enum.Enum):
+    """How a conversation is wired (tau2's three modes)."""
+
+    DEFAULT = "default"
+    NO_USER = "no-user"
+    ORACLE_PLAN = "oracle-plan"
+
+
+def _indent(text: str) -> str:
+    return textwrap.indent(text, "\t")
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A call of one tool by the agent or the user."""
+
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    requestor: Requestor = "assistant"
+
+
+@attrs.frozen(kw_only=True)
+class SystemMessage:
+    """A system message (only ever found in imported histories)."""
+
+    role: Literal["system"] = "system"
+    content: str | None = None
+    turn_idx: int | None = None
+    timestamp: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """What the agent says or calls."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    turn_idx: int | None = None
+    timestamp: str | None = None
+    cost: float | None = None
+    usage: dict[str, int] | None = None
+    raw_data: dict[str, Any] | None = None
+
+    def is_tool_call(self) -> bool:
+        """True when the message carries tool calls."""
+        return bool(self.tool_calls)
+
+    def has_text(self) -> bool:
+        """True when the message has non-blank text."""
+        return bool(self.content and self.content.strip())
+
+
+@attrs.frozen(kw_only=True)
+class UserMessage:
+    """What the (simulated) user says or calls."""
+
+    role: Literal["user"] = "user"
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    turn_idx: int | None = None
+    timestamp: str | None = None
+    cost: float | None = None
+    usage: dict[str, int] | None = None
+    raw_data: dict[str, Any] | None = None
+
+    def is_tool_call(self) -> bool:
+        """True when the message carries tool calls."""
+        return bool(self.tool_calls)
+
+    def has_text(self) -> bool:
+        """True when the message has non-blank text."""
+        return bool(self.content and self.content.strip())
+
+
+@attrs.frozen(kw_only=True)
+class ToolMessage:
+    """The result of one tool call, routed back to its requestor."""
+
+    role: Literal["tool"] = "tool"
+    id: str = ""
+    content: str | None = None
+    requestor: Requestor = "assistant"
+    error: bool = False
+    turn_idx: int | None = None
+    timestamp: str | None = None
+
+
+Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]
+ParticipantMessage = Union[AssistantMessage, UserMessage]
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@attrs.frozen(kw_only=True)
+class Description:
+    """Free text about a task, for readers and evaluators only."""
+
+    purpose: str | None = None
+    relevant_policies: str | None = None
+    notes: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class StructuredUserInstructions:
+    """tau2's structured user instructions."""
+
+    domain: str
+    reason_for_call: str
+    known_info: str | None = None
+    unknown_info: str | None = None
+    task_instructions: str
+
+    def render(self) -> str:
+        """Render as tau2 does, so prompts built from it match."""
+        lines = [f"Domain: {self.domain}", f"Reason for call:\n{_indent(self.reason_for_call)}"]
+        if self.known_info is not None:
+            lines.append(f"Known info:\n{_indent(self.known_info)}")
+        if self.unknown_info is not None:
+            lines.append(f"Unknown info:\n{_indent(self.unknown_info)}")
+        lines.append(f"Task instructions:\n{_indent(self.task_instructions)}")
+        return "\n".join(lines)
+
+
+@attrs.frozen(kw_only=True)
+class GoalShifts:
+    """AgentChangeBench's ordered goals with the number of shifts the user must make."""
+
+    required_shifts: int
+    goals: list[str]
+
+
+@attrs.frozen(kw_only=True)
+class UserScenario:
+    """What the simulated user knows and wants."""
+
+    persona: str | None = None
+    instructions: StructuredUserInstructions | str
+    goal_shifts: GoalShifts | None = None
+    script: list[str] | None = None
+    """Optional lines for the scripted user, spoken in order (bench extension)."""
+
+    def render(self) -> str:
+        """Render as tau2 does (persona, then instructions, tab-indented)."""
+        parts: list[str] = []
+        if self.persona is not None:
+            parts += ["Persona:", _indent(self.persona)]
+        text = self.instructions if isinstance(self.instructions, str) else self.instructions.render()
+        parts += ["Instructions:", _indent(text)]
+        return "\n".join(parts)
+
+
+@attrs.frozen(kw_only=True)
+class EnvFunctionCall:
+    """A call of any public toolkit method, on the agent or the user side."""
+
+    env_type: Requestor
+    func_name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class EnvAssertion:
+    """An env function call whose boolean result must equal assert_value."""
+
+    env_type: Requestor
+    func_name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    assert_value: bool = True
+    message: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class InitializationData:
+    """Deep-merge patches applied to the agent and user databases."""
+
+    agent_data: dict[str, Any] | None = None
+    user_data: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class InitialState:
+    """How a task's environment differs from the domain's pristine one."""
+
+    initialization_data: InitializationData | None = None
+    initialization_actions: list[EnvFunctionCall] | None = None
+    message_history: list[Message] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Action:
+    """A gold action: a tool call the task expects."""
+
+    action_id: str
+    requestor: Requestor = "assistant"
+    name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    info: str | None = None
+    compare_args: list[str] | None = None
+
+    def as_tool_call(self) -> ToolCall:
+        """The tool call that performs this action."""
+        return ToolCall(id=self.action_id, name=self.name, arguments=self.arguments, requestor=self.requestor)
+
+
+@attrs.frozen(kw_only=True)
+class AllowedTool:
+    """One acceptable way to satisfy an action set (AgentChangeBench)."""
+
+    function_name: str
+    params: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ActionSet:
+    """AgentChangeBench's action set: any of the allowed tools satisfies it."""
+
+    action_id: str
+    allowed_tools: list[AllowedTool]
+    required_parameters: Any = None
+    max_score: float | None = None
+    scoring_rules: dict[str, Any] | None = None
+
+
+def _default_basis() -> list[RewardType]:
+    return [RewardType.DB, RewardType.COMMUNICATE]
+
+
+@attrs.frozen(kw_only=True)
+class EvaluationCriteria:
+    """What decides a task's reward."""
+
+    actions: list[Action] | None = None
+    action_sets: list[ActionSet] | None = None
+    env_assertions: list[EnvAssertion] | None = None
+    communicate_info: list[str] | None = None
+    nl_assertions: list[str] | None = None
+    reward_basis: list[RewardType] = attrs.field(factory=_default_basis)
+
+
+@attrs.frozen(kw_only=True)
+class Task:
+    """One evaluation task; loads tau2-bench task JSON unchanged."""
+
+    id: str
+    description: Description | None = None
+    user_scenario: UserScenario
+    ticket: str | None = None
+    initial_state: InitialState | None = None
+    evaluation_criteria: EvaluationCriteria | None = None
+    issues: list[dict[str, Any]] | None = None
+    annotations: Any = None
+    required_documents: list[str] | None = None
+    user_tools: list[str] | None = None
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+    """Plugin-owned data, keyed by plugin name (bench extension)."""
+
+    def gold_actions(self) -> list[Action]:
+        """The task's gold actions, empty when there are none."""
+        if self.evaluation_criteria is None:
+            return []
+        return list(self.evaluation_criteria.actions or [])
+
+
+# --------------------------------------------------------------------------- results
+
+
+@attrs.frozen(kw_only=True)
+class Check:
+    """One check inside a component: what was checked, whether it held, and why."""
+
+    subject: str
+    met: bool
+    detail: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ComponentScore:
+    """One reward component's score, with the checks behind it."""
+
+    component: str
+    score: float | None
+    checks: list[Check] = attrs.field(factory=list)
+    note: str = ""
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RewardInfo:
+    """A conversation's reward and every component's own score."""
+
+    reward: float
+    reward_basis: list[RewardType] = attrs.field(factory=list)
+    components: list[ComponentScore] = attrs.field(factory=list)
+    note: str = ""
+
+    def component(self, name: str) -> ComponentScore | None:
+        """The component with this name, if it was computed."""
+        return next((c for c in self.components if c.component == name), None)
+
+
+def is_success(reward: float | None) -> bool:
+    """tau2's success rule: reward within 1e-6 of 1."""
+    return reward is not None and abs(reward - 1.0) <= 1e-6
+
+
+@attrs.frozen(kw_only=True)
+class ConversationResult:
+    """A finished, evaluated conversation, as metrics and the store see it."""
+
+    run_id: str
+    arm: str
+    """'agent' for the evaluated agent, 'baseline' for the do-nothing reference."""
+    task_id: str
+    trial: int
+    seed: int
+    agent: str
+    user: str
+    termination_reason: TerminationReason
+    messages: list[Message]
+    reward_info: RewardInfo | None
+    started_utc: str
+    ended_utc: str
+    duration_ms: int
+    error: str | None = None
+    agent_cost: float | None = None
+    user_cost: float | None = None
+
+    @property
+    def conversation_id(self) -> str:
+        """Stable id of this (run, arm, task, trial)."""
+        return f"{self.run_id}/{self.arm}/{self.task_id}/{self.trial}"
+
+    @property
+    def reward(self) -> float | None:
+        """The conversation's reward, None when it was not evaluated."""
+        return None if self.reward_info is None else self.reward_info.reward

@@ -1,0 +1,199 @@
+"""The conversation loop: agent, user and environment take turns until someone stops or a limit hits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+import attrs
+import structlog
+
+from .environment import Environment
+from .models import (
+    AssistantMessage,
+    Message,
+    Mode,
+    ParticipantMessage,
+    TerminationReason,
+    ToolMessage,
+    UserMessage,
+)
+from .participants import GREETING, AgentSession, UserSession
+
+Role = Literal["agent", "user", "env"]
+log = structlog.get_logger()
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """When a conversation is cut short."""
+
+    max_steps: int = 200
+    max_errors: int = 10
+    timeout_s: float | None = None
+
+
+@attrs.define
+class Conversation:
+    """A conversation's mutable progress; the trajectory survives a timeout or a crash."""
+
+    messages: list[Message] = attrs.field(factory=list)
+    steps: int = 0
+    errors: int = 0
+    termination: TerminationReason | None = None
+    error: str | None = None
+
+
+@attrs.define
+class _Turn:
+    to: Role
+    caller: Role
+    incoming: list[Message]
+    pending: ParticipantMessage | None = None
+
+
+async def run_conversation(
+    env: Environment,
+    agent: AgentSession,
+    user: UserSession | None,
+    *,
+    mode: Mode,
+    history: Sequence[Message] = (),
+    limits: Limits = Limits(),
+) -> Conversation:
+    """Run one conversation to its end and return it (never raises for participant failures)."""
+    convo = Conversation(messages=list(history))
+    try:
+        if limits.timeout_s is None:
+            await _loop(convo, env, agent, user, mode, limits)
+        else:
+            async with asyncio.timeout(limits.timeout_s):
+                await _loop(convo, env, agent, user, mode, limits)
+    except TimeoutError:
+        convo.termination = TerminationReason.TIMEOUT
+    return convo
+
+
+def initial_messages(history: Sequence[Message], mode: Mode) -> list[Message]:
+    """The conversation's opening: the task's history, or the agent's fixed greeting."""
+    if history or mode is Mode.NO_USER:
+        return list(history)
+    return [AssistantMessage(content=GREETING, cost=0.0)]
+
+
+def first_turn(convo: Conversation, mode: Mode) -> _Turn:
+    """Who speaks first: the agent when there is no history, else whoever the history says."""
+    if not convo.messages:
+        return _Turn("agent", "env", [])
+    return _resume_from(convo.messages)
+
+
+def _resume_from(history: Sequence[Message]) -> _Turn:
+    last = history[-1]
+    if isinstance(last, ToolMessage):
+        caller: Role = "user" if last.requestor == "user" else "agent"
+        results = _trailing_tool_messages(history)
+        return _Turn(caller, "env", results)
+    if isinstance(last, AssistantMessage):
+        return _Turn("env", "agent", [], last) if last.tool_calls else _Turn("user", "agent", [last])
+    if isinstance(last, UserMessage):
+        return _Turn("env", "user", [], last) if last.tool_calls else _Turn("agent", "user", [last])
+    return _Turn("agent", "env", [])
+
+
+def _trailing_tool_messages(history: Sequence[Message]) -> list[Message]:
+    tail: list[Message] = []
+    for message in reversed(history):
+        if not isinstance(message, ToolMessage):
+            break
+        tail.insert(0, message)
+    return tail
+
+
+async def _loop(convo: Conversation, env: Environment, agent: AgentSession, user: UserSession | None,
+                mode: Mode, limits: Limits) -> None:
+    turn = first_turn(convo, mode)
+    while convo.termination is None:
+        if turn.to == "env":
+            turn = _environment_turn(convo, env, turn)
+        elif turn.to == "agent":
+            turn = await _agent_turn(convo, agent, turn, mode)
+        else:
+            turn = await _user_turn(convo, user, turn)
+        convo.steps += 1
+        if convo.termination is None and turn.to != "env":
+            _check_limits(convo, limits)
+
+
+def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
+    assert turn.pending is not None and turn.pending.tool_calls
+    results = [env.execute(call) for call in turn.pending.tool_calls]
+    convo.errors += sum(r.error for r in results)
+    convo.messages.extend(results)
+    return _Turn(turn.caller, "env", list(results))
+
+
+async def _agent_turn(convo: Conversation, agent: AgentSession, turn: _Turn, mode: Mode) -> _Turn:
+    try:
+        message = _checked(await agent.respond(turn.incoming), AssistantMessage)
+    except Exception as exc:  # noqa: BLE001 - a failing agent ends only its own conversation
+        return _fail(convo, TerminationReason.AGENT_ERROR, "agent", exc)
+    message = _with_requestor(message, "assistant")
+    convo.messages.append(message)
+    if agent.is_stop(message):
+        convo.termination = TerminationReason.AGENT_STOP
+    elif message.tool_calls:
+        return _Turn("env", "agent", [], message)
+    elif mode is Mode.NO_USER:
+        convo.termination = TerminationReason.AGENT_ERROR
+        convo.error = "agent sent text in the no-user mode instead of a tool call or a stop"
+    return _Turn("user", "agent", [message])
+
+
+async def _user_turn(convo: Conversation, user: UserSession | None, turn: _Turn) -> _Turn:
+    if user is None:
+        convo.termination = TerminationReason.AGENT_ERROR
+        convo.error = "the agent addressed a user, but this conversation has none"
+        return turn
+    try:
+        message = _checked(await user.respond(turn.incoming), UserMessage)
+    except Exception as exc:  # noqa: BLE001 - a failing simulator ends only its own conversation
+        return _fail(convo, TerminationReason.USER_ERROR, "user", exc)
+    message = _with_requestor(message, "user")
+    convo.messages.append(message)
+    if user.is_stop(message):
+        convo.termination = TerminationReason.USER_STOP
+    elif message.tool_calls:
+        return _Turn("env", "user", [], message)
+    return _Turn("agent", "user", [message])
+
+
+def _checked(message: object, kind: type) -> ParticipantMessage:
+    if not isinstance(message, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(message).__name__}")
+    assert isinstance(message, AssistantMessage | UserMessage)
+    if not message.tool_calls and not message.has_text():
+        raise ValueError("empty message: no text and no tool call")
+    return message
+
+
+def _with_requestor(message: ParticipantMessage, requestor: Literal["assistant", "user"]) -> ParticipantMessage:
+    if not message.tool_calls or all(c.requestor == requestor for c in message.tool_calls):
+        return message
+    calls = [attrs.evolve(c, requestor=requestor) for c in message.tool_calls]
+    return attrs.evolve(message, tool_calls=calls)
+
+
+def _fail(convo: Conversation, reason: TerminationReason, who: str, exc: BaseException) -> _Turn:
+    convo.termination = reason
+    convo.error = f"{who}: {type(exc).__name__}: {exc}"
+    log.warning("conversation.participant_failed", who=who, error=convo.error)
+    return _Turn("env", "env", [])
+
+
+def _check_limits(convo: Conversation, limits: Limits) -> None:
+    if convo.steps >= limits.max_steps:
+        convo.termination = TerminationReason.MAX_STEPS
+    elif convo.errors >= limits.max_errors:
+        convo.termination = TerminationReason.TOO_MANY_ERRORS

@@ -1,0 +1,86 @@
+"""What agents and user simulators are: registered factories that start one session per conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .models import AssistantMessage, Message, Mode, Task, UserMessage
+
+GREETING = "Hi! How can I help you today?"
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+
+
+@attrs.frozen(kw_only=True)
+class ConversationSetup:
+    """Everything a participant may know when a conversation starts."""
+
+    task: Task
+    domain: str
+    mode: Mode
+    seed: int
+    policy: str
+    agent_tools: list[dict[str, Any]]
+    user_tools: list[dict[str, Any]] | None
+    history: Sequence[Message] = ()
+    """Messages already in the conversation (the task's message history, or the greeting)."""
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+    """Participant options from the run configuration (models, sampling, ...)."""
+    services: Any = None
+    """The run's component registry, to reach models and judges by name."""
+
+
+class AgentSession:
+    """One agent in one conversation."""
+
+    async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
+        """Answer what arrived since the agent last spoke (a user message or tool results)."""
+        raise NotImplementedError
+
+    def is_stop(self, message: AssistantMessage) -> bool:
+        """True when the message ends the conversation (only solo agents stop)."""
+        return False
+
+    async def close(self) -> None:
+        """Release what the session holds."""
+
+
+class UserSession:
+    """One simulated user in one conversation."""
+
+    async def respond(self, incoming: Sequence[Message]) -> UserMessage:
+        """Answer what arrived since the user last spoke (an agent message or tool results)."""
+        raise NotImplementedError
+
+    def is_stop(self, message: UserMessage) -> bool:
+        """True when the message carries a stop token and no tool call."""
+        return not message.tool_calls and any(t in (message.content or "") for t in STOP_TOKENS)
+
+    async def close(self) -> None:
+        """Release what the session holds."""
+
+
+@attrs.define(kw_only=True)
+class Agent:
+    """Base class of registered agents: `start` makes a session for one conversation."""
+
+    name: str
+    description: str = ""
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        """A new session for one conversation."""
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
+class UserSimulator:
+    """Base class of registered user simulators."""
+
+    name: str
+    description: str = ""
+
+    def start(self, setup: ConversationSetup) -> UserSession:
+        """A new session for one conversation."""
+        raise NotImplementedError

@@ -1,0 +1,222 @@
+"""The plugin manager, built per run from entry points, and the registry of what plugins registered."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+import pluggy
+import structlog
+
+from . import hookspecs
+from .errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
+
+GROUP = "bench"
+DEFAULT_PLUGINS = ("bench_kernel.default_plugins.participants",)
+COMPONENT_HOOKS = {
+    "domain": "register_domains",
+    "agent": "register_agents",
+    "user simulator": "register_user_simulators",
+    "model": "register_models",
+    "judge": "register_judges",
+    "metric": "register_metrics",
+}
+
+log = structlog.get_logger()
+
+
+@attrs.frozen(kw_only=True)
+class PluginInfo:
+    """One loaded or failed plugin."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    builtin: bool = False
+    error: str | None = None
+
+
+@attrs.define
+class PluginSet:
+    """A plugin manager with the provenance and failures of its plugins."""
+
+    pm: pluggy.PluginManager
+    plugins: list[PluginInfo] = attrs.field(factory=list)
+
+    def failures(self) -> list[PluginInfo]:
+        """Plugins that failed to load, validate or register."""
+        return [p for p in self.plugins if p.error]
+
+    def fail(self, name: str, error: str) -> None:
+        """Mark a plugin failed and drop it from the manager."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        self.plugins = [attrs.evolve(p, error=error) if p.name == name else p for p in self.plugins]
+        log.warning("plugin.failed", plugin=name, error=error)
+
+    def hooks_of(self, name: str) -> list[str]:
+        """Names of the hooks a plugin implements."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is None:
+            return []
+        return sorted(c.name for c in self.pm.get_hookcallers(plugin) or [])
+
+
+def installed_entry_points() -> dict[str, md.EntryPoint]:
+    """Every installed entry point of the bench group, by name."""
+    return {ep.name: ep for ep in md.entry_points(group=GROUP)}
+
+
+def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tuple[str, object]] = ()) -> PluginSet:
+    """Build a fresh plugin manager: built-ins, the selected entry points (all when None), then extra objects.
+
+    `selected` follows pytest's -p: names load those plugins only, `no:NAME` blocks one.
+    `extra` holds (name, plugin object) pairs registered directly, for tests and embedding.
+    """
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    plugins = PluginSet(pm)
+    for module in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module), name=module)
+        plugins.plugins.append(PluginInfo(name=module, distribution="bench-kernel", version=_version("bench-kernel"), builtin=True))
+    for ep in _entry_points_to_load(selected):
+        _load_entry_point(plugins, ep)
+    for name, obj in extra:
+        _register(plugins, name, lambda obj=obj: obj, None)
+    return plugins
+
+
+def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]:
+    available = installed_entry_points()
+    blocked = {s[3:] for s in selected or () if s.startswith("no:")}
+    wanted = [s for s in selected or () if not s.startswith("no:")]
+    unknown = [n for n in wanted + sorted(blocked) if n not in available]
+    if unknown:
+        known = ", ".join(sorted(available)) or "none"
+        raise UnknownPluginError(f"plugin {unknown[0]!r} is not installed (installed: {known}; see `bench plugins`)")
+    names = wanted if wanted else sorted(available)
+    return [available[n] for n in dict.fromkeys(names) if n not in blocked]
+
+
+def _load_entry_point(plugins: PluginSet, ep: md.EntryPoint) -> None:
+    _register(plugins, ep.name, ep.load, ep.dist.name if ep.dist else None)
+
+
+def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: str | None) -> None:
+    plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=_version(dist)))
+    try:
+        plugins.pm.register(load(), name=name)
+        plugins.pm.check_pending()
+    except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others down
+        plugins.fail(name, _describe(exc))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, pluggy.PluginValidationError):
+        return f"invalid hook implementation: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _version(dist: str | None) -> str | None:
+    if dist is None:
+        return None
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+@attrs.define
+class Registry:
+    """Every component the loaded plugins registered, by kind and name, with its plugin."""
+
+    components: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    origins: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    migrations: list[Any] = attrs.field(factory=list)
+
+    def get(self, kind: str, name: str) -> Any:
+        """The component of this kind and name, or a clear error listing what exists."""
+        found = self.components.get(kind, {})
+        if name not in found:
+            known = ", ".join(found) or "none"
+            raise UnknownComponentError(f"no {kind} named {name!r} (registered: {known})")
+        return found[name]
+
+    def names(self, kind: str) -> list[str]:
+        """Registered names of one kind, sorted."""
+        return list(self.components.get(kind, {}))
+
+    def origin(self, kind: str, name: str) -> str:
+        """The plugin that registered a component."""
+        return self.origins[(kind, name)]
+
+
+def collect(plugins: PluginSet) -> Registry:
+    """Call every registration hook, one plugin at a time so a failing plugin is isolated."""
+    registry = Registry()
+    for name in _plugin_names(plugins):
+        try:
+            _collect_from(plugins.pm, name, registry)
+        except DuplicateRegistrationError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded against the plugin, others go on
+            plugins.fail(name, f"registration failed: {_describe(exc)}")
+    for kind in registry.components:
+        registry.components[kind] = dict(sorted(registry.components[kind].items()))
+    return registry
+
+
+def _plugin_names(plugins: PluginSet) -> list[str]:
+    return [p.name for p in plugins.plugins if p.error is None]
+
+
+def _collect_from(pm: pluggy.PluginManager, plugin_name: str, registry: Registry) -> None:
+    plugin = pm.get_plugin(plugin_name)
+    others = [p for p in pm.get_plugins() if p is not plugin]
+    staged = Registry()
+    for kind, hook in COMPONENT_HOOKS.items():
+        caller = pm.subset_hook_caller(hook, remove_plugins=others)
+        caller(register=_registrar(kind, plugin_name, staged, registry))
+    pm.subset_hook_caller("register_migrations", remove_plugins=others)(register=staged.migrations.append)
+    _merge(staged, registry)
+
+
+def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry) -> Callable[[Any], None]:
+    def register(component: Any) -> None:
+        name = getattr(component, "name", None)
+        if not isinstance(name, str) or not name:
+            raise PluginError(plugin_name, f"registered a {kind} without a name: {component!r:.80}")
+        for reg in (registry, staged):
+            if (kind, name) in reg.origins:
+                raise DuplicateRegistrationError(kind, name, reg.origins[(kind, name)], plugin_name)
+        staged.components.setdefault(kind, {})[name] = component
+        staged.origins[(kind, name)] = plugin_name
+
+    return register
+
+
+def _merge(staged: Registry, registry: Registry) -> None:
+    for kind, found in staged.components.items():
+        registry.components.setdefault(kind, {}).update(found)
+    registry.origins.update(staged.origins)
+    registry.migrations += staged.migrations
+
+
+def apply_commands(plugins: PluginSet, cli: Any) -> None:
+    """Let every plugin add CLI commands; a failing plugin is reported, not fatal."""
+    for name in _plugin_names(plugins):
+        plugin = plugins.pm.get_plugin(name)
+        others = [p for p in plugins.pm.get_plugins() if p is not plugin]
+        try:
+            plugins.pm.subset_hook_caller("register_commands", remove_plugins=others)(cli=cli)
+        except Exception as exc:  # noqa: BLE001
+            plugins.fail(name, f"register_commands failed: {_describe(exc)}")
+
+
+def plugin_names(infos: Iterable[PluginInfo]) -> list[str]:
+    """Names of plugins, in order."""
+    return [p.name for p in infos]

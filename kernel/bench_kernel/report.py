@@ -1,0 +1,173 @@
+"""A run's report: reward per component, pass^k and pass@k with confidence intervals, flips, baseline."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+import attrs
+
+from .metrics import Estimate, TaskOutcomes, flip_summary, max_k, mean_estimate, pass_at_k_estimate, pass_hat_k_estimate
+from .models import TerminationReason, is_success
+from .store import Store
+
+INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
+
+
+@attrs.frozen(kw_only=True)
+class Report:
+    """Everything `bench report` shows, as plain data."""
+
+    run_id: str
+    status: str
+    config: dict[str, Any]
+    conversations: int
+    infrastructure_errors: int
+    average_reward: dict[str, Any]
+    pass_hat_k: dict[str, dict[str, Any]]
+    pass_at_k: dict[str, dict[str, Any]]
+    components: dict[str, dict[str, Any]]
+    metrics: dict[str, dict[str, Any]]
+    terminations: dict[str, int]
+    flips: dict[str, Any]
+    baseline: dict[str, Any] | None
+    tasks: list[dict[str, Any]]
+
+
+def build_report(store: Store, run_id: str) -> Report:
+    """Compute the report of a stored run."""
+    run = store.run(run_id)
+    assert run is not None
+    rows = store.conversations(run_id)
+    agent_rows = [r for r in rows if r["arm"] == "agent" and r["termination_reason"] != INFRA]
+    seed = run.config_hash
+    outcomes = task_outcomes(agent_rows)
+    k_max = max_k(outcomes)
+    values = store.metric_values(run_id)
+    agent_ids = {r["id"] for r in agent_rows}
+    return Report(
+        run_id=run_id, status=run.status, config=run.config, conversations=len(agent_rows),
+        infrastructure_errors=sum(r["termination_reason"] == INFRA for r in rows),
+        average_reward=_est(mean_estimate([r["reward"] for r in agent_rows], seed=seed)),
+        pass_hat_k={str(k): _est(pass_hat_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
+        pass_at_k={str(k): _est(pass_at_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
+        components=_metric_means([v for v in values if v["conversation_id"] in agent_ids and v["metric"].startswith("component.")], seed, "component."),
+        metrics=_metric_means([v for v in values if v["conversation_id"] in agent_ids and not v["metric"].startswith(("component.", "reward"))], seed, ""),
+        terminations=dict(sorted(Counter(r["termination_reason"] for r in rows if r["arm"] == "agent").items())),
+        flips=flip_summary(outcomes),
+        baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
+        tasks=_task_rows(outcomes, agent_rows, rows),
+    )
+
+
+def task_outcomes(rows: list[dict[str, Any]]) -> list[TaskOutcomes]:
+    """Per task, success of each trial in trial order."""
+    by_task: dict[str, list[tuple[int, bool]]] = defaultdict(list)
+    for r in rows:
+        by_task[r["task_id"]].append((r["trial"], is_success(r["reward"])))
+    return [TaskOutcomes(task_id=t, successes=tuple(s for _, s in sorted(v))) for t, v in sorted(by_task.items())]
+
+
+def _est(e: Estimate) -> dict[str, Any]:
+    return {"value": _num(e.value), "low": _num(e.low), "high": _num(e.high), "n": e.n}
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 6)
+
+
+def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[str, dict[str, Any]]:
+    grouped: dict[str, list[float]] = defaultdict(list)
+    errors: Counter[str] = Counter()
+    for v in values:
+        name = v["metric"][len(prefix):]
+        if v["value"] is None:
+            errors[name] += 1
+        else:
+            grouped[name].append(v["value"])
+    names = sorted(set(grouped) | set(errors))
+    return {n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n]} for n in names}
+
+
+def _baseline(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not rows:
+        return None
+    passed = sorted(r["task_id"] for r in rows if is_success(r["reward"]))
+    return {"agent": rows[0]["agent"], "conversations": len(rows), "pass_rate": round(len(passed) / len(rows), 6), "passed_tasks": passed}
+
+
+def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rewards: dict[str, list[float]] = defaultdict(list)
+    for r in agent_rows:
+        rewards[r["task_id"]].append(r["reward"])
+    baseline = {r["task_id"]: is_success(r["reward"]) for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA}
+    return [
+        {"task_id": o.task_id, "trials": o.n, "successes": o.c, "mean_reward": round(sum(rewards[o.task_id]) / o.n, 6),
+         "flips": o.flips, "flip_rate": round(o.flip_rate, 6), "baseline_passes": baseline.get(o.task_id)}
+        for o in outcomes
+    ]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render(report: Report, fmt: str) -> str:
+    """Render a report as json, csv, markdown or a plain table."""
+    if fmt == "json":
+        return json.dumps(attrs.asdict(report), indent=2, sort_keys=True)
+    if fmt == "csv":
+        return _csv(report)
+    return _text(report, markdown=fmt == "markdown")
+
+
+def summary_rows(report: Report) -> list[dict[str, Any]]:
+    """The headline figures as (metric, value, low, high, n) rows."""
+    rows = [{"metric": "average_reward", **report.average_reward}]
+    rows += [{"metric": f"pass^{k}", **v} for k, v in report.pass_hat_k.items()]
+    rows += [{"metric": f"pass@{k}", **v} for k, v in report.pass_at_k.items()]
+    rows += [{"metric": f"component.{name}", **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.components.items()]
+    rows += [{"metric": name, **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.metrics.items()]
+    if report.baseline:
+        rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
+                     "n": report.baseline["conversations"]})
+    return rows
+
+
+def _csv(report: Report) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=["metric", "value", "low", "high", "n"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(summary_rows(report))
+    return out.getvalue()
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[str]:
+    cells = [[_fmt(c) for c in row] for row in rows]
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        return lines + ["| " + " | ".join(r) + " |" for r in cells]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
+
+
+def _text(report: Report, markdown: bool) -> str:
+    head = "## " if markdown else ""
+    out = [f"{head}Run {report.run_id} ({report.status}): {report.conversations} conversations, "
+           f"{report.infrastructure_errors} infrastructure errors", ""]
+    out += _table(["metric", "value", "95% low", "95% high", "n"],
+                  [[r["metric"], r["value"], r["low"], r["high"], r["n"]] for r in summary_rows(report)], markdown)
+    out += ["", f"{head}Terminations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
+            f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
+            f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
+    out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
+                  [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,333 @@
+"""Runs a configured suite: plans (task, trial) units, runs them concurrently, stores each as it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import structlog
+
+from .components import Judge, Metric
+from .domain import Domain, DomainData, DomainOptions, build_environment
+from .errors import ConfigError
+from .evaluator import GoldReplay, evaluate, replay_gold
+from .models import ConversationResult, Mode, RewardType, Task, TerminationReason
+from .orchestrator import Limits, initial_messages, run_conversation
+from .participants import Agent, ConversationSetup, UserSimulator
+from .plugins import PluginSet, Registry, collect, get_plugin_manager
+from .serialization import canonical_json, unstructure
+from .store import MetricValue, Store, utc_now
+
+log = structlog.get_logger()
+BASELINE_AGENT = "do-nothing"
+BASELINE_USER = "scripted"
+
+
+@attrs.frozen(kw_only=True)
+class RunConfig:
+    """Everything that decides a run's results (and, apart from them, how it is executed)."""
+
+    domain: str | None = None
+    agent: str = "oracle"
+    user: str = "scripted"
+    judge: str | None = None
+    mode: Mode = Mode.DEFAULT
+    trials: int = 1
+    task_ids: list[str] | None = None
+    split: str | None = None
+    num_tasks: int | None = None
+    seed: int = 300
+    max_steps: int = 200
+    max_errors: int = 10
+    conversation_timeout_s: float | None = None
+    baseline: bool = True
+    data_dir: str | None = None
+    tasks_file: str | None = None
+    plugins: list[str] | None = None
+    agent_options: dict[str, Any] = attrs.field(factory=dict)
+    user_options: dict[str, Any] = attrs.field(factory=dict)
+    # Execution only: not part of the configuration hash.
+    run_id: str | None = None
+    concurrency: int = 32
+    run_timeout_s: float | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """The result-deciding part of the configuration, as stored and hashed."""
+        data = unstructure(self)
+        for key in ("run_id", "concurrency", "run_timeout_s"):
+            data.pop(key)
+        return data
+
+    def config_hash(self) -> str:
+        """sha256 of the identity: a resumed run must match it."""
+        return hashlib.sha256(canonical_json(self.identity()).encode()).hexdigest()
+
+
+def conversation_seed(base_seed: int, task_id: str, trial: int) -> int:
+    """A stable per-conversation seed from sha256 of the run seed, task and trial."""
+    digest = hashlib.sha256(f"{base_seed}:{task_id}:{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+@attrs.frozen
+class Unit:
+    """One conversation to run."""
+
+    arm: str
+    task: Task
+    trial: int
+
+
+@attrs.define
+class RunContext:
+    """What every conversation of a run shares."""
+
+    run_id: str
+    config: RunConfig
+    data: DomainData
+    agent: Agent
+    user: UserSimulator | None
+    baseline_agent: Agent
+    baseline_user: UserSimulator | None
+    judge: Judge | None
+    metrics: list[tuple[str, Metric]]
+    registry: Registry
+    store: Store
+    golds: dict[str, GoldReplay] = attrs.field(factory=dict)
+
+    def gold(self, task: Task) -> GoldReplay:
+        """The task's gold replay, computed once per run (it does not depend on the trial)."""
+        if task.id not in self.golds:
+            self.golds[task.id] = replay_gold(self.data, task)
+        return self.golds[task.id]
+
+
+@attrs.frozen(kw_only=True)
+class RunSummary:
+    """How a run (or a resumed part of it) went."""
+
+    run_id: str
+    resumed: bool
+    planned: int
+    skipped: int
+    finished: int
+    status: str
+    wall_s: float
+
+
+def load_domain(registry: Registry, config: RunConfig) -> DomainData:
+    """Pick the run's domain and load its data and tasks."""
+    name = config.domain or _only_domain(registry)
+    domain: Domain = registry.get("domain", name)
+    options = DomainOptions(
+        data_dir=Path(config.data_dir) if config.data_dir else None,
+        tasks_file=Path(config.tasks_file) if config.tasks_file else None,
+        split=config.split,
+    )
+    return domain.load(options)
+
+
+def _only_domain(registry: Registry) -> str:
+    names = registry.names("domain")
+    if len(names) != 1:
+        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
+    return names[0]
+
+
+def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
+    """The run's tasks: the split's (already applied), then --task-id, then --num-tasks."""
+    tasks = data.tasks
+    if config.task_ids:
+        known = {t.id for t in tasks}
+        missing = [i for i in config.task_ids if i not in known]
+        if missing:
+            raise ConfigError(f"unknown task ids in domain {data.name!r}: {', '.join(missing)}")
+        tasks = [t for t in tasks if t.id in set(config.task_ids)]
+    if config.num_tasks is not None:
+        tasks = tasks[: config.num_tasks]
+    if not tasks:
+        raise ConfigError(f"no tasks selected in domain {data.name!r}")
+    return tasks
+
+
+def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
+    """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
+    wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
+    if config.baseline and config.agent != BASELINE_AGENT:
+        wanted += [Unit("baseline", task, 0) for task in tasks]
+    todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
+    return todo, len(wanted) - len(todo)
+
+
+def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
+    if judge is not None:
+        return
+    needing = [t.id for t in tasks if t.evaluation_criteria and RewardType.NL_ASSERTION in t.evaluation_criteria.reward_basis]
+    if needing:
+        raise ConfigError(f"{len(needing)} tasks score NL assertions (e.g. {needing[0]!r}): choose a judge with --judge")
+
+
+def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
+    """Load plugins, domain and tasks, open the store, begin or resume the run, and plan its units."""
+    plugins = plugins or get_plugin_manager(config.plugins)
+    registry = collect(plugins)
+    data = load_domain(registry, config)
+    tasks = select_tasks(data, config)
+    judge = registry.get("judge", config.judge) if config.judge else None
+    _check_judge(tasks, judge)
+    store = Store(store_path, registry.migrations)
+    run_id = config.run_id or f"{data.name}-{config.agent}-{config.config_hash()[:8]}"
+    loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
+    new = store.begin_run(run_id, config.identity(), config.config_hash(), loaded, {data.name: data.content_hash()}, config.seed)
+    ctx = RunContext(
+        run_id=run_id, config=config, data=data,
+        agent=registry.get("agent", config.agent),
+        user=None if config.mode is Mode.NO_USER else registry.get("user simulator", config.user),
+        baseline_agent=registry.get("agent", BASELINE_AGENT),
+        baseline_user=None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER),
+        judge=judge, metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
+        registry=registry, store=store,
+    )
+    units, skipped = plan_units(tasks, config, store.finished_units(run_id))
+    return ctx, units, skipped, not new
+
+
+async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
+    """Run units with at most config.concurrency in flight; return how many finished."""
+    queue: Iterator[Unit] = iter(units)
+    finished = 0
+
+    async def worker() -> None:
+        nonlocal finished
+        for unit in queue:
+            result = await run_unit(ctx, unit)
+            finished += 1
+            if on_finished is not None:
+                on_finished(result)
+
+    workers = max(1, min(ctx.config.concurrency, len(units)))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return finished
+
+
+def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
+        on_start: Callable[[RunContext, int, int], None] | None = None,
+        on_finished: Callable[[ConversationResult], None] | None = None) -> RunSummary:
+    """Run (or resume) a suite and store every conversation as it ends."""
+    started = time.perf_counter()
+    ctx, units, skipped, resumed = prepare(config, store_path, plugins)
+    structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
+    if on_start is not None:
+        on_start(ctx, len(units), skipped)
+    finished, status = asyncio.run(_execute_with_deadline(ctx, units, on_finished))
+    ctx.store.set_status(ctx.run_id, status)
+    ctx.store.close()
+    return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
+                      finished=finished, status=status, wall_s=time.perf_counter() - started)
+
+
+async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
+                                 on_finished: Callable[[ConversationResult], None] | None) -> tuple[int, str]:
+    count = 0
+
+    def counted(result: ConversationResult) -> None:
+        nonlocal count
+        count += 1
+        if on_finished is not None:
+            on_finished(result)
+
+    try:
+        async with asyncio.timeout(ctx.config.run_timeout_s):
+            await execute(ctx, units, counted)
+    except TimeoutError:
+        log.warning("run.timeout", finished=count, planned=len(units))
+        return count, "incomplete"
+    return count, "complete"
+
+
+async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
+    """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
+    structlog.contextvars.bind_contextvars(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
+    started_utc, t0 = utc_now(), time.perf_counter()
+    try:
+        result, metrics = await _converse(ctx, unit, started_utc, t0)
+    except Exception as exc:  # noqa: BLE001 - recorded, excluded from metrics, re-run on resume
+        log.error("conversation.infrastructure_error", error=repr(exc))
+        result, metrics = _infrastructure_error(ctx, unit, started_utc, t0, exc), []
+    ctx.store.save_conversation(result, metrics)
+    return result
+
+
+async def _converse(ctx: RunContext, unit: Unit, started_utc: str, t0: float) -> tuple[ConversationResult, list[MetricValue]]:
+    config, task = ctx.config, unit.task
+    agent, user = (ctx.agent, ctx.user) if unit.arm == "agent" else (ctx.baseline_agent, ctx.baseline_user)
+    seed = conversation_seed(config.seed, task.id, unit.trial)
+    env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
+    history = initial_messages(task.initial_state.message_history or [] if task.initial_state else [], config.mode)
+    setup = ConversationSetup(
+        task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
+        agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
+        options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry,
+    )
+    agent_session = agent.start(setup)
+    user_session = user.start(setup) if user is not None else None
+    limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
+    try:
+        convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits)
+    finally:
+        await agent_session.close()
+        if user_session is not None:
+            await user_session.close()
+    assert convo.termination is not None
+    reward_info = await evaluate(task, convo.messages, convo.termination, env, ctx.gold(task), judge=ctx.judge, seed=seed)
+    result = ConversationResult(
+        run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
+        user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
+        reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
+        duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
+        agent_cost=_cost(convo.messages, "assistant"), user_cost=_cost(convo.messages, "user"),
+    )
+    return result, _component_values(result) + _plugin_metric_values(ctx, result)
+
+
+def _cost(messages: list[Any], role: str) -> float | None:
+    costs = [getattr(m, "cost", None) for m in messages if m.role == role]
+    return None if any(c is None for c in costs) else float(sum(costs))
+
+
+def _component_values(result: ConversationResult) -> list[MetricValue]:
+    info = result.reward_info
+    values = [MetricValue(metric="reward", plugin="bench-kernel", value=result.reward,
+                          details={"basis": [b.value for b in info.reward_basis], "note": info.note} if info else None)]
+    for c in info.components if info else []:
+        values.append(MetricValue(metric=f"component.{c.component}", plugin="bench-kernel", value=c.score,
+                                  details={"checks": unstructure(c.checks), "note": c.note}, error=c.error))
+    return values
+
+
+def _plugin_metric_values(ctx: RunContext, result: ConversationResult) -> list[MetricValue]:
+    values = []
+    for plugin, metric in ctx.metrics:
+        try:
+            scores = metric.score(result)
+            values += [MetricValue(metric=f"{metric.name}.{k}" if k else metric.name, plugin=plugin, value=float(v)) for k, v in scores.items()]
+        except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others
+            values.append(MetricValue(metric=metric.name, plugin=plugin, value=None, error=f"{type(exc).__name__}: {exc}"))
+    return values
+
+
+def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
+    agent = ctx.agent if unit.arm == "agent" else ctx.baseline_agent
+    user = ctx.user if unit.arm == "agent" else ctx.baseline_user
+    return ConversationResult(
+        run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
+        seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
+        user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
+        reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
+        error=f"{type(exc).__name__}: {exc}",
+    )

@@ -1,0 +1,202 @@
+"""Copy-on-write database state shared by every conversation of a run.
+
+A domain's pristine database is loaded once into `BaseTable`s that no conversation ever mutates.
+Each conversation works on a `State` whose tables hold only the records it changed (an overlay),
+so starting a conversation costs O(number of tables), not a copy of a multi-megabyte database.
+The state hash is a sum of per-record digests, so it is updated from the overlay alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+import attrs
+
+from .serialization import canonical_json, converter
+
+_MOD = 1 << 256
+_MISSING = object()
+
+
+def record_digest(key: str, record: Any) -> int:
+    """A record's digest as an integer, so table digests can be summed."""
+    data = canonical_json([key, converter.unstructure(record)])
+    return int.from_bytes(hashlib.sha256(data.encode()).digest(), "big")
+
+
+class BaseTable:
+    """A table's shared, read-only records, with its digest computed once."""
+
+    def __init__(self, records: Mapping[str, Any], record_type: type | None = None) -> None:
+        self.records: dict[str, Any] = dict(records)
+        self.record_type = record_type
+        self._digests: dict[str, int] | None = None
+        self._total: int | None = None
+
+    def digest_of(self, key: str) -> int:
+        """The cached digest of one base record."""
+        return self._digest_map()[key]
+
+    def total(self) -> int:
+        """The sum of every base record's digest."""
+        if self._total is None:
+            self._total = sum(self._digest_map().values()) % _MOD
+        return self._total
+
+    def _digest_map(self) -> dict[str, int]:
+        if self._digests is None:
+            self._digests = {k: record_digest(k, v) for k, v in self.records.items()}
+        return self._digests
+
+    def verify_untouched(self) -> bool:
+        """Recompute every digest: False if some code mutated a shared record in place."""
+        return all(record_digest(k, v) == self.digest_of(k) for k, v in self.records.items())
+
+
+class Table(MutableMapping[str, Any]):
+    """A copy-on-write view of a BaseTable: reads fall through, writes stay in the overlay.
+
+    Records returned by `get`/`[]` must be treated as read-only; call `edit(key)` to get a
+    private copy that may be mutated in place, or assign a new record with `table[key] = ...`.
+    """
+
+    def __init__(self, base: BaseTable, overlay: dict[str, Any] | None = None) -> None:
+        self.base = base
+        self.overlay: dict[str, Any] = {} if overlay is None else overlay
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.overlay.get(key, _MISSING)
+        if value is _MISSING:
+            return self.base.records[key]
+        if value is _DELETED:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.overlay[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self.overlay[key] = _DELETED
+
+    def __contains__(self, key: object) -> bool:
+        value = self.overlay.get(key, _MISSING)  # type: ignore[call-overload]
+        if value is _MISSING:
+            return key in self.base.records
+        return value is not _DELETED
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self.base.records:
+            if self.overlay.get(key, _MISSING) is not _DELETED:
+                yield key
+        for key, value in self.overlay.items():
+            if key not in self.base.records and value is not _DELETED:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def edit(self, key: str) -> Any:
+        """A private, mutable copy of a record, stored in the overlay and returned."""
+        if key not in self.overlay:
+            self.overlay[key] = copy.deepcopy(self.base.records[key])
+        return self[key]
+
+    def fork(self) -> Table:
+        """A new view sharing the base, with a copy of this overlay."""
+        return Table(self.base, {k: copy.deepcopy(v) for k, v in self.overlay.items()})
+
+    def digest(self) -> int:
+        """The table digest, computed from the base total and the overlay only."""
+        total = self.base.total()
+        for key, value in self.overlay.items():
+            if key in self.base.records:
+                total -= self.base.digest_of(key)
+            if value is not _DELETED:
+                total += record_digest(key, value)
+        return total % _MOD
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every visible record, as JSON-ready data (for dumps, not for hot paths)."""
+        return {k: converter.unstructure(self[k]) for k in self}
+
+
+class _Deleted:
+    """Marks a record deleted in an overlay."""
+
+    def __repr__(self) -> str:
+        return "<deleted>"
+
+
+_DELETED: Any = _Deleted()
+
+
+@attrs.define
+class State:
+    """A database: named copy-on-write tables."""
+
+    tables: dict[str, Table]
+
+    @classmethod
+    def from_records(cls, data: Mapping[str, Mapping[str, Any]], types: Mapping[str, type] | None = None) -> State:
+        """Build a pristine state from {table: {key: record}}; records are structured by types."""
+        types = dict(types or {})
+        tables = {}
+        for name, records in data.items():
+            rtype = types.get(name)
+            if rtype is not None:
+                records = {k: converter.structure(v, rtype) for k, v in records.items()}
+            tables[name] = Table(BaseTable(records, rtype))
+        return cls(tables)
+
+    def __getitem__(self, name: str) -> Table:
+        return self.tables[name]
+
+    def __getattr__(self, name: str) -> Table:
+        try:
+            return object.__getattribute__(self, "tables")[name]
+        except (KeyError, AttributeError):
+            raise AttributeError(name) from None
+
+    def fork(self) -> State:
+        """A new state sharing every base table, with copies of the overlays."""
+        return State({name: table.fork() for name, table in self.tables.items()})
+
+    def content_hash(self) -> str:
+        """A hash of the visible content, independent of how the overlay was reached."""
+        parts = [f"{name}:{self.tables[name].digest():064x}" for name in sorted(self.tables)]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Every table as JSON-ready data."""
+        return {name: table.to_dict() for name, table in self.tables.items()}
+
+    def apply_patch(self, patch: Mapping[str, Any]) -> None:
+        """Deep-merge a {table: {key: partial record}} patch (tau2's initialization_data)."""
+        for name, records in patch.items():
+            if name not in self.tables:
+                raise KeyError(f"unknown table {name!r} in initialization data")
+            table = self.tables[name]
+            for key, partial in (records or {}).items():
+                current = converter.unstructure(table[key]) if key in table else {}
+                merged = deep_merge(current, partial)
+                rtype = table.base.record_type
+                table[key] = converter.structure(merged, rtype) if rtype is not None else merged
+
+    def verify_untouched(self) -> list[str]:
+        """Names of tables whose shared base records were mutated in place (a domain bug)."""
+        return [name for name, t in self.tables.items() if not t.base.verify_untouched()]
+
+
+def deep_merge(current: Any, patch: Any) -> Any:
+    """Merge dicts recursively; anything else in the patch replaces what was there."""
+    if not isinstance(current, dict) or not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    merged = dict(current)
+    for key, value in patch.items():
+        merged[key] = deep_merge(current.get(key), value) if key in current else copy.deepcopy(value)
+    return merged

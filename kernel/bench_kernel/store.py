@@ -1,0 +1,213 @@
+"""The SQLite results store: runs, conversations written one transaction each, metric values in long format."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from sqlite_utils import Database, Migrations
+
+from .errors import ConfigError, ResumeConflictError
+from .migrations import migrations as kernel_migrations
+from .models import AssistantMessage, ConversationResult, Message, TerminationReason, ToolMessage, UserMessage
+from .serialization import canonical_json, unstructure
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO-8601."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+@attrs.frozen(kw_only=True)
+class MetricValue:
+    """One value of one metric for one conversation."""
+
+    metric: str
+    plugin: str
+    value: float | None
+    details: Any = None
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RunRecord:
+    """A stored run."""
+
+    id: str
+    created_utc: str
+    updated_utc: str
+    status: str
+    config: dict[str, Any]
+    config_hash: str
+    plugins: list[dict[str, Any]]
+    task_sets: dict[str, str]
+    seed: int
+
+
+class Store:
+    """The results database; opening it applies every pending migration set."""
+
+    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> None:
+        self.path = Path(path) if path != ":memory:" else None
+        self.db = Database(memory=True) if self.path is None else Database(self.path)
+        self.db.execute("PRAGMA busy_timeout = 10000")
+        for migration_set in (kernel_migrations, *extra_migrations):
+            migration_set.apply(self.db)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    # ------------------------------------------------------------------ runs
+
+    def begin_run(self, run_id: str, config: dict[str, Any], config_hash: str, plugins: list[dict[str, Any]],
+                  task_sets: dict[str, str], seed: int) -> bool:
+        """Create the run, or check that a resumed run has the same configuration; True if new."""
+        existing = self.run(run_id, missing_ok=True)
+        now = utc_now()
+        if existing is None:
+            self.db["runs"].insert({
+                "id": run_id, "created_utc": now, "updated_utc": now, "status": "running",
+                "config_json": canonical_json(config), "config_hash": config_hash,
+                "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), "seed": seed,
+            })
+            self.db["plugins_used"].insert_all(
+                [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")} for p in plugins],
+                replace=True,
+            )
+            return True
+        _refuse_changed(existing, config, config_hash, task_sets)
+        self.db["runs"].update(run_id, {"status": "running", "updated_utc": now})
+        return False
+
+    def set_status(self, run_id: str, status: str) -> None:
+        """Record a run's status (running, complete, incomplete)."""
+        self.db["runs"].update(run_id, {"status": status, "updated_utc": utc_now()})
+
+    def run(self, run_id: str, *, missing_ok: bool = False) -> RunRecord | None:
+        """A stored run, or None when missing_ok and it does not exist."""
+        rows = list(self.db.query("select * from runs where id = ?", [run_id]))
+        if not rows:
+            if missing_ok:
+                return None
+            known = ", ".join(r["id"] for r in self.db.query("select id from runs order by created_utc desc limit 5"))
+            raise ConfigError(f"no run {run_id!r} in {self.path or ':memory:'} (recent: {known or 'none'})")
+        return _run_record(rows[0])
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run with its conversation count and mean agent reward."""
+        sql = """select r.id, r.created_utc, r.status, r.seed,
+                   count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
+                 from runs r left join conversations c on c.run_id = r.id
+                 group by r.id order by r.created_utc"""
+        return list(self.db.query(sql))
+
+    # ------------------------------------------------------------------ conversations
+
+    def finished_units(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(arm, task, trial) of every conversation that finished (infrastructure errors excluded)."""
+        sql = "select arm, task_id, trial from conversations where run_id = ? and termination_reason != ?"
+        rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value]).fetchall()
+        return {(a, t, int(n)) for a, t, n in rows}
+
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue]) -> None:
+        """Write one finished conversation, its messages, tool calls and metric values atomically."""
+        cid = result.conversation_id
+        with self.db.atomic():
+            self._delete_conversation(cid)
+            self.db["conversations"].insert(_conversation_row(result))
+            self.db["messages"].insert_all(_message_rows(cid, result.messages))
+            self.db["tool_calls"].insert_all(_tool_call_rows(cid, result.messages))
+            self.db["metric_values"].insert_all(
+                {"run_id": result.run_id, "conversation_id": cid, "metric": m.metric, "plugin": m.plugin,
+                 "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
+                for m in metrics
+            )
+
+    def _delete_conversation(self, cid: str) -> None:
+        # Only an infrastructure error is ever overwritten: finished conversations are skipped on resume.
+        for table in ("metric_values", "tool_calls", "messages"):
+            self.db.execute(f"delete from {table} where conversation_id = ?", [cid])
+        self.db.execute("delete from conversations where id = ?", [cid])
+
+    def conversations(self, run_id: str) -> list[dict[str, Any]]:
+        """Every stored conversation of a run, in (arm, task, trial) order."""
+        sql = "select * from conversations where run_id = ? order by arm, task_id, trial"
+        return list(self.db.query(sql, [run_id]))
+
+    def metric_values(self, run_id: str) -> list[dict[str, Any]]:
+        """Every metric value of a run."""
+        return list(self.db.query("select * from metric_values where run_id = ? order by conversation_id, metric", [run_id]))
+
+    def messages(self, conversation_id: str) -> list[dict[str, Any]]:
+        """A conversation's messages, in order."""
+        return list(self.db.query("select * from messages where conversation_id = ? order by idx", [conversation_id]))
+
+    def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
+        """Append an event to the run's log."""
+        self.db["events"].insert({"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
+                                  "kind": kind, "data_json": canonical_json(data)})
+
+
+def _refuse_changed(existing: RunRecord, config: dict[str, Any], config_hash: str, task_sets: dict[str, str]) -> None:
+    if existing.config_hash != config_hash:
+        changed = sorted(k for k in set(config) | set(existing.config) if config.get(k) != existing.config.get(k))
+        raise ResumeConflictError(
+            f"run {existing.id!r} exists with a different configuration (changed: {', '.join(changed)}); "
+            "use another --run-id to start a new run"
+        )
+    if existing.task_sets != task_sets:
+        raise ResumeConflictError(f"run {existing.id!r} exists but its tasks or policy changed since; use another --run-id")
+
+
+def _run_record(row: dict[str, Any]) -> RunRecord:
+    return RunRecord(
+        id=row["id"], created_utc=row["created_utc"], updated_utc=row["updated_utc"], status=row["status"],
+        config=json.loads(row["config_json"]), config_hash=row["config_hash"], plugins=json.loads(row["plugins_json"]),
+        task_sets=json.loads(row["task_sets_json"]), seed=row["seed"],
+    )
+
+
+def _conversation_row(r: ConversationResult) -> dict[str, Any]:
+    return {
+        "id": r.conversation_id, "run_id": r.run_id, "arm": r.arm, "task_id": r.task_id, "trial": r.trial,
+        "seed": r.seed, "agent": r.agent, "user": r.user, "termination_reason": r.termination_reason.value,
+        "reward": r.reward, "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
+        "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
+        "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages),
+    }
+
+
+def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    rows = []
+    for idx, m in enumerate(messages):
+        calls = getattr(m, "tool_calls", None)
+        rows.append({
+            "conversation_id": cid, "idx": idx, "role": m.role, "content": m.content,
+            "tool_calls_json": canonical_json(unstructure(calls)) if calls else None,
+            "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
+            "requestor": m.requestor if isinstance(m, ToolMessage) else None,
+            "error": int(m.error) if isinstance(m, ToolMessage) else None,
+            "cost": getattr(m, "cost", None),
+            "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
+            "message_json": canonical_json(unstructure(m)),
+        })
+    return rows
+
+
+def _tool_call_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    results = {m.id: m for m in messages if isinstance(m, ToolMessage)}
+    rows = []
+    for idx, m in enumerate(messages):
+        for n, call in enumerate(getattr(m, "tool_calls", None) or []):
+            result = results.get(call.id)
+            rows.append({
+                "conversation_id": cid, "message_idx": idx, "call_id": call.id or f"#{n}", "name": call.name,
+                "requestor": call.requestor, "arguments_json": canonical_json(call.arguments),
+                "result": result.content if result else None, "error": int(result.error) if result else None,
+            })
+    return rows
