@@ -1,0 +1,39 @@
+"""Fixtures for plugin authors (registered through the pytest11 entry point)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from .plugins import PluginSet, Registry, collect, get_plugin_manager
+from .store import Store
+
+
+@pytest.fixture
+def bench_plugins() -> Callable[..., PluginSet]:
+    """A factory for fresh plugin managers: bench_plugins(["mock"], extra=[("mine", obj)])."""
+
+    def make(selected: list[str] | None = None, extra: list[tuple[str, object]] | None = None) -> PluginSet:
+        return get_plugin_manager(selected, extra or [])
+
+    return make
+
+
+@pytest.fixture
+def bench_registry(bench_plugins: Callable[..., PluginSet]) -> Callable[..., Registry]:
+    """A factory for registries of what the chosen plugins register."""
+
+    def make(selected: list[str] | None = None, extra: list[tuple[str, object]] | None = None) -> Registry:
+        return collect(bench_plugins(selected, extra))
+
+    return make
+
+
+@pytest.fixture
+def bench_store(tmp_path: Path) -> Iterator[Store]:
+    """A results store in a temporary file, closed after the test."""
+    store = Store(tmp_path / "results.db")
+    yield store
+    store.close()
