@@ -13,6 +13,7 @@ from .models import (
     Message,
     Mode,
     RewardType,
+    StructuredUserInstructions,
     Task,
     TerminationReason,
     ToolCall,
@@ -20,12 +21,13 @@ from .models import (
     UserMessage,
 )
 from .participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from .serialization import load_tasks, read_json
 from .state import State
 
 __all__ = [
     "Action", "Agent", "AgentSession", "AssistantMessage", "BenchError", "ChatRequest", "ChatResponse", "Check",
     "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DomainOptions", "Environment",
     "Judge", "JudgeRequest", "Message", "Metric", "Mode", "Model", "ParticipantError", "PluginError", "RewardType",
-    "State", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
-    "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "read_tasks", "tool",
+    "State", "StructuredUserInstructions", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
+    "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "load_tasks", "read_json", "read_tasks", "tool",
 ]

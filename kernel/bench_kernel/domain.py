@@ -38,6 +38,8 @@ class DomainData:
     user_state: State | None = None
     solo_policy: str | None = None
     sync: Callable[[Environment], None] | None = None
+    sync_gold_actions: bool = True
+    """Run `sync` after each gold action; tau2-exact domains set False, as tau2 skips it there."""
     source: str = ""
 
     def task(self, task_id: str) -> Task:

@@ -52,7 +52,7 @@ def replay_gold(data: DomainData, task: Task) -> GoldReplay:
     env = build_environment(data, task)
     errors = []
     for action in task.gold_actions():
-        result = env.execute(action.as_tool_call(), sync=False)
+        result = env.execute(action.as_tool_call(), sync=data.sync_gold_actions)
         if result.error:
             errors.append(f"{action.action_id} {action.name}: {result.content}")
     agent_hash, user_hash = env.hashes()
@@ -90,13 +90,13 @@ async def evaluate(
         return RewardInfo(reward=1.0, note="no evaluation criteria")
     basis = list(criteria.reward_basis)
     components = [
-        db_component(final_env, gold),
+        db_component(final_env, gold) if _names_state_checks(task) else _db_not_checked(),
         env_assertion_component(final_env, task),
         action_component(task.gold_actions(), messages),
         communicate_component(criteria.communicate_info, messages),
     ]
-    if RewardType.NL_ASSERTION in basis or criteria.nl_assertions:
-        components.append(await nl_component(task, messages, judge, seed, needed=RewardType.NL_ASSERTION in basis))
+    if RewardType.NL_ASSERTION in basis:
+        components.append(await nl_component(task, messages, judge, seed))
     return combine(basis, components, termination)
 
 
@@ -123,6 +123,16 @@ def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
         checks.append(Check(subject="user db", met=user_hash == gold.user_hash, detail=f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"))
     note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
     return _score("DB", checks, note)
+
+
+def _names_state_checks(task: Task) -> bool:
+    criteria = task.evaluation_criteria
+    return criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None)
+
+
+def _db_not_checked() -> ComponentScore:
+    # tau2 passes the state check of a task that names neither actions nor env assertions.
+    return ComponentScore(component="DB", score=1.0, note="no actions or env assertions: state not checked")
 
 
 def env_assertion_component(final_env: Environment, task: Task) -> ComponentScore:
@@ -158,13 +168,13 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     return _score("COMMUNICATE", checks)
 
 
-async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, *, needed: bool) -> ComponentScore:
+async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int) -> ComponentScore:
     """NL assertions, judged by the run's judge; without one the component is not evaluated."""
     assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
     if not assertions:
         return _score("NL_ASSERTION", [])
     if judge is None:
-        return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge" if needed else None)
+        return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
     try:
         checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed))
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component

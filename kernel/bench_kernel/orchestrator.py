@@ -114,6 +114,7 @@ def _trailing_tool_messages(history: Sequence[Message]) -> list[Message]:
 async def _loop(convo: Conversation, env: Environment, agent: AgentSession, user: UserSession | None,
                 mode: Mode, limits: Limits) -> None:
     turn = first_turn(convo, mode)
+    convo.termination = _stopped_already(convo.messages, agent, user)
     while convo.termination is None:
         if turn.to == "env":
             turn = _environment_turn(convo, env, turn)
@@ -124,6 +125,16 @@ async def _loop(convo: Conversation, env: Environment, agent: AgentSession, user
         convo.steps += 1
         if convo.termination is None and turn.to != "env":
             _check_limits(convo, limits)
+
+
+def _stopped_already(history: Sequence[Message], agent: AgentSession, user: UserSession | None) -> TerminationReason | None:
+    # As in tau2: a history that already ends with a stop is a finished conversation.
+    last = history[-1] if history else None
+    if isinstance(last, UserMessage) and user is not None and user.is_stop(last):
+        return TerminationReason.USER_STOP
+    if isinstance(last, AssistantMessage) and agent.is_stop(last):
+        return TerminationReason.AGENT_STOP
+    return None
 
 
 def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:

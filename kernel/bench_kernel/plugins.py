@@ -72,7 +72,7 @@ def installed_entry_points() -> dict[str, md.EntryPoint]:
 
 
 def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tuple[str, object]] = ()) -> PluginSet:
-    """Build a fresh plugin manager: built-ins, the selected entry points (all when None), then extra objects.
+    """Build a fresh plugin manager: built-ins, the selected entry points (all when None, none when empty), then extra objects.
 
     `selected` follows pytest's -p: names load those plugins only, `no:NAME` blocks one.
     `extra` holds (name, plugin object) pairs registered directly, for tests and embedding.
@@ -98,7 +98,8 @@ def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]
     if unknown:
         known = ", ".join(sorted(available)) or "none"
         raise UnknownPluginError(f"plugin {unknown[0]!r} is not installed (installed: {known}; see `bench plugins`)")
-    names = wanted if wanted else sorted(available)
+    # None (no choice made) or only blocks: every installed plugin; an empty list: none of them.
+    names = sorted(available) if selected is None or (blocked and not wanted) else wanted
     return [available[n] for n in dict.fromkeys(names) if n not in blocked]
 
 

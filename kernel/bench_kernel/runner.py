@@ -180,17 +180,19 @@ def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None
     tasks = select_tasks(data, config)
     judge = registry.get("judge", config.judge) if config.judge else None
     _check_judge(tasks, judge)
+    # Resolve every name before the store is touched: a mistyped --agent must not leave a begun run behind.
+    agent = registry.get("agent", config.agent)
+    user = None if config.mode is Mode.NO_USER else registry.get("user simulator", config.user)
+    baseline_agent = registry.get("agent", BASELINE_AGENT)
+    baseline_user = None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER)
     store = Store(store_path, registry.migrations)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config.config_hash()[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     new = store.begin_run(run_id, config.identity(), config.config_hash(), loaded, {data.name: data.content_hash()}, config.seed)
     ctx = RunContext(
-        run_id=run_id, config=config, data=data,
-        agent=registry.get("agent", config.agent),
-        user=None if config.mode is Mode.NO_USER else registry.get("user simulator", config.user),
-        baseline_agent=registry.get("agent", BASELINE_AGENT),
-        baseline_user=None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER),
-        judge=judge, metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
+        run_id=run_id, config=config, data=data, agent=agent, user=user, baseline_agent=baseline_agent,
+        baseline_user=baseline_user, judge=judge,
+        metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
         registry=registry, store=store,
     )
     units, skipped = plan_units(tasks, config, store.finished_units(run_id))
@@ -224,8 +226,10 @@ def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None 
     structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
     if on_start is not None:
         on_start(ctx, len(units), skipped)
+    ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
     finished, status = asyncio.run(_execute_with_deadline(ctx, units, on_finished))
     ctx.store.set_status(ctx.run_id, status)
+    ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished})
     ctx.store.close()
     return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
                       finished=finished, status=status, wall_s=time.perf_counter() - started)

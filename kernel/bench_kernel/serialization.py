@@ -100,15 +100,15 @@ def load_tasks(path: Path) -> list[Task]:
             problems += exc.problems
     if problems:
         raise TaskFileError(str(path), problems)
-    _reject_duplicate_ids(tasks, path)
+    _reject_duplicate_ids(tasks, path, root)
     return tasks
 
 
-def _reject_duplicate_ids(tasks: list[Task], path: Path) -> None:
+def _reject_duplicate_ids(tasks: list[Task], path: Path, root: str) -> None:
     seen: dict[str, int] = {}
     for i, task in enumerate(tasks):
         if task.id in seen:
-            raise TaskFileError(str(path), [f"duplicate task id {task.id!r} @ $[{i}] (first at $[{seen[task.id]}])"])
+            raise TaskFileError(str(path), [f"duplicate task id {task.id!r} @ {root}[{i}] (first at {root}[{seen[task.id]}])"])
         seen[task.id] = i
 
 

@@ -55,6 +55,8 @@ class Store:
         self.path = Path(path) if path != ":memory:" else None
         self.db = Database(memory=True) if self.path is None else Database(self.path)
         self.db.execute("PRAGMA busy_timeout = 10000")
+        # WAL + NORMAL survives a killed process (only an OS crash may drop the last commits).
+        self.db.execute("PRAGMA synchronous = NORMAL")
         for migration_set in (kernel_migrations, *extra_migrations):
             migration_set.apply(self.db)
 
@@ -117,19 +119,30 @@ class Store:
     def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue]) -> None:
         """Write one finished conversation, its messages, tool calls and metric values atomically."""
         cid = result.conversation_id
+        metric_rows = [
+            {"run_id": result.run_id, "conversation_id": cid, "metric": m.metric, "plugin": m.plugin,
+             "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
+            for m in metrics
+        ]
         with self.db.atomic():
             self._delete_conversation(cid)
-            self.db["conversations"].insert(_conversation_row(result))
-            self.db["messages"].insert_all(_message_rows(cid, result.messages))
-            self.db["tool_calls"].insert_all(_tool_call_rows(cid, result.messages))
-            self.db["metric_values"].insert_all(
-                {"run_id": result.run_id, "conversation_id": cid, "metric": m.metric, "plugin": m.plugin,
-                 "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
-                for m in metrics
-            )
+            self._insert("conversations", [_conversation_row(result)])
+            self._insert("messages", _message_rows(cid, result.messages))
+            self._insert("tool_calls", _tool_call_rows(cid, result.messages))
+            self._insert("metric_values", metric_rows)
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        # Plain executemany: sqlite-utils' insert_all re-inspects the table on every call (hot path).
+        if not rows:
+            return
+        columns = list(rows[0])
+        sql = f"insert into {table} ({', '.join(columns)}) values ({', '.join('?' for _ in columns)})"
+        self.db.conn.executemany(sql, [[row[c] for c in columns] for row in rows])
 
     def _delete_conversation(self, cid: str) -> None:
         # Only an infrastructure error is ever overwritten: finished conversations are skipped on resume.
+        if self.db.execute("select 1 from conversations where id = ?", [cid]).fetchone() is None:
+            return
         for table in ("metric_values", "tool_calls", "messages"):
             self.db.execute(f"delete from {table} where conversation_id = ?", [cid])
         self.db.execute("delete from conversations where id = ?", [cid])

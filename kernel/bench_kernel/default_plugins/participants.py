@@ -110,20 +110,22 @@ class ScriptedSession(UserSession):
     """Opens with the scenario, performs the device actions it is asked for, then stops."""
 
     setup: ConversationSetup
-    spoken: int = 0
+    spoken: int = attrs.field(init=False)
     calls: int = 0
 
+    def __attrs_post_init__(self) -> None:
+        # A task history in which the user already spoke has said the opening line.
+        self.spoken = int(any(isinstance(m, UserMessage) and m.has_text() for m in self.setup.history))
+
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
-        """The next scripted line, the requested device actions, or the stop token."""
+        """The requested device actions, the next scripted line, or the stop token."""
         if incoming and all(isinstance(m, ToolMessage) for m in incoming):
             results = "; ".join(m.content or "" for m in incoming if isinstance(m, ToolMessage))
             return UserMessage(content=f"I did that. The result was: {results}")
-        lines = self._lines()
-        if self.spoken == 0:
-            return self._say(lines[0])
         requested = self._requested_calls(_last_text(incoming))
         if requested:
             return UserMessage(tool_calls=requested)
+        lines = self._lines()
         if self.spoken < len(lines):
             return self._say(lines[self.spoken])
         return UserMessage(content=f"Thank you, that is all. {STOP}")
