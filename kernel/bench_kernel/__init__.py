@@ -1,9 +1,9 @@
 """bench: a plugin-based harness for evaluating tool-using conversational agents."""
 
-from .components import ChatRequest, ChatResponse, Judge, JudgeRequest, Metric, Model
+from .components import ChatRequest, ChatResponse, Judge, JudgeRequest, Metric, Model, ModelClient, ModelConfig
 from .domain import Domain, DomainData, DomainOptions, build_environment, read_tasks
 from .environment import Environment, Toolkit, ToolKind, tool
-from .errors import BenchError, ConfigError, ParticipantError, PluginError, TaskFileError, ToolError
+from .errors import BenchError, ConfigError, ModelError, ParticipantError, PluginError, TaskFileError, ToolError
 from .markers import hookimpl
 from .models import (
     Action,
@@ -27,7 +27,7 @@ from .state import State
 __all__ = [
     "Action", "Agent", "AgentSession", "AssistantMessage", "BenchError", "ChatRequest", "ChatResponse", "Check",
     "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DomainOptions", "Environment",
-    "Judge", "JudgeRequest", "Message", "Metric", "Mode", "Model", "ParticipantError", "PluginError", "RewardType",
+    "Judge", "JudgeRequest", "Message", "Metric", "ModelError", "Mode", "Model", "ModelClient", "ModelConfig", "ParticipantError", "PluginError", "RewardType",
     "State", "StructuredUserInstructions", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
     "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "load_tasks", "read_json", "read_tasks", "tool",
 ]

@@ -11,6 +11,29 @@ from .models import Check, ConversationResult, Message, Task, ToolCall
 
 
 @attrs.frozen(kw_only=True)
+class ModelConfig:
+    """How one role (agent, user, judge) reaches its model; holds the name of the key variable, never the key."""
+
+    backend: str = "openai"
+    """Registered backend name (a plugin's `register_models`)."""
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    sampling: dict[str, Any] = attrs.field(factory=dict)
+    """Sampling arguments sent with every request (temperature, top_p, max_tokens, ...)."""
+    timeout_s: float = 120.0
+    max_concurrency: int = 64
+    """Requests in flight to this endpoint at most."""
+    max_retries: int = 5
+    options: dict[str, Any] = attrs.field(factory=dict)
+    """Backend-specific options (e.g. vllm: reasoning handling, tool-call parsing)."""
+
+    def endpoint_key(self) -> str:
+        """Identifies an endpoint: one client and one concurrency limit per key."""
+        return f"{self.backend}|{self.base_url}|{self.model}"
+
+
+@attrs.frozen(kw_only=True)
 class ChatRequest:
     """An OpenAI-style chat completion request, backend-neutral."""
 
@@ -19,34 +42,48 @@ class ChatRequest:
     tool_choice: str | None = None
     sampling: Mapping[str, Any] = attrs.field(factory=dict)
     seed: int | None = None
+    response_format: dict[str, Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
 class ChatResponse:
-    """What a model answered."""
+    """What a model answered (already parsed and validated by the backend)."""
 
     content: str | None
     tool_calls: list[ToolCall] = attrs.field(factory=list)
     reasoning: str | None = None
+    finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: int | None = None
+    attempts: int = 1
     raw: Mapping[str, Any] | None = None
+
+
+class ModelClient:
+    """A connection to one endpoint for one role configuration."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; raise bench_kernel.errors.ModelError subclasses on failure."""
+        raise NotImplementedError
+
+    async def check(self) -> None:
+        """Verify credentials and reachability before a run starts (raise ModelError)."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
 
 
 @attrs.define(kw_only=True)
 class Model:
-    """Base class of registered model backends."""
+    """Base class of registered model backends: `client(config)` connects one role to an endpoint."""
 
     name: str
     description: str = ""
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """One chat completion."""
+    def client(self, config: ModelConfig) -> ModelClient:
+        """A client for this configuration (no I/O until it is used)."""
         raise NotImplementedError
-
-    async def close(self) -> None:
-        """Release connections."""
 
 
 @attrs.frozen(kw_only=True)

@@ -57,3 +57,33 @@ class ParticipantError(BenchError):
 
 class ModelError(ParticipantError):
     """A model backend failed or returned garbage."""
+
+
+class ModelHTTPError(ModelError):
+    """The endpoint answered with an error status; the body is kept, truncated."""
+
+    def __init__(self, status: int, body: str, *, retryable: bool = False) -> None:
+        self.status = status
+        self.body = body[:500]
+        self.retryable = retryable
+        super().__init__(f"HTTP {status}: {self.body}")
+
+
+class ModelAuthError(ModelHTTPError):
+    """The endpoint refused the credentials (401/403): never retried."""
+
+
+class ContextOverflowError(ModelHTTPError):
+    """The request does not fit the model's context: never retried."""
+
+
+class ModelUnavailableError(ModelError):
+    """Timeouts, connection resets, 429 and 5xx that outlived every retry."""
+
+
+class ModelResponseError(ModelError):
+    """The reply was empty, not parsable, or a tool call had broken arguments."""
+
+
+class BudgetExceededError(BenchError):
+    """The run's cost cap was reached; the run stops cleanly and can be resumed."""

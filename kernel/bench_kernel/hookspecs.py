@@ -75,7 +75,7 @@ def register_models(register: Callable[[Model], None]) -> None:
     """Register model backends that agents, users and judges can reach by name.
 
     Called once per plugin manager. Registration must not open connections: a
-    backend connects inside ``Model.complete``.
+    backend connects when its ``ModelClient`` is first used.
 
     :param register: call with each :class:`bench_kernel.Model` instance.
 

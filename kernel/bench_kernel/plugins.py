@@ -56,7 +56,7 @@ class PluginSet:
         if plugin is not None:
             self.pm.unregister(plugin)
         self.plugins = [attrs.evolve(p, error=error) if p.name == name else p for p in self.plugins]
-        log.warning("plugin.failed", plugin=name, error=error)
+        log.debug("plugin.failed", plugin=name, error=error)
 
     def hooks_of(self, name: str) -> list[str]:
         """Names of the hooks a plugin implements."""

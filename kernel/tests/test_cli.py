@@ -1,0 +1,359 @@
+"""The `bench` command line, driven in-process with click's CliRunner against the toy domain."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from plugin_factory import no_installed_plugins
+from structlog.testing import capture_logs
+from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
+
+from bench_kernel import checks, cli as cli_module, hookimpl
+from bench_kernel.cli import cli
+from bench_kernel.errors import ResumeConflictError, TaskFileError
+from bench_kernel.plugins import PluginSet, get_plugin_manager
+
+MISSING_COUNTER_TASKS = [
+    {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
+     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "zzz"}}],
+                             "reward_basis": ["DB"]}}
+    for n in (1, 2)
+]
+# The oracle switches the lamp on, and the assertion wants it off: a task the oracle fails, so reports are not all 1.0.
+LAMP_OFF_TASK = {
+    "id": "lamp-off", "user_scenario": {"instructions": _instructions("My lamp is off.")},
+    "evaluation_criteria": {"actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
+                            "env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": False}}],
+                            "reward_basis": ["ENV_ASSERTION"]},
+}
+
+
+class Misspelt:
+    """A plugin with a misspelt hook, to show how `bench plugins` reports a failed plugin."""
+
+    @hookimpl
+    def register_domain(self, register: Callable[..., None]) -> None:
+        """Never called."""
+
+
+@pytest.fixture
+def use_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Make the CLI see the toy domain (with the given tasks) and any extra plugin objects, and nothing installed.
+
+    The CLI has no switch for plugin objects that are not installed distributions (the toy domain is a
+    test module, not an entry point), so the two places that build a plugin manager for the CLI are
+    patched to add them; everything downstream (collect, runner, store, report) runs unchanged.
+    test_third_party.py covers the unpatched path with real installed plugins. Logs are captured (the
+    CLI entry point, not run here, is what sends them to stderr), so stdout holds only command output.
+    """
+    monkeypatch.delenv("BENCH_DEBUG", raising=False)
+    monkeypatch.delenv("BENCH_DB", raising=False)
+
+    def use(tasks: Sequence[dict[str, Any]] = TASKS, extra: Sequence[tuple[str, object]] = ()) -> None:
+        def factory(selected: Sequence[str] | None = None, extra_: Sequence[tuple[str, object]] = ()) -> PluginSet:
+            chosen = no_installed_plugins() if selected is None else selected
+            return get_plugin_manager(chosen, extra=[("toy", ToyPlugin(ToyDomain(tasks=list(tasks)))), *extra, *extra_])
+
+        monkeypatch.setattr(cli_module, "get_plugin_manager", factory)
+        monkeypatch.setattr(checks, "get_plugin_manager", factory)
+
+    use()
+    with capture_logs():
+        yield use
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    """Run `bench ARGS` in-process."""
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=True)
+
+
+def assert_clean_error(result: Result, *fragments: str) -> str:
+    """A non-zero exit with exactly one `Error:` line holding every fragment, and no traceback."""
+    assert result.exit_code != 0, result.output
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and result.stderr.strip() == errors[0], result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0]
+    return errors[0]
+
+
+# --------------------------------------------------------------------------- plugins
+
+
+def test_plugins_lists_non_builtin_plugins(use_plugins: Callable[..., None]) -> None:
+    result = invoke("plugins")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["toy  - -  register_domains"]
+
+
+def test_plugins_all_includes_the_builtins(use_plugins: Callable[..., None]) -> None:
+    result = invoke("plugins", "--all")
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bench_kernel.default_plugins.participants  bench-kernel ")
+    assert lines[0].endswith("register_agents, register_user_simulators")
+    assert lines[1] == "toy  - -  register_domains"
+
+
+def test_plugins_json(use_plugins: Callable[..., None]) -> None:
+    result = invoke("plugins", "--all", "--format", "json")
+
+    assert result.exit_code == 0, result.output
+    listed = {p["name"]: p for p in json.loads(result.stdout)}
+    builtin = listed["bench_kernel.default_plugins.participants"]
+    assert builtin["builtin"] is True and builtin["error"] is None
+    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"]}
+    assert listed["toy"] == {"name": "toy", "distribution": None, "version": None, "builtin": False, "error": None,
+                             "hooks": ["register_domains"], "components": {"domain": ["toy"]}}
+
+
+def test_plugins_reports_a_failed_plugin_and_exits_zero(use_plugins: Callable[..., None]) -> None:
+    use_plugins(extra=[("misspelt", Misspelt())])
+
+    table = invoke("plugins")
+    as_json = invoke("plugins", "--format", "json")
+
+    assert table.exit_code == 0 and as_json.exit_code == 0
+    [line] = [line for line in table.stdout.splitlines() if line.startswith("misspelt ")]
+    assert "FAILED: invalid hook implementation" in line and "register_domain" in line
+    [failed] = [p for p in json.loads(as_json.stdout) if p["error"]]
+    assert failed["name"] == "misspelt" and failed["hooks"] == []
+
+
+# --------------------------------------------------------------------------- tasks and check
+
+
+def test_tasks_lists_the_domain_tasks(use_plugins: Callable[..., None]) -> None:
+    table = invoke("tasks")
+    as_json = invoke("tasks", "--format", "json")
+
+    assert table.exit_code == 0 and as_json.exit_code == 0, table.output + as_json.output
+    assert table.stdout.splitlines()[0] == "3 tasks in domain toy (memory), all valid"
+    rows = json.loads(as_json.stdout)
+    assert [r["task_id"] for r in rows] == ["inc-a", "read-b", "lamp"]
+    assert rows[2]["user_actions"] == 1 and rows[1]["reward_basis"] == ["DB", "COMMUNICATE"]
+
+
+def test_check_passes_and_exits_zero(use_plugins: Callable[..., None]) -> None:
+    result = invoke("check")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "toy: 3 tasks, gold replay ok for 3, failing 0"
+    assert "FAIL" not in result.stdout
+
+
+def test_check_prints_one_line_per_failing_task_and_exits_one(use_plugins: Callable[..., None]) -> None:
+    use_plugins(tasks=TASKS + MISSING_COUNTER_TASKS)
+
+    result = invoke("check")
+
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines()[0] == "toy: 5 tasks, gold replay ok for 3, failing 2"
+    fails = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("FAIL")]
+    assert fails == ["FAIL missing-1: 1 increment: Error: Counter zzz not found",
+                     "FAIL missing-2: 1 increment: Error: Counter zzz not found"]
+
+
+def test_check_json_prints_one_record_per_task(use_plugins: Callable[..., None]) -> None:
+    use_plugins(tasks=TASKS + MISSING_COUNTER_TASKS)
+
+    result = invoke("check", "--format", "json")
+    again = invoke("check", "--format", "json")
+
+    assert result.exit_code == 1, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["task_id"] for r in records] == ["inc-a", "read-b", "lamp", "missing-1", "missing-2"]
+    by_id = {r["task_id"]: r for r in records}
+    for record in records:
+        assert {"task_id", "gold_db_hash", "gold_action_errors"} <= set(record)
+        assert re.fullmatch(r"[0-9a-f]{64}", record["gold_db_hash"])
+    assert by_id["inc-a"]["gold_action_errors"] == [] and by_id["inc-a"]["ok"] is True
+    assert by_id["missing-1"]["gold_action_errors"] == ["1 increment: Error: Counter zzz not found"]
+    assert by_id["inc-a"]["gold_db_hash"] != by_id["read-b"]["gold_db_hash"]  # incrementing changes the state
+    assert by_id["read-b"]["gold_db_hash"] == by_id["missing-1"]["gold_db_hash"]  # reading and failing do not
+    assert again.stdout == result.stdout  # hashes are deterministic
+
+
+def write_broken_task_file(tmp_path: Path) -> Path:
+    """A task file with an unknown key in task 1 and an unknown reward type in task 2."""
+    path = tmp_path / "broken.json"
+    tasks = [TASKS[0], {**TASKS[1], "colour": "red"},
+             {**TASKS[2], "evaluation_criteria": {"reward_basis": ["NOPE"]}}]
+    path.write_text(json.dumps(tasks))
+    return path
+
+
+@pytest.mark.parametrize("command", ["tasks", "check"])
+def test_a_broken_task_file_is_one_clean_error_naming_file_and_json_paths(
+        use_plugins: Callable[..., None], tmp_path: Path, command: str) -> None:
+    path = write_broken_task_file(tmp_path)
+
+    result = invoke(command, "--tasks-file", str(path))
+
+    line = assert_clean_error(result, str(path), "@ $[1]", "colour", "@ $[2].evaluation_criteria.reward_basis[0]")
+    assert "RewardType" in line
+
+
+def test_a_task_file_that_is_not_json_names_file_and_position(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text('[{"id": "x",]')
+
+    assert_clean_error(invoke("tasks", "--tasks-file", str(path)), str(path), "not valid JSON", "line 1")
+
+
+def test_bench_debug_reraises_the_task_file_error(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    path = write_broken_task_file(tmp_path)
+
+    result = invoke("tasks", "--tasks-file", str(path), env={"BENCH_DEBUG": "1"})
+
+    assert isinstance(result.exception, TaskFileError)
+    assert result.exception.path == str(path)
+
+
+# --------------------------------------------------------------------------- run, report, runs
+
+
+def run_toy(db: Path, *args: str) -> Result:
+    """`bench run` into db with the lamp-off task added, printing no report."""
+    return invoke("run", "--db", str(db), "--format", "none", *args)
+
+
+def only_run_id(db: Path) -> str:
+    """The id of the single run stored in db, via `bench runs --format json`."""
+    result = invoke("runs", "--db", str(db), "--format", "json")
+    assert result.exit_code == 0, result.output
+    [run] = json.loads(result.stdout)
+    return run["id"]
+
+
+def csv_figures(text: str) -> dict[str, dict[str, str]]:
+    """The rows of `bench report --format csv`, by metric."""
+    return {row["metric"]: row for row in csv.DictReader(io.StringIO(text))}
+
+
+def json_figures(report: dict[str, Any]) -> dict[str, float]:
+    """The headline figures of a JSON report, keyed as the csv names them."""
+    figures = {"average_reward": report["average_reward"]["value"]}
+    figures |= {f"pass^{k}": v["value"] for k, v in report["pass_hat_k"].items()}
+    figures |= {f"pass@{k}": v["value"] for k, v in report["pass_at_k"].items()}
+    figures |= {f"component.{k}": v["value"] for k, v in report["components"].items()}
+    figures["baseline_pass_rate"] = report["baseline"]["pass_rate"]
+    return figures
+
+
+def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins(tasks=TASKS + [LAMP_OFF_TASK])
+    db = tmp_path / "runs.db"
+
+    ran = invoke("run", "--db", str(db), "--trials", "2", "--format", "json")
+    assert ran.exit_code == 0, ran.output
+    run_id = only_run_id(db)
+    reports = {fmt: invoke("report", run_id, "--db", str(db), "--format", fmt) for fmt in ("json", "csv", "markdown", "table")}
+    assert all(r.exit_code == 0 for r in reports.values()), {f: r.output for f, r in reports.items()}
+
+    report = json.loads(reports["json"].stdout)
+    assert json.loads(ran.stdout) == report
+    assert report["run_id"] == run_id and report["status"] == "complete"
+    assert report["conversations"] == 8 and report["config"]["trials"] == 2
+    assert report["average_reward"]["value"] == 0.75
+    assert [(t["task_id"], t["successes"]) for t in report["tasks"]] == [("inc-a", 2), ("lamp", 2), ("lamp-off", 0), ("read-b", 2)]
+
+    figures = json_figures(report)
+    rows = csv_figures(reports["csv"].stdout)
+    assert list(rows) == list(figures)
+    assert {m: float(r["value"]) for m, r in rows.items()} == figures
+    table_lines = reports["table"].stdout.splitlines()
+    markdown_lines = reports["markdown"].stdout.splitlines()
+    assert table_lines[0].startswith(f"Run {run_id} (complete): 8 conversations")
+    assert markdown_lines[0].startswith(f"## Run {run_id} (complete): 8 conversations")
+    for metric, value in figures.items():
+        n = rows[metric]["n"]
+        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and line.split()[-1] == n for line in table_lines), metric
+        assert f"| {metric} | {value:.3f} |" in reports["markdown"].stdout, metric
+
+
+def test_runs_lists_the_run(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_toy(db, "--run-id", "first").exit_code == 0
+
+    table = invoke("runs", "--db", str(db))
+    as_json = invoke("runs", "--db", str(db), "--format", "json")
+
+    assert table.exit_code == 0 and as_json.exit_code == 0
+    assert table.stdout.startswith("first  complete  6 conversations  mean reward 1.000  ")
+    [run] = json.loads(as_json.stdout)
+    assert (run["id"], run["status"], run["conversations"], run["mean_reward"]) == ("first", "complete", 6, 1.0)
+
+
+def test_rerunning_the_same_configuration_resumes(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    first = run_toy(db, "--task-id", "inc-a")
+    second = run_toy(db)  # all tasks now: another configuration, so another derived run id
+    third = run_toy(db, "--task-id", "inc-a")
+
+    assert first.exit_code == second.exit_code == third.exit_code == 0
+    assert ": 2 conversations to run, 0 already stored" in first.stderr
+    assert ": 0 conversations to run, 2 already stored" in third.stderr
+    assert len(json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)) == 2
+
+
+def test_resuming_with_a_changed_configuration_is_a_clean_error(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_toy(db, "--run-id", "fixed", "--trials", "1").exit_code == 0
+
+    result = run_toy(db, "--run-id", "fixed", "--trials", "2")
+
+    assert_clean_error(result, "run 'fixed' exists with a different configuration", "changed: trials", "--run-id")
+
+
+def test_bench_debug_reraises_the_resume_conflict(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_toy(db, "--run-id", "fixed", "--trials", "1").exit_code == 0
+
+    result = invoke("run", "--db", str(db), "--format", "none", "--run-id", "fixed", "--trials", "2",
+                    env={"BENCH_DEBUG": "1"})
+
+    assert isinstance(result.exception, ResumeConflictError)
+    assert "changed: trials" in str(result.exception)
+
+
+def test_report_without_a_database_is_a_clean_error(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+
+    assert_clean_error(invoke("report", "some-run", "--db", str(missing)), f"no results database at {missing}")
+    assert_clean_error(invoke("runs", "--db", str(missing)), "no results database")
+    assert not missing.exists()
+
+
+def test_report_of_an_unknown_run_lists_recent_runs(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_toy(db, "--run-id", "known").exit_code == 0
+
+    assert_clean_error(invoke("report", "unknown", "--db", str(db)), "no run 'unknown'", "recent: known")
+
+
+@pytest.mark.parametrize(("option", "kind", "known"), [("--agent", "agent", "do-nothing, oracle"),
+                                                     ("--user", "user simulator", "scripted"),
+                                                     ("--judge", "judge", "none")])
+def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(
+        use_plugins: Callable[..., None], tmp_path: Path, option: str, kind: str, known: str) -> None:
+    db = tmp_path / "runs.db"
+    assert run_toy(db, "--run-id", "good").exit_code == 0
+
+    result = run_toy(db, option, "nope")
+
+    assert_clean_error(result, f"no {kind} named 'nope' (registered: {known})")
+    # A mistyped name must not leave a half-begun run behind.
+    assert [r["id"] for r in json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)] == ["good"]
