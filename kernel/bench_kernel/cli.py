@@ -15,12 +15,15 @@ from . import checks, runner
 from .errors import BenchError, ConfigError
 from .logs import configure_logging
 from .models import Mode
+from .modelhub import ROLES
+from .runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from .plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from .report import build_report, render
 from .serialization import unstructure
 from .store import Store
 
 DEFAULT_DB = "bench.db"
+ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
 
 
 class BenchGroup(click.Group):
@@ -71,7 +74,37 @@ def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[...,
     return click.option("--format", "fmt", type=click.Choice(choices), default=choices[0], show_default=True)
 
 
+def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--ROLE-model, -backend, -base-url, -api-key-env and -sampling for the agent, user and judge."""
+    for role in reversed(ROLES):
+        up = role.upper()
+        for option in reversed([
+            click.option(f"--{role}-model", envvar=f"BENCH_{up}_MODEL", help=f"Model name for the {role}."),
+            click.option(f"--{role}-backend", envvar=f"BENCH_{up}_BACKEND", help=f"Model backend for the {role} (default openai)."),
+            click.option(f"--{role}-base-url", envvar=f"BENCH_{up}_BASE_URL", help=f"OpenAI-compatible base URL for the {role}."),
+            click.option(f"--{role}-api-key-env", envvar=f"BENCH_{up}_API_KEY_ENV",
+                         help=f"Name of the environment variable holding the {role}'s API key."),
+            click.option(f"--{role}-sampling", envvar=f"BENCH_{up}_SAMPLING", callback=_json_object,
+                         help=f'Sampling arguments for the {role} as JSON, e.g. \'{{"temperature": 0}}\'.'),
+        ]):
+            func = option(func)
+    return func
+
+
+def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise click.BadParameter("expected a JSON object")
+    return parsed
+
+
 @cli.command(name="run")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), help="TOML run file ([run], [models.ROLE], [prices]).")
 @plugin_option
 @domain_options
 @click.option("--agent", default="oracle", show_default=True, help="Agent to evaluate.")
@@ -89,13 +122,17 @@ def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[...,
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
+@model_options
+@click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
+@click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
+@click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
 @format_option("table", "json", "markdown", "csv", "none")
-def run_command(plugins: tuple[str, ...], fmt: str, db_path: str, task_ids: tuple[str, ...], no_baseline: bool,
-                mode: str, **options: Any) -> None:
+@click.pass_context
+def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
-    config = runner.RunConfig(plugins=list(plugins) or None, task_ids=list(task_ids) or None, baseline=not no_baseline,
-                              mode=Mode(mode), **options)
+    config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
+                              source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
     with _progress() as progress:
         summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance)
@@ -103,6 +140,20 @@ def run_command(plugins: tuple[str, ...], fmt: str, db_path: str, task_ids: tupl
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
     if fmt != "none":
         _echo_report(db_path, summary.run_id, fmt)
+
+
+def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
+    """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
+    given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
+    out: dict[str, Any] = {"models": model_overrides(given), "prices": price_overrides(given.pop("prices", ()))}
+    renames = {"no_baseline": ("baseline", lambda v: not v), "plugins": ("plugins", lambda v: list(v) or None),
+               "task_ids": ("task_ids", lambda v: list(v) or None)}
+    for key, value in given.items():
+        if key.startswith(ROLE_PREFIXES):
+            continue
+        name, convert = renames.get(key, (key, lambda v: v))
+        out[name] = convert(value)
+    return out
 
 
 def _plugins_for_run(selected: list[str] | None) -> PluginSet:

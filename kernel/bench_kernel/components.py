@@ -94,6 +94,8 @@ class JudgeRequest:
     messages: Sequence[Message]
     assertions: Sequence[str]
     seed: int
+    models: Any = None
+    """The conversation's model access (bench_kernel.modelhub.ConversationModels), role 'judge'."""
 
 
 @attrs.define(kw_only=True)

@@ -15,6 +15,7 @@ import attrs
 from .components import Judge, JudgeRequest
 from .domain import DomainData, build_environment, replay_history
 from .environment import Environment
+from .errors import BudgetExceededError
 from .models import (
     Action,
     AssistantMessage,
@@ -83,6 +84,7 @@ async def evaluate(
     *,
     judge: Judge | None = None,
     seed: int = 0,
+    models: Any = None,
 ) -> RewardInfo:
     """Score a conversation against its task."""
     criteria = task.evaluation_criteria
@@ -96,7 +98,7 @@ async def evaluate(
         communicate_component(criteria.communicate_info, messages),
     ]
     if RewardType.NL_ASSERTION in basis:
-        components.append(await nl_component(task, messages, judge, seed))
+        components.append(await nl_component(task, messages, judge, seed, models))
     return combine(basis, components, termination)
 
 
@@ -168,7 +170,7 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     return _score("COMMUNICATE", checks)
 
 
-async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int) -> ComponentScore:
+async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, models: Any = None) -> ComponentScore:
     """NL assertions, judged by the run's judge; without one the component is not evaluated."""
     assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
     if not assertions:
@@ -176,7 +178,9 @@ async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | N
     if judge is None:
         return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
     try:
-        checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed))
+        checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models))
+    except BudgetExceededError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component
         return ComponentScore(component="NL_ASSERTION", score=None, error=f"{judge.name}: {type(exc).__name__}: {exc}")
     return _score("NL_ASSERTION", list(checks))

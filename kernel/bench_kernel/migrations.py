@@ -144,3 +144,10 @@ def m005_events_and_llm_calls(db: Database) -> None:
         {"run_id": str, "name": str, "distribution": str, "version": str},
         pk=("run_id", "name"),
     )
+
+
+@migrations(name="m006_llm_cache")
+def m006_llm_cache(db: Database) -> None:
+    # Responses keyed by a hash of endpoint + request (seed included): a cached re-run is free and identical.
+    db["llm_cache"].create({"key": str, "response_json": str, "created_utc": str}, pk="key")
+    db["llm_calls"].add_column("attempts", int)

@@ -29,7 +29,9 @@ class ConversationSetup:
     options: Mapping[str, Any] = attrs.field(factory=dict)
     """Participant options from the run configuration (models, sampling, ...)."""
     services: Any = None
-    """The run's component registry, to reach models and judges by name."""
+    """The run's component registry."""
+    models: Any = None
+    """The conversation's model access (bench_kernel.modelhub.ConversationModels): `await models.complete(role, request)`."""
 
 
 class AgentSession:

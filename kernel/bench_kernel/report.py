@@ -36,6 +36,8 @@ class Report:
     flips: dict[str, Any]
     baseline: dict[str, Any] | None
     tasks: list[dict[str, Any]]
+    costs: list[dict[str, Any]] = attrs.field(factory=list)
+    """Model calls per arm, role and model: calls, tokens, cost (None when a price is unknown)."""
 
 
 def build_report(store: Store, run_id: str) -> Report:
@@ -61,7 +63,14 @@ def build_report(store: Store, run_id: str) -> Report:
         flips=flip_summary(outcomes),
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
         tasks=_task_rows(outcomes, agent_rows, rows),
+        costs=[_cost_row(r) for r in store.llm_costs(run_id)],
     )
+
+
+def _cost_row(row: dict[str, Any]) -> dict[str, Any]:
+    # A sum over calls with an unknown price is unknown, not the sum of the known ones.
+    cost = None if row["unpriced"] else round(row["cost"] or 0.0, 6)
+    return {**row, "cost": cost}
 
 
 def task_outcomes(rows: list[dict[str, Any]]) -> list[TaskOutcomes]:
@@ -131,6 +140,8 @@ def summary_rows(report: Report) -> list[dict[str, Any]]:
     rows += [{"metric": f"pass@{k}", **v} for k, v in report.pass_at_k.items()]
     rows += [{"metric": f"component.{name}", **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.components.items()]
     rows += [{"metric": name, **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.metrics.items()]
+    rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
+              "n": c["calls"]} for c in report.costs]
     if report.baseline:
         rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
                      "n": report.baseline["conversations"]})
@@ -168,6 +179,11 @@ def _text(report: Report, markdown: bool) -> str:
     out += ["", f"{head}Terminations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
+    if report.costs:
+        out += _table(["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"],
+                      [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
+                        c["completion_tokens"], "unknown" if c["cost"] is None else f"{c['cost']:.4f}"] for c in report.costs],
+                      markdown) + [""]
     out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
                   [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
     return "\n".join(out) + "\n"

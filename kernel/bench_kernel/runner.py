@@ -12,13 +12,15 @@ from typing import Any
 import attrs
 import structlog
 
-from .components import Judge, Metric
+from .components import Judge, Metric, ModelConfig
 from .domain import Domain, DomainData, DomainOptions, build_environment
 from .errors import ConfigError
 from .evaluator import GoldReplay, evaluate, replay_gold
 from .models import ConversationResult, Mode, RewardType, Task, TerminationReason
+from .modelhub import ConversationModels, ModelHub
 from .orchestrator import Limits, initial_messages, run_conversation
 from .participants import Agent, ConversationSetup, UserSimulator
+from .prices import DEFAULT_PRICES, Price
 from .plugins import PluginSet, Registry, collect, get_plugin_manager
 from .serialization import canonical_json, unstructure
 from .store import MetricValue, Store, utc_now
@@ -26,6 +28,7 @@ from .store import MetricValue, Store, utc_now
 log = structlog.get_logger()
 BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
+EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
 
 
 @attrs.frozen(kw_only=True)
@@ -51,16 +54,24 @@ class RunConfig:
     plugins: list[str] | None = None
     agent_options: dict[str, Any] = attrs.field(factory=dict)
     user_options: dict[str, Any] = attrs.field(factory=dict)
+    models: dict[str, ModelConfig] = attrs.field(factory=dict)
+    """Model per role (agent, user, judge); keys are named by variable, never stored."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
     run_timeout_s: float | None = None
+    cache: bool = False
+    max_cost: float | None = None
+    prices: dict[str, Price] = attrs.field(factory=dict)
 
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""
         data = unstructure(self)
-        for key in ("run_id", "concurrency", "run_timeout_s"):
+        for key in EXECUTION_ONLY:
             data.pop(key)
+        for role in data["models"].values():
+            for key in ("timeout_s", "max_concurrency", "max_retries"):
+                role.pop(key)
         return data
 
     def config_hash(self) -> str:
@@ -98,6 +109,7 @@ class RunContext:
     metrics: list[tuple[str, Metric]]
     registry: Registry
     store: Store
+    models: ModelHub
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
 
     def gold(self, task: Task) -> GoldReplay:
@@ -194,6 +206,8 @@ def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None
         baseline_user=baseline_user, judge=judge,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
         registry=registry, store=store,
+        models=ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}), store=store,
+                        use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices}),
     )
     units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     return ctx, units, skipped, not new
@@ -207,6 +221,8 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
     async def worker() -> None:
         nonlocal finished
         for unit in queue:
+            if ctx.models.exhausted:
+                return
             result = await run_unit(ctx, unit)
             finished += 1
             if on_finished is not None:
@@ -246,10 +262,16 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
             on_finished(result)
 
     try:
+        await ctx.models.check()
         async with asyncio.timeout(ctx.config.run_timeout_s):
             await execute(ctx, units, counted)
     except TimeoutError:
         log.warning("run.timeout", finished=count, planned=len(units))
+        return count, "incomplete"
+    finally:
+        await ctx.models.aclose()
+    if ctx.models.exhausted:
+        log.warning("run.budget_reached", spent=ctx.models.spent, finished=count)
         return count, "incomplete"
     return count, "complete"
 
@@ -258,16 +280,18 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
     structlog.contextvars.bind_contextvars(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
     started_utc, t0 = utc_now(), time.perf_counter()
+    models = ConversationModels(ctx.models)
     try:
-        result, metrics = await _converse(ctx, unit, started_utc, t0)
+        result, metrics = await _converse(ctx, unit, models, started_utc, t0)
     except Exception as exc:  # noqa: BLE001 - recorded, excluded from metrics, re-run on resume
         log.error("conversation.infrastructure_error", error=repr(exc))
         result, metrics = _infrastructure_error(ctx, unit, started_utc, t0, exc), []
-    ctx.store.save_conversation(result, metrics)
+    ctx.store.save_conversation(result, metrics, models.ledger)
     return result
 
 
-async def _converse(ctx: RunContext, unit: Unit, started_utc: str, t0: float) -> tuple[ConversationResult, list[MetricValue]]:
+async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
+                    t0: float) -> tuple[ConversationResult, list[MetricValue]]:
     config, task = ctx.config, unit.task
     agent, user = (ctx.agent, ctx.user) if unit.arm == "agent" else (ctx.baseline_agent, ctx.baseline_user)
     seed = conversation_seed(config.seed, task.id, unit.trial)
@@ -276,7 +300,7 @@ async def _converse(ctx: RunContext, unit: Unit, started_utc: str, t0: float) ->
     setup = ConversationSetup(
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
-        options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry,
+        options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
     )
     agent_session = agent.start(setup)
     user_session = user.start(setup) if user is not None else None
@@ -288,20 +312,16 @@ async def _converse(ctx: RunContext, unit: Unit, started_utc: str, t0: float) ->
         if user_session is not None:
             await user_session.close()
     assert convo.termination is not None
-    reward_info = await evaluate(task, convo.messages, convo.termination, env, ctx.gold(task), judge=ctx.judge, seed=seed)
+    reward_info = await evaluate(task, convo.messages, convo.termination, env, ctx.gold(task), judge=ctx.judge,
+                                 seed=seed, models=models)
     result = ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
-        agent_cost=_cost(convo.messages, "assistant"), user_cost=_cost(convo.messages, "user"),
+        agent_cost=models.cost("agent"), user_cost=models.cost("user"),
     )
     return result, _component_values(result) + _plugin_metric_values(ctx, result)
-
-
-def _cost(messages: list[Any], role: str) -> float | None:
-    costs = [getattr(m, "cost", None) for m in messages if m.role == role]
-    return None if any(c is None for c in costs) else float(sum(costs))
 
 
 def _component_values(result: ConversationResult) -> list[MetricValue]:

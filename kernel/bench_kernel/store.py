@@ -116,8 +116,8 @@ class Store:
         rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value]).fetchall()
         return {(a, t, int(n)) for a, t, n in rows}
 
-    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue]) -> None:
-        """Write one finished conversation, its messages, tool calls and metric values atomically."""
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = ()) -> None:
+        """Write one finished conversation, its messages, tool calls, metric values and model calls atomically."""
         cid = result.conversation_id
         metric_rows = [
             {"run_id": result.run_id, "conversation_id": cid, "metric": m.metric, "plugin": m.plugin,
@@ -130,6 +130,7 @@ class Store:
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
             self._insert("metric_values", metric_rows)
+            self._insert("llm_calls", [_llm_call_row(result, call) for call in llm_calls])
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         # Plain executemany: sqlite-utils' insert_all re-inspects the table on every call (hot path).
@@ -143,9 +144,29 @@ class Store:
         # Only an infrastructure error is ever overwritten: finished conversations are skipped on resume.
         if self.db.execute("select 1 from conversations where id = ?", [cid]).fetchone() is None:
             return
-        for table in ("metric_values", "tool_calls", "messages"):
+        for table in ("metric_values", "tool_calls", "messages", "llm_calls"):
             self.db.execute(f"delete from {table} where conversation_id = ?", [cid])
         self.db.execute("delete from conversations where id = ?", [cid])
+
+    def cache_get(self, key: str) -> str | None:
+        """A cached model response, or None."""
+        row = self.db.execute("select response_json from llm_cache where key = ?", [key]).fetchone()
+        return None if row is None else row[0]
+
+    def cache_put(self, key: str, response_json: str) -> None:
+        """Remember a model response (committed at once, so a killed run keeps it)."""
+        with self.db.atomic():
+            self.db.execute("insert or replace into llm_cache (key, response_json, created_utc) values (?, ?, ?)",
+                            [key, response_json, utc_now()])
+
+    def llm_costs(self, run_id: str) -> list[dict[str, Any]]:
+        """Per role and model: calls, cached calls, errors, tokens and cost (None if any price is unknown)."""
+        sql = """select c.arm, l.role, l.model, count(*) as calls, sum(l.cached) as cached, count(l.error) as errors,
+                   sum(l.prompt_tokens) as prompt_tokens, sum(l.completion_tokens) as completion_tokens,
+                   sum(l.cost) as cost, sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
+                 from llm_calls l join conversations c on c.id = l.conversation_id
+                 where l.run_id = ? group by c.arm, l.role, l.model order by c.arm, l.role, l.model"""
+        return list(self.db.query(sql, [run_id]))
 
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
         """Every stored conversation of a run, in (arm, task, trial) order."""
@@ -193,6 +214,14 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
         "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
         "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages),
     }
+
+
+def _llm_call_row(result: ConversationResult, call: Any) -> dict[str, Any]:
+    return {"run_id": result.run_id, "conversation_id": result.conversation_id, "role": call.role, "model": call.model,
+            "request_hash": call.request_hash, "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens, "latency_ms": call.latency_ms, "cost": call.cost,
+            "cost_known": int(call.cost is not None), "cached": int(call.cached), "error": call.error,
+            "ts_utc": call.ts_utc, "attempts": call.attempts}
 
 
 def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -41,13 +41,14 @@ EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "events": {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
     "llm_calls": {"id": int, "run_id": str, "conversation_id": str, "role": str, "model": str, "request_hash": str,
                   "prompt_tokens": int, "completion_tokens": int, "latency_ms": int, "cost": float, "cost_known": int,
-                  "cached": int, "error": str, "ts_utc": str},
+                  "cached": int, "error": str, "ts_utc": str, "attempts": int},
+    "llm_cache": {"key": str, "response_json": str, "created_utc": str},
     "plugins_used": {"run_id": str, "name": str, "distribution": str, "version": str},
 }
 EXPECTED_PKS = {
     "runs": ["id"], "conversations": ["id"], "messages": ["conversation_id", "idx"],
     "tool_calls": ["conversation_id", "message_idx", "call_id"], "metric_values": ["conversation_id", "metric"],
-    "events": ["id"], "llm_calls": ["id"], "plugins_used": ["run_id", "name"],
+    "events": ["id"], "llm_calls": ["id"], "llm_cache": ["key"], "plugins_used": ["run_id", "name"],
 }
 
 

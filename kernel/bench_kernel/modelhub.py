@@ -1,0 +1,176 @@
+"""A run's access to models: one client per endpoint, a response cache, the call ledger and the cost cap."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import structlog
+
+from .components import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
+from .errors import BudgetExceededError, ConfigError, ModelError
+from .prices import Price, cost_of
+from .serialization import canonical_json, converter, unstructure
+from .store import Store, utc_now
+
+ROLES = ("agent", "user", "judge")
+log = structlog.get_logger()
+
+
+@attrs.frozen(kw_only=True)
+class LedgerEntry:
+    """One model call, as the llm_calls table stores it."""
+
+    role: str
+    model: str
+    request_hash: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int | None
+    cost: float | None
+    cached: bool
+    attempts: int = 1
+    error: str | None = None
+    ts_utc: str = attrs.field(factory=utc_now)
+
+
+def request_key(config: ModelConfig, request: ChatRequest) -> str:
+    """The cache key: endpoint, model, merged sampling and the whole request (seed included)."""
+    payload = {"endpoint": config.endpoint_key(), "sampling": config.sampling, "request": unstructure(request)}
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+@attrs.define
+class ModelHub:
+    """Everything model-related that the conversations of one run share."""
+
+    configs: dict[str, ModelConfig]
+    backends: Mapping[str, Model]
+    store: Store | None = None
+    use_cache: bool = False
+    max_cost: float | None = None
+    prices: Mapping[str, Price] = attrs.field(factory=dict)
+    spent: float = 0.0
+    clients: dict[str, ModelClient] = attrs.field(factory=dict)
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the cost cap is reached."""
+        return self.max_cost is not None and self.spent >= self.max_cost
+
+    def config(self, role: str) -> ModelConfig:
+        """The configuration of a role, or a clear error when the run did not give one."""
+        if role not in self.configs:
+            raise ConfigError(f"no model configured for the {role} (use --{role}-model or [models.{role}] in the run config)")
+        return self.configs[role]
+
+    def client(self, role: str) -> ModelClient:
+        """The client of a role's endpoint (shared by roles on the same endpoint)."""
+        config = self.config(role)
+        key = config.endpoint_key() + "|" + canonical_json(config.options)
+        if key not in self.clients:
+            if config.backend not in self.backends:
+                known = ", ".join(self.backends) or "none (install a model plugin such as bench-openai)"
+                raise ConfigError(f"no model backend {config.backend!r} for the {role} (registered: {known})")
+            self.clients[key] = self.backends[config.backend].client(config)
+        return self.clients[key]
+
+    async def check(self) -> None:
+        """Create every role's client and verify its credentials before the run starts."""
+        for role in self.configs:
+            await self.client(role).check()
+
+    async def complete(self, role: str, request: ChatRequest, ledger: list[LedgerEntry]) -> ChatResponse:
+        """One call for a role: from the cache when allowed, else from the endpoint; always ledgered."""
+        if self.exhausted:
+            raise BudgetExceededError(f"cost cap of {self.max_cost} reached (spent {self.spent:.4f})")
+        config = self.config(role)
+        key = request_key(config, request)
+        cached = self._cached(key) if self.use_cache else None
+        if cached is not None:
+            ledger.append(_entry(role, config, key, cached, cost=0.0, cached=True))
+            return cached
+        return await self._call(role, config, key, request, ledger)
+
+    async def _call(self, role: str, config: ModelConfig, key: str, request: ChatRequest,
+                    ledger: list[LedgerEntry]) -> ChatResponse:
+        started = time.perf_counter()
+        try:
+            response = await self.client(role).complete(request)
+        except ModelError as exc:
+            ledger.append(LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=None,
+                                      completion_tokens=None, latency_ms=int(1000 * (time.perf_counter() - started)),
+                                      cost=None, cached=False, error=f"{type(exc).__name__}: {exc}"[:500]))
+            raise
+        cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
+        self.spent += cost or 0.0
+        ledger.append(_entry(role, config, key, response, cost=cost, cached=False))
+        if self.use_cache and self.store is not None:
+            self.store.cache_put(key, canonical_json(unstructure(response)))
+        return response
+
+    def _cached(self, key: str) -> ChatResponse | None:
+        if self.store is None:
+            return None
+        text = self.store.cache_get(key)
+        if text is None:
+            return None
+        import json
+
+        return converter.structure(json.loads(text), ChatResponse)
+
+    async def aclose(self) -> None:
+        """Close every client."""
+        for client in self.clients.values():
+            try:
+                await client.aclose()
+            except Exception as exc:  # noqa: BLE001 - closing must not mask the run's outcome
+                log.warning("model.close_failed", error=repr(exc))
+        self.clients.clear()
+
+
+def _entry(role: str, config: ModelConfig, key: str, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:
+    return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=response.prompt_tokens,
+                       completion_tokens=response.completion_tokens, latency_ms=0 if cached else response.latency_ms,
+                       cost=cost, cached=cached, attempts=0 if cached else response.attempts)
+
+
+@attrs.define
+class ConversationModels:
+    """The model access of one conversation: calls are ledgered against it."""
+
+    hub: ModelHub
+    ledger: list[LedgerEntry] = attrs.field(factory=list)
+
+    def has(self, role: str) -> bool:
+        """True when the run configured a model for this role."""
+        return role in self.hub.configs
+
+    def config(self, role: str) -> ModelConfig:
+        """The role's configuration."""
+        return self.hub.config(role)
+
+    async def complete(self, role: str, request: ChatRequest) -> ChatResponse:
+        """One call for a role."""
+        return await self.hub.complete(role, request, self.ledger)
+
+    def cost(self, role: str) -> float | None:
+        """Total cost of this conversation's calls for a role; None if any price is unknown."""
+        entries = [e for e in self.ledger if e.role == role and e.error is None]
+        if any(e.cost is None for e in entries):
+            return None
+        return float(sum(e.cost or 0.0 for e in entries))
+
+
+def model_configs(data: Mapping[str, Any]) -> dict[str, ModelConfig]:
+    """Structure {role: {...}} into model configurations, rejecting unknown roles and keys."""
+    unknown = [r for r in data if r not in ROLES]
+    if unknown:
+        raise ConfigError(f"unknown model role {unknown[0]!r} (roles: {', '.join(ROLES)})")
+    try:
+        return {role: converter.structure(dict(cfg), ModelConfig) for role, cfg in data.items()}
+    except Exception as exc:  # noqa: BLE001 - cattrs errors become one readable line
+        raise ConfigError(f"invalid model configuration: {exc}") from exc
