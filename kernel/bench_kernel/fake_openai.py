@@ -1,0 +1,385 @@
+"""A real OpenAI chat-completions HTTP server on 127.0.0.1, scripted by the test or benchmark that runs it.
+
+    with FakeOpenAIServer(replies=[Reply.error(429, retry_after=1), Reply.text("hi")]) as server:
+        ...  # point a client at server.base_url
+
+It is a small asyncio HTTP/1.1 server (keep-alive, Content-Length bodies) so hundreds of
+concurrent connections cost one coroutine each. `with` runs it in a background thread with its
+own event loop; `async with` runs it on the caller's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import http
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Self
+
+import attrs
+
+_call_ids = itertools.count()
+_PHRASES = {status.value: status.phrase for status in http.HTTPStatus}
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """One scripted answer: a completion around `message`, a raw `body`, or a dropped connection."""
+
+    status: int = 200
+    message: Mapping[str, Any] | None = None
+    """choices[0].message of a completion body (ignored when `body` is set)."""
+    finish_reason: str | None = "stop"
+    prompt_tokens: int | None = 10
+    completion_tokens: int | None = 5
+    body: bytes | None = None
+    """Sent as is (garbage, an error document, JSON without choices)."""
+    content_type: str = "application/json"
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    delay_s: float = 0.0
+    """Waited before answering, on top of the server's latency_s."""
+    drop: bool = False
+    """Close the connection after reading the request, without answering."""
+
+    @classmethod
+    def completion(cls, message: Mapping[str, Any], **fields: Any) -> Reply:
+        """A completion whose choices[0].message is `message` exactly (e.g. an empty one)."""
+        return cls(message=dict(message), **fields)
+
+    @classmethod
+    def text(cls, content: str, *, reasoning: str | None = None, **fields: Any) -> Reply:
+        """An assistant text reply, with `reasoning_content` when given."""
+        return cls.completion(_message(content, reasoning), **fields)
+
+    @classmethod
+    def tool_calls(
+        cls, calls: Iterable[tuple[str, Mapping[str, Any] | str]], *, content: str | None = None,
+        reasoning: str | None = None, **fields: Any,
+    ) -> Reply:
+        """Tool calls from (name, arguments) pairs; a str argument is sent verbatim (to break it on purpose)."""
+        message = _message(content, reasoning)
+        message["tool_calls"] = [_tool_call(name, arguments) for name, arguments in calls]
+        fields.setdefault("finish_reason", "tool_calls")
+        return cls.completion(message, **fields)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: Mapping[str, Any] | str, **fields: Any) -> Reply:
+        """A single tool call."""
+        return cls.tool_calls([(name, arguments)], **fields)
+
+    @classmethod
+    def raw(cls, body: str | bytes | Mapping[str, Any] | list[Any], *, status: int = 200, **fields: Any) -> Reply:
+        """A raw body: bytes and str as they are, anything else as JSON."""
+        data = body.encode() if isinstance(body, str) else body if isinstance(body, bytes) else json.dumps(body).encode()
+        return cls(status=status, body=data, **fields)
+
+    @classmethod
+    def error(
+        cls, status: int, message: str = "scripted error", *, code: str | None = None,
+        retry_after: float | str | None = None, **fields: Any,
+    ) -> Reply:
+        """An OpenAI-style error document, with a Retry-After header when given."""
+        headers = dict(fields.pop("headers", {}))
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        document = {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error",
+                              "code": code, "param": None}}
+        return cls.raw(document, status=status, headers=headers, **fields)
+
+    @classmethod
+    def context_overflow(cls) -> Reply:
+        """The 400 OpenAI sends when the prompt does not fit the context."""
+        return cls.error(400, "This model's maximum context length is 8192 tokens. However, your messages resulted "
+                              "in 9000 tokens.", code="context_length_exceeded")
+
+    @classmethod
+    def drop_connection(cls) -> Reply:
+        """Close the socket without answering."""
+        return cls(drop=True)
+
+    def after(self, delay_s: float) -> Reply:
+        """This reply, sent `delay_s` seconds later."""
+        return attrs.evolve(self, delay_s=delay_s)
+
+
+def _message(content: str | None, reasoning: str | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    return message
+
+
+def _tool_call(name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": f"call_{next(_call_ids)}", "type": "function", "function": {"name": name, "arguments": encoded}}
+
+
+@attrs.frozen(kw_only=True)
+class ReceivedRequest:
+    """A request as the server read it; header names lower-cased, body parsed when it is JSON."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any = None
+    received_at: float = 0.0
+    """time.monotonic() when the request was read."""
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def echo_responder(body: dict[str, Any]) -> Reply:
+    """Answers with the text of the last message (the default)."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content")
+    return Reply.text(content if isinstance(content, str) and content else "ok")
+
+
+class FakeOpenAIServer:
+    """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions` and `GET /v1/models`.
+
+    Completions are answered from `replies` in order, then by `responder(body)`. With `api_key`
+    set, a request without `Authorization: Bearer <api_key>` gets 401. `latency_s` delays every
+    completion reply. A long benchmark can pass `record=False` so bodies are not kept.
+    """
+
+    def __init__(
+        self, responder: Responder | None = None, *, replies: Iterable[Reply] = (), api_key: str | None = None,
+        latency_s: float = 0.0, models: Iterable[str] = ("fake-model",), record: bool = True,
+    ) -> None:
+        self.responder = responder or echo_responder
+        self.api_key = api_key
+        self.latency_s = latency_s
+        self.models = list(models)
+        self.record = record
+        self._queue: collections.deque[Reply] = collections.deque(replies)
+        self._lock = threading.Lock()
+        self._requests: list[ReceivedRequest] = []
+        self._errors: list[BaseException] = []
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # ----------------------------------------------------------------------- what tests read
+
+    @property
+    def base_url(self) -> str:
+        """The URL clients take as their base (`http://127.0.0.1:PORT/v1`)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        """Every request read so far, in order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def completions(self) -> list[Any]:
+        """Bodies of the chat-completion requests read so far."""
+        return [r.body for r in self.requests if r.path == "/v1/chat/completions"]
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """Exceptions the responder raised (each was answered with a 500)."""
+        with self._lock:
+            return list(self._errors)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most completion requests the server was answering at once."""
+        return self._max_in_flight
+
+    def push(self, *replies: Reply) -> None:
+        """Queue more replies (served before the responder)."""
+        self._queue.extend(replies)
+
+    # ----------------------------------------------------------------------- life cycle
+
+    def start(self) -> Self:
+        """Serve from a background thread with its own event loop; returns once the port is bound."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = self._loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self.open())
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the starting thread
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        """Close the server and every connection, and end the background thread."""
+        if self._thread is None or self._loop is None:
+            return
+        asyncio.run_coroutine_threadsafe(self.close(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._thread = None
+
+    async def open(self) -> None:
+        """Bind a free port on the running loop."""
+        # A large backlog: a benchmark opens hundreds of connections at once, and a dropped SYN costs a second.
+        self._server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0, backlog=2048)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        """Stop listening and cancel open connections (delayed replies included)."""
+        if self._server is None:
+            return
+        self._server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ----------------------------------------------------------------------- HTTP
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    return
+                response = await self._answer(request)
+                if response is None:
+                    return
+                writer.write(response)
+                await writer.drain()
+                if request.headers.get("connection", "").lower() == "close":
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            return
+        except asyncio.CancelledError:
+            # Only close() cancels a connection; ending quietly keeps asyncio from logging each one as an error.
+            return
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+
+    async def _answer(self, request: ReceivedRequest) -> bytes | None:
+        if self.record:
+            with self._lock:
+                self._requests.append(request)
+        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return _render(Reply.error(401, "Incorrect API key provided.", code="invalid_api_key"))
+        if request.method == "GET" and request.path == "/v1/models":
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+            return _render(Reply.raw({"object": "list", "data": data}))
+        if request.method != "POST" or request.path != "/v1/chat/completions":
+            return _render(Reply.error(404, f"no route {request.method} {request.path}"))
+        if not isinstance(request.body, dict):
+            return _render(Reply.error(400, "the request body is not a JSON object"))
+        return await self._complete(request.body)
+
+    async def _complete(self, body: dict[str, Any]) -> bytes | None:
+        self._in_flight += 1
+        self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            reply = self._next_reply(body)
+            if reply.drop:
+                return None
+            if self.latency_s or reply.delay_s:
+                await asyncio.sleep(self.latency_s + reply.delay_s)
+            return _render(reply, model=str(body.get("model", "")))
+        finally:
+            self._in_flight -= 1
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        try:
+            return self._queue.popleft()
+        except IndexError:
+            pass
+        try:
+            return self.responder(body)
+        except Exception as exc:  # noqa: BLE001 - reported to the test through .errors and a 500
+            with self._lock:
+                self._errors.append(exc)
+            return Reply.error(500, f"responder raised {type(exc).__name__}: {exc}")
+
+
+async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:
+    """The next request on a keep-alive connection, None at a clean end of stream."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial:
+            raise
+        return None
+    request_line, *header_lines = head.decode("latin-1").split("\r\n")
+    method, target, _version = request_line.split(" ", 2)
+    headers = {}
+    for line in header_lines:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    raw = await reader.readexactly(int(headers.get("content-length", "0")))
+    return ReceivedRequest(method=method, path=target.split("?", 1)[0], headers=headers, body=_json_or_none(raw),
+                           received_at=time.monotonic())
+
+
+def _json_or_none(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _render(reply: Reply, *, model: str = "") -> bytes:
+    """The HTTP/1.1 response bytes for a reply."""
+    body = reply.body if reply.body is not None else _completion_body(reply, model)
+    reason = _PHRASES.get(reply.status, "Status")
+    lines = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {reply.content_type}", f"Content-Length: {len(body)}"]
+    lines += [f"{name}: {value}" for name, value in reply.headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def _completion_body(reply: Reply, model: str) -> bytes:
+    document: dict[str, Any] = {
+        "id": f"chatcmpl-{next(_call_ids)}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": dict(reply.message or {}), "finish_reason": reply.finish_reason}],
+    }
+    if reply.prompt_tokens is not None or reply.completion_tokens is not None:
+        prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
+        document["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return json.dumps(document).encode()

@@ -1,0 +1,367 @@
+"""OpenAIClient: chat completions over httpx, with a concurrency limit, retries with backoff, and strict parsing.
+
+Parsing lives in small methods (`parse_body`, `parse_completion`, `parse_message`, `parse_tool_call`,
+`parse_arguments`, `parse_reasoning`) so a backend for servers that put tool calls or thinking in
+the text (Hermes `<tool_call>`, Mistral `[TOOL_CALLS]`, `<think>`) overrides only what differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import hashlib
+import json
+import math
+import os
+import random
+import ssl
+import time
+from typing import Any, Self
+
+import attrs
+import httpx
+import structlog
+
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ToolCall
+from bench_kernel.errors import (
+    ContextOverflowError,
+    ModelAuthError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+CHECK_TIMEOUT_S = 10.0
+DEFAULT_RETRY_BASE_S = 0.5
+DEFAULT_RETRY_MAX_S = 20.0
+DEFAULT_CONNECTIONS_PER_POOL = 8
+RETRYABLE_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)
+"""Timeouts, refused or reset connections, and servers that hang up without answering."""
+CONTEXT_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "maximum context", "context window")
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+log = structlog.get_logger()
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter; Retry-After, when the server sends it, wins (capped at max_s)."""
+
+    max_retries: int = 5
+    base_s: float = DEFAULT_RETRY_BASE_S
+    max_s: float = DEFAULT_RETRY_MAX_S
+
+    @classmethod
+    def from_config(cls, config: ModelConfig) -> RetryPolicy:
+        """From max_retries and the options `retry_base_s` and `retry_max_s`."""
+        try:
+            base_s = float(config.options.get("retry_base_s", DEFAULT_RETRY_BASE_S))
+            max_s = float(config.options.get("retry_max_s", DEFAULT_RETRY_MAX_S))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"model {config.model!r}: retry_base_s and retry_max_s must be numbers") from exc
+        if config.max_retries < 0 or base_s < 0 or max_s < 0:
+            raise ConfigError(f"model {config.model!r}: max_retries, retry_base_s and retry_max_s must not be negative")
+        return cls(max_retries=config.max_retries, base_s=base_s, max_s=max_s)
+
+    def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (1 for the first retry)."""
+        if retry_after is not None:
+            return min(retry_after, self.max_s)
+        return rng.uniform(0.0, min(self.max_s, self.base_s * 2 ** (retry - 1)))
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date)."""
+    if "retry-after-ms" in headers:
+        seconds = _float_or_none(headers["retry-after-ms"])
+        return None if seconds is None else max(0.0, seconds / 1000)
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _float_or_none(value)
+    if seconds is None:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    return max(0.0, seconds)
+
+
+def _float_or_none(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def is_retryable_status(status: int) -> bool:
+    """Rate limits, request timeouts and server errors are worth another try; other errors are not."""
+    return status in (408, 429) or status >= 500
+
+
+class OpenAIClient(ModelClient):
+    """One endpoint for one role: at most `max_concurrency` requests in flight, retried with backoff.
+
+    The connections are split over small httpx pools (`connections_per_pool`, default 8), because
+    httpcore's pool scans every connection for every request: one pool of 256 connections costs
+    about ten times the CPU per request of 32 pools of 8. A request takes a slot from a queue of
+    `max_concurrency` slots, each bound to one pool, so the slots act as the semaphore and no pool
+    ever queues. Use the client from one event loop (its connections belong to the loop that first uses them).
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        if config.max_concurrency < 1 or config.timeout_s <= 0:
+            raise ConfigError(f"model {config.model!r}: max_concurrency must be at least 1 and timeout_s positive")
+        self.config = config
+        self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.retry = RetryPolicy.from_config(config)
+        self._api_key = _read_api_key(config.api_key_env)
+        per_pool = _positive_int(config, "connections_per_pool", DEFAULT_CONNECTIONS_PER_POOL)
+        count = math.ceil(config.max_concurrency / per_pool)
+        self.pools = [self.make_http_client(math.ceil(config.max_concurrency / count)) for _ in range(count)]
+        # Last in, first out: at low load the same few warm connections serve every request.
+        self._slots: asyncio.LifoQueue[httpx.AsyncClient] = asyncio.LifoQueue()
+        for slot in range(config.max_concurrency):
+            self._slots.put_nowait(self.pools[slot % count])
+
+    def make_http_client(self, size: int) -> httpx.AsyncClient:
+        """One connection pool of `size` connections, with the key as a default header."""
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(self.config.timeout_s, connect=min(10.0, self.config.timeout_s)),
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+            verify=_tls_context(),
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        for pool in self.pools:
+            await pool.aclose()
+
+    # ----------------------------------------------------------------------- requests
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion, retried on transient failures; raises ModelError subclasses.
+
+        `latency_ms` is the whole call: waiting for a slot, every attempt and every backoff.
+        """
+        started = time.perf_counter()
+        content = json.dumps(self.build_payload(request), ensure_ascii=False, separators=(",", ":")).encode()
+        response, attempts = await self._post_with_retries(content)
+        if response.status_code >= 300:
+            raise self.status_error(response)
+        body = self.parse_body(response.text)
+        parsed = self.parse_completion(body)
+        latency_ms = round((time.perf_counter() - started) * 1000)
+        return attrs.evolve(parsed, attempts=attempts, latency_ms=latency_ms, raw=body)
+
+    def build_payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body: config sampling, overridden by the request's, then model, messages and the rest."""
+        payload: dict[str, Any] = {**self.config.sampling, **request.sampling}
+        payload["model"] = self.config.model
+        payload["messages"] = request.messages
+        if request.tools:
+            payload["tools"] = request.tools
+            if request.tool_choice is not None:
+                payload["tool_choice"] = request.tool_choice
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        if request.response_format is not None:
+            payload["response_format"] = request.response_format
+        return payload
+
+    async def _post_with_retries(self, content: bytes) -> tuple[httpx.Response, int]:
+        """The first response that is not worth retrying, and how many attempts it took."""
+        rng: random.Random | None = None
+        for attempt in range(1, self.retry.max_retries + 2):
+            outcome, retry_after = await self._attempt(content)
+            if isinstance(outcome, httpx.Response):
+                return outcome, attempt
+            cause = outcome
+            if attempt > self.retry.max_retries:
+                message = f"{self._where}: gave up after {attempt} attempts; last: {_describe(cause)}"
+                raise ModelUnavailableError(message) from cause
+            # Seeded from the request, never the global RNG, so a rerun of the same request backs off the same way.
+            rng = rng or random.Random(int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big"))
+            delay = self.retry.delay(attempt, rng, retry_after)
+            log.info("model.retry", model=self.config.model, attempt=attempt, delay_s=round(delay, 3), cause=_describe(cause))
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _attempt(self, content: bytes) -> tuple[httpx.Response | Exception, float | None]:
+        """A final response, or a retryable failure with the server's Retry-After."""
+        try:
+            pool = await self._slots.get()
+            try:
+                response = await pool.post("/chat/completions", content=content, headers=JSON_HEADERS)
+            finally:
+                self._slots.put_nowait(pool)
+        except RETRYABLE_TRANSPORT_ERRORS as exc:
+            return exc, None
+        except httpx.HTTPError as exc:
+            raise ModelError(f"{self._where}: request failed: {_describe(exc)}") from exc
+        if is_retryable_status(response.status_code):
+            return self.status_error(response), parse_retry_after(response.headers)
+        return response, None
+
+    def status_error(self, response: httpx.Response) -> ModelHTTPError:
+        """The error for a non-success status; the body is kept (truncated, key redacted)."""
+        status, text = response.status_code, self._redact(response.text)
+        if status in (401, 403):
+            return ModelAuthError(status, text)
+        lowered = text.lower()
+        if status in (400, 413) and any(marker in lowered for marker in CONTEXT_OVERFLOW_MARKERS):
+            return ContextOverflowError(status, text)
+        return ModelHTTPError(status, text, retryable=is_retryable_status(status))
+
+    async def check(self) -> None:
+        """One GET /models with a short timeout: the key is accepted and the endpoint answers."""
+        try:
+            response = await self.pools[0].get("/models", timeout=min(CHECK_TIMEOUT_S, self.config.timeout_s))
+        except httpx.HTTPError as exc:
+            raise ModelUnavailableError(f"{self._where}: unreachable: {_describe(exc)}") from exc
+        if response.status_code < 300:
+            return
+        error = self.status_error(response)
+        if error.retryable:
+            raise ModelUnavailableError(f"{self._where}: {error}") from error
+        raise error
+
+    # ----------------------------------------------------------------------- parsing (override to adapt)
+
+    def parse_body(self, text: str) -> dict[str, Any]:
+        """The reply as a JSON object."""
+        try:
+            body = json.loads(text)
+        except ValueError:
+            raise ModelResponseError(f"{self._where}: the reply is not JSON: {_snippet(text)}") from None
+        if not isinstance(body, dict):
+            raise ModelResponseError(f"{self._where}: the reply is not a JSON object: {_snippet(text)}")
+        return body
+
+    def parse_completion(self, body: dict[str, Any]) -> ChatResponse:
+        """choices[0] and usage; refuses a message with neither content nor tool calls."""
+        choices = body.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+            raise ModelResponseError(f"{self._where}: the reply has no choices[0].message: {_snippet(body)}")
+        parsed = self.parse_message(choice["message"])
+        if not parsed.content and not parsed.tool_calls:
+            raise ModelResponseError(f"{self._where}: the reply has neither content nor tool calls: {_snippet(choice)}")
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        return attrs.evolve(
+            parsed,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+        )
+
+    def parse_message(self, message: dict[str, Any]) -> ChatResponse:
+        """Content, tool calls and reasoning of choices[0].message."""
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ModelResponseError(f"{self._where}: tool_calls is not a list: {_snippet(calls)}")
+        return ChatResponse(
+            content=_text_of(message.get("content")),
+            tool_calls=[self.parse_tool_call(call) for call in calls],
+            reasoning=self.parse_reasoning(message),
+        )
+
+    def parse_tool_call(self, call: Any) -> ToolCall:
+        """One OpenAI tool call: {"id", "type": "function", "function": {"name", "arguments": "<JSON>"}}."""
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(name, str) or not name:
+            raise ModelResponseError(f"{self._where}: a tool call has no function name: {_snippet(call)}")
+        return ToolCall(id=str(call.get("id") or ""), name=name, arguments=self.parse_arguments(name, function.get("arguments")))
+
+    def parse_arguments(self, name: str, arguments: Any) -> dict[str, Any]:
+        """A tool call's arguments as an object; missing or empty means no arguments."""
+        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+            return {}
+        value = arguments
+        if isinstance(arguments, str):
+            try:
+                value = json.loads(arguments)
+            except ValueError:
+                raise ModelResponseError(f"tool call {name!r}: arguments are not valid JSON: {_snippet(arguments)}") from None
+        if not isinstance(value, dict):
+            raise ModelResponseError(f"tool call {name!r}: arguments are not a JSON object: {_snippet(arguments)}")
+        return value
+
+    def parse_reasoning(self, message: dict[str, Any]) -> str | None:
+        """The reasoning text servers put beside the content (`reasoning_content`, or `reasoning`)."""
+        for field in ("reasoning_content", "reasoning"):
+            value = message.get(field)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    # ----------------------------------------------------------------------- helpers
+
+    @property
+    def _where(self) -> str:
+        return f"{self.config.model} at {self.base_url}"
+
+    def _redact(self, text: str) -> str:
+        """The text with the key blanked out, in case a server echoes it."""
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context, built once: loading the CA bundle costs about 40 ms per pool otherwise."""
+    return httpx.create_ssl_context()
+
+
+def _positive_int(config: ModelConfig, option: str, default: int) -> int:
+    value = config.options.get(option, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"model {config.model!r}: option {option} must be a positive integer, not {value!r}")
+    return value
+
+
+def _read_api_key(variable: str | None) -> str | None:
+    """The key from the named environment variable; the error names the variable, never a value."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise ConfigError(f"environment variable {variable} is not set; it must hold the API key")
+    return key
+
+
+def _text_of(content: Any) -> str | None:
+    """Content as text: a string, or the text parts of a list of content parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text") or None
+    raise ModelResponseError(f"message content is neither text nor content parts: {_snippet(content)}")
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _snippet(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
