@@ -70,6 +70,8 @@ class Agent:
 
     name: str
     description: str = ""
+    model_roles: tuple[str, ...] = ()
+    """Model roles the agent needs configured (checked before a run starts)."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
@@ -82,6 +84,8 @@ class UserSimulator:
 
     name: str
     description: str = ""
+    model_roles: tuple[str, ...] = ()
+    """Model roles the simulator needs configured (checked before a run starts)."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""

@@ -184,6 +184,14 @@ def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
         raise ConfigError(f"{len(needing)} tasks score NL assertions (e.g. {needing[0]!r}): choose a judge with --judge")
 
 
+def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
+    for component in components:
+        for role in getattr(component, "model_roles", ()) if component is not None else ():
+            if role not in config.models:
+                raise ConfigError(f"{component.name!r} needs a model for the {role}: "
+                                  f"give --{role}-model (and --{role}-base-url) or [models.{role}] in a run file")
+
+
 def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
     """Load plugins, domain and tasks, open the store, begin or resume the run, and plan its units."""
     plugins = plugins or get_plugin_manager(config.plugins)
@@ -197,6 +205,7 @@ def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None
     user = None if config.mode is Mode.NO_USER else registry.get("user simulator", config.user)
     baseline_agent = registry.get("agent", BASELINE_AGENT)
     baseline_user = None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER)
+    _check_model_roles(config, [agent, user, judge])
     store = Store(store_path, registry.migrations)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config.config_hash()[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
@@ -302,10 +311,11 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
     )
-    agent_session = agent.start(setup)
-    user_session = user.start(setup) if user is not None else None
     limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
+    agent_session = agent.start(setup)
+    user_session = None
     try:
+        user_session = user.start(setup) if user is not None else None
         convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits)
     finally:
         await agent_session.close()

@@ -1,0 +1,169 @@
+"""What the participants of this plugin share: views of a conversation as OpenAI chat messages, and model access.
+
+A conversation is one list of kernel messages, but each side sees it differently: the agent
+never sees the user's device actions, and the simulated user sees the agent's words as the
+"user" of its own chat. These functions build each side's view.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from bench_kernel import (
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    ConfigError,
+    ConversationSetup,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from bench_kernel.models import Requestor
+
+
+def openai_tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """Tool calls in the OpenAI chat format (arguments as a JSON string)."""
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+        for c in calls
+    ]
+
+
+def speaker(role: str, content: str | None, calls: Sequence[ToolCall] | None = None) -> dict[str, Any]:
+    """One chat message; tool calls are added only when there are some."""
+    message: dict[str, Any] = {"role": role, "content": content}
+    if calls:
+        message["tool_calls"] = openai_tool_calls(calls)
+    return message
+
+
+def tool_result(message: ToolMessage) -> dict[str, Any]:
+    """A tool result answering the call with the same id."""
+    return {"role": "tool", "tool_call_id": message.id, "content": message.content or ""}
+
+
+def agent_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The conversation as the agent sees it: its own messages, the user's words, its own tool results."""
+    view = []
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            view.append(speaker("assistant", m.content, m.tool_calls))
+        elif isinstance(m, UserMessage) and m.has_text():
+            # The user's device actions happen off-stage: the agent only hears what the user says.
+            view.append(speaker("user", m.content))
+        elif isinstance(m, ToolMessage) and m.requestor == "assistant":
+            view.append(tool_result(m))
+    return view
+
+
+def user_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The conversation as the simulated user sees it: roles flipped, only its own tool calls and results."""
+    view = []
+    for m in messages:
+        if isinstance(m, AssistantMessage) and m.has_text() and not m.tool_calls:
+            view.append(speaker("user", m.content))
+        elif isinstance(m, UserMessage):
+            view.append(speaker("assistant", m.content, m.tool_calls))
+        elif isinstance(m, ToolMessage) and m.requestor == "user":
+            view.append(tool_result(m))
+    return view
+
+
+def new_messages(setup: ConversationSetup, incoming: Sequence[Message], first: bool) -> list[Message]:
+    """What a session has not taken in yet: on its first turn the history too, without the tail the orchestrator re-delivers."""
+    if not first:
+        return list(incoming)
+    history = list(setup.history)
+    # The orchestrator hands the last history messages to whoever answers them first; they are already in the history.
+    if incoming and history[-len(incoming):] == list(incoming):
+        return history
+    return history + list(incoming)
+
+
+def require_model(setup_models: Any, role: str, who: str) -> None:
+    """Fail at the start of a conversation when the run gave this role no model."""
+    if setup_models is None or not setup_models.has(role):
+        raise ConfigError(f"{who} needs a model for the {role} (use --{role}-model or [models.{role}] in the run config)")
+
+
+def option(setup: ConversationSetup, role: str, key: str, default: Any = None) -> Any:
+    """A participant option: from the run's participant options, else from the role's model options."""
+    own = setup.options.get(role) or {}
+    if key in own:
+        return own[key]
+    if setup.models is not None and setup.models.has(role):
+        return setup.models.config(role).options.get(key, default)
+    return default
+
+
+def usage_of(response: ChatResponse) -> dict[str, int] | None:
+    """Token counts of a reply, as messages store them."""
+    usage = {"prompt_tokens": response.prompt_tokens, "completion_tokens": response.completion_tokens}
+    found = {k: v for k, v in usage.items() if v is not None}
+    return found or None
+
+
+def reasoning_data(response: ChatResponse, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """raw_data for a message: the model's reasoning (stored, not shown to anyone) and anything else worth keeping."""
+    data = dict(extra or {})
+    if response.reasoning:
+        data["reasoning"] = response.reasoning
+    return data or None
+
+
+View = Callable[[Sequence[Message]], list[dict[str, Any]]]
+"""How one participant sees kernel messages, as OpenAI chat messages."""
+
+
+@attrs.define
+class ChatLog:
+    """One participant's side of a conversation: its system prompt, its chat history, and its model calls."""
+
+    setup: ConversationSetup
+    role: str
+    """The model role it calls: "agent" or "user"."""
+    system: str
+    view: View
+    """How this participant sees kernel messages (agent_view, user_view, ...)."""
+    keep_reasoning: bool = False
+    history: list[dict[str, Any]] = attrs.field(factory=list)
+    started: bool = False
+    calls: int = 0
+
+    def take(self, incoming: Sequence[Message]) -> None:
+        """Add what arrived since the participant last spoke (and, on its first turn, the history before it)."""
+        self.history += self.view(new_messages(self.setup, incoming, first=not self.started))
+        self.started = True
+
+    async def ask(self, tools: Sequence[dict[str, Any]] | None = None, tool_choice: str | None = None) -> ChatResponse:
+        """One model call with the system prompt and the whole history."""
+        messages = [{"role": "system", "content": self.system}, *self.history]
+        request = ChatRequest(messages=messages, tools=list(tools) if tools else None,
+                              tool_choice=tool_choice if tools else None, seed=self.setup.seed)
+        return await self.setup.models.complete(self.role, request)
+
+    def remember(self, reply: dict[str, Any], response: ChatResponse) -> None:
+        """Add the participant's own reply to its history (with its reasoning only when asked to keep it)."""
+        if self.keep_reasoning and response.reasoning:
+            reply = {**reply, "reasoning_content": response.reasoning}
+        self.history.append(reply)
+
+    def name_calls(self, calls: Sequence[ToolCall], requestor: Requestor) -> list[ToolCall]:
+        """The calls with the requestor set and every missing id filled in (results find their call by id)."""
+        named = []
+        for call in calls:
+            self.calls += 1
+            call_id = call.id or f"{self.role}-call-{self.calls}"
+            named.append(ToolCall(id=call_id, name=call.name, arguments=dict(call.arguments), requestor=requestor))
+        return named
+
+
+def chat_log(setup: ConversationSetup, role: str, system: str, view: View) -> ChatLog:
+    """A participant's chat log, keeping reasoning in its history when its options say `keep_reasoning`."""
+    return ChatLog(setup, role, system, view, keep_reasoning=bool(option(setup, role, "keep_reasoning")))
