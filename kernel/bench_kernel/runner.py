@@ -192,8 +192,9 @@ def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
                                   f"give --{role}-model (and --{role}-base-url) or [models.{role}] in a run file")
 
 
-def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
-    """Load plugins, domain and tasks, open the store, begin or resume the run, and plan its units."""
+async def prepare(config: RunConfig, store_path: Path | str,
+                  plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
+    """Load plugins, domain and tasks, check model credentials, open the store, begin or resume the run, plan it."""
     plugins = plugins or get_plugin_manager(config.plugins)
     registry = collect(plugins)
     data = load_domain(registry, config)
@@ -206,7 +207,15 @@ def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None
     baseline_agent = registry.get("agent", BASELINE_AGENT)
     baseline_user = None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER)
     _check_model_roles(config, [agent, user, judge])
+    models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
+                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
+    try:
+        await models.check()
+    except BaseException:
+        await models.aclose()
+        raise
     store = Store(store_path, registry.migrations)
+    models.store = store
     run_id = config.run_id or f"{data.name}-{config.agent}-{config.config_hash()[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     new = store.begin_run(run_id, config.identity(), config.config_hash(), loaded, {data.name: data.content_hash()}, config.seed)
@@ -214,9 +223,7 @@ def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None
         run_id=run_id, config=config, data=data, agent=agent, user=user, baseline_agent=baseline_agent,
         baseline_user=baseline_user, judge=judge,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
-        registry=registry, store=store,
-        models=ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}), store=store,
-                        use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices}),
+        registry=registry, store=store, models=models,
     )
     units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     return ctx, units, skipped, not new
@@ -246,13 +253,20 @@ def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None 
         on_start: Callable[[RunContext, int, int], None] | None = None,
         on_finished: Callable[[ConversationResult], None] | None = None) -> RunSummary:
     """Run (or resume) a suite and store every conversation as it ends."""
+    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished))
+
+
+async def run_async(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
+                    on_start: Callable[[RunContext, int, int], None] | None = None,
+                    on_finished: Callable[[ConversationResult], None] | None = None) -> RunSummary:
+    """`run`, inside a running event loop (model clients live on the loop that created them)."""
     started = time.perf_counter()
-    ctx, units, skipped, resumed = prepare(config, store_path, plugins)
+    ctx, units, skipped, resumed = await prepare(config, store_path, plugins)
     structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
     if on_start is not None:
         on_start(ctx, len(units), skipped)
     ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
-    finished, status = asyncio.run(_execute_with_deadline(ctx, units, on_finished))
+    finished, status = await _execute_with_deadline(ctx, units, on_finished)
     ctx.store.set_status(ctx.run_id, status)
     ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished})
     ctx.store.close()
@@ -271,7 +285,6 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
             on_finished(result)
 
     try:
-        await ctx.models.check()
         async with asyncio.timeout(ctx.config.run_timeout_s):
             await execute(ctx, units, counted)
     except TimeoutError:

@@ -1,0 +1,142 @@
+"""`bench run` with agent, user and judge models behind a real OpenAI-protocol server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bench_kernel.cli import cli
+from bench_kernel.fake_openai import FakeOpenAIServer, Reply
+
+KEY = "sk-test-never-stored-0123456789"
+TASK = "upgrade_by_email"
+
+
+def _agent(body: dict[str, Any]) -> Reply:
+    """A competent agent for the upgrade task: look the customer up, change the plan, confirm."""
+    results = [m for m in body["messages"] if m["role"] == "tool"]
+    if len(results) == 0:
+        return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
+    if len(results) == 1:
+        return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
+    return Reply.text("Done: you are now on Fiber 1000.")
+
+
+def _user(body: dict[str, Any]) -> Reply:
+    spoken = [m for m in body["messages"] if m["role"] == "assistant"]
+    if not spoken:
+        return Reply.text("Hi, please move me to Fiber 1000. My email is ada.okafor@example.net.")
+    return Reply.text("Great, thanks. ###STOP###")
+
+
+def _judge(body: dict[str, Any]) -> Reply:
+    statements = re.findall(r"^(\d+)\. ", body["messages"][-1]["content"], re.M)
+    verdicts = [{"index": int(i), "met": True, "reasoning": "the plan was changed"} for i in statements]
+    return Reply.text(json.dumps({"verdicts": verdicts}))
+
+
+def world(body: dict[str, Any]) -> Reply:
+    """Answer as the agent, the user or the judge, recognised from the request."""
+    if body.get("response_format"):
+        return _judge(body)
+    if body.get("tools") and any(t["function"]["name"] == "change_plan" for t in body["tools"]):
+        return _agent(body)
+    return _user(body)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(world, api_key=KEY) as running:
+        yield running
+
+
+@pytest.fixture
+def tasks_file(tmp_path: Path) -> Path:
+    """The mock upgrade task, scored on DB and an NL assertion (so the judge is needed)."""
+    tasks = json.loads(files("bench_mock").joinpath("data/tasks.json").read_text())
+    task = next(t for t in tasks if t["id"] == TASK)
+    task["evaluation_criteria"]["nl_assertions"] = ["The agent moved the customer to Fiber 1000."]
+    task["evaluation_criteria"]["reward_basis"] = ["DB", "NL_ASSERTION"]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task]))
+    return path
+
+
+def bench_run(server: FakeOpenAIServer, tasks_file: Path, db: Path, *extra: str, env: dict[str, str] | None = None) -> Any:
+    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--tasks-file", str(tasks_file),
+            "--agent", "llm-fc", "--user", "llm-user", "--judge", "llm-judge", "--no-baseline", "--db", str(db),
+            "--format", "json"]
+    for role in ("agent", "user", "judge"):
+        args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
+    result = CliRunner().invoke(cli, args + list(extra), env={"FAKE_KEY": KEY, **(env or {})})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout[result.stdout.index("{"):])
+
+
+def stored(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_agent_user_and_judge_models_run_end_to_end(server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
+    report = bench_run(server, tasks_file, tmp_path / "r.db")
+    assert report["average_reward"]["value"] == 1.0
+    assert report["components"]["NL_ASSERTION"]["value"] == 1.0
+    assert {c["role"] for c in report["costs"]} == {"agent", "user", "judge"}
+    assert all(c["cost"] is None for c in report["costs"])  # fake-model has no price: unknown, never 0
+    assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in server.requests)
+    calls = stored(tmp_path / "r.db", "select role, count(*) from llm_calls group by role order by role")
+    assert calls == [("agent", 3), ("judge", 1), ("user", 2)]
+
+
+def test_the_api_key_is_never_stored(server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
+    bench_run(server, tasks_file, tmp_path / "r.db")
+    for path in tmp_path.glob("r.db*"):
+        assert KEY.encode() not in path.read_bytes()
+
+
+def test_a_rerun_with_the_cache_makes_no_http_call_and_gives_identical_results(
+        server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    first = bench_run(server, tasks_file, db, "--cache", "--run-id", "first")
+    requests_after_first = len(server.completions)
+    second = bench_run(server, tasks_file, db, "--cache", "--run-id", "second")
+    assert len(server.completions) == requests_after_first
+    assert first["average_reward"] == second["average_reward"] and first["components"] == second["components"]
+    messages = stored(db, "select c.run_id, m.idx, m.role, m.content, m.tool_calls_json from messages m "
+                          "join conversations c on c.id = m.conversation_id order by c.run_id, m.idx")
+    by_run = {run: [row[1:] for row in messages if row[0] == run] for run in ("first", "second")}
+    assert by_run["first"] == by_run["second"] and by_run["first"]
+    cached = stored(db, "select run_id, sum(cached), count(*) from llm_calls group by run_id order by run_id")
+    assert cached == [("first", 0, 6), ("second", 6, 6)]
+
+
+def test_a_model_that_returns_garbage_is_a_recorded_error_not_a_crash(tasks_file: Path, tmp_path: Path) -> None:
+    def garbage_agent(body: dict[str, Any]) -> Reply:
+        is_agent = any(t["function"]["name"] == "change_plan" for t in body.get("tools") or [])
+        return Reply.raw("<html>bad gateway</html>") if is_agent else world(body)
+
+    with FakeOpenAIServer(garbage_agent, api_key=KEY) as server:
+        report = bench_run(server, tasks_file, tmp_path / "r.db")
+    assert report["terminations"] == {"agent_error": 1}
+    error = stored(tmp_path / "r.db", "select error from conversations")[0][0]
+    assert "ModelResponseError" in error
+
+
+def test_wrong_credentials_stop_the_run_before_it_starts(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--task-id", TASK,
+            "--agent", "llm-fc", "--agent-model", "fake-model", "--agent-base-url", server.base_url,
+            "--agent-api-key-env", "FAKE_KEY", "--db", str(tmp_path / "r.db")]
+    result = CliRunner().invoke(cli, args, env={"FAKE_KEY": "a-wrong-key-0000"})
+    assert result.exit_code != 0
+    assert "401" in result.output and "a-wrong-key-0000" not in result.output
+    assert server.completions == []
+    assert not (tmp_path / "r.db").exists()  # refused before any run was begun
