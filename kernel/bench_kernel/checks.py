@@ -36,14 +36,15 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
 
 def check_task(data: DomainData, task: Task) -> dict[str, Any]:
     """Replay a task's gold actions; report hashes, failing actions, assertions and triviality."""
-    gold = replay_gold(data, task)
+    gold = replay_gold(data, task, with_reference=True)
     untouched = build_environment(data, task)
     trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, untouched, gold)).reward == 1.0
     failed_assertions = [f"{c.subject}: {c.detail}" for c in gold.assertion_checks if not c.met]
     return {
         "task_id": task.id,
         "ok": gold.ok,
-        "gold_db_hash": gold.agent_hash,
+        "gold_db_hash": gold.reference_hash or gold.agent_hash,
+        "gold_state_hash": gold.agent_hash,
         "gold_user_db_hash": gold.user_hash,
         "gold_action_errors": gold.action_errors,
         "gold_assertion_failures": failed_assertions,
@@ -58,7 +59,7 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
         try:
             results.append(check_task(data, task))
         except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash
-            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_user_db_hash": None,
+            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_state_hash": None, "gold_user_db_hash": None,
                             "gold_action_errors": [f"set-up failed: {type(exc).__name__}: {exc}"],
                             "gold_assertion_failures": [], "do_nothing_passes": None})
     return results

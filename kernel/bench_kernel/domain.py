@@ -40,6 +40,8 @@ class DomainData:
     sync: Callable[[Environment], None] | None = None
     sync_gold_actions: bool = True
     """Run `sync` after each gold action; tau2-exact domains set False, as tau2 skips it there."""
+    reference_hash: Callable[[State], str] | None = None
+    """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     source: str = ""
 
     def task(self, task_id: str) -> Task:

@@ -41,6 +41,8 @@ class GoldReplay:
     user_hash: str | None
     action_errors: list[str]
     assertion_checks: list[Check]
+    reference_hash: str | None = None
+    """The domain's reference hash of the gold agent state, when the domain defines one."""
 
     @property
     def ok(self) -> bool:
@@ -48,8 +50,11 @@ class GoldReplay:
         return not self.action_errors and all(c.met for c in self.assertion_checks)
 
 
-def replay_gold(data: DomainData, task: Task) -> GoldReplay:
-    """Build the gold state: a fresh environment, the task's initial state, then its gold actions."""
+def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -> GoldReplay:
+    """Build the gold state: a fresh environment, the task's initial state, then its gold actions.
+
+    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs).
+    """
     env = build_environment(data, task)
     errors = []
     for action in task.gold_actions():
@@ -57,9 +62,11 @@ def replay_gold(data: DomainData, task: Task) -> GoldReplay:
         if result.error:
             errors.append(f"{action.action_id} {action.name}: {result.content}")
     agent_hash, user_hash = env.hashes()
+    reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
     criteria = task.evaluation_criteria
     checks = [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
-    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks)
+    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks,
+                      reference_hash=reference)
 
 
 def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:
