@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import checks, runner
+from . import checks, runner, tau2_results
 from .errors import BenchError, ConfigError
 from .logs import configure_logging
 from .models import Mode
@@ -260,6 +260,51 @@ def check_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
         click.echo(checks.render_check(data, results))
     if any(not r["ok"] for r in results):
         sys.exit(1)
+
+
+@cli.group(name="import")
+def import_group() -> None:
+    """Import results from other harnesses."""
+
+
+@import_group.command(name="tau2-results")
+@click.argument("results_file", type=click.Path(dir_okay=False, exists=True))
+@plugin_option
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
+@click.option("--judge", help="Judge for NL assertions (needs its model options in the environment).")
+@db_option
+def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, db_path: str) -> None:
+    """Re-score a tau2 results.json offline: replay its tool calls on our domain and evaluate."""
+    summary = tau2_results.import_results(Path(results_file), db_path, plugins=_plugins_for_run(list(plugins) or None),
+                                          data_dir=data_dir, judge=judge)
+    click.echo(f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
+               f"our reward equals theirs for {summary.agreeing}", err=True)
+    for line in summary.disagreeing:
+        click.echo(f"  differs: {line}", err=True)
+    _echo_report(db_path, summary.run_id, "table")
+
+
+@cli.group(name="export")
+def export_group() -> None:
+    """Export runs in other harnesses' formats."""
+
+
+@export_group.command(name="tau2-results")
+@click.argument("run_id")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@db_option
+def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
+    """Write a run in tau2's results.json format."""
+    _require_db(db_path)
+    store = Store(db_path)
+    try:
+        text = json.dumps(tau2_results.export_run(store, run_id), indent=2)
+    finally:
+        store.close()
+    if output:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    else:
+        click.echo(text)
 
 
 def main() -> None:

@@ -344,10 +344,11 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
         agent_cost=models.cost("agent"), user_cost=models.cost("user"),
     )
-    return result, _component_values(result) + _plugin_metric_values(ctx, result)
+    return result, component_values(result) + _plugin_metric_values(ctx, result)
 
 
-def _component_values(result: ConversationResult) -> list[MetricValue]:
+def component_values(result: ConversationResult) -> list[MetricValue]:
+    """The reward and every reward component of a conversation, as metric values."""
     info = result.reward_info
     values = [MetricValue(metric="reward", plugin="bench-kernel", value=result.reward,
                           details={"basis": [b.value for b in info.reward_basis], "note": info.note} if info else None)]
