@@ -78,7 +78,7 @@ class ContextOverflowError(ModelHTTPError):
 
 
 class ModelUnavailableError(ModelError):
-    """Timeouts, connection resets, 429 and 5xx that outlived every retry."""
+    """Timeouts, connection resets, 429 and 5xx that outlived every retry (an infrastructure failure)."""
 
 
 class ModelResponseError(ModelError):
@@ -87,3 +87,8 @@ class ModelResponseError(ModelError):
 
 class BudgetExceededError(BenchError):
     """The run's cost cap was reached; the run stops cleanly and can be resumed."""
+
+
+# Failures of the harness's surroundings, not of a participant: the conversation is stored as an
+# infrastructure error, excluded from metrics and run again on resume.
+INFRASTRUCTURE_FAILURES: tuple[type[BaseException], ...] = (BudgetExceededError, ModelUnavailableError)

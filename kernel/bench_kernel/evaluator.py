@@ -15,7 +15,7 @@ import attrs
 from .components import Judge, JudgeRequest
 from .domain import DomainData, build_environment, replay_history
 from .environment import Environment
-from .errors import BudgetExceededError
+from .errors import INFRASTRUCTURE_FAILURES
 from .models import (
     Action,
     AssistantMessage,
@@ -186,7 +186,7 @@ async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | N
         return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
     try:
         checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models))
-    except BudgetExceededError:
+    except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component
         return ComponentScore(component="NL_ASSERTION", score=None, error=f"{judge.name}: {type(exc).__name__}: {exc}")

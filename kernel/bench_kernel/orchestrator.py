@@ -10,7 +10,7 @@ import attrs
 import structlog
 
 from .environment import Environment
-from .errors import BudgetExceededError
+from .errors import INFRASTRUCTURE_FAILURES
 from .models import (
     AssistantMessage,
     Message,
@@ -149,7 +149,7 @@ def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Tu
 async def _agent_turn(convo: Conversation, agent: AgentSession, turn: _Turn, mode: Mode) -> _Turn:
     try:
         message = _checked(await agent.respond(turn.incoming), AssistantMessage)
-    except BudgetExceededError:
+    except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing agent ends only its own conversation
         return _fail(convo, TerminationReason.AGENT_ERROR, "agent", exc)
@@ -172,7 +172,7 @@ async def _user_turn(convo: Conversation, user: UserSession | None, turn: _Turn)
         return turn
     try:
         message = _checked(await user.respond(turn.incoming), UserMessage)
-    except BudgetExceededError:
+    except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing simulator ends only its own conversation
         return _fail(convo, TerminationReason.USER_ERROR, "user", exc)

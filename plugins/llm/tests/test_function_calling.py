@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, Task
 from bench_kernel.domain import build_environment
 import pytest
-from bench_kernel.errors import ConfigError, ModelUnavailableError
+from bench_kernel.errors import ConfigError, ModelResponseError, ModelUnavailableError
 from bench_kernel.participants import GREETING
 from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 
@@ -127,16 +127,26 @@ def test_no_user_mode_text_reply_is_an_agent_error(run_bench, data: DomainData) 
     assert (row["termination_reason"], row["reward"]) == ("agent_error", 0.0)
 
 
-def test_a_model_failure_ends_only_that_conversation(run_bench) -> None:
+def test_an_unreachable_model_is_an_infrastructure_error_of_that_conversation_only(run_bench) -> None:
+    # Not the agent's fault: excluded from metrics and run again on resume.
     def fail(request: ChatRequest) -> ChatResponse:
         raise ModelUnavailableError("endpoint down after 5 attempts")
 
     out = run_bench({"agent": fail}, agent="llm-fc", task_ids=["upgrade_by_email", "plan_price_question"])
     for task_id in ("upgrade_by_email", "plan_price_question"):
         row = out.conversation(task_id)
-        assert row["termination_reason"] == "agent_error"
+        assert row["termination_reason"] == "infrastructure_error"
         assert "ModelUnavailableError: endpoint down" in row["error"]
     assert sum(r["errors"] for r in out.store.llm_costs(out.run_id)) == 2
+
+
+def test_a_model_that_answers_garbage_is_the_agents_failure(run_bench) -> None:
+    def garbage(request: ChatRequest) -> ChatResponse:
+        raise ModelResponseError("the reply is not JSON")
+
+    out = run_bench({"agent": garbage}, agent="llm-fc", task_ids=["upgrade_by_email"])
+    row = out.conversation("upgrade_by_email")
+    assert row["termination_reason"] == "agent_error" and "ModelResponseError" in row["error"]
 
 
 def test_without_an_agent_model_the_run_is_refused_before_it_starts(run_bench) -> None:
