@@ -140,3 +140,25 @@ def test_wrong_credentials_stop_the_run_before_it_starts(server: FakeOpenAIServe
     assert "401" in result.output and "a-wrong-key-0000" not in result.output
     assert server.completions == []
     assert not (tmp_path / "r.db").exists()  # refused before any run was begun
+
+
+def qwen_world(body: dict[str, Any]) -> Reply:
+    """As `world`, but the agent writes Qwen-style text tool calls after a think block (no server-side parser)."""
+    if not body.get("tools") or not any(t["function"]["name"] == "change_plan" for t in body["tools"]):
+        return world(body)
+    results = [m for m in body["messages"] if m["role"] == "tool"]
+    steps = [("find_customer_by_email", {"email": "ada.okafor@example.net"}),
+             ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
+    if len(results) < len(steps):
+        name, arguments = steps[len(results)]
+        block = json.dumps({"name": name, "arguments": arguments})
+        return Reply.text(f"<think>I should call {name}.</think>\n<tool_call>\n{block}\n</tool_call>")
+    return Reply.text("<think>All done.</think>Done: you are now on Fiber 1000.")
+
+
+def test_the_vllm_backend_reads_qwen_text_tool_calls_end_to_end(tasks_file: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer(qwen_world, api_key=KEY) as server:
+        report = bench_run(server, tasks_file, tmp_path / "q.db", "--plugin", "vllm", "--agent-backend", "vllm")
+    assert report["average_reward"]["value"] == 1.0
+    contents = [c for (c,) in stored(tmp_path / "q.db", "select content from messages where role = 'assistant'") if c]
+    assert not any("<think>" in c or "<tool_call>" in c for c in contents)
