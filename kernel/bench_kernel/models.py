@@ -70,10 +70,9 @@ class SystemMessage:
 
 
 @attrs.frozen(kw_only=True)
-class AssistantMessage:
-    """What the agent says or calls."""
+class _ParticipantMessageBase:
+    """What agent and user messages share: text and/or tool calls, with usage and cost."""
 
-    role: Literal["assistant"] = "assistant"
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
     turn_idx: int | None = None
@@ -92,25 +91,17 @@ class AssistantMessage:
 
 
 @attrs.frozen(kw_only=True)
-class UserMessage:
+class AssistantMessage(_ParticipantMessageBase):
+    """What the agent says or calls."""
+
+    role: Literal["assistant"] = "assistant"
+
+
+@attrs.frozen(kw_only=True)
+class UserMessage(_ParticipantMessageBase):
     """What the (simulated) user says or calls."""
 
     role: Literal["user"] = "user"
-    content: str | None = None
-    tool_calls: list[ToolCall] | None = None
-    turn_idx: int | None = None
-    timestamp: str | None = None
-    cost: float | None = None
-    usage: dict[str, int] | None = None
-    raw_data: dict[str, Any] | None = None
-
-    def is_tool_call(self) -> bool:
-        """True when the message carries tool calls."""
-        return bool(self.tool_calls)
-
-    def has_text(self) -> bool:
-        """True when the message has non-blank text."""
-        return bool(self.content and self.content.strip())
 
 
 @attrs.frozen(kw_only=True)
