@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -155,8 +156,6 @@ def replay_history(env: Environment, history: Sequence[Message], *, strict: bool
 
 
 def _same_result(recorded: str | None, replayed: str | None) -> bool:
-    import json
-
     def parse(text: str | None) -> Any:
         try:
             return json.loads(text) if text is not None else None

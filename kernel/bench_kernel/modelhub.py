@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -118,8 +119,6 @@ class ModelHub:
         text = self.store.cache_get(key)
         if text is None:
             return None
-        import json
-
         return converter.structure(json.loads(text), ChatResponse)
 
     async def aclose(self) -> None:

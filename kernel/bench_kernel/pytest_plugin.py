@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from .fake_openai import FakeOpenAIServer
 from .plugins import PluginSet, Registry, collect, get_plugin_manager
 from .store import Store
 
@@ -37,3 +39,18 @@ def bench_store(tmp_path: Path) -> Iterator[Store]:
     store = Store(tmp_path / "results.db")
     yield store
     store.close()
+
+
+@pytest.fixture
+def fake_openai_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
+    """Start real OpenAI-protocol servers on 127.0.0.1 (FakeOpenAIServer's arguments); all stopped after the test."""
+    started: list[FakeOpenAIServer] = []
+
+    def start(*args: Any, **kwargs: Any) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(*args, **kwargs).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -11,7 +11,7 @@ from bench_kernel.domain import DomainData
 from bench_kernel.environment import Environment, Toolkit, ToolKind, tool
 from bench_kernel.models import EnvAssertion, EnvFunctionCall
 from bench_kernel.state import State
-from toy_domain import CounterTools, LampTools, ToyDomain
+from toy_domain import CounterTools, ToyDomain
 
 
 @pytest.fixture

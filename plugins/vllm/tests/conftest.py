@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,18 +25,9 @@ WITH_TOOLS = ChatRequest(messages=[{"role": "system", "content": "You are a help
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[..., FakeOpenAIServer]]:
-    """Start a FakeOpenAIServer (arguments as its constructor); every one is stopped after the test."""
-    started: list[FakeOpenAIServer] = []
-
-    def start(*args: Any, **kwargs: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(*args, **kwargs).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+def serve(fake_openai_server: Callable[..., FakeOpenAIServer]) -> Callable[..., FakeOpenAIServer]:
+    """The kernel's fake_openai_server fixture, under the short name these tests use."""
+    return fake_openai_server
 
 
 @pytest.fixture
