@@ -1,0 +1,24 @@
+"""The `bench airline` command group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group(name="airline")
+def airline_group() -> None:
+    """The airline domain's own commands."""
+
+
+@airline_group.command(name="generate")
+@click.option("--seed", type=int, default=None, help="Random seed (default: the seed of the shipped suite).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory to write db.json, tasks.json, split_tasks.json and policy.md into.")
+def generate_command(seed: int | None, out_dir: Path) -> None:
+    """Generate our own airline suite (database, tasks, splits, policy) from a seed."""
+    from .generate import DEFAULT_SEED, write_suite
+
+    written = write_suite(out_dir, DEFAULT_SEED if seed is None else seed)
+    click.echo(f"wrote {len(written['tasks'])} tasks to {out_dir}")
