@@ -71,7 +71,10 @@ class ModelHub:
     def client(self, role: str) -> ModelClient:
         """The client of a role's endpoint (shared by roles on the same endpoint)."""
         config = self.config(role)
-        key = config.endpoint_key() + "|" + canonical_json(config.options)
+        # Roles share a client (and a local server) only when everything but sampling agrees;
+        # sampling travels with each request, so sharing never mixes up two roles' settings.
+        shared = attrs.evolve(config, sampling={})
+        key = canonical_json(unstructure(shared))
         if key not in self.clients:
             if config.backend not in self.backends:
                 known = ", ".join(self.backends) or "none (install a model plugin such as bench-openai)"
@@ -94,6 +97,7 @@ class ModelHub:
         if cached is not None:
             ledger.append(_entry(role, config, key, cached, cost=0.0, cached=True))
             return cached
+        request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
         return await self._call(role, config, key, request, ledger)
 
     async def _call(self, role: str, config: ModelConfig, key: str, request: ChatRequest,

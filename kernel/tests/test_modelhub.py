@@ -1,0 +1,112 @@
+"""The model hub: shared clients, per-role sampling, cache, ledger, prices and the cost cap."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import attrs
+import pytest
+
+from bench_kernel import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
+from bench_kernel.errors import BudgetExceededError, ConfigError
+from bench_kernel.modelhub import ConversationModels, ModelHub, model_configs
+from bench_kernel.prices import DEFAULT_PRICES, Price, cost_of, lookup, parse_price
+from bench_kernel.store import Store
+
+
+@attrs.define(eq=False)
+class RecordingClient(ModelClient):
+    config: ModelConfig
+    seen: list[ChatRequest]
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.seen.append(request)
+        return ChatResponse(content=f"reply {len(self.seen)}", prompt_tokens=1000, completion_tokens=500)
+
+
+@attrs.define(kw_only=True, eq=False)
+class RecordingModel(Model):
+    name: str = "rec"
+    clients: list[RecordingClient] = attrs.field(factory=list)
+    seen: list[ChatRequest] = attrs.field(factory=list)
+
+    def client(self, config: ModelConfig) -> ModelClient:
+        made = RecordingClient(config, self.seen)
+        self.clients.append(made)
+        return made
+
+
+HELLO = ChatRequest(messages=[{"role": "user", "content": "hi"}], seed=7)
+
+
+def hub(tmp_path: Path, **fields: object) -> tuple[ModelHub, RecordingModel]:
+    backend = RecordingModel()
+    configs = {
+        "agent": ModelConfig(backend="rec", model="gpt-4.1-mini", sampling={"temperature": 0.0}),
+        "user": ModelConfig(backend="rec", model="gpt-4.1-mini", sampling={"temperature": 1.0}),
+    }
+    return ModelHub(configs=configs, backends={"rec": backend}, store=Store(tmp_path / "h.db"),
+                    prices=DEFAULT_PRICES, **fields), backend  # type: ignore[arg-type]
+
+
+def test_roles_on_one_endpoint_share_a_client_but_keep_their_sampling(tmp_path: Path) -> None:
+    models_hub, backend = hub(tmp_path)
+    models = ConversationModels(models_hub)
+    asyncio.run(models.complete("agent", HELLO))
+    asyncio.run(models.complete("user", HELLO))
+    assert len(backend.clients) == 1
+    assert [r.sampling["temperature"] for r in backend.seen] == [0.0, 1.0]
+
+
+def test_every_call_is_ledgered_with_its_cost(tmp_path: Path) -> None:
+    models = ConversationModels(hub(tmp_path)[0])
+    asyncio.run(models.complete("agent", HELLO))
+    entry = models.ledger[0]
+    assert (entry.role, entry.prompt_tokens, entry.completion_tokens, entry.cached) == ("agent", 1000, 500, False)
+    assert entry.cost == pytest.approx((1000 * 0.40 + 500 * 1.60) / 1e6)
+    assert models.cost("agent") == entry.cost and models.cost("user") == 0.0
+
+
+def test_the_cache_answers_a_repeated_request_without_the_backend(tmp_path: Path) -> None:
+    models_hub, backend = hub(tmp_path, use_cache=True)
+    first = asyncio.run(ConversationModels(models_hub).complete("agent", HELLO))
+    again = ConversationModels(models_hub)
+    second = asyncio.run(again.complete("agent", HELLO))
+    assert second == first and len(backend.seen) == 1
+    assert again.ledger[0].cached and again.ledger[0].cost == 0.0
+    asyncio.run(again.complete("agent", attrs.evolve(HELLO, seed=8)))  # another seed is another request
+    assert len(backend.seen) == 2
+
+
+def test_the_cost_cap_stops_new_calls(tmp_path: Path) -> None:
+    models = ConversationModels(hub(tmp_path, max_cost=0.001)[0])
+    asyncio.run(models.complete("agent", HELLO))
+    assert models.hub.exhausted
+    with pytest.raises(BudgetExceededError):
+        asyncio.run(models.complete("agent", HELLO))
+
+
+def test_an_unknown_price_is_unknown_not_zero(tmp_path: Path) -> None:
+    assert cost_of(DEFAULT_PRICES, "my-local-model", 10, 10) is None
+    assert lookup(DEFAULT_PRICES, "gpt-4.1-mini-2025-04-14") == DEFAULT_PRICES["gpt-4.1-mini"]
+    assert lookup(DEFAULT_PRICES, "gpt-4.1-2025-04-14") == DEFAULT_PRICES["gpt-4.1"]
+    assert parse_price("m=1,2") == ("m", Price(1.0, 2.0))
+    with pytest.raises(ValueError):
+        parse_price("m=1")
+
+
+def test_a_role_without_a_model_and_a_missing_backend_are_clear_errors(tmp_path: Path) -> None:
+    models_hub, _ = hub(tmp_path)
+    with pytest.raises(ConfigError, match="--judge-model"):
+        models_hub.config("judge")
+    models_hub.configs["agent"] = ModelConfig(backend="nope", model="m")
+    with pytest.raises(ConfigError, match="no model backend 'nope'"):
+        models_hub.client("agent")
+
+
+def test_model_configs_reject_unknown_roles_and_keys() -> None:
+    with pytest.raises(ConfigError, match="unknown model role"):
+        model_configs({"critic": {"model": "m"}})
+    with pytest.raises(ConfigError):
+        model_configs({"agent": {"model": "m", "temprature": 0}})

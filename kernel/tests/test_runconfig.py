@@ -1,0 +1,69 @@
+"""Run files, BENCH_* variables and options: precedence and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench_kernel.errors import ConfigError
+from bench_kernel.prices import Price
+from bench_kernel.runconfig import build_run_config, model_overrides, read_run_file
+
+RUN_FILE = """
+[run]
+domain = "mock"
+agent = "llm-fc"
+trials = 4
+
+[models.agent]
+model = "gpt-4.1-mini"
+api_key_env = "OPENAI_API_KEY"
+sampling = { temperature = 0.0 }
+
+[prices]
+"my-model" = [0.5, 1.5]
+"""
+
+
+def test_the_command_line_overrides_the_run_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(RUN_FILE)
+    overrides = {"trials": 2, "models": {"agent": {"base_url": "http://127.0.0.1:9/v1"}}, "prices": {}}
+    config = build_run_config(read_run_file(path), overrides)
+    assert (config.domain, config.agent, config.trials) == ("mock", "llm-fc", 2)
+    agent = config.models["agent"]
+    assert (agent.model, agent.base_url, agent.sampling) == ("gpt-4.1-mini", "http://127.0.0.1:9/v1", {"temperature": 0.0})
+    assert config.prices == {"my-model": Price(0.5, 1.5)}
+
+
+def test_keys_are_named_by_variable_and_execution_settings_stay_out_of_the_hash(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(RUN_FILE)
+    config = build_run_config(read_run_file(path), {})
+    identity = config.identity()
+    assert identity["models"]["agent"]["api_key_env"] == "OPENAI_API_KEY"
+    assert "concurrency" not in identity and "cache" not in identity and "timeout_s" not in identity["models"]["agent"]
+    fast = build_run_config(read_run_file(path), {"concurrency": 256, "cache": True})
+    assert fast.config_hash() == config.config_hash()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[run]\ntrials = 'many'\n", "trials"),
+    ("[run]\ntrails = 3\n", "unknown run setting 'trails'"),
+    ("[runs]\n", "unknown section [runs]"),
+    ("[models.agent]\nbase_url = 'x'\n", "needs a name"),
+    ("[models.critic]\nmodel = 'm'\n", "unknown model role"),
+    ("[prices]\nm = 3\n", "prices"),
+    ("[run\n", "not valid TOML"),
+])
+def test_bad_run_files_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        build_run_config(read_run_file(path), {}, source=str(path))
+
+
+def test_model_overrides_collect_role_options() -> None:
+    assert model_overrides({"agent_model": "m", "user_base_url": "u", "judge_sampling": None}) == {
+        "agent": {"model": "m"}, "user": {"base_url": "u"}}
