@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pathlib import Path
+
 from .domain import DomainData, build_environment
+from .errors import ConfigError
 from .evaluator import evaluate, replay_gold
 from .models import Task, TerminationReason
 from .plugins import collect, get_plugin_manager
 from .runner import RunConfig, load_domain
+from .serialization import read_json
 
 
 def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,
@@ -77,3 +81,22 @@ def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:
         lines.append(f"  passed by the do-nothing agent: {', '.join(trivial)}")
     return "\n".join(lines)
 
+
+
+def compare_expected(data: DomainData, results: list[dict[str, Any]], expected_path: Path) -> list[str]:
+    """Compare gold hashes with an expected-hashes file ({domains: {name: {initial_agent_db_hash, tasks: {id: {gold_agent}}}}})."""
+    document = read_json(expected_path)
+    domain = (document.get("domains") or {}).get(data.name) if isinstance(document, dict) else None
+    if domain is None:
+        raise ConfigError(f"{expected_path}: no expected hashes for domain {data.name!r} @ $.domains")
+    expected = {task_id: entry.get("gold_agent") for task_id, entry in (domain.get("tasks") or {}).items()}
+    ours = {r["task_id"]: r["gold_db_hash"] for r in results}
+    compared = [t for t in expected if t in ours]
+    matching = [t for t in compared if ours[t] == expected[t]]
+    lines = [f"expected hashes: {len(matching)} of {len(compared)} gold DB hashes match ({expected_path.name})"]
+    lines += [f"  MISMATCH {t}: ours {ours[t]} expected {expected[t]}" for t in compared if t not in matching]
+    initial = domain.get("initial_agent_db_hash")
+    if initial and data.reference_hash is not None:
+        ours_initial = data.reference_hash(data.agent_state)
+        lines.append(f"initial DB hash {'matches' if ours_initial == initial else 'DIFFERS: ' + ours_initial}")
+    return lines

@@ -248,8 +248,10 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
 @cli.command(name="check")
 @plugin_option
 @domain_options
+@click.option("--expected", type=click.Path(dir_okay=False, exists=True),
+              help="Expected-hashes JSON ({domains: {NAME: {tasks: {ID: {gold_agent}}}}}) to compare gold hashes with.")
 @format_option("table", "json")
-def check_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
+def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
     """Replay every task's gold actions and list the tasks whose replay fails (exit 1 if any)."""
     data = checks.load_for_cli(list(plugins) or None, **options)
     results = checks.check_tasks(data)
@@ -258,6 +260,8 @@ def check_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
             click.echo(json.dumps(r, sort_keys=True))
     else:
         click.echo(checks.render_check(data, results))
+    if expected:
+        click.echo("\n".join(checks.compare_expected(data, results, Path(expected))), err=fmt == "json")
     if any(not r["ok"] for r in results):
         sys.exit(1)
 
