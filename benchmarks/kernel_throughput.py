@@ -5,8 +5,9 @@
 1. CPU: the oracle agent and scripted user on every mock task, many trials, concurrency 64;
    reports process CPU seconds per conversation (conversation + evaluation + SQLite write).
 2. Concurrency: the same participants, each turn delayed by a fixed latency (as a model
-   server would), at several concurrency levels. Ideal wall = ceil(N / C) x turns per
-   conversation x latency; efficiency = ideal / measured (1.0 = the harness adds nothing).
+   server would), at several concurrency levels. Ideal wall = ceil(total turns / C) x latency
+   (ceil(N / C) x turns per conversation x latency when all conversations are alike);
+   efficiency = ideal / measured (1.0 = the harness adds nothing).
 Figures are printed, never asserted.
 """
 
@@ -28,7 +29,9 @@ from bench_kernel.default_plugins.participants import OracleAgent, ScriptedUser
 from bench_kernel.models import AssistantMessage, Message, UserMessage
 from bench_kernel.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.store import Store
+
+
+TURNS = [0]  # participant turns actually delayed, across the process (the ideal's unit)
 
 
 @attrs.define
@@ -40,6 +43,7 @@ class PacedAgentSession(AgentSession):
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """The inner reply, after the latency."""
+        TURNS[0] += 1
         await asyncio.sleep(self.latency_s)
         return await self.inner.respond(incoming)
 
@@ -57,6 +61,7 @@ class PacedUserSession(UserSession):
 
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """The inner reply, after the latency."""
+        TURNS[0] += 1
         await asyncio.sleep(self.latency_s)
         return await self.inner.respond(incoming)
 
@@ -102,16 +107,6 @@ class PacedPlugin:
         register(PacedScripted(latency_s=self.latency_s))
 
 
-def participant_turns(db: Path, run_id: str) -> float:
-    """Mean number of agent and user turns per conversation (what waits on a model)."""
-    store = Store(db)
-    sql = """select avg(n) from (select count(*) as n from messages m join conversations c on c.id = m.conversation_id
-             where c.run_id = ? and m.role in ('assistant', 'user') and m.idx > 0 group by m.conversation_id)"""
-    value = store.db.execute(sql, [run_id]).fetchone()[0]
-    store.close()
-    return float(value)
-
-
 def run_once(config: runner.RunConfig, db: Path, extra: list[tuple[str, object]]) -> tuple[runner.RunSummary, float, float]:
     """Run a configuration; return its summary, wall seconds and process CPU seconds."""
     plugins = get_plugin_manager(["mock"], extra)
@@ -138,9 +133,11 @@ def concurrency_benchmark(workdir: Path, latency_s: float, levels: Sequence[tupl
         config = runner.RunConfig(domain="mock", plugins=["mock"], agent="paced-oracle", user="paced-scripted",
                                   trials=trials, baseline=False, concurrency=concurrency)
         db = workdir / f"c{concurrency}.db"
+        TURNS[0] = 0
         summary, wall, cpu = run_once(config, db, extra)
-        turns = participant_turns(db, summary.run_id)
-        ideal = math.ceil(summary.finished / concurrency) * turns * latency_s
+        turns = TURNS[0] / summary.finished
+        # Conversations differ in length: the ideal keeps each worker busy, turn after turn.
+        ideal = math.ceil(TURNS[0] / concurrency) * latency_s
         print(f"concurrency {concurrency:>4}: {summary.finished} conversations, {turns:.1f} turns each, "
               f"latency {1000 * latency_s:.0f} ms: wall {wall:.2f}s vs ideal {ideal:.2f}s "
               f"-> efficiency {ideal / wall:.2f} (CPU {cpu:.2f}s)")

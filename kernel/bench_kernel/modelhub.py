@@ -27,7 +27,8 @@ class LedgerEntry:
 
     role: str
     model: str
-    request_hash: str
+    request_hash: str | None
+    """The cache key of the request (only computed when the cache is on)."""
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: int | None
@@ -40,7 +41,8 @@ class LedgerEntry:
 
 def request_key(config: ModelConfig, request: ChatRequest) -> str:
     """The cache key: endpoint, model, merged sampling and the whole request (seed included)."""
-    payload = {"endpoint": config.endpoint_key(), "sampling": config.sampling, "request": unstructure(request)}
+    # ChatRequest holds plain JSON data already: asdict without recursion is enough (and cheap).
+    payload = {"endpoint": config.endpoint_key(), "sampling": config.sampling, "request": attrs.asdict(request, recurse=False)}
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
@@ -92,15 +94,15 @@ class ModelHub:
         if self.exhausted:
             raise BudgetExceededError(f"cost cap of {self.max_cost} reached (spent {self.spent:.4f})")
         config = self.config(role)
-        key = request_key(config, request)
-        cached = self._cached(key) if self.use_cache else None
+        key = request_key(config, request) if self.use_cache else None
+        cached = self._cached(key) if key is not None else None
         if cached is not None:
             ledger.append(_entry(role, config, key, cached, cost=0.0, cached=True))
             return cached
         request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
         return await self._call(role, config, key, request, ledger)
 
-    async def _call(self, role: str, config: ModelConfig, key: str, request: ChatRequest,
+    async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest,
                     ledger: list[LedgerEntry]) -> ChatResponse:
         started = time.perf_counter()
         try:
@@ -113,7 +115,7 @@ class ModelHub:
         cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
         self.spent += cost or 0.0
         ledger.append(_entry(role, config, key, response, cost=cost, cached=False))
-        if self.use_cache and self.store is not None:
+        if key is not None and self.store is not None:
             self.store.cache_put(key, canonical_json(unstructure(response)))
         return response
 
@@ -135,7 +137,7 @@ class ModelHub:
         self.clients.clear()
 
 
-def _entry(role: str, config: ModelConfig, key: str, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:
+def _entry(role: str, config: ModelConfig, key: str | None, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:
     return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=response.prompt_tokens,
                        completion_tokens=response.completion_tokens, latency_ms=0 if cached else response.latency_ms,
                        cost=cost, cached=cached, attempts=0 if cached else response.attempts)
