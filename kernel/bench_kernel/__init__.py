@@ -22,11 +22,11 @@ from .models import (
 )
 from .participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from .serialization import load_tasks, read_json
-from .state import State
+from .state import DumpHasher, State
 
 __all__ = [
     "Action", "Agent", "AgentSession", "AssistantMessage", "BenchError", "ChatRequest", "ChatResponse", "Check",
-    "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DomainOptions", "Environment",
+    "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DumpHasher", "DomainOptions", "Environment",
     "Judge", "JudgeRequest", "Message", "Metric", "ModelError", "Mode", "Model", "ModelClient", "ModelConfig", "ParticipantError", "PluginError", "RewardType",
     "State", "StructuredUserInstructions", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
     "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "load_tasks", "read_json", "read_tasks", "tool",

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterator, Mapping, MutableMapping
+import json
+import weakref
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import attrs
@@ -200,3 +202,45 @@ def deep_merge(current: Any, patch: Any) -> Any:
     for key, value in patch.items():
         merged[key] = deep_merge(current.get(key), value) if key in current else copy.deepcopy(value)
     return merged
+
+
+class DumpHasher:
+    """A reference implementation's hash of a state: sha256 of json.dumps({table: {key: dump(record)}}, sort_keys=True, default=str).
+
+    This is how tau2-bench hashes its databases. The JSON text is assembled from one fragment per
+    record (byte for byte what a single json.dumps writes), and the fragments of shared base
+    records are cached per base table, so hashing a conversation's state costs its changed records.
+    """
+
+    def __init__(self, dump: Callable[[Any], Any]) -> None:
+        self.dump = dump
+        self._fragments: weakref.WeakKeyDictionary[BaseTable, dict[str, str]] = weakref.WeakKeyDictionary()
+
+    def __call__(self, state: State) -> str:
+        """The hex digest for this state."""
+        digest = hashlib.sha256()
+        for piece in self._pieces(state):
+            digest.update(piece.encode())
+        return digest.hexdigest()
+
+    def _pieces(self, state: State) -> Iterator[str]:
+        yield "{"
+        for t, name in enumerate(sorted(state.tables)):
+            table = state.tables[name]
+            base = self._base_fragments(table.base)
+            yield f'{", " if t else ""}{json.dumps(name)}: {{'
+            for i, key in enumerate(sorted(table)):
+                text = self.fragment(table[key]) if key in table.overlay else base[key]
+                yield f'{", " if i else ""}{json.dumps(key)}: {text}'
+            yield "}"
+        yield "}"
+
+    def fragment(self, record: Any) -> str:
+        """One record's JSON text."""
+        return json.dumps(self.dump(record), sort_keys=True, default=str)
+
+    def _base_fragments(self, base: BaseTable) -> dict[str, str]:
+        found = self._fragments.get(base)
+        if found is None:
+            found = self._fragments[base] = {key: self.fragment(record) for key, record in base.records.items()}
+        return found

@@ -264,3 +264,24 @@ def test_apply_patch_with_null_records_is_a_no_op() -> None:
     state = base.fork()
     state.apply_patch({"users": None})
     assert state.content_hash() == base.content_hash()
+
+
+def test_dump_hasher_equals_one_json_dumps_of_the_whole_state() -> None:
+    import hashlib
+    import json
+
+    from bench_kernel.state import DumpHasher
+
+    base = State.from_records({"b": {"x": {"n": 1, "f": 1.0, "l": [2, 1]}, "y": {"n": 2}}, "a": {"k": {"s": "é"}}})
+    hasher = DumpHasher(lambda record: record)
+    state = base.fork()
+    state.b["z"] = {"n": 3}
+    del state.b["y"]
+    state.b.edit("x")["l"].append(0)
+
+    def full(s: State) -> str:
+        return hashlib.sha256(json.dumps(s.to_dict(), sort_keys=True, default=str).encode()).hexdigest()
+
+    assert hasher(base) == full(base)
+    assert hasher(state) == full(state) != hasher(base)
+    assert hasher(base) == full(base)  # cached base fragments are not touched by a fork's changes

@@ -10,16 +10,15 @@ payments and bag counts are ints.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
-import weakref
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
 from bench_kernel import State
 from bench_kernel.serialization import converter
-from bench_kernel.state import BaseTable, Table
+from bench_kernel.state import BaseTable, DumpHasher, Table
 
 FlightType = Literal["round_trip", "one_way"]
 CabinClass = Literal["business", "economy", "basic_economy"]
@@ -506,36 +505,5 @@ def state_to_json(state: State) -> dict[str, dict[str, Any]]:
     return {name: {key: dump(state[name][key]) for key in state[name]} for name in TABLES}
 
 
-class ReferenceHasher:
-    """tau2's DB hash: sha256 of json.dumps(db.model_dump(), sort_keys=True, default=str).
-
-    The JSON text is assembled from one fragment per record, so the shared records' fragments are
-    computed once per pristine table and only the records a conversation changed are dumped again.
-    """
-
-    def __init__(self) -> None:
-        self._fragments: weakref.WeakKeyDictionary[BaseTable, dict[str, str]] = weakref.WeakKeyDictionary()
-
-    def __call__(self, state: State) -> str:
-        """The hex digest tau2 computes for this state."""
-        return hashlib.sha256(self.text(state).encode()).hexdigest()
-
-    def text(self, state: State) -> str:
-        """The JSON text tau2 hashes."""
-        tables = [f"{json.dumps(name)}: {self._table_text(state[name])}" for name in sorted(state.tables)]
-        return "{" + ", ".join(tables) + "}"
-
-    def _table_text(self, table: Table) -> str:
-        base = self._base_fragments(table.base)
-        items = []
-        for key in sorted(table):
-            fragment = dump_json(table[key]) if key in table.overlay else base[key]
-            items.append(f"{json.dumps(key)}: {fragment}")
-        return "{" + ", ".join(items) + "}"
-
-    def _base_fragments(self, base: BaseTable) -> dict[str, str]:
-        fragments = self._fragments.get(base)
-        if fragments is None:
-            fragments = {key: dump_json(record) for key, record in base.records.items()}
-            self._fragments[base] = fragments
-        return fragments
+# tau2's DB hash: sha256 of json.dumps(db.model_dump(), sort_keys=True, default=str), per-record fragments cached.
+ReferenceHasher = functools.partial(DumpHasher, dump)

@@ -11,16 +11,15 @@ floats; a price difference an exchange computes from no items stays the int 0).
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 from bench_kernel import State
 from bench_kernel.serialization import converter
-from bench_kernel.state import BaseTable, Table
+from bench_kernel.state import BaseTable, DumpHasher, Table
 
 OrderStatus = Literal[
     "processed", "pending", "pending (item modified)", "delivered", "cancelled",
@@ -209,41 +208,5 @@ def dump_state(state: State) -> dict[str, dict[str, Any]]:
     return {name: {k: dump_record(v) for k, v in state[name].items()} for name in TABLE_TYPES}
 
 
-_FRAGMENTS: dict[int, tuple[BaseTable, dict[str, str]]] = {}
-
-
-def reference_hash(state: State) -> str:
-    """tau2's db hash: sha256 of json.dumps(db.model_dump(), sort_keys=True, default=str).
-
-    The JSON is built from per-record fragments (keys sorted at every level, default
-    separators), which is byte for byte what one json.dumps of the whole dump writes; the
-    fragments of shared records are cached, so a hash costs the changed records only.
-    """
-    digest = hashlib.sha256()
-    for text in _json_pieces(state):
-        digest.update(text.encode())
-    return digest.hexdigest()
-
-
-def _json_pieces(state: State) -> Iterable[str]:
-    yield "{"
-    for t, name in enumerate(sorted(TABLE_TYPES)):
-        table = state[name]
-        cache = _base_fragments(table.base)
-        yield f'{", " if t else ""}{json.dumps(name)}: {{'
-        for i, key in enumerate(sorted(table)):
-            text = cache[key] if key not in table.overlay else _fragment(table[key])
-            yield f'{", " if i else ""}{json.dumps(key)}: {text}'
-        yield "}"
-    yield "}"
-
-
-def _base_fragments(base: BaseTable) -> dict[str, str]:
-    found = _FRAGMENTS.get(id(base))
-    if found is None or found[0] is not base:
-        found = _FRAGMENTS[id(base)] = (base, {k: _fragment(v) for k, v in base.records.items()})
-    return found[1]
-
-
-def _fragment(record: Any) -> str:
-    return json.dumps(dump_record(record), sort_keys=True, default=str)
+# tau2's db hash: sha256 of json.dumps(db.model_dump(), sort_keys=True, default=str); shared records' JSON cached.
+reference_hash = DumpHasher(dump_record)
