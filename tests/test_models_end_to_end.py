@@ -162,3 +162,18 @@ def test_the_vllm_backend_reads_qwen_text_tool_calls_end_to_end(tasks_file: Path
     assert report["average_reward"]["value"] == 1.0
     contents = [c for (c,) in stored(tmp_path / "q.db", "select content from messages where role = 'assistant'") if c]
     assert not any("<think>" in c or "<tool_call>" in c for c in contents)
+
+
+def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: FakeOpenAIServer, tasks_file: Path,
+                                                                     tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    # 15 tokens per call at 1000 USD per million tokens: 0.015 USD a call, so the cap stops the first conversation.
+    capped = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",
+                       "--price", "fake-model=1000,1000", "--max-cost", "0.02")
+    assert capped["status"] == "incomplete" and capped["conversations"] == 0
+    assert stored(db, "select termination_reason, count(*) from conversations group by 1") == [("infrastructure_error", 1)]
+    resumed = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",
+                        "--price", "fake-model=1000,1000", "--max-cost", "100")
+    assert resumed["status"] == "complete" and resumed["conversations"] == 3
+    assert resumed["average_reward"]["value"] == 1.0
+    assert [c["cost"] for c in resumed["costs"] if c["role"] == "agent"][0] > 0
