@@ -177,3 +177,14 @@ def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: Fak
     assert resumed["status"] == "complete" and resumed["conversations"] == 3
     assert resumed["average_reward"]["value"] == 1.0
     assert [c["cost"] for c in resumed["costs"] if c["role"] == "agent"][0] > 0
+
+
+def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> None:
+    args = ["run", "--plugin", "mock", "--plugin", "llm", "--agent", "http-agent", "--task-id", TASK, "--no-baseline",
+            "--agent-option", "url=http://127.0.0.1:9/turn", "--agent-option", "timeout_s=2", "--db", str(tmp_path / "o.db"),
+            "--format", "none"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    config = json.loads(stored(tmp_path / "o.db", "select config_json from runs")[0][0])
+    assert config["agent_options"] == {"url": "http://127.0.0.1:9/turn", "timeout_s": 2}
+    assert "127.0.0.1:9/turn unreachable" in stored(tmp_path / "o.db", "select error from conversations")[0][0]

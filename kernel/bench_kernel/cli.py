@@ -103,6 +103,21 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
     return parsed
 
 
+def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any] | None:
+    if not values:
+        return None
+    found: dict[str, Any] = {}
+    for text in values:
+        key, sep, raw = text.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {text!r}")
+        try:
+            found[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            found[key] = raw
+    return found
+
+
 @cli.command(name="run")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), help="TOML run file ([run], [models.ROLE], [prices]).")
 @plugin_option
@@ -122,6 +137,10 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
+@click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
+              help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...")
+@click.option("--user-option", "user_options", multiple=True, callback=_key_values,
+              help="KEY=VALUE option for the user simulator (repeatable).")
 @model_options
 @click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
 @click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
@@ -146,6 +165,9 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
     given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
     out: dict[str, Any] = {"models": model_overrides(given), "prices": price_overrides(given.pop("prices", ()))}
+    for participant in ("agent_options", "user_options"):  # participant options, not model settings
+        if given.get(participant) is not None:
+            out[participant] = given.pop(participant)
     renames = {"no_baseline": ("baseline", lambda v: not v), "plugins": ("plugins", lambda v: list(v) or None),
                "task_ids": ("task_ids", lambda v: list(v) or None)}
     for key, value in given.items():

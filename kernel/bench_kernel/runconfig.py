@@ -34,7 +34,8 @@ from .prices import Price, parse_price
 from .runner import RunConfig
 from .serialization import converter
 
-MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries", "options")
+# Model settings that have --ROLE-KEY options; backend `options` are set in a run file.
+MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
