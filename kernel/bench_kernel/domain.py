@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from importlib.resources import as_file, files
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,33 @@ class Domain:
     def load(self, options: DomainOptions) -> DomainData:
         """Read the domain's data (the only place a domain does I/O)."""
         raise NotImplementedError(f"domain {self.name!r} does not implement load()")
+
+
+DATA_DIR_VARIABLE = "BENCH_TAU2_DATA_DIR"
+
+
+def data_dir_for(options: DomainOptions, domain: str, required: tuple[str, ...] = ("db.json", "tasks.json")) -> Path | None:
+    """The directory of a domain's external data: options.data_dir or $BENCH_TAU2_DATA_DIR, if either is set.
+
+    Either may name the domain's own directory or one holding a sub-directory per domain.
+    """
+    given = options.data_dir or os.environ.get(DATA_DIR_VARIABLE)
+    if not given:
+        return None
+    root = Path(given)
+    for candidate in (root / domain, root):
+        if all((candidate / name).is_file() for name in required):
+            return candidate
+    raise ConfigError(f"no {domain} data in {root}: expected {', '.join(required)} there or in {root / domain}")
+
+
+def packaged_or_external(package: str, options: DomainOptions, domain: str) -> Path:
+    """The external data directory if one is given, else the package's own `data/` directory."""
+    external = data_dir_for(options, domain)
+    if external is not None:
+        return external
+    with as_file(files(package).joinpath("data")) as packaged:
+        return Path(packaged)
 
 
 def read_tasks(default_file: Path, options: DomainOptions) -> list[Task]:

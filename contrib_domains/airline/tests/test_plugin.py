@@ -10,7 +10,7 @@ import bench_airline
 import click
 import pytest
 from bench_airline import AirlineDomain
-from bench_airline.domain import DATA_DIR_VARIABLE
+from bench_kernel.domain import DATA_DIR_VARIABLE
 from bench_kernel import ConfigError, DomainOptions
 from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
 from click.testing import CliRunner
@@ -77,5 +77,5 @@ def test_data_dir_may_name_the_domain_or_its_parent(tmp_path: pathlib.Path, monk
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(tmp_path))
     assert AirlineDomain(name="airline").load(DomainOptions()).source == str(domain_dir)
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(tmp_path / "empty"))
-    with pytest.raises(ConfigError, match="no airline db.json"):
+    with pytest.raises(ConfigError, match="no airline data in .*empty"):
         AirlineDomain(name="airline").load(DomainOptions())

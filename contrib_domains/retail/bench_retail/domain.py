@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
-from bench_kernel import ConfigError, Domain, DomainData, DomainOptions, read_tasks
+from bench_kernel import Domain, DomainData, DomainOptions, read_tasks
+from bench_kernel.domain import packaged_or_external
 
 from .records import load_state, reference_hash
 from .tools import RetailTools
-
-DATA_DIR_ENV = "BENCH_TAU2_DATA_DIR"
-DATA_FILES = ("db.json", "tasks.json", "policy.md")
-
 
 @attrs.define(kw_only=True)
 class RetailDomain(Domain):
@@ -25,11 +20,7 @@ class RetailDomain(Domain):
 
     def load(self, options: DomainOptions) -> DomainData:
         """Read tau2's retail files from options.data_dir or $BENCH_TAU2_DATA_DIR, else our packaged suite."""
-        chosen = options.data_dir or (Path(os.environ[DATA_DIR_ENV]) if os.environ.get(DATA_DIR_ENV) else None)
-        if chosen is not None:
-            return self._load_from(find_domain_dir(Path(chosen), self.name), options)
-        with as_file(files(__package__).joinpath("data")) as packaged:
-            return self._load_from(Path(packaged), options)
+        return self._load_from(packaged_or_external(__package__, options, self.name), options)
 
     def _load_from(self, data_dir: Path, options: DomainOptions) -> DomainData:
         return DomainData(
@@ -44,10 +35,3 @@ class RetailDomain(Domain):
             source=str(data_dir),
         )
 
-
-def find_domain_dir(path: Path, name: str) -> Path:
-    """The directory holding the domain's files: path itself, or its sub-directory named after the domain."""
-    for candidate in (path / name, path):
-        if all((candidate / f).is_file() for f in DATA_FILES):
-            return candidate
-    raise ConfigError(f"no {name} data in {path}: expected {', '.join(DATA_FILES)} there or in {path / name}")
