@@ -22,7 +22,6 @@ from typing import Any, Self
 import attrs
 import httpx
 import structlog
-
 from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ToolCall
 from bench_kernel.errors import (
     ContextOverflowError,
@@ -32,6 +31,8 @@ from bench_kernel.errors import (
     ModelResponseError,
     ModelUnavailableError,
 )
+
+from bench_openai.parsing import arguments_object, snippet
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CHECK_TIMEOUT_S = 10.0
@@ -246,9 +247,9 @@ class OpenAIClient(ModelClient):
         try:
             body = json.loads(text)
         except ValueError:
-            raise ModelResponseError(f"{self._where}: the reply is not JSON: {_snippet(text)}") from None
+            raise ModelResponseError(f"{self._where}: the reply is not JSON: {snippet(text)}") from None
         if not isinstance(body, dict):
-            raise ModelResponseError(f"{self._where}: the reply is not a JSON object: {_snippet(text)}")
+            raise ModelResponseError(f"{self._where}: the reply is not a JSON object: {snippet(text)}")
         return body
 
     def parse_completion(self, body: dict[str, Any]) -> ChatResponse:
@@ -256,10 +257,10 @@ class OpenAIClient(ModelClient):
         choices = body.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-            raise ModelResponseError(f"{self._where}: the reply has no choices[0].message: {_snippet(body)}")
+            raise ModelResponseError(f"{self._where}: the reply has no choices[0].message: {snippet(body)}")
         parsed = self.parse_message(choice["message"])
         if not parsed.content and not parsed.tool_calls:
-            raise ModelResponseError(f"{self._where}: the reply has neither content nor tool calls: {_snippet(choice)}")
+            raise ModelResponseError(f"{self._where}: the reply has neither content nor tool calls: {snippet(choice)}")
         usage = body.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         return attrs.evolve(
@@ -273,7 +274,7 @@ class OpenAIClient(ModelClient):
         """Content, tool calls and reasoning of choices[0].message."""
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
-            raise ModelResponseError(f"{self._where}: tool_calls is not a list: {_snippet(calls)}")
+            raise ModelResponseError(f"{self._where}: tool_calls is not a list: {snippet(calls)}")
         return ChatResponse(
             content=_text_of(message.get("content")),
             tool_calls=[self.parse_tool_call(call) for call in calls],
@@ -285,22 +286,12 @@ class OpenAIClient(ModelClient):
         function = call.get("function") if isinstance(call, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(name, str) or not name:
-            raise ModelResponseError(f"{self._where}: a tool call has no function name: {_snippet(call)}")
+            raise ModelResponseError(f"{self._where}: a tool call has no function name: {snippet(call)}")
         return ToolCall(id=str(call.get("id") or ""), name=name, arguments=self.parse_arguments(name, function.get("arguments")))
 
     def parse_arguments(self, name: str, arguments: Any) -> dict[str, Any]:
         """A tool call's arguments as an object; missing or empty means no arguments."""
-        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-            return {}
-        value = arguments
-        if isinstance(arguments, str):
-            try:
-                value = json.loads(arguments)
-            except ValueError:
-                raise ModelResponseError(f"tool call {name!r}: arguments are not valid JSON: {_snippet(arguments)}") from None
-        if not isinstance(value, dict):
-            raise ModelResponseError(f"tool call {name!r}: arguments are not a JSON object: {_snippet(arguments)}")
-        return value
+        return arguments_object(name, arguments)
 
     def parse_reasoning(self, message: dict[str, Any]) -> str | None:
         """The reasoning text servers put beside the content (`reasoning_content`, or `reasoning`)."""
@@ -350,16 +341,11 @@ def _text_of(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text") or None
-    raise ModelResponseError(f"message content is neither text nor content parts: {_snippet(content)}")
+    raise ModelResponseError(f"message content is neither text nor content parts: {snippet(content)}")
 
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _snippet(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _describe(exc: BaseException) -> str:

@@ -7,8 +7,6 @@ import time
 
 import httpx
 import pytest
-from structlog.testing import capture_logs
-
 from bench_kernel import ChatRequest, ConfigError, ModelConfig, ToolCall
 from bench_kernel.errors import (
     ContextOverflowError,
@@ -20,6 +18,7 @@ from bench_kernel.errors import (
 )
 from bench_kernel.fake_openai import Reply
 from bench_openai.client import OpenAIClient, RetryPolicy, parse_retry_after
+from structlog.testing import capture_logs
 
 # --------------------------------------------------------------------------- replies
 

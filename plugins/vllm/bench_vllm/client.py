@@ -10,7 +10,6 @@ from typing import Any
 
 import attrs
 import structlog
-
 from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig
 from bench_kernel.errors import ModelHTTPError
 from bench_openai.client import OpenAIClient

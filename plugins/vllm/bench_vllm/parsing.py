@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-
 from bench_kernel import ConfigError, ToolCall
 from bench_kernel.errors import ModelResponseError
+from bench_openai.parsing import arguments_object, snippet
 
 TOOL_PARSERS = ("auto", "hermes", "mistral", "none")
 """Values of the `tool_parser` option: which text formats are read."""
@@ -70,21 +70,6 @@ class TextFormat:
     name: str
     marker: str
     extract: Callable[[str, int, ArgumentParser], tuple[list[str], list[ToolCall]]]
-
-
-def arguments_object(name: str, arguments: Any) -> dict[str, Any]:
-    """A call's arguments as an object: an object, a JSON string holding one, or nothing (`{}`)."""
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        return {}
-    value = arguments
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments)
-        except ValueError:
-            raise ModelResponseError(f"tool call {name!r}: arguments are not valid JSON: {_snippet(arguments)}") from None
-    if not isinstance(value, dict):
-        raise ModelResponseError(f"tool call {name!r}: arguments are not a JSON object: {_snippet(arguments)}")
-    return value
 
 
 def call_id(index: int, name: str, arguments: dict[str, Any]) -> str:
@@ -198,10 +183,10 @@ def _hermes_block(inner: str, index: int, parse_arguments: ArgumentParser) -> li
     try:
         value = json.loads(body)
     except ValueError as exc:
-        raise ModelResponseError(f"{_which(body)} in a {HERMES_OPEN} block is not valid JSON ({exc}): {_snippet(body)}") from None
+        raise ModelResponseError(f"{_which(body)} in a {HERMES_OPEN} block is not valid JSON ({exc}): {snippet(body)}") from None
     entries = value if isinstance(value, list) else [value]
     if not entries:
-        raise ModelResponseError(f"a {HERMES_OPEN} block holds no call: {_snippet(body)}")
+        raise ModelResponseError(f"a {HERMES_OPEN} block holds no call: {snippet(body)}")
     return [_call_from_object(entry, f"{HERMES_OPEN} block", index + n, parse_arguments) for n, entry in enumerate(entries)]
 
 
@@ -229,20 +214,20 @@ def _mistral_calls_at(text: str, position: int, index: int, parse_arguments: Arg
             value, end = _DECODER.raw_decode(text, position)
         except ValueError as exc:
             rest = text[position:]
-            raise ModelResponseError(f"{_which(rest)} after {MISTRAL_TAG} is not valid JSON ({exc}): {_snippet(rest)}") from None
+            raise ModelResponseError(f"{_which(rest)} after {MISTRAL_TAG} is not valid JSON ({exc}): {snippet(rest)}") from None
         entries = value if isinstance(value, list) else [value]
         if not entries:
             raise ModelResponseError(f"{MISTRAL_TAG} is followed by an empty list")
         return [_call_from_object(e, f"{MISTRAL_TAG} list", index + n, parse_arguments) for n, e in enumerate(entries)], end
     match = _MISTRAL_NAME.match(text, position)
     if match is None:
-        raise ModelResponseError(f"{MISTRAL_TAG} is followed by neither a JSON list nor name[ARGS]: {_snippet(text[position:])}")
+        raise ModelResponseError(f"{MISTRAL_TAG} is followed by neither a JSON list nor name[ARGS]: {snippet(text[position:])}")
     name = match.group(1)
     try:
         raw, end = _DECODER.raw_decode(text, match.end())
     except ValueError as exc:
         rest = text[match.end():]
-        message = f"tool call {name!r}: the arguments after [ARGS] are not valid JSON ({exc}): {_snippet(rest)}"
+        message = f"tool call {name!r}: the arguments after [ARGS] are not valid JSON ({exc}): {snippet(rest)}"
         raise ModelResponseError(message) from None
     arguments = parse_arguments(name, raw)
     return [ToolCall(id=call_id(index, name, arguments), name=name, arguments=arguments)], end
@@ -260,7 +245,7 @@ def _call_from_object(entry: Any, where: str, index: int, parse_arguments: Argum
     """A call from {"name": ..., "arguments": ...} ("parameters" is read when "arguments" is missing)."""
     name = entry.get("name") if isinstance(entry, dict) else None
     if not isinstance(name, str) or not name.strip():
-        raise ModelResponseError(f"a call in a {where} has no function name: {_snippet(entry)}")
+        raise ModelResponseError(f"a call in a {where} has no function name: {snippet(entry)}")
     name = name.strip()
     raw = entry["arguments"] if "arguments" in entry else entry.get("parameters")
     arguments = parse_arguments(name, raw)
@@ -277,8 +262,3 @@ def _skip_space(text: str, position: int) -> int:
     while position < len(text) and text[position].isspace():
         position += 1
     return position
-
-
-def _snippet(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"

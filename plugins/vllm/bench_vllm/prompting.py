@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-
 from bench_kernel import ChatRequest
 
 from .parsing import HERMES_CLOSE, HERMES_OPEN

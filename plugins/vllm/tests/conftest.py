@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from bench_kernel import ChatRequest, ChatResponse, ModelConfig
 from bench_kernel.fake_openai import FakeOpenAIServer
 from bench_kernel.plugins import collect, get_plugin_manager
