@@ -23,10 +23,19 @@ import tracemalloc
 from pathlib import Path
 
 from bench_airline import AirlineDomain
-from bench_kernel import AssistantMessage, DomainData, DomainOptions, Environment, Task, TerminationReason, ToolCall
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.models import Message
+from bench_kernel import (
+    AssistantMessage,
+    DomainData,
+    DomainOptions,
+    Environment,
+    Message,
+    Task,
+    TerminationReason,
+    ToolCall,
+    build_environment,
+    evaluate,
+    replay_gold,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 

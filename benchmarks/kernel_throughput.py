@@ -22,14 +22,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
-
 import bench_kernel
-from bench_kernel import runner
-from bench_kernel.default_plugins.participants import OracleAgent, ScriptedUser
-from bench_kernel.models import AssistantMessage, Message, UserMessage
-from bench_kernel.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
-from bench_kernel.plugins import get_plugin_manager
-
+from bench_kernel import (
+    Agent,
+    AgentSession,
+    AssistantMessage,
+    ConversationSetup,
+    Message,
+    OracleAgent,
+    ScriptedUser,
+    UserMessage,
+    UserSession,
+    UserSimulator,
+    get_plugin_manager,
+)
+from bench_kernel.run import runner
 
 TURNS = [0]  # participant turns actually delayed, across the process (the ideal's unit)
 

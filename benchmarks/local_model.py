@@ -18,8 +18,7 @@ import statistics
 import time
 from typing import Any
 
-from bench_kernel import ChatRequest, ModelConfig
-from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel import ChatRequest, ModelConfig, collect, get_plugin_manager
 from bench_local.client import LocalClient
 
 DECODE_LINE = re.compile(r"^llama_perf_context_print:\s+eval time =\s+([\d.]+) ms /\s+(\d+) runs", re.MULTILINE)

@@ -23,10 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_kernel import ModelConfig
-from bench_kernel.fake_openai import FakeOpenAIServer, Reply
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import ModelConfig, RunConfig, Store, run
+from bench_kernel.testing import FakeOpenAIServer, Reply
 
 TASK = "upgrade_by_email"
 

@@ -24,10 +24,19 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from bench_kernel import AssistantMessage, DomainData, DomainOptions, Environment, Task, TerminationReason
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import GoldReplay, evaluate, replay_gold
-from bench_kernel.models import Message
+from bench_kernel import (
+    AssistantMessage,
+    DomainData,
+    DomainOptions,
+    Environment,
+    GoldReplay,
+    Message,
+    Task,
+    TerminationReason,
+    build_environment,
+    evaluate,
+    replay_gold,
+)
 from bench_retail import RetailDomain
 from bench_retail.records import base_tables
 

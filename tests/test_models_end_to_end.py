@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_kernel.testing import FakeOpenAIServer, Reply, cli
 from click.testing import CliRunner
-
-from bench_kernel.cli import cli
-from bench_kernel.fake_openai import FakeOpenAIServer, Reply
 
 KEY = "sk-test-never-stored-0123456789"
 TASK = "upgrade_by_email"

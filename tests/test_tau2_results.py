@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_kernel import Store
+from bench_kernel.testing import cli
 from click.testing import CliRunner
-
-from bench_kernel.cli import cli
-from bench_kernel.store import Store
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference"
 

@@ -1,33 +1,81 @@
-"""bench: a plugin-based harness for evaluating tool-using conversational agents."""
+"""bench: a plugin-based harness for evaluating tool-using conversational agents.
 
-from .components import ChatRequest, ChatResponse, Judge, JudgeRequest, Metric, Model, ModelClient, ModelConfig
-from .domain import Domain, DomainData, DomainOptions, build_environment, read_tasks
-from .environment import Environment, Toolkit, ToolKind, tool
-from .errors import BenchError, ConfigError, ModelError, ParticipantError, PluginError, TaskFileError, ToolError
-from .markers import hookimpl
-from .models import (
-    Action,
+Everything a plugin needs is importable from here; plugins import no kernel submodule, so the
+kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`.
+"""
+
+from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
+from bench_kernel.conversation.messages import (
     AssistantMessage,
-    Check,
-    ConversationResult,
     Message,
     Mode,
-    RewardType,
-    StructuredUserInstructions,
-    Task,
+    ParticipantMessage,
+    Requestor,
+    SystemMessage,
     TerminationReason,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from .participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
-from .serialization import load_tasks, read_json
-from .state import DumpHasher, State
+from bench_kernel.conversation.participants import (
+    GREETING,
+    STOP_TOKENS,
+    Agent,
+    AgentSession,
+    ConversationSetup,
+    UserSession,
+    UserSimulator,
+)
+from bench_kernel.errors import (
+    BenchError,
+    BudgetExceededError,
+    ConfigError,
+    ContextOverflowError,
+    ModelAuthError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelUnavailableError,
+    ParticipantError,
+    PluginError,
+    TaskFileError,
+    ToolError,
+)
+from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
+from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
+from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
+from bench_kernel.markers import hookimpl
+from bench_kernel.modelhub.api import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
+from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.run.runner import RunConfig, RunSummary, run, run_async
+from bench_kernel.serialization import canonical_json, converter, load_tasks, read_json, unstructure
+from bench_kernel.store.store import Store
+from bench_kernel.tasks.checks import check_tasks, render_check
+from bench_kernel.tasks.domain import (
+    DATA_DIR_VARIABLE,
+    Domain,
+    DomainData,
+    DomainOptions,
+    build_environment,
+    packaged_or_external,
+    read_tasks,
+)
+from bench_kernel.tasks.schema import Action, EnvAssertion, EnvFunctionCall, RewardType, StructuredUserInstructions, Task
+from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
+from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
 
 __all__ = [
-    "Action", "Agent", "AgentSession", "AssistantMessage", "BenchError", "ChatRequest", "ChatResponse", "Check",
-    "ConfigError", "ConversationResult", "ConversationSetup", "Domain", "DomainData", "DumpHasher", "DomainOptions", "Environment",
-    "Judge", "JudgeRequest", "Message", "Metric", "ModelError", "Mode", "Model", "ModelClient", "ModelConfig", "ParticipantError", "PluginError", "RewardType",
-    "State", "StructuredUserInstructions", "Task", "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage",
-    "Toolkit", "UserMessage", "UserSession", "UserSimulator", "build_environment", "hookimpl", "load_tasks", "read_json", "read_tasks", "tool",
+    "DATA_DIR_VARIABLE", "GREETING", "STOP_TOKENS",
+    "Action", "Agent", "AgentSession", "AssistantMessage", "BaseTable", "BenchError", "BudgetExceededError", "ChatRequest",
+    "ChatResponse", "Check", "ComponentScore", "ConfigError", "ContextOverflowError", "ConversationResult", "ConversationSetup",
+    "DoNothingAgent", "Domain", "DomainData", "DomainOptions", "DumpHasher", "EnvAssertion", "EnvFunctionCall", "Environment",
+    "GoldReplay", "Judge", "JudgeRequest", "Message", "Metric", "Mode", "Model", "ModelAuthError", "ModelClient", "ModelConfig",
+    "ModelError", "ModelHTTPError", "ModelResponseError", "ModelUnavailableError", "OracleAgent", "ParticipantError",
+    "ParticipantMessage", "PluginError", "PluginSet", "Registry", "Requestor", "RewardInfo", "RewardType", "RunConfig",
+    "RunSummary", "ScriptedUser", "State", "Store", "StructuredUserInstructions", "SystemMessage", "Table", "Task",
+    "TaskFileError", "TerminationReason", "ToolCall", "ToolError", "ToolKind", "ToolMessage", "Toolkit", "UserMessage",
+    "UserSession", "UserSimulator",
+    "build_environment", "canonical_json", "check_tasks", "collect", "converter", "evaluate", "get_plugin_manager",
+    "hookimpl", "installed_entry_points", "is_success", "load_tasks", "packaged_or_external", "read_json", "read_tasks",
+    "render_check", "replay_gold", "run", "run_async", "tool", "unstructure",
 ]

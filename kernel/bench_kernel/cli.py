@@ -11,16 +11,18 @@ from typing import Any
 
 import click
 
-from . import checks, runner, tau2_results
-from .errors import BenchError, ConfigError
-from .logs import configure_logging
-from .models import Mode
-from .modelhub import ROLES
-from .runconfig import build_run_config, model_overrides, price_overrides, read_run_file
-from .plugins import PluginSet, apply_commands, collect, get_plugin_manager
-from .report import build_report, render
-from .serialization import unstructure
-from .store import Store
+from bench_kernel import tau2_results
+from bench_kernel.run import runner
+from bench_kernel.tasks import checks
+from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.logs import configure_logging
+from bench_kernel.conversation.messages import Mode
+from bench_kernel.modelhub.hub import ROLES
+from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
+from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
+from bench_kernel.report.report import build_report, render
+from bench_kernel.serialization import unstructure
+from bench_kernel.store.store import Store
 
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .markers import hookspec
+from bench_kernel.markers import hookspec
 
 if TYPE_CHECKING:
     import click
     from sqlite_utils import Migrations
 
-    from .components import Judge, Metric, Model
-    from .domain import Domain
-    from .participants import Agent, UserSimulator
+    from bench_kernel.evaluation.metric import Judge, Metric
+    from bench_kernel.modelhub.api import Model
+    from bench_kernel.tasks.domain import Domain
+    from bench_kernel.conversation.participants import Agent, UserSimulator
 
 
 # --------------------------------------------------------------------------- components

@@ -11,11 +11,11 @@ import attrs
 import pluggy
 import structlog
 
-from . import hookspecs
-from .errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
+from bench_kernel import hookspecs
+from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
 
 GROUP = "bench"
-DEFAULT_PLUGINS = ("bench_kernel.default_plugins.participants",)
+DEFAULT_PLUGINS = ("bench_kernel.builtin.participants",)
 COMPONENT_HOOKS = {
     "domain": "register_domains",
     "agent": "register_agents",

@@ -10,16 +10,9 @@ from typing import Any, TypeVar
 import cattrs
 from cattrs.preconf.json import make_converter
 
-from .errors import TaskFileError
-from .models import (
-    AssistantMessage,
-    Message,
-    StructuredUserInstructions,
-    SystemMessage,
-    Task,
-    ToolMessage,
-    UserMessage,
-)
+from bench_kernel.errors import TaskFileError
+from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from bench_kernel.tasks.schema import StructuredUserInstructions, Task
 
 T = TypeVar("T")
 

@@ -11,15 +11,25 @@ from typing import Any
 import attrs
 import structlog
 
-from .components import Judge
-from .domain import DomainData
-from .errors import ConfigError
-from .evaluator import evaluate, replay_gold, replay_trajectory
-from .models import AssistantMessage, ConversationResult, Message, RewardInfo, SystemMessage, Task, TerminationReason, ToolCall, ToolMessage, UserMessage
-from .plugins import PluginSet, collect, get_plugin_manager
-from .runner import RunConfig, component_values, load_domain
-from .serialization import converter, read_json, structure, unstructure
-from .store import MetricValue, Store, utc_now
+from bench_kernel.evaluation.metric import Judge
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.evaluator import evaluate, replay_gold, replay_trajectory
+from bench_kernel.conversation.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TerminationReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from bench_kernel.evaluation.results import ConversationResult, RewardInfo
+from bench_kernel.tasks.schema import Task
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
+from bench_kernel.run.runner import RunConfig, component_values, load_domain
+from bench_kernel.serialization import converter, read_json, structure, unstructure
+from bench_kernel.store.store import MetricValue, Store, utc_now
 
 log = structlog.get_logger()
 _ROLE_TYPES: dict[str, type] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}

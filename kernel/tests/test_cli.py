@@ -16,7 +16,8 @@ from plugin_factory import no_installed_plugins
 from structlog.testing import capture_logs
 from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
-from bench_kernel import checks, cli as cli_module, hookimpl
+from bench_kernel import cli as cli_module, hookimpl
+from bench_kernel.tasks import checks
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.plugins import PluginSet, get_plugin_manager
@@ -102,7 +103,7 @@ def test_plugins_all_includes_the_builtins(use_plugins: Callable[..., None]) -> 
 
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("bench_kernel.default_plugins.participants  bench-kernel ")
+    assert lines[0].startswith("bench_kernel.builtin.participants  bench-kernel ")
     assert lines[0].endswith("register_agents, register_user_simulators")
     assert lines[1] == "toy  - -  register_domains"
 
@@ -112,7 +113,7 @@ def test_plugins_json(use_plugins: Callable[..., None]) -> None:
 
     assert result.exit_code == 0, result.output
     listed = {p["name"]: p for p in json.loads(result.stdout)}
-    builtin = listed["bench_kernel.default_plugins.participants"]
+    builtin = listed["bench_kernel.builtin.participants"]
     assert builtin["builtin"] is True and builtin["error"] is None
     assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"]}
     assert listed["toy"] == {"name": "toy", "distribution": None, "version": None, "builtin": False, "error": None,

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from bench_kernel import DomainOptions, ToolCall, ToolError, build_environment
-from bench_kernel.domain import DomainData
-from bench_kernel.environment import Environment, Toolkit, ToolKind, tool
-from bench_kernel.models import EnvAssertion, EnvFunctionCall
-from bench_kernel.state import State
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tools.environment import Environment, Toolkit, ToolKind, tool
+from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
+from bench_kernel.tools.state import State
 from toy_domain import CounterTools, ToyDomain
 
 

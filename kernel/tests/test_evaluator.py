@@ -10,9 +10,9 @@ import attrs
 import pytest
 
 from bench_kernel import DomainOptions, Judge, JudgeRequest, build_environment
-from bench_kernel.domain import DomainData
-from bench_kernel.environment import Environment
-from bench_kernel.evaluator import (
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tools.environment import Environment
+from bench_kernel.evaluation.evaluator import (
     GoldReplay,
     action_component,
     action_matches,
@@ -24,19 +24,16 @@ from bench_kernel.evaluator import (
     replay_gold,
     replay_trajectory,
 )
-from bench_kernel.models import (
-    Action,
+from bench_kernel.tasks.schema import Action, RewardType, Task
+from bench_kernel.conversation.messages import (
     AssistantMessage,
-    Check,
-    ComponentScore,
     Message,
-    RewardType,
-    Task,
     TerminationReason,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
+from bench_kernel.evaluation.results import Check, ComponentScore
 from bench_kernel.serialization import structure
 from toy_domain import ToyDomain
 

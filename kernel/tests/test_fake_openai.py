@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from bench_kernel.fake_openai import FakeOpenAIServer, Reply
+from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply
 
 
 def test_scripted_replies_then_the_responder() -> None:

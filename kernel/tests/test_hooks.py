@@ -16,7 +16,7 @@ from sqlite_utils import Migrations
 
 from bench_kernel import Agent, Domain, Judge, Metric, Model, UserSimulator, hookimpl, hookspecs
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
-from bench_kernel.store import Store
+from bench_kernel.store.store import Store
 
 HOOKSPECS = {name for name, func in vars(hookspecs).items() if callable(func) and hasattr(func, "bench_spec")}
 COVERED: set[str] = set()

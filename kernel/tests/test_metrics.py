@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench_kernel.metrics import (
+from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,
     bootstrap_ci,

@@ -10,9 +10,9 @@ import pytest
 
 from bench_kernel import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
 from bench_kernel.errors import BudgetExceededError, ConfigError
-from bench_kernel.modelhub import ConversationModels, ModelHub, model_configs
-from bench_kernel.prices import DEFAULT_PRICES, Price, cost_of, lookup, parse_price
-from bench_kernel.store import Store
+from bench_kernel.modelhub.hub import ConversationModels, ModelHub, model_configs
+from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price, cost_of, lookup, parse_price
+from bench_kernel.store.store import Store
 
 
 @attrs.define(eq=False)

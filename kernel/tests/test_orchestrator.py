@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bench_kernel import DomainOptions, build_environment
-from bench_kernel.environment import Environment
-from bench_kernel.models import (
+from bench_kernel.tools.environment import Environment
+from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
     Mode,
@@ -19,8 +19,8 @@ from bench_kernel.models import (
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.orchestrator import Conversation, Limits, initial_messages, run_conversation
-from bench_kernel.participants import GREETING, AgentSession, UserSession
+from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation
+from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
 from toy_domain import ToyDomain
 
 Reply = Any  # a message, an exception to raise, or an async callable producing the message

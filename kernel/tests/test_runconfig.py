@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench_kernel.errors import ConfigError
-from bench_kernel.prices import Price
-from bench_kernel.runconfig import build_run_config, model_overrides, read_run_file
+from bench_kernel.modelhub.prices import Price
+from bench_kernel.run.runconfig import build_run_config, model_overrides, read_run_file
 
 RUN_FILE = """
 [run]

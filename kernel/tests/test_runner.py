@@ -13,13 +13,13 @@ import pytest
 
 import bench_kernel
 from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSetup, Metric
-from bench_kernel.default_plugins.participants import DoNothingSession, OracleSession
+from bench_kernel.builtin.participants import DoNothingSession, OracleSession
 from bench_kernel.errors import ConfigError, ResumeConflictError
-from bench_kernel.models import AssistantMessage, Message, Mode
+from bench_kernel.conversation.messages import AssistantMessage, Message, Mode
 from bench_kernel.plugins import PluginSet, get_plugin_manager
-from bench_kernel.report import build_report, render
-from bench_kernel.runner import RunConfig, RunSummary, conversation_seed, run
-from bench_kernel.store import Store
+from bench_kernel.report.report import build_report, render
+from bench_kernel.run.runner import RunConfig, RunSummary, conversation_seed, run
+from bench_kernel.store.store import Store
 from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 WRITE_TASKS = {"inc-a", "lamp"}
@@ -295,7 +295,7 @@ def test_task_ids_and_num_tasks_select(tmp_path: Path) -> None:
 
 def test_empty_plugin_selection_loads_no_installed_plugins() -> None:
     names = [p.name for p in get_plugin_manager([]).plugins]
-    assert names == ["bench_kernel.default_plugins.participants"]
+    assert names == ["bench_kernel.builtin.participants"]
 
 
 # --------------------------------------------------------------------------- metrics

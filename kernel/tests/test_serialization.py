@@ -10,18 +10,8 @@ import pytest
 
 from bench_kernel import DomainOptions, TaskFileError, read_tasks
 from bench_kernel.errors import ConfigError
-from bench_kernel.models import (
-    AssistantMessage,
-    Message,
-    RewardType,
-    StructuredUserInstructions,
-    SystemMessage,
-    Task,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    UserScenario,
-)
+from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from bench_kernel.tasks.schema import RewardType, StructuredUserInstructions, Task, UserScenario
 from bench_kernel.serialization import content_hash, converter, load_tasks, structure, unstructure
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from bench_kernel.state import State, deep_merge
+from bench_kernel.tools.state import State, deep_merge
 
 
 def pristine() -> State:
@@ -270,7 +270,7 @@ def test_dump_hasher_equals_one_json_dumps_of_the_whole_state() -> None:
     import hashlib
     import json
 
-    from bench_kernel.state import DumpHasher
+    from bench_kernel.tools.state import DumpHasher
 
     base = State.from_records({"b": {"x": {"n": 1, "f": 1.0, "l": [2, 1]}, "y": {"n": 2}}, "a": {"k": {"s": "é"}}})
     hasher = DumpHasher(lambda record: record)

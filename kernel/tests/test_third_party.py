@@ -27,7 +27,7 @@ ACME = PluginPackage(dist="bench-acme", module="bench_acme", entry="acme", sourc
 
     import bench_kernel
     from bench_kernel import Domain, DomainData, DomainOptions, State, ToolError, ToolKind, Toolkit, tool
-    from bench_kernel.models import Task
+    from bench_kernel import Task
     from bench_kernel.serialization import structure
 
     POLICY = "You are Acme support. Close an order when its customer asks; never close another one."
@@ -184,7 +184,7 @@ def test_run_with_one_plugin_uses_only_that_plugin(site: Site) -> None:
         used = dict(conn.execute("select name, version from plugins_used where run_id = ?", [run_id]).fetchall())
         closed = conn.execute("select count(*) from tool_calls where name = 'close_order' and error = 0").fetchone()[0]
     assert run_id == report["run_id"] and run_id.startswith("acme-oracle-")
-    assert used == {"bench_kernel.default_plugins.participants": used["bench_kernel.default_plugins.participants"], "acme": "0.1.0"}
+    assert used == {"bench_kernel.builtin.participants": used["bench_kernel.builtin.participants"], "acme": "0.1.0"}
     assert {p["name"] for p in json.loads(plugins_json)} == set(used)
     assert closed == 1
 

@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional
 import attrs
 import pytest
 
-from bench_kernel.toolschema import function_schema, tool_result_text
+from bench_kernel.tools.toolschema import function_schema, tool_result_text
 
 # --------------------------------------------------------------------------- sample tools
 

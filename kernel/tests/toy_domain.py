@@ -10,7 +10,7 @@ import attrs
 import bench_kernel
 from bench_kernel import Domain, DomainData, DomainOptions, State, Toolkit, ToolError, ToolKind, tool
 from bench_kernel.serialization import structure
-from bench_kernel.models import Task
+from bench_kernel.tasks.schema import Task
 
 
 class CounterTools(Toolkit):

@@ -17,9 +17,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from bench_kernel import DomainData, Task, TerminationReason
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.serialization import converter
+from bench_kernel import DomainData, Task, TerminationReason, converter, evaluate, replay_gold
 
 from .domain import AirlineDomain
 from .records import ReferenceHasher, state_from_json
@@ -490,7 +488,7 @@ def _acceptable(raw: dict[str, Any], data: DomainData) -> bool:
     gold = replay_gold(data, task)
     if not gold.ok:
         return False
-    from bench_kernel.domain import build_environment
+    from bench_kernel import build_environment
 
     untouched = build_environment(data, task)
     reward = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, untouched, gold)).reward

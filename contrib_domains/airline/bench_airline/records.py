@@ -16,9 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
-from bench_kernel import State
-from bench_kernel.serialization import converter
-from bench_kernel.state import BaseTable, DumpHasher, Table
+from bench_kernel import BaseTable, DumpHasher, State, Table, converter
 
 FlightType = Literal["round_trip", "one_way"]
 CabinClass = Literal["business", "economy", "basic_economy"]

@@ -10,9 +10,7 @@ import bench_airline
 import click
 import pytest
 from bench_airline import AirlineDomain
-from bench_kernel.domain import DATA_DIR_VARIABLE
-from bench_kernel import ConfigError, DomainOptions
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel import DATA_DIR_VARIABLE, ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
 from click.testing import CliRunner
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bench_kernel.checks import check_tasks, render_check
-from bench_kernel.evaluator import replay_gold
+from bench_kernel import check_tasks, render_check, replay_gold
 
 
 def test_loading_and_dumping_tau2_db_gives_the_initial_hash(reference_data, expected_hashes) -> None:
@@ -24,7 +23,7 @@ def test_sample_gold_hashes_and_action_errors_match(reference_data, expected_has
 
 
 def test_sample_start_and_live_hashes_match(reference_data, expected_hashes) -> None:
-    from bench_kernel.domain import build_environment
+    from bench_kernel import build_environment
 
     for task_id, expected in expected_hashes["tasks"].items():
         task = reference_data.task(task_id)

@@ -10,11 +10,7 @@ from pathlib import Path
 import pytest
 from bench_airline import AirlineDomain
 from bench_airline.generate import DEFAULT_SEED, suite_files
-from bench_kernel import DomainOptions, TerminationReason
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import DomainOptions, RunConfig, Store, TerminationReason, build_environment, evaluate, replay_gold, run
 
 TASK_IDS = [t.id for t in AirlineDomain(name="airline").load(DomainOptions()).tasks]
 

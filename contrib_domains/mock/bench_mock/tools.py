@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from bench_kernel import Environment, Toolkit, ToolError, ToolKind, tool
+from bench_kernel import Environment, ToolError, ToolKind, Toolkit, tool
 
 Category = Literal["slow_speed", "no_connection", "equipment", "billing"]
 Resolution = Literal["fixed", "no_fault_found", "customer_withdrew"]

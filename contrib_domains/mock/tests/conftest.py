@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from bench_kernel import DomainData, DomainOptions, Environment
-from bench_kernel.domain import build_environment
+from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 from bench_mock import MockDomain
 
 

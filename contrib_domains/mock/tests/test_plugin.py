@@ -8,11 +8,9 @@ import pathlib
 import shutil
 from importlib.resources import files
 
-import pytest
-
 import bench_mock
-from bench_kernel import ConfigError, DomainOptions
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+import pytest
+from bench_kernel import ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
 from bench_mock import MockDomain
 
 

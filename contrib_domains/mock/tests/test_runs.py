@@ -5,10 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from bench_kernel import DomainData, Mode
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import DomainData, Mode, RunConfig, Store, run
 
 
 def rewards(tmp_path: Path, mode: Mode) -> dict[str, dict[str, float | None]]:

@@ -7,12 +7,17 @@ import json
 from importlib.resources import files
 
 import pytest
-
-from bench_kernel import AssistantMessage, DomainOptions, TerminationReason, UserMessage
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.models import StructuredUserInstructions
-from bench_kernel.participants import GREETING
+from bench_kernel import (
+    GREETING,
+    AssistantMessage,
+    DomainOptions,
+    StructuredUserInstructions,
+    TerminationReason,
+    UserMessage,
+    build_environment,
+    evaluate,
+    replay_gold,
+)
 from bench_mock import MockDomain
 
 TASK_IDS = [t.id for t in MockDomain(name="mock").load(DomainOptions()).tasks]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from bench_kernel import Environment, ToolCall
 from bench_mock.tools import TRANSFER_REPLY, HelpdeskTools, RouterTools
 

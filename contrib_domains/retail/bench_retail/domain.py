@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-from bench_kernel import Domain, DomainData, DomainOptions, read_tasks
-from bench_kernel.domain import packaged_or_external
+from bench_kernel import Domain, DomainData, DomainOptions, packaged_or_external, read_tasks
 
 from .records import load_state, reference_hash
 from .tools import RetailTools
+
 
 @attrs.define(kw_only=True)
 class RetailDomain(Domain):

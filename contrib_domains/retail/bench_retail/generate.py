@@ -19,12 +19,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from bench_kernel import DomainData, State, TerminationReason
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.models import Task
-from bench_kernel.serialization import converter
-from bench_kernel.state import Table
+from bench_kernel import DomainData, State, Table, Task, TerminationReason, build_environment, converter, evaluate, replay_gold
 
 from .records import base_tables, reference_hash
 from .tools import RetailTools

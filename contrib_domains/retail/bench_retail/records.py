@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-from bench_kernel import State
-from bench_kernel.serialization import converter
-from bench_kernel.state import BaseTable, DumpHasher, Table
+from bench_kernel import BaseTable, DumpHasher, State, Table, converter
 
 OrderStatus = Literal[
     "processed", "pending", "pending (item modified)", "delivered", "cancelled",

@@ -11,10 +11,9 @@ from importlib.resources import files
 import bench_retail
 import click
 import pytest
-from bench_kernel import ConfigError, DomainOptions
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel import DATA_DIR_VARIABLE as DATA_DIR_ENV
+from bench_kernel import ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
 from bench_retail import RetailDomain
-from bench_kernel.domain import DATA_DIR_VARIABLE as DATA_DIR_ENV
 
 
 def test_entry_point_is_installed() -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import replay_gold
+from bench_kernel import build_environment, replay_gold
 from bench_retail.records import reference_hash
 
 # The tau2 tasks whose gold actions raise (tau2 swallows the errors; the gold state is what is left).

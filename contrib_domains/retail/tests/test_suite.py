@@ -8,11 +8,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from bench_kernel import TerminationReason
-from bench_kernel.domain import build_environment
-from bench_kernel.evaluator import evaluate, replay_gold
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import RunConfig, Store, TerminationReason, build_environment, evaluate, replay_gold, run
 from bench_retail.generate import DEFAULT_SEED, main, write_suite
 
 SHIPPED = ("db.json", "tasks.json", "split_tasks.json", "policy.md")

@@ -7,9 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from bench_kernel import DomainData, Environment, State, ToolCall, ToolMessage
-from bench_kernel.domain import build_environment
-from bench_kernel.state import Table
+from bench_kernel import DomainData, Environment, State, Table, ToolCall, ToolMessage, build_environment
 from bench_retail.records import base_tables, dump_state, reference_hash
 from bench_retail.tools import RetailTools
 
@@ -392,8 +390,7 @@ def test_reference_hash_is_the_hash_of_the_whole_dump(shop) -> None:
 
 
 def test_initialization_data_patches_records_and_keeps_their_types(tiny_data) -> None:
-    from bench_kernel.models import Task
-    from bench_kernel.serialization import converter
+    from bench_kernel import Task, converter
     from bench_retail.records import GiftCard, Paypal
 
     task = converter.structure({

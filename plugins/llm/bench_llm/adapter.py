@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-
 from bench_kernel import (
     Agent,
     AgentSession,

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-
 from bench_kernel import (
+    STOP_TOKENS,
     Agent,
     AgentSession,
     AssistantMessage,
@@ -23,12 +23,11 @@ from bench_kernel import (
     ConversationSetup,
     Message,
     Mode,
+    ModelResponseError,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.errors import ModelResponseError
-from bench_kernel.participants import STOP_TOKENS
 
 from .chat import ChatLog, agent_view, chat_log, reasoning_data, require_model, speaker, usage_of
 from .jsontext import first_json

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,
@@ -20,11 +19,11 @@ from bench_kernel import (
     ConfigError,
     ConversationSetup,
     Message,
+    Requestor,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.models import Requestor
 
 
 def openai_tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:

@@ -7,9 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-
-from bench_kernel import AssistantMessage, ChatRequest, Check, Judge, JudgeRequest, Message, ToolMessage, UserMessage
-from bench_kernel.errors import ModelResponseError
+from bench_kernel import (
+    AssistantMessage,
+    ChatRequest,
+    Check,
+    Judge,
+    JudgeRequest,
+    Message,
+    ModelResponseError,
+    ToolMessage,
+    UserMessage,
+)
 
 from .chat import require_model
 from .jsontext import first_json

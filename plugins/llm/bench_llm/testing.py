@@ -14,9 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
-from bench_kernel import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig, ToolCall, hookimpl
-from bench_kernel.errors import ConfigError
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, Model, ModelClient, ModelConfig, ToolCall, hookimpl
 
 Script = Callable[[ChatRequest], ChatResponse]
 

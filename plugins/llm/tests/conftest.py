@@ -9,11 +9,17 @@ from typing import Any
 
 import attrs
 import pytest
-
-from bench_kernel import ChatRequest, ChatResponse, DomainData, DomainOptions, ModelConfig
-from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import (
+    ChatRequest,
+    ChatResponse,
+    DomainData,
+    DomainOptions,
+    ModelConfig,
+    RunConfig,
+    Store,
+    get_plugin_manager,
+    run,
+)
 from bench_llm.testing import ScriptedModel, ScriptedModelPlugin
 from bench_mock import MockDomain
 

@@ -11,9 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
-
-from bench_kernel import Agent, ConversationSetup, Mode, ParticipantError, hookimpl
-from bench_kernel.participants import GREETING
+from bench_kernel import GREETING, Agent, ConversationSetup, Mode, ParticipantError, hookimpl
 from bench_llm.adapter import message_from_reply
 from bench_llm.examples import FrameworkAgent, PlanQuoteBot
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, Task
-from bench_kernel.domain import build_environment
 import pytest
-from bench_kernel.errors import ConfigError, ModelResponseError, ModelUnavailableError
-from bench_kernel.participants import GREETING
+from bench_kernel import (
+    GREETING,
+    ChatRequest,
+    ChatResponse,
+    ConfigError,
+    DomainData,
+    Mode,
+    ModelResponseError,
+    ModelUnavailableError,
+    Task,
+    build_environment,
+)
 from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 
 

@@ -7,9 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from bench_kernel import AssistantMessage, ChatRequest, ChatResponse, DomainData, ToolCall, ToolMessage, UserMessage
-from bench_kernel.errors import ConfigError, ModelResponseError
+from bench_kernel import (
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    ConfigError,
+    DomainData,
+    ModelResponseError,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from bench_llm.judge import read_verdicts, transcript
 from bench_llm.testing import text_reply
 

@@ -8,9 +8,8 @@ import subprocess
 import sys
 
 import attrs
-import pytest
-
 import bench_llm
+import pytest
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,
@@ -21,9 +20,11 @@ from bench_kernel import (
     Mode,
     ModelConfig,
     UserMessage,
+    collect,
+    get_plugin_manager,
+    installed_entry_points,
 )
 from bench_llm import FunctionCallingAgent, TextActionAgent
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
 from bench_llm.chat import new_messages
 from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 

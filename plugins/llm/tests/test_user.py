@@ -6,10 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from bench_kernel import ChatRequest, ChatResponse, DomainData
-from bench_kernel.errors import ConfigError
-from bench_kernel.participants import GREETING
+from bench_kernel import GREETING, ChatRequest, ChatResponse, ConfigError, DomainData
 from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 
 OPENING = "My Wi-Fi is gone since this morning. My email is ada.okafor@example.net."

@@ -7,9 +7,7 @@ from typing import Any
 
 import attrs
 import httpx
-
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig
-from bench_kernel.errors import ModelUnavailableError
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ModelUnavailableError
 from bench_openai.client import OpenAIClient
 
 from .server import LlamaServer, ServerSettings, option

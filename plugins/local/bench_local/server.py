@@ -17,9 +17,7 @@ from typing import IO, Any
 import attrs
 import httpx
 import structlog
-
-from bench_kernel import ConfigError, ModelConfig
-from bench_kernel.errors import ModelUnavailableError
+from bench_kernel import ConfigError, ModelConfig, ModelUnavailableError
 
 from .serve import PARENT_PID_VARIABLE
 

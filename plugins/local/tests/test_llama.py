@@ -13,12 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from bench_kernel import ChatRequest, ConfigError, ModelConfig
-from bench_kernel.errors import ModelUnavailableError
-from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.runner import RunConfig, run
-from bench_kernel.store import Store
+from bench_kernel import ChatRequest, ConfigError, ModelConfig, ModelUnavailableError, RunConfig, Store, get_plugin_manager, run
 from bench_local.client import LocalClient
 
 from .conftest import alive, server_children

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import attrs
 import pytest
-
-from bench_kernel import ChatRequest, ConfigError, ModelConfig
-from bench_kernel.errors import ModelUnavailableError
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel import (
+    ChatRequest,
+    ConfigError,
+    ModelConfig,
+    ModelUnavailableError,
+    collect,
+    get_plugin_manager,
+    installed_entry_points,
+)
 from bench_local import LocalModel
 from bench_local import server as server_module
 from bench_local.client import LlamaCppClient, LocalClient

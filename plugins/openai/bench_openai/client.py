@@ -22,14 +22,19 @@ from typing import Any, Self
 import attrs
 import httpx
 import structlog
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ToolCall
-from bench_kernel.errors import (
+from bench_kernel import (
+    ChatRequest,
+    ChatResponse,
+    ConfigError,
     ContextOverflowError,
     ModelAuthError,
+    ModelClient,
+    ModelConfig,
     ModelError,
     ModelHTTPError,
     ModelResponseError,
     ModelUnavailableError,
+    ToolCall,
 )
 
 from bench_openai.parsing import arguments_object, snippet

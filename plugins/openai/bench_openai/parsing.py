@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench_kernel.errors import ModelResponseError
+from bench_kernel import ModelResponseError
 
 
 def arguments_object(name: str, arguments: Any) -> dict[str, Any]:

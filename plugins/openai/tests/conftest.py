@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from bench_kernel import ChatRequest, ChatResponse, ModelConfig
-from bench_kernel.fake_openai import FakeOpenAIServer
+from bench_kernel.testing import FakeOpenAIServer
 from bench_openai.client import OpenAIClient
 
 HELLO = ChatRequest(messages=[{"role": "user", "content": "hello"}])

@@ -7,16 +7,19 @@ import time
 
 import httpx
 import pytest
-from bench_kernel import ChatRequest, ConfigError, ModelConfig, ToolCall
-from bench_kernel.errors import (
+from bench_kernel import (
+    ChatRequest,
+    ConfigError,
     ContextOverflowError,
     ModelAuthError,
+    ModelConfig,
     ModelError,
     ModelHTTPError,
     ModelResponseError,
     ModelUnavailableError,
+    ToolCall,
 )
-from bench_kernel.fake_openai import Reply
+from bench_kernel.testing import Reply
 from bench_openai.client import OpenAIClient, RetryPolicy, parse_retry_after
 from structlog.testing import capture_logs
 

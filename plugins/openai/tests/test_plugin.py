@@ -6,8 +6,7 @@ import asyncio
 import subprocess
 import sys
 
-from bench_kernel import ModelConfig
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel import ModelConfig, collect, get_plugin_manager, installed_entry_points
 from bench_openai import OpenAIModel
 from bench_openai.client import OpenAIClient
 

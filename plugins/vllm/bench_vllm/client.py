@@ -10,8 +10,7 @@ from typing import Any
 
 import attrs
 import structlog
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig
-from bench_kernel.errors import ModelHTTPError
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelHTTPError
 from bench_openai.client import OpenAIClient
 
 from .parsing import check_modes, parse_text

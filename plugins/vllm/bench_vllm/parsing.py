@@ -22,8 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from bench_kernel import ConfigError, ToolCall
-from bench_kernel.errors import ModelResponseError
+from bench_kernel import ConfigError, ModelResponseError, ToolCall
 from bench_openai.parsing import arguments_object, snippet
 
 TOOL_PARSERS = ("auto", "hermes", "mistral", "none")

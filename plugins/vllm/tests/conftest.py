@@ -7,9 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bench_kernel import ChatRequest, ChatResponse, ModelConfig
-from bench_kernel.fake_openai import FakeOpenAIServer
-from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel import ChatRequest, ChatResponse, ModelConfig, collect, get_plugin_manager
+from bench_kernel.testing import FakeOpenAIServer
 
 HELLO = ChatRequest(messages=[{"role": "user", "content": "hello"}])
 LOOKUP_TOOL = {

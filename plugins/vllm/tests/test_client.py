@@ -6,10 +6,17 @@ import asyncio
 import json
 
 import pytest
-from bench_kernel import ChatRequest, ConfigError, ModelConfig, ToolCall
-from bench_kernel.errors import ModelHTTPError, ModelResponseError
-from bench_kernel.fake_openai import Reply
-from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel import (
+    ChatRequest,
+    ConfigError,
+    ModelConfig,
+    ModelHTTPError,
+    ModelResponseError,
+    ToolCall,
+    collect,
+    get_plugin_manager,
+)
+from bench_kernel.testing import Reply
 from bench_vllm.client import DEFAULT_BASE_URL, VLLMClient
 from bench_vllm.parsing import call_id
 from structlog.testing import capture_logs

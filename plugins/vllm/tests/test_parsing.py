@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bench_kernel import ConfigError, ToolCall
-from bench_kernel.errors import ModelResponseError
+from bench_kernel import ConfigError, ModelResponseError, ToolCall
 from bench_vllm.parsing import ParsedText, call_id, parse_text, split_thinking
 
 

@@ -1,14 +1,14 @@
-"""The attrs data model: tasks (a superset of tau2-bench's task JSON), messages and results."""
+"""The attrs task model: a superset of tau2-bench's task JSON."""
 
 from __future__ import annotations
 
 import enum
 import textwrap
-from typing import Any, Literal, Union
+from typing import Any
 
 import attrs
 
-Requestor = Literal["assistant", "user"]
+from bench_kernel.conversation.messages import Message, Requestor, ToolCall
 
 
 class RewardType(str, enum.Enum):
@@ -21,104 +21,9 @@ class RewardType(str, enum.Enum):
     COMMUNICATE = "COMMUNICATE"
 
 
-class TerminationReason(str, enum.Enum):
-    """Why a conversation ended."""
-
-    USER_STOP = "user_stop"
-    AGENT_STOP = "agent_stop"
-    MAX_STEPS = "max_steps"
-    TOO_MANY_ERRORS = "too_many_errors"
-    TIMEOUT = "timeout"
-    AGENT_ERROR = "agent_error"
-    USER_ERROR = "user_error"
-    INFRASTRUCTURE_ERROR = "infrastructure_error"
-
-
-class Mode(str, enum.Enum):
-    """How a conversation is wired (tau2's three modes)."""
-
-    DEFAULT = "default"
-    NO_USER = "no-user"
-    ORACLE_PLAN = "oracle-plan"
-
 
 def _indent(text: str) -> str:
     return textwrap.indent(text, "\t")
-
-
-# --------------------------------------------------------------------------- messages
-
-
-@attrs.frozen(kw_only=True)
-class ToolCall:
-    """A call of one tool by the agent or the user."""
-
-    id: str = ""
-    name: str
-    arguments: dict[str, Any] = attrs.field(factory=dict)
-    requestor: Requestor = "assistant"
-
-
-@attrs.frozen(kw_only=True)
-class SystemMessage:
-    """A system message (only ever found in imported histories)."""
-
-    role: Literal["system"] = "system"
-    content: str | None = None
-    turn_idx: int | None = None
-    timestamp: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _ParticipantMessageBase:
-    """What agent and user messages share: text and/or tool calls, with usage and cost."""
-
-    content: str | None = None
-    tool_calls: list[ToolCall] | None = None
-    turn_idx: int | None = None
-    timestamp: str | None = None
-    cost: float | None = None
-    usage: dict[str, int] | None = None
-    raw_data: dict[str, Any] | None = None
-
-    def is_tool_call(self) -> bool:
-        """True when the message carries tool calls."""
-        return bool(self.tool_calls)
-
-    def has_text(self) -> bool:
-        """True when the message has non-blank text."""
-        return bool(self.content and self.content.strip())
-
-
-@attrs.frozen(kw_only=True)
-class AssistantMessage(_ParticipantMessageBase):
-    """What the agent says or calls."""
-
-    role: Literal["assistant"] = "assistant"
-
-
-@attrs.frozen(kw_only=True)
-class UserMessage(_ParticipantMessageBase):
-    """What the (simulated) user says or calls."""
-
-    role: Literal["user"] = "user"
-
-
-@attrs.frozen(kw_only=True)
-class ToolMessage:
-    """The result of one tool call, routed back to its requestor."""
-
-    role: Literal["tool"] = "tool"
-    id: str = ""
-    content: str | None = None
-    requestor: Requestor = "assistant"
-    error: bool = False
-    turn_idx: int | None = None
-    timestamp: str | None = None
-
-
-Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]
-ParticipantMessage = Union[AssistantMessage, UserMessage]
 
 
 # --------------------------------------------------------------------------- tasks
@@ -293,77 +198,3 @@ class Task:
             return []
         return list(self.evaluation_criteria.actions or [])
 
-
-# --------------------------------------------------------------------------- results
-
-
-@attrs.frozen(kw_only=True)
-class Check:
-    """One check inside a component: what was checked, whether it held, and why."""
-
-    subject: str
-    met: bool
-    detail: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class ComponentScore:
-    """One reward component's score, with the checks behind it."""
-
-    component: str
-    score: float | None
-    checks: list[Check] = attrs.field(factory=list)
-    note: str = ""
-    error: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class RewardInfo:
-    """A conversation's reward and every component's own score."""
-
-    reward: float
-    reward_basis: list[RewardType] = attrs.field(factory=list)
-    components: list[ComponentScore] = attrs.field(factory=list)
-    note: str = ""
-
-    def component(self, name: str) -> ComponentScore | None:
-        """The component with this name, if it was computed."""
-        return next((c for c in self.components if c.component == name), None)
-
-
-def is_success(reward: float | None) -> bool:
-    """tau2's success rule: reward within 1e-6 of 1."""
-    return reward is not None and abs(reward - 1.0) <= 1e-6
-
-
-@attrs.frozen(kw_only=True)
-class ConversationResult:
-    """A finished, evaluated conversation, as metrics and the store see it."""
-
-    run_id: str
-    arm: str
-    """'agent' for the evaluated agent, 'baseline' for the do-nothing reference."""
-    task_id: str
-    trial: int
-    seed: int
-    agent: str
-    user: str
-    termination_reason: TerminationReason
-    messages: list[Message]
-    reward_info: RewardInfo | None
-    started_utc: str
-    ended_utc: str
-    duration_ms: int
-    error: str | None = None
-    agent_cost: float | None = None
-    user_cost: float | None = None
-
-    @property
-    def conversation_id(self) -> str:
-        """Stable id of this (run, arm, task, trial)."""
-        return f"{self.run_id}/{self.arm}/{self.task_id}/{self.trial}"
-
-    @property
-    def reward(self) -> float | None:
-        """The conversation's reward, None when it was not evaluated."""
-        return None if self.reward_info is None else self.reward_info.reward

@@ -12,23 +12,13 @@ from typing import Any
 
 import attrs
 
-from .components import Judge, JudgeRequest
-from .domain import DomainData, build_environment, replay_history
-from .environment import Environment
-from .errors import INFRASTRUCTURE_FAILURES
-from .models import (
-    Action,
-    AssistantMessage,
-    Check,
-    ComponentScore,
-    Message,
-    RewardInfo,
-    RewardType,
-    Task,
-    TerminationReason,
-    ToolCall,
-    UserMessage,
-)
+from bench_kernel.evaluation.metric import Judge, JudgeRequest
+from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
+from bench_kernel.tools.environment import Environment
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.tasks.schema import Action, RewardType, Task
+from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
+from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
 
 STOPPED = {TerminationReason.USER_STOP, TerminationReason.AGENT_STOP}
 

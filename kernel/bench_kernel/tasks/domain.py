@@ -12,11 +12,12 @@ from typing import Any
 
 import attrs
 
-from .environment import Environment, Toolkit
-from .errors import ConfigError
-from .models import AssistantMessage, Message, Mode, Task, ToolMessage, UserMessage
-from .serialization import canonical_json, load_tasks, read_json, unstructure
-from .state import State
+from bench_kernel.tools.environment import Environment, Toolkit
+from bench_kernel.errors import ConfigError
+from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
+from bench_kernel.tasks.schema import Task
+from bench_kernel.serialization import canonical_json, load_tasks, read_json, unstructure
+from bench_kernel.tools.state import State
 
 
 @attrs.frozen(kw_only=True)

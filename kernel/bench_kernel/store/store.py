@@ -11,10 +11,11 @@ from typing import Any
 import attrs
 from sqlite_utils import Database, Migrations
 
-from .errors import ConfigError, ResumeConflictError
-from .migrations import migrations as kernel_migrations
-from .models import AssistantMessage, ConversationResult, Message, TerminationReason, ToolMessage, UserMessage
-from .serialization import canonical_json, unstructure
+from bench_kernel.errors import ConfigError, ResumeConflictError
+from bench_kernel.store.migrations import migrations as kernel_migrations
+from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.serialization import canonical_json, unstructure
 
 
 def utc_now() -> str:

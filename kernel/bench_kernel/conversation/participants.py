@@ -7,7 +7,8 @@ from typing import Any
 
 import attrs
 
-from .models import AssistantMessage, Message, Mode, Task, UserMessage
+from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, UserMessage
+from bench_kernel.tasks.schema import Task
 
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from .serialization import canonical_json, converter
+from bench_kernel.serialization import canonical_json, converter
 
 _MOD = 1 << 256
 _MISSING = object()

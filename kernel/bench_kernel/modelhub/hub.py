@@ -11,11 +11,11 @@ from typing import Any
 import attrs
 import structlog
 
-from .components import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
-from .errors import BudgetExceededError, ConfigError, ModelError
-from .prices import Price, cost_of
-from .serialization import canonical_json, converter, unstructure
-from .store import Store, utc_now
+from bench_kernel.modelhub.api import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
+from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError
+from bench_kernel.modelhub.prices import Price, cost_of
+from bench_kernel.serialization import canonical_json, converter, unstructure
+from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
 log = structlog.get_logger()

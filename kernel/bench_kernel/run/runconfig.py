@@ -28,11 +28,11 @@ from typing import Any
 import attrs
 import cattrs
 
-from .errors import ConfigError
-from .modelhub import ROLES, model_configs
-from .prices import Price, parse_price
-from .runner import RunConfig
-from .serialization import converter
+from bench_kernel.errors import ConfigError
+from bench_kernel.modelhub.hub import ROLES, model_configs
+from bench_kernel.modelhub.prices import Price, parse_price
+from bench_kernel.run.runner import RunConfig
+from bench_kernel.serialization import converter
 
 # Model settings that have --ROLE-KEY options; backend `options` are set in a run file.
 MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")

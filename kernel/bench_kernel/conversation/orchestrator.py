@@ -9,9 +9,9 @@ from typing import Literal
 import attrs
 import structlog
 
-from .environment import Environment
-from .errors import INFRASTRUCTURE_FAILURES
-from .models import (
+from bench_kernel.tools.environment import Environment
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
     Mode,
@@ -20,7 +20,7 @@ from .models import (
     ToolMessage,
     UserMessage,
 )
-from .participants import GREETING, AgentSession, UserSession
+from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
 
 Role = Literal["agent", "user", "env"]
 log = structlog.get_logger()

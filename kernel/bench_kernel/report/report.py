@@ -11,9 +11,18 @@ from typing import Any
 
 import attrs
 
-from .metrics import Estimate, TaskOutcomes, flip_summary, max_k, mean_estimate, pass_at_k_estimate, pass_hat_k_estimate
-from .models import TerminationReason, is_success
-from .store import Store
+from bench_kernel.evaluation.stats import (
+    Estimate,
+    TaskOutcomes,
+    flip_summary,
+    max_k,
+    mean_estimate,
+    pass_at_k_estimate,
+    pass_hat_k_estimate,
+)
+from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.evaluation.results import is_success
+from bench_kernel.store.store import Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 

@@ -12,18 +12,21 @@ from typing import Any
 import attrs
 import structlog
 
-from .components import Judge, Metric, ModelConfig
-from .domain import Domain, DomainData, DomainOptions, build_environment
-from .errors import ConfigError
-from .evaluator import GoldReplay, evaluate, replay_gold
-from .models import ConversationResult, Mode, RewardType, Task, TerminationReason
-from .modelhub import ConversationModels, ModelHub
-from .orchestrator import Limits, initial_messages, run_conversation
-from .participants import Agent, ConversationSetup, UserSimulator
-from .prices import DEFAULT_PRICES, Price
-from .plugins import PluginSet, Registry, collect, get_plugin_manager
-from .serialization import canonical_json, unstructure
-from .store import MetricValue, Store, utc_now
+from bench_kernel.evaluation.metric import Judge, Metric
+from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.conversation.messages import Mode, TerminationReason
+from bench_kernel.tasks.schema import RewardType, Task
+from bench_kernel.modelhub.hub import ConversationModels, ModelHub
+from bench_kernel.conversation.orchestrator import Limits, initial_messages, run_conversation
+from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
+from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
+from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
+from bench_kernel.serialization import canonical_json, unstructure
+from bench_kernel.store.store import MetricValue, Store, utc_now
 
 log = structlog.get_logger()
 BASELINE_AGENT = "do-nothing"

@@ -7,13 +7,14 @@ from typing import Any
 
 from pathlib import Path
 
-from .domain import DomainData, build_environment
-from .errors import ConfigError
-from .evaluator import evaluate, replay_gold
-from .models import Task, TerminationReason
-from .plugins import collect, get_plugin_manager
-from .runner import RunConfig, load_domain
-from .serialization import read_json
+from bench_kernel.tasks.domain import DomainData, build_environment
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.evaluator import evaluate, replay_gold
+from bench_kernel.tasks.schema import Task
+from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.run.runner import RunConfig, load_domain
+from bench_kernel.serialization import read_json
 
 
 def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,

@@ -1,0 +1,1 @@
+"""Conversations: messages, participants, channels, events and the loop that runs them."""

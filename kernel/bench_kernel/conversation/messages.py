@@ -1,0 +1,105 @@
+"""Messages: what agent, user and environment say to each other, and why a conversation ended."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Literal, Union
+
+import attrs
+
+Requestor = Literal["assistant", "user"]
+
+
+class TerminationReason(str, enum.Enum):
+    """Why a conversation ended."""
+
+    USER_STOP = "user_stop"
+    AGENT_STOP = "agent_stop"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    TIMEOUT = "timeout"
+    AGENT_ERROR = "agent_error"
+    USER_ERROR = "user_error"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+class Mode(str, enum.Enum):
+    """How a conversation is wired (tau2's three modes)."""
+
+    DEFAULT = "default"
+    NO_USER = "no-user"
+    ORACLE_PLAN = "oracle-plan"
+
+
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A call of one tool by the agent or the user."""
+
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+    requestor: Requestor = "assistant"
+
+
+@attrs.frozen(kw_only=True)
+class SystemMessage:
+    """A system message (only ever found in imported histories)."""
+
+    role: Literal["system"] = "system"
+    content: str | None = None
+    turn_idx: int | None = None
+    timestamp: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ParticipantMessageBase:
+    """What agent and user messages share: text and/or tool calls, with usage and cost."""
+
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    turn_idx: int | None = None
+    timestamp: str | None = None
+    cost: float | None = None
+    usage: dict[str, int] | None = None
+    raw_data: dict[str, Any] | None = None
+
+    def is_tool_call(self) -> bool:
+        """True when the message carries tool calls."""
+        return bool(self.tool_calls)
+
+    def has_text(self) -> bool:
+        """True when the message has non-blank text."""
+        return bool(self.content and self.content.strip())
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage(_ParticipantMessageBase):
+    """What the agent says or calls."""
+
+    role: Literal["assistant"] = "assistant"
+
+
+@attrs.frozen(kw_only=True)
+class UserMessage(_ParticipantMessageBase):
+    """What the (simulated) user says or calls."""
+
+    role: Literal["user"] = "user"
+
+
+@attrs.frozen(kw_only=True)
+class ToolMessage:
+    """The result of one tool call, routed back to its requestor."""
+
+    role: Literal["tool"] = "tool"
+    id: str = ""
+    content: str | None = None
+    requestor: Requestor = "assistant"
+    error: bool = False
+    turn_idx: int | None = None
+    timestamp: str | None = None
+
+
+Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]
+ParticipantMessage = Union[AssistantMessage, UserMessage]

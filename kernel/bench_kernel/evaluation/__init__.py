@@ -1,0 +1,1 @@
+"""Evaluation: reward components and combination rules, metrics with context, judges, statistics."""

@@ -1,0 +1,81 @@
+"""Results: checks, reward components, rewards and finished conversations."""
+
+from __future__ import annotations
+
+import attrs
+
+from bench_kernel.conversation.messages import Message, TerminationReason
+from bench_kernel.tasks.schema import RewardType
+
+
+
+@attrs.frozen(kw_only=True)
+class Check:
+    """One check inside a component: what was checked, whether it held, and why."""
+
+    subject: str
+    met: bool
+    detail: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ComponentScore:
+    """One reward component's score, with the checks behind it."""
+
+    component: str
+    score: float | None
+    checks: list[Check] = attrs.field(factory=list)
+    note: str = ""
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RewardInfo:
+    """A conversation's reward and every component's own score."""
+
+    reward: float
+    reward_basis: list[RewardType] = attrs.field(factory=list)
+    components: list[ComponentScore] = attrs.field(factory=list)
+    note: str = ""
+
+    def component(self, name: str) -> ComponentScore | None:
+        """The component with this name, if it was computed."""
+        return next((c for c in self.components if c.component == name), None)
+
+
+def is_success(reward: float | None) -> bool:
+    """tau2's success rule: reward within 1e-6 of 1."""
+    return reward is not None and abs(reward - 1.0) <= 1e-6
+
+
+@attrs.frozen(kw_only=True)
+class ConversationResult:
+    """A finished, evaluated conversation, as metrics and the store see it."""
+
+    run_id: str
+    arm: str
+    """'agent' for the evaluated agent, 'baseline' for the do-nothing reference."""
+    task_id: str
+    trial: int
+    seed: int
+    agent: str
+    user: str
+    termination_reason: TerminationReason
+    messages: list[Message]
+    reward_info: RewardInfo | None
+    started_utc: str
+    ended_utc: str
+    duration_ms: int
+    error: str | None = None
+    agent_cost: float | None = None
+    user_cost: float | None = None
+
+    @property
+    def conversation_id(self) -> str:
+        """Stable id of this (run, arm, task, trial)."""
+        return f"{self.run_id}/{self.arm}/{self.task_id}/{self.trial}"
+
+    @property
+    def reward(self) -> float | None:
+        """The conversation's reward, None when it was not evaluated."""
+        return None if self.reward_info is None else self.reward_info.reward

@@ -1,0 +1,1 @@
+"""Model access: backend interface, per-role configuration, the hub with cache, ledger and cost cap."""

@@ -1,0 +1,1 @@
+"""Reports: figures computed from the store, plugin report sections, rendering."""

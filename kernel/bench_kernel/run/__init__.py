@@ -1,0 +1,1 @@
+"""Runs: configuration, planning, concurrent execution and resumption."""

@@ -1,0 +1,1 @@
+"""The SQLite results store and its append-only migrations."""
