@@ -68,14 +68,15 @@ def tasks_file(tmp_path: Path) -> Path:
     return path
 
 
-def bench_run(server: FakeOpenAIServer, tasks_file: Path, db: Path, *extra: str, env: dict[str, str] | None = None) -> Any:
+def bench_run(server: FakeOpenAIServer, tasks_file: Path, db: Path, *extra: str, env: dict[str, str] | None = None,
+              exit_code: int = 0) -> Any:
     args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--tasks-file", str(tasks_file),
             "--agent", "llm-fc", "--user", "llm-user", "--judge", "llm-judge", "--no-baseline", "--db", str(db),
             "--format", "json"]
     for role in ("agent", "user", "judge"):
         args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
     result = CliRunner().invoke(cli, args + list(extra), env={"FAKE_KEY": KEY, **(env or {})})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads(result.stdout[result.stdout.index("{"):])
 
 
@@ -167,7 +168,8 @@ def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: Fak
     db = tmp_path / "r.db"
     # 15 tokens per call at 1000 USD per million tokens: 0.015 USD a call, so the cap stops the first conversation.
     capped = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",
-                       "--price", "fake-model=1000,1000", "--max-cost", "0.02")
+                       "--price", "fake-model=1000,1000", "--max-cost", "0.02", exit_code=1)
+    # The cap stops the run cleanly, but never as a success: it says incomplete and exits non-zero.
     assert capped["status"] == "incomplete" and capped["conversations"] == 0
     assert stored(db, "select termination_reason, count(*) from conversations group by 1") == [("infrastructure_error", 1)]
     resumed = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",

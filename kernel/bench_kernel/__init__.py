@@ -5,6 +5,8 @@ kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`
 """
 
 from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
+from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
+from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
 from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
@@ -42,13 +44,29 @@ from bench_kernel.errors import (
     ToolError,
 )
 from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
-from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
+from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
 from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
+from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
 from bench_kernel.markers import hookimpl
-from bench_kernel.modelhub.api import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
+from bench_kernel.modelhub.api import (
+    Audio,
+    ChatRequest,
+    ChatResponse,
+    EmbeddingClient,
+    EmbeddingRequest,
+    Embeddings,
+    Model,
+    ModelClient,
+    ModelConfig,
+    SpeechClient,
+    SpeechRequest,
+    Transcription,
+    TranscriptionClient,
+    TranscriptionRequest,
+)
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.run.runner import RunConfig, RunSummary, run, run_async
-from bench_kernel.serialization import canonical_json, converter, load_tasks, read_json, unstructure
+from bench_kernel.serialization import canonical_json, converter, load_tasks, read_json, structure_tasks, unstructure
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.checks import check_tasks, render_check
 from bench_kernel.tasks.domain import (
@@ -60,12 +78,25 @@ from bench_kernel.tasks.domain import (
     packaged_or_external,
     read_tasks,
 )
-from bench_kernel.tasks.schema import Action, EnvAssertion, EnvFunctionCall, RewardType, StructuredUserInstructions, Task
+from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
+from bench_kernel.tasks.schema import (
+    Action,
+    EnvAssertion,
+    EnvFunctionCall,
+    RewardRule,
+    RewardType,
+    StructuredUserInstructions,
+    Task,
+)
 from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
 from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
 
 __all__ = [
     "DATA_DIR_VARIABLE", "GREETING", "STOP_TOKENS",
+    "Audio", "Channel", "ChannelSession", "ChannelTranscript", "CombinationRule", "EmbeddingClient", "EmbeddingRequest",
+    "Embeddings", "Event", "EventLog", "GoalShift", "GoalStatusChange", "IdentityChannel", "MetricContext", "MetricResult",
+    "PersonaChange", "ProductRule", "RewardComponent", "RewardContext", "RewardRule", "SpeechClient", "SpeechRequest",
+    "TaskExtension", "TaskVocabulary", "Transcription", "TranscriptionClient", "TranscriptionRequest", "all_met",
     "Action", "Agent", "AgentSession", "AssistantMessage", "BaseTable", "BenchError", "BudgetExceededError", "ChatRequest",
     "ChatResponse", "Check", "ComponentScore", "ConfigError", "ContextOverflowError", "ConversationResult", "ConversationSetup",
     "DoNothingAgent", "Domain", "DomainData", "DomainOptions", "DumpHasher", "EnvAssertion", "EnvFunctionCall", "Environment",
@@ -77,5 +108,5 @@ __all__ = [
     "UserSession", "UserSimulator",
     "build_environment", "canonical_json", "check_tasks", "collect", "converter", "evaluate", "get_plugin_manager",
     "hookimpl", "installed_entry_points", "is_success", "load_tasks", "packaged_or_external", "read_json", "read_tasks",
-    "render_check", "replay_gold", "run", "run_async", "tool", "unstructure",
+    "render_check", "replay_gold", "run", "run_async", "structure_tasks", "tool", "unstructure",
 ]

@@ -12,17 +12,17 @@ from typing import Any
 import click
 
 from bench_kernel import tau2_results
-from bench_kernel.run import runner
-from bench_kernel.tasks import checks
+from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.modelhub.hub import ROLES
-from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.report.report import build_report, render
+from bench_kernel.run import runner
+from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.store import Store
+from bench_kernel.tasks import checks
 
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
@@ -128,6 +128,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--user", default="scripted", show_default=True, help="User simulator.")
 @click.option("--judge", help="Judge for NL assertions.")
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
+@click.option("--channel", default="identity", show_default=True,
+              help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
 @click.option("--num-tasks", type=click.IntRange(1), help="Run only the first N tasks.")
@@ -144,6 +146,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--user-option", "user_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the user simulator (repeatable).")
 @model_options
+@click.option("--model-option", "model_options", multiple=True, callback=_key_values,
+              help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.")
 @click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
 @click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
@@ -161,12 +165,19 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
     if fmt != "none":
         _echo_report(db_path, summary.run_id, fmt)
+    if summary.infrastructure_errors:
+        raise click.ClickException(
+            f"{summary.infrastructure_errors} of {summary.planned} conversations ended in an infrastructure error "
+            "(stored, excluded from every score; run the same command again to retry them)")
+    if summary.status == "failed":
+        raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
 
 
 def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
     given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
-    out: dict[str, Any] = {"models": model_overrides(given), "prices": price_overrides(given.pop("prices", ()))}
+    out: dict[str, Any] = {"models": model_overrides(given, given.pop("model_options", None) or {}),
+                           "prices": price_overrides(given.pop("prices", ()))}
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)

@@ -11,10 +11,13 @@ if TYPE_CHECKING:
     import click
     from sqlite_utils import Migrations
 
+    from bench_kernel.conversation.channels import Channel
+    from bench_kernel.conversation.participants import Agent, UserSimulator
     from bench_kernel.evaluation.metric import Judge, Metric
+    from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
     from bench_kernel.modelhub.api import Model
     from bench_kernel.tasks.domain import Domain
-    from bench_kernel.conversation.participants import Agent, UserSimulator
+    from bench_kernel.tasks.extensions import TaskExtension
 
 
 # --------------------------------------------------------------------------- components
@@ -106,11 +109,12 @@ def register_judges(register: Callable[[Judge], None]) -> None:
 
 @hookspec
 def register_metrics(register: Callable[[Metric], None]) -> None:
-    """Register per-conversation metrics.
+    """Register metrics: per conversation (``await metric.score(context)``) and per run (``metric.summarize(view)``).
 
     Called once per plugin manager. Every registered metric scores every finished
     conversation of a run that loaded its plugin; a metric that raises is recorded
-    against its name and never stops the run.
+    against its name and never stops the run. Names are namespaced by plugin: two
+    plugins may each register a metric called ``recovery``.
 
     :param register: call with each :class:`bench_kernel.Metric` instance.
 
@@ -119,6 +123,75 @@ def register_metrics(register: Callable[[Metric], None]) -> None:
         @bench_kernel.hookimpl
         def register_metrics(register):
             register(TurnCount(name="turns"))
+    """
+
+
+@hookspec
+def register_channels(register: Callable[[Channel], None]) -> None:
+    """Register channels: the seam between user and agent that may transform what crosses it.
+
+    Called once per plugin manager. A run uses the channel named by ``--channel``
+    (``identity`` by default); each conversation gets a session from ``Channel.start(setup)``.
+
+    :param register: call with each :class:`bench_kernel.Channel` instance; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_channels(register):
+            register(VoiceChannel(name="voice"))
+    """
+
+
+@hookspec
+def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
+    """Register reward components that task files may name in ``reward_basis``.
+
+    Called once per plugin manager. The kernel registers tau2's DB, ENV_ASSERTION, ACTION,
+    COMMUNICATE and NL_ASSERTION this way; a task naming a component no loaded plugin
+    registers is refused before the run starts.
+
+    :param register: call with each :class:`bench_kernel.RewardComponent` instance; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_reward_components(register):
+            register(ActionSetComponent(name="ACTION_SET"))
+    """
+
+
+@hookspec
+def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
+    """Register rules that combine a task's basis components into its reward.
+
+    Called once per plugin manager. Task files choose one with ``reward_rule`` (a name, or
+    ``{"name": ..., "params": {...}}``); tau2's ``product`` is the kernel's default.
+
+    :param register: call with each :class:`bench_kernel.CombinationRule` instance; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_combination_rules(register):
+            register(WeightedSum(name="weighted-sum"))
+    """
+
+
+@hookspec
+def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
+    """Register task fields this plugin owns (kept in ``task.extensions``, not in the kernel's task model).
+
+    Called once per plugin manager, before tasks are loaded. A task file field that no loaded
+    plugin owns is an error naming the field (and the installed plugin that owns it).
+
+    :param register: call with each :class:`bench_kernel.TaskExtension`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_task_extensions(register):
+            register(TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts))
     """
 
 

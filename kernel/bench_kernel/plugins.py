@@ -15,7 +15,7 @@ from bench_kernel import hookspecs
 from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
 
 GROUP = "bench"
-DEFAULT_PLUGINS = ("bench_kernel.builtin.participants",)
+DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels")
 COMPONENT_HOOKS = {
     "domain": "register_domains",
     "agent": "register_agents",
@@ -23,7 +23,13 @@ COMPONENT_HOOKS = {
     "model": "register_models",
     "judge": "register_judges",
     "metric": "register_metrics",
+    "channel": "register_channels",
+    "reward component": "register_reward_components",
+    "combination rule": "register_combination_rules",
+    "task extension": "register_task_extensions",
 }
+# Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
+NAMESPACED_KINDS = frozenset({"metric"})
 
 log = structlog.get_logger()
 
@@ -110,10 +116,32 @@ def _load_entry_point(plugins: PluginSet, ep: md.EntryPoint) -> None:
 def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: str | None) -> None:
     plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=_version(dist)))
     try:
-        plugins.pm.register(load(), name=name)
+        plugins.pm.register(_hashable(load()), name=name)
         plugins.pm.check_pending()
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others down
         plugins.fail(name, _describe(exc))
+
+
+class _HookHolder:
+    """Holds the hook implementations of a plugin object that cannot be hashed (pluggy keys plugins by object)."""
+
+    def __init__(self, obj: object) -> None:
+        self.wrapped = obj
+        for attr in dir(obj):
+            value = getattr(obj, attr, None)
+            if callable(value) and hasattr(value, f"{GROUP}_impl"):
+                setattr(self, attr, value)
+
+    def __repr__(self) -> str:
+        return f"<hooks of {self.wrapped!r:.60}>"
+
+
+def _hashable(obj: object) -> object:
+    try:
+        hash(obj)
+    except TypeError:
+        return _HookHolder(obj)
+    return obj
 
 
 def _describe(exc: BaseException) -> str:
@@ -140,7 +168,7 @@ class Registry:
     migrations: list[Any] = attrs.field(factory=list)
 
     def get(self, kind: str, name: str) -> Any:
-        """The component of this kind and name, or a clear error listing what exists."""
+        """The component of this kind and name (for metrics: "plugin:name"), or a clear error listing what exists."""
         found = self.components.get(kind, {})
         if name not in found:
             known = ", ".join(found) or "none"
@@ -191,6 +219,8 @@ def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry
         name = getattr(component, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(plugin_name, f"registered a {kind} without a name: {component!r:.80}")
+        if kind in NAMESPACED_KINDS:
+            name = f"{plugin_name}:{name}"
         for reg in (registry, staged):
             if (kind, name) in reg.origins:
                 raise DuplicateRegistrationError(kind, name, reg.origins[(kind, name)], plugin_name)

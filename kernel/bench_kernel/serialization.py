@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import cattrs
+from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
 
-from bench_kernel.errors import TaskFileError
 from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from bench_kernel.tasks.schema import StructuredUserInstructions, Task
+from bench_kernel.errors import TaskFileError
+from bench_kernel.tasks.extensions import TaskVocabulary, extract
+from bench_kernel.tasks.schema import RewardRule, StructuredUserInstructions, Task
 
 T = TypeVar("T")
 
@@ -38,6 +43,12 @@ def make_kernel_converter() -> cattrs.Converter:
             return obj
         return conv.structure(obj, StructuredUserInstructions)
 
+    rule_from_dict = make_dict_structure_fn(RewardRule, conv, _cattrs_forbid_extra_keys=True)
+
+    def structure_rule(obj: Any, _: Any) -> RewardRule:
+        return RewardRule(name=obj) if isinstance(obj, str) else rule_from_dict(obj, RewardRule)
+
+    conv.register_structure_hook(RewardRule, structure_rule)
     conv.register_structure_hook(Message, structure_message)
     conv.register_structure_hook(StructuredUserInstructions | str, structure_instructions)
     conv.register_unstructure_hook(Message, lambda m: conv.unstructure(m, type(m)))
@@ -76,28 +87,76 @@ def read_json(path: Path) -> Any:
         raise TaskFileError(str(path), [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
 
 
-def load_tasks(path: Path) -> list[Task]:
-    """Load a task file: a JSON array of tasks, or an object with a 'tasks' array."""
+def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Task]:
+    """Load a task file: a JSON array of tasks, or an object with a 'tasks' array; plugin fields go to extensions."""
     data = read_json(path)
     root = "$"
     if isinstance(data, dict) and "tasks" in data:
         data, root = data["tasks"], "$.tasks"
     if not isinstance(data, list):
         raise TaskFileError(str(path), [f"expected a list of tasks @ {root}"])
+    return structure_tasks(data, vocabulary, source=str(path), root=root)
+
+
+def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$") -> list[Task]:
+    """Structure task objects (already parsed JSON), handing plugin-owned fields to the vocabulary's extensions."""
+    path = source
+    vocabulary = vocabulary or TaskVocabulary()
     tasks: list[Task] = []
     problems: list[str] = []
     for i, item in enumerate(data):
         try:
-            tasks.append(structure(item, Task, source=str(path), root=f"{root}[{i}]"))
+            task = _structure_task(item, vocabulary, source=path, root=f"{root}[{i}]")
         except TaskFileError as exc:
-            problems += exc.problems
+            problems += [_with_owner(p, vocabulary) for p in exc.problems]
+            continue
+        problems += _unknown_names(task, vocabulary, f"{root}[{i}]")
+        tasks.append(task)
     if problems:
         raise TaskFileError(str(path), problems)
     _reject_duplicate_ids(tasks, path, root)
     return tasks
 
 
-def _reject_duplicate_ids(tasks: list[Task], path: Path, root: str) -> None:
+def _structure_task(item: Any, vocabulary: TaskVocabulary, *, source: str, root: str) -> Task:
+    rest, found = extract(item, vocabulary.extensions)
+    task = structure(rest, Task, source=source, root=root)
+    if not found:
+        return task
+    data = dict(task.extensions)
+    for name, (ext, value) in found.items():
+        data[name] = structure(value, ext.type, source=source, root=f"{root}.{ext.location}")
+    return attrs.evolve(task, extensions=data)
+
+
+_EXTRA = re.compile(r"extra fields found \((?P<fields>[^)]*)\) @ \$(?:\.tasks)?\[\d+\](?P<where>\S*)")
+
+
+def _unknown_names(task: Task, vocabulary: TaskVocabulary, root: str) -> list[str]:
+    """Reward components and rules that no loaded plugin registers, with their JSON paths."""
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return []
+    where = f"{root}.evaluation_criteria"
+    problems = [f"unknown reward component {name!r} @ {where}.reward_basis[{j}] "
+                f"(registered: {', '.join(sorted(vocabulary.reward_components))})"
+                for j, name in enumerate(criteria.reward_basis) if name not in vocabulary.reward_components]
+    if criteria.reward_rule is not None and criteria.reward_rule.name not in vocabulary.reward_rules:
+        problems.append(f"unknown reward rule {criteria.reward_rule.name!r} @ {where}.reward_rule "
+                        f"(registered: {', '.join(sorted(vocabulary.reward_rules))})")
+    return problems
+
+
+def _with_owner(problem: str, extensions: TaskVocabulary) -> str:
+    match = _EXTRA.search(problem)
+    if match is None:
+        return problem
+    where = match.group("where").lstrip(".")
+    hints = [extensions.owner_hint(f"{where}.{f.strip()}" if where else f.strip()) for f in match.group("fields").split(",")]
+    return problem + "".join(h for h in hints if h)
+
+
+def _reject_duplicate_ids(tasks: list[Task], path: str, root: str) -> None:
     seen: dict[str, int] = {}
     for i, task in enumerate(tasks):
         if task.id in seen:
@@ -113,3 +172,8 @@ def canonical_json(obj: Any) -> str:
 def content_hash(obj: Any) -> str:
     """sha256 of the canonical JSON of obj (attrs objects are unstructured first)."""
     return hashlib.sha256(canonical_json(unstructure(obj)).encode()).hexdigest()
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO-8601 with milliseconds."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")

@@ -11,10 +11,6 @@ from typing import Any
 import attrs
 import structlog
 
-from bench_kernel.evaluation.metric import Judge
-from bench_kernel.tasks.domain import DomainData
-from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.evaluator import evaluate, replay_gold, replay_trajectory
 from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
@@ -24,12 +20,16 @@ from bench_kernel.conversation.messages import (
     ToolMessage,
     UserMessage,
 )
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.evaluator import evaluate, replay_gold, replay_trajectory
+from bench_kernel.evaluation.metric import Judge
 from bench_kernel.evaluation.results import ConversationResult, RewardInfo
-from bench_kernel.tasks.schema import Task
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
 from bench_kernel.run.runner import RunConfig, component_values, load_domain
 from bench_kernel.serialization import converter, read_json, structure, unstructure
 from bench_kernel.store.store import MetricValue, Store, utc_now
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tasks.schema import Task
 
 log = structlog.get_logger()
 _ROLE_TYPES: dict[str, type] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}
@@ -97,8 +97,8 @@ def _tau2_reward_info(info: RewardInfo | None) -> dict[str, Any] | None:
         "action_checks": [{"action": c.subject, "action_match": c.met, "action_reward": float(c.met)} for c in _checks(by, "ACTION")],
         "communicate_checks": [{"info": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "COMMUNICATE")],
         "nl_assertions": [{"nl_assertion": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "NL_ASSERTION")],
-        "reward_basis": [b.value for b in info.reward_basis],
-        "reward_breakdown": {b.value: by[b.value].score for b in info.reward_basis if b.value in by},
+        "reward_basis": list(info.reward_basis),
+        "reward_breakdown": {b: by[b].score for b in info.reward_basis if b in by},
         "info": {"note": info.note} if info.note else None,
     }
 

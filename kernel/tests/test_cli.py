@@ -105,7 +105,9 @@ def test_plugins_all_includes_the_builtins(use_plugins: Callable[..., None]) -> 
     lines = result.stdout.splitlines()
     assert lines[0].startswith("bench_kernel.builtin.participants  bench-kernel ")
     assert lines[0].endswith("register_agents, register_user_simulators")
-    assert lines[1] == "toy  - -  register_domains"
+    assert lines[1].startswith("bench_kernel.builtin.evaluation  bench-kernel ")
+    assert lines[2].startswith("bench_kernel.builtin.channels  bench-kernel ")
+    assert lines[3] == "toy  - -  register_domains"
 
 
 def test_plugins_json(use_plugins: Callable[..., None]) -> None:
@@ -204,7 +206,7 @@ def test_a_broken_task_file_is_one_clean_error_naming_file_and_json_paths(
     result = invoke(command, "--tasks-file", str(path))
 
     line = assert_clean_error(result, str(path), "@ $[1]", "colour", "@ $[2].evaluation_criteria.reward_basis[0]")
-    assert "RewardType" in line
+    assert "unknown reward component 'NOPE'" in line
 
 
 def test_a_task_file_that_is_not_json_names_file_and_position(use_plugins: Callable[..., None], tmp_path: Path) -> None:
@@ -358,3 +360,18 @@ def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(
     assert_clean_error(result, f"no {kind} named 'nope' (registered: {known})")
     # A mistyped name must not leave a half-begun run behind.
     assert [r["id"] for r in json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)] == ["good"]
+
+
+def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastructure_errors(
+        use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    from test_seams import Registers, UnreachableAgent
+
+    use_plugins(extra=[("down", Registers(agents=[UnreachableAgent()]))])
+    result = invoke("run", "--agent", "unreachable", "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "none")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: {len(TASKS)} of {len(TASKS)} conversations ended in an infrastructure error (stored, "
+                      "excluded from every score; run the same command again to retry them)"]
+    store = Store(tmp_path / "r.db")
+    assert [r["status"] for r in store.runs()] == ["failed"]
+    store.close()

@@ -14,7 +14,20 @@ from click.testing import CliRunner
 from plugin_factory import no_installed_plugins
 from sqlite_utils import Migrations
 
-from bench_kernel import Agent, Domain, Judge, Metric, Model, UserSimulator, hookimpl, hookspecs
+from bench_kernel import (
+    Agent,
+    Channel,
+    CombinationRule,
+    Domain,
+    Judge,
+    Metric,
+    Model,
+    RewardComponent,
+    TaskExtension,
+    UserSimulator,
+    hookimpl,
+    hookspecs,
+)
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.store.store import Store
 
@@ -61,6 +74,10 @@ COMPONENT_CASES = [
     ("register_models", "model", Model(name="hook-model")),
     ("register_judges", "judge", Judge(name="hook-judge")),
     ("register_metrics", "metric", Metric(name="hook-metric")),
+    ("register_channels", "channel", Channel(name="hook-channel")),
+    ("register_reward_components", "reward component", RewardComponent(name="HOOK")),
+    ("register_combination_rules", "combination rule", CombinationRule(name="hook-rule")),
+    ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
 ]
 
 
@@ -73,8 +90,10 @@ def test_component_hook_is_called_once_and_its_component_arrives(hook: str, kind
     registry = collect(plugin_set)
 
     assert plugin.calls == 1
-    assert registry.get(kind, component.name) is component
-    assert registry.origin(kind, component.name) == "hooktest"
+    # Metric names are namespaced by their plugin; the other kinds' names are global.
+    name = f"hooktest:{component.name}" if kind == "metric" else component.name
+    assert registry.get(kind, name) is component
+    assert registry.origin(kind, name) == "hooktest"
     assert plugin_set.hooks_of("hooktest") == [hook]
     assert plugin_set.failures() == []
 

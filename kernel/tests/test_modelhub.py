@@ -106,7 +106,8 @@ def test_a_role_without_a_model_and_a_missing_backend_are_clear_errors(tmp_path:
 
 
 def test_model_configs_reject_unknown_roles_and_keys() -> None:
-    with pytest.raises(ConfigError, match="unknown model role"):
-        model_configs({"critic": {"model": "m"}})
+    assert set(model_configs({"judge-2": {"model": "m"}, "tts": {"model": "piper"}})) == {"judge-2", "tts"}
+    with pytest.raises(ConfigError, match="invalid model role name"):
+        model_configs({"Critic!": {"model": "m"}})
     with pytest.raises(ConfigError):
         model_configs({"agent": {"model": "m", "temprature": 0}})

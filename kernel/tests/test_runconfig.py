@@ -53,7 +53,7 @@ def test_keys_are_named_by_variable_and_execution_settings_stay_out_of_the_hash(
     ("[run]\ntrails = 3\n", "unknown run setting 'trails'"),
     ("[runs]\n", "unknown section [runs]"),
     ("[models.agent]\nbase_url = 'x'\n", "needs a name"),
-    ("[models.critic]\nmodel = 'm'\n", "unknown model role"),
+    ("[models.\"Critic!\"]\nmodel = 'm'\n", "invalid model role name"),
     ("[prices]\nm = 3\n", "prices"),
     ("[run\n", "not valid TOML"),
 ])

@@ -16,7 +16,7 @@ from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSe
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
 from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode
-from bench_kernel.plugins import PluginSet, get_plugin_manager
+from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.runner import RunConfig, RunSummary, conversation_seed, run
 from bench_kernel.store.store import Store
@@ -295,7 +295,7 @@ def test_task_ids_and_num_tasks_select(tmp_path: Path) -> None:
 
 def test_empty_plugin_selection_loads_no_installed_plugins() -> None:
     names = [p.name for p in get_plugin_manager([]).plugins]
-    assert names == ["bench_kernel.builtin.participants"]
+    assert names == list(DEFAULT_PLUGINS)
 
 
 # --------------------------------------------------------------------------- metrics

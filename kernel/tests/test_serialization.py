@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-
-from bench_kernel import DomainOptions, TaskFileError, read_tasks
-from bench_kernel.errors import ConfigError
+from bench_kernel import DomainOptions, TaskExtension, TaskFileError, TaskVocabulary, read_tasks
 from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
-from bench_kernel.tasks.schema import RewardType, StructuredUserInstructions, Task, UserScenario
+from bench_kernel.errors import ConfigError
 from bench_kernel.serialization import content_hash, converter, load_tasks, structure, unstructure
+from bench_kernel.tasks.schema import RewardType, StructuredUserInstructions, Task, UserScenario
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference"
 
@@ -49,15 +49,45 @@ def minimal_task(task_id: str, **extra: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("relative", "count"), REFERENCE_TASK_FILES)
 def test_reference_task_files_load(relative: str, count: int) -> None:
-    tasks = load_tasks(reference_file(relative))
+    tasks = load_tasks(reference_file(relative), ACB_VOCABULARY)
     assert len(tasks) == count
     assert len({t.id for t in tasks}) == count
 
 
 @pytest.mark.parametrize(("relative", "count"), REFERENCE_TASK_FILES)
 def test_reference_tasks_survive_a_round_trip(relative: str, count: int) -> None:
-    for task in load_tasks(reference_file(relative)):
-        assert converter.structure(unstructure(task), Task) == task
+    for task in load_tasks(reference_file(relative), ACB_VOCABULARY):
+        # Extension data is plugin-typed; it round-trips as JSON through the kernel's converter.
+        assert unstructure(converter.structure(unstructure(task), Task)) == unstructure(task)
+
+
+@attrs.frozen(kw_only=True)
+class GoalShifts:
+    """AgentChangeBench's goal shifts, as a plugin would own them (this test's own copy)."""
+
+    required_shifts: int
+    goals: list[str]
+
+
+@attrs.frozen(kw_only=True)
+class AllowedTool:
+    function_name: str
+    params: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ActionSet:
+    action_id: str
+    allowed_tools: list[AllowedTool]
+    required_parameters: Any = None
+    max_score: float | None = None
+    scoring_rules: dict[str, Any] | None = None
+
+
+ACB_VOCABULARY = TaskVocabulary(extensions=[
+    TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts),
+    TaskExtension(name="action_sets", field="action_sets", parent="evaluation_criteria", type=list[ActionSet]),
+])
 
 
 def airline_task(task_id: str) -> Task:
@@ -107,12 +137,18 @@ def test_mock_string_instructions_stay_strings() -> None:
     assert any(isinstance(t.user_scenario.instructions, str) for t in tasks)
 
 
-def test_agentchangebench_banking_keeps_goal_shifts_and_action_sets() -> None:
-    tasks = load_tasks(reference_file("agentchangebench/banking/tasks.json"))
+def test_agentchangebench_banking_keeps_goal_shifts_and_action_sets_through_extensions() -> None:
+    path = reference_file("agentchangebench/banking/tasks.json")
+    tasks = load_tasks(path, ACB_VOCABULARY)
     first = tasks[0]
-    assert first.user_scenario.goal_shifts is not None
-    assert first.user_scenario.goal_shifts.goals == ["authentication", "transactions", "dispute"]
-    assert first.evaluation_criteria.action_sets[0].allowed_tools[0].function_name == "get_customer_by_phone"
+    assert first.extension("goal_shifts") == GoalShifts(required_shifts=2, goals=["authentication", "transactions", "dispute"])
+    assert first.extension("action_sets")[0].allowed_tools[0].function_name == "get_customer_by_phone"
+    owners = {"user_scenario.goal_shifts": "changebench", "evaluation_criteria.action_sets": "changebench"}
+    with pytest.raises(TaskFileError) as caught:
+        load_tasks(path, TaskVocabulary(owners=lambda: owners))
+    # Never a silent drop: the field, its path and the plugin that would own it are named.
+    assert "extra fields found (goal_shifts) @ $[0].user_scenario (owned by plugin 'changebench': add --plugin changebench)" \
+        in str(caught.value)
 
 
 def test_split_keeps_task_file_order() -> None:

@@ -23,10 +23,10 @@ EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "conversations": {"id": str, "run_id": str, "arm": str, "task_id": str, "trial": int, "seed": int, "agent": str,
                       "user": str, "termination_reason": str, "reward": float, "reward_info_json": str, "error": str,
                       "started_utc": str, "ended_utc": str, "duration_ms": int, "agent_cost": float,
-                      "user_cost": float, "num_messages": int},
+                      "user_cost": float, "num_messages": int, "channel": str},
     "messages": {"conversation_id": str, "idx": int, "role": str, "content": str, "tool_calls_json": str,
                  "tool_call_id": str, "requestor": str, "error": int, "cost": float, "usage_json": str,
-                 "message_json": str},
+                 "message_json": str, "turn_idx": int, "timestamp_utc": str, "latency_ms": int},
     "tool_calls": {"conversation_id": str, "message_idx": int, "call_id": str, "name": str, "requestor": str,
                    "arguments_json": str, "result": str, "error": int},
     "metric_values": {"run_id": str, "conversation_id": str, "metric": str, "plugin": str, "value": float,
@@ -34,14 +34,16 @@ EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "events": {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
     "llm_calls": {"id": int, "run_id": str, "conversation_id": str, "role": str, "model": str, "request_hash": str,
                   "prompt_tokens": int, "completion_tokens": int, "latency_ms": int, "cost": float, "cost_known": int,
-                  "cached": int, "error": str, "ts_utc": str, "attempts": int},
+                  "cached": int, "error": str, "ts_utc": str, "attempts": int, "arm": str, "kind": str},
+    "conversation_events": {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str,
+                            "source": str, "data_json": str, "ts_utc": str},
     "llm_cache": {"key": str, "response_json": str, "created_utc": str},
     "plugins_used": {"run_id": str, "name": str, "distribution": str, "version": str},
 }
 EXPECTED_PKS = {
     "runs": ["id"], "conversations": ["id"], "messages": ["conversation_id", "idx"],
-    "tool_calls": ["conversation_id", "message_idx", "call_id"], "metric_values": ["conversation_id", "metric"],
-    "events": ["id"], "llm_calls": ["id"], "llm_cache": ["key"], "plugins_used": ["run_id", "name"],
+    "tool_calls": ["conversation_id", "message_idx", "call_id"], "metric_values": ["conversation_id", "plugin", "metric"],
+    "events": ["id"], "llm_calls": ["id"], "conversation_events": ["conversation_id", "idx"], "llm_cache": ["key"], "plugins_used": ["run_id", "name"],
 }
 
 

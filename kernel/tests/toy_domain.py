@@ -9,8 +9,6 @@ import attrs
 
 import bench_kernel
 from bench_kernel import Domain, DomainData, DomainOptions, State, Toolkit, ToolError, ToolKind, tool
-from bench_kernel.serialization import structure
-from bench_kernel.tasks.schema import Task
 
 
 class CounterTools(Toolkit):
@@ -99,9 +97,9 @@ class ToyDomain(Domain):
 
     def load(self, options: DomainOptions) -> DomainData:
         """Build the data in memory."""
-        tasks = [structure(t, Task, source="toy", root=f"$[{i}]") for i, t in enumerate(self.tasks)]
+        tasks = bench_kernel.structure_tasks(self.tasks, options.vocabulary, source="toy")
         if options.tasks_file is not None:
-            tasks = bench_kernel.serialization.load_tasks(options.tasks_file)
+            tasks = bench_kernel.load_tasks(options.tasks_file, options.vocabulary)
         return DomainData(
             name=self.name, tasks=tasks, policy="Help with counters.", solo_policy="Solve the ticket alone.",
             agent_toolkit=CounterTools, agent_state=State.from_records({"counters": {"a": {"value": 0}, "b": {"value": 41}}}),

@@ -56,7 +56,7 @@ def test_do_nothing_fails(data, do_nothing_passes: set[str], task_id: str) -> No
 
 
 def test_reward_bases_cover_every_combination(data) -> None:
-    bases = {tuple(b.value for b in t.evaluation_criteria.reward_basis) for t in data.tasks}
+    bases = {tuple(t.evaluation_criteria.reward_basis) for t in data.tasks}
     assert bases >= {("DB", "COMMUNICATE"), ("DB",), ("ENV_ASSERTION",), ("DB", "ENV_ASSERTION"),
                      ("DB", "ACTION"), ("ENV_ASSERTION", "ACTION")}
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.tasks.schema import Action, StructuredUserInstructions
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.markers import hookimpl
+from bench_kernel.tasks.schema import Action, StructuredUserInstructions
 
 STOP = "###STOP###"
 DEVICE_REQUEST = "Please do this on your device: "

@@ -64,6 +64,8 @@ class _ParticipantMessageBase:
     cost: float | None = None
     usage: dict[str, int] | None = None
     raw_data: dict[str, Any] | None = None
+    latency_ms: int | None = None
+    """How long the participant took to produce this message (bench extension)."""
 
     def is_tool_call(self) -> bool:
         """True when the message carries tool calls."""

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 import structlog
 
-from bench_kernel.tools.environment import Environment
-from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.conversation.channels import ChannelSession
+from bench_kernel.conversation.events import ChannelTranscript, EventLog
 from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
@@ -21,6 +22,9 @@ from bench_kernel.conversation.messages import (
     UserMessage,
 )
 from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.serialization import utc_now
+from bench_kernel.tools.environment import Environment
 
 Role = Literal["agent", "user", "env"]
 log = structlog.get_logger()
@@ -54,6 +58,16 @@ class _Turn:
     pending: ParticipantMessage | None = None
 
 
+@attrs.frozen
+class _Parties:
+    env: Environment
+    agent: AgentSession
+    user: UserSession | None
+    channel: ChannelSession
+    events: EventLog
+    mode: Mode
+
+
 async def run_conversation(
     env: Environment,
     agent: AgentSession,
@@ -62,18 +76,41 @@ async def run_conversation(
     mode: Mode,
     history: Sequence[Message] = (),
     limits: Limits = Limits(),
+    channel: ChannelSession | None = None,
+    events: EventLog | None = None,
 ) -> Conversation:
-    """Run one conversation to its end and return it (never raises for participant failures)."""
-    convo = Conversation(messages=list(history))
+    """Run one conversation to its end and return it (never raises for participant failures).
+
+    Every message gets its turn index and timestamp as it is written; participant messages also
+    get the time their participant took. Events emitted meanwhile belong to the next message.
+    """
+    convo = Conversation(messages=stamp_history(history))
+    log = events if events is not None else EventLog()
+    log.position = lambda: len(convo.messages)
+    log.clock = utc_now
+    parties = _Parties(env, agent, user, channel or ChannelSession(), log, mode)
     try:
         if limits.timeout_s is None:
-            await _loop(convo, env, agent, user, mode, limits)
+            await _loop(convo, parties, limits)
         else:
             async with asyncio.timeout(limits.timeout_s):
-                await _loop(convo, env, agent, user, mode, limits)
+                await _loop(convo, parties, limits)
     except TimeoutError:
         convo.termination = TerminationReason.TIMEOUT
     return convo
+
+
+def stamp_history(history: Sequence[Message]) -> list[Message]:
+    """The opening messages with their turn indices (and a timestamp where they have none)."""
+    return [_stamped(m, i) for i, m in enumerate(history)]
+
+
+def _stamped(message: Message, index: int, latency_ms: int | None = None, **changes: Any) -> Any:
+    if message.turn_idx == index and message.timestamp is not None and not changes and latency_ms is None:
+        return message
+    if latency_ms is not None:
+        changes["latency_ms"] = latency_ms
+    return attrs.evolve(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
 
 
 def initial_messages(history: Sequence[Message], mode: Mode) -> list[Message]:
@@ -112,17 +149,16 @@ def _trailing_tool_messages(history: Sequence[Message]) -> list[Message]:
     return tail
 
 
-async def _loop(convo: Conversation, env: Environment, agent: AgentSession, user: UserSession | None,
-                mode: Mode, limits: Limits) -> None:
-    turn = first_turn(convo, mode)
-    convo.termination = _stopped_already(convo.messages, agent, user)
+async def _loop(convo: Conversation, parties: _Parties, limits: Limits) -> None:
+    turn = first_turn(convo, parties.mode)
+    convo.termination = _stopped_already(convo.messages, parties.agent, parties.user)
     while convo.termination is None:
         if turn.to == "env":
-            turn = _environment_turn(convo, env, turn)
+            turn = _environment_turn(convo, parties.env, turn)
         elif turn.to == "agent":
-            turn = await _agent_turn(convo, agent, turn, mode)
+            turn = await _agent_turn(convo, parties, turn)
         else:
-            turn = await _user_turn(convo, user, turn)
+            turn = await _user_turn(convo, parties, turn)
         convo.steps += 1
         if convo.termination is None and turn.to != "env":
             _check_limits(convo, limits)
@@ -140,21 +176,23 @@ def _stopped_already(history: Sequence[Message], agent: AgentSession, user: User
 
 def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
     assert turn.pending is not None and turn.pending.tool_calls
-    results = [env.execute(call) for call in turn.pending.tool_calls]
+    start = len(convo.messages)
+    results = [_stamped(env.execute(call), start + i) for i, call in enumerate(turn.pending.tool_calls)]
     convo.errors += sum(r.error for r in results)
     convo.messages.extend(results)
     return _Turn(turn.caller, "env", list(results))
 
 
-async def _agent_turn(convo: Conversation, agent: AgentSession, turn: _Turn, mode: Mode) -> _Turn:
+async def _agent_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _Turn:
+    agent, mode = parties.agent, parties.mode
+    started = time.perf_counter()
     try:
         message = _checked(await agent.respond(turn.incoming), AssistantMessage)
     except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing agent ends only its own conversation
         return _fail(convo, TerminationReason.AGENT_ERROR, "agent", exc)
-    message = _with_requestor(message, "assistant")
-    convo.messages.append(message)
+    message = _written(convo, message, "assistant", started)
     if agent.is_stop(message):
         convo.termination = TerminationReason.AGENT_STOP
     elif message.tool_calls:
@@ -162,27 +200,52 @@ async def _agent_turn(convo: Conversation, agent: AgentSession, turn: _Turn, mod
     elif mode is Mode.NO_USER:
         convo.termination = TerminationReason.AGENT_ERROR
         convo.error = "agent sent text in the no-user mode instead of a tool call or a stop"
-    return _Turn("user", "agent", [message])
+    heard = await parties.channel.to_user(message)
+    _record_transcript(parties.events, "to_user", message, heard, len(convo.messages) - 1)
+    return _Turn("user", "agent", [heard])
 
 
-async def _user_turn(convo: Conversation, user: UserSession | None, turn: _Turn) -> _Turn:
+async def _user_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _Turn:
+    user = parties.user
     if user is None:
         convo.termination = TerminationReason.AGENT_ERROR
         convo.error = "the agent addressed a user, but this conversation has none"
         return turn
+    started = time.perf_counter()
     try:
         message = _checked(await user.respond(turn.incoming), UserMessage)
     except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a failing simulator ends only its own conversation
         return _fail(convo, TerminationReason.USER_ERROR, "user", exc)
-    message = _with_requestor(message, "user")
-    convo.messages.append(message)
+    message = _written(convo, message, "user", started)
     if user.is_stop(message):
         convo.termination = TerminationReason.USER_STOP
     elif message.tool_calls:
         return _Turn("env", "user", [], message)
-    return _Turn("agent", "user", [message])
+    heard = await parties.channel.to_agent(message)
+    _record_transcript(parties.events, "to_agent", message, heard, len(convo.messages) - 1)
+    return _Turn("agent", "user", [heard])
+
+
+def _written(convo: Conversation, message: Any, requestor: Literal["assistant", "user"], started: float) -> Any:
+    """Fix the tool calls' requestor, stamp the message and append it to the trajectory."""
+    latency_ms = int((time.perf_counter() - started) * 1000)
+    calls = message.tool_calls
+    changes = {}
+    if calls and any(c.requestor != requestor for c in calls):
+        changes["tool_calls"] = [attrs.evolve(c, requestor=requestor) for c in calls]
+    message = _stamped(message, len(convo.messages), latency_ms, **changes)
+    convo.messages.append(message)
+    return message
+
+
+def _record_transcript(events: EventLog, direction: Literal["to_agent", "to_user"], meant: ParticipantMessage,
+                       heard: ParticipantMessage, index: int) -> None:
+    if heard is meant or heard.content == meant.content:
+        return
+    events.emit(ChannelTranscript(direction=direction, meant=meant.content, heard=heard.content), source="channel",
+                message_index=index)
 
 
 def _checked(message: object, kind: type) -> ParticipantMessage:
@@ -192,13 +255,6 @@ def _checked(message: object, kind: type) -> ParticipantMessage:
     if not message.tool_calls and not message.has_text():
         raise ValueError("empty message: no text and no tool call")
     return message
-
-
-def _with_requestor(message: ParticipantMessage, requestor: Literal["assistant", "user"]) -> ParticipantMessage:
-    if not message.tool_calls or all(c.requestor == requestor for c in message.tool_calls):
-        return message
-    calls = [attrs.evolve(c, requestor=requestor) for c in message.tool_calls]
-    return attrs.evolve(message, tool_calls=calls)
 
 
 def _fail(convo: Conversation, reason: TerminationReason, who: str, exc: BaseException) -> _Turn:

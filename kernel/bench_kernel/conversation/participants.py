@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, UserMessage
 from bench_kernel.tasks.schema import Task
 
@@ -33,6 +34,10 @@ class ConversationSetup:
     """The run's component registry."""
     models: Any = None
     """The conversation's model access (bench_kernel.modelhub.ConversationModels): `await models.complete(role, request)`."""
+    events: EventLog = attrs.field(factory=EventLog)
+    """The conversation's event log: `setup.events.emit(GoalShift(...), source=self.name)`."""
+    channel: str = "identity"
+    """The channel between user and agent (participants that listen or speak may adapt to it)."""
 
 
 class AgentSession:

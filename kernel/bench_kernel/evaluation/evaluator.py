@@ -1,8 +1,9 @@
-"""Scores a finished conversation: DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION components.
+"""Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION components.
 
-The reward combines the task's reward_basis as tau2-bench does (a product of the basis
-components, 0 for a conversation that did not end by a stop); every component's own score is
-kept with the checks behind it, so a reader sees why a conversation passed or failed.
+The reward combines the task's reward_basis with the task's rule (tau2's product by default:
+0 for a conversation that did not end by a stop); every component's own score is kept with the
+checks behind it, so a reader sees why a conversation passed or failed. Plugins add components
+and rules (see rewards.py).
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.evaluation.metric import Judge, JudgeRequest
-from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
-from bench_kernel.tools.environment import Environment
-from bench_kernel.errors import INFRASTRUCTURE_FAILURES
-from bench_kernel.tasks.schema import Action, RewardType, Task
+from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.evaluation.metric import Judge, JudgeRequest
 from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
-
-STOPPED = {TerminationReason.USER_STOP, TerminationReason.AGENT_STOP}
+from bench_kernel.evaluation.rewards import (
+    DEFAULT_RULE,
+    Evaluation,
+    ProductRule,
+    RewardComponent,
+    RewardContext,
+    all_met,
+)
+from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
+from bench_kernel.tasks.schema import Action, RewardType, Task
+from bench_kernel.tools.environment import Environment
 
 
 @attrs.frozen(kw_only=True)
@@ -82,36 +90,33 @@ async def evaluate(
     judge: Judge | None = None,
     seed: int = 0,
     models: Any = None,
+    evaluation: Evaluation | None = None,
+    events: EventLog | None = None,
 ) -> RewardInfo:
-    """Score a conversation against its task."""
+    """Score a conversation against its task with the run's reward components and the task's combination rule."""
     criteria = task.evaluation_criteria
     if criteria is None:
         return RewardInfo(reward=1.0, note="no evaluation criteria")
-    basis = list(criteria.reward_basis)
-    components = [
-        db_component(final_env, gold) if _names_state_checks(task) else _db_not_checked(),
-        env_assertion_component(final_env, task),
-        action_component(task.gold_actions(), messages),
-        communicate_component(criteria.communicate_info, messages),
-    ]
-    if RewardType.NL_ASSERTION in basis:
-        components.append(await nl_component(task, messages, judge, seed, models))
-    return combine(basis, components, termination)
+    evaluation = evaluation or default_evaluation()
+    context = RewardContext(task=task, messages=messages, termination=termination, final_env=final_env, gold=gold,
+                            judge=judge, seed=seed, models=models, events=events or EventLog())
+    components = [await _guarded(component, context) for component in evaluation.to_compute(task)]
+    rule, params = evaluation.rule_for(task)
+    return rule.combine(list(criteria.reward_basis), components, termination, params)
 
 
-def combine(basis: list[RewardType], components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
-    """Multiply the basis components; a conversation that did not stop scores 0."""
-    reward, notes = 1.0, []
-    by_name = {c.component: c for c in components}
-    for kind in basis:
-        component = by_name.get(kind.value)
-        if component is None or component.score is None:
-            reward, notes = 0.0, notes + [f"{kind.value} could not be evaluated"]
-        else:
-            reward *= component.score
-    if termination not in STOPPED:
-        reward, notes = 0.0, notes + [f"terminated prematurely: {termination.value}"]
-    return RewardInfo(reward=reward, reward_basis=basis, components=components, note="; ".join(notes))
+async def _guarded(component: RewardComponent, context: RewardContext) -> ComponentScore:
+    try:
+        return await component.score(context)
+    except INFRASTRUCTURE_FAILURES:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing component is recorded on itself, never a crash
+        return ComponentScore(component=component.name, score=None, error=f"{type(exc).__name__}: {exc}")
+
+
+def combine(basis: list[str], components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
+    """tau2's product rule (kept as a function for callers that combine by hand)."""
+    return ProductRule().combine(basis, components, termination, {})
 
 
 def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
@@ -184,5 +189,79 @@ async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | N
 
 
 def _score(name: str, checks: list[Check], note: str = "") -> ComponentScore:
-    score = 1.0 if all(c.met for c in checks) else 0.0
-    return ComponentScore(component=name, score=score, checks=checks, note=note)
+    return all_met(name, checks, note)
+
+
+@attrs.define(kw_only=True)
+class DBComponent(RewardComponent):
+    """Agent and user states equal the gold states (passed unchecked when a task names no actions or assertions)."""
+
+    name: str = RewardType.DB.value
+    description: str = "Final agent (and user) state equals the gold state."
+    always: bool = True
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """tau2's DB check."""
+        return db_component(context.final_env, context.gold) if _names_state_checks(context.task) else _db_not_checked()
+
+
+@attrs.define(kw_only=True)
+class EnvAssertionComponent(RewardComponent):
+    """Every env assertion holds on the final state."""
+
+    name: str = RewardType.ENV_ASSERTION.value
+    description: str = "Every env assertion holds on the final agent and user states."
+    always: bool = True
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """tau2's ENV_ASSERTION check."""
+        return env_assertion_component(context.final_env, context.task)
+
+
+@attrs.define(kw_only=True)
+class ActionComponent(RewardComponent):
+    """Every gold action was called."""
+
+    name: str = RewardType.ACTION.value
+    description: str = "Every gold action was called (tau2's compare_args rule)."
+    always: bool = True
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """tau2's ACTION check."""
+        return action_component(context.task.gold_actions(), context.messages)
+
+
+@attrs.define(kw_only=True)
+class CommunicateComponent(RewardComponent):
+    """Every required fact was said."""
+
+    name: str = RewardType.COMMUNICATE.value
+    description: str = "Every communicate_info fact appears in the agent's text."
+    always: bool = True
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """tau2's COMMUNICATE check."""
+        criteria = context.task.evaluation_criteria
+        return communicate_component(criteria.communicate_info if criteria else None, context.messages)
+
+
+@attrs.define(kw_only=True)
+class NLAssertionComponent(RewardComponent):
+    """NL assertions, judged by the run's judge (computed only when in the basis: it costs model calls)."""
+
+    name: str = RewardType.NL_ASSERTION.value
+    description: str = "Natural-language assertions judged by the run's judge."
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """tau2's NL_ASSERTION check."""
+        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models)
+
+
+def builtin_components() -> list[RewardComponent]:
+    """tau2's five reward components."""
+    return [DBComponent(), EnvAssertionComponent(), ActionComponent(), CommunicateComponent(), NLAssertionComponent()]
+
+
+def default_evaluation() -> Evaluation:
+    """The built-in components and rule, for callers that score without a plugin registry."""
+    return Evaluation(components={c.name: c for c in builtin_components()}, rules={DEFAULT_RULE: ProductRule()})

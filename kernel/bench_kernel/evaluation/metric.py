@@ -1,4 +1,4 @@
-"""What judges and metrics are: registered objects that score finished conversations."""
+"""What judges and metrics are: registered objects that score finished conversations, with their context."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message
+from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.results import Check, ConversationResult
+from bench_kernel.modelhub.api import ChatRequest, ChatResponse
 from bench_kernel.tasks.schema import Task
-
+from bench_kernel.tools.environment import Environment
 
 
 @attrs.frozen(kw_only=True)
@@ -37,13 +40,66 @@ class Judge:
         raise NotImplementedError
 
 
+@attrs.frozen(kw_only=True)
+class MetricResult:
+    """What a metric returns for one conversation: values by sub-metric ("" for the metric itself) and details."""
+
+    values: Mapping[str, float | None]
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+    """JSON-ready details by sub-metric name, stored beside each value."""
+
+
+@attrs.frozen(kw_only=True)
+class MetricContext:
+    """Everything a metric may look at for one finished conversation, and where it may write."""
+
+    task: Task
+    """The task, with its plugin-owned data in `task.extensions`."""
+    result: ConversationResult
+    """The conversation: messages, termination, reward and every component's checks."""
+    events: EventLog
+    final_env: Environment
+    """The conversation's final agent (and user) state."""
+    gold: Any
+    """The task's GoldReplay."""
+    judge: Judge | None = None
+    models: Any = None
+    """The conversation's model access: calls are ledgered, cached and capped like the participants'."""
+    role: str | None = None
+    """The metric's own model role (the first of its `model_roles`)."""
+    rows: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
+    source: str = ""
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation's messages."""
+        return self.result.messages
+
+    async def complete(self, request: ChatRequest, *, role: str | None = None) -> ChatResponse:
+        """One chat completion for the metric's role (or another role it declared)."""
+        chosen = role or self.role
+        if chosen is None or self.models is None:
+            raise ConfigError(f"metric {self.source!r} called a model without declaring model_roles")
+        return await self.models.complete(chosen, request)
+
+    def write(self, table: str, *rows: dict[str, Any]) -> None:
+        """Queue rows for one of the plugin's own tables; stored in the conversation's transaction."""
+        self.rows.extend((table, dict(row)) for row in rows)
+
+    def emit(self, event: Any) -> None:
+        """Record an event for this conversation (stored with it)."""
+        self.events.emit(event, source=self.source)
+
+
 @attrs.define(kw_only=True)
 class Metric:
-    """Base class of registered per-conversation metrics (stored in long format)."""
+    """Base class of registered metrics: `score` per conversation (async or not), `summarize` per run."""
 
     name: str
     description: str = ""
+    model_roles: tuple[str, ...] = ()
+    """Model roles the metric calls (checked before a run starts); the first is `context.role`."""
 
-    def score(self, result: ConversationResult) -> Mapping[str, float]:
-        """Values of this metric for one finished conversation, keyed by sub-metric name."""
+    async def score(self, context: MetricContext) -> MetricResult | Mapping[str, float | None]:
+        """Values of this metric for one finished conversation, keyed by sub-metric name ("" for the metric itself)."""
         raise NotImplementedError

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from bench_kernel.conversation.events import Event
 from bench_kernel.conversation.messages import Message, TerminationReason
-from bench_kernel.tasks.schema import RewardType
-
 
 
 @attrs.frozen(kw_only=True)
@@ -34,9 +33,11 @@ class RewardInfo:
     """A conversation's reward and every component's own score."""
 
     reward: float
-    reward_basis: list[RewardType] = attrs.field(factory=list)
+    reward_basis: list[str] = attrs.field(factory=list)
     components: list[ComponentScore] = attrs.field(factory=list)
     note: str = ""
+    rule: str = "product"
+    """The combination rule that produced the reward."""
 
     def component(self, name: str) -> ComponentScore | None:
         """The component with this name, if it was computed."""
@@ -69,6 +70,9 @@ class ConversationResult:
     error: str | None = None
     agent_cost: float | None = None
     user_cost: float | None = None
+    events: list[Event] = attrs.field(factory=list)
+    """Events emitted during the conversation and by its metrics, in order."""
+    channel: str = "identity"
 
     @property
     def conversation_id(self) -> str:

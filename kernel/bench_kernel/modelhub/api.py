@@ -60,18 +60,109 @@ class ChatResponse:
     raw: Mapping[str, Any] | None = None
 
 
-class ModelClient:
-    """A connection to one endpoint for one role configuration."""
+@attrs.frozen(kw_only=True)
+class SpeechRequest:
+    """Text to synthesise (a `tts` role)."""
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """One chat completion; raise bench_kernel.errors.ModelError subclasses on failure."""
-        raise NotImplementedError
+    text: str
+    voice: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
 
+
+@attrs.frozen(kw_only=True)
+class Audio:
+    """Audio as bytes (WAV unless `format` says otherwise) with its sample rate."""
+
+    data: bytes
+    sample_rate: int
+    format: str = "wav"
+    latency_ms: int | None = None
+    """How long the engine took to produce it."""
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptionRequest:
+    """Audio to transcribe (an `asr` role)."""
+
+    audio: Audio
+    language: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Transcription:
+    """What a recogniser heard."""
+
+    text: str
+    latency_ms: int | None = None
+    raw: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddingRequest:
+    """Texts to embed (an `embeddings` role, e.g. a memory evaluator)."""
+
+    texts: list[str]
+
+
+@attrs.frozen(kw_only=True)
+class Embeddings:
+    """One vector per text, in order."""
+
+    vectors: list[list[float]]
+    prompt_tokens: int | None = None
+    latency_ms: int | None = None
+
+
+class _Client:
     async def check(self) -> None:
         """Verify credentials and reachability before a run starts (raise ModelError)."""
 
     async def aclose(self) -> None:
         """Release connections."""
+
+
+class ModelClient(_Client):
+    """A connection to one chat endpoint for one role configuration."""
+
+    kind = "chat"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; raise bench_kernel.errors.ModelError subclasses on failure."""
+        raise NotImplementedError
+
+
+class SpeechClient(_Client):
+    """A speech synthesiser (local engine or an HTTP speech endpoint)."""
+
+    kind = "tts"
+
+    async def synthesize(self, request: SpeechRequest) -> Audio:
+        """Speak one text."""
+        raise NotImplementedError
+
+
+class TranscriptionClient(_Client):
+    """A speech recogniser."""
+
+    kind = "asr"
+
+    async def transcribe(self, request: TranscriptionRequest) -> Transcription:
+        """Transcribe one recording."""
+        raise NotImplementedError
+
+
+class EmbeddingClient(_Client):
+    """A text embedder."""
+
+    kind = "embeddings"
+
+    async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        """Embed texts."""
+        raise NotImplementedError
+
+
+AnyClient = ModelClient | SpeechClient | TranscriptionClient | EmbeddingClient
 
 
 @attrs.define(kw_only=True)
@@ -81,6 +172,6 @@ class Model:
     name: str
     description: str = ""
 
-    def client(self, config: ModelConfig) -> ModelClient:
-        """A client for this configuration (no I/O until it is used)."""
+    def client(self, config: ModelConfig) -> AnyClient:
+        """A client for this configuration (no I/O until it is used): chat, speech, transcription or embeddings."""
         raise NotImplementedError

@@ -4,21 +4,41 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import attrs
 import structlog
 
-from bench_kernel.modelhub.api import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
 from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError
+from bench_kernel.modelhub.api import (
+    AnyClient,
+    Audio,
+    ChatRequest,
+    ChatResponse,
+    EmbeddingClient,
+    EmbeddingRequest,
+    Embeddings,
+    Model,
+    ModelClient,
+    ModelConfig,
+    SpeechClient,
+    SpeechRequest,
+    Transcription,
+    TranscriptionClient,
+    TranscriptionRequest,
+)
 from bench_kernel.modelhub.prices import Price, cost_of
 from bench_kernel.serialization import canonical_json, converter, unstructure
 from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
+"""Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file."""
 log = structlog.get_logger()
+C = TypeVar("C")
+R = TypeVar("R")
 
 
 @attrs.frozen(kw_only=True)
@@ -37,6 +57,8 @@ class LedgerEntry:
     attempts: int = 1
     error: str | None = None
     ts_utc: str = attrs.field(factory=utc_now)
+    kind: str = "chat"
+    """chat, tts, asr or embeddings."""
 
 
 def request_key(config: ModelConfig, request: ChatRequest) -> str:
@@ -57,7 +79,7 @@ class ModelHub:
     max_cost: float | None = None
     prices: Mapping[str, Price] = attrs.field(factory=dict)
     spent: float = 0.0
-    clients: dict[str, ModelClient] = attrs.field(factory=dict)
+    clients: dict[str, AnyClient] = attrs.field(factory=dict)
 
     @property
     def exhausted(self) -> bool:
@@ -67,10 +89,11 @@ class ModelHub:
     def config(self, role: str) -> ModelConfig:
         """The configuration of a role, or a clear error when the run did not give one."""
         if role not in self.configs:
-            raise ConfigError(f"no model configured for the {role} (use --{role}-model or [models.{role}] in the run config)")
+            raise ConfigError(f"no model configured for the {role} role (use {role_option_hint(role)} "
+                              f"or [models.{role}] in a run file)")
         return self.configs[role]
 
-    def client(self, role: str) -> ModelClient:
+    def client(self, role: str) -> AnyClient:
         """The client of a role's endpoint (shared by roles on the same endpoint)."""
         config = self.config(role)
         # Roles share a client (and a local server) only when everything but sampling agrees;
@@ -89,35 +112,73 @@ class ModelHub:
         for role in self.configs:
             await self.client(role).check()
 
-    async def complete(self, role: str, request: ChatRequest, ledger: list[LedgerEntry]) -> ChatResponse:
-        """One call for a role: from the cache when allowed, else from the endpoint; always ledgered."""
+    def typed_client(self, role: str, kind: type[C]) -> C:
+        """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""
+        client = self.client(role)
+        if not isinstance(client, kind):
+            raise ConfigError(f"the {role} role's backend {self.config(role).backend!r} gives a "
+                              f"{getattr(client, 'kind', type(client).__name__)} client, not a {kind.kind} one")
+        return client
+
+    def _check_budget(self) -> None:
         if self.exhausted:
             raise BudgetExceededError(f"cost cap of {self.max_cost} reached (spent {self.spent:.4f})")
+
+    async def complete(self, role: str, request: ChatRequest, ledger: Sink) -> ChatResponse:
+        """One call for a role: from the cache when allowed, else from the endpoint; always ledgered."""
+        self._check_budget()
         config = self.config(role)
         key = request_key(config, request) if self.use_cache else None
         cached = self._cached(key) if key is not None else None
         if cached is not None:
-            ledger.append(_entry(role, config, key, cached, cost=0.0, cached=True))
+            _record(ledger, _entry(role, config, key, cached, cost=0.0, cached=True))
             return cached
         request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
         return await self._call(role, config, key, request, ledger)
 
     async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest,
-                    ledger: list[LedgerEntry]) -> ChatResponse:
+                    ledger: Sink) -> ChatResponse:
         started = time.perf_counter()
         try:
-            response = await self.client(role).complete(request)
+            response = await self.typed_client(role, ModelClient).complete(request)
         except ModelError as exc:
-            ledger.append(LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=None,
-                                      completion_tokens=None, latency_ms=int(1000 * (time.perf_counter() - started)),
-                                      cost=None, cached=False, error=f"{type(exc).__name__}: {exc}"[:500]))
+            _record(ledger, _failed(role, config, "chat", started, exc, key))
             raise
         cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
         self.spent += cost or 0.0
-        ledger.append(_entry(role, config, key, response, cost=cost, cached=False))
+        _record(ledger, _entry(role, config, key, response, cost=cost, cached=False))
         if key is not None and self.store is not None:
             self.store.cache_put(key, canonical_json(unstructure(response)))
         return response
+
+    async def synthesize(self, role: str, request: SpeechRequest, ledger: Sink) -> Audio:
+        """Speech for a `tts` role; ledgered (never cached: audio is large and engines are local)."""
+        return await self._other(role, "tts", ledger, lambda: self.typed_client(role, SpeechClient).synthesize(request))
+
+    async def transcribe(self, role: str, request: TranscriptionRequest, ledger: Sink) -> Transcription:
+        """A transcription for an `asr` role; ledgered."""
+        return await self._other(role, "asr", ledger, lambda: self.typed_client(role, TranscriptionClient).transcribe(request))
+
+    async def embed(self, role: str, request: EmbeddingRequest, ledger: Sink) -> Embeddings:
+        """Embeddings for an `embeddings` role; ledgered."""
+        return await self._other(role, "embeddings", ledger, lambda: self.typed_client(role, EmbeddingClient).embed(request))
+
+    async def _other(self, role: str, kind: str, ledger: Sink, call: Callable[[], Awaitable[R]]) -> R:
+        self._check_budget()
+        config = self.config(role)
+        started = time.perf_counter()
+        try:
+            result = await call()
+        except ModelError as exc:
+            _record(ledger, _failed(role, config, kind, started, exc))
+            raise
+        tokens = getattr(result, "prompt_tokens", None)
+        cost = cost_of(self.prices, config.model, tokens or 0, 0)
+        self.spent += cost or 0.0
+        _record(ledger, LedgerEntry(role=role, model=config.model, request_hash=None, prompt_tokens=tokens,
+                                    completion_tokens=None, latency_ms=int(1000 * (time.perf_counter() - started)),
+                                    cost=cost, cached=False, kind=kind))
+        return result
 
     def _cached(self, key: str) -> ChatResponse | None:
         if self.store is None:
@@ -137,6 +198,22 @@ class ModelHub:
         self.clients.clear()
 
 
+Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
+
+
+def _record(ledger: Sink, entry: LedgerEntry) -> None:
+    if isinstance(ledger, list):
+        ledger.append(entry)
+    else:
+        ledger(entry)
+
+
+def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: BaseException, key: str | None = None) -> LedgerEntry:
+    return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=None, completion_tokens=None,
+                       latency_ms=int(1000 * (time.perf_counter() - started)), cost=None, cached=False,
+                       error=f"{type(exc).__name__}: {exc}"[:500], kind=kind)
+
+
 def _entry(role: str, config: ModelConfig, key: str | None, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:
     return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=response.prompt_tokens,
                        completion_tokens=response.completion_tokens, latency_ms=0 if cached else response.latency_ms,
@@ -145,10 +222,19 @@ def _entry(role: str, config: ModelConfig, key: str | None, response: ChatRespon
 
 @attrs.define
 class ConversationModels:
-    """The model access of one conversation: calls are ledgered against it."""
+    """The model access of one conversation: calls are ledgered against it, and stored as they are made."""
 
     hub: ModelHub
     ledger: list[LedgerEntry] = attrs.field(factory=list)
+    run_id: str = ""
+    conversation_id: str | None = None
+    arm: str = "agent"
+
+    def record(self, entry: LedgerEntry) -> None:
+        """Keep a call in this conversation's ledger and write it to the store at once."""
+        self.ledger.append(entry)
+        if self.hub.store is not None and self.run_id:
+            self.hub.store.record_llm_call(self.run_id, self.conversation_id, self.arm, entry)
 
     def has(self, role: str) -> bool:
         """True when the run configured a model for this role."""
@@ -159,8 +245,20 @@ class ConversationModels:
         return self.hub.config(role)
 
     async def complete(self, role: str, request: ChatRequest) -> ChatResponse:
-        """One call for a role."""
-        return await self.hub.complete(role, request, self.ledger)
+        """One chat call for a role."""
+        return await self.hub.complete(role, request, self.record)
+
+    async def synthesize(self, role: str, request: SpeechRequest) -> Audio:
+        """Speech for a role."""
+        return await self.hub.synthesize(role, request, self.record)
+
+    async def transcribe(self, role: str, request: TranscriptionRequest) -> Transcription:
+        """A transcription for a role."""
+        return await self.hub.transcribe(role, request, self.record)
+
+    async def embed(self, role: str, request: EmbeddingRequest) -> Embeddings:
+        """Embeddings for a role."""
+        return await self.hub.embed(role, request, self.record)
 
     def cost(self, role: str) -> float | None:
         """Total cost of this conversation's calls for a role; None if any price is unknown."""
@@ -170,11 +268,19 @@ class ConversationModels:
         return float(sum(e.cost or 0.0 for e in entries))
 
 
+ROLE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+
+
+def role_option_hint(role: str) -> str:
+    """How to configure a role on the command line."""
+    return f"--{role}-model" if role in ROLES else f"--model-option {role}.model=NAME"
+
+
 def model_configs(data: Mapping[str, Any]) -> dict[str, ModelConfig]:
-    """Structure {role: {...}} into model configurations, rejecting unknown roles and keys."""
-    unknown = [r for r in data if r not in ROLES]
-    if unknown:
-        raise ConfigError(f"unknown model role {unknown[0]!r} (roles: {', '.join(ROLES)})")
+    """Structure {role: {...}} into model configurations; any role name is allowed (judge-2, profiler, tts, asr)."""
+    bad = [r for r in data if not isinstance(r, str) or not ROLE_NAME.match(r)]
+    if bad:
+        raise ConfigError(f"invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter")
     try:
         return {role: converter.structure(dict(cfg), ModelConfig) for role, cfg in data.items()}
     except Exception as exc:  # noqa: BLE001 - cattrs errors become one readable line

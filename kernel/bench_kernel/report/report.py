@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.evaluation.results import is_success
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,
@@ -20,8 +22,6 @@ from bench_kernel.evaluation.stats import (
     pass_at_k_estimate,
     pass_hat_k_estimate,
 )
-from bench_kernel.conversation.messages import TerminationReason
-from bench_kernel.evaluation.results import is_success
 from bench_kernel.store.store import Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value

@@ -85,14 +85,19 @@ def _prices(data: Mapping[str, Any], source: str) -> dict[str, Price]:
         raise ConfigError(f"{source}: [prices] entries are MODEL = [prompt_usd_per_m, completion_usd_per_m]") from exc
 
 
-def model_overrides(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Collect --ROLE-KEY options (already filtered to the ones given) into {role: {key: value}}."""
+def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Collect --ROLE-KEY options (already filtered to the ones given) and --model-option ROLE.KEY=VALUE into {role: {key: value}}."""
     found: dict[str, dict[str, Any]] = {}
     for role in ROLES:
         for key in MODEL_KEYS:
             name = f"{role}_{key}"
             if values.get(name) is not None:
                 found.setdefault(role, {})[key] = values[name]
+    for dotted, value in (role_options or {}).items():
+        role, sep, key = dotted.partition(".")
+        if not sep or not role or not key:
+            raise ConfigError(f"--model-option expects ROLE.KEY=VALUE, got {dotted!r}")
+        found.setdefault(role, {})[key] = value
     return found
 
 

@@ -4,33 +4,41 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import structlog
 
-from bench_kernel.evaluation.metric import Judge, Metric
-from bench_kernel.modelhub.api import ModelConfig
-from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
-from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
-from bench_kernel.evaluation.results import ConversationResult
-from bench_kernel.conversation.messages import Mode, TerminationReason
-from bench_kernel.tasks.schema import RewardType, Task
-from bench_kernel.modelhub.hub import ConversationModels, ModelHub
-from bench_kernel.conversation.orchestrator import Limits, initial_messages, run_conversation
+from bench_kernel.conversation.channels import Channel, IdentityChannel
+from bench_kernel.conversation.events import EventLog
+from bench_kernel.conversation.messages import Message, Mode, TerminationReason
+from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, evaluate, replay_gold
+from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.evaluation.rewards import Evaluation
+from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
-from bench_kernel.serialization import canonical_json, unstructure
-from bench_kernel.store.store import MetricValue, Store, utc_now
+from bench_kernel.serialization import canonical_json, unstructure, utc_now
+from bench_kernel.store.store import MetricValue, PluginRows, Store
+from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
+from bench_kernel.tasks.extensions import TaskVocabulary
+from bench_kernel.tasks.schema import Task
+from bench_kernel.tools.environment import Environment
 
 log = structlog.get_logger()
 BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
+KERNEL = "bench-kernel"
+"""The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
 
 
@@ -43,6 +51,7 @@ class RunConfig:
     user: str = "scripted"
     judge: str | None = None
     mode: Mode = Mode.DEFAULT
+    channel: str = "identity"
     trials: int = 1
     task_ids: list[str] | None = None
     split: str | None = None
@@ -77,9 +86,15 @@ class RunConfig:
                 role.pop(key)
         return data
 
-    def config_hash(self) -> str:
-        """sha256 of the identity: a resumed run must match it."""
-        return hashlib.sha256(canonical_json(self.identity()).encode()).hexdigest()
+    def config_hash(self, task_sets: dict[str, str] | None = None) -> str:
+        """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
+
+        The run id derives from it, so spelling a data directory relative or absolute names one run.
+        """
+        identity = self.identity()
+        if task_sets is not None:
+            identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
+        return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
 def conversation_seed(base_seed: int, task_id: str, trial: int) -> int:
@@ -113,6 +128,8 @@ class RunContext:
     registry: Registry
     store: Store
     models: ModelHub
+    channel: Channel = attrs.field(factory=IdentityChannel)
+    evaluation: Evaluation = attrs.field(factory=default_evaluation)
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
 
     def gold(self, task: Task) -> GoldReplay:
@@ -133,6 +150,8 @@ class RunSummary:
     finished: int
     status: str
     wall_s: float
+    infrastructure_errors: int = 0
+    """Conversations of the run stored as infrastructure errors (excluded from scores, re-run on resume)."""
 
 
 def load_domain(registry: Registry, config: RunConfig) -> DomainData:
@@ -143,6 +162,7 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         data_dir=Path(config.data_dir) if config.data_dir else None,
         tasks_file=Path(config.tasks_file) if config.tasks_file else None,
         split=config.split,
+        vocabulary=task_vocabulary(registry),
     )
     return domain.load(options)
 
@@ -182,17 +202,69 @@ def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, i
 def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
     if judge is not None:
         return
-    needing = [t.id for t in tasks if t.evaluation_criteria and RewardType.NL_ASSERTION in t.evaluation_criteria.reward_basis]
+    # Only tasks that have assertions to judge need a judge (tau2 retail: 40 such tasks, not every NL-basis one).
+    needing = [t.id for t in tasks if t.evaluation_criteria and t.evaluation_criteria.nl_assertions_to_judge()]
     if needing:
-        raise ConfigError(f"{len(needing)} tasks score NL assertions (e.g. {needing[0]!r}): choose a judge with --judge")
+        raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): "
+                          "choose a judge with --judge")
 
 
 def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
     for component in components:
         for role in getattr(component, "model_roles", ()) if component is not None else ():
             if role not in config.models:
-                raise ConfigError(f"{component.name!r} needs a model for the {role}: "
-                                  f"give --{role}-model (and --{role}-base-url) or [models.{role}] in a run file")
+                raise ConfigError(f"{component.name!r} needs a model for the {role} role: "
+                                  f"give {role_option_hint(role)} or [models.{role}] in a run file")
+
+
+@attrs.frozen(kw_only=True)
+class _Resolved:
+    """Every component a run names, resolved before the store is touched."""
+
+    agent: Agent
+    user: UserSimulator | None
+    baseline_agent: Agent
+    baseline_user: UserSimulator | None
+    judge: Judge | None
+    channel: Channel
+    evaluation: Evaluation
+    metrics: list[tuple[str, Metric]]
+
+
+def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
+    """Resolve names and refuse what cannot work, so that a mistyped --agent never leaves a begun run behind."""
+    data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
+    solo = config.mode is Mode.NO_USER
+    resolved = _Resolved(
+        agent=registry.get("agent", config.agent),
+        user=None if solo else registry.get("user simulator", config.user),
+        baseline_agent=registry.get("agent", BASELINE_AGENT),
+        baseline_user=None if solo else registry.get("user simulator", BASELINE_USER),
+        judge=registry.get("judge", config.judge) if config.judge else None,
+        channel=registry.get("channel", config.channel),
+        evaluation=Evaluation(components=registry.components.get("reward component", {}),
+                              rules=registry.components.get("combination rule", {})),
+        metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
+    )
+    resolved.evaluation.validate(tasks)
+    _check_judge(tasks, resolved.judge)
+    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
+                                *(m for _, m in resolved.metrics)])
+    return resolved
+
+
+def task_vocabulary(registry: Registry) -> TaskVocabulary:
+    """What the loaded plugins let task files say, with the owners of every installed plugin's fields for error hints."""
+    return TaskVocabulary(extensions=list(registry.components.get("task extension", {}).values()),
+                          reward_components=frozenset(registry.components.get("reward component", {})),
+                          reward_rules=frozenset(registry.components.get("combination rule", {})),
+                          owners=_installed_owners)
+
+
+def _installed_owners() -> dict[str, str]:
+    registry = collect(get_plugin_manager(None))
+    return {ext.location: registry.origin("task extension", name)
+            for name, ext in registry.components.get("task extension", {}).items()}
 
 
 async def prepare(config: RunConfig, store_path: Path | str,
@@ -202,14 +274,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     registry = collect(plugins)
     data = load_domain(registry, config)
     tasks = select_tasks(data, config)
-    judge = registry.get("judge", config.judge) if config.judge else None
-    _check_judge(tasks, judge)
-    # Resolve every name before the store is touched: a mistyped --agent must not leave a begun run behind.
-    agent = registry.get("agent", config.agent)
-    user = None if config.mode is Mode.NO_USER else registry.get("user simulator", config.user)
-    baseline_agent = registry.get("agent", BASELINE_AGENT)
-    baseline_user = None if config.mode is Mode.NO_USER else registry.get("user simulator", BASELINE_USER)
-    _check_model_roles(config, [agent, user, judge])
+    parts = resolve_components(registry, config, data, tasks)
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
     try:
@@ -219,14 +284,16 @@ async def prepare(config: RunConfig, store_path: Path | str,
         raise
     store = Store(store_path, registry.migrations)
     models.store = store
-    run_id = config.run_id or f"{data.name}-{config.agent}-{config.config_hash()[:8]}"
+    task_sets = {data.name: data.content_hash()}
+    config_hash = config.config_hash(task_sets)
+    run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
-    new = store.begin_run(run_id, config.identity(), config.config_hash(), loaded, {data.name: data.content_hash()}, config.seed)
+    new = store.begin_run(run_id, config.identity(), config_hash, loaded, task_sets, config.seed)
+    models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
     ctx = RunContext(
-        run_id=run_id, config=config, data=data, agent=agent, user=user, baseline_agent=baseline_agent,
-        baseline_user=baseline_user, judge=judge,
-        metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
-        registry=registry, store=store, models=models,
+        run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
+        baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
+        models=models, channel=parts.channel, evaluation=parts.evaluation,
     )
     units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     return ctx, units, skipped, not new
@@ -269,16 +336,34 @@ async def run_async(config: RunConfig, store_path: Path | str, *, plugins: Plugi
     if on_start is not None:
         on_start(ctx, len(units), skipped)
     ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
-    finished, status = await _execute_with_deadline(ctx, units, on_finished)
+    finished, stopped_early = await _execute_with_deadline(ctx, units, on_finished)
+    counts = ctx.store.unit_counts(ctx.run_id)
+    status = run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
     ctx.store.set_status(ctx.run_id, status)
-    ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished})
+    ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished, **counts})
     ctx.store.close()
     return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
-                      finished=finished, status=status, wall_s=time.perf_counter() - started)
+                      finished=finished, status=status, wall_s=time.perf_counter() - started,
+                      infrastructure_errors=counts["infrastructure_errors"])
+
+
+def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> str:
+    """complete only when every planned unit finished; failed when every one ended in an infrastructure error.
+
+    A run stopped by its deadline or cost cap is incomplete (resumable), whatever it stored.
+    """
+    infra, stored = counts["infrastructure_errors"], counts["stored"]
+    if stopped_early:
+        return "incomplete"
+    if stored and infra == stored:
+        return "failed"
+    if infra or stored - infra < planned:
+        return "incomplete"
+    return "complete"
 
 
 async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
-                                 on_finished: Callable[[ConversationResult], None] | None) -> tuple[int, str]:
+                                 on_finished: Callable[[ConversationResult], None] | None) -> tuple[int, bool]:
     count = 0
 
     def counted(result: ConversationResult) -> None:
@@ -292,84 +377,133 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
             await execute(ctx, units, counted)
     except TimeoutError:
         log.warning("run.timeout", finished=count, planned=len(units))
-        return count, "incomplete"
+        return count, True
     finally:
         await ctx.models.aclose()
     if ctx.models.exhausted:
         log.warning("run.budget_reached", spent=ctx.models.spent, finished=count)
-        return count, "incomplete"
-    return count, "complete"
+        return count, True
+    return count, False
 
 
 async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
     structlog.contextvars.bind_contextvars(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
     started_utc, t0 = utc_now(), time.perf_counter()
-    models = ConversationModels(ctx.models)
+    cid = f"{ctx.run_id}/{unit.arm}/{unit.task.id}/{unit.trial}"
+    models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=unit.arm)
     try:
-        result, metrics = await _converse(ctx, unit, models, started_utc, t0)
+        result, metrics, rows = await _converse(ctx, unit, models, started_utc, t0)
     except Exception as exc:  # noqa: BLE001 - recorded, excluded from metrics, re-run on resume
         log.error("conversation.infrastructure_error", error=repr(exc))
-        result, metrics = _infrastructure_error(ctx, unit, started_utc, t0, exc), []
-    ctx.store.save_conversation(result, metrics, models.ledger)
+        result, metrics, rows = _infrastructure_error(ctx, unit, started_utc, t0, exc), [], []
+    ctx.store.save_conversation(result, metrics, plugin_rows=rows)
     return result
 
 
 async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
-                    t0: float) -> tuple[ConversationResult, list[MetricValue]]:
+                    t0: float) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
     config, task = ctx.config, unit.task
     agent, user = (ctx.agent, ctx.user) if unit.arm == "agent" else (ctx.baseline_agent, ctx.baseline_user)
     seed = conversation_seed(config.seed, task.id, unit.trial)
     env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
-    history = initial_messages(task.initial_state.message_history or [] if task.initial_state else [], config.mode)
+    history = stamp_history(initial_messages(task.initial_state.message_history or [] if task.initial_state else [], config.mode))
+    events = EventLog()
     setup = ConversationSetup(
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
+        events=events, channel=ctx.channel.name,
     )
-    limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
-    agent_session = agent.start(setup)
-    user_session = None
-    try:
-        user_session = user.start(setup) if user is not None else None
-        convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits)
-    finally:
-        await agent_session.close()
-        if user_session is not None:
-            await user_session.close()
+    convo = await _play(ctx, agent, user, setup, env, history, events)
     assert convo.termination is not None
-    reward_info = await evaluate(task, convo.messages, convo.termination, env, ctx.gold(task), judge=ctx.judge,
-                                 seed=seed, models=models)
+    gold = ctx.gold(task)
+    reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
+                                 models=models, evaluation=ctx.evaluation, events=events)
     result = ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
-        agent_cost=models.cost("agent"), user_cost=models.cost("user"),
+        agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=ctx.channel.name,
     )
-    return result, component_values(result) + _plugin_metric_values(ctx, result)
+    values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
+    return attrs.evolve(result, events=list(events.events)), component_values(result) + values, rows
+
+
+async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup: ConversationSetup, env: Environment,
+                history: list[Message], events: EventLog) -> Conversation:
+    config = ctx.config
+    limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
+    sessions: list[Any] = []
+    try:
+        agent_session = agent.start(setup)
+        sessions.append(agent_session)
+        user_session = user.start(setup) if user is not None else None
+        sessions.append(user_session)
+        channel = ctx.channel.start(setup)
+        sessions.append(channel)
+        return await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits,
+                                      channel=channel, events=events)
+    finally:
+        for session in sessions:
+            if session is not None:
+                await session.close()
 
 
 def component_values(result: ConversationResult) -> list[MetricValue]:
     """The reward and every reward component of a conversation, as metric values."""
     info = result.reward_info
-    values = [MetricValue(metric="reward", plugin="bench-kernel", value=result.reward,
-                          details={"basis": [b.value for b in info.reward_basis], "note": info.note} if info else None)]
+    values = [MetricValue(metric="reward", plugin=KERNEL, value=result.reward,
+                          details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None)]
     for c in info.components if info else []:
-        values.append(MetricValue(metric=f"component.{c.component}", plugin="bench-kernel", value=c.score,
+        values.append(MetricValue(metric=f"component.{c.component}", plugin=KERNEL, value=c.score,
                                   details={"checks": unstructure(c.checks), "note": c.note}, error=c.error))
     return values
 
 
-def _plugin_metric_values(ctx: RunContext, result: ConversationResult) -> list[MetricValue]:
-    values = []
+@attrs.frozen
+class MetricInputs:
+    """What a conversation leaves for its metrics besides the result."""
+
+    task: Task
+    events: EventLog
+    final_env: Environment
+    gold: GoldReplay
+    models: ConversationModels
+
+
+async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,
+                                inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
+    values: list[MetricValue] = []
+    rows: list[PluginRows] = []
     for plugin, metric in ctx.metrics:
+        context = MetricContext(task=inputs.task, result=result, events=inputs.events, final_env=inputs.final_env,
+                                gold=inputs.gold, judge=ctx.judge, models=inputs.models,
+                                role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}")
         try:
-            scores = metric.score(result)
-            values += [MetricValue(metric=f"{metric.name}.{k}" if k else metric.name, plugin=plugin, value=float(v)) for k, v in scores.items()]
-        except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others
+            values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
+        except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
             values.append(MetricValue(metric=metric.name, plugin=plugin, value=None, error=f"{type(exc).__name__}: {exc}"))
-    return values
+            continue
+        if context.rows:
+            rows.append(PluginRows(plugin=plugin, metric=metric.name, rows=list(context.rows)))
+    return values, rows
+
+
+async def _awaited(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, float | None]) -> list[MetricValue]:
+    """A metric's result as stored values: `name` for the "" key, `name.key` for the others."""
+    result = scored if isinstance(scored, MetricResult) else MetricResult(values=scored)
+    out = []
+    for key, value in result.values.items():
+        number = None if value is None else float(value)
+        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number,
+                               details=result.details.get(key)))
+    return out
 
 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:

@@ -151,3 +151,34 @@ def m006_llm_cache(db: Database) -> None:
     # Responses keyed by a hash of endpoint + request (seed included): a cached re-run is free and identical.
     db["llm_cache"].create({"key": str, "response_json": str, "created_utc": str}, pk="key")
     db["llm_calls"].add_column("attempts", int)
+
+
+@migrations(name="m008_conversation_events")
+def m008_conversation_events(db: Database) -> None:
+    # Events emitted during a conversation (goal shifts, channel transcripts, ...), written with it.
+    db["conversation_events"].create(
+        {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str, "source": str,
+         "data_json": str, "ts_utc": str},
+        pk=("conversation_id", "idx"),
+    )
+    db["conversation_events"].create_index(["run_id", "kind"])
+    db["messages"].add_column("turn_idx", int)
+    db["messages"].add_column("timestamp_utc", str)
+    db["messages"].add_column("latency_ms", int)
+    db["conversations"].add_column("channel", str)
+
+
+@migrations(name="m009_metric_values_by_plugin")
+def m009_metric_values_by_plugin(db: Database) -> None:
+    # Metric names are namespaced by plugin: two plugins may each have a metric called "recovery".
+    db["metric_values"].transform(pk=("conversation_id", "plugin", "metric"))
+
+
+@migrations(name="m010_llm_calls_arm_kind")
+def m010_llm_calls_arm_kind(db: Database) -> None:
+    # Calls are written as they are made (kept even when their conversation never finishes),
+    # so the ledger carries its arm and kind itself instead of joining finished conversations.
+    db["llm_calls"].add_column("arm", str)
+    db["llm_calls"].add_column("kind", str)
+    db.execute("update llm_calls set arm = (select c.arm from conversations c where c.id = llm_calls.conversation_id), "
+               "kind = 'chat' where arm is null")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -11,16 +10,11 @@ from typing import Any
 import attrs
 from sqlite_utils import Database, Migrations
 
-from bench_kernel.errors import ConfigError, ResumeConflictError
-from bench_kernel.store.migrations import migrations as kernel_migrations
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
+from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.evaluation.results import ConversationResult
-from bench_kernel.serialization import canonical_json, unstructure
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO-8601."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+from bench_kernel.serialization import canonical_json, unstructure, utc_now
+from bench_kernel.store.migrations import migrations as kernel_migrations
 
 
 @attrs.frozen(kw_only=True)
@@ -32,6 +26,15 @@ class MetricValue:
     value: float | None
     details: Any = None
     error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PluginRows:
+    """Rows a metric wrote for its plugin's own tables, stored in the conversation's transaction."""
+
+    plugin: str
+    metric: str
+    rows: list[tuple[str, dict[str, Any]]]
 
 
 @attrs.frozen(kw_only=True)
@@ -111,27 +114,65 @@ class Store:
 
     # ------------------------------------------------------------------ conversations
 
+    def unit_counts(self, run_id: str) -> dict[str, int]:
+        """How many conversations a run has stored, and how many of them are infrastructure errors."""
+        sql = "select count(*), sum(termination_reason = ?) from conversations where run_id = ?"
+        stored, infra = self.db.execute(sql, [TerminationReason.INFRASTRUCTURE_ERROR.value, run_id]).fetchone()
+        return {"stored": int(stored or 0), "infrastructure_errors": int(infra or 0)}
+
     def finished_units(self, run_id: str) -> set[tuple[str, str, int]]:
         """(arm, task, trial) of every conversation that finished (infrastructure errors excluded)."""
         sql = "select arm, task_id, trial from conversations where run_id = ? and termination_reason != ?"
         rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value]).fetchall()
         return {(a, t, int(n)) for a, t, n in rows}
 
-    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = ()) -> None:
-        """Write one finished conversation, its messages, tool calls, metric values and model calls atomically."""
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (),
+                          plugin_rows: Sequence[PluginRows] = ()) -> list[MetricValue]:
+        """Write one finished conversation with its messages, tool calls, events, metric values and plugin rows atomically.
+
+        Model calls are normally ledgered as they are made (`record_llm_call`); `llm_calls` is for
+        conversations built elsewhere (imports). Plugin rows that do not fit their table roll back
+        alone and turn their metric's value into an error; the stored metric values are returned.
+        """
         cid = result.conversation_id
-        metric_rows = [
-            {"run_id": result.run_id, "conversation_id": cid, "metric": m.metric, "plugin": m.plugin,
-             "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
-            for m in metrics
-        ]
         with self.db.atomic():
             self._delete_conversation(cid)
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
-            self._insert("metric_values", metric_rows)
-            self._insert("llm_calls", [_llm_call_row(result, call) for call in llm_calls])
+            self._insert("conversation_events", _event_rows(result))
+            stored = self._plugin_rows(list(metrics), plugin_rows)
+            self._insert("metric_values", [_metric_row(result, m) for m in stored])
+            self._insert("llm_calls", [_llm_call_row(result.run_id, cid, result.arm, call) for call in llm_calls])
+        return stored
+
+    def _plugin_rows(self, metrics: list[MetricValue], plugin_rows: Sequence[PluginRows]) -> list[MetricValue]:
+        failed: dict[tuple[str, str], str] = {}
+        for batch in plugin_rows:
+            self.db.execute("savepoint plugin_rows")
+            try:
+                for table, row in batch.rows:
+                    self._insert(table, [row])
+                self.db.execute("release savepoint plugin_rows")
+            except Exception as exc:  # noqa: BLE001 - a metric's bad rows never cost the conversation
+                self.db.execute("rollback to savepoint plugin_rows")
+                self.db.execute("release savepoint plugin_rows")
+                failed[(batch.plugin, batch.metric)] = f"rows not stored: {type(exc).__name__}: {exc}"
+        if not failed:
+            return metrics
+        kept = [m for m in metrics if not any(m.plugin == p and (m.metric == n or m.metric.startswith(f"{n}."))
+                                              for p, n in failed)]
+        return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
+
+    def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
+        """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
+        with self.db.atomic():
+            self._insert("llm_calls", [_llm_call_row(run_id, conversation_id, arm, call)])
+
+    def run_spend(self, run_id: str) -> float:
+        """What a run's model calls have cost so far (known prices only), across every resume."""
+        row = self.db.execute("select sum(cost) from llm_calls where run_id = ?", [run_id]).fetchone()
+        return float(row[0] or 0.0)
 
     def _insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         # Plain executemany: sqlite-utils' insert_all re-inspects the table on every call (hot path).
@@ -145,7 +186,8 @@ class Store:
         # Only an infrastructure error is ever overwritten: finished conversations are skipped on resume.
         if self.db.execute("select 1 from conversations where id = ?", [cid]).fetchone() is None:
             return
-        for table in ("metric_values", "tool_calls", "messages", "llm_calls"):
+        # Model calls stay: they were made and paid for, whatever became of their conversation.
+        for table in ("metric_values", "tool_calls", "messages", "conversation_events"):
             self.db.execute(f"delete from {table} where conversation_id = ?", [cid])
         self.db.execute("delete from conversations where id = ?", [cid])
 
@@ -162,11 +204,11 @@ class Store:
 
     def llm_costs(self, run_id: str) -> list[dict[str, Any]]:
         """Per role and model: calls, cached calls, errors, tokens and cost (None if any price is unknown)."""
-        sql = """select c.arm, l.role, l.model, count(*) as calls, sum(l.cached) as cached, count(l.error) as errors,
-                   sum(l.prompt_tokens) as prompt_tokens, sum(l.completion_tokens) as completion_tokens,
-                   sum(l.cost) as cost, sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
-                 from llm_calls l join conversations c on c.id = l.conversation_id
-                 where l.run_id = ? group by c.arm, l.role, l.model order by c.arm, l.role, l.model"""
+        sql = """select coalesce(l.arm, '-') as arm, l.role, l.model, count(*) as calls, sum(l.cached) as cached,
+                   count(l.error) as errors, sum(l.prompt_tokens) as prompt_tokens,
+                   sum(l.completion_tokens) as completion_tokens, sum(l.cost) as cost,
+                   sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
+                 from llm_calls l where l.run_id = ? group by l.arm, l.role, l.model order by l.arm, l.role, l.model"""
         return list(self.db.query(sql, [run_id]))
 
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
@@ -182,6 +224,11 @@ class Store:
         """A conversation's messages, in order."""
         return list(self.db.query("select * from messages where conversation_id = ? order by idx", [conversation_id]))
 
+    def conversation_events(self, conversation_id: str) -> list[dict[str, Any]]:
+        """A conversation's events, in the order they were emitted."""
+        sql = "select * from conversation_events where conversation_id = ? order by idx"
+        return list(self.db.query(sql, [conversation_id]))
+
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
         self.db["events"].insert({"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
@@ -189,14 +236,14 @@ class Store:
 
 
 def _refuse_changed(existing: RunRecord, config: dict[str, Any], config_hash: str, task_sets: dict[str, str]) -> None:
+    if existing.task_sets != task_sets:
+        raise ResumeConflictError(f"run {existing.id!r} exists but its tasks or policy changed since; use another --run-id")
     if existing.config_hash != config_hash:
         changed = sorted(k for k in set(config) | set(existing.config) if config.get(k) != existing.config.get(k))
         raise ResumeConflictError(
-            f"run {existing.id!r} exists with a different configuration (changed: {', '.join(changed)}); "
+            f"run {existing.id!r} exists with a different configuration (changed: {', '.join(changed) or 'plugins or kernel'}); "
             "use another --run-id to start a new run"
         )
-    if existing.task_sets != task_sets:
-        raise ResumeConflictError(f"run {existing.id!r} exists but its tasks or policy changed since; use another --run-id")
 
 
 def _run_record(row: dict[str, Any]) -> RunRecord:
@@ -213,12 +260,24 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
         "seed": r.seed, "agent": r.agent, "user": r.user, "termination_reason": r.termination_reason.value,
         "reward": r.reward, "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
         "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
-        "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages),
+        "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages), "channel": r.channel,
     }
 
 
-def _llm_call_row(result: ConversationResult, call: Any) -> dict[str, Any]:
-    return {"run_id": result.run_id, "conversation_id": result.conversation_id, "role": call.role, "model": call.model,
+def _metric_row(result: ConversationResult, m: MetricValue) -> dict[str, Any]:
+    return {"run_id": result.run_id, "conversation_id": result.conversation_id, "metric": m.metric, "plugin": m.plugin,
+            "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
+
+
+def _event_rows(result: ConversationResult) -> list[dict[str, Any]]:
+    cid = result.conversation_id
+    return [{"conversation_id": cid, "idx": i, "run_id": result.run_id, "message_index": e.message_index, "kind": e.kind,
+             "source": e.source, "data_json": canonical_json(e.data), "ts_utc": e.ts_utc} for i, e in enumerate(result.events)]
+
+
+def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any) -> dict[str, Any]:
+    return {"run_id": run_id, "conversation_id": conversation_id, "arm": arm, "kind": getattr(call, "kind", "chat"),
+            "role": call.role, "model": call.model,
             "request_hash": call.request_hash, "prompt_tokens": call.prompt_tokens,
             "completion_tokens": call.completion_tokens, "latency_ms": call.latency_ms, "cost": call.cost,
             "cost_known": int(call.cost is not None), "cached": int(call.cached), "error": call.error,
@@ -236,6 +295,7 @@ def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]
             "requestor": m.requestor if isinstance(m, ToolMessage) else None,
             "error": int(m.error) if isinstance(m, ToolMessage) else None,
             "cost": getattr(m, "cost", None),
+            "turn_idx": m.turn_idx, "timestamp_utc": m.timestamp, "latency_ms": getattr(m, "latency_ms", None),
             "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
             "message_json": canonical_json(unstructure(m)),
         })

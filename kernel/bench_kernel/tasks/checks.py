@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
-
-from bench_kernel.tasks.domain import DomainData, build_environment
+from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
-from bench_kernel.tasks.schema import Task
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.run.runner import RunConfig, load_domain
 from bench_kernel.serialization import read_json
+from bench_kernel.tasks.domain import DomainData, build_environment
+from bench_kernel.tasks.schema import Task
 
 
 def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,
@@ -30,7 +29,7 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
     return [
         {
             "task_id": t.id,
-            "reward_basis": [b.value for b in t.evaluation_criteria.reward_basis] if t.evaluation_criteria else [],
+            "reward_basis": list(t.evaluation_criteria.reward_basis) if t.evaluation_criteria else [],
             "actions": len(t.gold_actions()),
             "user_actions": sum(a.requestor == "user" for a in t.gold_actions()),
             "has_ticket": t.ticket is not None,

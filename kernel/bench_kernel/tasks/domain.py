@@ -5,18 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from importlib.resources import as_file, files
 from collections.abc import Callable, Sequence
+from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from bench_kernel.tools.environment import Environment, Toolkit
-from bench_kernel.errors import ConfigError
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
-from bench_kernel.tasks.schema import Task
+from bench_kernel.errors import ConfigError
 from bench_kernel.serialization import canonical_json, load_tasks, read_json, unstructure
+from bench_kernel.tasks.extensions import TaskVocabulary
+from bench_kernel.tasks.schema import Task
+from bench_kernel.tools.environment import Environment, Toolkit
 from bench_kernel.tools.state import State
 
 
@@ -27,6 +28,8 @@ class DomainOptions:
     data_dir: Path | None = None
     tasks_file: Path | None = None
     split: str | None = None
+    vocabulary: TaskVocabulary | None = None
+    """What the loaded plugins let task files say (extension fields, reward components, rules); `read_tasks` uses it."""
 
 
 @attrs.frozen(kw_only=True)
@@ -111,7 +114,7 @@ def packaged_or_external(package: str, options: DomainOptions, domain: str) -> P
 def read_tasks(default_file: Path, options: DomainOptions) -> list[Task]:
     """Tasks from options.tasks_file or the default file, narrowed to options.split."""
     path = options.tasks_file or default_file
-    tasks = load_tasks(path)
+    tasks = load_tasks(path, options.vocabulary)
     if options.split is None:
         return tasks
     return select_split(tasks, _read_splits(path), options.split, path)

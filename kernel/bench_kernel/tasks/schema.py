@@ -60,20 +60,11 @@ class StructuredUserInstructions:
 
 
 @attrs.frozen(kw_only=True)
-class GoalShifts:
-    """AgentChangeBench's ordered goals with the number of shifts the user must make."""
-
-    required_shifts: int
-    goals: list[str]
-
-
-@attrs.frozen(kw_only=True)
 class UserScenario:
     """What the simulated user knows and wants."""
 
     persona: str | None = None
     instructions: StructuredUserInstructions | str
-    goal_shifts: GoalShifts | None = None
     script: list[str] | None = None
     """Optional lines for the scripted user, spoken in order (bench extension)."""
 
@@ -140,27 +131,16 @@ class Action:
         return ToolCall(id=self.action_id, name=self.name, arguments=self.arguments, requestor=self.requestor)
 
 
-@attrs.frozen(kw_only=True)
-class AllowedTool:
-    """One acceptable way to satisfy an action set (AgentChangeBench)."""
+def _default_basis() -> list[str]:
+    return [RewardType.DB.value, RewardType.COMMUNICATE.value]
 
-    function_name: str
+
+@attrs.frozen(kw_only=True)
+class RewardRule:
+    """How a task's basis components combine into its reward: a registered rule's name and its parameters."""
+
+    name: str = "product"
     params: dict[str, Any] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class ActionSet:
-    """AgentChangeBench's action set: any of the allowed tools satisfies it."""
-
-    action_id: str
-    allowed_tools: list[AllowedTool]
-    required_parameters: Any = None
-    max_score: float | None = None
-    scoring_rules: dict[str, Any] | None = None
-
-
-def _default_basis() -> list[RewardType]:
-    return [RewardType.DB, RewardType.COMMUNICATE]
 
 
 @attrs.frozen(kw_only=True)
@@ -168,11 +148,17 @@ class EvaluationCriteria:
     """What decides a task's reward."""
 
     actions: list[Action] | None = None
-    action_sets: list[ActionSet] | None = None
     env_assertions: list[EnvAssertion] | None = None
     communicate_info: list[str] | None = None
     nl_assertions: list[str] | None = None
-    reward_basis: list[RewardType] = attrs.field(factory=_default_basis)
+    reward_basis: list[str] = attrs.field(factory=_default_basis)
+    """Names of registered reward components (tau2's DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION, or a plugin's)."""
+    reward_rule: RewardRule | None = None
+    """The combination rule (bench extension): a name, or {name, params}; tau2's product when absent."""
+
+    def nl_assertions_to_judge(self) -> list[str]:
+        """The NL assertions that decide the reward (empty when NL_ASSERTION is not in the basis)."""
+        return list(self.nl_assertions or []) if RewardType.NL_ASSERTION.value in self.reward_basis else []
 
 
 @attrs.frozen(kw_only=True)
@@ -190,7 +176,11 @@ class Task:
     required_documents: list[str] | None = None
     user_tools: list[str] | None = None
     extensions: dict[str, Any] = attrs.field(factory=dict)
-    """Plugin-owned data, keyed by plugin name (bench extension)."""
+    """Plugin-owned data keyed by task-extension name, structured by the extension that owns it (bench extension)."""
+
+    def extension(self, name: str, default: Any = None) -> Any:
+        """The plugin-owned data of one task extension, or default when the task has none."""
+        return self.extensions.get(name, default)
 
     def gold_actions(self) -> list[Action]:
         """The task's gold actions, empty when there are none."""

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bench_kernel.testing.fake_openai import FakeOpenAIServer
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
 from bench_kernel.store.store import Store
+from bench_kernel.testing.fake_openai import FakeOpenAIServer
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from bench_kernel.conversation.messages import Requestor, ToolCall, ToolMessage
 from bench_kernel.errors import ToolError
 from bench_kernel.evaluation.results import Check
 from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
-from bench_kernel.conversation.messages import Requestor, ToolCall, ToolMessage
 from bench_kernel.tools.state import State
 from bench_kernel.tools.toolschema import function_schema, tool_result_text
 

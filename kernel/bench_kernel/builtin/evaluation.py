@@ -1,0 +1,22 @@
+"""Built-in reward components (tau2's five) and the product rule, registered like any plugin's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench_kernel.evaluation.evaluator import builtin_components
+from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
+from bench_kernel.markers import hookimpl
+
+
+@hookimpl
+def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
+    """DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION."""
+    for component in builtin_components():
+        register(component)
+
+
+@hookimpl
+def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
+    """tau2's product rule."""
+    register(ProductRule())

@@ -1,0 +1,55 @@
+"""Channels: the pluggable seam between user and agent that may transform what crosses it.
+
+The default channel is the identity. A channel such as voice (text -> speech -> noise ->
+recognition -> text) transforms each text message on its way; the trajectory keeps the text the
+speaker meant, the receiving participant gets the text as heard, and the orchestrator records a
+`ChannelTranscript` event whenever the two differ.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from bench_kernel.conversation.messages import AssistantMessage, UserMessage
+from bench_kernel.conversation.participants import ConversationSetup
+
+
+class ChannelSession:
+    """One channel in one conversation; the base class passes everything through unchanged."""
+
+    async def to_agent(self, message: UserMessage) -> UserMessage:
+        """What the agent receives of a user message."""
+        return message
+
+    async def to_user(self, message: AssistantMessage) -> AssistantMessage:
+        """What the user receives of an agent message."""
+        return message
+
+    async def close(self) -> None:
+        """Release what the session holds."""
+
+
+@attrs.define(kw_only=True)
+class Channel:
+    """Base class of registered channels: `start` makes a session for one conversation."""
+
+    name: str
+    description: str = ""
+    model_roles: tuple[str, ...] = ()
+    """Model roles the channel needs configured (e.g. `tts`, `asr`), checked before a run starts."""
+
+    def start(self, setup: ConversationSetup) -> ChannelSession:
+        """A new session for one conversation."""
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
+class IdentityChannel(Channel):
+    """The default: text reaches the other side exactly as it was written."""
+
+    name: str = "identity"
+    description: str = "Passes every message through unchanged (text in, text out)."
+
+    def start(self, setup: ConversationSetup) -> ChannelSession:
+        """A pass-through session."""
+        return ChannelSession()

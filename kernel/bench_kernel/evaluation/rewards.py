@@ -1,0 +1,140 @@
+"""Open evaluation: reward components and combination rules, registered by plugins and named by task files.
+
+A reward component scores one aspect of a conversation (tau2's DB, ENV_ASSERTION, ACTION,
+COMMUNICATE and NL_ASSERTION are the built-in ones); a combination rule turns the task's basis
+components into its reward (tau2's product is the built-in rule; a weighted sum or per-goal
+partial credit come from plugins). Task files name both: `reward_basis` and `reward_rule`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from bench_kernel.conversation.events import EventLog
+from bench_kernel.conversation.messages import Message, TerminationReason
+from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
+from bench_kernel.tasks.schema import RewardRule, Task
+from bench_kernel.tools.environment import Environment
+
+STOPPED = frozenset({TerminationReason.USER_STOP, TerminationReason.AGENT_STOP})
+DEFAULT_RULE = "product"
+
+
+@attrs.frozen(kw_only=True)
+class RewardContext:
+    """What a reward component may look at: the task, the trajectory, the final and gold states, events, judge, models."""
+
+    task: Task
+    messages: Sequence[Message]
+    termination: TerminationReason
+    final_env: Environment
+    gold: Any
+    """The task's GoldReplay (gold hashes, failing gold actions, assertion checks on the gold state)."""
+    judge: Any = None
+    seed: int = 0
+    models: Any = None
+    """The conversation's model access (calls are ledgered, cached and capped like the participants')."""
+    events: EventLog = attrs.field(factory=EventLog)
+
+
+@attrs.define(kw_only=True)
+class RewardComponent:
+    """Base class of registered reward components: `score(context)` gives one ComponentScore."""
+
+    name: str
+    description: str = ""
+    always: bool = False
+    """Computed (and stored with its checks) for every task, even when not in the task's basis."""
+
+    def applies(self, task: Task) -> bool:
+        """True when this component has something to score for the task (computed only then, or when in the basis)."""
+        return True
+
+    async def score(self, context: RewardContext) -> ComponentScore:
+        """This component's score for one conversation, with the checks behind it."""
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
+class CombinationRule:
+    """Base class of registered combination rules: `combine` turns basis components into a reward."""
+
+    name: str
+    description: str = ""
+
+    def validate(self, params: Mapping[str, Any], basis: Sequence[str]) -> None:
+        """Raise ConfigError when the parameters do not fit this rule (checked before a run starts)."""
+
+    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
+                params: Mapping[str, Any]) -> RewardInfo:
+        """The conversation's reward from its components."""
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
+class ProductRule(CombinationRule):
+    """tau2's rule: the product of the basis components, 0 unless the conversation ended by a stop."""
+
+    name: str = DEFAULT_RULE
+    description: str = "Product of the basis components; 0 for a conversation that did not end by a stop (tau2)."
+
+    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
+                params: Mapping[str, Any]) -> RewardInfo:
+        """Multiply the basis components; a conversation that did not stop scores 0."""
+        reward, notes = 1.0, []
+        by_name = {c.component: c for c in components}
+        for kind in basis:
+            component = by_name.get(kind)
+            if component is None or component.score is None:
+                reward, notes = 0.0, [*notes, f"{kind} could not be evaluated"]
+            else:
+                reward *= component.score
+        if termination not in STOPPED:
+            reward, notes = 0.0, [*notes, f"terminated prematurely: {termination.value}"]
+        return RewardInfo(reward=reward, reward_basis=list(basis), components=list(components), note="; ".join(notes),
+                          rule=self.name)
+
+
+def all_met(name: str, checks: list[Check], note: str = "") -> ComponentScore:
+    """A component that scores 1 when every check holds, else 0."""
+    return ComponentScore(component=name, score=1.0 if all(c.met for c in checks) else 0.0, checks=checks, note=note)
+
+
+@attrs.frozen(kw_only=True)
+class Evaluation:
+    """The reward components and combination rules a run can use, by name."""
+
+    components: Mapping[str, RewardComponent]
+    rules: Mapping[str, CombinationRule]
+
+    def rule_for(self, task: Task) -> tuple[CombinationRule, Mapping[str, Any]]:
+        """The task's combination rule and its parameters (the product rule by default)."""
+        criteria = task.evaluation_criteria
+        chosen = (criteria.reward_rule if criteria else None) or RewardRule()
+        if chosen.name not in self.rules:
+            raise ConfigError(f"task {task.id!r} names reward rule {chosen.name!r}, which no loaded plugin registers "
+                              f"(registered: {', '.join(sorted(self.rules)) or 'none'})")
+        return self.rules[chosen.name], chosen.params
+
+    def to_compute(self, task: Task) -> list[RewardComponent]:
+        """The components computed for a task: those always computed that apply, then the rest of its basis."""
+        basis = task.evaluation_criteria.reward_basis if task.evaluation_criteria else []
+        chosen = [c for c in self.components.values() if (c.always and c.applies(task)) or c.name in basis]
+        return chosen
+
+    def validate(self, tasks: Sequence[Task]) -> None:
+        """Refuse tasks that name components or rules no loaded plugin registers, or bad rule parameters."""
+        for task in tasks:
+            criteria = task.evaluation_criteria
+            if criteria is None:
+                continue
+            unknown = [name for name in criteria.reward_basis if name not in self.components]
+            if unknown:
+                raise ConfigError(f"task {task.id!r} names reward component {unknown[0]!r} in its reward_basis, which no "
+                                  f"loaded plugin registers (registered: {', '.join(sorted(self.components))})")
+            rule, params = self.rule_for(task)
+            rule.validate(params, criteria.reward_basis)

@@ -1,0 +1,92 @@
+"""Task extensions: plugin-owned task data, declared by the plugin that reads it.
+
+A task file may carry data that belongs to one benchmark (AgentChangeBench's goal shifts and
+action sets, ATOD's goal list). The plugin that owns such a field registers a `TaskExtension`;
+the loader takes the field out of the task JSON, structures it with the extension's type (errors
+name the file and JSON path) and keeps it in `task.extensions[extension.name]`. A field that no
+loaded plugin owns is an error naming the field and, when an installed plugin owns it, that plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+Parent = Literal["task", "user_scenario", "evaluation_criteria"]
+PARENT_PATHS: dict[str, tuple[str, ...]] = {"task": (), "user_scenario": ("user_scenario",),
+                                             "evaluation_criteria": ("evaluation_criteria",)}
+
+
+@attrs.define(kw_only=True)
+class TaskExtension:
+    """Base class of registered task extensions: one field of a task file, owned by one plugin."""
+
+    name: str
+    """Key in `task.extensions` (unique across plugins)."""
+    field: str
+    """The field's name in the task JSON."""
+    parent: Parent = "task"
+    """The object of the task JSON that holds the field."""
+    type: Any = Any
+    """What the field structures into (an attrs class, list[...] of one, or plain JSON with Any)."""
+    description: str = ""
+
+    def attributes(self, value: Any) -> Mapping[str, str]:
+        """Task attributes this data implies, for report breakdowns (e.g. {'shifts': '2'})."""
+        return {}
+
+    @property
+    def location(self) -> str:
+        """Where the field sits in a task, e.g. 'user_scenario.goal_shifts'."""
+        return ".".join((*PARENT_PATHS[self.parent], self.field))
+
+
+BUILTIN_COMPONENTS = frozenset({"DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE"})
+
+
+@attrs.frozen
+class TaskVocabulary:
+    """What the loaded plugins let a task file say: extension fields, reward components and combination rules."""
+
+    extensions: Sequence[TaskExtension] = ()
+    reward_components: frozenset[str] = BUILTIN_COMPONENTS
+    reward_rules: frozenset[str] = frozenset({"product"})
+    owners: Callable[[], Mapping[str, str]] | None = None
+    """Lazily: field location -> plugin name, over every installed plugin (only consulted on errors)."""
+
+    def owner_hint(self, location: str) -> str:
+        """' (owned by plugin X: add --plugin X)' when an installed plugin owns the field, else ''."""
+        if self.owners is None:
+            return ""
+        try:
+            plugin = self.owners().get(location)
+        except Exception:  # noqa: BLE001 - a hint must never hide the real error
+            return ""
+        return f" (owned by plugin {plugin!r}: add --plugin {plugin})" if plugin else ""
+
+
+def extract(raw: Any, extensions: Sequence[TaskExtension]) -> tuple[Any, dict[str, tuple[TaskExtension, Any]]]:
+    """Take the extension fields out of one raw task object; return the rest and {name: (extension, raw value)}."""
+    if not isinstance(raw, dict) or not extensions:
+        return raw, {}
+    raw = dict(raw)
+    found: dict[str, tuple[TaskExtension, Any]] = {}
+    for ext in extensions:
+        holder = _holder(raw, ext)
+        if holder is not None and ext.field in holder:
+            found[ext.name] = (ext, holder.pop(ext.field))
+    return raw, found
+
+
+def _holder(raw: dict[str, Any], ext: TaskExtension) -> dict[str, Any] | None:
+    """The (copied, so the caller's data is untouched) object that holds the extension's field."""
+    if ext.parent == "task":
+        return raw
+    inner = raw.get(ext.parent)
+    if not isinstance(inner, dict):
+        return None
+    inner = dict(inner)
+    raw[ext.parent] = inner
+    return inner

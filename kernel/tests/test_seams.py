@@ -1,0 +1,417 @@
+"""The kernel's seams, each pinned by the example plugin in seam_plugins.py, and the 'runs that never lie' fixes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import bench_kernel
+import pytest
+from bench_kernel import (
+    AgentSession,
+    ChatRequest,
+    ChatResponse,
+    ConfigError,
+    ConversationSetup,
+    Message,
+    Metric,
+    MetricContext,
+    Model,
+    ModelClient,
+    ModelConfig,
+    ModelUnavailableError,
+    TaskFileError,
+    TaskVocabulary,
+    load_tasks,
+)
+from bench_kernel.modelhub.prices import Price
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
+from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
+from bench_kernel.store.store import Store
+from seam_plugins import GOALS, Goals, SeamPlugin, TurnLedger
+from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
+
+SHIFT_TASK = {
+    "id": "shift", "user_scenario": {"instructions": _instructions("Add one to a, then ask about b."),
+                                     "script": ["Please add one to counter a.", "Now, what is counter b?"],
+                                     "seam_goals": {"goals": ["increment a", "read b"]}},
+    "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "by": 1}}],
+                            "reward_basis": ["DB"]},
+}
+
+
+def plugins(*extra: tuple[str, object], tasks: Sequence[dict[str, Any]] = (SHIFT_TASK,), seams: bool = True) -> PluginSet:
+    objects = [("toy", ToyPlugin(ToyDomain(tasks=list(tasks)))), *([("seams", SeamPlugin())] if seams else []), *extra]
+    return get_plugin_manager([], extra=objects)
+
+
+def go(tmp_path: Path, *extra: tuple[str, object], tasks: Sequence[dict[str, Any]] = (SHIFT_TASK,), seams: bool = True,
+       **config: Any) -> RunSummary:
+    config.setdefault("domain", "toy")
+    config.setdefault("baseline", False)
+    return run(RunConfig(**config), tmp_path / "runs.db", plugins=plugins(*extra, tasks=tasks, seams=seams))
+
+
+def query(tmp_path: Path, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    store = Store(tmp_path / "runs.db")
+    try:
+        return list(store.db.query(sql, list(params)))
+    finally:
+        store.close()
+
+
+# --------------------------------------------------------------------------- events and message stamps
+
+
+def test_a_user_emits_a_typed_event_stored_with_its_message_index(tmp_path: Path) -> None:
+    summary = go(tmp_path, user="shifting")
+    events = query(tmp_path, "select * from conversation_events where run_id = ?", [summary.run_id])
+    assert [e["kind"] for e in events] == ["goal.shift"]
+    messages = query(tmp_path, "select * from messages order by idx")
+    shift_at = events[0]["message_index"]
+    # The shift belongs to the message the user was writing: its second line.
+    assert messages[shift_at]["role"] == "user" and messages[shift_at]["content"] == "Now, what is counter b?"
+    assert json.loads(events[0]["data_json"]) == {"goal_index": 1, "goal": "read b", "previous_goal": "increment a",
+                                                 "reason": "first goal done"}
+    assert events[0]["source"] == "shifting-user"
+
+
+def test_every_message_gets_its_turn_index_timestamp_and_participant_latency(tmp_path: Path) -> None:
+    go(tmp_path, user="shifting")
+    messages = query(tmp_path, "select idx, role, turn_idx, timestamp_utc, latency_ms, message_json from messages order by idx")
+    assert [m["turn_idx"] for m in messages] == [m["idx"] for m in messages]
+    assert all(m["timestamp_utc"] for m in messages)
+    stamps = [m["timestamp_utc"] for m in messages]
+    assert stamps == sorted(stamps)
+    greeting, *rest = messages
+    assert all(m["latency_ms"] is not None for m in rest if m["role"] in ("user", "assistant"))
+    assert all(m["latency_ms"] is None for m in messages if m["role"] == "tool")
+    assert json.loads(rest[0]["message_json"])["turn_idx"] == 1
+
+
+# --------------------------------------------------------------------------- channels
+
+
+def test_the_uppercase_channel_changes_what_the_agent_hears_and_both_texts_are_kept(tmp_path: Path) -> None:
+    heard: list[str] = []
+
+    @attrs.define
+    class Listening(AgentSession):
+        inner: AgentSession
+
+        async def respond(self, incoming: Sequence[Message]) -> Any:
+            heard.extend(m.content for m in incoming if m.role == "user" and m.content)
+            return await self.inner.respond(incoming)
+
+    @attrs.define(kw_only=True)
+    class ListeningOracle(bench_kernel.Agent):
+        name: str = "listening"
+
+        def start(self, setup: ConversationSetup) -> AgentSession:
+            return Listening(bench_kernel.OracleAgent().start(setup))
+
+    summary = go(tmp_path, ("listener", Registers(agents=[ListeningOracle()])), agent="listening", channel="uppercase")
+    assert heard[0] == "PLEASE ADD ONE TO COUNTER A."
+    stored = query(tmp_path, "select content from messages where role = 'user' order by idx")
+    assert stored[0]["content"] == "Please add one to counter a."
+    transcripts = query(tmp_path, "select message_index, data_json from conversation_events where kind = 'channel.transcript'")
+    first = json.loads(transcripts[0]["data_json"])
+    assert first == {"direction": "to_agent", "meant": "Please add one to counter a.", "heard": "PLEASE ADD ONE TO COUNTER A.",
+                     "details": {}}
+    assert query(tmp_path, "select distinct channel from conversations") == [{"channel": "uppercase"}]
+    assert summary.status == "complete"
+
+
+def test_an_unknown_channel_is_refused_before_the_run(tmp_path: Path) -> None:
+    with pytest.raises(bench_kernel.BenchError, match="no channel named 'voice'"):
+        go(tmp_path, channel="voice")
+    assert not (tmp_path / "runs.db").exists()
+
+
+# --------------------------------------------------------------------------- metrics with context
+
+
+class Registers:
+    """A plugin object registering agents, metrics and models given to it."""
+
+    def __init__(self, agents: Sequence[Any] = (), metrics: Sequence[Metric] = (), models: Sequence[Model] = ()) -> None:
+        self.agents, self.metrics, self.models = agents, metrics, models
+
+    @bench_kernel.hookimpl
+    def register_agents(self, register: Callable[[Any], None]) -> None:
+        for agent in self.agents:
+            register(agent)
+
+    @bench_kernel.hookimpl
+    def register_metrics(self, register: Callable[[Metric], None]) -> None:
+        for metric in self.metrics:
+            register(metric)
+
+    @bench_kernel.hookimpl
+    def register_models(self, register: Callable[[Model], None]) -> None:
+        for model in self.models:
+            register(model)
+
+
+@attrs.define(eq=False)
+class YesClient(ModelClient):
+    calls: list[ChatRequest]
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.calls.append(request)
+        return ChatResponse(content="Yes.", prompt_tokens=100, completion_tokens=10)
+
+
+@attrs.define(kw_only=True, eq=False)
+class YesModel(Model):
+    name: str = "yes"
+    calls: list[ChatRequest] = attrs.field(factory=list)
+
+    def client(self, config: ModelConfig) -> ModelClient:
+        return YesClient(self.calls)
+
+
+def test_a_context_metric_sees_events_states_gold_and_writes_its_own_table(tmp_path: Path) -> None:
+    summary = go(tmp_path, user="shifting")
+    values = {v["metric"]: v for v in query(tmp_path, "select * from metric_values where plugin = 'seams'")}
+    assert values["turn-ledger.shifts"]["value"] == 1.0
+    events = query(tmp_path, "select message_index from conversation_events where kind = 'goal.shift'")
+    assert values["turn-ledger.first_shift_at"]["value"] == events[0]["message_index"]
+    assert values["turn-ledger.gold_state"]["value"] == 1.0
+    assert json.loads(values["turn-ledger.shifts"]["details_json"]) == {"goals": ["read b"]}
+    rows = query(tmp_path, "select * from seam_turns order by message_index")
+    participant = query(tmp_path, "select idx from messages where role in ('user', 'assistant') order by idx")
+    assert [r["message_index"] for r in rows] == [m["idx"] for m in participant]
+    assert summary.status == "complete"
+
+
+def test_a_metric_model_role_goes_through_the_ledger(tmp_path: Path) -> None:
+    model = YesModel()
+    metric_plugin = ("judging", Registers(metrics=[TurnLedger(name="judged", model_roles=("judge-2",))], models=[model]))
+    go(tmp_path, metric_plugin, user="shifting", models={"judge-2": ModelConfig(backend="yes", model="yes-1")})
+    assert len(model.calls) == 1
+    values = {v["metric"]: v["value"] for v in query(tmp_path, "select * from metric_values where plugin = 'judging'")}
+    assert values["judged.model_says_yes"] == 1.0
+    ledger = query(tmp_path, "select role, model, kind, arm from llm_calls")
+    assert ledger == [{"role": "judge-2", "model": "yes-1", "kind": "chat", "arm": "agent"}]
+
+
+def test_a_metric_whose_role_is_not_configured_is_refused_before_the_run(tmp_path: Path) -> None:
+    metric_plugin = ("judging", Registers(metrics=[TurnLedger(name="judged", model_roles=("judge-2",))]))
+    with pytest.raises(ConfigError, match="'judged' needs a model for the judge-2 role: give --model-option judge-2.model"):
+        go(tmp_path, metric_plugin)
+
+
+def test_rows_that_do_not_fit_cost_only_their_metric(tmp_path: Path) -> None:
+    broken = ("broken", Registers(metrics=[TurnLedger(name="misfiled", table="no_such_table")]))
+    summary = go(tmp_path, broken, user="shifting")
+    values = {(v["plugin"], v["metric"]): v for v in query(tmp_path, "select * from metric_values")}
+    assert values[("broken", "misfiled")]["value"] is None
+    assert "no_such_table" in values[("broken", "misfiled")]["error"]
+    assert ("broken", "misfiled.shifts") not in values
+    assert values[("seams", "turn-ledger.shifts")]["value"] == 1.0
+    assert values[("bench-kernel", "reward")]["value"] == 1.0
+    assert summary.status == "complete"
+
+
+@attrs.define(kw_only=True)
+class Named(Metric):
+    value: float = 1.0
+
+    def score(self, context: MetricContext) -> Mapping[str, float]:
+        return {"": self.value}
+
+
+def test_metrics_named_like_kernel_values_or_each_other_never_abort_a_run(tmp_path: Path) -> None:
+    first = ("first", Registers(metrics=[Named(name="reward", value=0.25), Named(name="component.DB", value=0.5)]))
+    second = ("second", Registers(metrics=[Named(name="reward", value=0.75)]))
+    summary = go(tmp_path, first, second, seams=False, tasks=TASKS[:1])
+    rows = {(v["plugin"], v["metric"]): v["value"] for v in query(tmp_path, "select * from metric_values")}
+    assert rows[("bench-kernel", "reward")] == 1.0
+    assert rows[("first", "reward")] == 0.25 and rows[("second", "reward")] == 0.75
+    assert rows[("first", "component.DB")] == 0.5
+    assert summary.status == "complete"
+    assert query(tmp_path, "select status from runs") == [{"status": "complete"}]
+
+
+# --------------------------------------------------------------------------- open evaluation and task extensions
+
+
+def weighted(task_id: str, weights: dict[str, float]) -> dict[str, Any]:
+    task = json.loads(json.dumps(TASKS[1]))  # read-b: DB + COMMUNICATE
+    task["id"] = task_id
+    task["evaluation_criteria"]["reward_rule"] = {"name": "weighted-sum", "params": {"weights": weights}}
+    return task
+
+
+def test_a_task_names_a_plugin_combination_rule_with_parameters(tmp_path: Path) -> None:
+    tasks = [weighted("w", {"DB": 1.0, "COMMUNICATE": 3.0})]
+    summary = go(tmp_path, tasks=tasks, agent="do-nothing")
+    reward = query(tmp_path, "select reward, reward_info_json from conversations")[0]
+    # The do-nothing agent leaves the DB as gold (read-only task) but says nothing: 1 * 1 + 3 * 0 over 4.
+    assert reward["reward"] == pytest.approx(0.25)
+    assert json.loads(reward["reward_info_json"])["rule"] == "weighted-sum"
+    assert summary.status == "complete"
+
+
+def test_a_rule_or_component_no_plugin_registers_is_refused_with_the_json_path(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([TASKS[0], weighted("w", {"DB": 1.0})]), encoding="utf-8")
+    with pytest.raises(TaskFileError) as caught:
+        load_tasks(path, TaskVocabulary())
+    assert "unknown reward rule 'weighted-sum' @ $[1].evaluation_criteria.reward_rule" in str(caught.value)
+    with pytest.raises(ConfigError, match="weights name components not in the basis: ACTION"):
+        go(tmp_path, tasks=[weighted("w", {"ACTION": 1.0})])
+
+
+def test_plugin_owned_task_data_lives_in_extensions(tmp_path: Path) -> None:
+    (tmp_path / "tasks.json").write_text(json.dumps([SHIFT_TASK]), encoding="utf-8")
+    registry = collect(plugins())
+    data = load_domain(registry, RunConfig(domain="toy", tasks_file=str(tmp_path / "tasks.json")))
+    assert data.tasks[0].extension("seam-goals") == Goals(goals=["increment a", "read b"])
+    assert not hasattr(data.tasks[0].user_scenario, "seam_goals")
+
+
+def test_a_field_no_loaded_plugin_owns_is_an_error_naming_field_and_owner(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([SHIFT_TASK]), encoding="utf-8")
+    with pytest.raises(TaskFileError) as caught:
+        load_tasks(path, TaskVocabulary(owners=lambda: {GOALS.location: "seams"}))
+    message = str(caught.value)
+    assert "seam_goals" in message and "@ $[0].user_scenario" in message
+    assert "owned by plugin 'seams': add --plugin seams" in message
+    loaded = load_tasks(path, TaskVocabulary(extensions=[GOALS]))
+    assert loaded[0].extension("seam-goals").goals == ["increment a", "read b"]
+
+
+def test_extension_data_with_the_wrong_shape_names_its_path(tmp_path: Path) -> None:
+    broken = json.loads(json.dumps(SHIFT_TASK))
+    broken["user_scenario"]["seam_goals"] = {"goals": "not a list", "extra": 1}
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([broken]), encoding="utf-8")
+    with pytest.raises(TaskFileError, match=r"@ \$\[0\]\.user_scenario\.seam_goals"):
+        load_tasks(path, TaskVocabulary(extensions=[GOALS]))
+
+
+# --------------------------------------------------------------------------- runs that never lie
+
+
+def test_a_mode_the_domain_does_not_support_is_refused_before_the_run(tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class NoSolo(ToyDomain):
+        def load(self, options: bench_kernel.DomainOptions) -> bench_kernel.DomainData:
+            return attrs.evolve(super().load(options), solo_policy=None)
+
+    with pytest.raises(ConfigError, match="does not support the no-user mode"):
+        run(RunConfig(domain="toy", mode=bench_kernel.Mode.NO_USER), tmp_path / "runs.db",
+            plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(NoSolo()))]))
+    assert not (tmp_path / "runs.db").exists()
+
+
+@attrs.define
+class Unreachable(AgentSession):
+    async def respond(self, incoming: Sequence[Message]) -> Any:
+        raise ModelUnavailableError("connection refused after 5 retries")
+
+
+@attrs.define(kw_only=True)
+class UnreachableAgent(bench_kernel.Agent):
+    name: str = "unreachable"
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        return Unreachable()
+
+
+def test_a_run_of_infrastructure_errors_is_not_complete(tmp_path: Path) -> None:
+    summary = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False,
+                 tasks=TASKS, baseline=True)
+    assert summary.infrastructure_errors == len(TASKS)
+    assert summary.status == "incomplete"  # the baseline arm finished
+    only = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False,
+              tasks=TASKS, run_id="only-down")
+    assert only.status == "failed" and only.infrastructure_errors == len(TASKS)
+
+
+def test_a_plugin_object_that_cannot_be_hashed_registers_like_any_other(tmp_path: Path) -> None:
+    @attrs.define
+    class AttrsPlugin:
+        domain: ToyDomain = attrs.field(factory=ToyDomain)
+
+        @bench_kernel.hookimpl
+        def register_domains(self, register: Callable[[Any], None]) -> None:
+            register(self.domain)
+
+    with pytest.raises(TypeError):
+        hash(AttrsPlugin())
+    plugin_set = get_plugin_manager([], extra=[("attrs-plugin", AttrsPlugin()), ("seams", SeamPlugin())])
+    assert plugin_set.failures() == []
+    registry = collect(plugin_set)
+    assert registry.names("domain") == ["toy"] and registry.names("channel") == ["identity", "uppercase"]
+
+
+def test_only_tasks_with_assertions_to_judge_need_a_judge(tmp_path: Path) -> None:
+    no_assertions = {**TASKS[0], "id": "nl-empty", "evaluation_criteria": {**TASKS[0]["evaluation_criteria"],
+                                                                            "reward_basis": ["DB", "NL_ASSERTION"]}}
+    assert go(tmp_path, tasks=[no_assertions], seams=False).status == "complete"
+    judged = {**no_assertions, "id": "nl-real",
+              "evaluation_criteria": {**no_assertions["evaluation_criteria"], "nl_assertions": ["The agent was polite."]}}
+    with pytest.raises(ConfigError, match="1 of 2 tasks have NL assertions to judge"):
+        go(tmp_path, tasks=[no_assertions, judged], seams=False, run_id="judged")
+
+
+def test_the_run_id_does_not_depend_on_how_the_tasks_file_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tasks.json").write_text(json.dumps(TASKS), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    relative = go(tmp_path, tasks_file="tasks.json", seams=False, tasks=TASKS)
+    absolute = go(tmp_path, tasks_file=str(tmp_path / "tasks.json"), seams=False, tasks=TASKS)
+    assert relative.run_id == absolute.run_id
+    assert absolute.resumed and absolute.skipped == len(TASKS)
+
+
+
+# --------------------------------------------------------------------------- the ledger and the cost cap
+
+
+@attrs.define
+class Spending(AgentSession):
+    setup: ConversationSetup
+
+    async def respond(self, incoming: Sequence[Message]) -> Any:
+        await self.setup.models.complete("agent", ChatRequest(messages=[{"role": "user", "content": "go"}]))
+        return bench_kernel.AssistantMessage(content="###STOP###")
+
+    def is_stop(self, message: Any) -> bool:
+        return message.content == "###STOP###"
+
+
+@attrs.define(kw_only=True)
+class SpendingAgent(bench_kernel.Agent):
+    name: str = "spending"
+    model_roles: tuple[str, ...] = ("agent",)
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        return Spending(setup)
+
+
+def test_the_cost_cap_holds_across_resumes_and_every_call_stays_in_the_ledger(tmp_path: Path) -> None:
+    many = [{**TASKS[0], "id": f"t{i}"} for i in range(12)]
+    spender = ("spender", Registers(agents=[SpendingAgent()], models=[YesModel()]))
+    # 100 prompt + 10 completion tokens at 10 USD per million each: 0.0011 USD a call; the cap allows 3 calls.
+    config = {"agent": "spending", "seams": False, "tasks": many, "concurrency": 1, "max_cost": 0.003,
+              "models": {"agent": ModelConfig(backend="yes", model="yes-1")},
+              "prices": {"yes-1": Price(10.0, 10.0)}}
+    first = go(tmp_path, spender, **config)
+    assert first.status == "incomplete"
+    calls = query(tmp_path, "select count(*) as n, sum(cost) as cost from llm_calls")[0]
+    assert calls["n"] == 3 and calls["cost"] == pytest.approx(0.0033)
+    again = go(tmp_path, spender, **config)
+    # The cap was already reached: a resume spends nothing more instead of starting from zero.
+    assert again.finished == 0
+    assert query(tmp_path, "select count(*) as n from llm_calls")[0]["n"] == 3
+    store = Store(tmp_path / "runs.db")
+    costs = store.llm_costs(first.run_id)
+    store.close()
+    assert sum(c["cost"] for c in costs) == pytest.approx(calls["cost"])
