@@ -21,6 +21,7 @@ from bench_kernel.tasks import checks
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.plugins import PluginSet, get_plugin_manager
+from bench_kernel.store.store import Store
 
 MISSING_COUNTER_TASKS = [
     {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
