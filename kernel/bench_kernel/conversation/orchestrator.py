@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -63,7 +64,7 @@ class _Parties:
     env: Environment
     agent: AgentSession
     user: UserSession | None
-    channel: ChannelSession
+    channel: ChannelSession | None
     events: EventLog
     mode: Mode
 
@@ -88,7 +89,7 @@ async def run_conversation(
     log = events if events is not None else EventLog()
     log.position = lambda: len(convo.messages)
     log.clock = utc_now
-    parties = _Parties(env, agent, user, channel or ChannelSession(), log, mode)
+    parties = _Parties(env, agent, user, channel, log, mode)
     try:
         if limits.timeout_s is None:
             await _loop(convo, parties, limits)
@@ -110,7 +111,21 @@ def _stamped(message: Message, index: int, latency_ms: int | None = None, **chan
         return message
     if latency_ms is not None:
         changes["latency_ms"] = latency_ms
-    return attrs.evolve(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
+    return _copy_with(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls))
+
+
+def _copy_with(message: Any, **changes: Any) -> Any:
+    """attrs.evolve for messages, without re-running __init__ (this is the hot path: every message of every run)."""
+    cls = type(message)
+    copy = object.__new__(cls)
+    for name in _field_names(cls):
+        object.__setattr__(copy, name, changes[name] if name in changes else getattr(message, name))
+    return copy
 
 
 def initial_messages(history: Sequence[Message], mode: Mode) -> list[Message]:
@@ -200,6 +215,8 @@ async def _agent_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _T
     elif mode is Mode.NO_USER:
         convo.termination = TerminationReason.AGENT_ERROR
         convo.error = "agent sent text in the no-user mode instead of a tool call or a stop"
+    if parties.channel is None:
+        return _Turn("user", "agent", [message])
     heard = await parties.channel.to_user(message)
     _record_transcript(parties.events, "to_user", message, heard, len(convo.messages) - 1)
     return _Turn("user", "agent", [heard])
@@ -223,6 +240,8 @@ async def _user_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _Tu
         convo.termination = TerminationReason.USER_STOP
     elif message.tool_calls:
         return _Turn("env", "user", [], message)
+    if parties.channel is None:
+        return _Turn("agent", "user", [message])
     heard = await parties.channel.to_agent(message)
     _record_transcript(parties.events, "to_agent", message, heard, len(convo.messages) - 1)
     return _Turn("agent", "user", [heard])
