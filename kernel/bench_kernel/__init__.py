@@ -65,6 +65,7 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.report.sections import ReportSection, RunView, Section, SectionTable
 from bench_kernel.run.runner import RunConfig, RunSummary, run, run_async
 from bench_kernel.serialization import canonical_json, converter, load_tasks, read_json, structure_tasks, unstructure
 from bench_kernel.store.store import Store
@@ -96,7 +97,7 @@ __all__ = [
     "Audio", "Channel", "ChannelSession", "ChannelTranscript", "CombinationRule", "EmbeddingClient", "EmbeddingRequest",
     "Embeddings", "Event", "EventLog", "GoalShift", "GoalStatusChange", "IdentityChannel", "MetricContext", "MetricResult",
     "PersonaChange", "ProductRule", "RewardComponent", "RewardContext", "RewardRule", "SpeechClient", "SpeechRequest",
-    "TaskExtension", "TaskVocabulary", "Transcription", "TranscriptionClient", "TranscriptionRequest", "all_met",
+    "ReportSection", "RunView", "Section", "SectionTable", "TaskExtension", "TaskVocabulary", "Transcription", "TranscriptionClient", "TranscriptionRequest", "all_met",
     "Action", "Agent", "AgentSession", "AssistantMessage", "BaseTable", "BenchError", "BudgetExceededError", "ChatRequest",
     "ChatResponse", "Check", "ComponentScore", "ConfigError", "ContextOverflowError", "ConversationResult", "ConversationSetup",
     "DoNothingAgent", "Domain", "DomainData", "DomainOptions", "DumpHasher", "EnvAssertion", "EnvFunctionCall", "Environment",

@@ -16,8 +16,8 @@ from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
-from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
-from bench_kernel.report.report import build_report, render
+from bench_kernel.plugins import PluginSet, Registry, apply_commands, collect, get_plugin_manager
+from bench_kernel.report.report import build_report, render, render_section
 from bench_kernel.run import runner
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
@@ -201,22 +201,34 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
     return plugin_set
 
 
-def _echo_report(db_path: str, run_id: str, fmt: str) -> None:
+def _echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None) -> None:
     store = Store(db_path)
     try:
-        click.echo(render(build_report(store, run_id), fmt), nl=False)
+        store.run(run_id)  # an unknown run is one clean error, before anything else is said
+        report = build_report(store, run_id, _report_registry(store, run_id))
+        click.echo(render_section(report, section, fmt) if section else render(report, fmt), nl=False)
     finally:
         store.close()
+
+
+def _report_registry(store: Store, run_id: str) -> Registry | None:
+    """The registry of the run's own plugin selection, for its sections; None (with a note) when it cannot be built."""
+    try:
+        return collect(get_plugin_manager(store.run(run_id).config.get("plugins")))  # type: ignore[union-attr]
+    except BenchError as exc:
+        click.echo(f"note: plugin sections unavailable ({exc})", err=True)
+        return None
 
 
 @cli.command(name="report")
 @click.argument("run_id")
 @db_option
 @format_option("table", "json", "markdown", "csv")
-def report_command(run_id: str, db_path: str, fmt: str) -> None:
-    """Show a run's rewards per component, pass^k with confidence intervals and per-task flips."""
+@click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
+def report_command(run_id: str, db_path: str, fmt: str, section: str | None) -> None:
+    """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     _require_db(db_path)
-    _echo_report(db_path, run_id, fmt)
+    _echo_report(db_path, run_id, fmt, section)
 
 
 @cli.command(name="runs")

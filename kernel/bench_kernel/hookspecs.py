@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.metric import Judge, Metric
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
     from bench_kernel.modelhub.api import Model
+    from bench_kernel.report.sections import ReportSection
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
 
@@ -192,6 +193,24 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
         @bench_kernel.hookimpl
         def register_task_extensions(register):
             register(TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts))
+    """
+
+
+@hookspec
+def register_report_sections(register: Callable[[ReportSection], None]) -> None:
+    """Register sections that ``bench report`` shows after the kernel's figures.
+
+    Called once per plugin manager (the report's is built from the run's stored plugin
+    selection). ``ReportSection.build(view)`` reads the stored run through a read-only
+    ``RunView`` and returns a ``Section``; a section that raises is shown as an error line.
+
+    :param register: call with each :class:`bench_kernel.ReportSection`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_report_sections(register):
+            register(ShiftRecovery(name="gsrt", title="Goal-shift recovery"))
     """
 
 

@@ -6,6 +6,8 @@
   model through its own role and writes rows to its own table (registered by `register_migrations`).
 - `WeightedSum`: a combination rule with parameters, named by task files.
 - `Goals`: a task extension owning a plugin-specific task field.
+- `ShiftSection`: a report section computed from the store (events and the metric's own table);
+  `TurnLedger.summarize` gives the metric's run-level figures.
 """
 
 from __future__ import annotations
@@ -29,8 +31,12 @@ from bench_kernel import (
     Metric,
     MetricContext,
     MetricResult,
+    ReportSection,
     RewardInfo,
+    RunView,
     ScriptedUser,
+    Section,
+    SectionTable,
     TaskExtension,
     TerminationReason,
     UserMessage,
@@ -145,6 +151,30 @@ class TurnLedger(Metric):
             values["model_says_yes"] = float((reply.content or "").strip().lower().startswith("yes"))
         return MetricResult(values=values, details={"shifts": {"goals": [s.goal for _, s in shifts]}})
 
+    def summarize(self, view: RunView) -> Mapping[str, float | None]:
+        """Run-level: conversations with a shift, and the latest first shift (a worst case)."""
+        firsts = [v["value"] for v in view.values(f"{self.name}.first_shift_at") if v["value"] is not None]
+        return {"conversations_with_a_shift": float(len(firsts)), "latest_first_shift": max(firsts, default=None)}
+
+
+@attrs.define(kw_only=True)
+class ShiftSection(ReportSection):
+    """Per task: shifts recorded and participant turns in the metric's own table."""
+
+    name: str = "shifts"
+    title: str = "Goal shifts per task"
+
+    def build(self, view: RunView) -> Section:
+        """One row per task, from the events and the plugin's own table."""
+        rows = []
+        for convo in view.conversations():
+            shifts = view.query("select count(*) as n from conversation_events where conversation_id = ? and kind = ?",
+                                [convo["id"], GoalShift.kind])[0]["n"]
+            turns = view.query("select count(*) as n from seam_turns where conversation_id = ?", [convo["id"]])[0]["n"]
+            rows.append([convo["task_id"], convo["trial"], shifts, turns])
+        return Section(title=self.title, tables=[SectionTable(headers=["task", "trial", "shifts", "turns"], rows=rows)],
+                       notes=["turns: participant messages in the metric's own table"])
+
 
 @attrs.define(kw_only=True)
 class WeightedSum(CombinationRule):
@@ -201,6 +231,11 @@ class SeamPlugin:
     def register_task_extensions(self, register: Callable[[TaskExtension], None]) -> None:
         """The goals field."""
         register(GOALS)
+
+    @bench_kernel.hookimpl
+    def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
+        """The shifts section."""
+        register(ShiftSection())
 
     @bench_kernel.hookimpl
     def register_migrations(self, register: Callable[[Migrations], None]) -> None:

@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from plugin_factory import no_installed_plugins
-from structlog.testing import capture_logs
-from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
-
-from bench_kernel import cli as cli_module, hookimpl
-from bench_kernel.tasks import checks
+from bench_kernel import cli as cli_module
+from bench_kernel import hookimpl
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.plugins import PluginSet, get_plugin_manager
 from bench_kernel.store.store import Store
+from bench_kernel.tasks import checks
+from click.testing import CliRunner, Result
+from plugin_factory import no_installed_plugins
+from structlog.testing import capture_logs
+from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
 MISSING_COUNTER_TASKS = [
     {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
@@ -280,11 +280,15 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
     assert {m: float(r["value"]) for m, r in rows.items()} == figures
     table_lines = reports["table"].stdout.splitlines()
     markdown_lines = reports["markdown"].stdout.splitlines()
-    assert table_lines[0].startswith(f"Run {run_id} (complete): 8 conversations")
-    assert markdown_lines[0].startswith(f"## Run {run_id} (complete): 8 conversations")
+    assert table_lines[0] == (f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), "
+                              "0 infrastructure errors excluded, 4 baseline conversations")
+    assert table_lines[1].startswith("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none")
+    assert markdown_lines[0].startswith(f"## Run {run_id} (complete): 8 agent conversations scored")
     for metric, value in figures.items():
         n = rows[metric]["n"]
-        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and line.split()[-1] == n for line in table_lines), metric
+        errors = rows[metric]["errors"]
+        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and line.split()[-2:] == [n, errors] for line in table_lines), \
+            metric
         assert f"| {metric} | {value:.3f} |" in reports["markdown"].stdout, metric
 
 

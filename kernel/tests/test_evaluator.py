@@ -8,10 +8,15 @@ from typing import Any
 
 import attrs
 import pytest
-
 from bench_kernel import DomainOptions, Judge, JudgeRequest, build_environment
-from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tools.environment import Environment
+from bench_kernel.conversation.messages import (
+    AssistantMessage,
+    Message,
+    TerminationReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from bench_kernel.evaluation.evaluator import (
     GoldReplay,
     action_component,
@@ -24,17 +29,11 @@ from bench_kernel.evaluation.evaluator import (
     replay_gold,
     replay_trajectory,
 )
-from bench_kernel.tasks.schema import Action, RewardType, Task
-from bench_kernel.conversation.messages import (
-    AssistantMessage,
-    Message,
-    TerminationReason,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
 from bench_kernel.evaluation.results import Check, ComponentScore
 from bench_kernel.serialization import structure
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tasks.schema import Action, RewardType, Task
+from bench_kernel.tools.environment import Environment
 from toy_domain import ToyDomain
 
 STOP = TerminationReason.USER_STOP

@@ -8,7 +8,6 @@ import time
 
 import httpx
 import pytest
-
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply
 
 

@@ -10,10 +10,6 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner
-from plugin_factory import no_installed_plugins
-from sqlite_utils import Migrations
-
 from bench_kernel import (
     Agent,
     Channel,
@@ -22,6 +18,7 @@ from bench_kernel import (
     Judge,
     Metric,
     Model,
+    ReportSection,
     RewardComponent,
     TaskExtension,
     UserSimulator,
@@ -30,6 +27,9 @@ from bench_kernel import (
 )
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.store.store import Store
+from click.testing import CliRunner
+from plugin_factory import no_installed_plugins
+from sqlite_utils import Migrations
 
 HOOKSPECS = {name for name, func in vars(hookspecs).items() if callable(func) and hasattr(func, "bench_spec")}
 COVERED: set[str] = set()
@@ -78,6 +78,7 @@ COMPONENT_CASES = [
     ("register_reward_components", "reward component", RewardComponent(name="HOOK")),
     ("register_combination_rules", "combination rule", CombinationRule(name="hook-rule")),
     ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
+    ("register_report_sections", "report section", ReportSection(name="hook-section")),
 ]
 
 

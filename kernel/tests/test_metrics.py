@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
-
 import bench_kernel
+import pytest
 from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSetup, Metric
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
-from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode
+from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.runner import RunConfig, RunSummary, conversation_seed, run
@@ -331,8 +330,8 @@ def test_plugin_metrics_are_stored_and_a_raising_metric_is_recorded(tmp_path: Pa
     assert ("baseline", "messages") in values, "metrics score the baseline arm too"
     assert values[("agent", "reward")]["value"] == 1.0
     assert values[("agent", "component.DB")]["value"] == 1.0
-    assert report.metrics["exploding"]["errors"] == 1
-    assert report.metrics["messages"]["value"] == len(messages)
+    assert report.metrics["metrics-plugin:exploding"]["errors"] == 1
+    assert report.metrics["metrics-plugin:messages"]["value"] == len(messages)
 
 
 # --------------------------------------------------------------------------- report

@@ -29,6 +29,7 @@ from bench_kernel import (
 )
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
+from bench_kernel.report.report import build_report, render, render_section
 from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
 from bench_kernel.store.store import Store
 from seam_plugins import GOALS, Goals, SeamPlugin, TurnLedger
@@ -415,3 +416,46 @@ def test_the_cost_cap_holds_across_resumes_and_every_call_stays_in_the_ledger(tm
     costs = store.llm_costs(first.run_id)
     store.close()
     assert sum(c["cost"] for c in costs) == pytest.approx(calls["cost"])
+
+
+# --------------------------------------------------------------------------- report sections
+
+
+def test_a_report_section_and_a_metric_summary_render_in_every_format(tmp_path: Path) -> None:
+    summary = go(tmp_path, user="shifting")
+    store = Store(tmp_path / "runs.db")
+    try:
+        report = build_report(store, summary.run_id, collect(plugins()))
+        table, markdown, as_json = (render(report, f) for f in ("table", "markdown", "json"))
+        section_csv = render_section(report, "shifts", "csv")
+    finally:
+        store.close()
+    assert "Goal shifts per task (seams)" in table and "## Goal shifts per task (seams)" in markdown
+    assert "| shift | 0 | 1 | 7 |" in markdown
+    sections = {s["name"]: s for s in json.loads(as_json)["sections"]}
+    assert sections["shifts"]["tables"][0]["rows"] == [["shift", 0, 1, 7]]
+    assert sections["seams:turn-ledger"]["tables"][0]["rows"][0] == ["conversations_with_a_shift", 1.0]
+    assert section_csv == "task,trial,shifts,turns\nshift,0,1,7\n"
+    assert "seams:turn-ledger.shifts" in table
+
+
+def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Broken(bench_kernel.ReportSection):
+        name: str = "broken"
+
+        def build(self, view: Any) -> Any:
+            raise KeyError("no such column")
+
+    class BrokenPlugin:
+        @bench_kernel.hookimpl
+        def register_report_sections(self, register: Callable[[Any], None]) -> None:
+            register(Broken())
+
+    summary = go(tmp_path, ("broken", BrokenPlugin()), seams=False, tasks=TASKS)
+    store = Store(tmp_path / "runs.db")
+    try:
+        text = render(build_report(store, summary.run_id, collect(plugins(("broken", BrokenPlugin()), seams=False))), "table")
+    finally:
+        store.close()
+    assert "section failed: KeyError: 'no such column'" in text and "average_reward" in text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-
 from bench_kernel.tools.state import State, deep_merge
 
 

@@ -7,15 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-from sqlite_utils import Database, Migrations
-
 import bench_kernel
-from bench_kernel.errors import ConfigError, ResumeConflictError
+import pytest
 from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, ToolMessage, UserMessage
+from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.store.store import MetricValue, Store
+from sqlite_utils import Database, Migrations
 
 EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "runs": {"id": str, "created_utc": str, "updated_utc": str, "status": str, "config_json": str, "config_hash": str,

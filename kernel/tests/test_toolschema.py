@@ -9,7 +9,6 @@ from typing import Any, Literal, Optional
 
 import attrs
 import pytest
-
 from bench_kernel.tools.toolschema import function_schema, tool_result_text
 
 # --------------------------------------------------------------------------- sample tools

@@ -6,9 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 import bench_kernel
-from bench_kernel import Domain, DomainData, DomainOptions, State, Toolkit, ToolError, ToolKind, tool
+from bench_kernel import Domain, DomainData, DomainOptions, State, ToolError, ToolKind, Toolkit, tool
 
 
 class CounterTools(Toolkit):

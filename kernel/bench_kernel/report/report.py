@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.results import is_success
 from bench_kernel.evaluation.stats import (
     Estimate,
@@ -22,9 +23,12 @@ from bench_kernel.evaluation.stats import (
     pass_at_k_estimate,
     pass_hat_k_estimate,
 )
+from bench_kernel.plugins import Registry
+from bench_kernel.report.sections import RunView, Section, SectionTable
 from bench_kernel.store.store import Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
+KERNEL = "bench-kernel"
 
 
 @attrs.frozen(kw_only=True)
@@ -47,10 +51,16 @@ class Report:
     tasks: list[dict[str, Any]]
     costs: list[dict[str, Any]] = attrs.field(factory=list)
     """Model calls per arm, role and model: calls, tokens, cost (None when a price is unknown)."""
+    header: dict[str, Any] = attrs.field(factory=dict)
+    """What was measured: domain, data source, agent, user, judge, models, mode, channel, trials, seed."""
+    counts: str = ""
+    """Every count of the run, each saying what it counts."""
+    sections: list[dict[str, Any]] = attrs.field(factory=list)
+    """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
 
 
-def build_report(store: Store, run_id: str) -> Report:
-    """Compute the report of a stored run."""
+def build_report(store: Store, run_id: str, registry: Registry | None = None) -> Report:
+    """Compute the report of a stored run (with the sections and metric summaries of the registry's plugins)."""
     run = store.run(run_id)
     assert run is not None
     rows = store.conversations(run_id)
@@ -66,14 +76,72 @@ def build_report(store: Store, run_id: str) -> Report:
         average_reward=_est(mean_estimate([r["reward"] for r in agent_rows], seed=seed)),
         pass_hat_k={str(k): _est(pass_hat_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
         pass_at_k={str(k): _est(pass_at_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
-        components=_metric_means([v for v in values if v["conversation_id"] in agent_ids and v["metric"].startswith("component.")], seed, "component."),
-        metrics=_metric_means([v for v in values if v["conversation_id"] in agent_ids and not v["metric"].startswith(("component.", "reward"))], seed, ""),
+        components=_metric_means([v for v in values if v["conversation_id"] in agent_ids and v["plugin"] == KERNEL
+                                  and v["metric"].startswith("component.")], seed, "component."),
+        # Plugin metrics are chosen by their plugin, never by name: a plugin's "reward" is its own metric.
+        metrics=_metric_means([{**v, "metric": f"{v['plugin']}:{v['metric']}"} for v in values
+                               if v["conversation_id"] in agent_ids and v["plugin"] != KERNEL], seed, ""),
         terminations=dict(sorted(Counter(r["termination_reason"] for r in rows if r["arm"] == "agent").items())),
         flips=flip_summary(outcomes),
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
         tasks=_task_rows(outcomes, agent_rows, rows),
         costs=[_cost_row(r) for r in store.llm_costs(run_id)],
+        header=_header(run.config, run.task_sets, len({r["task_id"] for r in rows})),
+        counts=_counts(rows, outcomes),
+        sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
     )
+
+
+def _header(config: dict[str, Any], task_sets: dict[str, str], tasks: int) -> dict[str, Any]:
+    models = {role: f"{m.get('backend')}/{m.get('model')}" for role, m in (config.get("models") or {}).items()}
+    source = config.get("tasks_file") or config.get("data_dir") or "the plugin's packaged suite"
+    return {"domain": ", ".join(task_sets) or config.get("domain"), "data": source, "split": config.get("split"),
+            "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
+            "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
+            "seed": config.get("seed"), "tasks": tasks}
+
+
+def _counts(rows: list[dict[str, Any]], outcomes: list[TaskOutcomes]) -> str:
+    agent = [r for r in rows if r["arm"] == "agent"]
+    infra = sum(r["termination_reason"] == INFRA for r in agent)
+    baseline = sum(r["arm"] == "baseline" and r["termination_reason"] != INFRA for r in rows)
+    trials = sorted({o.n for o in outcomes})
+    per_task = f"{len(outcomes)} tasks x {trials[0]} trials" if len(trials) == 1 else f"{len(outcomes)} tasks, {trials} trials"
+    return (f"{len(agent) - infra} agent conversations scored ({per_task}), {infra} infrastructure errors excluded, "
+            f"{baseline} baseline conversations")
+
+
+def plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
+    """Every registered report section and metric summary of the run's plugins, each guarded."""
+    out = []
+    for name, section in registry.components.get("report section", {}).items():
+        out.append(_guarded(name, registry.origin("report section", name), section.title or name,
+                            lambda section=section: section.build(view)))
+    for name, metric in registry.components.get("metric", {}).items():
+        summarize = getattr(metric, "summarize", None)
+        if summarize is not None:
+            out.append(_guarded(name, registry.origin("metric", name), f"{name} (run-level)",
+                                lambda summarize=summarize: _summary_section(name, summarize(view))))
+    return [s for s in out if s is not None]
+
+
+def _summary_section(name: str, figures: Any) -> Section | None:
+    if isinstance(figures, Section) or not figures:
+        return figures or None
+    return Section(title=f"{name} (run-level)", tables=[SectionTable(headers=["figure", "value"],
+                                                              rows=[[k, v] for k, v in figures.items()])])
+
+
+def _guarded(name: str, plugin: str, title: str, build: Any) -> dict[str, Any] | None:
+    try:
+        section = build()
+    except Exception as exc:  # noqa: BLE001 - one broken section never hides the report
+        return {"name": name, "plugin": plugin, "title": title, "tables": [], "text": "", "notes": [],
+                "error": f"{type(exc).__name__}: {exc}"}
+    if section is None:
+        return None
+    return {"name": name, "plugin": plugin, "title": section.title, "tables": [attrs.asdict(t) for t in section.tables],
+            "text": section.text, "notes": list(section.notes), "error": None}
 
 
 def _cost_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -143,23 +211,24 @@ def render(report: Report, fmt: str) -> str:
 
 
 def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures as (metric, value, low, high, n) rows."""
-    rows = [{"metric": "average_reward", **report.average_reward}]
-    rows += [{"metric": f"pass^{k}", **v} for k, v in report.pass_hat_k.items()]
-    rows += [{"metric": f"pass@{k}", **v} for k, v in report.pass_at_k.items()]
-    rows += [{"metric": f"component.{name}", **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.components.items()]
-    rows += [{"metric": name, **{k: v[k] for k in ("value", "low", "high", "n")}} for name, v in report.metrics.items()]
+    """The headline figures as (metric, value, low, high, n, errors) rows; errors counts values that could not be computed."""
+    keys = ("value", "low", "high", "n", "errors")
+    rows = [{"metric": "average_reward", **report.average_reward, "errors": 0}]
+    rows += [{"metric": f"pass^{k}", **v, "errors": 0} for k, v in report.pass_hat_k.items()]
+    rows += [{"metric": f"pass@{k}", **v, "errors": 0} for k, v in report.pass_at_k.items()]
+    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}} for name, v in report.components.items()]
+    rows += [{"metric": name, **{k: v[k] for k in keys}} for name, v in report.metrics.items()]
     rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
-              "n": c["calls"]} for c in report.costs]
+              "n": c["calls"], "errors": c["errors"]} for c in report.costs]
     if report.baseline:
         rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
-                     "n": report.baseline["conversations"]})
+                     "n": report.baseline["conversations"], "errors": 0})
     return rows
 
 
 def _csv(report: Report) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=["metric", "value", "low", "high", "n"], lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=["metric", "value", "low", "high", "n", "errors"], lineterminator="\n")
     writer.writeheader()
     writer.writerows(summary_rows(report))
     return out.getvalue()
@@ -181,10 +250,9 @@ def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[st
 
 def _text(report: Report, markdown: bool) -> str:
     head = "## " if markdown else ""
-    out = [f"{head}Run {report.run_id} ({report.status}): {report.conversations} conversations, "
-           f"{report.infrastructure_errors} infrastructure errors", ""]
-    out += _table(["metric", "value", "95% low", "95% high", "n"],
-                  [[r["metric"], r["value"], r["low"], r["high"], r["n"]] for r in summary_rows(report)], markdown)
+    out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", _header_line(report.header), ""]
+    out += _table(["metric", "value", "95% low", "95% high", "n", "errors"],
+                  [[r["metric"], r["value"], r["low"], r["high"], r["n"], r["errors"]] for r in summary_rows(report)], markdown)
     out += ["", f"{head}Terminations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
@@ -195,4 +263,38 @@ def _text(report: Report, markdown: bool) -> str:
                       markdown) + [""]
     out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
                   [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
+    for section in report.sections:
+        out += ["", f"{head}{section['title']} ({section['plugin']})"]
+        if section["error"]:
+            out.append(f"section failed: {section['error']}")
+        out += [section["text"]] if section["text"] else []
+        for table in section["tables"]:
+            out += ([table["title"]] if table["title"] else []) + _table(table["headers"], table["rows"], markdown)
+        out += [f"note: {n}" for n in section["notes"]]
     return "\n".join(out) + "\n"
+
+
+def _header_line(header: dict[str, Any]) -> str:
+    models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
+    return (f"domain {header.get('domain')} ({header.get('data')}), agent {header.get('agent')}, user {header.get('user')}, "
+            f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
+            f"{header.get('trials')} trials, seed {header.get('seed')}")
+
+
+def render_section(report: Report, name: str, fmt: str) -> str:
+    """One plugin section alone: its tables as CSV, JSON, or a table/markdown text."""
+    found = [s for s in report.sections if s["name"] == name]
+    if not found:
+        known = ", ".join(s["name"] for s in report.sections) or "none"
+        raise ConfigError(f"no report section {name!r} in run {report.run_id} (sections: {known})")
+    section = found[0]
+    if fmt == "json":
+        return json.dumps(section, indent=2, sort_keys=True) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        for table in section["tables"]:
+            writer.writerow(table["headers"])
+            writer.writerows(table["rows"])
+        return out.getvalue()
+    return _text(attrs.evolve(report, sections=[section]), markdown=fmt == "markdown").split("\n\n")[-1]
