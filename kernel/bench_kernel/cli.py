@@ -191,14 +191,12 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _warn(text: str) -> None:
+    click.echo(text, err=True)
+
+
 def _plugins_for_run(selected: list[str] | None) -> PluginSet:
-    plugin_set = get_plugin_manager(selected)
-    failed = [p for p in plugin_set.failures() if selected and p.name in selected]
-    if failed:
-        raise ConfigError("; ".join(f"plugin {p.name!r} failed: {p.error}" for p in failed))
-    for p in plugin_set.failures():
-        click.echo(f"warning: plugin {p.name!r} skipped: {p.error}", err=True)
-    return plugin_set
+    return checks.checked_plugins(selected, _warn)
 
 
 def _echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None) -> None:
@@ -282,7 +280,7 @@ def plugins_command(show_all: bool, fmt: str) -> None:
 @format_option("table", "json")
 def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
     """List and validate a domain's tasks."""
-    data = checks.load_for_cli(list(plugins) or None, **options)
+    data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     rows = checks.task_summaries(data)
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
@@ -300,7 +298,7 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
 @format_option("table", "json")
 def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
     """Replay every task's gold actions and list the tasks whose replay fails (exit 1 if any)."""
-    data = checks.load_for_cli(list(plugins) or None, **options)
+    data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     results = checks.check_tasks(data)
     if fmt == "json":
         for r in results:

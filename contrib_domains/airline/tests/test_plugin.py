@@ -10,20 +10,8 @@ import bench_airline
 import click
 import pytest
 from bench_airline import AirlineDomain
-from bench_kernel import DATA_DIR_VARIABLE, ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
+from bench_kernel import DATA_DIR_VARIABLE, ConfigError, DomainOptions
 from click.testing import CliRunner
-
-
-def test_entry_point_is_installed() -> None:
-    assert installed_entry_points()["airline"].value == "bench_airline"
-
-
-def test_registers_the_domain_through_a_fresh_plugin_manager() -> None:
-    plugins = get_plugin_manager(["airline"])
-    registry = collect(plugins)
-    assert plugins.failures() == []
-    assert registry.names("domain") == ["airline"]
-    assert isinstance(registry.get("domain", "airline"), AirlineDomain)
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,21 +10,8 @@ from importlib.resources import files
 
 import bench_mock
 import pytest
-from bench_kernel import ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
+from bench_kernel import ConfigError, DomainOptions
 from bench_mock import MockDomain
-
-
-def test_entry_point_is_installed() -> None:
-    assert installed_entry_points()["mock"].value == "bench_mock"
-
-
-def test_registers_the_domain_through_a_fresh_plugin_manager() -> None:
-    plugins = get_plugin_manager(["mock"])
-    registry = collect(plugins)
-    assert plugins.failures() == []
-    assert registry.names("domain") == ["mock"]
-    assert isinstance(registry.get("domain", "mock"), MockDomain)
-    assert registry.origin("domain", "mock") == "mock"
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:

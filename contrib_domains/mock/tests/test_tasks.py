@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from importlib.resources import files
 
 import pytest
 from bench_kernel import (
-    GREETING,
-    AssistantMessage,
     DomainOptions,
     StructuredUserInstructions,
-    TerminationReason,
-    UserMessage,
-    build_environment,
-    evaluate,
-    replay_gold,
 )
 from bench_mock import MockDomain
 
@@ -28,13 +20,6 @@ def test_there_are_about_a_dozen_tasks() -> None:
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_gold_replay_runs_and_satisfies_the_env_assertions(data, task_id: str) -> None:
-    gold = replay_gold(data, data.task(task_id))
-    assert gold.action_errors == []
-    assert [c for c in gold.assertion_checks if not c.met] == []
-
-
-@pytest.mark.parametrize("task_id", TASK_IDS)
 def test_task_has_a_ticket_and_structured_instructions(data, task_id: str) -> None:
     task = data.task(task_id)
     assert task.ticket
@@ -42,17 +27,6 @@ def test_task_has_a_ticket_and_structured_instructions(data, task_id: str) -> No
     assert isinstance(instructions, StructuredUserInstructions)
     assert instructions.domain == "mock"
     assert instructions.reason_for_call and instructions.task_instructions
-
-
-@pytest.mark.parametrize("task_id", TASK_IDS)
-def test_do_nothing_fails(data, do_nothing_passes: set[str], task_id: str) -> None:
-    task = data.task(task_id)
-    history = list(task.initial_state.message_history or []) if task.initial_state else []
-    refusal = [AssistantMessage(content=GREETING), UserMessage(content="Hello."),
-               AssistantMessage(content="I'm sorry, I can't help with that.")]
-    env = build_environment(data, task)
-    reward = asyncio.run(evaluate(task, history + refusal, TerminationReason.USER_STOP, env, replay_gold(data, task))).reward
-    assert (reward == 1.0) == (task_id in do_nothing_passes)
 
 
 def test_reward_bases_cover_every_combination(data) -> None:
@@ -86,9 +60,3 @@ def test_message_history_replays_its_writes(make_env) -> None:
     env = make_env("history_plan_upgrade")
     assert env.agent_tools.state["tickets"]["T-3"]["category"] == "equipment"
 
-
-def test_gold_replays_leave_the_shared_records_untouched(data) -> None:
-    for task in data.tasks:
-        replay_gold(data, task)
-    assert data.agent_state.verify_untouched() == []
-    assert data.user_state.verify_untouched() == []

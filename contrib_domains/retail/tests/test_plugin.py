@@ -12,20 +12,8 @@ import bench_retail
 import click
 import pytest
 from bench_kernel import DATA_DIR_VARIABLE as DATA_DIR_ENV
-from bench_kernel import ConfigError, DomainOptions, collect, get_plugin_manager, installed_entry_points
+from bench_kernel import ConfigError, DomainOptions
 from bench_retail import RetailDomain
-
-
-def test_entry_point_is_installed() -> None:
-    assert installed_entry_points()["retail"].value == "bench_retail"
-
-
-def test_registers_the_domain_through_a_fresh_plugin_manager() -> None:
-    plugins = get_plugin_manager(["retail"])
-    registry = collect(plugins)
-    assert plugins.failures() == []
-    assert registry.names("domain") == ["retail"]
-    assert isinstance(registry.get("domain", "retail"), RetailDomain)
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:

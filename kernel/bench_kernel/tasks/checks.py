@@ -4,24 +4,41 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
+
+import structlog
 
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
-from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
 from bench_kernel.run.runner import RunConfig, load_domain
 from bench_kernel.serialization import read_json
+
+log = structlog.get_logger()
 from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tasks.schema import Task
 
 
 def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,
-                 data_dir: str | None) -> DomainData:
-    """Load one domain's data with the plugins named on the command line."""
-    registry = collect(get_plugin_manager(plugins))
+                 data_dir: str | None, warn: Callable[[str], None] | None = None) -> DomainData:
+    """Load one domain's data with the plugins named on the command line (a broken plugin is treated as `bench run` does)."""
+    registry = collect(checked_plugins(plugins, warn))
     config = RunConfig(domain=domain, split=split, tasks_file=tasks_file, data_dir=data_dir)
     return load_domain(registry, config)
+
+
+def checked_plugins(selected: list[str] | None, warn: Callable[[str], None] | None = None) -> PluginSet:
+    """The plugin manager for a command: a named plugin that failed is an error, any other failure a warning."""
+    plugin_set = get_plugin_manager(selected)
+    collect(plugin_set)  # registration failures too, not only import failures
+    failed = [p for p in plugin_set.failures() if selected and p.name in selected]
+    if failed:
+        raise ConfigError("; ".join(f"plugin {p.name!r} failed: {p.error}" for p in failed))
+    for p in plugin_set.failures():
+        (warn or log.warning)(f"warning: plugin {p.name!r} skipped: {p.error}")
+    return plugin_set
 
 
 def task_summaries(data: DomainData) -> list[dict[str, Any]]:
@@ -57,7 +74,10 @@ def check_task(data: DomainData, task: Task) -> dict[str, Any]:
 
 
 def check_tasks(data: DomainData) -> list[dict[str, Any]]:
-    """Check every task of a domain; a task whose set-up raises is reported, not hidden."""
+    """Check every task of a domain; a task whose set-up raises is reported, not hidden; so is a shared record edited in place."""
+    data.agent_state.content_hash()  # pin the pristine digests (lazy otherwise) so in-place edits show
+    if data.user_state is not None:
+        data.user_state.content_hash()
     results = []
     for task in data.tasks:
         try:
@@ -66,6 +86,11 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
             results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_state_hash": None, "gold_user_db_hash": None,
                             "gold_action_errors": [f"set-up failed: {type(exc).__name__}: {exc}"],
                             "gold_assertion_failures": [], "do_nothing_passes": None})
+    edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
+    if edited:
+        results.append({"task_id": "(shared records)", "ok": False, "gold_db_hash": None, "gold_state_hash": None,
+                        "gold_user_db_hash": None, "gold_assertion_failures": [], "do_nothing_passes": None,
+                        "gold_action_errors": [f"a tool edited a shared record of table {t!r} in place" for t in edited]})
     return results
 
 

@@ -1,0 +1,112 @@
+"""The conformance kit catches each kind of broken domain (and passes the toy domain)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from bench_kernel import DomainData, DomainOptions, ToolKind, check_tasks, get_plugin_manager, hookimpl, render_check, tool
+from bench_kernel.testing import (
+    check_do_nothing_fails,
+    check_gold_replays,
+    check_registration,
+    check_shared_records,
+    check_tasks_load,
+    check_tool_schemas,
+    cli,
+)
+from click.testing import CliRunner
+from toy_domain import TASKS, CounterTools, ToyDomain
+
+
+def toy(*tasks: dict[str, Any], toolkit: type = CounterTools) -> DomainData:
+    data = ToyDomain(tasks=list(tasks or TASKS)).load(DomainOptions())
+    return attrs.evolve(data, agent_toolkit=toolkit)
+
+
+def task(task_id: str, actions: list[dict[str, Any]], basis: list[str]) -> dict[str, Any]:
+    return {"id": task_id, "user_scenario": {"instructions": "Do it."},
+            "evaluation_criteria": {"actions": actions, "reward_basis": basis}}
+
+
+def test_the_toy_domain_conforms() -> None:
+    data = toy()
+    for check in (check_tasks_load, check_tool_schemas, check_gold_replays, check_do_nothing_fails, check_shared_records):
+        assert check(data) == [], check.__name__
+
+
+class InPlaceTools(CounterTools):
+    @tool(ToolKind.WRITE)
+    def bump(self, name: str) -> dict:
+        """Add one, editing the shared record in place (the bug the kit must catch).
+
+        Args:
+            name: The counter's name.
+        """
+        record = self.state.counters[name]
+        record["value"] += 1
+        return record
+
+
+def test_a_tool_that_edits_a_shared_record_in_place_is_caught() -> None:
+    data = toy(task("bump", [{"action_id": "1", "name": "bump", "arguments": {"name": "a"}}], ["DB"]), toolkit=InPlaceTools)
+    assert check_shared_records(data) == ["table 'counters': a shared record was edited in place "
+                                          "(use table.edit(key) or assign a new record)"]
+
+
+def test_a_gold_action_that_fails_is_caught() -> None:
+    data = toy(task("ghost", [{"action_id": "1", "name": "increment", "arguments": {"name": "zzz"}}], ["DB"]))
+    assert check_gold_replays(data) == ["task 'ghost': gold action failed: 1 increment: Error: Counter zzz not found"]
+
+
+def test_a_task_passed_by_doing_nothing_is_caught_unless_declared() -> None:
+    data = toy(task("read-only", [{"action_id": "1", "name": "get_counter", "arguments": {"name": "b"}}], ["DB"]))
+    assert check_do_nothing_fails(data) == ["task 'read-only' is passed by doing nothing "
+                                            "(declare it in do_nothing_passes if intended)"]
+    assert check_do_nothing_fails(data, {"read-only"}) == []
+
+
+class MisdocumentedTools(CounterTools):
+    @tool(ToolKind.READ)
+    def peek(self, name: str) -> dict:
+        """Read a counter.
+
+        Args:
+            counter: Not a parameter of this tool.
+        """
+        return self.state.counters[name]
+
+
+def test_a_docstring_that_does_not_match_the_signature_is_caught() -> None:
+    MisdocumentedTools.specs.cache_clear()
+    problems = check_tool_schemas(toy(toolkit=MisdocumentedTools))
+    assert len(problems) == 1 and problems[0].startswith("MisdocumentedTools: ") and "counter" in problems[0]
+
+
+def test_duplicate_ids_and_missing_plugins_are_caught() -> None:
+    data = toy()
+    assert check_tasks_load(attrs.evolve(data, tasks=data.tasks + data.tasks[:1])) == ["duplicate task id 'inc-a'"]
+    assert check_registration("no-such-plugin")[0].startswith("no entry point 'no-such-plugin'")
+
+
+def test_bench_check_reports_a_shared_record_edited_in_place() -> None:
+    data = toy(task("bump", [{"action_id": "1", "name": "bump", "arguments": {"name": "a"}}], ["DB"]), toolkit=InPlaceTools)
+    results = check_tasks(data)
+    assert results[-1]["task_id"] == "(shared records)" and not results[-1]["ok"]
+    assert "table 'counters' in place" in render_check(data, results)
+
+
+def test_bench_check_and_tasks_refuse_a_named_plugin_that_fails(monkeypatch: Any) -> None:
+    from bench_kernel.tasks import checks
+
+    class Broken:
+        @hookimpl
+        def register_domains(self, register: Any) -> None:
+            raise RuntimeError("cannot read my data")
+
+    monkeypatch.setattr(checks, "get_plugin_manager",
+                        lambda selected=None: get_plugin_manager([], extra=[("broken", Broken())]))
+    for command in ("check", "tasks"):
+        result = CliRunner().invoke(cli, [command, "--plugin", "broken"])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert "plugin 'broken' failed: registration failed: RuntimeError: cannot read my data" in result.output
