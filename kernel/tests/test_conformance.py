@@ -5,7 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from bench_kernel import DomainData, DomainOptions, ToolKind, check_tasks, get_plugin_manager, hookimpl, render_check, tool
+import pytest
+from bench_kernel import (
+    ConfigError,
+    DomainData,
+    DomainOptions,
+    PluginError,
+    RunConfig,
+    ToolKind,
+    check_tasks,
+    collect,
+    get_plugin_manager,
+    hookimpl,
+    render_check,
+    tool,
+)
+from bench_kernel.run.runner import load_domain
 from bench_kernel.testing import (
     check_do_nothing_fails,
     check_gold_replays,
@@ -16,7 +31,7 @@ from bench_kernel.testing import (
     cli,
 )
 from click.testing import CliRunner
-from toy_domain import TASKS, CounterTools, ToyDomain
+from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 
 def toy(*tasks: dict[str, Any], toolkit: type = CounterTools) -> DomainData:
@@ -110,3 +125,43 @@ def test_bench_check_and_tasks_refuse_a_named_plugin_that_fails(monkeypatch: Any
         result = CliRunner().invoke(cli, [command, "--plugin", "broken"])
         assert result.exit_code == 1 and "Traceback" not in result.output
         assert "plugin 'broken' failed: registration failed: RuntimeError: cannot read my data" in result.output
+
+
+# --------------------------------------------------------------------------- data that does not fit is refused at load
+
+
+def load_with(domain: ToyDomain, **config: Any) -> Any:
+    registry = collect(get_plugin_manager([], extra=[("toy", ToyPlugin(domain))]))
+    return load_domain(registry, RunConfig(domain="toy", **config))
+
+
+def test_tasks_naming_functions_the_domain_lacks_are_refused_at_load() -> None:
+    foreign = task("book", [{"action_id": "1", "name": "book_reservation", "arguments": {"user_id": "x"}}], ["DB"])
+    wrong_args = task("inc", [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "amount": 2}}], ["DB"])
+    with pytest.raises(ConfigError) as caught:
+        load_with(ToyDomain(tasks=[foreign, wrong_args]))
+    message = str(caught.value)
+    assert "do not fit the toy domain (is this another domain's data?)" in message
+    assert "task 'book' names book_reservation, which CounterTools does not have" in message
+    assert "task 'inc' calls increment with arguments it does not take: amount" in message
+
+
+def test_a_domain_that_cannot_read_its_data_is_one_clean_error() -> None:
+    @attrs.define(kw_only=True)
+    class Fragile(ToyDomain):
+        def load(self, options: DomainOptions) -> DomainData:
+            raise ValueError("toy db: unknown tables ['flights']")
+
+    with pytest.raises(ConfigError, match=r"domain 'toy' \(plugin 'toy'\) could not load .*unknown tables \['flights'\]"):
+        load_with(Fragile())
+
+
+def test_a_tool_whose_docstring_does_not_match_fails_at_load_naming_it() -> None:
+    @attrs.define(kw_only=True)
+    class Misdocumented(ToyDomain):
+        def load(self, options: DomainOptions) -> DomainData:
+            return attrs.evolve(super().load(options), agent_toolkit=MisdocumentedTools)
+
+    MisdocumentedTools.specs.cache_clear()
+    with pytest.raises(PluginError, match=r"plugin 'toy': domain 'toy', toolkit MisdocumentedTools: tool 'peek'"):
+        load_with(Misdocumented())

@@ -18,7 +18,7 @@ from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
-from bench_kernel.errors import ConfigError
+from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, evaluate, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
 from bench_kernel.evaluation.results import ConversationResult
@@ -31,6 +31,7 @@ from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary
+from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
 
@@ -164,7 +165,17 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         split=config.split,
         vocabulary=task_vocabulary(registry),
     )
-    return domain.load(options)
+    plugin = registry.origin("domain", name)
+    where = config.tasks_file or config.data_dir or f"the {plugin} plugin's packaged suite"
+    try:
+        data = domain.load(options)
+    except BenchError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a domain that cannot read the data it was given is one clean error
+        raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
+    check_toolkits(data, plugin)
+    check_fit(data, str(where))
+    return data
 
 
 def _only_domain(registry: Registry) -> str:
