@@ -8,13 +8,30 @@ cd "$(dirname "$0")/.."
 venv="${BENCH_VENV:-.venv}"
 python="${PYTHON:-python3}"
 
+# What decides an installation: every distribution's pyproject.toml, the set of distributions, the Python.
+install_stamp() {
+    {
+        "$venv/bin/python" --version 2>&1
+        for dir in kernel plugins/*/ contrib_domains/*/ contrib_metrics/*/ contrib_judges/*/; do
+            if [ -f "$dir/pyproject.toml" ]; then echo "$dir"; cat "$dir/pyproject.toml"; fi
+        done
+    } | sha256sum | cut -d' ' -f1
+}
+
 setup() {
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    # Editable installs follow code changes by themselves: reinstall only when packaging changed.
+    local stamp="$venv/.bench-install-stamp" wanted
+    wanted="$(install_stamp)"
+    if [ -x "$venv/bin/bench" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+        return 0
+    fi
     local args=(-e "./kernel[test]")
     for dir in plugins/*/ contrib_domains/*/ contrib_metrics/*/ contrib_judges/*/; do
         [ -f "$dir/pyproject.toml" ] && args+=(-e "./$dir")
     done
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}"
+    echo "$wanted" > "$stamp"  # written only after a successful install
 }
 
 # The portable build: the default native build enables AMX kernels that crash on this CPU, and
