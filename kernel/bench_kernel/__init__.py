@@ -5,6 +5,7 @@ kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`
 """
 
 from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
+from bench_kernel.cli import db_option, echo_report, plugin_option, require_db
 from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
 from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
 from bench_kernel.conversation.messages import (
@@ -43,7 +44,7 @@ from bench_kernel.errors import (
     TaskFileError,
     ToolError,
 )
-from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
+from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
 from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
 from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
@@ -66,10 +67,19 @@ from bench_kernel.modelhub.api import (
 )
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.report.sections import ReportSection, RunView, Section, SectionTable
-from bench_kernel.run.runner import RunConfig, RunSummary, run, run_async
-from bench_kernel.serialization import canonical_json, converter, load_tasks, read_json, structure_tasks, unstructure
-from bench_kernel.store.store import Store
-from bench_kernel.tasks.checks import check_tasks, render_check
+from bench_kernel.run.runner import RunConfig, RunSummary, component_values, load_domain, run, run_async
+from bench_kernel.serialization import (
+    canonical_json,
+    converter,
+    load_tasks,
+    read_json,
+    structure,
+    structure_tasks,
+    unstructure,
+    utc_now,
+)
+from bench_kernel.store.store import MetricValue, Store
+from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
 from bench_kernel.tasks.domain import (
     DATA_DIR_VARIABLE,
     Domain,
@@ -97,7 +107,8 @@ __all__ = [
     "Audio", "Channel", "ChannelSession", "ChannelTranscript", "CombinationRule", "EmbeddingClient", "EmbeddingRequest",
     "Embeddings", "Event", "EventLog", "GoalShift", "GoalStatusChange", "IdentityChannel", "MetricContext", "MetricResult",
     "PersonaChange", "ProductRule", "RewardComponent", "RewardContext", "RewardRule", "SpeechClient", "SpeechRequest",
-    "ReportSection", "RunView", "Section", "SectionTable", "TaskExtension", "TaskVocabulary", "Transcription", "TranscriptionClient", "TranscriptionRequest", "all_met",
+    "MetricValue", "ReportSection", "RunView", "checked_plugins", "component_values", "db_option", "echo_report",
+    "load_domain", "plugin_option", "replay_trajectory", "require_db", "structure", "utc_now", "Section", "SectionTable", "TaskExtension", "TaskVocabulary", "Transcription", "TranscriptionClient", "TranscriptionRequest", "all_met",
     "Action", "Agent", "AgentSession", "AssistantMessage", "BaseTable", "BenchError", "BudgetExceededError", "ChatRequest",
     "ChatResponse", "Check", "ComponentScore", "ConfigError", "ContextOverflowError", "ConversationResult", "ConversationSetup",
     "DoNothingAgent", "Domain", "DomainData", "DomainOptions", "DumpHasher", "EnvAssertion", "EnvFunctionCall", "Environment",

@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from bench_kernel import tau2_results
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
@@ -164,7 +163,7 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
     if fmt != "none":
-        _echo_report(db_path, summary.run_id, fmt)
+        echo_report(db_path, summary.run_id, fmt)
     if summary.infrastructure_errors:
         raise click.ClickException(
             f"{summary.infrastructure_errors} of {summary.planned} conversations ended in an infrastructure error "
@@ -199,7 +198,8 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
     return checks.checked_plugins(selected, _warn)
 
 
-def _echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None) -> None:
+def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None) -> None:
+    """Print a stored run's report (with its plugins' sections) in a format."""
     store = Store(db_path)
     try:
         store.run(run_id)  # an unknown run is one clean error, before anything else is said
@@ -225,8 +225,8 @@ def _report_registry(store: Store, run_id: str) -> Registry | None:
 @click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
 def report_command(run_id: str, db_path: str, fmt: str, section: str | None) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
-    _require_db(db_path)
-    _echo_report(db_path, run_id, fmt, section)
+    require_db(db_path)
+    echo_report(db_path, run_id, fmt, section)
 
 
 @cli.command(name="runs")
@@ -234,7 +234,7 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None) -> 
 @format_option("table", "json")
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
-    _require_db(db_path)
+    require_db(db_path)
     store = Store(db_path)
     rows = store.runs()
     store.close()
@@ -246,7 +246,8 @@ def runs_command(db_path: str, fmt: str) -> None:
         click.echo(f"{r['id']}  {r['status']}  {r['conversations']} conversations  mean reward {mean}  {r['created_utc']}")
 
 
-def _require_db(db_path: str) -> None:
+def require_db(db_path: str) -> None:
+    """Refuse a results database that does not exist (instead of creating an empty one)."""
     if not Path(db_path).exists():
         raise ConfigError(f"no results database at {db_path} (run `bench run` first, or pass --db)")
 
@@ -313,47 +314,12 @@ def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **op
 
 @cli.group(name="import")
 def import_group() -> None:
-    """Import results from other harnesses."""
-
-
-@import_group.command(name="tau2-results")
-@click.argument("results_file", type=click.Path(dir_okay=False, exists=True))
-@plugin_option
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
-@click.option("--judge", help="Judge for NL assertions (needs its model options in the environment).")
-@db_option
-def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, db_path: str) -> None:
-    """Re-score a tau2 results.json offline: replay its tool calls on our domain and evaluate."""
-    summary = tau2_results.import_results(Path(results_file), db_path, plugins=_plugins_for_run(list(plugins) or None),
-                                          data_dir=data_dir, judge=judge)
-    click.echo(f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
-               f"our reward equals theirs for {summary.agreeing}", err=True)
-    for line in summary.disagreeing:
-        click.echo(f"  differs: {line}", err=True)
-    _echo_report(db_path, summary.run_id, "table")
+    """Import results from other harnesses (importers come from plugins, e.g. bench-tau2)."""
 
 
 @cli.group(name="export")
 def export_group() -> None:
-    """Export runs in other harnesses' formats."""
-
-
-@export_group.command(name="tau2-results")
-@click.argument("run_id")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
-@db_option
-def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
-    """Write a run in tau2's results.json format."""
-    _require_db(db_path)
-    store = Store(db_path)
-    try:
-        text = json.dumps(tau2_results.export_run(store, run_id), indent=2)
-    finally:
-        store.close()
-    if output:
-        Path(output).write_text(text + "\n", encoding="utf-8")
-    else:
-        click.echo(text)
+    """Export runs in other harnesses' formats (exporters come from plugins, e.g. bench-tau2)."""
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """What plugin authors test with: the conformance kit, pytest fixtures and a fake OpenAI server."""
 
 from bench_kernel.cli import cli
+from bench_kernel.testing.commands import bench_cli
 from bench_kernel.testing.conformance import (
     DomainConformance,
     check_do_nothing_fails,
@@ -14,7 +15,7 @@ from bench_kernel.testing.conformance import (
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, ReceivedRequest, Reply, echo_responder
 
 __all__ = [
-    "DomainConformance", "FakeOpenAIServer", "ReceivedRequest", "Reply", "check_do_nothing_fails", "check_gold_replays",
+    "DomainConformance", "bench_cli", "FakeOpenAIServer", "ReceivedRequest", "Reply", "check_do_nothing_fails", "check_gold_replays",
     "check_registration", "check_shared_records", "check_short_run", "check_tasks_load", "check_tool_schemas", "cli",
     "echo_responder",
 ]

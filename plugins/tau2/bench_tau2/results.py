@@ -10,26 +10,37 @@ from typing import Any
 
 import attrs
 import structlog
-
-from bench_kernel.conversation.messages import (
+from bench_kernel import (
     AssistantMessage,
+    ConfigError,
+    ConversationResult,
+    DomainData,
+    Judge,
     Message,
+    MetricValue,
+    PluginSet,
+    RewardInfo,
+    RunConfig,
+    Store,
     SystemMessage,
+    Task,
     TerminationReason,
     ToolCall,
     ToolMessage,
     UserMessage,
+    collect,
+    component_values,
+    converter,
+    evaluate,
+    get_plugin_manager,
+    load_domain,
+    read_json,
+    replay_gold,
+    replay_trajectory,
+    structure,
+    unstructure,
+    utc_now,
 )
-from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.evaluator import evaluate, replay_gold, replay_trajectory
-from bench_kernel.evaluation.metric import Judge
-from bench_kernel.evaluation.results import ConversationResult, RewardInfo
-from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
-from bench_kernel.run.runner import RunConfig, component_values, load_domain
-from bench_kernel.serialization import converter, read_json, structure, unstructure
-from bench_kernel.store.store import MetricValue, Store, utc_now
-from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tasks.schema import Task
 
 log = structlog.get_logger()
 _ROLE_TYPES: dict[str, type] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}

@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 from bench_kernel import Store
-from bench_kernel.testing import cli
+from bench_kernel.testing import bench_cli
 from click.testing import CliRunner
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference"
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
+
+
+cli = bench_cli(["tau2"])
 
 
 def invoke(*args: str) -> str:

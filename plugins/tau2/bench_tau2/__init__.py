@@ -1,0 +1,63 @@
+"""bench-tau2: tau2-bench results files, exported from our runs and imported (re-scored offline) from theirs.
+
+Adds `bench export tau2-results RUN` and `bench import tau2-results FILE` to the kernel's
+`import`/`export` command groups.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bench_kernel
+import click
+from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
+
+from bench_tau2.results import ImportSummary, export_run, import_results
+
+__all__ = ["ImportSummary", "export_run", "import_results"]
+
+
+@click.command(name="tau2-results")
+@click.argument("results_file", type=click.Path(dir_okay=False, exists=True))
+@plugin_option
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
+@click.option("--judge", help="Judge for NL assertions (needs its model options in the environment).")
+@db_option
+def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, db_path: str) -> None:
+    """Re-score a tau2 results.json offline: replay its tool calls on our domain and evaluate."""
+    selected = checked_plugins(list(plugins) or None, lambda text: click.echo(text, err=True))
+    summary = import_results(Path(results_file), db_path, plugins=selected, data_dir=data_dir, judge=judge)
+    click.echo(f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
+               f"our reward equals theirs for {summary.agreeing}", err=True)
+    for line in summary.disagreeing:
+        click.echo(f"  differs: {line}", err=True)
+    echo_report(db_path, summary.run_id, "table")
+
+
+@click.command(name="tau2-results")
+@click.argument("run_id")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@db_option
+def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
+    """Write a run in tau2's results.json format."""
+    require_db(db_path)
+    store = Store(db_path)
+    try:
+        text = json.dumps(export_run(store, run_id), indent=2)
+    finally:
+        store.close()
+    if output:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    else:
+        click.echo(text)
+
+
+@bench_kernel.hookimpl
+def register_commands(cli: click.Group) -> None:
+    """`bench import tau2-results` and `bench export tau2-results`."""
+    for group, command in (("import", import_tau2), ("export", export_tau2)):
+        target = cli.commands.get(group)
+        if not isinstance(target, click.Group):
+            raise ConfigError(f"the bench CLI has no {group!r} command group")
+        target.add_command(command)
