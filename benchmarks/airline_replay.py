@@ -23,6 +23,7 @@ import tracemalloc
 from pathlib import Path
 
 from bench_airline import AirlineDomain
+
 from bench_kernel import (
     AssistantMessage,
     DomainData,

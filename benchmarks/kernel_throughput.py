@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
+
 import bench_kernel
 from bench_kernel import (
     Agent,

@@ -18,8 +18,9 @@ import statistics
 import time
 from typing import Any
 
-from bench_kernel import ChatRequest, ModelConfig, collect, get_plugin_manager
 from bench_local.client import LocalClient
+
+from bench_kernel import ChatRequest, ModelConfig, collect, get_plugin_manager
 
 DECODE_LINE = re.compile(r"^llama_perf_context_print:\s+eval time =\s+([\d.]+) ms /\s+(\d+) runs", re.MULTILINE)
 """llama.cpp's own timing of the decode steps, printed by the server after each request."""

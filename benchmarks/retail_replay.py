@@ -24,6 +24,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from bench_retail import RetailDomain
+from bench_retail.records import base_tables
+
 from bench_kernel import (
     AssistantMessage,
     DomainData,
@@ -37,8 +40,6 @@ from bench_kernel import (
     evaluate,
     replay_gold,
 )
-from bench_retail import RetailDomain
-from bench_retail.records import base_tables
 
 REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "tau2" / "retail"
 

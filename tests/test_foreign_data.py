@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bench_kernel.testing import cli
 from click.testing import CliRunner
+
+from bench_kernel.testing import cli
 
 REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "tau2"
 

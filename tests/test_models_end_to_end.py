@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_kernel.testing import FakeOpenAIServer, Reply, cli
 from click.testing import CliRunner
+
+from bench_kernel.testing import FakeOpenAIServer, Reply, cli
 
 KEY = "sk-test-never-stored-0123456789"
 TASK = "upgrade_by_email"
@@ -176,7 +177,7 @@ def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: Fak
                         "--price", "fake-model=1000,1000", "--max-cost", "100")
     assert resumed["status"] == "complete" and resumed["conversations"] == 3
     assert resumed["average_reward"]["value"] == 1.0
-    assert [c["cost"] for c in resumed["costs"] if c["role"] == "agent"][0] > 0
+    assert next(c["cost"] for c in resumed["costs"] if c["role"] == "agent") > 0
 
 
 def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> None:

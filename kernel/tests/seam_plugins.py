@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from sqlite_utils import Migrations
+
 import bench_kernel
 from bench_kernel import (
     AssistantMessage,
@@ -43,7 +45,6 @@ from bench_kernel import (
     UserSession,
     UserSimulator,
 )
-from sqlite_utils import Migrations
 
 
 @attrs.frozen(kw_only=True)

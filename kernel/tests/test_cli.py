@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
+from plugin_factory import no_installed_plugins
+from structlog.testing import capture_logs
+from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
+
 from bench_kernel import cli as cli_module
 from bench_kernel import hookimpl
 from bench_kernel.cli import cli
@@ -18,10 +23,6 @@ from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.plugins import PluginSet, get_plugin_manager
 from bench_kernel.store.store import Store
 from bench_kernel.tasks import checks
-from click.testing import CliRunner, Result
-from plugin_factory import no_installed_plugins
-from structlog.testing import capture_logs
-from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
 MISSING_COUNTER_TASKS = [
     {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
@@ -258,7 +259,7 @@ def json_figures(report: dict[str, Any]) -> dict[str, float]:
 
 
 def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(tasks=TASKS + [LAMP_OFF_TASK])
+    use_plugins(tasks=[*TASKS, LAMP_OFF_TASK])
     db = tmp_path / "runs.db"
 
     ran = invoke("run", "--db", str(db), "--trials", "2", "--format", "json")

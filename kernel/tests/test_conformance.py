@@ -6,6 +6,9 @@ from typing import Any
 
 import attrs
 import pytest
+from click.testing import CliRunner
+from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
+
 from bench_kernel import (
     ConfigError,
     DomainData,
@@ -30,8 +33,6 @@ from bench_kernel.testing import (
     check_tool_schemas,
     cli,
 )
-from click.testing import CliRunner
-from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 
 def toy(*tasks: dict[str, Any], toolkit: type = CounterTools) -> DomainData:

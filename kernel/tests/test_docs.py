@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import types
 import re
+import types
 from pathlib import Path
 
 import bench_kernel
@@ -46,7 +46,7 @@ def test_the_python_examples_run() -> None:
     for block in blocks:
         source = "\n".join(line[2:] if line.startswith("  ") else line for line in block.splitlines())
         namespace: dict[str, object] = {}
-        exec(compile(source, str(DOCS), "exec"), namespace)  # noqa: S102 - our own documentation
+        exec(compile(source, str(DOCS), "exec"), namespace)
 
 
 def test_the_metric_template_scores_a_conversation(tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_the_metric_template_scores_a_conversation(tmp_path: Path) -> None:
 
     acme = types.ModuleType("bench_acme")
     block = next(b for b in re.findall(r"```python\n(.*?)```", text(), re.S) if "class ShiftRecovery" in b)
-    exec(compile(block, str(DOCS), "exec"), acme.__dict__)  # noqa: S102
+    exec(compile(block, str(DOCS), "exec"), acme.__dict__)
     plugins = bench_kernel.get_plugin_manager([], extra=[("toy", ToyPlugin(ToyDomain(tasks=[SHIFT_TASK]))),
                                                          ("seams", SeamPlugin()), ("acme", acme)])
     summary = bench_kernel.run(bench_kernel.RunConfig(domain="toy", user="shifting", baseline=False), tmp_path / "r.db",

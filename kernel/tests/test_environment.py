@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from toy_domain import CounterTools, ToyDomain
+
 from bench_kernel import DomainOptions, ToolCall, ToolError, build_environment
 from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
 from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
 from bench_kernel.tools.state import State
-from toy_domain import CounterTools, ToyDomain
 
 
 @pytest.fixture

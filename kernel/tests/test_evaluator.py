@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 import pytest
+from toy_domain import ToyDomain
+
 from bench_kernel import DomainOptions, Judge, JudgeRequest, build_environment
 from bench_kernel.conversation.messages import (
     AssistantMessage,
@@ -34,7 +36,6 @@ from bench_kernel.serialization import structure
 from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.schema import Action, RewardType, Task
 from bench_kernel.tools.environment import Environment
-from toy_domain import ToyDomain
 
 STOP = TerminationReason.USER_STOP
 
@@ -367,7 +368,7 @@ class FixedJudge(Judge):
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
         self.requests.append(request)
-        return [Check(subject=a, met=v, detail="judged") for a, v in zip(request.assertions, self.verdicts)]
+        return [Check(subject=a, met=v, detail="judged") for a, v in zip(request.assertions, self.verdicts, strict=False)]
 
 
 @attrs.define(kw_only=True)
@@ -403,7 +404,7 @@ def test_nl_judge_checks_are_used(data: DomainData, verdicts: list[bool], reward
     info = score(task, messages, build_environment(data, task), replay_gold(data, task), judge=judge)
     assert info.reward == reward
     nl = info.component("NL_ASSERTION")
-    assert [(c.subject, c.met) for c in nl.checks] == list(zip(NL_TASK["nl_assertions"], verdicts))
+    assert [(c.subject, c.met) for c in nl.checks] == list(zip(NL_TASK["nl_assertions"], verdicts, strict=False))
     (request,) = judge.requests
     assert list(request.assertions) == NL_TASK["nl_assertions"]
     assert list(request.messages) == messages and request.task is task

@@ -8,6 +8,7 @@ import time
 
 import httpx
 import pytest
+
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply
 
 

@@ -10,6 +10,10 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
+from plugin_factory import no_installed_plugins
+from sqlite_utils import Migrations
+
 from bench_kernel import (
     Agent,
     Channel,
@@ -27,9 +31,6 @@ from bench_kernel import (
 )
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.store.store import Store
-from click.testing import CliRunner
-from plugin_factory import no_installed_plugins
-from sqlite_utils import Migrations
 
 HOOKSPECS = {name for name, func in vars(hookspecs).items() if callable(func) and hasattr(func, "bench_spec")}
 COVERED: set[str] = set()

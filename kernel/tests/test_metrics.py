@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,

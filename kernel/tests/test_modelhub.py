@@ -7,6 +7,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from bench_kernel import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
 from bench_kernel.errors import BudgetExceededError, ConfigError
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, model_configs

@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 import pytest
+from toy_domain import ToyDomain
+
 from bench_kernel import DomainOptions, build_environment
 from bench_kernel.conversation.messages import (
     AssistantMessage,
@@ -21,7 +23,6 @@ from bench_kernel.conversation.messages import (
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation
 from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
 from bench_kernel.tools.environment import Environment
-from toy_domain import ToyDomain
 
 Reply = Any  # a message, an exception to raise, or an async callable producing the message
 

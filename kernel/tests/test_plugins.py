@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from bench_kernel import Agent, Domain, hookimpl
-from bench_kernel.errors import DuplicateRegistrationError, UnknownComponentError, UnknownPluginError
-from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, collect, get_plugin_manager
 from plugin_factory import PluginPackage, forget_modules, no_installed_plugins
 from structlog.testing import capture_logs
 from toy_domain import ToyDomain, ToyPlugin
+
+from bench_kernel import Agent, Domain, hookimpl
+from bench_kernel.errors import DuplicateRegistrationError, UnknownComponentError, UnknownPluginError
+from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, collect, get_plugin_manager
 
 BUILTIN = DEFAULT_PLUGINS[0]
 BUILTINS = DEFAULT_PLUGINS

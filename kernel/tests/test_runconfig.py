@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.run.runconfig import build_run_config, model_overrides, read_run_file

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import bench_kernel
 import pytest
+from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
+
+import bench_kernel
 from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSetup, Metric
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode
@@ -19,7 +21,6 @@ from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.runner import RunConfig, RunSummary, conversation_seed, run
 from bench_kernel.store.store import Store
-from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 WRITE_TASKS = {"inc-a", "lamp"}
 
@@ -280,7 +281,7 @@ def test_nl_assertion_basis_without_a_judge_is_refused_up_front(tmp_path: Path) 
 
 
 def test_unknown_task_ids_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown task ids.*nope"):
+    with pytest.raises(ConfigError, match=r"unknown task ids.*nope"):
         go(tmp_path, task_ids=["inc-a", "nope"])
 
 

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import bench_kernel
 import pytest
+from seam_plugins import GOALS, Goals, SeamPlugin, TurnLedger
+from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
+
+import bench_kernel
 from bench_kernel import (
     AgentSession,
     ChatRequest,
@@ -32,8 +35,6 @@ from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
 from bench_kernel.report.report import build_report, render, render_section
 from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
 from bench_kernel.store.store import Store
-from seam_plugins import GOALS, Goals, SeamPlugin, TurnLedger
-from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
 SHIFT_TASK = {
     "id": "shift", "user_scenario": {"instructions": _instructions("Add one to a, then ask about b."),
@@ -87,7 +88,7 @@ def test_every_message_gets_its_turn_index_timestamp_and_participant_latency(tmp
     assert all(m["timestamp_utc"] for m in messages)
     stamps = [m["timestamp_utc"] for m in messages]
     assert stamps == sorted(stamps)
-    greeting, *rest = messages
+    _greeting, *rest = messages
     assert all(m["latency_ms"] is not None for m in rest if m["role"] in ("user", "assistant"))
     assert all(m["latency_ms"] is None for m in messages if m["role"] == "tool")
     assert json.loads(rest[0]["message_json"])["turn_idx"] == 1
@@ -202,7 +203,7 @@ def test_a_metric_model_role_goes_through_the_ledger(tmp_path: Path) -> None:
 
 def test_a_metric_whose_role_is_not_configured_is_refused_before_the_run(tmp_path: Path) -> None:
     metric_plugin = ("judging", Registers(metrics=[TurnLedger(name="judged", model_roles=("judge-2",))]))
-    with pytest.raises(ConfigError, match="'judged' needs a model for the judge-2 role: give --model-option judge-2.model"):
+    with pytest.raises(ConfigError, match=r"'judged' needs a model for the judge-2 role: give --model-option judge-2.model"):
         go(tmp_path, metric_plugin)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
+
 from bench_kernel import DomainOptions, TaskExtension, TaskFileError, TaskVocabulary, read_tasks
 from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
+
 from bench_kernel.tools.state import State, deep_merge
 
 

@@ -7,14 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import bench_kernel
 import pytest
+from sqlite_utils import Database, Migrations
+
+import bench_kernel
 from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.store.store import MetricValue, Store
-from sqlite_utils import Database, Migrations
 
 EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "runs": {"id": str, "created_utc": str, "updated_utc": str, "status": str, "config_json": str, "config_hash": str,
@@ -42,7 +43,8 @@ EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
 EXPECTED_PKS = {
     "runs": ["id"], "conversations": ["id"], "messages": ["conversation_id", "idx"],
     "tool_calls": ["conversation_id", "message_idx", "call_id"], "metric_values": ["conversation_id", "plugin", "metric"],
-    "events": ["id"], "llm_calls": ["id"], "conversation_events": ["conversation_id", "idx"], "llm_cache": ["key"], "plugins_used": ["run_id", "name"],
+    "events": ["id"], "llm_calls": ["id"], "conversation_events": ["conversation_id", "idx"], "llm_cache": ["key"],
+    "plugins_used": ["run_id", "name"],
 }
 
 

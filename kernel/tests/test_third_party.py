@@ -16,8 +16,9 @@ from pathlib import Path
 
 import attrs
 import pytest
-from bench_kernel.plugins import DEFAULT_PLUGINS
 from plugin_factory import PluginPackage, bench_env, install, run_bench
+
+from bench_kernel.plugins import DEFAULT_PLUGINS
 
 ACME = PluginPackage(dist="bench-acme", module="bench_acme", entry="acme", source='''\
     """Acme: a third-party bench plugin with one small domain."""

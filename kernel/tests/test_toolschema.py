@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime
 import enum
 import json
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import attrs
 import pytest
+
 from bench_kernel.tools.toolschema import function_schema, tool_result_text
 
 # --------------------------------------------------------------------------- sample tools
@@ -28,7 +29,7 @@ class Status(enum.Enum):
 class Passenger:
     first_name: str
     age: int
-    dob: Optional[str] = None
+    dob: str | None = None
 
 
 @attrs.frozen
@@ -47,7 +48,7 @@ def update_reservation(
     passengers: list[Passenger],
     nights: int = 2,
     insurance: bool | None = None,
-    note: Optional[str] = "none",
+    note: str | None = "none",
     price_cap: float | None = 10.5,
     extra: Any = None,
     tags: dict[str, str] | None = None,
@@ -227,7 +228,7 @@ def test_variadic_parameters_are_refused():
 
     with pytest.raises(ValueError, match="'star'"):
         function_schema(star)
-    with pytest.raises(ValueError, match="'double_star'.*kwargs"):
+    with pytest.raises(ValueError, match=r"'double_star'.*kwargs"):
         function_schema(double_star)
 
 
@@ -239,7 +240,7 @@ def test_docstring_naming_a_missing_parameter_is_refused():
             reservaton_id: The reservation.
         """
 
-    with pytest.raises(ValueError, match="'typo'.*reservaton_id"):
+    with pytest.raises(ValueError, match=r"'typo'.*reservaton_id"):
         function_schema(typo)
 
 
@@ -252,7 +253,7 @@ def test_unresolvable_or_unsupported_annotation_is_refused():
 
     with pytest.raises(ValueError, match="'unresolvable'"):
         function_schema(unresolvable)
-    with pytest.raises(ValueError, match="'unsupported'.*'x'"):
+    with pytest.raises(ValueError, match=r"'unsupported'.*'x'"):
         function_schema(unsupported)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 import bench_kernel
 from bench_kernel import Domain, DomainData, DomainOptions, State, ToolError, ToolKind, Toolkit, tool
 

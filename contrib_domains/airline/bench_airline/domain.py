@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+
 from bench_kernel import Domain, DomainData, DomainOptions, packaged_or_external, read_json, read_tasks
 
 from .records import ReferenceHasher, state_from_json

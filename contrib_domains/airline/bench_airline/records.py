@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
+
 from bench_kernel import BaseTable, DumpHasher, State, Table, converter
 
 FlightType = Literal["round_trip", "one_way"]

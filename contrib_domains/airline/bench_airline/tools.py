@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
+
 from bench_kernel import ToolError, ToolKind, Toolkit, tool
 
 from .records import (

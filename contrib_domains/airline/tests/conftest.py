@@ -12,6 +12,7 @@ import pytest
 from bench_airline import AirlineDomain
 from bench_airline.records import state_from_json
 from bench_airline.tools import AirlineTools
+
 from bench_kernel import DomainData, DomainOptions, Environment, ToolCall, ToolMessage
 
 REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "tau2"

@@ -10,8 +10,9 @@ import bench_airline
 import click
 import pytest
 from bench_airline import AirlineDomain
-from bench_kernel import DATA_DIR_VARIABLE, ConfigError, DomainOptions
 from click.testing import CliRunner
+
+from bench_kernel import DATA_DIR_VARIABLE, ConfigError, DomainOptions
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,5 +64,5 @@ def test_data_dir_may_name_the_domain_or_its_parent(tmp_path: pathlib.Path, monk
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(tmp_path))
     assert AirlineDomain(name="airline").load(DomainOptions()).source == str(domain_dir)
     monkeypatch.setenv(DATA_DIR_VARIABLE, str(tmp_path / "empty"))
-    with pytest.raises(ConfigError, match="no airline data in .*empty"):
+    with pytest.raises(ConfigError, match=r"no airline data in .*empty"):
         AirlineDomain(name="airline").load(DomainOptions())

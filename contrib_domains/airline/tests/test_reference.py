@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from bench_kernel import check_tasks, render_check, replay_gold
 
 

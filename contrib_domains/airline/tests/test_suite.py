@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench_airline import AirlineDomain
 from bench_airline.generate import DEFAULT_SEED, suite_files
+
 from bench_kernel import DomainOptions, RunConfig, Store, run
 
 TASK_IDS = [t.id for t in AirlineDomain(name="airline").load(DomainOptions()).tasks]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from bench_airline.records import ReferenceHasher, dump
 from bench_airline.tools import AirlineTools
+
 from bench_kernel import ToolMessage
 
 
@@ -295,6 +296,7 @@ def test_send_certificate_stores_a_float_and_runs_out_after_three(call, tools: A
 
 def test_writes_never_touch_shared_records(small_db) -> None:
     from bench_airline.records import state_from_json
+
     from bench_kernel import Environment, ToolCall
 
     pristine = state_from_json(small_db)

@@ -6,6 +6,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
+
 from bench_kernel import Domain, DomainData, DomainOptions, State, read_json, read_tasks
 
 from .tools import HelpdeskTools, RouterTools, sync_line_status

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 from bench_mock import MockDomain
+
+from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 
 
 @pytest.fixture(scope="session")

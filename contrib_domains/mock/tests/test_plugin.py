@@ -10,8 +10,9 @@ from importlib.resources import files
 
 import bench_mock
 import pytest
-from bench_kernel import ConfigError, DomainOptions
 from bench_mock import MockDomain
+
+from bench_kernel import ConfigError, DomainOptions
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,11 +6,12 @@ import json
 from importlib.resources import files
 
 import pytest
+from bench_mock import MockDomain
+
 from bench_kernel import (
     DomainOptions,
     StructuredUserInstructions,
 )
-from bench_mock import MockDomain
 
 TASK_IDS = [t.id for t in MockDomain(name="mock").load(DomainOptions()).tasks]
 

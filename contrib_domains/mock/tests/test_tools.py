@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bench_kernel import Environment, ToolCall
 from bench_mock.tools import TRANSFER_REPLY, HelpdeskTools, RouterTools
+
+from bench_kernel import Environment, ToolCall
 
 
 def call(env: Environment, name: str, requestor: str = "assistant", **arguments: Any):

@@ -95,7 +95,7 @@ def build_products(rng: random.Random, ids: Ids) -> dict[str, Any]:
         for combo in chosen:
             item_id = ids.digits(10)
             price = round(base_price * rng.uniform(0.85, 1.2), 2)
-            variants[item_id] = {"item_id": item_id, "options": dict(zip(axes, combo)),
+            variants[item_id] = {"item_id": item_id, "options": dict(zip(axes, combo, strict=False)),
                                  "available": rng.random() < 0.75, "price": price}
         product_id = ids.digits(10)
         products[product_id] = {"name": name, "product_id": product_id, "variants": variants}
@@ -138,7 +138,7 @@ def build_users(rng: random.Random, ids: Ids) -> dict[str, Any]:
 def build_orders(rng: random.Random, ids: Ids, users: dict[str, Any], products: dict[str, Any]) -> dict[str, Any]:
     """Orders in every status, with payments, refunds and shipments that agree with the status."""
     orders = {}
-    statuses, weights = zip(*STATUS_WEIGHTS.items())
+    statuses, weights = zip(*STATUS_WEIGHTS.items(), strict=False)
     user_ids = list(users)
     for _ in range(NUM_ORDERS):
         user = users[rng.choice(user_ids)]
@@ -216,11 +216,11 @@ class TaskMaker:
         lookups = [self.action("get_user_details", user_id=user["user_id"])]
         if self.rng.random() < 0.5:
             known = f"You are {name}. Your email address is {user['email']}."
-            return known, "", [self.action("find_user_id_by_email", email=user["email"])] + lookups
+            return known, "", [self.action("find_user_id_by_email", email=user["email"]), *lookups]
         known = f"You are {name} and your zip code is {user['address']['zip']}."
         first = self.action("find_user_id_by_name_zip", first_name=user["name"]["first_name"],
                             last_name=user["name"]["last_name"], zip=user["address"]["zip"])
-        return known, "You do not remember which email address you used.", [first] + lookups
+        return known, "You do not remember which email address you used.", [first, *lookups]
 
     def action(self, name: str, **arguments: Any) -> dict[str, Any]:
         """A gold action (ids are filled in when the task is numbered)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+
 from bench_kernel import BaseTable, DumpHasher, State, Table, converter
 
 OrderStatus = Literal[

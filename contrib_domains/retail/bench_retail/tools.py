@@ -202,7 +202,7 @@ class RetailTools(Toolkit):
             raise ToolError("The number of items to be exchanged should match")
         diff: float = 0
         variant = None
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
             if item_id == new_item_id:
                 raise ToolError("The new item id should be different from the old item id")
             item = _first_item(current, item_id)
@@ -277,7 +277,7 @@ class RetailTools(Toolkit):
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match.")
         diff: float = 0
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
             item = _first_item(current, item_id)
             diff += self._available_variant(item.product_id, new_item_id).price - item.price
         diff = round(diff, 2)
@@ -399,7 +399,7 @@ def _first_item(order: Order, item_id: str) -> Any:
 
 def _apply_item_changes(order: Order, item_ids: list[str], new_item_ids: list[str], last: Variant | None) -> None:
     """Give each modified item its new id, and (tau2 quirk) the last new variant's price and options."""
-    for item_id, new_item_id in zip(item_ids, new_item_ids):
+    for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
         # Looked up by current ids, so an earlier pair's new id can be found by a later pair.
         item = _first_item(order, item_id)
         item.item_id = new_item_id

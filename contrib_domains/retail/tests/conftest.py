@@ -6,8 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 from bench_retail import RetailDomain
+
+from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 
 REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "tau2"
 

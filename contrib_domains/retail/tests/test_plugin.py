@@ -11,9 +11,10 @@ from importlib.resources import files
 import bench_retail
 import click
 import pytest
+from bench_retail import RetailDomain
+
 from bench_kernel import DATA_DIR_VARIABLE as DATA_DIR_ENV
 from bench_kernel import ConfigError, DomainOptions
-from bench_retail import RetailDomain
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_kernel import build_environment, replay_gold
 from bench_retail.records import reference_hash
+
+from bench_kernel import build_environment, replay_gold
 
 # The tau2 tasks whose gold actions raise (tau2 swallows the errors; the gold state is what is left).
 TASKS_WITH_FAILING_GOLD_ACTIONS = ["2", "3", "4", "35", "37", "38", "39", "46", "47", "54", "55", "64", "67", "68", "105"]

@@ -7,8 +7,9 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
-from bench_kernel import RunConfig, Store, run
 from bench_retail.generate import DEFAULT_SEED, main, write_suite
+
+from bench_kernel import RunConfig, Store, run
 
 SHIPPED = ("db.json", "tasks.json", "split_tasks.json", "policy.md")
 

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from bench_kernel import DomainData, Environment, State, Table, ToolCall, ToolMessage, build_environment
 from bench_retail.records import base_tables, dump_state, reference_hash
 from bench_retail.tools import RetailTools
+
+from bench_kernel import DomainData, Environment, State, Table, ToolCall, ToolMessage, build_environment
 
 
 def _address(zip_code: str) -> dict[str, str]:
@@ -390,8 +391,9 @@ def test_reference_hash_is_the_hash_of_the_whole_dump(shop) -> None:
 
 
 def test_initialization_data_patches_records_and_keeps_their_types(tiny_data) -> None:
-    from bench_kernel import Task, converter
     from bench_retail.records import GiftCard, Paypal
+
+    from bench_kernel import Task, converter
 
     task = converter.structure({
         "id": "patched", "user_scenario": {"instructions": "hi"},

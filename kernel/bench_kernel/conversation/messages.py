@@ -103,5 +103,6 @@ class ToolMessage:
     timestamp: str | None = None
 
 
-Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]
-ParticipantMessage = Union[AssistantMessage, UserMessage]
+# typing.Union kept on purpose: the converter's structure hook is registered for this exact object.
+Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]  # noqa: UP007
+ParticipantMessage = Union[AssistantMessage, UserMessage]  # noqa: UP007

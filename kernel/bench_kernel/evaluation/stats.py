@@ -118,7 +118,7 @@ class TaskOutcomes:
     @property
     def flips(self) -> int:
         """Number of consecutive trial pairs whose outcomes differ."""
-        return sum(1 for a, b in zip(self.successes, self.successes[1:]) if bool(a) != bool(b))
+        return sum(1 for a, b in zip(self.successes, self.successes[1:], strict=False) if bool(a) != bool(b))
 
     @property
     def flip_rate(self) -> float:

@@ -283,5 +283,5 @@ def model_configs(data: Mapping[str, Any]) -> dict[str, ModelConfig]:
         raise ConfigError(f"invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter")
     try:
         return {role: converter.structure(dict(cfg), ModelConfig) for role, cfg in data.items()}
-    except Exception as exc:  # noqa: BLE001 - cattrs errors become one readable line
+    except Exception as exc:
         raise ConfigError(f"invalid model configuration: {exc}") from exc

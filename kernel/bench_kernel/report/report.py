@@ -121,7 +121,7 @@ def plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
         summarize = getattr(metric, "summarize", None)
         if summarize is not None:
             out.append(_guarded(name, registry.origin("metric", name), f"{name} (run-level)",
-                                lambda summarize=summarize: _summary_section(name, summarize(view))))
+                                lambda summarize=summarize, name=name: _summary_section(name, summarize(view))))
     return [s for s in out if s is not None]
 
 
@@ -244,7 +244,7 @@ def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[st
         lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         return lines + ["| " + " | ".join(r) + " |" for r in cells]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False))  # noqa: E731
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
 
 
@@ -257,10 +257,10 @@ def _text(report: Report, markdown: bool) -> str:
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
     if report.costs:
-        out += _table(["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"],
-                      [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
-                        c["completion_tokens"], "unknown" if c["cost"] is None else f"{c['cost']:.4f}"] for c in report.costs],
-                      markdown) + [""]
+        headers = ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"]
+        rows = [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
+                 c["completion_tokens"], "unknown" if c["cost"] is None else f"{c['cost']:.4f}"] for c in report.costs]
+        out += [*_table(headers, rows, markdown), ""]
     out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
                   [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
     for section in report.sections:

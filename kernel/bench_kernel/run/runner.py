@@ -171,7 +171,7 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         data = domain.load(options)
     except BenchError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a domain that cannot read the data it was given is one clean error
+    except Exception as exc:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
     check_toolkits(data, plugin)
     check_fit(data, str(where))

@@ -23,7 +23,7 @@ def check_toolkits(data: DomainData, plugin: str) -> None:
             continue
         try:
             toolkit.specs()
-        except Exception as exc:  # noqa: BLE001 - turned into one error naming the plugin and the tool
+        except Exception as exc:
             raise PluginError(plugin, f"domain {data.name!r}, toolkit {toolkit.__name__}: {exc}") from exc
 
 

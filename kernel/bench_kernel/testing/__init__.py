@@ -15,7 +15,18 @@ from bench_kernel.testing.conformance import (
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, ReceivedRequest, Reply, echo_responder
 
 __all__ = [
-    "DomainConformance", "bench_cli", "FakeOpenAIServer", "ReceivedRequest", "Reply", "check_do_nothing_fails", "check_gold_replays",
-    "check_registration", "check_shared_records", "check_short_run", "check_tasks_load", "check_tool_schemas", "cli",
+    "DomainConformance",
+    "FakeOpenAIServer",
+    "ReceivedRequest",
+    "Reply",
+    "bench_cli",
+    "check_do_nothing_fails",
+    "check_gold_replays",
+    "check_registration",
+    "check_shared_records",
+    "check_short_run",
+    "check_tasks_load",
+    "check_tool_schemas",
+    "cli",
     "echo_responder",
 ]

@@ -57,7 +57,7 @@ def _parse_docstring(doc: str | None) -> _Docstring:
     # tau2 (via docstring_parser) takes only the first line as the summary, the rest as details
     summary, _, details = head.partition("\n")
     args: dict[str, str] = {}
-    for header, following in zip(headers, [*headers[1:], None]):
+    for header, following in zip(headers, [*headers[1:], None], strict=False):
         if header.group(1) in _ARG_SECTIONS:
             body = text[header.end() : following.start() if following else len(text)]
             args.update(_parse_args(body))

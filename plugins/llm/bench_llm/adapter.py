@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import (
     Agent,
     AgentSession,

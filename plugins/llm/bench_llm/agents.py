@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import (
     STOP_TOKENS,
     Agent,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,

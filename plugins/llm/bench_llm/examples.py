@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import Agent, AgentSession, AssistantMessage, ConversationSetup, Message
 
 from .adapter import message_from_reply

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from bench_kernel import ChatRequest, ChatResponse, ConfigError, Model, ModelClient, ModelConfig, ToolCall, hookimpl
 
 Script = Callable[[ChatRequest], ChatResponse]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+
 from bench_kernel import ConversationSetup, Message, UserMessage, UserSession, UserSimulator
 
 from .chat import ChatLog, chat_log, reasoning_data, require_model, speaker, usage_of, user_view

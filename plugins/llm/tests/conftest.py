@@ -9,6 +9,9 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_llm.testing import ScriptedModel, ScriptedModelPlugin
+from bench_mock import MockDomain
+
 from bench_kernel import (
     ChatRequest,
     ChatResponse,
@@ -20,8 +23,6 @@ from bench_kernel import (
     get_plugin_manager,
     run,
 )
-from bench_llm.testing import ScriptedModel, ScriptedModelPlugin
-from bench_mock import MockDomain
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,10 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_kernel import GREETING, Agent, ConversationSetup, Mode, ParticipantError, hookimpl
 from bench_llm.adapter import message_from_reply
 from bench_llm.examples import FrameworkAgent, PlanQuoteBot
+
+from bench_kernel import GREETING, Agent, ConversationSetup, Mode, ParticipantError, hookimpl
 
 TASK = "plan_price_question"
 
@@ -47,7 +48,7 @@ def server() -> Iterator[TinyAgentServer]:
     holder: list[TinyAgentServer] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             status, reply = holder[0].answer(self.path, json.loads(body))
             self.send_response(status)
@@ -56,7 +57,7 @@ def server() -> Iterator[TinyAgentServer]:
             self.end_headers()
             self.wfile.write(reply)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

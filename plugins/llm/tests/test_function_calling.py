@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 
 import pytest
+from bench_llm.testing import own_tool_turns, text_reply, tool_reply
+
 from bench_kernel import (
     GREETING,
     ChatRequest,
@@ -18,7 +20,6 @@ from bench_kernel import (
     Task,
     build_environment,
 )
-from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 
 
 def replay_gold(task: Task, closing: str = "Done: you are now on Fiber 1000.") -> Callable[[ChatRequest], ChatResponse]:

@@ -7,6 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bench_llm.judge import read_verdicts, transcript
+from bench_llm.testing import text_reply
+
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,
@@ -18,8 +21,6 @@ from bench_kernel import (
     ToolMessage,
     UserMessage,
 )
-from bench_llm.judge import read_verdicts, transcript
-from bench_llm.testing import text_reply
 
 ASSERTIONS = ["The agent moves the customer to the Fiber 1000 plan.", "The agent is polite."]
 

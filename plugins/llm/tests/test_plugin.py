@@ -10,6 +10,10 @@ import sys
 import attrs
 import bench_llm
 import pytest
+from bench_llm import FunctionCallingAgent, TextActionAgent
+from bench_llm.chat import new_messages
+from bench_llm.testing import own_tool_turns, text_reply, tool_reply
+
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,
@@ -24,9 +28,6 @@ from bench_kernel import (
     get_plugin_manager,
     installed_entry_points,
 )
-from bench_llm import FunctionCallingAgent, TextActionAgent
-from bench_llm.chat import new_messages
-from bench_llm.testing import own_tool_turns, text_reply, tool_reply
 
 
 def test_entry_point_is_installed() -> None:

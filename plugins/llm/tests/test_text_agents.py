@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable
 
 import pytest
-from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, ModelResponseError, Task
 from bench_llm.agents import parse_action
 from bench_llm.testing import text_reply
+
+from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, ModelResponseError, Task
 
 
 @pytest.mark.parametrize("text", [

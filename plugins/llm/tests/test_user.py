@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from bench_kernel import GREETING, ChatRequest, ChatResponse, ConfigError, DomainData
 from bench_llm.testing import own_tool_turns, text_reply, tool_reply
+
+from bench_kernel import GREETING, ChatRequest, ChatResponse, ConfigError, DomainData
 
 OPENING = "My Wi-Fi is gone since this morning. My email is ada.okafor@example.net."
 GUIDE = "Please press the Wi-Fi button, then restart the router, and tell me the light."

@@ -7,8 +7,9 @@ from typing import Any
 
 import attrs
 import httpx
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ModelUnavailableError
 from bench_openai.client import OpenAIClient
+
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelClient, ModelConfig, ModelUnavailableError
 
 from .server import LlamaServer, ServerSettings, option
 

@@ -17,6 +17,7 @@ from typing import IO, Any
 import attrs
 import httpx
 import structlog
+
 from bench_kernel import ConfigError, ModelConfig, ModelUnavailableError
 
 from .serve import PARENT_PID_VARIABLE
@@ -151,7 +152,7 @@ class LlamaServer:
         self._output = tempfile.TemporaryFile(prefix="bench-local-")  # noqa: SIM115 - lives as long as the child; stop() closes it
         env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_VARIABLE: str(os.getpid())}
         # Popen only forks and execs (milliseconds); an asyncio subprocess would tie the child to this loop and its atexit guard.
-        self.process = subprocess.Popen(self.settings.command(self.port), stdin=subprocess.DEVNULL,  # noqa: ASYNC220
+        self.process = subprocess.Popen(self.settings.command(self.port), stdin=subprocess.DEVNULL,
                                         stdout=self._output, stderr=subprocess.STDOUT, env=env)
         atexit.register(self.stop)
         log.info("local.server_starting", pid=self.process.pid, port=self.port, gguf=str(self.settings.gguf))

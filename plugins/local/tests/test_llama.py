@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from bench_kernel import ChatRequest, ConfigError, ModelConfig, ModelUnavailableError, RunConfig, Store, get_plugin_manager, run
 from bench_local.client import LocalClient
+
+from bench_kernel import ChatRequest, ConfigError, ModelConfig, ModelUnavailableError, RunConfig, Store, get_plugin_manager, run
 
 from .conftest import alive, server_children
 

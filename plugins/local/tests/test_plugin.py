@@ -10,6 +10,11 @@ from pathlib import Path
 
 import attrs
 import pytest
+from bench_local import LocalModel
+from bench_local import server as server_module
+from bench_local.client import LlamaCppClient, LocalClient
+from bench_local.server import LlamaServer, ServerSettings, locate_gguf
+
 from bench_kernel import (
     ChatRequest,
     ConfigError,
@@ -19,10 +24,6 @@ from bench_kernel import (
     get_plugin_manager,
     installed_entry_points,
 )
-from bench_local import LocalModel
-from bench_local import server as server_module
-from bench_local.client import LlamaCppClient, LocalClient
-from bench_local.server import LlamaServer, ServerSettings, locate_gguf
 
 from .conftest import alive
 
@@ -88,7 +89,7 @@ def test_a_missing_extra_is_a_config_error_that_says_what_to_install() -> None:
 
 
 def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="GGUF file not found: .*missing.gguf"):
+    with pytest.raises(ConfigError, match=r"GGUF file not found: .*missing.gguf"):
         locate_gguf(tmp_path / "missing.gguf")
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
+
 from bench_kernel import Model, ModelConfig, hookimpl
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from typing import Any, Self
 import attrs
 import httpx
 import structlog
+
 from bench_kernel import (
     ChatRequest,
     ChatResponse,
@@ -36,7 +37,6 @@ from bench_kernel import (
     ModelUnavailableError,
     ToolCall,
 )
-
 from bench_openai.parsing import arguments_object, snippet
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from bench_openai.client import OpenAIClient
+
 from bench_kernel import ChatRequest, ChatResponse, ModelConfig
 from bench_kernel.testing import FakeOpenAIServer
-from bench_openai.client import OpenAIClient
 
 HELLO = ChatRequest(messages=[{"role": "user", "content": "hello"}])
 

@@ -7,6 +7,9 @@ import time
 
 import httpx
 import pytest
+from bench_openai.client import OpenAIClient, RetryPolicy, parse_retry_after
+from structlog.testing import capture_logs
+
 from bench_kernel import (
     ChatRequest,
     ConfigError,
@@ -20,8 +23,6 @@ from bench_kernel import (
     ToolCall,
 )
 from bench_kernel.testing import Reply
-from bench_openai.client import OpenAIClient, RetryPolicy, parse_retry_after
-from structlog.testing import capture_logs
 
 # --------------------------------------------------------------------------- replies
 
@@ -80,7 +81,7 @@ def test_5xx_then_success(serve, config_for, complete) -> None:
 
 def test_5xx_forever_gives_up_after_max_retries(serve, config_for, complete) -> None:
     server = serve(lambda body: Reply.error(502, "bad gateway"))
-    with pytest.raises(ModelUnavailableError, match="after 3 attempts.*HTTP 502") as caught:
+    with pytest.raises(ModelUnavailableError, match=r"after 3 attempts.*HTTP 502") as caught:
         complete(config_for(server, max_retries=2))
     assert len(server.completions) == 3
     assert isinstance(caught.value.__cause__, ModelHTTPError) and caught.value.__cause__.status == 502
@@ -108,7 +109,7 @@ def test_dropped_connection_is_retried(serve, config_for, complete) -> None:
 def test_unreachable_server_is_retried_then_unavailable(serve, config_for, complete) -> None:
     server = serve()
     server.stop()
-    with pytest.raises(ModelUnavailableError, match="after 2 attempts.*ConnectError"):
+    with pytest.raises(ModelUnavailableError, match=r"after 2 attempts.*ConnectError"):
         complete(config_for(server, max_retries=1))
 
 

@@ -6,9 +6,10 @@ import asyncio
 import subprocess
 import sys
 
-from bench_kernel import ModelConfig, collect, get_plugin_manager, installed_entry_points
 from bench_openai import OpenAIModel
 from bench_openai.client import OpenAIClient
+
+from bench_kernel import ModelConfig, collect, get_plugin_manager, installed_entry_points
 
 
 def test_entry_point_is_installed() -> None:

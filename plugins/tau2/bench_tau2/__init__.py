@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import bench_kernel
 import click
-from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
 
+import bench_kernel
+from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
 from bench_tau2.results import ImportSummary, export_run, import_results
 
 __all__ = ["ImportSummary", "export_run", "import_results"]

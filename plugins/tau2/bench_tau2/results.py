@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 import structlog
+
 from bench_kernel import (
     AssistantMessage,
     ConfigError,
@@ -230,4 +231,4 @@ def _termination(value: str | None) -> TerminationReason:
 
 
 def _values(result: ConversationResult, theirs: float | None) -> list[MetricValue]:
-    return component_values(result) + [MetricValue(metric="tau2.reward", plugin="bench-kernel", value=theirs)]
+    return [*component_values(result), MetricValue(metric="tau2.reward", plugin="bench-kernel", value=theirs)]

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
 from bench_kernel import Store
 from bench_kernel.testing import bench_cli
-from click.testing import CliRunner
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
 

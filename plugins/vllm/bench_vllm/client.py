@@ -10,8 +10,9 @@ from typing import Any
 
 import attrs
 import structlog
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelHTTPError
 from bench_openai.client import OpenAIClient
+
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelHTTPError
 
 from .parsing import check_modes, parse_text
 from .prompting import inline_tools

@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from bench_kernel import ConfigError, ModelResponseError, ToolCall
 from bench_openai.parsing import arguments_object, snippet
+
+from bench_kernel import ConfigError, ModelResponseError, ToolCall
 
 TOOL_PARSERS = ("auto", "hermes", "mistral", "none")
 """Values of the `tool_parser` option: which text formats are read."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+
 from bench_kernel import ChatRequest
 
 from .parsing import HERMES_CLOSE, HERMES_OPEN

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from bench_kernel import ChatRequest, ChatResponse, ModelConfig, collect, get_plugin_manager
 from bench_kernel.testing import FakeOpenAIServer
 

@@ -6,6 +6,10 @@ import asyncio
 import json
 
 import pytest
+from bench_vllm.client import DEFAULT_BASE_URL, VLLMClient
+from bench_vllm.parsing import call_id
+from structlog.testing import capture_logs
+
 from bench_kernel import (
     ChatRequest,
     ConfigError,
@@ -17,9 +21,6 @@ from bench_kernel import (
     get_plugin_manager,
 )
 from bench_kernel.testing import Reply
-from bench_vllm.client import DEFAULT_BASE_URL, VLLMClient
-from bench_vllm.parsing import call_id
-from structlog.testing import capture_logs
 
 from .conftest import WITH_TOOLS
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from bench_kernel import ConfigError, ModelResponseError, ToolCall
 from bench_vllm.parsing import ParsedText, call_id, parse_text, split_thinking
+
+from bench_kernel import ConfigError, ModelResponseError, ToolCall
 
 
 def calls(parsed: ParsedText) -> list[tuple[str, dict]]:

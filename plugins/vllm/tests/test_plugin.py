@@ -6,10 +6,11 @@ import asyncio
 import subprocess
 import sys
 
-from bench_kernel import ModelConfig, collect, get_plugin_manager, installed_entry_points
 from bench_openai.client import OpenAIClient
 from bench_vllm import VLLMModel
 from bench_vllm.client import VLLMClient
+
+from bench_kernel import ModelConfig, collect, get_plugin_manager, installed_entry_points
 
 
 def test_entry_point_is_installed() -> None:

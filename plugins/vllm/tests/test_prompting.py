@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from bench_kernel import ChatRequest
 from bench_vllm.parsing import parse_text
 from bench_vllm.prompting import call_as_text, history_as_text, inline_tools, tools_instructions, with_system_note
+
+from bench_kernel import ChatRequest
 
 from .conftest import LOOKUP_TOOL
 
