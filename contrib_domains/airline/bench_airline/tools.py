@@ -136,7 +136,7 @@ class AirlineTools(Toolkit):
             raise ToolError(f"Flight {flight_number} not found on date {date}")
         return flight.dates[date]
 
-    def _bookable(self, info: FlightInfo, cabin: str, travellers: int) -> tuple[Flight, FlightAvailable]:
+    def _bookable(self, info: FlightInfo | dict, cabin: str, travellers: int) -> tuple[Flight, FlightAvailable]:
         """The flight and its available date, or the error tau2 gives for it."""
         flight_number, date = _attribute(info, "flight_number"), _attribute(info, "date")
         flight = self._flight(flight_number)
@@ -247,8 +247,8 @@ class AirlineTools(Toolkit):
             flight, status = self._bookable(info, cabin, travellers)
             price = status.prices[cabin]
             booked.append(ReservationFlight(flight_number=flight.flight_number, origin=flight.origin,
-                                            destination=flight.destination, date=info.date, price=price))
-            taken.append((flight.flight_number, info.date))
+                                            destination=flight.destination, date=_attribute(info, "date"), price=price))
+            taken.append((flight.flight_number, _attribute(info, "date")))
             total += price * travellers
         if insurance == "yes":
             total += INSURANCE_PER_PASSENGER * travellers
@@ -472,11 +472,12 @@ class AirlineTools(Toolkit):
         new_flights, total = [], 0
         for info in flights:
             kept = next((f for f in reservation.flights if cabin == reservation.cabin
-                         and f.flight_number == _attribute(info, "flight_number") and f.date == info.date), None)
+                         and f.flight_number == _attribute(info, "flight_number") and f.date == _attribute(info, "date")), None)
             if kept is None:
                 flight, status = self._bookable(info, cabin, travellers)
-                kept = ReservationFlight(flight_number=info.flight_number, origin=flight.origin,
-                                         destination=flight.destination, date=info.date, price=status.prices[cabin])
+                kept = ReservationFlight(flight_number=_attribute(info, "flight_number"), origin=flight.origin,
+                                         destination=flight.destination, date=_attribute(info, "date"),
+                                         price=status.prices[cabin])
             new_flights.append(kept)
             total += kept.price * travellers
         total -= sum(f.price for f in reservation.flights) * travellers
@@ -498,6 +499,7 @@ class AirlineTools(Toolkit):
         reservation = self._reservation(reservation_id)
         if len(passengers) != len(reservation.passengers):
             raise ToolError("Number of passengers does not match")
-        updated = attrs.evolve(reservation, passengers=copy.deepcopy(passengers))
+        # As tau2: the passengers are stored as given, plain dicts included.
+        updated = attrs.evolve(reservation, passengers=copy.deepcopy(passengers))  # type: ignore[arg-type]
         self.state["reservations"][reservation_id] = updated
         return updated

@@ -85,7 +85,7 @@ class ProductRule(CombinationRule):
     def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
                 params: Mapping[str, Any]) -> RewardInfo:
         """Multiply the basis components; a conversation that did not stop scores 0."""
-        reward, notes = 1.0, []
+        reward, notes = 1.0, list[str]()
         by_name = {c.component: c for c in components}
         for kind in basis:
             component = by_name.get(kind)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import attrs
@@ -98,12 +98,16 @@ def mean_estimate(values: Sequence[float], *, seed: str) -> Estimate:
     return bootstrap_ci(list(values), _mean, seed=seed)
 
 
+def _as_bools(values: Iterable[bool]) -> tuple[bool, ...]:
+    return tuple(bool(v) for v in values)
+
+
 @attrs.frozen
 class TaskOutcomes:
     """Success of each trial of one task, ordered by trial index."""
 
     task_id: str
-    successes: tuple[bool, ...] = attrs.field(converter=tuple)
+    successes: tuple[bool, ...] = attrs.field(converter=_as_bools)
 
     @property
     def n(self) -> int:

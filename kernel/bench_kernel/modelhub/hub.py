@@ -117,7 +117,7 @@ class ModelHub:
         client = self.client(role)
         if not isinstance(client, kind):
             raise ConfigError(f"the {role} role's backend {self.config(role).backend!r} gives a "
-                              f"{getattr(client, 'kind', type(client).__name__)} client, not a {kind.kind} one")
+                              f"{getattr(client, 'kind', type(client).__name__)} client, not a {getattr(kind, 'kind', kind)} one")
         return client
 
     def _check_budget(self) -> None:

@@ -155,7 +155,7 @@ def task_outcomes(rows: list[dict[str, Any]]) -> list[TaskOutcomes]:
     by_task: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     for r in rows:
         by_task[r["task_id"]].append((r["trial"], is_success(r["reward"])))
-    return [TaskOutcomes(task_id=t, successes=tuple(s for _, s in sorted(v))) for t, v in sorted(by_task.items())]
+    return [TaskOutcomes(task_id=t, successes=[s for _, s in sorted(v)]) for t, v in sorted(by_task.items())]
 
 
 def _est(e: Estimate) -> dict[str, Any]:

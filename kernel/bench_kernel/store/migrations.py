@@ -15,7 +15,7 @@ def m000_wal(db: Database) -> None:
 
 @migrations(name="m001_runs")
 def m001_runs(db: Database) -> None:
-    db["runs"].create(
+    db.table("runs").create(
         {
             "id": str,
             "created_utc": str,
@@ -33,7 +33,7 @@ def m001_runs(db: Database) -> None:
 
 @migrations(name="m002_conversations")
 def m002_conversations(db: Database) -> None:
-    db["conversations"].create(
+    db.table("conversations").create(
         {
             "id": str,
             "run_id": str,
@@ -58,12 +58,12 @@ def m002_conversations(db: Database) -> None:
         foreign_keys=[("run_id", "runs", "id")],
     )
     # One row per (run, arm, task, trial): resuming can never duplicate a conversation.
-    db["conversations"].create_index(["run_id", "arm", "task_id", "trial"], unique=True)
+    db.table("conversations").create_index(["run_id", "arm", "task_id", "trial"], unique=True)
 
 
 @migrations(name="m003_messages")
 def m003_messages(db: Database) -> None:
-    db["messages"].create(
+    db.table("messages").create(
         {
             "conversation_id": str,
             "idx": int,
@@ -79,7 +79,7 @@ def m003_messages(db: Database) -> None:
         },
         pk=("conversation_id", "idx"),
     )
-    db["tool_calls"].create(
+    db.table("tool_calls").create(
         {
             "conversation_id": str,
             "message_idx": int,
@@ -92,13 +92,13 @@ def m003_messages(db: Database) -> None:
         },
         pk=("conversation_id", "message_idx", "call_id"),
     )
-    db["tool_calls"].create_index(["name"])
+    db.table("tool_calls").create_index(["name"])
 
 
 @migrations(name="m004_metric_values")
 def m004_metric_values(db: Database) -> None:
     # Long format: a new metric never needs a new column.
-    db["metric_values"].create(
+    db.table("metric_values").create(
         {
             "run_id": str,
             "conversation_id": str,
@@ -110,17 +110,17 @@ def m004_metric_values(db: Database) -> None:
         },
         pk=("conversation_id", "metric"),
     )
-    db["metric_values"].create_index(["run_id", "metric"])
+    db.table("metric_values").create_index(["run_id", "metric"])
 
 
 @migrations(name="m005_events_and_llm_calls")
 def m005_events_and_llm_calls(db: Database) -> None:
-    db["events"].create(
+    db.table("events").create(
         {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
         pk="id",
     )
-    db["events"].create_index(["run_id", "kind"])
-    db["llm_calls"].create(
+    db.table("events").create_index(["run_id", "kind"])
+    db.table("llm_calls").create(
         {
             "id": int,
             "run_id": str,
@@ -139,8 +139,8 @@ def m005_events_and_llm_calls(db: Database) -> None:
         },
         pk="id",
     )
-    db["llm_calls"].create_index(["run_id", "role"])
-    db["plugins_used"].create(
+    db.table("llm_calls").create_index(["run_id", "role"])
+    db.table("plugins_used").create(
         {"run_id": str, "name": str, "distribution": str, "version": str},
         pk=("run_id", "name"),
     )
@@ -149,36 +149,36 @@ def m005_events_and_llm_calls(db: Database) -> None:
 @migrations(name="m006_llm_cache")
 def m006_llm_cache(db: Database) -> None:
     # Responses keyed by a hash of endpoint + request (seed included): a cached re-run is free and identical.
-    db["llm_cache"].create({"key": str, "response_json": str, "created_utc": str}, pk="key")
-    db["llm_calls"].add_column("attempts", int)
+    db.table("llm_cache").create({"key": str, "response_json": str, "created_utc": str}, pk="key")
+    db.table("llm_calls").add_column("attempts", int)
 
 
 @migrations(name="m008_conversation_events")
 def m008_conversation_events(db: Database) -> None:
     # Events emitted during a conversation (goal shifts, channel transcripts, ...), written with it.
-    db["conversation_events"].create(
+    db.table("conversation_events").create(
         {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str, "source": str,
          "data_json": str, "ts_utc": str},
         pk=("conversation_id", "idx"),
     )
-    db["conversation_events"].create_index(["run_id", "kind"])
-    db["messages"].add_column("turn_idx", int)
-    db["messages"].add_column("timestamp_utc", str)
-    db["messages"].add_column("latency_ms", int)
-    db["conversations"].add_column("channel", str)
+    db.table("conversation_events").create_index(["run_id", "kind"])
+    db.table("messages").add_column("turn_idx", int)
+    db.table("messages").add_column("timestamp_utc", str)
+    db.table("messages").add_column("latency_ms", int)
+    db.table("conversations").add_column("channel", str)
 
 
 @migrations(name="m009_metric_values_by_plugin")
 def m009_metric_values_by_plugin(db: Database) -> None:
     # Metric names are namespaced by plugin: two plugins may each have a metric called "recovery".
-    db["metric_values"].transform(pk=("conversation_id", "plugin", "metric"))
+    db.table("metric_values").transform(pk=("conversation_id", "plugin", "metric"))
 
 
 @migrations(name="m010_llm_calls_arm_kind")
 def m010_llm_calls_arm_kind(db: Database) -> None:
     # Calls are written as they are made (kept even when their conversation never finishes),
     # so the ledger carries its arm and kind itself instead of joining finished conversations.
-    db["llm_calls"].add_column("arm", str)
-    db["llm_calls"].add_column("kind", str)
+    db.table("llm_calls").add_column("arm", str)
+    db.table("llm_calls").add_column("kind", str)
     db.execute("update llm_calls set arm = (select c.arm from conversations c where c.id = llm_calls.conversation_id), "
                "kind = 'chat' where arm is null")

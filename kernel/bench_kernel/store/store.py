@@ -78,23 +78,23 @@ class Store:
         existing = self.run(run_id, missing_ok=True)
         now = utc_now()
         if existing is None:
-            self.db["runs"].insert({
+            self.db.table("runs").insert({
                 "id": run_id, "created_utc": now, "updated_utc": now, "status": "running",
                 "config_json": canonical_json(config), "config_hash": config_hash,
                 "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), "seed": seed,
             })
-            self.db["plugins_used"].insert_all(
+            self.db.table("plugins_used").insert_all(
                 [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")} for p in plugins],
                 replace=True,
             )
             return True
         _refuse_changed(existing, config, config_hash, task_sets)
-        self.db["runs"].update(run_id, {"status": "running", "updated_utc": now})
+        self.db.table("runs").update(run_id, {"status": "running", "updated_utc": now})
         return False
 
     def set_status(self, run_id: str, status: str) -> None:
         """Record a run's status (running, complete, incomplete)."""
-        self.db["runs"].update(run_id, {"status": status, "updated_utc": utc_now()})
+        self.db.table("runs").update(run_id, {"status": status, "updated_utc": utc_now()})
 
     def run(self, run_id: str, *, missing_ok: bool = False) -> RunRecord | None:
         """A stored run, or None when missing_ok and it does not exist."""
@@ -233,7 +233,7 @@ class Store:
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
-        self.db["events"].insert({"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
+        self.db.table("events").insert({"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
                                   "kind": kind, "data_json": canonical_json(data)})
 
 

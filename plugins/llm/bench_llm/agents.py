@@ -154,7 +154,7 @@ def text_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 actions = [action_text(RESPOND_ACTION, {"content": m.content})]
             view.append({"role": "assistant", "content": "\n".join(actions)})
         elif isinstance(m, UserMessage) and m.has_text():
-            view.append({"role": "user", "content": m.content})
+            view.append({"role": "user", "content": m.content or ""})
         elif isinstance(m, ToolMessage) and m.requestor == "assistant":
             view.append({"role": "user", "content": f"Observation: {m.content or ''}"})
     return view

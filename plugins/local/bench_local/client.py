@@ -65,11 +65,12 @@ class LocalClient(ModelClient):
         try:
             return await inner.complete(request)
         except ModelUnavailableError as exc:
-            code = self.server.exit_code() if self.server is not None else None
-            if code is None:
+            server = self.server
+            code = server.exit_code() if server is not None else None
+            if server is None or code is None:
                 raise
             raise ModelUnavailableError(f"{exc}; llama_cpp.server exited with code {code}; "
-                                        f"its last output:\n{self.server.output_tail()}") from exc
+                                        f"its last output:\n{server.output_tail()}") from exc
 
     async def aclose(self) -> None:
         """Close the connections and stop the server; the client cannot be used afterwards."""

@@ -147,7 +147,7 @@ def extract_tool_calls(
     text: str, formats: Sequence[TextFormat], parse_arguments: ArgumentParser = arguments_object, *, first_index: int = 0,
 ) -> tuple[list[str], list[ToolCall]]:
     """The calls written in `text` in the given formats, and the pieces of text around them."""
-    pieces, calls = [text], []
+    pieces, calls = [text], list[ToolCall]()
     for text_format in formats:
         remaining: list[str] = []
         for piece in pieces:
