@@ -460,3 +460,87 @@ def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp
     finally:
         store.close()
     assert "section failed: KeyError: 'no such column'" in text and "average_reward" in text
+
+
+# --------------------------------------------------------------------------- client kinds and judge failures
+
+
+@attrs.define(eq=False)
+class Speech(bench_kernel.SpeechClient):
+    async def synthesize(self, request: bench_kernel.SpeechRequest) -> bench_kernel.Audio:
+        return bench_kernel.Audio(data=request.text.encode(), sample_rate=16000)
+
+
+@attrs.define(eq=False)
+class Ears(bench_kernel.TranscriptionClient):
+    async def transcribe(self, request: bench_kernel.TranscriptionRequest) -> bench_kernel.Transcription:
+        return bench_kernel.Transcription(text=request.audio.data.decode().upper())
+
+
+@attrs.define(eq=False)
+class Vectors(bench_kernel.EmbeddingClient):
+    async def embed(self, request: bench_kernel.EmbeddingRequest) -> bench_kernel.Embeddings:
+        return bench_kernel.Embeddings(vectors=[[float(len(t))] for t in request.texts], prompt_tokens=len(request.texts))
+
+
+@attrs.define(kw_only=True, eq=False)
+class Engines(Model):
+    name: str = "engines"
+
+    def client(self, config: ModelConfig) -> Any:
+        return {"tts": Speech(), "asr": Ears(), "embed": Vectors()}[config.model]
+
+
+def test_speech_transcription_and_embedding_roles_are_ledgered_and_kind_checked(tmp_path: Path) -> None:
+    import asyncio
+
+    from bench_kernel.modelhub.hub import ConversationModels, ModelHub
+
+    configs = {role: ModelConfig(backend="engines", model=role) for role in ("tts", "asr", "embed")}
+    store = Store(tmp_path / "h.db")
+    hub = ModelHub(configs=configs, backends={"engines": Engines()}, store=store, prices={"embed": Price(1.0, 0.0)})
+    models = ConversationModels(hub, run_id="r", conversation_id="r/agent/t/0")
+
+    async def go() -> tuple[str, list[list[float]]]:
+        audio = await models.synthesize("tts", bench_kernel.SpeechRequest(text="hello"))
+        heard = await models.transcribe("asr", bench_kernel.TranscriptionRequest(audio=audio))
+        vectors = await models.embed("embed", bench_kernel.EmbeddingRequest(texts=["a", "bb"]))
+        with pytest.raises(ConfigError, match="the tts role's backend 'engines' gives a tts client, not a chat one"):
+            await models.complete("tts", ChatRequest(messages=[]))
+        return heard.text, vectors.vectors
+
+    assert asyncio.run(go()) == ("HELLO", [[1.0], [2.0]])
+    ledger = list(store.db.query("select role, kind, cost from llm_calls order by id"))
+    store.close()
+    assert [(r["role"], r["kind"]) for r in ledger] == [("tts", "tts"), ("asr", "asr"), ("embed", "embeddings")]
+    assert ledger[0]["cost"] is None and ledger[2]["cost"] == pytest.approx(2e-6)
+
+
+@attrs.define(kw_only=True)
+class BrokenJudge(bench_kernel.Judge):
+    name: str = "broken-judge"
+
+    async def judge(self, request: Any) -> Any:
+        raise RuntimeError("judge model returned nothing")
+
+
+class JudgePlugin:
+    @bench_kernel.hookimpl
+    def register_judges(self, register: Callable[[Any], None]) -> None:
+        register(BrokenJudge())
+
+
+def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
+    judged = json.loads(json.dumps(TASKS[0]))
+    judged["evaluation_criteria"].update(nl_assertions=["The agent was polite."], reward_basis=["DB", "NL_ASSERTION"])
+    summary = go(tmp_path, ("judge", JudgePlugin()), tasks=[judged], seams=False, judge="broken-judge")
+    store = Store(tmp_path / "runs.db")
+    try:
+        report = build_report(store, summary.run_id)
+    finally:
+        store.close()
+    table, markdown, as_csv = (render(report, f) for f in ("table", "markdown", "csv"))
+    assert report.components["NL_ASSERTION"]["errors"] == 1
+    assert any(line.split()[:1] == ["component.NL_ASSERTION"] and line.split()[-2:] == ["0", "1"] for line in table.splitlines())
+    assert "| component.NL_ASSERTION | - | - | - | 0 | 1 |" in markdown
+    assert "component.NL_ASSERTION,,,,0,1" in as_csv
