@@ -164,9 +164,13 @@ def _reject_duplicate_ids(tasks: list[Task], path: str, root: str) -> None:
         seen[task.id] = i
 
 
+# One encoder for every call: json.dumps would build a new one each time (the store calls this per message).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def canonical_json(obj: Any) -> str:
     """Deterministic compact JSON: sorted keys, ints and floats kept apart."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(obj)
 
 
 def content_hash(obj: Any) -> str:
@@ -174,7 +178,24 @@ def content_hash(obj: Any) -> str:
     return hashlib.sha256(canonical_json(unstructure(obj)).encode()).hexdigest()
 
 
+class _MillisecondClock:
+    """ISO-8601 UTC text of the current millisecond, formatted once per millisecond (every message is stamped)."""
+
+    def __init__(self) -> None:
+        self.ms = -1
+        self.text = ""
+
+    def now(self) -> str:
+        ms = time.time_ns() // 1_000_000
+        if ms != self.ms:
+            seconds, millis = divmod(ms, 1000)
+            self.ms, self.text = ms, f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}+00:00"
+        return self.text
+
+
+_CLOCK = _MillisecondClock()
+
+
 def utc_now() -> str:
-    """The current UTC time, ISO-8601 with milliseconds (as datetime's isoformat writes it, at a third of its cost)."""
-    now = time.time()
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now))}.{int(now * 1000) % 1000:03d}+00:00"
+    """The current UTC time, ISO-8601 with milliseconds (as datetime's isoformat writes it)."""
+    return _CLOCK.now()

@@ -194,8 +194,8 @@ def _stopped_already(history: Sequence[Message], agent: AgentSession, user: User
 
 def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
     assert turn.pending is not None and turn.pending.tool_calls
-    start = len(convo.messages)
-    results = [_stamped(env.execute(call), start + i) for i, call in enumerate(turn.pending.tool_calls)]
+    start, now = len(convo.messages), utc_now()
+    results = [env.execute(call, turn_idx=start + i, timestamp=now) for i, call in enumerate(turn.pending.tool_calls)]
     convo.errors += sum(r.error for r in results)
     convo.messages.extend(results)
     return _Turn(turn.caller, "env", list(results))

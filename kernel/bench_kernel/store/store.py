@@ -289,17 +289,18 @@ def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any)
 def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     rows = []
     for idx, m in enumerate(messages):
-        calls = getattr(m, "tool_calls", None)
+        data = unstructure(m)  # once per message: the tool calls column is a part of it
+        calls = data.get("tool_calls")
         rows.append({
             "conversation_id": cid, "idx": idx, "role": m.role, "content": m.content,
-            "tool_calls_json": canonical_json(unstructure(calls)) if calls else None,
+            "tool_calls_json": canonical_json(calls) if calls else None,
             "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
             "requestor": m.requestor if isinstance(m, ToolMessage) else None,
             "error": int(m.error) if isinstance(m, ToolMessage) else None,
             "cost": getattr(m, "cost", None),
             "turn_idx": m.turn_idx, "timestamp_utc": m.timestamp, "latency_ms": getattr(m, "latency_ms", None),
             "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
-            "message_json": canonical_json(unstructure(m)),
+            "message_json": canonical_json(data),
         })
     return rows
 

@@ -114,7 +114,8 @@ class Environment:
             return self.user_tools
         return self.agent_tools
 
-    def execute(self, call: ToolCall, *, sync: bool = True) -> ToolMessage:
+    def execute(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None,
+                timestamp: str | None = None) -> ToolMessage:
         """Run a tool call; any failure becomes an error tool message, never an exception."""
         self.tool_calls += 1
         try:
@@ -124,7 +125,8 @@ class Environment:
             content, error = f"Error: {_error_text(exc)}", True
         if sync and not error:
             self.sync(self)
-        return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error)
+        return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error, turn_idx=turn_idx,
+                           timestamp=timestamp)
 
     def run_function(self, call: EnvFunctionCall) -> Any:
         """Run an initialization action or assertion function, then sync."""
