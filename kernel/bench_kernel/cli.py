@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -198,12 +198,12 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
     return checks.checked_plugins(selected, _warn)
 
 
-def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None) -> None:
-    """Print a stored run's report (with its plugins' sections) in a format."""
+def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
+    """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
     store = Store(db_path)
     try:
         store.run(run_id)  # an unknown run is one clean error, before anything else is said
-        report = build_report(store, run_id, _report_registry(store, run_id))
+        report = build_report(store, run_id, _report_registry(store, run_id), by)
         click.echo(render_section(report, section, fmt) if section else render(report, fmt), nl=False)
     finally:
         store.close()
@@ -223,10 +223,11 @@ def _report_registry(store: Store, run_id: str) -> Registry | None:
 @db_option
 @format_option("table", "json", "markdown", "csv")
 @click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
-def report_command(run_id: str, db_path: str, fmt: str, section: str | None) -> None:
+@click.option("--by", "by", multiple=True, help="Break the figures down by a task attribute (persona, domain, intent, ...).")
+def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...]) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     require_db(db_path)
-    echo_report(db_path, run_id, fmt, section)
+    echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a])
 
 
 @cli.command(name="runs")

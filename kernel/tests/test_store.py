@@ -23,7 +23,7 @@ EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "conversations": {"id": str, "run_id": str, "arm": str, "task_id": str, "trial": int, "seed": int, "agent": str,
                       "user": str, "termination_reason": str, "reward": float, "reward_info_json": str, "error": str,
                       "started_utc": str, "ended_utc": str, "duration_ms": int, "agent_cost": float,
-                      "user_cost": float, "num_messages": int, "channel": str},
+                      "user_cost": float, "num_messages": int, "channel": str, "attributes_json": str},
     "messages": {"conversation_id": str, "idx": int, "role": str, "content": str, "tool_calls_json": str,
                  "tool_call_id": str, "requestor": str, "error": int, "cost": float, "usage_json": str,
                  "message_json": str, "turn_idx": int, "timestamp_utc": str, "latency_ms": int},

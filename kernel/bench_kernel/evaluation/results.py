@@ -73,6 +73,8 @@ class ConversationResult:
     events: list[Event] = attrs.field(factory=list)
     """Events emitted during the conversation and by its metrics, in order."""
     channel: str = "identity"
+    attributes: dict[str, str] = attrs.field(factory=dict)
+    """The task's attributes (domain, persona, plugin-derived ones) for report breakdowns."""
 
     @property
     def conversation_id(self) -> str:

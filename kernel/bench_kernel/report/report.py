@@ -7,6 +7,7 @@ import io
 import json
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -57,10 +58,12 @@ class Report:
     """Every count of the run, each saying what it counts."""
     sections: list[dict[str, Any]] = attrs.field(factory=list)
     """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
+    breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
+    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures}]}."""
 
 
-def build_report(store: Store, run_id: str, registry: Registry | None = None) -> Report:
-    """Compute the report of a stored run (with the sections and metric summaries of the registry's plugins)."""
+def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
+    """Compute the report of a stored run (with the registry's plugin sections, and figures by the `by` attributes)."""
     run = store.run(run_id)
     assert run is not None
     rows = store.conversations(run_id)
@@ -89,7 +92,51 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None) ->
         header=_header(run.config, run.task_sets, len({r["task_id"] for r in rows})),
         counts=_counts(rows, outcomes),
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
+        breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
     )
+
+
+def _attributes(row: dict[str, Any]) -> dict[str, str]:
+    return json.loads(row["attributes_json"]) if row.get("attributes_json") else {}
+
+
+def _known_attributes(rows: list[dict[str, Any]], wanted: Sequence[str]) -> list[str]:
+    known = sorted({key for r in rows for key in _attributes(r)})
+    unknown = [a for a in wanted if a not in known]
+    if unknown:
+        raise ConfigError(f"no task attribute {unknown[0]!r} in this run (attributes: {', '.join(known) or 'none'})")
+    return list(dict.fromkeys(wanted))
+
+
+def breakdown(rows: list[dict[str, Any]], values: list[dict[str, Any]], attribute: str) -> dict[str, Any]:
+    """Average reward, pass^1, component and plugin metric means for each value of one task attribute."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[_attributes(r).get(attribute, "(none)")].append(r)
+    by_conversation: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for v in values:
+        by_conversation[v["conversation_id"]].append(v)
+    return {"attribute": attribute, "groups": [_group(value, members, by_conversation) for value, members in sorted(groups.items())]}
+
+
+def _group(value: str, members: list[dict[str, Any]], by_conversation: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    outcomes = task_outcomes(members)
+    figures: dict[str, float | None] = {
+        "average_reward": _mean_or_none([r["reward"] for r in members]),
+        "pass^1": _mean_or_none([o.c / o.n for o in outcomes]),
+    }
+    metric_values: dict[str, list[float]] = defaultdict(list)
+    for r in members:
+        for v in by_conversation.get(r["id"], []):
+            if v["value"] is None or (v["plugin"] == KERNEL and v["metric"] == "reward"):
+                continue
+            metric_values[v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"].append(v["value"])
+    figures.update({name: _mean_or_none(found) for name, found in sorted(metric_values.items())})
+    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures}
+
+
+def _mean_or_none(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
 
 
 def _header(config: dict[str, Any], task_sets: dict[str, str], tasks: int) -> dict[str, Any]:
@@ -220,6 +267,9 @@ def summary_rows(report: Report) -> list[dict[str, Any]]:
     rows += [{"metric": name, **{k: v[k] for k in keys}} for name, v in report.metrics.items()]
     rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
               "n": c["calls"], "errors": c["errors"]} for c in report.costs]
+    for b in report.breakdowns:
+        rows += [{"metric": f"{name}[{b['attribute']}={g['value']}]", "value": figure, "low": None, "high": None,
+                  "n": g["conversations"], "errors": 0} for g in b["groups"] for name, figure in g["figures"].items()]
     if report.baseline:
         rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
                      "n": report.baseline["conversations"], "errors": 0})
@@ -261,6 +311,10 @@ def _text(report: Report, markdown: bool) -> str:
         rows = [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
                  c["completion_tokens"], "unknown" if c["cost"] is None else f"{c['cost']:.4f}"] for c in report.costs]
         out += [*_table(headers, rows, markdown), ""]
+    for b in report.breakdowns:
+        names = sorted({name for g in b["groups"] for name in g["figures"]}, key=lambda n: (n not in ("average_reward", "pass^1"), n))
+        rows = [[g["value"], g["conversations"], g["tasks"], *(g["figures"].get(n) for n in names)] for g in b["groups"]]
+        out += [f"{head}By {b['attribute']}", *_table([b["attribute"], "conversations", "tasks", *names], rows, markdown), ""]
     out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
                   [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
     for section in report.sections:

@@ -30,7 +30,7 @@ from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manage
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
-from bench_kernel.tasks.extensions import TaskVocabulary
+from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes
 from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
@@ -132,6 +132,14 @@ class RunContext:
     channel: Channel = attrs.field(factory=IdentityChannel)
     evaluation: Evaluation = attrs.field(factory=default_evaluation)
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
+    attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
+
+    def task_attributes(self, task: Task) -> dict[str, str]:
+        """The task's attributes for report breakdowns, computed once per run."""
+        if task.id not in self.attributes:
+            extensions = list(self.registry.components.get("task extension", {}).values())
+            self.attributes[task.id] = task_attributes(self.data.name, task, extensions)
+        return self.attributes[task.id]
 
     def gold(self, task: Task) -> GoldReplay:
         """The task's gold replay, computed once per run (it does not depend on the trial)."""
@@ -437,7 +445,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
         agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=ctx.channel.name,
-        events=events.events,  # the log's own list: events the metrics emit below are the result's too
+        attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
     )
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
     return result, component_values(result) + values, rows
@@ -527,5 +535,12 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
         seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
         user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
         reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=f"{type(exc).__name__}: {exc}",
+        error=f"{type(exc).__name__}: {exc}", attributes=_safe_attributes(ctx, unit.task),
     )
+
+
+def _safe_attributes(ctx: RunContext, task: Task) -> dict[str, str]:
+    try:
+        return ctx.task_attributes(task)
+    except Exception:  # noqa: BLE001 - an infrastructure error is stored whatever a plugin's attributes do
+        return {"domain": ctx.data.name}

@@ -182,3 +182,9 @@ def m010_llm_calls_arm_kind(db: Database) -> None:
     db.table("llm_calls").add_column("kind", str)
     db.execute("update llm_calls set arm = (select c.arm from conversations c where c.id = llm_calls.conversation_id), "
                "kind = 'chat' where arm is null")
+
+
+@migrations(name="m011_conversation_attributes")
+def m011_conversation_attributes(db: Database) -> None:
+    # Task attributes (domain, persona, intent, ...) kept per conversation: reports break figures down by them.
+    db.table("conversations").add_column("attributes_json", str)

@@ -263,6 +263,7 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
         "reward": r.reward, "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
         "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
         "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages), "channel": r.channel,
+        "attributes_json": canonical_json(r.attributes) if r.attributes else None,
     }
 
 

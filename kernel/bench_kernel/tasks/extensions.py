@@ -90,3 +90,18 @@ def _holder(raw: dict[str, Any], ext: TaskExtension) -> dict[str, Any] | None:
     inner = dict(inner)
     raw[ext.parent] = inner
     return inner
+
+
+def task_attributes(domain: str, task: Any, extensions: Sequence[TaskExtension]) -> dict[str, str]:
+    """What a report can break a task's figures down by: its domain, its persona key, extension-derived and own attributes."""
+    found = {"domain": domain}
+    persona = task.user_scenario.persona
+    # A persona given as a key (AgentChangeBench's "EASY_1") is an attribute; a persona text is not.
+    if persona and len(persona) <= 40 and not any(c.isspace() for c in persona):
+        found["persona"] = persona
+    for ext in extensions:
+        value = task.extensions.get(ext.name)
+        if value is not None:
+            found.update({str(k): str(v) for k, v in ext.attributes(value).items()})
+    found.update(task.attributes)
+    return found

@@ -175,6 +175,8 @@ class Task:
     annotations: Any = None
     required_documents: list[str] | None = None
     user_tools: list[str] | None = None
+    attributes: dict[str, str] = attrs.field(factory=dict)
+    """Task attributes to break reports down by, e.g. {"persona": "Hard", "intent": "mms_issue"} (bench extension)."""
     extensions: dict[str, Any] = attrs.field(factory=dict)
     """Plugin-owned data keyed by task-extension name, structured by the extension that owns it (bench extension)."""
 
