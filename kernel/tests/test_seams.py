@@ -557,7 +557,7 @@ def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path)
     store = Store(tmp_path / "runs.db")
     try:
         report = build_report(store, summary.run_id, by=["persona", "intent"])
-        with pytest.raises(ConfigError, match="no task attribute 'mood' in this run .attributes: domain, intent, persona"):
+        with pytest.raises(ConfigError, match=r"no task attribute 'mood' in this run .attributes: domain, intent, persona"):
             build_report(store, summary.run_id, by=["mood"])
     finally:
         store.close()
