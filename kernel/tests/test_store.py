@@ -257,3 +257,36 @@ def test_events_are_appended(store: Store) -> None:
     store.add_event("r", "run.note", {"x": 1}, conversation_id="r/agent/t/0")
     (event,) = [e for e in store.db.query("select * from events where kind = 'run.note'")]
     assert event["data_json"] == '{"x":1}' and event["conversation_id"] == "r/agent/t/0"
+
+
+def test_a_database_from_before_the_seams_upgrades_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
+    from sqlite_utils import Database
+
+    from bench_kernel.report.report import build_report
+    from bench_kernel.store.migrations import migrations as kernel_migrations
+
+    path = tmp_path / "old.db"
+    old = Database(path)
+    kernel_migrations.apply(old, stop_before="m008_conversation_events")
+    old["runs"].insert({"id": "r", "created_utc": "t", "updated_utc": "t", "status": "complete", "config_json": "{}",
+                        "config_hash": "h", "plugins_json": "[]", "task_sets_json": "{}", "seed": 1})
+    old["conversations"].insert({"id": "r/agent/t/0", "run_id": "r", "arm": "agent", "task_id": "t", "trial": 0, "seed": 1,
+                                 "agent": "a", "user": "u", "termination_reason": "user_stop", "reward": 1.0,
+                                 "num_messages": 0})
+    old["metric_values"].insert_all([
+        {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "reward", "plugin": "bench-kernel", "value": 1.0},
+        {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "turns", "plugin": "acme", "value": 3.0}])
+    old["llm_calls"].insert({"run_id": "r", "conversation_id": "r/agent/t/0", "role": "agent", "model": "m", "cost": 0.5,
+                             "cached": 0, "ts_utc": "t"})
+    old.close()
+
+    upgraded = Store(path)
+    try:
+        assert upgraded.db["metric_values"].pks == ["conversation_id", "plugin", "metric"]
+        assert {(v["plugin"], v["metric"]) for v in upgraded.metric_values("r")} == {("bench-kernel", "reward"), ("acme", "turns")}
+        assert list(upgraded.db.query("select arm, kind from llm_calls")) == [{"arm": "agent", "kind": "chat"}]
+        report = build_report(upgraded, "r")
+    finally:
+        upgraded.close()
+    assert report.average_reward["value"] == 1.0 and report.metrics["acme:turns"]["value"] == 3.0
+    assert [c["cost"] for c in report.costs] == [0.5]
