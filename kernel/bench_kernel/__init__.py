@@ -80,6 +80,7 @@ from bench_kernel.serialization import (
 )
 from bench_kernel.store.store import MetricValue, Store
 from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
+from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
 from bench_kernel.tasks.domain import (
     DATA_DIR_VARIABLE,
     Domain,
@@ -122,6 +123,8 @@ __all__ = [
     "Check",
     "CombinationRule",
     "ComponentScore",
+    "Composer",
+    "Composition",
     "ConfigError",
     "ContextOverflowError",
     "ConversationResult",
@@ -185,6 +188,7 @@ __all__ = [
     "State",
     "Store",
     "StructuredUserInstructions",
+    "Subtask",
     "SystemMessage",
     "Table",
     "Task",
@@ -210,6 +214,8 @@ __all__ = [
     "checked_plugins",
     "collect",
     "component_values",
+    "compose",
+    "composed_id",
     "converter",
     "db_option",
     "echo_report",
@@ -235,4 +241,6 @@ __all__ = [
     "tool",
     "unstructure",
     "utc_now",
+    "verify",
+    "with_personas",
 ]
