@@ -189,3 +189,41 @@ def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> 
     config = json.loads(stored(tmp_path / "o.db", "select config_json from runs")[0][0])
     assert config["agent_options"] == {"url": "http://127.0.0.1:9/turn", "timeout_s": 2}
     assert "127.0.0.1:9/turn unreachable" in stored(tmp_path / "o.db", "select error from conversations")[0][0]
+
+
+def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import attrs
+
+    import bench_kernel
+    from bench_kernel import ChatRequest, Metric, MetricContext, ModelConfig, RunConfig, get_plugin_manager, run
+
+    @attrs.define(kw_only=True)
+    class Politeness(Metric):
+        name: str = "politeness"
+        model_roles: tuple[str, ...] = ("judge-2",)
+
+        async def score(self, context: MetricContext) -> dict[str, float]:
+            reply = await context.complete(ChatRequest(messages=[{"role": "user", "content": "Was the agent polite?"}]))
+            return {"": 1.0 if (reply.content or "").startswith("Yes") else 0.0}
+
+    class MetricPlugin:
+        @bench_kernel.hookimpl
+        def register_metrics(self, register: Any) -> None:
+            register(Politeness())
+
+    def judge_two(body: dict[str, Any]) -> Reply:
+        return Reply.text("Yes, polite throughout.")
+
+    monkeypatch.setenv("FAKE_KEY", KEY)
+    with FakeOpenAIServer(judge_two, api_key=KEY) as server:
+        config = RunConfig(domain="mock", task_ids=[TASK], baseline=False, plugins=["mock", "openai"],
+                           models={"judge-2": ModelConfig(backend="openai", model="judge-two", base_url=server.base_url,
+                                                          api_key_env="FAKE_KEY")})
+        plugins = get_plugin_manager(["mock", "openai"], extra=[("polite", MetricPlugin())])
+        summary = run(config, tmp_path / "m.db", plugins=plugins)
+        completions = len(server.completions)
+    assert summary.status == "complete" and completions == 1
+    values = stored(tmp_path / "m.db", "select plugin, metric, value from metric_values where plugin = 'polite'")
+    assert values == [("polite", "politeness", 1.0)]
+    assert stored(tmp_path / "m.db", "select role, model, kind, arm from llm_calls") == [("judge-2", "judge-two", "chat", "agent")]
