@@ -242,3 +242,35 @@ class SeamPlugin:
     def register_migrations(self, register: Callable[[Migrations], None]) -> None:
         """The metric's own table."""
         register(migrations)
+
+
+class Registers:
+    """A plugin object registering the agents, metrics, models and channels given to it (for tests' `extra=`)."""
+
+    def __init__(self, agents: Sequence[Any] = (), metrics: Sequence[Metric] = (), models: Sequence[Any] = (),
+                 channels: Sequence[Channel] = ()) -> None:
+        self.agents, self.metrics, self.models, self.channels = agents, metrics, models, channels
+
+    @bench_kernel.hookimpl
+    def register_agents(self, register: Callable[[Any], None]) -> None:
+        """The agents given."""
+        for agent in self.agents:
+            register(agent)
+
+    @bench_kernel.hookimpl
+    def register_metrics(self, register: Callable[[Metric], None]) -> None:
+        """The metrics given."""
+        for metric in self.metrics:
+            register(metric)
+
+    @bench_kernel.hookimpl
+    def register_models(self, register: Callable[[Any], None]) -> None:
+        """The model backends given."""
+        for model in self.models:
+            register(model)
+
+    @bench_kernel.hookimpl
+    def register_channels(self, register: Callable[[Channel], None]) -> None:
+        """The channels given."""
+        for channel in self.channels:
+            register(channel)

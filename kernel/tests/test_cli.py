@@ -370,7 +370,8 @@ def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(
 
 def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastructure_errors(
         use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    from test_seams import Registers, UnreachableAgent
+    from seam_plugins import Registers
+    from test_seams import UnreachableAgent
 
     use_plugins(extra=[("down", Registers(agents=[UnreachableAgent()]))])
     result = invoke("run", "--agent", "unreachable", "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "none")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from seam_plugins import Registers
 from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 import bench_kernel
@@ -23,23 +24,6 @@ from bench_kernel.run.runner import RunConfig, RunSummary, conversation_seed, ru
 from bench_kernel.store.store import Store
 
 WRITE_TASKS = {"inc-a", "lamp"}
-
-
-class Registers:
-    """A plugin object registering components through the hooks named in its arguments."""
-
-    def __init__(self, agents: Sequence[Agent] = (), metrics: Sequence[Metric] = ()) -> None:
-        self.agents, self.metrics = agents, metrics
-
-    @bench_kernel.hookimpl
-    def register_agents(self, register: Callable[[Agent], None]) -> None:
-        for agent in self.agents:
-            register(agent)
-
-    @bench_kernel.hookimpl
-    def register_metrics(self, register: Callable[[Metric], None]) -> None:
-        for metric in self.metrics:
-            register(metric)
 
 
 def plugins(*extra: tuple[str, object], domain: ToyDomain | None = None) -> PluginSet:

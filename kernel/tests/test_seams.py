@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 import pytest
-from seam_plugins import GOALS, Goals, SeamPlugin, TurnLedger
+from seam_plugins import GOALS, Goals, Registers, SeamPlugin, TurnLedger
 from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
 import bench_kernel
@@ -134,28 +134,6 @@ def test_an_unknown_channel_is_refused_before_the_run(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- metrics with context
-
-
-class Registers:
-    """A plugin object registering agents, metrics and models given to it."""
-
-    def __init__(self, agents: Sequence[Any] = (), metrics: Sequence[Metric] = (), models: Sequence[Model] = ()) -> None:
-        self.agents, self.metrics, self.models = agents, metrics, models
-
-    @bench_kernel.hookimpl
-    def register_agents(self, register: Callable[[Any], None]) -> None:
-        for agent in self.agents:
-            register(agent)
-
-    @bench_kernel.hookimpl
-    def register_metrics(self, register: Callable[[Metric], None]) -> None:
-        for metric in self.metrics:
-            register(metric)
-
-    @bench_kernel.hookimpl
-    def register_models(self, register: Callable[[Model], None]) -> None:
-        for model in self.models:
-            register(model)
 
 
 @attrs.define(eq=False)
@@ -569,3 +547,48 @@ def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path)
     table, as_csv = render(report, "table"), render(report, "csv")
     assert "By persona" in table and "By intent" in table
     assert "average_reward[persona=EASY_1],0.0,,,2,0" in as_csv
+
+
+# --------------------------------------------------------------------------- failures inside the seams
+
+
+class FailingSession(bench_kernel.ChannelSession):
+    async def to_agent(self, message: Any) -> Any:
+        raise OSError("speech engine crashed")
+
+
+@attrs.define(kw_only=True)
+class FailingChannel(bench_kernel.Channel):
+    name: str = "failing"
+
+    def start(self, setup: ConversationSetup) -> bench_kernel.ChannelSession:
+        return FailingSession()
+
+
+def test_a_channel_that_raises_is_an_infrastructure_error_of_that_conversation(tmp_path: Path) -> None:
+    summary = go(tmp_path, ("failing", Registers(channels=[FailingChannel()])), seams=False, tasks=TASKS[:1],
+                 channel="failing")
+    assert summary.status == "failed" and summary.infrastructure_errors == 1
+    (row,) = query(tmp_path, "select termination_reason, error from conversations")
+    assert row == {"termination_reason": "infrastructure_error", "error": "OSError: speech engine crashed"}
+
+
+def test_a_metric_summary_that_raises_is_an_error_line(tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class BadSummary(Metric):
+        name: str = "bad-summary"
+
+        def score(self, context: MetricContext) -> Mapping[str, float]:
+            return {"": 1.0}
+
+        def summarize(self, view: Any) -> Mapping[str, float]:
+            raise ZeroDivisionError("no conversations")
+
+    plugin = ("bad", Registers(metrics=[BadSummary()]))
+    summary = go(tmp_path, plugin, seams=False, tasks=TASKS[:1])
+    store = Store(tmp_path / "runs.db")
+    try:
+        text = render(build_report(store, summary.run_id, collect(plugins(plugin, seams=False))), "table")
+    finally:
+        store.close()
+    assert "section failed: ZeroDivisionError: no conversations" in text and "bad:bad-summary" in text
