@@ -15,6 +15,7 @@ from bench_kernel import (
     DomainOptions,
     PluginError,
     RunConfig,
+    State,
     ToolKind,
     check_tasks,
     collect,
@@ -166,3 +167,26 @@ def test_a_tool_whose_docstring_does_not_match_fails_at_load_naming_it() -> None
     MisdocumentedTools.specs.cache_clear()
     with pytest.raises(PluginError, match=r"plugin 'toy': domain 'toy', toolkit MisdocumentedTools: tool 'peek'"):
         load_with(Misdocumented())
+
+
+def test_bench_check_reports_and_compares_the_reference_hash_of_the_user_state(tmp_path: Any) -> None:
+    import hashlib
+    import json
+
+    from bench_kernel.tasks.checks import compare_expected
+
+    def device_hash(state: Any) -> str:
+        return hashlib.sha256(json.dumps(state.to_dict(), sort_keys=True).encode()).hexdigest()
+
+    data = attrs.evolve(toy(), reference_user_hash=device_hash)
+    results = {r["task_id"]: r for r in check_tasks(data)}
+    lamp_on = device_hash(State.from_records({"device": {"lamp": {"on": True}}}))
+    assert results["lamp"]["gold_user_db_hash"] == lamp_on
+    assert results["lamp"]["gold_user_state_hash"] != lamp_on  # the kernel's own hash is kept beside it
+    expected = {"domains": {"toy": {"initial_user_db_hash": device_hash(data.user_state),
+                                    "tasks": {"lamp": {"gold_user": lamp_on}, "inc-a": {"gold_user": "0" * 64}}}}}
+    path = tmp_path / "expected.json"
+    path.write_text(json.dumps(expected))
+    lines = compare_expected(data, list(results.values()), path)
+    assert "expected hashes: 1 of 2 gold user DB hashes match (expected.json)" in lines
+    assert "initial user DB hash matches" in lines

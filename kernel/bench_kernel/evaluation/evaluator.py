@@ -40,6 +40,8 @@ class GoldReplay:
     action_errors: list[str]
     assertion_checks: list[Check]
     reference_hash: str | None = None
+    reference_user_hash: str | None = None
+    """The domain's reference hash of the gold user state, when the domain defines one."""
     """The domain's reference hash of the gold agent state, when the domain defines one."""
 
     @property
@@ -61,10 +63,12 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
             errors.append(f"{action.action_id} {action.name}: {result.content}")
     agent_hash, user_hash = env.hashes()
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
+    user_reference = (data.reference_user_hash(env.user_tools.state)
+                      if with_reference and data.reference_user_hash and env.user_tools is not None else None)
     criteria = task.evaluation_criteria
     checks = [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
     return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks,
-                      reference_hash=reference)
+                      reference_hash=reference, reference_user_hash=user_reference)
 
 
 def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:

@@ -66,7 +66,8 @@ def check_task(data: DomainData, task: Task) -> dict[str, Any]:
         "ok": gold.ok,
         "gold_db_hash": gold.reference_hash or gold.agent_hash,
         "gold_state_hash": gold.agent_hash,
-        "gold_user_db_hash": gold.user_hash,
+        "gold_user_db_hash": gold.reference_user_hash or gold.user_hash,
+        "gold_user_state_hash": gold.user_hash,
         "gold_action_errors": gold.action_errors,
         "gold_assertion_failures": failed_assertions,
         "do_nothing_passes": trivial,
@@ -83,13 +84,15 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
         try:
             results.append(check_task(data, task))
         except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash
-            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_state_hash": None, "gold_user_db_hash": None,
+            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_state_hash": None,
+                            "gold_user_db_hash": None, "gold_user_state_hash": None,
                             "gold_action_errors": [f"set-up failed: {type(exc).__name__}: {exc}"],
                             "gold_assertion_failures": [], "do_nothing_passes": None})
     edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
     if edited:
         results.append({"task_id": "(shared records)", "ok": False, "gold_db_hash": None, "gold_state_hash": None,
-                        "gold_user_db_hash": None, "gold_assertion_failures": [], "do_nothing_passes": None,
+                        "gold_user_db_hash": None, "gold_user_state_hash": None, "gold_assertion_failures": [],
+                        "do_nothing_passes": None,
                         "gold_action_errors": [f"a tool edited a shared record of table {t!r} in place" for t in edited]})
     return results
 
@@ -114,14 +117,26 @@ def compare_expected(data: DomainData, results: list[dict[str, Any]], expected_p
     domain = (document.get("domains") or {}).get(data.name) if isinstance(document, dict) else None
     if domain is None:
         raise ConfigError(f"{expected_path}: no expected hashes for domain {data.name!r} @ $.domains")
-    expected = {task_id: entry.get("gold_agent") for task_id, entry in (domain.get("tasks") or {}).items()}
-    ours = {r["task_id"]: r["gold_db_hash"] for r in results}
-    compared = [t for t in expected if t in ours]
-    matching = [t for t in compared if ours[t] == expected[t]]
-    lines = [f"expected hashes: {len(matching)} of {len(compared)} gold DB hashes match ({expected_path.name})"]
-    lines += [f"  MISMATCH {t}: ours {ours[t]} expected {expected[t]}" for t in compared if t not in matching]
+    tasks = domain.get("tasks") or {}
+    lines = _compare_side(results, tasks, "gold_agent", "gold_db_hash", "gold DB hashes", expected_path.name)
+    if any("gold_user" in entry for entry in tasks.values()) and data.reference_user_hash is not None:
+        lines += _compare_side(results, tasks, "gold_user", "gold_user_db_hash", "gold user DB hashes", expected_path.name)
     initial = domain.get("initial_agent_db_hash")
     if initial and data.reference_hash is not None:
         ours_initial = data.reference_hash(data.agent_state)
         lines.append(f"initial DB hash {'matches' if ours_initial == initial else 'DIFFERS: ' + ours_initial}")
+    initial_user = domain.get("initial_user_db_hash")
+    if initial_user and data.reference_user_hash is not None and data.user_state is not None:
+        ours_user = data.reference_user_hash(data.user_state)
+        lines.append(f"initial user DB hash {'matches' if ours_user == initial_user else 'DIFFERS: ' + ours_user}")
     return lines
+
+
+def _compare_side(results: list[dict[str, Any]], tasks: dict[str, Any], key: str, column: str, what: str,
+                  source: str) -> list[str]:
+    expected = {task_id: entry.get(key) for task_id, entry in tasks.items() if entry.get(key)}
+    ours = {r["task_id"]: r[column] for r in results}
+    compared = [t for t in expected if t in ours]
+    matching = [t for t in compared if ours[t] == expected[t]]
+    lines = [f"expected hashes: {len(matching)} of {len(compared)} {what} match ({source})"]
+    return lines + [f"  MISMATCH {t}: ours {ours[t]} expected {expected[t]}" for t in compared if t not in matching]

@@ -48,6 +48,8 @@ class DomainData:
     sync_gold_actions: bool = True
     """Run `sync` after each gold action; tau2-exact domains set False, as tau2 skips it there."""
     reference_hash: Callable[[State], str] | None = None
+    reference_user_hash: Callable[[State], str] | None = None
+    """The reference implementation's hash of a user (device) state, for dual-control domains."""
     """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     source: str = ""
 
