@@ -230,7 +230,7 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
         def register_metrics(self, register: Callable[[Metric], None]) -> None:
             register(Fragile())
 
-    _, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())])
+    _, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
 
     assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["errors"] == 2
     assert csv_rows(out["csv"].stdout)["fragile:fragile"] == {
@@ -238,6 +238,10 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
     assert "| fragile:fragile | 1.000 | 1.000 | 1.000 | 6 conversations | 2 |" in out["markdown"].stdout
     table_line = next(line for line in out["table"].stdout.splitlines() if line.startswith("fragile:fragile"))
     assert table_line.split()[-3:] == ["6", "conversations", "2"]
+    device = csv_rows(out["csv"].stdout)["fragile:fragile[intent=device]"]  # lamp failed twice, lamp-off scored twice
+    assert (device["value"], device["n"], device["errors"]) == ("1.0", "4", "2")
+    groups = {g["value"]: g for g in json.loads(out["json"].stdout)["breakdowns"][0]["groups"]}
+    assert groups["device"]["errors"] == {"fragile:fragile": 2} and groups["counter"]["errors"] == {}
 
 
 def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp_path: Path) -> None:

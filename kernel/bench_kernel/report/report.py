@@ -60,7 +60,7 @@ class Report:
     sections: list[dict[str, Any]] = attrs.field(factory=list)
     """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
     breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
-    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures}]}."""
+    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -129,13 +129,19 @@ def _group(value: str, members: list[dict[str, Any]], by_conversation: dict[str,
         "pass^1": _mean_or_none([o.c / o.n for o in outcomes]),
     }
     metric_values: dict[str, list[float]] = defaultdict(list)
+    errors: Counter[str] = Counter()
     for r in members:
         for v in by_conversation.get(r["id"], []):
-            if v["value"] is None or (v["plugin"] == KERNEL and v["metric"] == "reward"):
+            if v["plugin"] == KERNEL and v["metric"] == "reward":
                 continue
-            metric_values[v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"].append(v["value"])
-    figures.update({name: _mean_or_none(found) for name, found in sorted(metric_values.items())})
-    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures}
+            name = v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"
+            if v["value"] is None:
+                errors[name] += 1
+            else:
+                metric_values[name].append(v["value"])
+    figures.update({name: _mean_or_none(metric_values[name]) for name in sorted(set(metric_values) | set(errors))})
+    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures,
+            "errors": dict(sorted(errors.items()))}
 
 
 def _mean_or_none(values: list[float]) -> float | None:
@@ -331,7 +337,7 @@ def _breakdown_rows(report: Report) -> list[dict[str, Any]]:
             for name, figure in g["figures"].items():
                 n, n_of = (g["tasks"], "tasks") if name == "pass^1" else (g["conversations"], "conversations")
                 rows.append({"metric": f"{name}[{b['attribute']}={g['value']}]", "value": figure, "low": None, "high": None,
-                             "n": n, "errors": 0, "n_of": n_of})
+                             "n": n, "errors": g["errors"].get(name, 0), "n_of": n_of})
     return rows
 
 
