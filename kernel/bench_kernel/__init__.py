@@ -66,7 +66,8 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.report.sections import ReportSection, RunView, Section, SectionTable
+from bench_kernel.report.sections import ReportSection, Section, SectionTable
+from bench_kernel.report.view import RunView
 from bench_kernel.run.runner import RunConfig, RunSummary, component_values, load_domain, run, run_async
 from bench_kernel.serialization import (
     canonical_json,

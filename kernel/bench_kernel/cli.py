@@ -15,8 +15,8 @@ from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
-from bench_kernel.plugins import PluginSet, Registry, apply_commands, collect, get_plugin_manager
-from bench_kernel.report.report import build_report, render, render_section
+from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
+from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
@@ -202,20 +202,15 @@ def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None,
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
     store = Store(db_path)
     try:
-        store.run(run_id)  # an unknown run is one clean error, before anything else is said
-        report = build_report(store, run_id, _report_registry(store, run_id), by)
+        run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
+        assert run is not None
+        registry, notes = run_registry(run)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        report = build_report(store, run_id, registry, by)
         click.echo(render_section(report, section, fmt) if section else render(report, fmt), nl=False)
     finally:
         store.close()
-
-
-def _report_registry(store: Store, run_id: str) -> Registry | None:
-    """The registry of the run's own plugin selection, for its sections; None (with a note) when it cannot be built."""
-    try:
-        return collect(get_plugin_manager(store.run(run_id).config.get("plugins")))  # type: ignore[union-attr]
-    except BenchError as exc:
-        click.echo(f"note: plugin sections unavailable ({exc})", err=True)
-        return None
 
 
 @cli.command(name="report")

@@ -200,9 +200,12 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
 def register_report_sections(register: Callable[[ReportSection], None]) -> None:
     """Register sections that ``bench report`` shows after the kernel's figures.
 
-    Called once per plugin manager (the report's is built from the run's stored plugin
-    selection). ``ReportSection.build(view)`` reads the stored run through a read-only
-    ``RunView`` and returns a ``Section``; a section that raises is shown as an error line.
+    Called once per plugin manager; ``bench report`` builds its manager from the plugins the
+    run loaded (its stored plugin list) that are still installed, so a plugin's sections show
+    only on runs it took part in. ``ReportSection.build(view)`` is called once per report: it
+    reads the stored run through a read-only :class:`bench_kernel.RunView` (``view.plugin`` is
+    this plugin's name) and returns a :class:`bench_kernel.Section` of tables and/or markdown
+    text. A section that raises is shown as one error line naming its plugin; the report goes on.
 
     :param register: call with each :class:`bench_kernel.ReportSection`; names must be unique.
 

@@ -6,23 +6,18 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from plugin_factory import no_installed_plugins
-from structlog.testing import capture_logs
-from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
+from toy_domain import TASKS, _instructions
 
-from bench_kernel import cli as cli_module
 from bench_kernel import hookimpl
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
-from bench_kernel.plugins import PluginSet, get_plugin_manager
 from bench_kernel.store.store import Store
-from bench_kernel.tasks import checks
 
 MISSING_COUNTER_TASKS = [
     {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
@@ -45,32 +40,6 @@ class Misspelt:
     @hookimpl
     def register_domain(self, register: Callable[..., None]) -> None:
         """Never called."""
-
-
-@pytest.fixture
-def use_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
-    """Make the CLI see the toy domain (with the given tasks) and any extra plugin objects, and nothing installed.
-
-    The CLI has no switch for plugin objects that are not installed distributions (the toy domain is a
-    test module, not an entry point), so the two places that build a plugin manager for the CLI are
-    patched to add them; everything downstream (collect, runner, store, report) runs unchanged.
-    test_third_party.py covers the unpatched path with real installed plugins. Logs are captured (the
-    CLI entry point, not run here, is what sends them to stderr), so stdout holds only command output.
-    """
-    monkeypatch.delenv("BENCH_DEBUG", raising=False)
-    monkeypatch.delenv("BENCH_DB", raising=False)
-
-    def use(tasks: Sequence[dict[str, Any]] = TASKS, extra: Sequence[tuple[str, object]] = ()) -> None:
-        def factory(selected: Sequence[str] | None = None, extra_: Sequence[tuple[str, object]] = ()) -> PluginSet:
-            chosen = no_installed_plugins() if selected is None else selected
-            return get_plugin_manager(chosen, extra=[("toy", ToyPlugin(ToyDomain(tasks=list(tasks)))), *extra, *extra_])
-
-        monkeypatch.setattr(cli_module, "get_plugin_manager", factory)
-        monkeypatch.setattr(checks, "get_plugin_manager", factory)
-
-    use()
-    with capture_logs():
-        yield use
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -286,9 +255,8 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
     assert table_lines[1].startswith("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none")
     assert markdown_lines[0].startswith(f"## Run {run_id} (complete): 8 agent conversations scored")
     for metric, value in figures.items():
-        n = rows[metric]["n"]
-        errors = rows[metric]["errors"]
-        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and line.split()[-2:] == [n, errors] for line in table_lines), \
+        counted = f"{rows[metric]['n']} {rows[metric]['n_of']} {rows[metric]['errors']}"  # every n says what it counts
+        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and " ".join(line.split()).endswith(counted) for line in table_lines), \
             metric
         assert f"| {metric} | {value:.3f} |" in reports["markdown"].stdout, metric
 

@@ -437,7 +437,7 @@ def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp
         text = render(build_report(store, summary.run_id, collect(plugins(("broken", BrokenPlugin()), seams=False))), "table")
     finally:
         store.close()
-    assert "section failed: KeyError: 'no such column'" in text and "average_reward" in text
+    assert "section broken of plugin broken failed: KeyError: 'no such column'" in text and "average_reward" in text
 
 
 # --------------------------------------------------------------------------- client kinds and judge failures
@@ -519,9 +519,10 @@ def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
         store.close()
     table, markdown, as_csv = (render(report, f) for f in ("table", "markdown", "csv"))
     assert report.components["NL_ASSERTION"]["errors"] == 1
-    assert any(line.split()[:1] == ["component.NL_ASSERTION"] and line.split()[-2:] == ["0", "1"] for line in table.splitlines())
-    assert "| component.NL_ASSERTION | - | - | - | 0 | 1 |" in markdown
-    assert "component.NL_ASSERTION,,,,0,1" in as_csv
+    assert any(line.split()[:1] == ["component.NL_ASSERTION"] and line.split()[-3:] == ["0", "conversations", "1"]
+               for line in table.splitlines())
+    assert "| component.NL_ASSERTION | - | - | - | 0 conversations | 1 |" in markdown
+    assert "component.NL_ASSERTION,,,,0,1,conversations" in as_csv
 
 
 # --------------------------------------------------------------------------- breakdown by task attribute

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -14,6 +14,9 @@ from bench_kernel.evaluation.results import Check, ConversationResult
 from bench_kernel.modelhub.api import ChatRequest, ChatResponse
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
+
+if TYPE_CHECKING:
+    from bench_kernel.report.view import RunView
 
 
 @attrs.frozen(kw_only=True)
@@ -103,3 +106,7 @@ class Metric:
     async def score(self, context: MetricContext) -> MetricResult | Mapping[str, float | None]:
         """Values of this metric for one finished conversation, keyed by sub-metric name ("" for the metric itself)."""
         raise NotImplementedError
+
+    def summarize(self, view: RunView) -> Mapping[str, float | None]:
+        """Run-level figures (rates, medians, worst cases, per persona) that `bench report` shows; none by default."""
+        return {}

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.messages import TerminationReason
-from bench_kernel.errors import ConfigError
+from bench_kernel.errors import BenchError, ConfigError, PluginError
 from bench_kernel.evaluation.results import is_success
 from bench_kernel.evaluation.stats import (
     Estimate,
@@ -24,9 +24,10 @@ from bench_kernel.evaluation.stats import (
     pass_at_k_estimate,
     pass_hat_k_estimate,
 )
-from bench_kernel.plugins import Registry
-from bench_kernel.report.sections import RunView, Section, SectionTable
-from bench_kernel.store.store import Store
+from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.report.sections import Section, SectionTable
+from bench_kernel.report.view import RunView, read_only
+from bench_kernel.store.store import RunRecord, Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
@@ -53,13 +54,13 @@ class Report:
     costs: list[dict[str, Any]] = attrs.field(factory=list)
     """Model calls per arm, role and model: calls, tokens, cost (None when a price is unknown)."""
     header: dict[str, Any] = attrs.field(factory=dict)
-    """What was measured: domain, data source, agent, user, judge, models, mode, channel, trials, seed."""
+    """What was measured: domain, data source, agent, user, judge, models, mode, channel, tasks, trials, seed, plugin versions."""
     counts: str = ""
     """Every count of the run, each saying what it counts."""
     sections: list[dict[str, Any]] = attrs.field(factory=list)
     """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
     breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
-    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures}]}."""
+    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -89,7 +90,7 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
         tasks=_task_rows(outcomes, agent_rows, rows),
         costs=[_cost_row(r) for r in store.llm_costs(run_id)],
-        header=_header(run.config, run.task_sets, len({r["task_id"] for r in rows})),
+        header=_header(run, len({r["task_id"] for r in rows})),
         counts=_counts(rows, outcomes),
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
@@ -104,7 +105,9 @@ def _known_attributes(rows: list[dict[str, Any]], wanted: Sequence[str]) -> list
     known = sorted({key for r in rows for key in _attributes(r)})
     unknown = [a for a in wanted if a not in known]
     if unknown:
-        raise ConfigError(f"no task attribute {unknown[0]!r} in this run (attributes: {', '.join(known) or 'none'})")
+        # Conversations stored before attributes were recorded (store migration m011) have none.
+        listed = ", ".join(known) or "none: its conversations were stored before bench recorded task attributes"
+        raise ConfigError(f"no task attribute {unknown[0]!r} in this run (attributes: {listed})")
     return list(dict.fromkeys(wanted))
 
 
@@ -126,26 +129,42 @@ def _group(value: str, members: list[dict[str, Any]], by_conversation: dict[str,
         "pass^1": _mean_or_none([o.c / o.n for o in outcomes]),
     }
     metric_values: dict[str, list[float]] = defaultdict(list)
+    errors: Counter[str] = Counter()
     for r in members:
         for v in by_conversation.get(r["id"], []):
-            if v["value"] is None or (v["plugin"] == KERNEL and v["metric"] == "reward"):
+            if v["plugin"] == KERNEL and v["metric"] == "reward":
                 continue
-            metric_values[v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"].append(v["value"])
-    figures.update({name: _mean_or_none(found) for name, found in sorted(metric_values.items())})
-    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures}
+            name = v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"
+            if v["value"] is None:
+                errors[name] += 1
+            else:
+                metric_values[name].append(v["value"])
+    figures.update({name: _mean_or_none(metric_values[name]) for name in sorted(set(metric_values) | set(errors))})
+    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures,
+            "errors": dict(sorted(errors.items()))}
 
 
 def _mean_or_none(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def _header(config: dict[str, Any], task_sets: dict[str, str], tasks: int) -> dict[str, Any]:
+def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
+    config = run.config
     models = {role: f"{m.get('backend')}/{m.get('model')}" for role, m in (config.get("models") or {}).items()}
     source = config.get("tasks_file") or config.get("data_dir") or "the plugin's packaged suite"
-    return {"domain": ", ".join(task_sets) or config.get("domain"), "data": source, "split": config.get("split"),
+    return {"domain": ", ".join(run.task_sets) or config.get("domain"), "data": source, "split": config.get("split"),
             "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
             "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
-            "seed": config.get("seed"), "tasks": tasks}
+            "seed": config.get("seed"), "tasks": tasks, "plugins": _plugin_versions(run.plugins)}
+
+
+def _plugin_versions(plugins: list[dict[str, Any]]) -> dict[str, str | None]:
+    """Version of each plugin the run loaded; the built-ins as one entry, their distribution (bench-kernel)."""
+    return {(p.get("distribution") or p["name"]) if p.get("builtin") else p["name"]: p.get("version") for p in plugins}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _counts(rows: list[dict[str, Any]], outcomes: list[TaskOutcomes]) -> str:
@@ -153,22 +172,49 @@ def _counts(rows: list[dict[str, Any]], outcomes: list[TaskOutcomes]) -> str:
     infra = sum(r["termination_reason"] == INFRA for r in agent)
     baseline = sum(r["arm"] == "baseline" and r["termination_reason"] != INFRA for r in rows)
     trials = sorted({o.n for o in outcomes})
-    per_task = f"{len(outcomes)} tasks x {trials[0]} trials" if len(trials) == 1 else f"{len(outcomes)} tasks, {trials} trials"
-    return (f"{len(agent) - infra} agent conversations scored ({per_task}), {infra} infrastructure errors excluded, "
-            f"{baseline} baseline conversations")
+    per_task = _plural(len(outcomes), "task")
+    if len(trials) == 1:
+        per_task += f" x {_plural(trials[0], 'trial')}"
+    elif trials:
+        per_task += f", {trials[0]} to {trials[-1]} trials each"
+    return (f"{_plural(len(agent) - infra, 'agent conversation')} scored ({per_task}), "
+            f"{_plural(infra, 'infrastructure error')} excluded, {_plural(baseline, 'baseline conversation')}")
+
+
+def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
+    """The registry of the plugins the run loaded that are still installed, and a note on each one left out."""
+    used = [p["name"] for p in run.plugins if not p.get("builtin")]
+    installed = installed_entry_points()
+    try:
+        plugins = get_plugin_manager([name for name in used if name in installed])
+        registry = collect(plugins)
+    except BenchError as exc:
+        return None, [f"plugin sections unavailable ({exc})"]
+    failed = {p.name: p.error for p in plugins.failures()}
+    loaded = {p.name for p in plugins.plugins}
+    notes = [f"plugin {name!r} of this run failed to load ({failed[name]}): its sections are left out"
+             for name in used if name in failed]
+    notes += [f"plugin {name!r} of this run is not installed: its sections are left out" for name in used if name not in loaded]
+    return registry, notes
 
 
 def plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
-    """Every registered report section and metric summary of the run's plugins, each guarded."""
+    """Every registered report section and metric summary of the run's plugins, each guarded, none able to write."""
+    with read_only(view.store.db):
+        return _plugin_sections(view, registry)
+
+
+def _plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
     out = []
     for name, section in registry.components.get("report section", {}).items():
-        out.append(_guarded(name, registry.origin("report section", name), section.title or name,
-                            lambda section=section: section.build(view)))
+        own = attrs.evolve(view, plugin=registry.origin("report section", name))
+        out.append(_guarded(name, own.plugin, section.title or name, lambda section=section, own=own: section.build(own)))
     for name, metric in registry.components.get("metric", {}).items():
         summarize = getattr(metric, "summarize", None)
         if summarize is not None:
-            out.append(_guarded(name, registry.origin("metric", name), f"{name} (run-level)",
-                                lambda summarize=summarize, name=name: _summary_section(name, summarize(view))))
+            own = attrs.evolve(view, plugin=registry.origin("metric", name))
+            out.append(_guarded(name, own.plugin, f"{name} (run-level)",
+                                lambda summarize=summarize, name=name, own=own: _summary_section(name, summarize(own))))
     return [s for s in out if s is not None]
 
 
@@ -257,28 +303,47 @@ def render(report: Report, fmt: str) -> str:
     return _text(report, markdown=fmt == "markdown")
 
 
+SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of"]
+
+
 def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures as (metric, value, low, high, n, errors) rows; errors counts values that could not be computed."""
+    """The headline figures, then the figures by task attribute (`name[attribute=value]`), as rows of SUMMARY_COLUMNS.
+
+    n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed.
+    """
+    return [*_headline_rows(report), *_breakdown_rows(report)]
+
+
+def _headline_rows(report: Report) -> list[dict[str, Any]]:
     keys = ("value", "low", "high", "n", "errors")
-    rows = [{"metric": "average_reward", **report.average_reward, "errors": 0}]
-    rows += [{"metric": f"pass^{k}", **v, "errors": 0} for k, v in report.pass_hat_k.items()]
-    rows += [{"metric": f"pass@{k}", **v, "errors": 0} for k, v in report.pass_at_k.items()]
-    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}} for name, v in report.components.items()]
-    rows += [{"metric": name, **{k: v[k] for k in keys}} for name, v in report.metrics.items()]
+    convs = {"n_of": "conversations"}
+    rows = [{"metric": "average_reward", **report.average_reward, "errors": 0, **convs}]
+    rows += [{"metric": f"pass^{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_hat_k.items()]
+    rows += [{"metric": f"pass@{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_at_k.items()]
+    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}, **convs} for name, v in report.components.items()]
+    rows += [{"metric": name, **{k: v[k] for k in keys}, **convs} for name, v in report.metrics.items()]
     rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
-              "n": c["calls"], "errors": c["errors"]} for c in report.costs]
-    for b in report.breakdowns:
-        rows += [{"metric": f"{name}[{b['attribute']}={g['value']}]", "value": figure, "low": None, "high": None,
-                  "n": g["conversations"], "errors": 0} for g in b["groups"] for name, figure in g["figures"].items()]
+              "n": c["calls"], "errors": c["errors"], "n_of": "calls"} for c in report.costs]
     if report.baseline:
         rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
-                     "n": report.baseline["conversations"], "errors": 0})
+                     "n": report.baseline["conversations"], "errors": 0, "n_of": "baseline conversations"})
+    return rows
+
+
+def _breakdown_rows(report: Report) -> list[dict[str, Any]]:
+    rows = []
+    for b in report.breakdowns:
+        for g in b["groups"]:
+            for name, figure in g["figures"].items():
+                n, n_of = (g["tasks"], "tasks") if name == "pass^1" else (g["conversations"], "conversations")
+                rows.append({"metric": f"{name}[{b['attribute']}={g['value']}]", "value": figure, "low": None, "high": None,
+                             "n": n, "errors": g["errors"].get(name, 0), "n_of": n_of})
     return rows
 
 
 def _csv(report: Report) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=["metric", "value", "low", "high", "n", "errors"], lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(summary_rows(report))
     return out.getvalue()
@@ -300,10 +365,11 @@ def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[st
 
 def _text(report: Report, markdown: bool) -> str:
     head = "## " if markdown else ""
-    out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", _header_line(report.header), ""]
+    out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", *_header_lines(report.header), ""]
     out += _table(["metric", "value", "95% low", "95% high", "n", "errors"],
-                  [[r["metric"], r["value"], r["low"], r["high"], r["n"], r["errors"]] for r in summary_rows(report)], markdown)
-    out += ["", f"{head}Terminations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
+                  [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
+                  markdown)
+    out += ["", f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
     if report.costs:
@@ -318,21 +384,29 @@ def _text(report: Report, markdown: bool) -> str:
     out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
                   [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
     for section in report.sections:
-        out += ["", f"{head}{section['title']} ({section['plugin']})"]
-        if section["error"]:
-            out.append(f"section failed: {section['error']}")
-        out += [section["text"]] if section["text"] else []
-        for table in section["tables"]:
-            out += ([table["title"]] if table["title"] else []) + _table(table["headers"], table["rows"], markdown)
-        out += [f"note: {n}" for n in section["notes"]]
+        out += ["", *_section_lines(section, markdown)]
     return "\n".join(out) + "\n"
 
 
-def _header_line(header: dict[str, Any]) -> str:
+def _section_lines(section: dict[str, Any], markdown: bool) -> list[str]:
+    out = [f"{'## ' if markdown else ''}{section['title']} ({section['plugin']})"]
+    if section["error"]:
+        out.append(f"section {section['name']} of plugin {section['plugin']} failed: {section['error']}")
+    out += [section["text"]] if section["text"] else []
+    for table in section["tables"]:
+        out += ([table["title"]] if table["title"] else []) + _table(table["headers"], table["rows"], markdown)
+    return out + [f"note: {n}" for n in section["notes"]]
+
+
+def _header_lines(header: dict[str, Any]) -> list[str]:
     models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
-    return (f"domain {header.get('domain')} ({header.get('data')}), agent {header.get('agent')}, user {header.get('user')}, "
+    data = header.get("data") if not header.get("split") else f"{header.get('data')}, split {header.get('split')}"
+    plugins = ", ".join(f"{name} {version or '(unknown version)'}" for name, version in header.get("plugins", {}).items())
+    return [f"domain {header.get('domain')} ({data}), agent {header.get('agent')}, user {header.get('user')}, "
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
-            f"{header.get('trials')} trials, seed {header.get('seed')}")
+            f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
+            f"seed {header.get('seed')}",
+            f"plugins: {plugins or 'unknown'}"]
 
 
 def render_section(report: Report, name: str, fmt: str) -> str:
@@ -345,10 +419,19 @@ def render_section(report: Report, name: str, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(section, indent=2, sort_keys=True) + "\n"
     if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        for table in section["tables"]:
-            writer.writerow(table["headers"])
-            writer.writerows(table["rows"])
-        return out.getvalue()
-    return _text(attrs.evolve(report, sections=[section]), markdown=fmt == "markdown").split("\n\n")[-1]
+        return _section_csv(section)
+    return "\n".join(_section_lines(section, markdown=fmt == "markdown")) + "\n"
+
+
+def _section_csv(section: dict[str, Any]) -> str:
+    """A section's tables as CSV, one after another; a failed section or one without tables is an error."""
+    if section["error"]:
+        raise PluginError(section["plugin"], f"report section {section['name']!r} failed: {section['error']}")
+    if not section["tables"]:
+        raise ConfigError(f"report section {section['name']!r} has no tables to print as CSV (try --format markdown)")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for table in section["tables"]:
+        writer.writerow(table["headers"])
+        writer.writerows(table["rows"])
+    return out.getvalue()

@@ -1,0 +1,320 @@
+"""`bench report` end to end: plugin sections, metric summaries, breakdowns, the header, counts and errors in every format.
+
+Runs go through `bench run` and reports through `bench report` (click's CliRunner), with the example
+plugin in report_plugin.py registered beside the toy domain by the `use_plugins` fixture.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from click.testing import Result
+from report_plugin import MetricOnly, ReportDemo
+from test_cli import LAMP_OFF_TASK, assert_clean_error, invoke
+from toy_domain import TASKS
+
+import bench_kernel
+from bench_kernel import Metric, MetricContext, ReportSection, RunView, Section
+from bench_kernel.report.report import run_registry
+from bench_kernel.store.store import RunRecord
+
+FORMATS = ("table", "markdown", "json", "csv")
+ATTRIBUTED_TASKS = [
+    {**TASKS[0], "attributes": {"persona": "EASY_1", "intent": "counter"}},
+    {**TASKS[1], "attributes": {"intent": "counter"}},
+    {**TASKS[2], "user_scenario": {**TASKS[2]["user_scenario"], "persona": "HARD_1"}, "attributes": {"intent": "device"}},
+    {**LAMP_OFF_TASK, "attributes": {"persona": "HARD_1", "intent": "device"}},
+]
+
+
+def run_and_report(use_plugins: Callable[..., None], tmp_path: Path, extra: Sequence[tuple[str, object]],
+                   *report_args: str, run_args: Sequence[str] = ("--trials", "2")) -> tuple[Path, str, dict[str, Result]]:
+    """`bench run` with these plugins, then `bench report` of that run in every format."""
+    use_plugins(tasks=ATTRIBUTED_TASKS, extra=extra)
+    db = tmp_path / "runs.db"
+    ran = invoke("run", "--db", str(db), "--format", "none", "--run-id", "r", *run_args)
+    assert ran.exit_code == 0, ran.output
+    return db, "r", {fmt: report(db, "r", "--format", fmt, *report_args) for fmt in FORMATS}
+
+
+def report(db: Path, run_id: str, *args: str) -> Result:
+    """`bench report RUN ARGS`."""
+    return invoke("report", run_id, "--db", str(db), *args)
+
+
+def csv_rows(text: str) -> dict[str, dict[str, str]]:
+    """CSV summary rows by metric."""
+    return {row["metric"]: row for row in csv.DictReader(io.StringIO(text))}
+
+
+def sections(result: Result) -> dict[str, dict[str, Any]]:
+    """A JSON report's sections by name."""
+    return {s["name"]: s for s in json.loads(result.stdout)["sections"]}
+
+
+# --------------------------------------------------------------------------- sections and summaries
+
+
+def test_a_plugin_section_and_metric_summary_show_in_every_format(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())])
+    assert all(r.exit_code == 0 for r in out.values()), {f: r.output for f, r in out.items()}
+
+    assert "Agent turns per conversation (report-demo)" in out["table"].stdout
+    assert "## Agent turns per conversation (report-demo)" in out["markdown"].stdout
+    assert "| lamp-off | 1 | HARD_1 | 3 | 0.000 |" in out["markdown"].stdout  # a task the oracle fails
+    assert "note: reward per turn: the conversation's reward over its agent messages" in out["table"].stdout
+    found = sections(out["json"])
+    turns = found["turns"]
+    assert turns["plugin"] == "report-demo" and turns["error"] is None
+    assert turns["tables"][0]["headers"] == ["task", "trial", "persona", "agent messages", "reward per turn"]
+    assert ["read-b", 1, "(none)", 3, 1 / 3] in turns["tables"][0]["rows"]  # a call, its answer, the stop
+    assert turns["text"].startswith(f"8 agent conversations of run `{run_id}`.\n\nA turn")
+
+    summary = {row[0]: row[1] for row in found["report-demo:reward_per_turn"]["tables"][0]["rows"]}
+    assert summary == {"median": 1 / 3, "worst": 0.0, "mean for persona (none)": round(1 / 3, 6),
+                       "mean for persona EASY_1": round(1 / 3, 6), "mean for persona HARD_1": round(1 / 6, 6)}
+    assert "report-demo:reward_per_turn (run-level)" in out["table"].stdout
+    assert "| mean for persona HARD_1 | 0.167 |" in out["markdown"].stdout
+
+    as_csv = report(db, run_id, "--section", "turns", "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    assert as_csv.stdout.splitlines()[:2] == ["task,trial,persona,agent messages,reward per turn", f"inc-a,0,EASY_1,3,{1 / 3}"]
+    summary_csv = report(db, run_id, "--section", "report-demo:reward_per_turn", "--format", "csv")
+    assert summary_csv.stdout.splitlines()[:3] == ["figure,value", f"median,{1 / 3}", "worst,0.0"]
+    assert "figure" not in out["csv"].stdout  # the default CSV stays one table of headline figures
+    alone = report(db, run_id, "--section", "turns", "--format", "markdown").stdout  # the whole section, every paragraph
+    assert alone.startswith("## Agent turns per conversation (report-demo)\n8 agent conversations")
+    assert "| lamp-off | 1 | HARD_1 | 3 | 0.000 |" in alone and "Run r" not in alone
+
+
+def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Plain(Metric):
+        name: str = "plain"
+
+        async def score(self, context: MetricContext) -> Mapping[str, float | None]:
+            return {"": 1.0}
+
+    class PlainPlugin:
+        @bench_kernel.hookimpl
+        def register_metrics(self, register: Callable[[Metric], None]) -> None:
+            register(Plain())
+
+    _, _, out = run_and_report(use_plugins, tmp_path, [("plain", PlainPlugin())])
+    assert Plain().summarize(None) == {}  # type: ignore[arg-type]
+    assert sections(out["json"]) == {}
+    assert csv_rows(out["csv"].stdout)["plain:plain"]["value"] == "1.0"
+
+
+def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept(use_plugins: Callable[..., None],
+                                                                                 tmp_path: Path) -> None:
+    _, _, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo()), ("twin", MetricOnly())])
+
+    rows = csv_rows(out["csv"].stdout)
+    assert {"report-demo:reward_per_turn", "twin:reward_per_turn"} <= set(rows)
+    assert rows["report-demo:reward_per_turn"]["n"] == rows["twin:reward_per_turn"]["n"] == "8"  # each its own 8 values
+    metrics = json.loads(out["json"].stdout)["metrics"]
+    assert metrics["report-demo:reward_per_turn"]["value"] == metrics["twin:reward_per_turn"]["value"]
+    for fmt in ("table", "markdown"):
+        assert "report-demo:reward_per_turn" in out[fmt].stdout and "twin:reward_per_turn" in out[fmt].stdout
+    found = sections(out["json"])
+    assert found["twin:reward_per_turn"]["plugin"] == "twin"  # each summary sees its own plugin's values
+    assert found["twin:reward_per_turn"]["tables"] == found["report-demo:reward_per_turn"]["tables"]
+
+
+def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_still_renders(
+        use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Broken(ReportSection):
+        name: str = "broken"
+
+        def build(self, view: RunView) -> Section:
+            raise KeyError("no such column")
+
+    @attrs.define(kw_only=True)
+    class Prose(ReportSection):
+        name: str = "prose"
+
+        def build(self, view: RunView) -> Section:
+            return Section(title="Prose", text="Only words here.")
+
+    class BrokenPlugin:
+        @bench_kernel.hookimpl
+        def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
+            register(Broken())
+            register(Prose())
+
+    db, run_id, out = run_and_report(use_plugins, tmp_path, [("cracked", BrokenPlugin()), ("report-demo", ReportDemo())])
+
+    assert all(r.exit_code == 0 for r in out.values())
+    line = "section broken of plugin cracked failed: KeyError: 'no such column'"
+    assert line in out["table"].stdout and line in out["markdown"].stdout
+    assert "Agent turns per conversation (report-demo)" in out["table"].stdout  # the others still render
+    assert sections(out["json"])["broken"]["error"] == "KeyError: 'no such column'"
+    assert_clean_error(report(db, run_id, "--section", "broken", "--format", "csv"),
+                       "plugin 'cracked'", "report section 'broken' failed: KeyError")
+    assert_clean_error(report(db, run_id, "--section", "prose", "--format", "csv"), "report section 'prose' has no tables")
+    assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, prose,")
+
+
+def test_sections_read_the_store_and_cannot_write_it(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Vandal(ReportSection):
+        name: str = "vandal"
+
+        def build(self, view: RunView) -> Section:
+            view.query("delete from conversations")
+            return Section(title="gone")
+
+    class VandalPlugin:
+        @bench_kernel.hookimpl
+        def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
+            register(Vandal())
+
+    db, _, out = run_and_report(use_plugins, tmp_path, [("vandal", VandalPlugin())])
+
+    assert "section vandal of plugin vandal failed: OperationalError: attempt to write a readonly database" in out["table"].stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from conversations").fetchone()[0] == 12  # 8 agent + 4 baseline
+
+
+def test_a_plugin_of_the_run_no_longer_installed_is_a_note(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())])
+    use_plugins(tasks=ATTRIBUTED_TASKS)  # report-demo uninstalled since the run
+
+    later = report(db, run_id, "--format", "json")
+
+    assert later.exit_code == 0, later.output
+    assert "note: plugin 'report-demo' of this run is not installed: its sections are left out" in later.stderr
+    body = json.loads(later.stdout)
+    assert body["sections"] == [] and "report-demo:reward_per_turn" in body["metrics"]  # stored values still count
+
+
+def test_the_report_registry_holds_the_run_plugins_still_installed() -> None:
+    installed = bench_kernel.installed_entry_points()
+    assert "mock" in installed and "airline" in installed  # the dev environment installs every plugin
+    used = [{"name": "bench_kernel.builtin.participants", "builtin": True, "distribution": "bench-kernel", "version": "0"},
+            {"name": "mock", "builtin": False, "distribution": "bench-mock", "version": "0.1.0"},
+            {"name": "gone", "builtin": False, "distribution": "bench-gone", "version": "1.0"}]
+    run = RunRecord(id="r", created_utc="", updated_utc="", status="complete", config={}, config_hash="h",
+                    plugins=used, task_sets={}, seed=300)
+
+    registry, notes = run_registry(run)
+
+    assert registry is not None and registry.names("domain") == ["mock"]  # not airline: it was not part of the run
+    assert notes == ["plugin 'gone' of this run is not installed: its sections are left out"]
+
+
+# --------------------------------------------------------------------------- errors, header and counts
+
+
+def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Fragile(Metric):
+        name: str = "fragile"
+
+        async def score(self, context: MetricContext) -> Mapping[str, float | None]:
+            if context.task.id == "lamp":
+                raise RuntimeError("judge model returned nothing")
+            return {"": 1.0}
+
+    class FragilePlugin:
+        @bench_kernel.hookimpl
+        def register_metrics(self, register: Callable[[Metric], None]) -> None:
+            register(Fragile())
+
+    _, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
+
+    assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["errors"] == 2
+    assert csv_rows(out["csv"].stdout)["fragile:fragile"] == {
+        "metric": "fragile:fragile", "value": "1.0", "low": "1.0", "high": "1.0", "n": "6", "errors": "2", "n_of": "conversations"}
+    assert "| fragile:fragile | 1.000 | 1.000 | 1.000 | 6 conversations | 2 |" in out["markdown"].stdout
+    table_line = next(line for line in out["table"].stdout.splitlines() if line.startswith("fragile:fragile"))
+    assert table_line.split()[-3:] == ["6", "conversations", "2"]
+    device = csv_rows(out["csv"].stdout)["fragile:fragile[intent=device]"]  # lamp failed twice, lamp-off scored twice
+    assert (device["value"], device["n"], device["errors"]) == ("1.0", "4", "2")
+    groups = {g["value"]: g for g in json.loads(out["json"].stdout)["breakdowns"][0]["groups"]}
+    assert groups["device"]["errors"] == {"fragile:fragile": 2} and groups["counter"]["errors"] == {}
+
+
+def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    _, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())],
+                                    run_args=("--trials", "2", "--seed", "7"))
+
+    header = json.loads(out["json"].stdout)["header"]
+    assert header == {"domain": "toy", "data": "the plugin's packaged suite", "split": None, "agent": "oracle", "user": "scripted",
+                      "judge": None, "models": {}, "mode": "default", "channel": "identity", "trials": 2, "seed": 7,
+                      "tasks": 4, "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None}}
+    lines = out["table"].stdout.splitlines()
+    assert lines[0] == (f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), "
+                        "0 infrastructure errors excluded, 4 baseline conversations")
+    assert lines[1] == ("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none, models none, "
+                        "mode default, channel identity, 4 tasks, 2 trials, seed 7")
+    assert lines[2] == f"plugins: bench-kernel {header['plugins']['bench-kernel']}, toy (unknown version), report-demo (unknown version)"
+    assert out["markdown"].stdout.splitlines()[1:3] == lines[1:3]
+
+
+def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None],
+                                                                                tmp_path: Path) -> None:
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
+    with sqlite3.connect(db) as conn:  # as a run stored before channels, with one conversation the harness lost
+        conn.execute("update conversations set termination_reason = 'infrastructure_error' where arm = 'agent' and task_id = 'lamp'")
+        config = json.loads(conn.execute("select config_json from runs").fetchone()[0])
+        del config["channel"]
+        conn.execute("update runs set config_json = ?", [json.dumps(config)])
+
+    body = json.loads(report(db, run_id, "--format", "json").stdout)
+
+    assert body["counts"] == ("3 agent conversations scored (3 tasks x 1 trial), 1 infrastructure error excluded, "
+                              "4 baseline conversations")
+    assert body["header"]["channel"] == "identity"
+    assert "x 1 trial)" in report(db, run_id).stdout.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- breakdowns
+
+
+def test_every_figure_breaks_down_by_task_attributes_in_every_format(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())], "--by", "persona,intent")
+    assert all(r.exit_code == 0 for r in out.values()), {f: r.output for f, r in out.items()}
+
+    breakdowns = {b["attribute"]: {g["value"]: g for g in b["groups"]} for b in json.loads(out["json"].stdout)["breakdowns"]}
+    assert set(breakdowns) == {"persona", "intent"}
+    assert set(breakdowns["persona"]) == {"(none)", "EASY_1", "HARD_1"}  # read-b has no persona
+    counter = breakdowns["intent"]["counter"]
+    assert (counter["conversations"], counter["tasks"]) == (4, 2)
+    assert set(counter["figures"]) == {"average_reward", "pass^1", "component.ACTION", "component.COMMUNICATE", "component.DB",
+                                       "component.ENV_ASSERTION", "report-demo:reward_per_turn"}  # no kernel "reward": it is average_reward
+    assert breakdowns["persona"]["(none)"]["figures"]["report-demo:reward_per_turn"] == round(1 / 3, 6)
+    rows = csv_rows(out["csv"].stdout)
+    assert rows["pass^1[persona=EASY_1]"] == {"metric": "pass^1[persona=EASY_1]", "value": "1.0", "low": "", "high": "",
+                                                   "n": "1", "errors": "0", "n_of": "tasks"}
+    assert rows["report-demo:reward_per_turn[intent=device]"]["value"] == "0.166667"  # lamp 1/3, lamp-off 0
+    assert "By persona" in out["table"].stdout and "## By intent" in out["markdown"].stdout
+    assert "| EASY_1 | 2 | 1 | 1.000 | 1.000 |" in out["markdown"].stdout
+
+    repeated = report(db, run_id, "--format", "json", "--by", "persona", "--by", "intent")
+    assert json.loads(repeated.stdout)["breakdowns"] == json.loads(out["json"].stdout)["breakdowns"]
+    assert_clean_error(report(db, run_id, "--by", "mood"), "no task attribute 'mood'", "attributes: domain, intent, persona")
+
+
+def test_conversations_stored_before_attributes_group_under_none(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
+    with sqlite3.connect(db) as conn:  # as if stored before the store recorded attributes
+        conn.execute("update conversations set attributes_json = null where task_id != 'inc-a'")
+
+    body = json.loads(report(db, run_id, "--format", "json", "--by", "domain").stdout)
+    groups = {g["value"]: g["conversations"] for g in body["breakdowns"][0]["groups"]}
+    assert groups == {"(none)": 3, "toy": 1}
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("update conversations set attributes_json = null")
+    assert_clean_error(report(db, run_id, "--by", "domain"), "no task attribute 'domain'",
+                       "stored before bench recorded task attributes")
