@@ -592,4 +592,4 @@ def test_a_metric_summary_that_raises_is_an_error_line(tmp_path: Path) -> None:
         text = render(build_report(store, summary.run_id, collect(plugins(plugin, seams=False))), "table")
     finally:
         store.close()
-    assert "section failed: ZeroDivisionError: no conversations" in text and "bad:bad-summary" in text
+    assert "section bad:bad-summary of plugin bad failed: ZeroDivisionError: no conversations" in text
