@@ -88,6 +88,7 @@ from bench_kernel.tasks.domain import (
     DomainData,
     DomainOptions,
     build_environment,
+    data_dir_for,
     packaged_or_external,
     read_tasks,
 )
@@ -218,6 +219,7 @@ __all__ = [
     "compose",
     "composed_id",
     "converter",
+    "data_dir_for",
     "db_option",
     "echo_report",
     "evaluate",

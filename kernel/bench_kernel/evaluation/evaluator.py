@@ -66,9 +66,22 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
     user_reference = (data.reference_user_hash(env.user_tools.state)
                       if with_reference and data.reference_user_hash and env.user_tools is not None else None)
     criteria = task.evaluation_criteria
-    checks = [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
+    checked = env if data.sync_gold_actions or data.sync is None else _live_replay(data, task)
+    checks = [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
     return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks,
                       reference_hash=reference, reference_user_hash=user_reference)
+
+
+def _live_replay(data: DomainData, task: Task) -> Environment:
+    """The gold actions replayed as a solver would perform them, with the sync after each (tau2's predicted side).
+
+    Where the reference skips the sync on its gold path (tau2's telecom), the gold hashes come from that
+    path but the assertions are judged on this one, as tau2 judges them on the conversation's state.
+    """
+    env = build_environment(data, task)
+    for action in task.gold_actions():
+        env.execute(action.as_tool_call())
+    return env
 
 
 def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:
