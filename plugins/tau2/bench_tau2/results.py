@@ -62,7 +62,7 @@ def export_run(store: Store, run_id: str, plugins: PluginSet | None = None) -> d
         "timestamp": run.created_utc,
         "info": _info(config, data),
         "tasks": [unstructure(tasks[t]) for t in dict.fromkeys(r["task_id"] for r in rows) if t in tasks],
-        "simulations": [_simulation(store, r) for r in rows],
+        "simulations": [_simulation(store, r, data, tasks.get(r["task_id"]), solo=config.get("mode") == "no-user") for r in rows],
     }
 
 
@@ -84,8 +84,9 @@ def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     }
 
 
-def _simulation(store: Store, row: dict[str, Any]) -> dict[str, Any]:
+def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task | None, *, solo: bool) -> dict[str, Any]:
     messages = [json.loads(m["message_json"]) for m in store.messages(row["id"])]
+    final = _final_state(data, task, [m["message_json"] for m in store.messages(row["id"])], solo=solo)
     for idx, message in enumerate(messages):
         message["turn_idx"] = idx
     reward_info = converter.structure(json.loads(row["reward_info_json"]), RewardInfo) if row["reward_info_json"] else None
@@ -94,6 +95,25 @@ def _simulation(store: Store, row: dict[str, Any]) -> dict[str, Any]:
         "start_time": row["started_utc"], "end_time": row["ended_utc"], "duration": (row["duration_ms"] or 0) / 1000,
         "termination_reason": row["termination_reason"], "agent_cost": row["agent_cost"], "user_cost": row["user_cost"],
         "reward_info": _tau2_reward_info(reward_info), "messages": messages, "trial": row["trial"], "seed": row["seed"],
+        "final_state": final,
+    }
+
+
+def _final_state(data: DomainData, task: Task | None, message_json: list[str], *, solo: bool) -> dict[str, Any] | None:
+    """The conversation's final databases (a bench addition to tau2's format): rebuilt by replaying its tool calls.
+
+    Dual-control domains carry the user's side too (telecom's phone): its hash and its content.
+    """
+    if task is None:
+        return None
+    messages = [converter.structure(json.loads(m), Message) for m in message_json]
+    env = replay_trajectory(data, task, messages, solo=solo)
+    agent_state, user_state = env.agent_tools.state, env.user_tools.state if env.user_tools is not None else None
+    return {
+        "db_hash": data.reference_hash(agent_state) if data.reference_hash else agent_state.content_hash(),
+        "user_db_hash": (None if user_state is None else
+                         data.reference_user_hash(user_state) if data.reference_user_hash else user_state.content_hash()),
+        "user_db": None if user_state is None else user_state.to_dict(),
     }
 
 
