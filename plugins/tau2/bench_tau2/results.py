@@ -106,7 +106,7 @@ def _final_state(data: DomainData, task: Task | None, message_json: list[str], *
     """
     if task is None:
         return None
-    messages = [converter.structure(json.loads(m), Message) for m in message_json]
+    messages: list[Message] = [converter.structure(json.loads(m), Message) for m in message_json]  # type: ignore[arg-type]
     env = replay_trajectory(data, task, messages, solo=solo)
     agent_state, user_state = env.agent_tools.state, env.user_tools.state if env.user_tools is not None else None
     return {
