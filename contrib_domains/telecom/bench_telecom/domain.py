@@ -61,7 +61,7 @@ def _load_tau2(data_dir: Path, options: DomainOptions) -> DomainData:
         wording = own_wording(_packaged("wording.toml"))
     base = _data(data_dir, policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md"),
                  phone=PhoneTools, source=str(data_dir))
-    generator = Generator(subject=TAU2_SUBJECT, wording=wording)
+    generator = Generator(subject=_tau2_subject(base), wording=wording)
     splits_path = data_dir / "split_tasks.json"
     splits = read_json(splits_path) if splits_path.is_file() else {}
     splits = {**splits, "composed": generator.ids()}
@@ -110,6 +110,13 @@ def _with_tasks(base: DomainData, generator: Generator, splits: dict[str, list[s
         raise ConfigError(f"split {name!r} of {source} names {len(unknown)} task ids the telecom generator does not compose, "
                           f"e.g. {unknown[0]!r}")
     return attrs.evolve(base, tasks=tasks)
+
+
+def _tau2_subject(data: DomainData) -> Subject:
+    """tau2's generator's customer (John Smith, 555-123-2002) when the database has that line, else ours."""
+    if any(line.phone_number == TAU2_SUBJECT.phone_number for line in data.agent_state["lines"].values()):
+        return TAU2_SUBJECT
+    return _own_subject(data)
 
 
 def _own_subject(data: DomainData) -> Subject:
