@@ -9,6 +9,7 @@ gets its own record, so conversations never leak state into each other.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any, cast
 
 from bench_kernel import ToolKind, Toolkit, tool
@@ -334,44 +335,37 @@ class PhoneTools(Toolkit):
 
     def turn_airplane_mode_on(self) -> str:
         """Force airplane mode on (by toggling, with its side effects)."""
-        if not self._toggle_airplane_mode():
-            self._toggle_airplane_mode()
+        self._force(self._toggle_airplane_mode, True)
         return "Airplane Mode is now ON."
 
     def turn_airplane_mode_off(self) -> str:
         """Force airplane mode off (by toggling)."""
-        if self._toggle_airplane_mode():
-            self._toggle_airplane_mode()
+        self._force(self._toggle_airplane_mode, False)
         return "Airplane Mode is now OFF."
 
     def turn_roaming_on(self) -> str:
         """Force data roaming on (by toggling)."""
-        if not self._toggle_roaming():
-            self._toggle_roaming()
+        self._force(self._toggle_roaming, True)
         return "Data Roaming is now ON."
 
     def turn_roaming_off(self) -> str:
         """Force data roaming off (by toggling)."""
-        if self._toggle_roaming():
-            self._toggle_roaming()
+        self._force(self._toggle_roaming, False)
         return "Data Roaming is now OFF."
 
     def turn_data_saver_mode_on(self) -> str:
         """Force data saver on (by toggling)."""
-        if not self._toggle_data_saver():
-            self._toggle_data_saver()
+        self._force(self._toggle_data_saver, True)
         return "Data Saver Mode is now ON."
 
     def turn_data_saver_mode_off(self) -> str:
         """Force data saver off (by toggling)."""
-        if self._toggle_data_saver():
-            self._toggle_data_saver()
+        self._force(self._toggle_data_saver, False)
         return "Data Saver Mode is now OFF."
 
     def turn_data_off(self) -> str:
         """Force mobile data off (by toggling)."""
-        if self._toggle_data():
-            self._toggle_data()
+        self._force(self._toggle_data, False)
         return "Data connection broken."
 
     def turn_data_on(self) -> str:
@@ -574,6 +568,12 @@ class PhoneTools(Toolkit):
 
     def _with_status(self, message: str) -> str:
         return f"{message}\nStatus Bar: {self.status_bar()}"
+
+    @staticmethod
+    def _force(toggle: Callable[[], bool], wanted: bool) -> None:
+        """Toggle, and toggle back if that gave the wrong state (tau2's forcing helpers, side effects included)."""
+        if toggle() != wanted:
+            toggle()
 
     def _toggle_airplane_mode(self) -> bool:
         d = self._device()
