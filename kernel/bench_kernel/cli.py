@@ -282,7 +282,11 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    click.echo(f"{len(rows)} tasks in domain {data.name} ({data.source}), all valid")
+    problems = data.task_problems
+    verdict = f"{len(problems)} data problems (the tasks still run):" if problems else "all valid"
+    click.echo(f"{len(rows)} tasks in domain {data.name} ({data.source}), {verdict}")
+    for problem in problems:
+        click.echo(f"  problem: {problem}")
     for r in rows:
         click.echo(f"  {r['task_id']}  basis={'+'.join(r['reward_basis'])}  actions={r['actions']}")
 

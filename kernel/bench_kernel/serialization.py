@@ -125,7 +125,8 @@ def _structure_task(item: Any, vocabulary: TaskVocabulary, *, source: str, root:
         return task
     data = dict(task.extensions)
     for name, (ext, value) in found.items():
-        data[name] = structure(value, ext.type, source=source, root=f"{root}.{ext.location}")
+        if value is not None:  # an explicit null says the task has none (as if the field were absent)
+            data[name] = ext.load(value, source=source, root=f"{root}.{ext.location}")
     return attrs.evolve(task, extensions=data)
 
 

@@ -593,3 +593,73 @@ def test_a_metric_summary_that_raises_is_an_error_line(tmp_path: Path) -> None:
     finally:
         store.close()
     assert "section bad:bad-summary of plugin bad failed: ZeroDivisionError: no conversations" in text
+
+
+# --------------------------------------------------------------------------- plugin-owned data: problems, nulls, oracle steps, user profiles
+
+
+@attrs.define(kw_only=True)
+class CheckedGoals(bench_kernel.TaskExtension):
+    """Goals that must not repeat, whose value tells the oracle what to do."""
+
+    name: str = "seam-goals"
+    field: str = "seam_goals"
+    parent: Any = "user_scenario"
+    type: Any = Goals
+
+    def problems(self, value: Goals) -> list[str]:
+        return ["a goal repeats"] if len(set(value.goals)) != len(value.goals) else []
+
+    def load(self, raw: Any, *, source: str, root: str) -> Any:
+        goals = super().load(raw, source=source, root=root)
+        return Steps(goals=goals.goals)
+
+
+@attrs.frozen
+class Steps:
+    goals: list[str]
+
+    def oracle_actions(self) -> list[bench_kernel.Action]:
+        return [bench_kernel.Action(action_id=f"step-{i}", name="increment", arguments={"name": "a", "by": 1})
+                for i, _ in enumerate(self.goals)]
+
+
+def test_extension_problems_are_listed_and_an_explicit_null_is_no_data(tmp_path: Path) -> None:
+    repeated = json.loads(json.dumps(SHIFT_TASK))
+    repeated["user_scenario"]["seam_goals"] = {"goals": ["a", "a"]}
+    empty = {**json.loads(json.dumps(SHIFT_TASK)), "id": "none"}
+    empty["user_scenario"]["seam_goals"] = None
+    tasks = load_tasks(_write(tmp_path, [repeated, empty]), TaskVocabulary(extensions=[CheckedGoals()]))
+    assert tasks[0].extension("seam-goals") == Steps(goals=["a", "a"]) and tasks[1].extensions == {}
+    from bench_kernel.tasks.extensions import task_problems
+    assert task_problems(tasks, [CheckedGoals()]) == ("task 'shift': user_scenario.seam_goals: a goal repeats",)
+
+
+def test_the_oracle_performs_steps_a_plugin_derives_when_a_task_has_no_gold_actions() -> None:
+    task = bench_kernel.Task(id="t", user_scenario=bench_kernel.UserScenario(instructions="x"),
+                             extensions={"seam-goals": Steps(goals=["one", "two"])})
+    assert [a.action_id for a in task.oracle_actions()] == ["step-0", "step-1"]
+    assert task.gold_actions() == []
+
+
+def test_user_side_set_up_of_a_domain_without_user_tools_becomes_the_users_profile() -> None:
+    from toy_domain import ToyDomain as Toy
+
+    data = attrs.evolve(Toy(tasks=[]).load(bench_kernel.DomainOptions()), user_toolkit=None, user_state=None)
+    task = bench_kernel.Task(
+        id="p", user_scenario=bench_kernel.UserScenario(instructions="x"),
+        initial_state=bench_kernel.InitialState(
+            initialization_data=bench_kernel.InitializationData(user_data={"authenticated": False, "name": "Ada"}),
+            initialization_actions=[bench_kernel.EnvFunctionCall(env_type="user", func_name="update_user",
+                                                                 arguments={"zip_code": "19122"})]))
+    env = bench_kernel.build_environment(data, task)
+    assert env.user_tools is not None and env.user_tools.call_function("profile", {}) == {
+        "authenticated": False, "name": "Ada", "zip_code": "19122"}
+    assert env.user_schemas() is None  # a profile, not tools
+    assert bench_kernel.build_environment(data, None).user_tools is None
+
+
+def _write(tmp_path: Path, tasks: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(tasks), encoding="utf-8")
+    return path

@@ -37,7 +37,7 @@ class OracleSession(AgentSession):
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """The next gold action, a device request, or the closing message."""
-        actions = self.setup.task.gold_actions()
+        actions = self.setup.task.oracle_actions()
         if self.position < len(actions):
             action = actions[self.position]
             self.position += 1

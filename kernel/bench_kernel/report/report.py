@@ -135,10 +135,10 @@ def _group(value: str, members: list[dict[str, Any]], by_conversation: dict[str,
             if v["plugin"] == KERNEL and v["metric"] == "reward":
                 continue
             name = v["metric"] if v["plugin"] == KERNEL else f"{v['plugin']}:{v['metric']}"
-            if v["value"] is None:
-                errors[name] += 1
-            else:
+            if v["value"] is not None:
                 metric_values[name].append(v["value"])
+            elif v.get("error"):  # a value without an error is "not applicable" (e.g. TCRR without tool calls)
+                errors[name] += 1
     figures.update({name: _mean_or_none(metric_values[name]) for name in sorted(set(metric_values) | set(errors))})
     return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures,
             "errors": dict(sorted(errors.items()))}
@@ -264,10 +264,10 @@ def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[
     errors: Counter[str] = Counter()
     for v in values:
         name = v["metric"][len(prefix):]
-        if v["value"] is None:
-            errors[name] += 1
-        else:
+        if v["value"] is not None:
             grouped[name].append(v["value"])
+        elif v.get("error"):
+            errors[name] += 1
     names = sorted(set(grouped) | set(errors))
     return {n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n]} for n in names}
 

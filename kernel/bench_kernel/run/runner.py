@@ -30,7 +30,7 @@ from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manage
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
-from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes
+from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
@@ -183,7 +183,8 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
     check_toolkits(data, plugin)
     check_fit(data, str(where))
-    return data
+    problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
+    return attrs.evolve(data, task_problems=problems) if problems else data
 
 
 def _only_domain(registry: Registry) -> str:

@@ -50,6 +50,7 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
             "actions": len(t.gold_actions()),
             "user_actions": sum(a.requestor == "user" for a in t.gold_actions()),
             "has_ticket": t.ticket is not None,
+            "problems": [p for p in data.task_problems if p.startswith(f"task {t.id!r}:")],
         }
         for t in data.tasks
     ]

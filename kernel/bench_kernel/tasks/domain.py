@@ -52,6 +52,8 @@ class DomainData:
     """The reference implementation's hash of a user (device) state, for dual-control domains."""
     """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     source: str = ""
+    task_problems: tuple[str, ...] = ()
+    """Inconsistencies plugins found in the tasks' own data (the tasks still run); `bench tasks` lists them."""
 
     def task(self, task_id: str) -> Task:
         """The task with this id."""
@@ -140,9 +142,37 @@ def select_split(tasks: Sequence[Task], splits: dict[str, list[str]], name: str,
     return [t for t in tasks if t.id in wanted]
 
 
+class UserProfile(Toolkit):
+    """The user's side of a domain whose users have no tools: what the task says about the user (no tools).
+
+    AgentChangeBench's tasks set such facts (`initialization_data.user_data`, `update_user(...)`
+    set-up calls) on airline, retail and banking, whose users act only by talking; they land here.
+    """
+
+    def update_user(self, **fields: Any) -> None:
+        """Merge facts into the user's profile."""
+        table = self.state["profile"]
+        table["user"] = {**table["user"], **fields}
+
+    def profile(self) -> dict[str, Any]:
+        """The user's profile."""
+        return dict(self.state["profile"]["user"])
+
+
+def has_user_setup(task: Task | None) -> bool:
+    """True when the task sets up anything on the user's side."""
+    init = task.initial_state if task is not None else None
+    if init is None:
+        return False
+    data = init.initialization_data
+    return bool(data is not None and data.user_data) or any(a.env_type == "user" for a in init.initialization_actions or [])
+
+
 def build_environment(data: DomainData, task: Task | None, *, solo: bool = False) -> Environment:
     """A fresh environment for a task: pristine states forked, then the task's initial state applied."""
     user = data.user_toolkit(data.user_state.fork()) if data.user_toolkit and data.user_state else None
+    if user is None and has_user_setup(task):
+        user = UserProfile(State.from_records({"profile": {"user": {}}}))
     env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo)
     if data.sync is not None:
         env.sync = data.sync
@@ -168,7 +198,10 @@ def _patch(toolkit: Toolkit | None, patch: dict[str, Any] | None) -> None:
     if patch:
         if toolkit is None:
             raise ConfigError("initialization data for a side that has no toolkit")
-        toolkit.state.apply_patch(patch)
+        if isinstance(toolkit, UserProfile):
+            toolkit.update_user(**patch)
+        else:
+            toolkit.state.apply_patch(patch)
 
 
 def replay_history(env: Environment, history: Sequence[Message], *, strict: bool = True) -> list[str]:

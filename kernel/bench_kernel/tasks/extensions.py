@@ -37,6 +37,16 @@ class TaskExtension:
         """Task attributes this data implies, for report breakdowns (e.g. {'shifts': '2'})."""
         return {}
 
+    def load(self, raw: Any, *, source: str, root: str) -> Any:
+        """The field's value from its JSON (default: structured into `type`; errors name source and path)."""
+        from bench_kernel.serialization import structure
+
+        return structure(raw, self.type, source=source, root=root)
+
+    def problems(self, value: Any) -> list[str]:
+        """What is inconsistent in this data (the task still loads and runs; `bench tasks` lists them)."""
+        return []
+
     @property
     def location(self) -> str:
         """Where the field sits in a task, e.g. 'user_scenario.goal_shifts'."""
@@ -105,3 +115,14 @@ def task_attributes(domain: str, task: Any, extensions: Sequence[TaskExtension])
             found.update({str(k): str(v) for k, v in ext.attributes(value).items()})
     found.update(task.attributes)
     return found
+
+
+def task_problems(tasks: Sequence[Any], extensions: Sequence[TaskExtension]) -> tuple[str, ...]:
+    """'task <id>: <problem>' for every inconsistency the extensions find in the tasks' data."""
+    found = []
+    for task in tasks:
+        for ext in extensions:
+            value = task.extensions.get(ext.name)
+            if value is not None:
+                found += [f"task {task.id!r}: {ext.location}: {problem}" for problem in ext.problems(value)]
+    return tuple(found)

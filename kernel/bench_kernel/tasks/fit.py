@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 from bench_kernel.errors import ConfigError, PluginError
-from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tasks.domain import DomainData, UserProfile
 from bench_kernel.tools.environment import Toolkit
 
 MAX_LISTED = 5
@@ -44,7 +44,7 @@ def _task_misfits(data: DomainData, task: object) -> list[str]:
         toolkit = data.user_toolkit if action.requestor == "user" else data.agent_toolkit
         found += _call_misfit(toolkit, action.name, action.arguments, task.id, tool=True)  # type: ignore[attr-defined]
     for call in [*((init.initialization_actions or []) if init else []), *((criteria.env_assertions or []) if criteria else [])]:
-        toolkit = data.user_toolkit if call.env_type == "user" else data.agent_toolkit
+        toolkit = (data.user_toolkit or UserProfile) if call.env_type == "user" else data.agent_toolkit
         found += _call_misfit(toolkit, call.func_name, call.arguments, task.id, tool=False)  # type: ignore[attr-defined]
     return found
 

@@ -190,3 +190,18 @@ class Task:
             return []
         return list(self.evaluation_criteria.actions or [])
 
+    def oracle_actions(self) -> list[Action]:
+        """What the oracle agent performs: the gold actions, else steps a plugin derives from its own task data.
+
+        A task-extension value with an `oracle_actions()` method (AgentChangeBench's action sets) supplies
+        them; they drive the oracle only, never the gold replay or the reward.
+        """
+        gold = self.gold_actions()
+        if gold:
+            return gold
+        for value in self.extensions.values():
+            derive = getattr(value, "oracle_actions", None)
+            if callable(derive):
+                return list(derive())
+        return []
+
