@@ -94,6 +94,7 @@ from bench_kernel.tasks.domain import (
     read_tasks,
 )
 from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
+from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
 from bench_kernel.tasks.schema import (
     Action,
     EnvAssertion,
@@ -173,6 +174,7 @@ __all__ = [
     "OracleAgent",
     "ParticipantError",
     "ParticipantMessage",
+    "Persona",
     "PersonaChange",
     "PluginError",
     "PluginSet",
@@ -218,6 +220,7 @@ __all__ = [
     "UserSession",
     "UserSimulator",
     "all_met",
+    "apply_personas",
     "build_environment",
     "canonical_json",
     "check_tasks",
@@ -238,6 +241,7 @@ __all__ = [
     "load_domain",
     "load_tasks",
     "packaged_or_external",
+    "persona_texts",
     "plugin_option",
     "read_json",
     "read_tasks",

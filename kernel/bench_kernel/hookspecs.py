@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bench_kernel.report.sections import ReportSection
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
+    from bench_kernel.tasks.personas import Persona
 
 
 # --------------------------------------------------------------------------- components
@@ -193,6 +194,25 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
         @bench_kernel.hookimpl
         def register_task_extensions(register):
             register(TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts))
+    """
+
+
+@hookspec
+def register_personas(register: Callable[[Persona], None]) -> None:
+    """Register personas: texts under keys, for one domain or for every domain.
+
+    Called once per plugin manager. A task whose ``user_scenario.persona`` is a registered key
+    gets its text (the domain's own before a generic one); ``--persona KEY`` gives every task
+    that persona; ``--persona-file`` overrides texts for a run. Names (``key@domain`` or
+    ``key``) must be unique.
+
+    :param register: call with each :class:`bench_kernel.Persona`.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_personas(register):
+            register(Persona(key="EASY_1", domain="banking", text="You are patient and methodical..."))
     """
 
 

@@ -28,6 +28,7 @@ COMPONENT_HOOKS = {
     "reward component": "register_reward_components",
     "combination rule": "register_combination_rules",
     "task extension": "register_task_extensions",
+    "persona": "register_personas",
     "report section": "register_report_sections",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from plugin_factory import no_installed_plugins
 from sqlite_utils import Migrations
 
+import bench_kernel
 from bench_kernel import (
     Agent,
     Channel,
@@ -80,6 +81,7 @@ COMPONENT_CASES = [
     ("register_combination_rules", "combination rule", CombinationRule(name="hook-rule")),
     ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
     ("register_report_sections", "report section", ReportSection(name="hook-section")),
+    ("register_personas", "persona", bench_kernel.Persona(key="HOOK_1", domain="toy", text="You are a test.")),
 ]
 
 

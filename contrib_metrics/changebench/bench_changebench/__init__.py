@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench_kernel import Metric, TaskExtension, hookimpl
+from bench_kernel import Metric, Persona, TaskExtension, hookimpl
 
 from .extensions import ActionSet, ActionSetsExtension, GoalShifts, GoalShiftsExtension
 from .metrics import TaskSuccessRate, ToolCallRedundancy, ToolUseEfficiency
+from .personas import changebench_personas
 
-__all__ = ["ActionSet", "GoalShifts", "register_metrics", "register_task_extensions"]
+__all__ = ["ActionSet", "GoalShifts", "register_metrics", "register_personas", "register_task_extensions"]
 
 
 @hookimpl
@@ -25,3 +26,10 @@ def register_metrics(register: Callable[[Metric], None]) -> None:
     register(TaskSuccessRate())
     register(ToolUseEfficiency())
     register(ToolCallRedundancy())
+
+
+@hookimpl
+def register_personas(register: Callable[[Persona], None]) -> None:
+    """AgentChangeBench's five persona keys for banking, airline and retail, in our own words."""
+    for persona in changebench_personas():
+        register(persona)

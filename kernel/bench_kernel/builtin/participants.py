@@ -16,6 +16,7 @@ import attrs
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.markers import hookimpl
+from bench_kernel.tasks.personas import Persona
 from bench_kernel.tasks.schema import Action, StructuredUserInstructions
 
 STOP = "###STOP###"
@@ -203,6 +204,22 @@ def register_agents(register: Callable[[Agent], None]) -> None:
     """The oracle and do-nothing agents."""
     register(OracleAgent())
     register(DoNothingAgent())
+
+
+EXPERTISE = {
+    "Easy": ("You are comfortable with everyday technology. You follow instructions one step at a time, say what you see, "
+             "and ask when a word is new to you. You stay friendly and patient."),
+    "Hard": ("Technology makes you uneasy and technical words confuse you. You need reassurance, worry that a step might "
+             "break something, ask before doing it, and give details only when asked."),
+}
+
+
+@hookimpl
+def register_personas(register: Callable[[Persona], None]) -> None:
+    """MM-tau-p²'s expertise levels for any domain: None (no persona), Easy and Hard, in our own words."""
+    register(Persona(key="None", text=None, description="No persona."))
+    for key, text in EXPERTISE.items():
+        register(Persona(key=key, text=text, description=f"Expertise level {key} (our wording)."))
 
 
 @hookimpl

@@ -32,6 +32,7 @@ from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
+from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
 
@@ -41,6 +42,7 @@ BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
+OPTIONAL_IDENTITY = ("persona", "persona_file")
 
 
 @attrs.frozen(kw_only=True)
@@ -69,6 +71,10 @@ class RunConfig:
     user_options: dict[str, Any] = attrs.field(factory=dict)
     models: dict[str, ModelConfig] = attrs.field(factory=dict)
     """Model per role (agent, user, judge); keys are named by variable, never stored."""
+    persona: str | None = None
+    """Give every task this registered persona (its key is kept as the conversations' `persona` attribute)."""
+    persona_file: str | None = None
+    """A JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json)."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -82,6 +88,9 @@ class RunConfig:
         data = unstructure(self)
         for key in EXECUTION_ONLY:
             data.pop(key)
+        for key in OPTIONAL_IDENTITY:  # left out while unset, so runs configured before they existed keep their ids
+            if data.get(key) is None:
+                data.pop(key, None)
         for role in data["models"].values():
             for key in ("timeout_s", "max_concurrency", "max_retries"):
                 role.pop(key)
@@ -95,6 +104,8 @@ class RunConfig:
         identity = self.identity()
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
+            if "persona_file" in identity:
+                identity["persona_file"] = "content in task_sets"
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
@@ -183,8 +194,18 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
     check_toolkits(data, plugin)
     check_fit(data, str(where))
+    data = _with_personas(registry, config, data)
     problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
     return attrs.evolve(data, task_problems=problems) if problems else data
+
+
+def _with_personas(registry: Registry, config: RunConfig, data: DomainData) -> DomainData:
+    """Persona keys of the tasks (or the run's --persona) replaced by their texts."""
+    registered = [registry.get("persona", name) for name in registry.names("persona")]
+    overrides = read_persona_file(Path(config.persona_file)) if config.persona_file else None
+    texts = persona_texts(registered, data.name, overrides)
+    tasks = apply_personas(data.tasks, texts, forced=config.persona)
+    return data if tasks == data.tasks else attrs.evolve(data, tasks=tasks)
 
 
 def _only_domain(registry: Registry) -> str:

@@ -1,0 +1,49 @@
+"""Persona keys become texts per domain; AgentChangeBench's own persona file overrides ours; --persona applies to any task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench_kernel import ConfigError, RunConfig, Store, run
+from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.run.runner import load_domain
+
+ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench"
+
+
+def airline_tasks() -> Path:
+    path = ACB / "airline" / "tasks_new.json"
+    if not path.is_file():
+        pytest.skip(f"AgentChangeBench's task files are not at {ACB} (they live in ../shared/reference)")
+    return path
+
+
+def test_keys_get_our_texts_per_domain_and_the_key_is_kept() -> None:
+    registry = collect(get_plugin_manager(["airline", "changebench"]))
+    data = load_domain(registry, RunConfig(domain="airline", tasks_file=str(airline_tasks())))
+    task = data.tasks[0]
+    assert task.attributes["persona"] == "EASY_1"
+    assert "flight reservations" in (task.user_scenario.persona or "")
+
+
+def test_agentchangebenchs_persona_file_overrides_our_texts() -> None:
+    registry = collect(get_plugin_manager(["airline", "changebench"]))
+    config = RunConfig(domain="airline", tasks_file=str(airline_tasks()), persona_file=str(ACB / "airline" / "user_personas.json"))
+    data = load_domain(registry, config)
+    texts = json.loads((ACB / "airline" / "user_personas.json").read_text())
+    assert data.tasks[0].user_scenario.persona == texts[data.tasks[0].attributes["persona"]]
+
+
+def test_persona_applies_to_any_domains_tasks_and_is_stored(tmp_path: Path) -> None:
+    summary = run(RunConfig(domain="mock", plugins=["mock"], persona="Hard", baseline=False, num_tasks=2), tmp_path / "r.db")
+    store = Store(tmp_path / "r.db")
+    try:
+        rows = store.conversations(summary.run_id)
+    finally:
+        store.close()
+    assert [json.loads(r["attributes_json"])["persona"] for r in rows] == ["Hard", "Hard"]
+    with pytest.raises(ConfigError, match="unknown persona 'MEDIUM_9'"):
+        run(RunConfig(domain="mock", plugins=["mock"], persona="MEDIUM_9"), tmp_path / "s.db")
