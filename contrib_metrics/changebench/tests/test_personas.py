@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_kernel import ConfigError, RunConfig, Store, run
-from bench_kernel.plugins import collect, get_plugin_manager
-from bench_kernel.run.runner import load_domain
+from bench_kernel import ConfigError, RunConfig, Store, collect, get_plugin_manager, load_domain, run
 
 ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench"
 
