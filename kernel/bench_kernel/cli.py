@@ -132,6 +132,10 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
 @click.option("--persona-file", type=click.Path(dir_okay=False, exists=True),
               help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).")
+@click.option("--shifts", type=click.IntRange(1), help="Goal shifts per conversation: chain each task with this many following tasks.")
+@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True),
+              help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')
+@click.option("--turns-per-goal", type=click.IntRange(1), help="The scripted user moves on after this many turns on one goal.")
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
 @click.option("--num-tasks", type=click.IntRange(1), help="Run only the first N tasks.")

@@ -173,7 +173,9 @@ class Generator:
         return self.wording.with_messages(intent.assertions(fixable, self.subject))
 
     def _scenario(self, intent: Intent, composition: Composition, persona: str, env: Environment) -> dict[str, Any]:
-        return self.wording.scenario(intent, persona, env)
+        # Attributes are ours (tau2's tasks have none): reports break figures down by them.
+        attributes = {"intent": intent.name, "persona": persona, "faults": str(len(composition.subtasks))}
+        return {**self.wording.scenario(intent, persona, env), "attributes": attributes}
 
     def catalogue(self) -> list[tuple[Composer, Composition, str]]:
         """Every composition of every intent with its persona, in task order (cheap: nothing is built)."""

@@ -13,11 +13,13 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.events import GoalShift
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.markers import hookimpl
 from bench_kernel.tasks.personas import Persona
 from bench_kernel.tasks.schema import Action, StructuredUserInstructions
+from bench_kernel.tasks.shifts import PLAN
 
 STOP = "###STOP###"
 DEVICE_REQUEST = "Please do this on your device: "
@@ -36,19 +38,34 @@ class OracleSession(AgentSession):
     position: int = 0
     finished: bool = False
 
+    closed_goal: int = -1
+
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
-        """The next gold action, a device request, or the closing message."""
-        actions = self.setup.task.oracle_actions()
+        """The next gold action (of the goals raised so far), a device request, or the closing message."""
+        actions = self._actions_so_far()
         if self.position < len(actions):
             action = actions[self.position]
             self.position += 1
             return self._perform(action)
-        if self.setup.mode is Mode.NO_USER:
+        if self.setup.mode is Mode.NO_USER and self.position >= len(self.setup.task.oracle_actions()):
             return AssistantMessage(content=f"{self._closing()} {STOP}")
-        if self.finished:
+        goal = self._current_goal()
+        if self.closed_goal >= goal:
             return AssistantMessage(content="Is there anything else I can help you with?")
-        self.finished = True
+        self.closed_goal = goal
         return AssistantMessage(content=self._closing())
+
+    def _current_goal(self) -> int:
+        return len(self.setup.events.typed(GoalShift))
+
+    def _actions_so_far(self) -> list[Action]:
+        """Every action without a shift plan; with one, the actions of the goals the user has raised (or all, alone)."""
+        actions = self.setup.task.oracle_actions()
+        plan = self.setup.task.extension(PLAN)
+        if plan is None or self.setup.mode is Mode.NO_USER:
+            return actions
+        goal = self._current_goal()
+        return [a for a in actions if plan.goal_of(a.action_id) <= goal]
 
     def _perform(self, action: Action) -> AssistantMessage:
         if action.requestor == "user" and self.setup.mode is not Mode.NO_USER:
@@ -119,25 +136,42 @@ class ScriptedSession(UserSession):
         # A task history in which the user already spoke has said the opening line.
         self.spoken = int(any(isinstance(m, UserMessage) and m.has_text() for m in self.setup.history))
 
+    turns_on_goal: int = 0
+
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
-        """The requested device actions, the next scripted line, or the stop token."""
+        """The requested device actions, the next scripted line (the next goal, with a shift plan), or the stop token."""
+        self.turns_on_goal += 1
         if incoming and all(isinstance(m, ToolMessage) for m in incoming):
             results = "; ".join(m.content or "" for m in incoming if isinstance(m, ToolMessage))
             return UserMessage(content=f"I did that. The result was: {results}")
+        lines = self._lines()
+        plan = self.setup.task.extension(PLAN)
+        limit = plan.turns_per_goal if plan is not None else None
+        if limit is not None and self.turns_on_goal > limit and 0 < self.spoken < len(lines):
+            return self._say(lines[self.spoken], reason=f"after {limit} turns on the goal")
         requested = self._requested_calls(_last_text(incoming))
         if requested:
             return UserMessage(tool_calls=requested)
-        lines = self._lines()
         if self.spoken < len(lines):
-            return self._say(lines[self.spoken])
+            return self._say(lines[self.spoken], reason="the agent finished the goal")
         return UserMessage(content=f"Thank you, that is all. {STOP}")
 
-    def _say(self, line: str) -> UserMessage:
+    def _say(self, line: str, *, reason: str = "") -> UserMessage:
+        plan = self.setup.task.extension(PLAN)
+        if plan is not None and self.spoken > 0:
+            # The event is stamped with the index of the message about to be sent: the true shift turn.
+            goals = plan.goals
+            self.setup.events.emit(GoalShift(goal_index=self.spoken, goal=goals[self.spoken].task_id,
+                                             previous_goal=goals[self.spoken - 1].task_id, reason=reason), source="scripted")
         self.spoken += 1
+        self.turns_on_goal = 0
         return UserMessage(content=line)
 
     def _lines(self) -> list[str]:
         scenario = self.setup.task.user_scenario
+        plan = self.setup.task.extension(PLAN)
+        if plan is not None:
+            return [goal.opening for goal in plan.goals]
         if scenario.script:
             return list(scenario.script)
         return [opening_line(scenario.instructions)]

@@ -34,6 +34,7 @@ from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_
 from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
 from bench_kernel.tasks.schema import Task
+from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
 from bench_kernel.tools.environment import Environment
 
 log = structlog.get_logger()
@@ -42,7 +43,7 @@ BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
-OPTIONAL_IDENTITY = ("persona", "persona_file")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +76,12 @@ class RunConfig:
     """Give every task this registered persona (its key is kept as the conversations' `persona` attribute)."""
     persona_file: str | None = None
     """A JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json)."""
+    shifts: int | None = None
+    """Chain every task with this many of the domain's following tasks: a goal-shift run on any domain."""
+    shift_plan: str | None = None
+    """A JSON list of {task, then: [ids]}: the chains to run instead of --shifts."""
+    turns_per_goal: int | None = None
+    """The scripted user moves to its next goal after this many of its turns even when the agent has not finished."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -231,6 +238,35 @@ def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
     return tasks
 
 
+def shifted_tasks(data: DomainData, tasks: list[Task], config: RunConfig, registry: Registry | None = None) -> list[Task]:
+    """The run's tasks chained into goal-shift tasks when the run asks for it (--shifts, --shift-plan), or when a
+    loaded metric measures shifts (`default_shifts`, e.g. bench-gsrt) and the tasks have no shifts of their own."""
+    shifts = config.shifts or (_default_shifts(registry, tasks) if not config.shift_plan else None)
+    if not shifts and not config.shift_plan:
+        return tasks
+
+    def sound(task: Task) -> bool:
+        try:
+            gold = replay_gold(data, task)
+        except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
+            return False
+        return not gold.action_errors and all(c.met for c in gold.assertion_checks)
+
+    if config.shift_plan:
+        return named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
+    return plan_chains(tasks, data.tasks, shifts or 0, sound, config.turns_per_goal)
+
+
+def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
+    if registry is None or any("goal_shifts" in t.extensions for t in tasks):
+        return None  # tasks that carry their own goal shifts (AgentChangeBench's) are run as they are
+    wanted = [getattr(m, "default_shifts", None) for m in registry.components.get("metric", {}).values()]
+    found = max((w for w in wanted if isinstance(w, int) and w > 0), default=None)
+    if found:
+        log.info("run.shifts", shifts=found, why="a loaded metric measures goal shifts; --shifts or --shift-plan to choose")
+    return found
+
+
 def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
     """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
     wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
@@ -314,7 +350,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     plugins = plugins or get_plugin_manager(config.plugins)
     registry = collect(plugins)
     data = load_domain(registry, config)
-    tasks = select_tasks(data, config)
+    tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
     parts = resolve_components(registry, config, data, tasks)
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
