@@ -68,7 +68,17 @@ from bench_kernel.modelhub.api import (
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.report.sections import ReportSection, Section, SectionTable
 from bench_kernel.report.view import RunView
-from bench_kernel.run.runner import RunConfig, RunSummary, component_values, load_domain, run, run_async
+from bench_kernel.run.runner import (
+    MetricInputs,
+    RunConfig,
+    RunSummary,
+    component_values,
+    load_domain,
+    run,
+    run_async,
+    score_metrics,
+    task_vocabulary,
+)
 from bench_kernel.serialization import (
     canonical_json,
     converter,
@@ -160,6 +170,7 @@ __all__ = [
     "Message",
     "Metric",
     "MetricContext",
+    "MetricInputs",
     "MetricResult",
     "MetricValue",
     "Mode",
@@ -251,8 +262,10 @@ __all__ = [
     "require_db",
     "run",
     "run_async",
+    "score_metrics",
     "structure",
     "structure_tasks",
+    "task_vocabulary",
     "tool",
     "unstructure",
     "utc_now",

@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import inspect
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +203,7 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     check_fit(data, str(where))
     data = _with_personas(registry, config, data)
     problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
-    return attrs.evolve(data, task_problems=problems) if problems else data
+    return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
 def _with_personas(registry: Registry, config: RunConfig, data: DomainData) -> DomainData:
@@ -549,16 +549,25 @@ class MetricInputs:
     events: EventLog
     final_env: Environment
     gold: GoldReplay
-    models: ConversationModels
+    models: ConversationModels | None = None
 
 
 async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,
                                 inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
+    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge)
+
+
+async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: ConversationResult, inputs: MetricInputs, *,
+                        judge: Judge | None = None) -> tuple[list[MetricValue], list[PluginRows]]:
+    """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception.
+
+    Runs call it for each conversation; importers call it for conversations built elsewhere.
+    """
     values: list[MetricValue] = []
     rows: list[PluginRows] = []
-    for plugin, metric in ctx.metrics:
+    for plugin, metric in metrics:
         context = MetricContext(task=inputs.task, result=result, events=inputs.events, final_env=inputs.final_env,
-                                gold=inputs.gold, judge=ctx.judge, models=inputs.models,
+                                gold=inputs.gold, judge=judge, models=inputs.models,
                                 role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}")
         try:
             values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))

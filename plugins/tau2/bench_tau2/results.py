@@ -13,11 +13,16 @@ import structlog
 
 from bench_kernel import (
     AssistantMessage,
+    Check,
     ConfigError,
     ConversationResult,
     DomainData,
+    EventLog,
     Judge,
+    JudgeRequest,
     Message,
+    Metric,
+    MetricInputs,
     MetricValue,
     PluginSet,
     RewardInfo,
@@ -25,6 +30,7 @@ from bench_kernel import (
     Store,
     SystemMessage,
     Task,
+    TaskVocabulary,
     TerminationReason,
     ToolCall,
     ToolMessage,
@@ -38,7 +44,10 @@ from bench_kernel import (
     read_json,
     replay_gold,
     replay_trajectory,
+    score_metrics,
     structure,
+    structure_tasks,
+    task_vocabulary,
     unstructure,
     utc_now,
 )
@@ -162,19 +171,21 @@ def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | N
     registry = collect(plugins or get_plugin_manager())
     domain_name = (document.get("info") or {}).get("environment_info", {}).get("domain_name")
     data = load_domain(registry, RunConfig(domain=domain_name, data_dir=data_dir))
-    tasks = _tasks(document, data, path)
+    tasks = _tasks(document, data, path, task_vocabulary(registry))
     judge_obj: Judge | None = registry.get("judge", judge) if judge else None
+    metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
     store = Store(store_path, registry.migrations)
     try:
-        return asyncio.run(_import(document, path, data, tasks, judge_obj, store))
+        return asyncio.run(_import(document, path, data, tasks, judge_obj, store, metrics))
     finally:
         store.close()
 
 
-def _tasks(document: dict[str, Any], data: DomainData, path: Path) -> dict[str, Task]:
+def _tasks(document: dict[str, Any], data: DomainData, path: Path, vocabulary: TaskVocabulary) -> dict[str, Task]:
+    """The domain's tasks, plus the file's own (plugin-owned fields such as goal_shifts parsed by their plugins)."""
     tasks = {t.id: t for t in data.tasks}
     for i, raw in enumerate(document.get("tasks") or []):
-        task = structure(_known_keys(raw, Task), Task, source=str(path), root=f"$.tasks[{i}]")
+        [task] = structure_tasks([_known_keys(raw, Task)], vocabulary, source=str(path), root=f"$.tasks[{i}]")
         tasks.setdefault(task.id, task)
     return tasks
 
@@ -186,7 +197,7 @@ def _known_keys(raw: dict[str, Any], cls: type) -> dict[str, Any]:
 
 
 async def _import(document: dict[str, Any], path: Path, data: DomainData, tasks: dict[str, Task], judge: Judge | None,
-                  store: Store) -> ImportSummary:
+                  store: Store, metrics: list[tuple[str, Metric]]) -> ImportSummary:
     run_id = "import-" + hashlib.sha256(path.read_bytes()).hexdigest()[:10]
     info = document.get("info") or {}
     config = {"imported_from": str(path), "domain": data.name, "agent": (info.get("agent_info") or {}).get("implementation"),
@@ -198,8 +209,9 @@ async def _import(document: dict[str, Any], path: Path, data: DomainData, tasks:
     for i, sim in enumerate(document["simulations"]):
         if ("agent", sim["task_id"], int(sim.get("trial") or 0)) in done:
             continue
-        result, theirs = await _rescore(run_id, sim, tasks, data, judge, path, i)
-        store.save_conversation(result, _values(result, theirs))
+        result, theirs, inputs, used = await _rescore(run_id, sim, tasks, data, judge, path, i)
+        values, rows = await score_metrics(metrics, result, inputs, judge=used)
+        store.save_conversation(result, [*_values(result, theirs), *values], plugin_rows=rows)
         same = theirs is not None and result.reward is not None and abs(theirs - result.reward) < 1e-6
         agreeing += same
         if not same:
@@ -210,7 +222,7 @@ async def _import(document: dict[str, Any], path: Path, data: DomainData, tasks:
 
 
 async def _rescore(run_id: str, sim: dict[str, Any], tasks: dict[str, Task], data: DomainData, judge: Judge | None,
-                   path: Path, index: int) -> tuple[ConversationResult, float | None]:
+                   path: Path, index: int) -> tuple[ConversationResult, float | None, MetricInputs, Judge | None]:
     task_id = sim["task_id"]
     if task_id not in tasks:
         raise ConfigError(f"{path}: task {task_id!r} @ $.simulations[{index}] is in neither the file nor domain {data.name!r}")
@@ -218,16 +230,42 @@ async def _rescore(run_id: str, sim: dict[str, Any], tasks: dict[str, Task], dat
     messages = [_message(m, path, f"$.simulations[{index}].messages[{j}]") for j, m in enumerate(sim.get("messages") or [])]
     termination = _termination(sim.get("termination_reason"))
     env = replay_trajectory(data, task, messages)
-    reward_info = await evaluate(task, messages, termination, env, replay_gold(data, task), judge=judge,
-                                 seed=int(sim.get("seed") or 0))
+    used = judge or ImportedVerdicts.of(sim)
+    gold = replay_gold(data, task)
+    reward_info = await evaluate(task, messages, termination, env, gold, judge=used, seed=int(sim.get("seed") or 0))
     theirs = (sim.get("reward_info") or {}).get("reward")
     result = ConversationResult(
         run_id=run_id, arm="agent", task_id=task_id, trial=int(sim.get("trial") or 0), seed=int(sim.get("seed") or 0),
         agent="imported", user="imported", termination_reason=termination, messages=messages, reward_info=reward_info,
         started_utc=str(sim.get("start_time") or utc_now()), ended_utc=str(sim.get("end_time") or utc_now()),
         duration_ms=int(1000 * float(sim.get("duration") or 0)), agent_cost=sim.get("agent_cost"), user_cost=sim.get("user_cost"),
+        attributes={**task.attributes, **({"simulation_id": str(sim["id"])} if sim.get("id") else {})},
     )
-    return result, theirs
+    return result, theirs, MetricInputs(task=task, events=EventLog(), final_env=env, gold=gold), used
+
+
+@attrs.define(kw_only=True)
+class ImportedVerdicts(Judge):
+    """The NL-assertion verdicts a results file recorded, standing in for a judge when none is configured."""
+
+    name: str = "imported"
+    verdicts: dict[str, tuple[bool, str]] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, sim: dict[str, Any]) -> ImportedVerdicts | None:
+        """The simulation's recorded verdicts, or None when it has none."""
+        info = sim.get("reward_info") or {}
+        found = info.get("nl_assertions") or ((info.get("info") or {}).get("tsr_details") or {}).get("nl_assertion_details") or []
+        verdicts = {v["nl_assertion"]: (bool(v.get("met")), str(v.get("justification") or "")) for v in found
+                    if isinstance(v, dict) and "nl_assertion" in v}
+        return cls(verdicts=verdicts) if verdicts else None
+
+    async def judge(self, request: JudgeRequest) -> list[Check]:
+        """The recorded verdict of each assertion, marked as imported (an assertion the file did not judge is an error)."""
+        missing = [a for a in request.assertions if a not in self.verdicts]
+        if missing:
+            raise ConfigError(f"the results file has no verdict for: {missing[0]!r}")
+        return [Check(subject=a, met=self.verdicts[a][0], detail=f"imported verdict: {self.verdicts[a][1]}") for a in request.assertions]
 
 
 def _message(raw: dict[str, Any], path: Path, root: str) -> Message:
