@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import GoalShift, Metric, MetricContext, MetricResult, RunView, Task
+from bench_kernel import AssistantMessage, GoalShift, Judge, JudgeRequest, Metric, MetricContext, MetricResult, RunView, Task, UserMessage
 
 from .recovery import Recovery, Shift, recover
 
@@ -52,6 +52,9 @@ class GoalShiftRecovery(Metric):
         shifts = shifts_of(context)
         ends: list[int | None] = [s.turn for s in shifts[1:]] + [None] if shifts else []
         recoveries = [recover(context.messages, s, until) for s, until in zip(shifts, ends, strict=True)]
+        judge = context.judge if context.judge is not None and context.judge.name != "imported" else None
+        if judge is not None:
+            recoveries = [await judged(judge, context, r, until) for r, until in zip(recoveries, ends, strict=True)]
         values: dict[str, float | None] = {"": _rate(recoveries, lambda r: r.recovered), "shifts": float(len(shifts)),
                                            "transfer_rate": _rate(recoveries, lambda r: r.transferred)}
         for step in DELTAS:
@@ -75,6 +78,26 @@ class GoalShiftRecovery(Metric):
         for position, members in sorted(by_position.items()):
             out.update(_figures(f" shift={position}", members, brief=True))
         return out
+
+
+CANDIDATES = 6
+"""Agent messages after a shift that a model judge is asked about (the first it says takes up the new goal wins)."""
+
+
+async def judged(judge: Judge, context: MetricContext, recovery: Recovery, until: int | None) -> Recovery:
+    """The recovery with its acknowledgement decided by the run's judge (an LLM judge through its model role)."""
+    messages = context.messages
+    shift = recovery.shift
+    said = messages[shift.turn].content if isinstance(messages[shift.turn], UserMessage) else ""
+    end = len(messages) if until is None else until
+    candidates = [i for i in range(shift.turn + 1, end) if isinstance(messages[i], AssistantMessage)][:CANDIDATES]
+    if not candidates:
+        return attrs.evolve(recovery, acknowledgment_turn=None)
+    statements = [f"Message {i} (from the agent) takes up the customer's new request, which was: {said!r}" for i in candidates]
+    checks = await judge.judge(JudgeRequest(task=context.task, messages=messages, assertions=statements,
+                                            seed=context.result.seed, models=context.models))
+    ack = next((i for i, check in zip(candidates, checks, strict=False) if check.met), None)
+    return attrs.evolve(recovery, acknowledgment_turn=ack)
 
 
 def _figures(suffix: str, shifts: list[dict[str, Any]], *, brief: bool = False) -> dict[str, float | None]:

@@ -66,3 +66,27 @@ def test_recovery_is_looked_for_only_until_the_next_shift(until: int | None) -> 
                             AssistantMessage(content="Adding your checked baggage now."))
     r = recover(messages, SHIFT, until)
     assert r.acknowledgment_turn == (None if until == 5 else 6)
+
+
+def test_a_configured_judge_decides_the_acknowledgement() -> None:
+    import asyncio
+
+    from bench_gsrt.metric import judged
+
+    from bench_kernel import Check, ConversationResult, EventLog, Judge, JudgeRequest, MetricContext, Task, TerminationReason, UserScenario
+
+    class SaysFirst(Judge):
+        """A judge that accepts only the first candidate message (the words alone would pick the second)."""
+
+        async def judge(self, request: JudgeRequest) -> list[Check]:
+            return [Check(subject=a, met=i == 0, detail="scripted") for i, a in enumerate(request.assertions)]
+
+    messages = conversation(AssistantMessage(content="Sure."), AssistantMessage(content="Adding a checked baggage now."))
+    task = Task(id="t", user_scenario=UserScenario(instructions="x"))
+    result = ConversationResult(run_id="r", arm="agent", task_id="t", trial=0, seed=1, agent="a", user="u",
+                                termination_reason=TerminationReason.USER_STOP, messages=messages, reward_info=None,
+                                started_utc="", ended_utc="", duration_ms=0)
+    context = MetricContext(task=task, result=result, events=EventLog(), final_env=None, gold=None)  # type: ignore[arg-type]
+    by_words = recover(messages, SHIFT)
+    assert by_words.acknowledgment_turn == 5
+    assert asyncio.run(judged(SaysFirst(name="scripted"), context, by_words, None)).acknowledgment_turn == 4
