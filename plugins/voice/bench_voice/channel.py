@@ -1,0 +1,122 @@
+"""The voice channel: what the user says is spoken, mixed with noise and recognised before the agent reads it.
+
+Per user turn the conversation's events keep a `voice.turn` record: the text meant and heard, the
+word error rate, the audio's sha256 and duration, the noise level, and each engine's latency (the
+kernel adds a `channel.transcript` event when meant and heard differ). With `keep_audio=DIR` the
+noisy recordings are written there, named by conversation seed and turn. With `listen=true` the
+agent's replies go through the same path before the user simulator reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+
+from bench_kernel import (
+    AssistantMessage,
+    Audio,
+    Channel,
+    ChannelSession,
+    ConversationSetup,
+    SpeechRequest,
+    TranscriptionRequest,
+    UserMessage,
+)
+
+from .audio import digest, read_wav, with_noise, word_error_rate, write_wav
+
+CONTROL = re.compile(r"###[A-Z-]+###")
+
+
+@attrs.frozen(kw_only=True)
+class VoiceTurn:
+    """One message through the voice channel."""
+
+    kind: ClassVar[str] = "voice.turn"
+    speaker: str
+    meant: str
+    heard: str
+    wer: float
+    audio_sha256: str
+    seconds: float
+    snr_db: float | None
+    tts_ms: int | None
+    asr_ms: int | None
+
+
+@attrs.define
+class VoiceSession(ChannelSession):
+    """The voice path for one conversation."""
+
+    setup: ConversationSetup
+    turn: int = 0
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The run's channel options."""
+        return dict(self.setup.channel_options)
+
+    async def to_agent(self, message: UserMessage) -> UserMessage:
+        """The user's words as the agent hears them."""
+        if not message.content:
+            return message
+        return attrs.evolve(message, content=await self._through(message.content, "user"))
+
+    async def to_user(self, message: AssistantMessage) -> AssistantMessage:
+        """The agent's words as the user hears them (only when the user simulator listens)."""
+        if not message.content or not self.options.get("listen"):
+            return message
+        return attrs.evolve(message, content=await self._through(message.content, "agent"))
+
+    async def _through(self, text: str, speaker: str) -> str:
+        # Control tokens (###STOP###) are not speech: they cross the channel as they are.
+        tokens = CONTROL.findall(text)
+        spoken_text = CONTROL.sub("", text).strip()
+        if not spoken_text:
+            return text
+        heard = await self._speak_and_hear(spoken_text, speaker)
+        return " ".join([heard, *tokens]) if tokens else heard
+
+    async def _speak_and_hear(self, text: str, speaker: str) -> str:
+        self.turn += 1
+        models = self.setup.models
+        spoken: Audio = await models.synthesize("tts", SpeechRequest(text=text))
+        snr = self.options.get("snr_db")
+        data = spoken.data
+        if snr is not None:
+            seed = int(hashlib.sha256(f"{self.setup.seed}:{self.turn}".encode()).hexdigest()[:12], 16)
+            data = write_wav(with_noise(read_wav(spoken.data), float(snr), seed))
+        heard = await models.transcribe("asr", TranscriptionRequest(audio=Audio(data=data, sample_rate=spoken.sample_rate)))
+        self._keep(data)
+        pcm = read_wav(data)
+        self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(text, heard.text),
+                                         audio_sha256=digest(data), seconds=round(pcm.seconds, 3),
+                                         snr_db=None if snr is None else float(snr), tts_ms=spoken.latency_ms,
+                                         asr_ms=heard.latency_ms), source="voice")
+        return heard.text
+
+    def _keep(self, data: bytes) -> None:
+        folder = self.options.get("keep_audio")
+        if folder:
+            path = Path(str(folder))
+            path.mkdir(parents=True, exist_ok=True)
+            (path / f"{self.setup.task.id[:80].replace('/', '_')}-{self.setup.seed}-{self.turn:03d}.wav").write_bytes(data)
+
+
+@attrs.define(kw_only=True)
+class VoiceChannel(Channel):
+    """User text -> speech (tts) -> optional noise (snr_db) -> recognition (asr) -> agent."""
+
+    name: str = "voice"
+    description: str = "Spoken user turns: TTS, noise at --channel-option snr_db=N, ASR (offline piper + faster-whisper by default)."
+    model_roles: tuple[str, ...] = ("tts", "asr")
+    default_models: dict[str, dict[str, Any]] = attrs.field(factory=lambda: {
+        "tts": {"backend": "piper", "model": "joe"}, "asr": {"backend": "faster-whisper", "model": "tiny.en"}})
+
+    def start(self, setup: ConversationSetup) -> ChannelSession:
+        """A voice session for one conversation."""
+        return VoiceSession(setup)
