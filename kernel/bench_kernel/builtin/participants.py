@@ -152,9 +152,17 @@ class ScriptedSession(UserSession):
         requested = self._requested_calls(_last_text(incoming))
         if requested:
             return UserMessage(tool_calls=requested)
+        if self.spoken and "repeat" in _last_text(incoming).lower():
+            return UserMessage(content=self._repeated(lines[self.spoken - 1]))
         if self.spoken < len(lines):
             return self._say(lines[self.spoken], reason="the agent finished the goal")
         return UserMessage(content=f"Thank you, that is all. {STOP}")
+
+    def _repeated(self, line: str) -> str:
+        """Asked to say it again (e.g. misheard over a voice channel): what the user knows, else the last line."""
+        instructions = self.setup.task.user_scenario.instructions
+        known = None if isinstance(instructions, str) else instructions.known_info
+        return known or line
 
     def _say(self, line: str, *, reason: str = "") -> UserMessage:
         plan = self.setup.task.extension(PLAN)

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import attrs
 
-from bench_kernel import Channel, Model, ModelConfig, SpeechClient, TranscriptionClient, hookimpl
+from bench_kernel import Agent, Channel, Metric, Model, ModelConfig, SpeechClient, TranscriptionClient, hookimpl
 
 from .channel import VoiceChannel
 
-__all__ = ["VoiceChannel", "register_channels", "register_models"]
+__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models"]
 
 
 @attrs.define(kw_only=True)
@@ -46,6 +46,22 @@ def register_models(register: Callable[[Model], None]) -> None:
     """The offline speech engines."""
     register(PiperModel())
     register(WhisperModel())
+
+
+@hookimpl
+def register_agents(register: Callable[[Agent], None]) -> None:
+    """The listening oracle (acts on what it heard)."""
+    from .listening import ListeningOracle
+
+    register(ListeningOracle())
+
+
+@hookimpl
+def register_metrics(register: Callable[[Metric], None]) -> None:
+    """Word error rate and critical-field accuracy of voice runs."""
+    from .metric import VoiceQuality
+
+    register(VoiceQuality())
 
 
 @hookimpl

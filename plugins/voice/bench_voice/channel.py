@@ -28,6 +28,7 @@ from bench_kernel import (
 )
 
 from .audio import digest, read_wav, with_noise, word_error_rate, write_wav
+from .fields import accuracy, fields_in, for_speech
 
 CONTROL = re.compile(r"###[A-Z-]+###")
 
@@ -46,6 +47,10 @@ class VoiceTurn:
     snr_db: float | None
     tts_ms: int | None
     asr_ms: int | None
+    fields_said: int = 0
+    fields_heard: int = 0
+    misheard: list[dict[str, str]] = attrs.Factory(list)
+    """The critical fields said but not heard exactly: kind, meant, heard."""
 
 
 @attrs.define
@@ -84,7 +89,7 @@ class VoiceSession(ChannelSession):
     async def _speak_and_hear(self, text: str, speaker: str) -> str:
         self.turn += 1
         models = self.setup.models
-        spoken: Audio = await models.synthesize("tts", SpeechRequest(text=text))
+        spoken: Audio = await models.synthesize("tts", SpeechRequest(text=for_speech(text)))
         snr = self.options.get("snr_db")
         data = spoken.data
         if snr is not None:
@@ -93,10 +98,12 @@ class VoiceSession(ChannelSession):
         heard = await models.transcribe("asr", TranscriptionRequest(audio=Audio(data=data, sample_rate=spoken.sample_rate)))
         self._keep(data)
         pcm = read_wav(data)
-        self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(text, heard.text),
+        right, said, misheard = accuracy(fields_in(text), heard.text)
+        self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(for_speech(text), heard.text),
                                          audio_sha256=digest(data), seconds=round(pcm.seconds, 3),
                                          snr_db=None if snr is None else float(snr), tts_ms=spoken.latency_ms,
-                                         asr_ms=heard.latency_ms), source="voice")
+                                         asr_ms=heard.latency_ms, fields_said=said, fields_heard=right, misheard=misheard),
+                               source="voice")
         return heard.text
 
     def _keep(self, data: bytes) -> None:

@@ -34,3 +34,24 @@ def test_piper_and_whisper_carry_a_telecom_conversation_offline(tmp_path: Path) 
     assert row["reward"] == 1.0
     assert turns and turns[0]["wer"] < 0.2  # the opening line, recognised almost word for word
     assert all(t["tts_ms"] is not None and t["asr_ms"] is not None for t in turns)
+
+
+@pytest.mark.skipif(bool(MISSING), reason=f"bench-voice[engines] extra not installed: {INSTALL}")
+def test_with_real_engines_noise_makes_the_listening_oracle_fail_on_a_misheard_phone_number(tmp_path: Path) -> None:
+    def reward(snr: float | None, folder: str) -> tuple[float, list[dict]]:
+        summary = run(RunConfig(domain="telecom", plugins=["telecom", "voice"], channel="voice", agent="listening-oracle",
+                                baseline=False, task_ids=["[service_issue]airplane_mode_on[PERSONA:None]"],
+                                channel_options=None if snr is None else {"snr_db": snr}), tmp_path / folder / "r.db")
+        store = Store(tmp_path / folder / "r.db")
+        try:
+            [row] = store.conversations(summary.run_id)
+            [cfa] = store.db.query("select details_json from metric_values where metric = 'voice.cfa'")
+        finally:
+            store.close()
+        return row["reward"], json.loads(cfa["details_json"])["misheard"]
+
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "noisy").mkdir()
+    assert reward(None, "clean")[0] == 1.0  # (Whisper tiny may drop a digit in the long opening; a repeat fixes it)
+    noisy_reward, misheard = reward(-2.0, "noisy")
+    assert noisy_reward == 0.0 and misheard and misheard[0]["meant"] == "612-555-0142"

@@ -1,0 +1,56 @@
+"""The voice metric: per conversation, word error rate and critical-field accuracy over the user's spoken turns;
+per run, both by noise level, with the misheard fields that explain failures."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import attrs
+
+from bench_kernel import Metric, MetricContext, MetricResult, RunView
+
+from .channel import VoiceTurn
+
+
+@attrs.define(kw_only=True)
+class VoiceQuality(Metric):
+    """WER and critical-field accuracy (CFA) of what the agent heard."""
+
+    name: str = "voice"
+    description: str = "Word error rate and critical-field accuracy of the user's spoken turns (voice channel runs)."
+
+    async def score(self, context: MetricContext) -> MetricResult:
+        """Mean WER over user turns; CFA = critical fields heard exactly / said (None when none was said)."""
+        turns = [t for _, t in context.events.typed(VoiceTurn) if t.speaker == "user"]
+        if not turns:
+            return MetricResult(values={"wer": None, "cfa": None})
+        said = sum(t.fields_said for t in turns)
+        misheard = [m for t in turns for m in t.misheard]
+        snr = turns[0].snr_db
+        return MetricResult(values={"wer": statistics.fmean(t.wer for t in turns),
+                                    "cfa": sum(t.fields_heard for t in turns) / said if said else None},
+                            details={"wer": {"snr_db": snr}, "cfa": {"snr_db": snr, "misheard": misheard}})
+
+    def summarize(self, view: RunView) -> dict[str, float | None]:
+        """WER and CFA by noise level, and the pass rate of conversations with and without a misheard field."""
+        rewards = {c["id"]: c["reward"] for c in view.conversations()}
+        by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        with_error: list[float] = []
+        clean: list[float] = []
+        for row in view.values(plugin=view.plugin):
+            details: dict[str, Any] = json.loads(row["details_json"] or "{}")
+            level = "clean" if details.get("snr_db") is None else f"{details['snr_db']:g} dB"
+            if row["value"] is not None:
+                by_level[level][row["metric"]].append(row["value"])
+            if row["metric"] == "voice.cfa" and rewards.get(row["conversation_id"]) is not None:
+                (with_error if details.get("misheard") else clean).append(rewards[row["conversation_id"]])
+        out: dict[str, float | None] = {}
+        for level, metrics in sorted(by_level.items()):
+            for metric, values in sorted(metrics.items()):
+                out[f"{metric.split('.')[-1]} at {level}"] = statistics.fmean(values)
+        out["pass rate, a critical field misheard"] = statistics.fmean(with_error) if with_error else None
+        out["pass rate, every critical field heard"] = statistics.fmean(clean) if clean else None
+        return out
