@@ -129,6 +129,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
 @click.option("--channel", default="identity", show_default=True,
               help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
+@click.option("--paired", is_flag=True, default=None,
+              help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons.")
 @click.option("--channel-option", "channel_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.")
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")

@@ -127,6 +127,25 @@ def test_the_uppercase_channel_changes_what_the_agent_hears_and_both_texts_are_k
     assert summary.status == "complete"
 
 
+def test_a_paired_run_plays_each_conversation_again_without_the_channel(tmp_path: Path) -> None:
+    go(tmp_path, channel="uppercase", paired=True)
+    rows = query(tmp_path, "select arm, channel, seed, id from conversations order by arm")
+    assert [(r["arm"], r["channel"]) for r in rows] == [("agent", "uppercase"), ("text", "identity")]
+    assert rows[0]["seed"] == rows[1]["seed"]
+    text_events = query(tmp_path, "select kind from conversation_events where conversation_id = ?", [rows[1]["id"]])
+    assert "channel.transcript" not in {e["kind"] for e in text_events}
+
+
+def test_a_channel_fills_the_model_roles_it_needs_with_its_defaults() -> None:
+    from bench_kernel.run.runner import with_channel_defaults
+
+    channel = bench_kernel.Channel(name="c", model_roles=("tts",), default_models={"tts": {"backend": "piper", "model": "joe"}})
+    config = with_channel_defaults(RunConfig(), channel)
+    assert (config.models["tts"].backend, config.models["tts"].model) == ("piper", "joe")
+    given = RunConfig(models={"tts": bench_kernel.ModelConfig(backend="openai", model="tts-1")})
+    assert with_channel_defaults(given, channel).models["tts"].backend == "openai"
+
+
 def test_an_unknown_channel_is_refused_before_the_run(tmp_path: Path) -> None:
     with pytest.raises(bench_kernel.BenchError, match="no channel named 'voice'"):
         go(tmp_path, channel="voice")

@@ -43,7 +43,10 @@ BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options")
+TEXT_ARM = "text"
+"""The arm of a paired run that plays each agent conversation again without the channel."""
+EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired")
 
 
 @attrs.frozen(kw_only=True)
@@ -84,6 +87,8 @@ class RunConfig:
     """The scripted user moves to its next goal after this many of its turns even when the agent has not finished."""
     channel_options: dict[str, Any] | None = None
     """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
+    paired: bool | None = None
+    """Also play every agent conversation without the channel (arm "text", same seed) to compare the modalities."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -272,6 +277,8 @@ def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
 def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
     """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
     wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
+    if config.paired:
+        wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
     if config.baseline and config.agent != BASELINE_AGENT:
         wanted += [Unit("baseline", task, 0) for task in tasks]
     todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
@@ -494,7 +501,8 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
 async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
                     t0: float) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
     config, task = ctx.config, unit.task
-    agent, user = (ctx.agent, ctx.user) if unit.arm == "agent" else (ctx.baseline_agent, ctx.baseline_user)
+    agent, user = (ctx.agent, ctx.user) if unit.arm in EVALUATED_ARMS else (ctx.baseline_agent, ctx.baseline_user)
+    channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
     seed = conversation_seed(config.seed, task.id, unit.trial)
     env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
     history = stamp_history(initial_messages(task.initial_state.message_history or [] if task.initial_state else [], config.mode))
@@ -503,9 +511,9 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
-        events=events, channel=ctx.channel.name, channel_options=dict(config.channel_options or {}),
+        events=events, channel=channel.name, channel_options=dict(config.channel_options or {}),
     )
-    convo = await _play(ctx, agent, user, setup, env, history, events)
+    convo = await _play(ctx, agent, user, setup, env, history, events, channel)
     assert convo.termination is not None
     gold = ctx.gold(task)
     reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
@@ -515,7 +523,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
-        agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=ctx.channel.name,
+        agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=channel.name,
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
     )
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
@@ -523,7 +531,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
 
 
 async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup: ConversationSetup, env: Environment,
-                history: list[Message], events: EventLog) -> Conversation:
+                history: list[Message], events: EventLog, channel_kind: Channel) -> Conversation:
     config = ctx.config
     limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
     sessions: list[Any] = []
@@ -533,7 +541,7 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         user_session = user.start(setup) if user is not None else None
         sessions.append(user_session)
         # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
-        channel = None if type(ctx.channel) is IdentityChannel else ctx.channel.start(setup)
+        channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
         sessions.append(channel)
         return await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits,
                                       channel=channel, events=events)
@@ -608,8 +616,8 @@ def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, fl
 
 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
-    agent = ctx.agent if unit.arm == "agent" else ctx.baseline_agent
-    user = ctx.user if unit.arm == "agent" else ctx.baseline_user
+    agent = ctx.agent if unit.arm in EVALUATED_ARMS else ctx.baseline_agent
+    user = ctx.user if unit.arm in EVALUATED_ARMS else ctx.baseline_user
     return ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
         seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,

@@ -53,4 +53,24 @@ class VoiceQuality(Metric):
                 out[f"{metric.split('.')[-1]} at {level}"] = statistics.fmean(values)
         out["pass rate, a critical field misheard"] = statistics.fmean(with_error) if with_error else None
         out["pass rate, every critical field heard"] = statistics.fmean(clean) if clean else None
+        out.update(modality_figures(view))
         return out
+
+
+def modality_figures(view: RunView) -> dict[str, float | None]:
+    """With --paired: MRS = pass^1 voice / pass^1 text, TO = agent messages voice / text - 1 (MM-tau-p²'s definitions)."""
+    voice, text = view.conversations(arm="agent"), view.conversations(arm="text")
+    if not text:
+        return {}
+
+    def passed(rows: list[dict[str, Any]]) -> float:
+        return statistics.fmean(1.0 if r["reward"] is not None and r["reward"] >= 1.0 - 1e-6 else 0.0 for r in rows)
+
+    def agent_messages(rows: list[dict[str, Any]]) -> int:
+        return sum(1 for r in rows for m in view.messages(r["id"]) if m["role"] == "assistant")
+
+    pass_voice, pass_text = passed(voice), passed(text)
+    spoken, typed = agent_messages(voice), agent_messages(text)
+    return {"pass^1 voice": pass_voice, "pass^1 text": pass_text,
+            "MRS (pass^1 voice / text)": pass_voice / pass_text if pass_text else None,
+            "TO (agent turns voice / text - 1)": spoken / typed - 1 if typed else None}

@@ -52,3 +52,27 @@ def test_spoken_forms_of_fields_are_read_back(said: str, heard: str, kind: str, 
     [field] = fields_in(said)
     assert field.kind == kind and field.canonical == found
     assert heard_values(kind, heard) == [found]
+
+
+def test_a_paired_run_reports_modality_robustness_and_turn_overhead(tmp_path: Path, byte_models: dict, byte_plugin: object) -> None:
+    from click.testing import CliRunner
+
+    from bench_kernel.testing import cli
+
+    plugins = get_plugin_manager(["telecom", "voice"], extra=[("bytes", byte_plugin)])
+    config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=byte_models, baseline=False,
+                       num_tasks=4, paired=True, channel_options={"snr_db": -10})
+    summary = run(config, tmp_path / "r.db", plugins=plugins)
+    store = Store(tmp_path / "r.db")
+    try:
+        arms = {r["arm"] for r in store.conversations(summary.run_id)}
+    finally:
+        store.close()
+    assert arms == {"agent", "text"}
+    report = CliRunner().invoke(cli, ["report", summary.run_id, "--db", str(tmp_path / "r.db"), "--format", "json"])
+    assert report.exit_code == 0, report.output
+    document = json.loads(report.output[report.output.index("{"):])  # after a note that the test's engine plugin is not installed
+    figures = {row[0]: row[1] for section in document["sections"] if section["plugin"] == "voice"
+               for table in section["tables"] for row in table["rows"]}
+    assert figures["pass^1 text"] == 1.0 and figures["MRS (pass^1 voice / text)"] < 1.0  # noise costs the listening agent
+    assert figures["TO (agent turns voice / text - 1)"] > 0  # it asked callers to repeat
