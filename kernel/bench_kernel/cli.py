@@ -131,6 +131,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
 @click.option("--paired", is_flag=True, default=None,
               help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons.")
+@click.option("--snr", "snr", multiple=True, type=float,
+              help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level).")
 @click.option("--channel-option", "channel_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.")
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
@@ -188,6 +190,9 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
     out: dict[str, Any] = {"models": model_overrides(given, given.pop("model_options", None) or {}),
                            "prices": price_overrides(given.pop("prices", ()))}
+    snr = given.pop("snr", None)
+    if snr:
+        out["sweep"] = {"snr_db": list(snr)}
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost",
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep")
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +90,9 @@ class RunConfig:
     """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
     paired: bool | None = None
     """Also play every agent conversation without the channel (arm "text", same seed) to compare the modalities."""
+    sweep: dict[str, list[Any]] | None = None
+    """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
+    value its own arm named "snr_db=5" (same seeds), so a report compares them."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -274,11 +278,35 @@ def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
     return found
 
 
+def sweep_arms(config: RunConfig) -> list[str]:
+    """The arms a sweep adds: "key=value" for every value but the first (which is the agent arm's)."""
+    return [f"{key}={json.dumps(value)}" for key, values in (config.sweep or {}).items() for value in values[1:]]
+
+
+def arm_channel_options(config: RunConfig, arm: str) -> dict[str, Any]:
+    """The channel options a conversation of this arm plays with (a sweep value overrides the run's)."""
+    options = dict(config.channel_options or {})
+    for key, values in (config.sweep or {}).items():
+        if values:
+            options[key] = values[0]
+    key, sep, raw = arm.partition("=")
+    if sep and config.sweep and key in config.sweep:
+        options[key] = json.loads(raw)
+    return options
+
+
+def evaluated(arm: str) -> bool:
+    """True for arms that play the evaluated agent (agent, text, sweep arms), False for the baseline."""
+    return arm in EVALUATED_ARMS or "=" in arm
+
+
 def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
     """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
     wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
     if config.paired:
         wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
+    for arm in sweep_arms(config):
+        wanted += [Unit(arm, task, trial) for trial in range(config.trials) for task in tasks]
     if config.baseline and config.agent != BASELINE_AGENT:
         wanted += [Unit("baseline", task, 0) for task in tasks]
     todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
@@ -501,7 +529,7 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
 async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
                     t0: float) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
     config, task = ctx.config, unit.task
-    agent, user = (ctx.agent, ctx.user) if unit.arm in EVALUATED_ARMS else (ctx.baseline_agent, ctx.baseline_user)
+    agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
     channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
     seed = conversation_seed(config.seed, task.id, unit.trial)
     env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
@@ -511,7 +539,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
-        events=events, channel=channel.name, channel_options=dict(config.channel_options or {}),
+        events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
     )
     convo = await _play(ctx, agent, user, setup, env, history, events, channel)
     assert convo.termination is not None
@@ -616,8 +644,8 @@ def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, fl
 
 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
-    agent = ctx.agent if unit.arm in EVALUATED_ARMS else ctx.baseline_agent
-    user = ctx.user if unit.arm in EVALUATED_ARMS else ctx.baseline_user
+    agent = ctx.agent if evaluated(unit.arm) else ctx.baseline_agent
+    user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
     return ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
         seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,

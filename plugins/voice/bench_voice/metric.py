@@ -36,11 +36,14 @@ class VoiceQuality(Metric):
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
         """WER and CFA by noise level, and the pass rate of conversations with and without a misheard field."""
-        rewards = {c["id"]: c["reward"] for c in view.conversations()}
+        # Every arm that went through the channel: the agent arm and a sweep's arms (not the baseline, not --paired's text).
+        rewards = {c["id"]: c["reward"] for c in view.conversations(arm=None) if c["arm"] not in ("baseline", "text")}
         by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         with_error: list[float] = []
         clean: list[float] = []
-        for row in view.values(plugin=view.plugin):
+        for row in view.values(plugin=view.plugin, arm=None):
+            if row["conversation_id"] not in rewards:
+                continue
             details: dict[str, Any] = json.loads(row["details_json"] or "{}")
             level = "clean" if details.get("snr_db") is None else f"{details['snr_db']:g} dB"
             if row["value"] is not None:
@@ -48,9 +51,16 @@ class VoiceQuality(Metric):
             if row["metric"] == "voice.cfa" and rewards.get(row["conversation_id"]) is not None:
                 (with_error if details.get("misheard") else clean).append(rewards[row["conversation_id"]])
         out: dict[str, float | None] = {}
+        levels: dict[str, list[float]] = defaultdict(list)
+        for row in view.values("voice.cfa", plugin=view.plugin, arm=None):
+            if row["conversation_id"] in rewards and rewards[row["conversation_id"]] is not None:
+                snr = json.loads(row["details_json"] or "{}").get("snr_db")
+                levels["clean" if snr is None else f"{snr:g} dB"].append(1.0 if rewards[row["conversation_id"]] >= 1.0 - 1e-6 else 0.0)
         for level, metrics in sorted(by_level.items()):
             for metric, values in sorted(metrics.items()):
                 out[f"{metric.split('.')[-1]} at {level}"] = statistics.fmean(values)
+            if levels.get(level):
+                out[f"pass^1 at {level}"] = statistics.fmean(levels[level])
         out["pass rate, a critical field misheard"] = statistics.fmean(with_error) if with_error else None
         out["pass rate, every critical field heard"] = statistics.fmean(clean) if clean else None
         out.update(modality_figures(view))

@@ -76,3 +76,26 @@ def test_a_paired_run_reports_modality_robustness_and_turn_overhead(tmp_path: Pa
                for table in section["tables"] for row in table["rows"]}
     assert figures["pass^1 text"] == 1.0 and figures["MRS (pass^1 voice / text)"] < 1.0  # noise costs the listening agent
     assert figures["TO (agent turns voice / text - 1)"] > 0  # it asked callers to repeat
+
+
+def test_a_noise_sweep_in_one_run_reports_each_level(tmp_path: Path, byte_models: dict, byte_plugin: object) -> None:
+    from click.testing import CliRunner
+
+    from bench_kernel.testing import cli
+
+    plugins = get_plugin_manager(["telecom", "voice"], extra=[("bytes", byte_plugin)])
+    config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=byte_models, baseline=False,
+                       num_tasks=3, sweep={"snr_db": [60, -10]})
+    summary = run(config, tmp_path / "r.db", plugins=plugins)
+    store = Store(tmp_path / "r.db")
+    try:
+        arms = sorted({r["arm"] for r in store.conversations(summary.run_id)})
+    finally:
+        store.close()
+    assert arms == ["agent", "snr_db=-10"]
+    report = CliRunner().invoke(cli, ["report", summary.run_id, "--db", str(tmp_path / "r.db"), "--format", "json"])
+    document = json.loads(report.output[report.output.index("{"):])
+    figures = {row[0]: row[1] for section in document["sections"] if section["plugin"] == "voice"
+               for table in section["tables"] for row in table["rows"]}
+    assert figures["pass^1 at 60 dB"] == 1.0 and figures["pass^1 at -10 dB"] < 1.0
+    assert figures["cfa at 60 dB"] > figures["cfa at -10 dB"]
