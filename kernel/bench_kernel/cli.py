@@ -133,6 +133,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons.")
 @click.option("--snr", "snr", multiple=True, type=float,
               help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level).")
+@click.option("--keep-audio", "keep_audio", type=click.Path(file_okay=False),
+              help="Keep the recordings of a speech channel in this directory (the voice channel's keep_audio option).")
 @click.option("--channel-option", "channel_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.")
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
@@ -193,6 +195,9 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     snr = given.pop("snr", None)
     if snr:
         out["sweep"] = {"snr_db": list(snr)}
+    keep = given.pop("keep_audio", None)
+    if keep:
+        given["channel_options"] = {**(given.get("channel_options") or {}), "keep_audio": keep}
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)

@@ -43,3 +43,21 @@ def test_noise_garbles_what_the_agent_hears_and_is_recorded(tmp_path: Path, byte
 def test_keep_audio_writes_the_recordings(tmp_path: Path, byte_models: dict, byte_plugin: object) -> None:
     _, turns = voice_run(tmp_path, byte_models, byte_plugin, keep_audio=str(tmp_path / "audio"))
     assert len(list((tmp_path / "audio").glob("*.wav"))) == len(turns)
+
+
+def test_the_command_line_spells_the_voice_options(tmp_path: Path) -> None:
+    """--snr and --keep-audio are the command line's names for the sweep and the keep_audio option."""
+    from click.testing import CliRunner
+
+    from bench_kernel.testing import cli
+
+    result = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--plugin", "voice", "--channel", "voice", "--snr", "5",
+                                      "--snr", "-2", "--keep-audio", str(tmp_path / "audio"), "--num-tasks", "1",
+                                      "--db", str(tmp_path / "r.db"), "--format", "none"])
+    from bench_voice.engines import missing_engines
+
+    if not missing_engines():
+        assert result.exit_code == 0, result.output
+        assert any((tmp_path / "audio").glob("*.wav"))
+    else:  # the options parsed (a bad one is a usage error, exit 2); the run is refused for want of the engines
+        assert result.exit_code == 1 and "bench-voice[engines]" in result.output
