@@ -47,6 +47,8 @@ class VoiceTurn:
     snr_db: float | None
     tts_ms: int | None
     asr_ms: int | None
+    fields: list[str] = attrs.Factory(list)
+    """The critical values said in this turn (phone numbers, emails, order ids), as written."""
     fields_said: int = 0
     fields_heard: int = 0
     misheard: list[dict[str, str]] = attrs.Factory(list)
@@ -98,11 +100,13 @@ class VoiceSession(ChannelSession):
         heard = await models.transcribe("asr", TranscriptionRequest(audio=Audio(data=data, sample_rate=spoken.sample_rate)))
         self._keep(data)
         pcm = read_wav(data)
-        right, said, misheard = accuracy(fields_in(text), heard.text)
+        said_fields = fields_in(text)
+        right, said, misheard = accuracy(said_fields, heard.text)
         self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(for_speech(text), heard.text),
                                          audio_sha256=digest(data), seconds=round(pcm.seconds, 3),
                                          snr_db=None if snr is None else float(snr), tts_ms=spoken.latency_ms,
-                                         asr_ms=heard.latency_ms, fields_said=said, fields_heard=right, misheard=misheard),
+                                         asr_ms=heard.latency_ms, fields=[f.value for f in said_fields], fields_said=said,
+                                         fields_heard=right, misheard=misheard),
                                source="voice")
         return heard.text
 
