@@ -22,7 +22,9 @@ def test_a_noisy_paired_run_gets_every_figure_and_a_composite(tmp_path: Path) ->
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location("voice_engines_for_tests", Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py")
+    # bench-voice's test engines (speech that carries the text's bytes): noise garbles them like real speech.
+    source = Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("voice_engines_for_tests", source)
     assert spec is not None and spec.loader is not None
     engines = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = engines
