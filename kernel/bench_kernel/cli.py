@@ -140,6 +140,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
 @click.option("--persona-file", type=click.Path(dir_okay=False, exists=True),
               help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).")
+@click.option("--exposure", type=click.Choice(["none", "persona", "context"]),
+              help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user messages.")
 @click.option("--shifts", type=click.IntRange(1), help="Goal shifts per conversation: chain each task with this many following tasks.")
 @click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True),
               help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')

@@ -40,6 +40,8 @@ class ConversationSetup:
     """The channel between user and agent (participants that listen or speak may adapt to it)."""
     channel_options: Mapping[str, Any] = attrs.field(factory=dict)
     """The run's options for its channel (`--channel-option KEY=VALUE`, e.g. snr_db=5)."""
+    exposure: str = "none"
+    """What the agent may be told about the customer: none, persona (the task's persona) or context (an inferred profile)."""
 
 
 class AgentSession:

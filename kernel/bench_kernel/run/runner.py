@@ -47,7 +47,7 @@ EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost",
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +90,9 @@ class RunConfig:
     """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
     paired: bool | None = None
     """Also play every agent conversation without the channel (arm "text", same seed) to compare the modalities."""
+    exposure: str | None = None
+    """What the agent is told about the customer: "none", "persona" (the task's persona text) or "context" (a
+    profile a profiler infers from the conversation every 3 user messages), MM-tau-p²'s conditions."""
     sweep: dict[str, list[Any]] | None = None
     """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
     value its own arm named "snr_db=5" (same seeds), so a report compares them."""
@@ -540,6 +543,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
         events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
+        exposure=config.exposure or "none",
     )
     convo = await _play(ctx, agent, user, setup, env, history, events, channel)
     assert convo.termination is not None

@@ -136,17 +136,35 @@ class ChatLog:
     started: bool = False
     calls: int = 0
 
+    profiled_at: int = 0
+    profile: str = ""
+
     def take(self, incoming: Sequence[Message]) -> None:
         """Add what arrived since the participant last spoke (and, on its first turn, the history before it)."""
         self.history += self.view(new_messages(self.setup, incoming, first=not self.started))
         self.started = True
 
     async def ask(self, tools: Sequence[dict[str, Any]] | None = None, tool_choice: str | None = None) -> ChatResponse:
-        """One model call with the system prompt and the whole history."""
-        messages = [{"role": "system", "content": self.system}, *self.history]
+        """One model call with the system prompt (and, with context exposure, the latest profile) and the whole history."""
+        if self.role == "agent" and self.setup.exposure == "context":
+            await self._refresh_profile()
+        system = f"{self.system}\n\n<customer_profile>\n{self.profile}\n</customer_profile>" if self.profile else self.system
+        messages = [{"role": "system", "content": system}, *self.history]
         request = ChatRequest(messages=messages, tools=list(tools) if tools else None,
                               tool_choice=tool_choice if tools else None, seed=self.setup.seed)
         return await self.setup.models.complete(self.role, request)
+
+    async def _refresh_profile(self) -> None:
+        """Every 3 user messages, infer the customer's profile again (an event records each inference)."""
+        from .profile import EVERY, ProfileInferred, infer, profile_block
+
+        said = sum(1 for m in self.history if m.get("role") == "user" and m.get("content"))
+        if said // EVERY <= self.profiled_at // EVERY:
+            return
+        self.profiled_at = said
+        source, profile = await infer(self.setup, self.history)
+        self.profile = profile_block(profile)
+        self.setup.events.emit(ProfileInferred(source=source, user_messages=said, profile=profile), source="llm")
 
     def remember(self, reply: dict[str, Any], response: ChatResponse) -> None:
         """Add the participant's own reply to its history (with its reasoning only when asked to keep it)."""

@@ -84,6 +84,9 @@ Reply with a JSON object only, in this form, with one verdict per statement, in 
 {"verdicts": [{"index": 1, "reasoning": "<one or two sentences>", "met": true}, ...]}"""
 
 
+PERSONA_INTRO = "Who the customer is (adapt how you speak to them; the policy still decides what you may do):"
+
+
 def tagged(tag: str, body: str) -> str:
     """A block of the prompt between <tag> and </tag>."""
     return f"<{tag}>\n{body.strip()}\n</{tag}>"
@@ -113,6 +116,8 @@ def agent_prompt(setup: ConversationSetup, *, text_tools: Sequence[dict[str, Any
     parts.append(tagged("policy", setup.policy))
     if solo:
         parts.append(tagged("ticket", setup.task.ticket or ""))
+    if setup.exposure == "persona" and setup.task.user_scenario.persona:
+        parts.append(tagged("customer_persona", f"{PERSONA_INTRO}\n\n{setup.task.user_scenario.persona}"))
     if setup.mode is Mode.ORACLE_PLAN:
         parts.append(tagged("plan", f"{PLAN_INTRO}\n\n{plan_steps(setup.task.gold_actions())}"))
     return "\n\n".join(parts)
