@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bench_kernel import ModelConfig, RunConfig, get_plugin_manager, run
@@ -38,3 +39,51 @@ def test_a_noisy_paired_run_gets_every_figure_and_a_composite(tmp_path: Path) ->
     assert found["MRS"] is not None and found["TO"] is not None and found["pass^1"] is not None
     assert found["CFA (micro)"] is not None and 0.0 <= found["CFA (micro)"] <= 1.0
     assert found["mm-tap"] is not None and 0.0 <= found["mm-tap"] <= 1.5
+
+
+def test_llm_agent_and_user_over_the_voice_channel_against_a_local_openai_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LLM roles through the real HTTP path, the user's words through (byte-coded) speech: every role is ledgered."""
+    import importlib.util
+    import sys
+
+    from bench_kernel.testing import FakeOpenAIServer, Reply
+
+    source = Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("voice_engines_for_llm_test", source)
+    assert spec is not None and spec.loader is not None
+    engines = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = engines
+    spec.loader.exec_module(engines)
+
+    def world(body: dict) -> Reply:
+        if body.get("tools") and any(t["function"]["name"] == "change_plan" for t in body["tools"]):
+            done = sum(1 for m in body["messages"] if m["role"] == "tool")
+            if done == 0:
+                return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
+            if done == 1:
+                return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
+            return Reply.text("Done: you are now on Fiber 1000.")
+        spoken = [m for m in body["messages"] if m["role"] == "assistant"]
+        return Reply.text("Please move me to Fiber 1000. My email is ada.okafor@example.net." if not spoken else "Thanks. ###STOP###")
+
+    key = "sk-voice-test-0123456789"
+    monkeypatch.setenv("FAKE_VOICE_KEY", key)
+    with FakeOpenAIServer(world, api_key=key) as server:
+        llm = {role: ModelConfig(backend="openai", model="fake", base_url=server.base_url, api_key_env="FAKE_VOICE_KEY")
+               for role in ("agent", "user")}
+        models = {**llm, "tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
+        plugins = get_plugin_manager(["mock", "voice", "llm", "openai"], extra=[("bytes", engines.BytePlugin())])
+        summary = run(RunConfig(domain="mock", agent="llm-fc", user="llm-user", channel="voice", models=models, baseline=False,
+                                task_ids=["upgrade_by_email"]), tmp_path / "r.db", plugins=plugins)
+    from bench_kernel import Store
+
+    store = Store(tmp_path / "r.db")
+    try:
+        [row] = store.conversations(summary.run_id)
+        roles = {r["role"] for r in store.db.query("select role from llm_calls where run_id = ?", [summary.run_id])}
+        turns = [e for e in store.conversation_events(row["id"]) if e["kind"] == "voice.turn"]
+    finally:
+        store.close()
+    assert row["reward"] == 1.0 and row["termination_reason"] == "user_stop"
+    assert {"agent", "user", "tts", "asr"} <= roles
+    assert turns and json.loads(turns[0]["data_json"])["heard"].startswith("Please move me to Fiber 1000.")

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import attrs
 
-from bench_kernel import Agent, Channel, Metric, Model, ModelConfig, SpeechClient, TranscriptionClient, hookimpl
+from bench_kernel import Agent, Channel, Metric, Model, ModelConfig, SpeechClient, TaskExtension, TranscriptionClient, hookimpl
 
 from .channel import VoiceChannel
 
-__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models"]
+__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models", "register_task_extensions"]
 
 
 @attrs.define(kw_only=True)
@@ -62,6 +62,13 @@ def register_metrics(register: Callable[[Metric], None]) -> None:
     from .metric import VoiceQuality
 
     register(VoiceQuality())
+
+
+@hookimpl
+def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
+    """`user_scenario.critical_fields`: values a task declares critical (names, amounts, dates), beyond the detected ones."""
+    register(TaskExtension(name="critical_fields", field="critical_fields", parent="user_scenario", type=list[str],
+                           description="Values the voice channel must carry exactly (names, amounts, dates, ids)."))
 
 
 @hookimpl

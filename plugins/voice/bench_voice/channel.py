@@ -100,7 +100,8 @@ class VoiceSession(ChannelSession):
         heard = await models.transcribe("asr", TranscriptionRequest(audio=Audio(data=data, sample_rate=spoken.sample_rate)))
         self._keep(data)
         pcm = read_wav(data)
-        said_fields = fields_in(text)
+        declared = self.setup.task.extension("critical_fields") or [] if speaker == "user" else []
+        said_fields = fields_in(text, declared)
         right, said, misheard = accuracy(said_fields, heard.text)
         self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(for_speech(text), heard.text),
                                          audio_sha256=digest(data), seconds=round(pcm.seconds, 3),

@@ -38,24 +38,33 @@ class Field:
         return canonical(self.kind, self.value)
 
 
-def fields_in(text: str) -> list[Field]:
-    """The critical fields a text says, in order of appearance."""
+def fields_in(text: str, declared: Iterable[str] = ()) -> list[Field]:
+    """The critical fields a text says, in order of appearance: phones, emails, order ids, and the task's declared values."""
     found = [(m.start(), Field(kind, m.group(0))) for kind, pattern in KINDS.items() for m in pattern.finditer(text)]
+    taken = {f.value for _, f in found}
+    for value in declared:
+        at = text.lower().find(value.lower())
+        if value and at >= 0 and value not in taken:
+            found.append((at, Field("declared", value)))
     return [f for _, f in sorted(found, key=lambda x: x[0])]
 
 
 def canonical(kind: str, value: str) -> str:
-    """Digits for phones, lower case for emails, upper-case letters and digits for order ids."""
+    """Digits for phones, lower case for emails, upper-case letters and digits for order ids, words for declared values."""
     if kind == "phone":
         return re.sub(r"\D", "", value)[-10:]
     if kind == "email":
         return value.strip().lower().rstrip(".")
+    if kind == "declared":
+        return " ".join(re.findall(r"[a-z0-9]+", value.lower()))
     return "#" + re.sub(r"[^A-Za-z0-9]", "", value).upper()
 
 
 def heard_values(kind: str, heard: str) -> list[str]:
     """Candidates of a kind in recognised text, spoken forms undone ("at"/"dot", digits and letters read one by one)."""
     text = heard.replace(",", "")
+    if kind == "declared":
+        return [" ".join(re.findall(r"[a-z0-9]+", text.lower()))]  # the whole utterance; accuracy looks for the value in it
     if kind == "email":
         text = re.sub(r"\s+at\s+", "@", text, flags=re.I)
         text = re.sub(r"\s+dot\s+", ".", text, flags=re.I)
@@ -83,6 +92,9 @@ def accuracy(said: Iterable[Field], heard: str) -> tuple[int, int, list[dict[str
     fields = list(said)
     misses = []
     for f in fields:
-        if f.canonical not in heard_values(f.kind, heard):
+        found = heard_values(f.kind, heard)
+        if f.kind == "declared" and f" {f.canonical} " in f" {found[0]} ":
+            continue
+        if f.canonical not in found:
             misses.append({"kind": f.kind, "meant": f.value, "heard": heard[:200]})
     return len(fields) - len(misses), len(fields), misses

@@ -99,3 +99,13 @@ def test_a_noise_sweep_in_one_run_reports_each_level(tmp_path: Path, byte_models
                for table in section["tables"] for row in table["rows"]}
     assert figures["pass^1 at 60 dB"] == 1.0 and figures["pass^1 at -10 dB"] < 1.0
     assert figures["cfa at 60 dB"] > figures["cfa at -10 dB"]
+
+
+def test_a_task_declares_critical_values_beyond_the_detected_ones() -> None:
+    from bench_voice.fields import accuracy
+
+    said = fields_in("You are Chen Tanaka and the refund is 56.20 dollars.", ["Chen Tanaka", "56.20"])
+    assert [(f.kind, f.value) for f in said] == [("declared", "Chen Tanaka"), ("declared", "56.20")]
+    assert accuracy(said, "you are chen tanaka and the refund is 56.20 dollars")[:2] == (2, 2)
+    right, total, misses = accuracy(said, "you are chin tanaka and the refund is 56 stars")
+    assert (right, total) == (0, 2) and [m["meant"] for m in misses] == ["Chen Tanaka", "56.20"]
