@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from bench_kernel import ModelConfig, RunConfig, get_plugin_manager, run
 from bench_kernel.testing import cli
+
+
+def voice_test_engines() -> Any:
+    """bench-voice's test engines (speech that carries the text's bytes, so noise garbles it like real speech)."""
+    import importlib.util
+    import sys
+
+    if "voice_test_engines" not in sys.modules:
+        source = Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py"
+        spec = importlib.util.spec_from_file_location("voice_test_engines", source)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["voice_test_engines"]
 
 
 def figures(db: Path, run_id: str) -> dict[str, float | None]:
@@ -20,16 +36,7 @@ def figures(db: Path, run_id: str) -> dict[str, float | None]:
 
 
 def test_a_noisy_paired_run_gets_every_figure_and_a_composite(tmp_path: Path) -> None:
-    import importlib.util
-    import sys
-
-    # bench-voice's test engines (speech that carries the text's bytes): noise garbles them like real speech.
-    source = Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("voice_engines_for_tests", source)
-    assert spec is not None and spec.loader is not None
-    engines = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = engines
-    spec.loader.exec_module(engines)
+    engines = voice_test_engines()
     models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
     plugins = get_plugin_manager(["telecom", "voice", "mmtap"], extra=[("bytes", engines.BytePlugin())])
     config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=4,
@@ -43,17 +50,9 @@ def test_a_noisy_paired_run_gets_every_figure_and_a_composite(tmp_path: Path) ->
 
 def test_llm_agent_and_user_over_the_voice_channel_against_a_local_openai_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The LLM roles through the real HTTP path, the user's words through (byte-coded) speech: every role is ledgered."""
-    import importlib.util
-    import sys
-
     from bench_kernel.testing import FakeOpenAIServer, Reply
 
-    source = Path(__file__).parents[1] / "plugins" / "voice" / "tests" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("voice_engines_for_llm_test", source)
-    assert spec is not None and spec.loader is not None
-    engines = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = engines
-    spec.loader.exec_module(engines)
+    engines = voice_test_engines()
 
     def world(body: dict) -> Reply:
         if body.get("tools") and any(t["function"]["name"] == "change_plan" for t in body["tools"]):
@@ -87,3 +86,15 @@ def test_llm_agent_and_user_over_the_voice_channel_against_a_local_openai_server
     assert row["reward"] == 1.0 and row["termination_reason"] == "user_stop"
     assert {"agent", "user", "tts", "asr"} <= roles
     assert turns and json.loads(turns[0]["data_json"])["heard"].startswith("Please move me to Fiber 1000.")
+
+
+def test_a_sweep_gets_its_mm_tap_figures_per_noise_level(tmp_path: Path) -> None:
+    engines = voice_test_engines()
+    models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
+    plugins = get_plugin_manager(["telecom", "voice", "mmtap"], extra=[("bytes", engines.BytePlugin())])
+    config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=3,
+                       paired=True, sweep={"snr_db": [60, -10]})
+    summary = run(config, tmp_path / "r.db", plugins=plugins)
+    found = figures(tmp_path / "r.db", summary.run_id)
+    assert found["MRS"] == 1.0 and found["MRS [snr_db=-10]"] < 1.0
+    assert found["mm-tap"] > found["mm-tap [snr_db=-10]"]

@@ -67,10 +67,19 @@ class MmTap(Metric):
         return MetricResult(values=values, details={"cfa": {"counts": counts.as_dict(), "asr_error": counts.misheard_turns > 0}})
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
-        """Micro and per-conversation averages, ARGA, MRS, TO, pass^1 and the composite."""
-        rows = {c["id"]: c for c in view.conversations()}
+        """Micro and per-conversation averages, ARGA, MRS, TO, pass^1 and the composite; each noise level of a sweep apart."""
+        arms = sorted({c["arm"] for c in view.conversations(arm=None)} - {"baseline", "text"}, key=lambda a: (a != "agent", a))
+        out: dict[str, float | None] = {}
+        for arm in arms:
+            figures = self._arm_figures(view, arm)
+            suffix = "" if arm == "agent" else f" [{arm}]"
+            out.update({f"{name}{suffix}": value for name, value in figures.items()})
+        return out
+
+    def _arm_figures(self, view: RunView, arm: str) -> dict[str, float | None]:
+        rows = {c["id"]: c for c in view.conversations(arm=arm)}
         per: list[tuple[dict[str, int], bool, float | None]] = []
-        for value in view.values("mmtap.cfa", plugin=view.plugin):
+        for value in view.values("mmtap.cfa", plugin=view.plugin, arm=arm):
             details = json.loads(value["details_json"] or "{}")
             if "counts" in details and value["conversation_id"] in rows:
                 per.append((details["counts"], bool(details.get("asr_error")), rows[value["conversation_id"]]["reward"]))
