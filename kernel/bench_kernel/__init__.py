@@ -104,6 +104,7 @@ from bench_kernel.tasks.domain import (
     read_tasks,
 )
 from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
+from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
 from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
 from bench_kernel.tasks.schema import (
     Action,
@@ -122,6 +123,9 @@ from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
 
 __all__ = [
     "DATA_DIR_VARIABLE",
+    "DECIDED",
+    "FINISHED",
+    "GOAL_STATUSES",
     "GREETING",
     "STOP_TOKENS",
     "Action",
@@ -159,8 +163,10 @@ __all__ = [
     "Environment",
     "Event",
     "EventLog",
+    "Goal",
     "GoalShift",
     "GoalStatusChange",
+    "GoalsExtension",
     "GoldReplay",
     "IdentityChannel",
     "InitialState",
@@ -207,6 +213,7 @@ __all__ = [
     "SpeechClient",
     "SpeechRequest",
     "State",
+    "StatusEntry",
     "Store",
     "StructuredUserInstructions",
     "Subtask",
@@ -246,6 +253,7 @@ __all__ = [
     "echo_report",
     "evaluate",
     "get_plugin_manager",
+    "goal_problems",
     "hookimpl",
     "installed_entry_points",
     "is_success",
@@ -265,6 +273,7 @@ __all__ = [
     "score_metrics",
     "structure",
     "structure_tasks",
+    "task_goals",
     "task_vocabulary",
     "tool",
     "unstructure",

@@ -13,6 +13,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
+from cattrs.v import format_exception
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from bench_kernel.errors import TaskFileError
@@ -68,8 +69,16 @@ def structure(data: Any, cls: type[T], *, source: str, root: str = "$") -> T:
 
 def _problems(exc: Exception, root: str) -> list[str]:
     if isinstance(exc, cattrs.BaseValidationError):
-        return cattrs.transform_error(exc, path=root)
+        return cattrs.transform_error(exc, path=root, format_exception=_say_why)
     return [f"{exc} @ {root}"]
+
+
+def _say_why(exc: BaseException, type_: Any) -> str:
+    # cattrs says only "invalid value" for a validator's refusal; its reason is what the user needs.
+    text = format_exception(exc, type_)
+    if text == "invalid value" and str(exc):
+        return f"invalid value: {exc}"
+    return text
 
 
 def unstructure(obj: Any) -> Any:

@@ -11,6 +11,7 @@ import pytest
 from toy_domain import ToyDomain
 
 from bench_kernel import DomainOptions, build_environment
+from bench_kernel.conversation.events import EventLog, GoalStatusChange
 from bench_kernel.conversation.messages import (
     AssistantMessage,
     Message,
@@ -430,3 +431,26 @@ def test_history_is_not_mutated(env: Environment) -> None:
     history = (UserMessage(content="Hi"),)
     converse(env, ScriptedAgent(says("Hello")), ScriptedUser(user_says("###STOP###")), history=history)
     assert history == (UserMessage(content="Hi"),)
+
+
+# --------------------------------------------------------------------------- the world moves on
+
+
+def test_environment_ticks_after_every_step_and_its_events_belong_to_the_next_message(env: Environment) -> None:
+    seen: list[int] = []
+
+    def advance(environment: Environment, position: int, events: EventLog) -> None:
+        seen.append(position)
+        if position == 3:
+            events.emit(GoalStatusChange(goal_id="g1", status="completed", previous_status="pending"), source="toy")
+
+    env.advance = advance
+    agent = ScriptedAgent(says("One moment."), says("Done."))
+    user = ScriptedUser(user_says("Book it"), user_says("Is it confirmed?"), user_says("Thanks ###STOP###"))
+    log = EventLog()
+    opening = initial_messages([], Mode.DEFAULT)
+    convo = asyncio.run(run_conversation(env, agent, user, mode=Mode.DEFAULT, history=opening, events=log))
+    assert seen == [2, 3, 4, 5, 6]  # greeting, then user, agent, user, agent, user
+    [(event, change)] = log.typed(GoalStatusChange)
+    assert change.status == "completed" and event.message_index == 3 and event.source == "toy"
+    assert convo.messages[2].content == "One moment." and convo.messages[3].content == "Is it confirmed?"

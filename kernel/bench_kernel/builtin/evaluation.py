@@ -1,4 +1,4 @@
-"""Built-in reward components (tau2's five) and the product rule, registered like any plugin's."""
+"""Built-in reward components (tau2's five), the product rule and the `goals` task field, registered like any plugin's."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from collections.abc import Callable
 from bench_kernel.evaluation.evaluator import builtin_components
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
 from bench_kernel.markers import hookimpl
+from bench_kernel.tasks.extensions import TaskExtension
+from bench_kernel.tasks.goals import GoalsExtension
 
 
 @hookimpl
@@ -20,3 +22,9 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
 def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
     """tau2's product rule."""
     register(ProductRule())
+
+
+@hookimpl
+def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
+    """The multi-goal task field `goals` (ATOD's goal list), shared by domains and metrics."""
+    register(GoalsExtension())

@@ -178,6 +178,7 @@ async def _loop(convo: Conversation, parties: _Parties, limits: Limits) -> None:
         else:
             turn = await _user_turn(convo, parties, turn)
         convo.steps += 1
+        parties.env.tick(len(convo.messages), parties.events)
         if convo.termination is None and turn.to != "env":
             _check_limits(convo, limits)
 

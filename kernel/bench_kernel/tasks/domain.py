@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError
 from bench_kernel.serialization import canonical_json, load_tasks, read_json, unstructure
@@ -47,10 +48,12 @@ class DomainData:
     sync: Callable[[Environment], None] | None = None
     sync_gold_actions: bool = True
     """Run `sync` after each gold action; tau2-exact domains set False, as tau2 skips it there."""
+    advance: Callable[[Environment, int, EventLog], None] | None = None
+    """Called after every conversation step (see `Environment.advance`): asynchronous work completes here."""
     reference_hash: Callable[[State], str] | None = None
+    """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     reference_user_hash: Callable[[State], str] | None = None
     """The reference implementation's hash of a user (device) state, for dual-control domains."""
-    """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     source: str = ""
     task_problems: tuple[str, ...] = ()
     """Inconsistencies plugins found in the tasks' own data (the tasks still run); `bench tasks` lists them."""
@@ -176,6 +179,8 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo)
     if data.sync is not None:
         env.sync = data.sync
+    if data.advance is not None:
+        env.advance = data.advance
     if task is not None and task.initial_state is not None:
         apply_initial_state(env, task)
     return env

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Requestor, ToolCall, ToolMessage
 from bench_kernel.errors import ToolError
 from bench_kernel.evaluation.results import Check
@@ -94,6 +95,10 @@ def _sync_nothing(env: Environment) -> None:
     return None
 
 
+def _advance_nothing(env: Environment, position: int, events: EventLog) -> None:
+    return None
+
+
 @attrs.define
 class Environment:
     """The agent's toolkit, the user's toolkit (dual control) and the rule that keeps them in sync."""
@@ -102,6 +107,10 @@ class Environment:
     user_tools: Toolkit | None = None
     solo: bool = False
     sync: Callable[[Environment], None] = _sync_nothing
+    advance: Callable[[Environment, int, EventLog], None] = _advance_nothing
+    """Called after every step of a conversation with the number of messages so far: domains whose
+    world moves on by itself (a booking confirmed some turns later) change their state here and
+    record what happened with `events.emit` (the events belong to the next message)."""
     tool_calls: int = 0
 
     def toolkit_for(self, requestor: Requestor, name: str | None = None) -> Toolkit:
@@ -127,6 +136,10 @@ class Environment:
             self.sync(self)
         return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error, turn_idx=turn_idx,
                            timestamp=timestamp)
+
+    def tick(self, position: int, events: EventLog) -> None:
+        """Let the world move on: `position` messages have been written so far."""
+        self.advance(self, position, events)
 
     def run_function(self, call: EnvFunctionCall) -> Any:
         """Run an initialization action or assertion function, then sync."""
