@@ -98,3 +98,70 @@ def test_a_sweep_gets_its_mm_tap_figures_per_noise_level(tmp_path: Path) -> None
     found = figures(tmp_path / "r.db", summary.run_id)
     assert found["MRS"] == 1.0 and found["MRS [snr_db=-10]"] < 1.0
     assert found["mm-tap"] > found["mm-tap [snr_db=-10]"]
+
+
+def _labelling_judge(agrees: bool) -> Any:
+    """A judge server's responder: labels every numbered message, saying `agrees` as told (so two judges split on it)."""
+    import re
+
+    from bench_kernel.testing import Reply
+
+    def answer(body: dict) -> Reply:
+        labels = []
+        for index, speaker in re.findall(r"^\[(\d+)\] (agent|customer):", body["messages"][-1]["content"], re.M):
+            if speaker == "agent":
+                labels.append({"index": int(index), "asks_repeat": False, "asks_confirmation": False, "redundant": False})
+            else:
+                labels.append({"index": int(index), "restates": False, "agrees": agrees})
+        return Reply.text(json.dumps({"labels": labels}))
+
+    return answer
+
+
+def test_two_judges_label_the_messages_and_the_report_says_how_they_agree(tmp_path: Path) -> None:
+    from bench_kernel import Store
+    from bench_kernel.testing import FakeOpenAIServer
+
+    engines = voice_test_engines()
+    with FakeOpenAIServer(_labelling_judge(True)) as first, FakeOpenAIServer(_labelling_judge(False)) as second:
+        models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes"),
+                  "mmtap-judge": ModelConfig(backend="openai", model="judge-a", base_url=first.base_url),
+                  "mmtap-judge-2": ModelConfig(backend="openai", model="judge-b", base_url=second.base_url)}
+        plugins = get_plugin_manager(["telecom", "voice", "mmtap", "openai"], extra=[("bytes", engines.BytePlugin())])
+        summary = run(RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False,
+                                num_tasks=2), tmp_path / "r.db", plugins=plugins)
+        asked = len(first.completions), len(second.completions)
+    found = figures(tmp_path / "r.db", summary.run_id)
+    assert asked == (2, 2)  # one labelling request per conversation and judge
+    assert found["judge agreement: conversations (mmtap-judge vs mmtap-judge-2)"] == 2
+    assert found["judge agreement: asks_repeat (observed)"] == 1.0
+    assert found["judge agreement: agrees (observed)"] == 0.0
+    assert found["judge agreement: conversations with a split verdict"] == 2
+    store = Store(tmp_path / "r.db")
+    try:
+        roles = {r["role"] for r in store.db.query("select role from llm_calls where run_id = ?", [summary.run_id])}
+    finally:
+        store.close()
+    assert {"mmtap-judge", "mmtap-judge-2"} <= roles
+
+
+def test_a_judge_that_answers_garbage_is_a_recorded_metric_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    from bench_kernel import Store
+    from bench_kernel.testing import FakeOpenAIServer, Reply
+
+    engines = voice_test_engines()
+    with FakeOpenAIServer(lambda body: Reply.text("All of them look fine to me.")) as judge:
+        models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes"),
+                  "mmtap-judge": ModelConfig(backend="openai", model="judge", base_url=judge.base_url)}
+        plugins = get_plugin_manager(["telecom", "voice", "mmtap", "openai"], extra=[("bytes", engines.BytePlugin())])
+        summary = run(RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False,
+                                num_tasks=1), tmp_path / "r.db", plugins=plugins)
+    store = Store(tmp_path / "r.db")
+    try:
+        [row] = store.conversations(summary.run_id)
+        errors = [r for r in store.db.query("select * from metric_values where run_id = ? and plugin = 'mmtap'", [summary.run_id])
+                  if r.get("error")]
+    finally:
+        store.close()
+    assert row["reward"] == 1.0
+    assert errors and "labels" in errors[0]["error"]

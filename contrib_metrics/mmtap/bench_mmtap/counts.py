@@ -4,12 +4,13 @@ MM-tau-p² labels every message with an LLM judge whose rubrics are unreleased. 
 rule a reader can check (README, "Definitions"): errors are tool errors and misheard critical fields,
 a recovery is the same tool succeeding later or the field heard exactly later, a clarification is
 the agent asking the user to repeat, a confirmation is the agent asking before a state-changing call
-and the user agreeing, a restatement is a user message that repeats an earlier one.
+and the user agreeing, a restatement is a user message that repeats an earlier one. What a message
+says (asks to repeat, asks to confirm, agrees, restates, repeats itself) comes from per-message labels:
+the rules of `labels.py` by default, a judge's when the run configures one.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,10 +18,7 @@ import attrs
 
 from bench_kernel import AssistantMessage, Message, ToolMessage, UserMessage
 
-REPEAT = re.compile(r"\b(repeat|say that again|could not catch|didn't catch|did not catch|once more)\b", re.I)
-ASK_CONFIRM = re.compile(r"\b(confirm|shall i|should i|do you want me to|is that correct|is that right|proceed)\b", re.I)
-AGREE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|go ahead|please do|correct|that's right|sure)\b", re.I)
-WORD = re.compile(r"[a-z]{4,}")
+from .labels import Labels, rules_labels
 
 
 @attrs.frozen(kw_only=True)
@@ -50,22 +48,24 @@ class Counts:
         return attrs.asdict(self)
 
 
-def count(messages: Sequence[Message], voice_turns: Sequence[Any], mutating: set[str]) -> Counts:
+def count(messages: Sequence[Message], voice_turns: Sequence[Any], mutating: set[str], labels: Labels | None = None) -> Counts:
     """The counters of one conversation; voice_turns are its user-side voice.turn events (message_index, data)."""
+    labels = rules_labels(messages) if labels is None else labels
+    repeats = _labelled(labels, "asks_repeat")
     misheard_at = {index for index, turn in voice_turns if turn.get("misheard")}
     heard_later = [(index, turn) for index, turn in voice_turns]
     agent = [(i, m) for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
     users = [(i, m) for i, m in enumerate(messages) if isinstance(m, UserMessage) and m.content]
     errors, recovered, turns = _errors(messages, misheard_at, heard_later)
-    asked = [i for i, m in agent if m.content and REPEAT.search(m.content)]
+    asked = [i for i, _ in agent if i in repeats]
     useful = [i for i in asked if _last_turn_misheard(voice_turns, i)]
-    irreversible, confirmed, critical, critical_ok = _confirmations(messages, mutating, voice_turns)
+    irreversible, confirmed, critical, critical_ok = _confirmations(messages, mutating, voice_turns, labels)
     return Counts(
         fields_said=sum(int(t.get("fields_said", 0)) for _, t in voice_turns),
         fields_heard=sum(int(t.get("fields_heard", 0)) for _, t in voice_turns),
         agent_messages=len(agent),
-        necessary_agent_messages=sum(1 for k, (i, m) in enumerate(agent) if not _redundant(m, agent[k - 1][1] if k else None)),
-        user_messages=len(users), restatements=_restatements(users),
+        necessary_agent_messages=sum(1 for i, _ in agent if i not in repeats and i not in _labelled(labels, "redundant")),
+        user_messages=len(users), restatements=len(_labelled(labels, "restates")),
         errors=errors, recovered=recovered, recovery_turns=turns,
         clarifications_asked=len(asked), clarifications_needed=len(misheard_at), clarifications_useful=len(useful),
         irreversible=irreversible, confirmed=confirmed, critical_irreversible=critical, critical_confirmed=critical_ok,
@@ -78,21 +78,9 @@ def _last_turn_misheard(voice_turns: Sequence[Any], before: int) -> bool:
     return bool(earlier and earlier[-1].get("misheard"))
 
 
-def _redundant(message: AssistantMessage, previous: AssistantMessage | None) -> bool:
-    """A request to repeat, or the same text as the agent's previous message."""
-    text = message.content or ""
-    return bool(text and REPEAT.search(text)) or (previous is not None and bool(text) and text == previous.content)
-
-
-def _restatements(users: Sequence[tuple[int, UserMessage]]) -> int:
-    seen: list[set[str]] = []
-    found = 0
-    for _, message in users:
-        words = set(WORD.findall((message.content or "").lower()))
-        if words and any(len(words & earlier) >= 0.6 * len(words) for earlier in seen):
-            found += 1
-        seen.append(words)
-    return found
+def _labelled(labels: Labels, label: str) -> set[int]:
+    """The indices of the messages that carry a label."""
+    return {index for index, values in labels.items() if values.get(label)}
 
 
 def _errors(messages: Sequence[Message], misheard_at: set[int], voice_turns: Sequence[Any]) -> tuple[int, int, int]:
@@ -114,15 +102,17 @@ def _errors(messages: Sequence[Message], misheard_at: set[int], voice_turns: Seq
     return errors, recovered, turns
 
 
-def _confirmations(messages: Sequence[Message], mutating: set[str], voice_turns: Sequence[Any]) -> tuple[int, int, int, int]:
+def _confirmations(messages: Sequence[Message], mutating: set[str], voice_turns: Sequence[Any],
+                   labels: Labels) -> tuple[int, int, int, int]:
     """State-changing agent calls, how many the agent confirmed first (asked, then the user agreed), and the same for
     calls carrying a critical field the user said."""
     said = {str(v) for _, t in voice_turns for v in _said_values(t)}
     irreversible = confirmed = critical = critical_ok = 0
     asked = agreed = False
-    for message in messages:
+    asks, agrees = _labelled(labels, "asks_confirmation"), _labelled(labels, "agrees")
+    for index, message in enumerate(messages):
         if isinstance(message, AssistantMessage):
-            if message.content and ASK_CONFIRM.search(message.content):
+            if index in asks:
                 asked, agreed = True, False
             for call in message.tool_calls or ():
                 if call.name not in mutating:
@@ -132,7 +122,7 @@ def _confirmations(messages: Sequence[Message], mutating: set[str], voice_turns:
                 if any(str(v) in said for v in call.arguments.values()):
                     critical, critical_ok = critical + 1, critical_ok + ok
                 asked = agreed = False
-        elif isinstance(message, UserMessage) and message.content and asked and AGREE.search(message.content):
+        elif isinstance(message, UserMessage) and asked and index in agrees:
             agreed = True
     return irreversible, confirmed, critical, critical_ok
 

@@ -23,6 +23,9 @@ import attrs
 from bench_kernel import Metric, MetricContext, MetricResult, RunView
 
 from .counts import count
+from .labels import LABELS, Labels, agreement, judge_labels, kappa, rules_labels
+
+JUDGE, SECOND_JUDGE = "mmtap-judge", "mmtap-judge-2"
 
 WEIGHTS = (0.35, 0.35, 0.2, 0.1)
 RATIOS: dict[str, tuple[str, str]] = {
@@ -62,9 +65,28 @@ class MmTap(Metric):
         turns = [(e.message_index, e.data) for e in context.events.of_kind("voice.turn") if e.data.get("speaker") == "user"]
         specs = context.final_env.agent_tools.specs()
         mutating = {name for name, spec in specs.items() if spec.mutates}
-        counts = count(context.messages, turns, mutating)
-        values = {name.lower(): ratio(counts.as_dict(), name) for name in RATIOS}
-        return MetricResult(values=values, details={"cfa": {"counts": counts.as_dict(), "asr_error": counts.misheard_turns > 0}})
+        (source, labels), second = await self._labels(context)
+        counts = count(context.messages, turns, mutating, labels)
+        values: dict[str, float | None] = {name.lower(): ratio(counts.as_dict(), name) for name in RATIOS}
+        details: dict[str, Any] = {"cfa": {"counts": counts.as_dict(), "asr_error": counts.misheard_turns > 0, "labels_by": source}}
+        if second is not None:
+            table = agreement(labels, second[1])
+            cells = [sum(t[k] for t in table.values()) for k in ("yes_yes", "no_no")]
+            total = sum(sum(t.values()) for t in table.values())
+            values["judge_agreement"] = sum(cells) / total if total else None
+            details["judge_agreement"] = {"first": source, "second": second[0], "tables": table,
+                                          "split": _split(labels, second[1])}
+        return MetricResult(values=values, details=details)
+
+    async def _labels(self, context: MetricContext) -> tuple[tuple[str, Labels], tuple[str, Labels] | None]:
+        """The labels the counters use (the judge's when configured, else the rules'), and a second opinion if any."""
+        models, messages, cid = context.models, context.messages, context.result.conversation_id
+        if models is None or not models.has(JUDGE):
+            return ("rules", rules_labels(messages)), None
+        first = (JUDGE, await judge_labels(models, JUDGE, messages, cid))
+        if models.has(SECOND_JUDGE):
+            return first, (SECOND_JUDGE, await judge_labels(models, SECOND_JUDGE, messages, cid))
+        return first, ("rules", rules_labels(messages))
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
         """Micro and per-conversation averages, ARGA, MRS, TO, pass^1 and the composite; each noise level of a sweep apart."""
@@ -74,6 +96,7 @@ class MmTap(Metric):
             figures = self._arm_figures(view, arm)
             suffix = "" if arm == "agent" else f" [{arm}]"
             out.update({f"{name}{suffix}": value for name, value in figures.items()})
+        out.update(judge_agreement(view))
         return out
 
     def _arm_figures(self, view: RunView, arm: str) -> dict[str, float | None]:
@@ -102,18 +125,23 @@ def _passed(reward: float | None) -> float:
 
 def run_level(view: RunView, per: list[tuple[dict[str, int], bool, float | None]]) -> dict[str, float | None]:
     """pass^1, ARGA (pass^1 where the agent misheard something), and with a paired run MRS and TO."""
+    text = view.conversations(arm="text")
+    typed = sum(1 for r in text for m in view.messages(r["id"]) if m["role"] == "assistant")
+    return paired_figures(per, [r["reward"] for r in text] if text else None, typed)
+
+
+def paired_figures(per: list[tuple[dict[str, int], bool, float | None]], text_rewards: list[float | None] | None,
+                   text_agent_messages: int) -> dict[str, float | None]:
+    """pass^1, ARGA, and (given the text arm's rewards and agent messages) MRS and TO; None where undefined."""
     out: dict[str, float | None] = {"pass^1": statistics.fmean(_passed(r) for _, _, r in per)}
     with_error = [_passed(r) for _, error, r in per if error]
     out["ARGA"] = statistics.fmean(with_error) if with_error else None
-    text = view.conversations(arm="text")
-    if text:
-        pass_text = statistics.fmean(_passed(r["reward"]) for r in text)
+    out["MRS"] = out["TO"] = None
+    if text_rewards:
+        pass_text = statistics.fmean(_passed(r) for r in text_rewards)
         out["MRS"] = out["pass^1"] / pass_text if pass_text else None  # type: ignore[operator]
-        typed = sum(1 for r in text for m in view.messages(r["id"]) if m["role"] == "assistant")
         spoken = sum(c["agent_messages"] for c, _, _ in per)
-        out["TO"] = spoken / typed - 1 if typed else None
-    else:
-        out["MRS"] = out["TO"] = None
+        out["TO"] = spoken / text_agent_messages - 1 if text_agent_messages else None
     return out
 
 
@@ -135,3 +163,42 @@ def composite(figures: Mapping[str, float | None]) -> dict[str, Any]:
     score = sum(w * statistics.fmean(terms) for w, terms in kept) / weight if weight else None
     missing = sum(1 for _, terms in groups for t in terms if t is None)
     return {"mm-tap": score, "mm-tap terms left out (undefined)": float(missing)}
+
+
+def _split(first: Labels, second: Labels) -> list[dict[str, Any]]:
+    """The verdicts two labelers split on: message index, label and each one's verdict."""
+    return [{"message": i, "label": label, "first": value, "second": second[i][label]}
+            for i in sorted(set(first) & set(second)) for label, value in first[i].items()
+            if label in second[i] and second[i][label] != value]
+
+
+def judge_agreement(view: RunView) -> dict[str, float | None]:
+    """Per label, over every conversation two labelers scored: observed agreement, Cohen's kappa and the verdicts compared."""
+    tables: dict[str, dict[str, int]] = {}
+    pair, split_conversations, scored = "", 0, 0
+    kept = {c["id"] for c in view.conversations(arm=None) if c["arm"] != "baseline"}
+    for value in view.values("mmtap.judge_agreement", plugin=view.plugin, arm=None):
+        if value["conversation_id"] not in kept:
+            continue
+        found = json.loads(value["details_json"] or "{}")
+        if "tables" not in found:
+            continue
+        scored += 1
+        pair = f"{found['first']} vs {found['second']}"
+        split_conversations += bool(found.get("split"))
+        for label, cells in found["tables"].items():
+            into = tables.setdefault(label, dict.fromkeys(cells, 0))
+            for key, n in cells.items():
+                into[key] += n
+    if not scored:
+        return {}
+    out: dict[str, float | None] = {f"judge agreement: conversations ({pair})": float(scored),
+                                    "judge agreement: conversations with a split verdict": float(split_conversations)}
+    for label in LABELS:
+        cells = tables.get(label)
+        if cells and sum(cells.values()):
+            observed, k = kappa(cells)
+            out[f"judge agreement: {label} (observed)"] = observed
+            out[f"judge agreement: {label} (kappa)"] = k
+            out[f"judge agreement: {label} (verdicts)"] = float(sum(cells.values()))
+    return out

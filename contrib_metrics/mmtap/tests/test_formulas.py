@@ -69,3 +69,29 @@ def test_weights_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("BENCH_MMTAP_WEIGHTS", "0.5,0.5,0.5,0.5")
     with pytest.raises(ValueError, match="summing to 1"):
         weights()
+
+
+def conversation(agent_messages: int, misheard: bool, reward: float | None) -> tuple[dict[str, int], bool, float | None]:
+    return {"agent_messages": agent_messages}, misheard, reward
+
+
+def test_paired_figures_mrs_to_and_arga() -> None:
+    from bench_mmtap.metric import paired_figures
+
+    voice = [conversation(6, True, 1.0), conversation(8, True, 0.0), conversation(4, False, 1.0), conversation(6, False, 0.0)]
+    found = paired_figures(voice, [1.0, 1.0, 1.0, 0.0], 16)
+    assert found["pass^1"] == 0.5 and found["ARGA"] == 0.5
+    assert found["MRS"] == pytest.approx(0.5 / 0.75)
+    assert found["TO"] == pytest.approx(24 / 16 - 1)
+
+
+def test_paired_figures_degenerate_cases() -> None:
+    from bench_mmtap.metric import paired_figures
+
+    voice = [conversation(3, False, 1.0), conversation(3, False, 1.0)]
+    # the text arm never passes: MRS is undefined (not infinite); fewer spoken turns than typed: TO < 0
+    found = paired_figures(voice, [0.0, None], 12)
+    assert found["MRS"] is None and found["TO"] == pytest.approx(-0.5)
+    assert found["ARGA"] is None  # no conversation with a misheard field
+    unpaired = paired_figures(voice, None, 0)
+    assert unpaired["MRS"] is None and unpaired["TO"] is None and unpaired["pass^1"] == 1.0
