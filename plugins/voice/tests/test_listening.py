@@ -47,11 +47,19 @@ def test_the_plain_oracle_never_listens_so_noise_costs_it_nothing(tmp_path: Path
     ("my phone is 612-555-0142", "my phone is six one two, five five five, oh one four two", "phone", "6125550142"),
     ("email chen.tanaka627@example.org", "email Chen.tanaka627 at example dot org", "email", "chen.tanaka627@example.org"),
     ("cancel order #R5893512", "cancel order number are 5 8 9 3 5 1 2", "order_id", "#R5893512"),
+    ("cancel order #R5893512", "cancel order number R, 5, 8, 9, 3, 5, 1, 2, because", "order_id", "#R5893512"),
+    ("email kofi.varga742@example.org", "email kofi.varga 742 at example.org.", "email", "kofi.varga742@example.org"),
 ])
 def test_spoken_forms_of_fields_are_read_back(said: str, heard: str, kind: str, found: str) -> None:
     [field] = fields_in(said)
     assert field.kind == kind and field.canonical == found
     assert heard_values(kind, heard) == [found]
+
+
+def test_order_ids_are_read_character_by_character_with_pauses() -> None:
+    from bench_voice.fields import for_speech
+
+    assert for_speech("Cancel #W2378156 today.") == "Cancel number W, 2, 3, 7, 8, 1, 5, 6, today."
 
 
 def test_a_paired_run_reports_modality_robustness_and_turn_overhead(tmp_path: Path, byte_models: dict, byte_plugin: object) -> None:
