@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from model_concurrency import TASK, world  # noqa: E402 - the same conversation as the concurrency benchmark
+from model_concurrency import TASK, world
 
-from bench_kernel import Store  # noqa: E402
-from bench_kernel.testing import FakeOpenAIServer  # noqa: E402
+from bench_kernel import Store
+from bench_kernel.testing import FakeOpenAIServer
 
 VARIANTS = {"process": [], "workers2": ["--workers", "2"], "ray": ["--executor", "ray"]}
 
