@@ -305,8 +305,8 @@ def _draw(recipe: Recipe, rng: Random, db: dict[str, dict[str, Any]], graph: dic
     walk = _ordered(random_walk(rng, graph, start, length))
     number = recipe.index % len(CUSTOMERS) + 1
     cid, name = CUSTOMERS[number - 1]
-    ctx = Context(rng, db, cid, name, f"acc_{number:02d}_chk", f"acc_{number:02d}_sav", rng.choice(sorted({i["city"] for i in db["catalog"].values()})),
-                  rng.choice(DATES))
+    city = rng.choice(sorted({i["city"] for i in db["catalog"].values()}))
+    ctx = Context(rng, db, cid, name, f"acc_{number:02d}_chk", f"acc_{number:02d}_sav", city, rng.choice(DATES))
     drafts = _drafts(ctx, walk, recipe.complexity)
     dependencies = sum(len(d.dependencies) for d in drafts)
     main = [d for d in drafts if d.intent != "MakePayment" and not d.abandoned]
@@ -347,10 +347,9 @@ def _drafts(ctx: Context, walk: list[str], complexity: str) -> list[Draft]:
         if wanted and used < limit and len(drafts) < (8 if complexity == "medium" else 12):
             drafts.append(payment_draft(ctx, d, f"p{d.key}"))
     if ctx.rng.random() < (0.3 if complexity == "medium" else 0.5):
-        used = {INTENTS[i].service for i in walk}  # a booking's own search must not serve the abandoned goal
-        spare = sorted(i for i in INTENTS if INTENTS[i].kind == "search" and INTENTS[i].service not in used)
-        intent = ctx.rng.choice(spare)
-        extra = draft_goal(ctx, intent, "a0", set())
+        taken = {INTENTS[i].service for i in walk}  # a booking's own search must not serve the abandoned goal
+        spare = sorted(i for i in INTENTS if INTENTS[i].kind == "search" and INTENTS[i].service not in taken)
+        extra = draft_goal(ctx, ctx.rng.choice(spare), "a0", set())
         extra.abandoned = True
         drafts.append(extra)
     return drafts

@@ -290,19 +290,19 @@ class ServicesTools(Toolkit):
         customer = self.state["customers"].get(customer_id)
         if customer is None:
             raise ToolError(f"No customer '{customer_id}'.")
-        return customer  # type: ignore[no-any-return]
+        return customer
 
     def _booking(self, booking_id: str) -> dict[str, Any]:
         booking = self.state["bookings"].get(booking_id)
         if booking is None:
             raise ToolError(f"No booking '{booking_id}'.")
-        return booking  # type: ignore[no-any-return]
+        return booking
 
     def _account(self, account_id: str) -> dict[str, Any]:
         account = self.state["accounts"].get(account_id)
         if account is None:
             raise ToolError(f"No account '{account_id}'.")
-        return account  # type: ignore[no-any-return]
+        return account
 
     def _debit(self, account: dict[str, Any], amount: float) -> None:
         if account["balance"] < amount:
