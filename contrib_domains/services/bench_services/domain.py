@@ -32,6 +32,7 @@ class ServicesDomain(Domain):
                 agent_toolkit=ServicesTools,
                 agent_state=State.from_records(read_json(data_dir / "db.json")),
                 advance=advance,
+                scripted_user="planned",
                 source=str(data_dir),
             )
 

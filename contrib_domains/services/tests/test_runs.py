@@ -20,7 +20,7 @@ def test_every_default_task_replays_its_gold(data: DomainData) -> None:
 @pytest.fixture(scope="module")
 def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("services") / "r.db"
-    summary = run(RunConfig(domain="services", plugins=["services"], agent="oracle", user="planned", trials=1), path)
+    summary = run(RunConfig(domain="services", plugins=["services"], agent="oracle", trials=1), path)  # the planned user by default
     assert summary.status == "complete"
     return path, summary.run_id
 
@@ -39,6 +39,7 @@ def test_the_oracle_completes_every_goal_and_the_events_say_when(oracle_run: tup
     store = Store(path)
     try:
         rows = [r for r in store.conversations(run_id) if r["arm"] == "agent"]
+        assert {r["user"] for r in store.conversations(run_id)} == {"planned"}
         assert sorted(r["task_id"] for r in rows) == sorted(t.id for t in data.tasks)
         decided = completed = 0
         for row in rows:
