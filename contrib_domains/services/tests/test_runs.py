@@ -66,3 +66,19 @@ def test_the_do_nothing_baseline_runs_and_fails_every_task(oracle_run: tuple[Pat
         assert baseline and all(r["error"] is None and r["reward"] == 0.0 for r in baseline)
     finally:
         store.close()
+
+
+def test_a_conversation_that_leaves_a_booking_pending_fails_the_db_check(data: DomainData) -> None:
+    from bench_kernel import build_environment, replay_gold
+
+    task = data.task("services_medium_007")
+    actions = task.gold_actions()
+    env = build_environment(data, task)
+    for action in actions:
+        if action.name != "get_booking_status":  # booked, never followed up: the clock does not reach the due time
+            assert not env.execute(action.as_tool_call()).error
+    assert [b["status"] for b in env.agent_tools.state["bookings"].values()] == ["pending"]
+    assert env.hashes()[0] != replay_gold(data, task).agent_hash
+    for action in actions[len(actions) - 3:]:
+        env.execute(action.as_tool_call())  # following up moves the clock on and settles it: the gold state
+    assert env.hashes()[0] == replay_gold(data, task).agent_hash
