@@ -18,7 +18,8 @@
 
 Every task has a booking left pending while another goal is raised (asynchronous execution and
 interleaving, as in both of ATOD's classes), so the do-nothing agent fails it; a draw whose gold
-actions fail on the real tools is drawn again (the tests replay every task's gold through the kernel).
+actions fail on the real tools is drawn again, and the suite is written only once the kernel's gold
+replay accepts every task and finds none the do-nothing agent passes (`verify_suite`).
 `bench services generate --out DIR` (or `python -m bench_services.generate`) writes db.json and tasks.json.
 """
 
@@ -36,10 +37,23 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import ConfigError, Goal, State, converter
+from bench_kernel import (
+    ConfigError,
+    DomainData,
+    Goal,
+    GoalsExtension,
+    State,
+    TaskVocabulary,
+    build_environment,
+    converter,
+    replay_gold,
+    structure_tasks,
+)
 
-from .plan import Move, UserPlan, action_id
+from .domain import prepared
+from .plan import Move, PlanExtension, UserPlan, action_id
 from .tools import ServicesTools
+from .tracking import advance
 from .world import (
     ATTRACTIONS,
     BOOK_OF_SEARCH,
@@ -476,9 +490,27 @@ def generate_suite(seed: int = DEFAULT_SEED, counts: dict[str, int] | None = Non
     return db, tasks
 
 
+def verify_suite(db: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with a suite as the kernel sees it: a gold replay that fails, or a task doing nothing passes."""
+    vocabulary = TaskVocabulary(extensions=[GoalsExtension(), PlanExtension()])
+    data = DomainData(name="services", tasks=[prepared(t) for t in structure_tasks(tasks, vocabulary, source="generated")],
+                      policy="", agent_toolkit=ServicesTools, agent_state=State.from_records(db), advance=advance)
+    problems = []
+    for task in data.tasks:
+        gold = replay_gold(data, task)
+        if not gold.ok:
+            problems.append(f"{task.id}: gold replay fails: {'; '.join(gold.action_errors)}")
+        if gold.agent_hash == build_environment(data, task).hashes()[0]:
+            problems.append(f"{task.id}: the do-nothing agent would pass (the gold changes nothing)")
+    return problems
+
+
 def write_suite(out_dir: Path, seed: int = DEFAULT_SEED, counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
-    """Write db.json and tasks.json into out_dir (created when missing)."""
+    """Write db.json and tasks.json into out_dir (created when missing), once the kernel's gold replay accepts every task."""
     db, tasks = generate_suite(seed, counts)
+    problems = verify_suite(db, tasks)
+    if problems:
+        raise ConfigError("services generator produced unsound tasks: " + "; ".join(problems))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "db.json").write_text(json.dumps(db, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (out_dir / "tasks.json").write_text(json.dumps(tasks, indent=1) + "\n", encoding="utf-8")

@@ -13,6 +13,7 @@ from bench_services.generate import (
     generate_suite,
     meets_class,
     random_walk,
+    verify_suite,
     walk_domains,
     write_suite,
 )
@@ -103,3 +104,16 @@ def test_payments_follow_their_booking_and_the_plan_orders_gold_actions_by_move(
                 checks = [a for a in task["evaluation_criteria"]["actions"][:n]
                           if a["name"] == "get_booking_status" and a["arguments"]["booking_id"] == booking]
                 assert checks, f"{task['id']}: paid {booking} before checking it"
+
+
+def test_verification_accepts_a_generated_suite_and_names_unsound_tasks() -> None:
+    db, tasks = generate_suite(DEFAULT_SEED + 2, {"medium": 2, "complex": 2})
+    assert verify_suite(db, tasks) == []
+    broken = json.loads(json.dumps(tasks[0]))
+    pays = [a for a in broken["evaluation_criteria"]["actions"] if a["name"] == "book"]
+    pays[0]["arguments"]["item_id"] = "NOPE"
+    only_reads = json.loads(json.dumps(tasks[1]))
+    only_reads["evaluation_criteria"]["actions"] = [a for a in only_reads["evaluation_criteria"]["actions"] if a["name"] == "search"]
+    problems = verify_suite(db, [broken, only_reads])
+    assert any(p.startswith(f"{broken['id']}: gold replay fails") and "NOPE" in p for p in problems)
+    assert f"{only_reads['id']}: the do-nothing agent would pass (the gold changes nothing)" in problems
