@@ -124,7 +124,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @plugin_option
 @domain_options
 @click.option("--agent", default="oracle", show_default=True, help="Agent to evaluate.")
-@click.option("--user", default="scripted", show_default=True, help="User simulator.")
+@click.option("--user", default="scripted", show_default=True,
+              help="User simulator (scripted: the domain's own scripted user when it names one).")
 @click.option("--judge", help="Judge for NL assertions.")
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
 @click.option("--channel", default="identity", show_default=True,

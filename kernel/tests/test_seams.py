@@ -65,6 +65,29 @@ def query(tmp_path: Path, sql: str, params: Sequence[Any] = ()) -> list[dict[str
         store.close()
 
 
+# --------------------------------------------------------------------------- a domain's own scripted user
+
+
+def test_a_domains_scripted_user_plays_where_a_run_asks_for_the_scripted_user(tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Planned(ToyDomain):
+        def load(self, options: bench_kernel.DomainOptions) -> bench_kernel.DomainData:
+            return attrs.evolve(super().load(options), scripted_user="shifting")
+
+    objects = [("toy", ToyPlugin(Planned(tasks=[SHIFT_TASK]))), ("seams", SeamPlugin())]
+    summary = run(RunConfig(domain="toy"), tmp_path / "runs.db", plugins=get_plugin_manager([], extra=objects))
+    users = query(tmp_path, "select arm, user from conversations where run_id = ? order by arm", [summary.run_id])
+    assert users == [{"arm": "agent", "user": "shifting"}, {"arm": "baseline", "user": "shifting"}]
+    other = run(RunConfig(domain="toy", user="shifting", baseline=False, run_id="named"), tmp_path / "runs.db",
+                plugins=get_plugin_manager([], extra=objects))
+    assert query(tmp_path, "select user from conversations where run_id = ?", [other.run_id]) == [{"user": "shifting"}]
+
+
+def test_without_one_the_kernels_scripted_user_plays(tmp_path: Path) -> None:
+    summary = go(tmp_path)
+    assert query(tmp_path, "select user from conversations where run_id = ?", [summary.run_id]) == [{"user": "scripted"}]
+
+
 # --------------------------------------------------------------------------- events and message stamps
 
 

@@ -364,9 +364,9 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     solo = config.mode is Mode.NO_USER
     resolved = _Resolved(
         agent=registry.get("agent", config.agent),
-        user=None if solo else registry.get("user simulator", config.user),
+        user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
         baseline_agent=registry.get("agent", BASELINE_AGENT),
-        baseline_user=None if solo else registry.get("user simulator", BASELINE_USER),
+        baseline_user=None if solo else registry.get("user simulator", scripted_user(BASELINE_USER, data)),
         judge=registry.get("judge", config.judge) if config.judge else None,
         channel=registry.get("channel", config.channel),
         evaluation=Evaluation(components=registry.components.get("reward component", {}),
@@ -378,6 +378,11 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
                                 *(m for _, m in resolved.metrics)])
     return resolved
+
+
+def scripted_user(name: str, data: DomainData) -> str:
+    """The user simulator a run gets for `name`: the domain's own scripted user in place of the kernel's."""
+    return data.scripted_user if name == BASELINE_USER and data.scripted_user else name
 
 
 def task_vocabulary(registry: Registry) -> TaskVocabulary:

@@ -50,6 +50,9 @@ class DomainData:
     """Run `sync` after each gold action; tau2-exact domains set False, as tau2 skips it there."""
     advance: Callable[[Environment, int, EventLog], None] | None = None
     """Called after every conversation step (see `Environment.advance`): asynchronous work completes here."""
+    scripted_user: str | None = None
+    """A user simulator that plays this domain's tasks wherever a run asks for the kernel's `scripted` user (the
+    default user and the baseline's): e.g. a planned multi-goal user that records its goals' status events."""
     reference_hash: Callable[[State], str] | None = None
     """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     reference_user_hash: Callable[[State], str] | None = None
