@@ -15,12 +15,17 @@ from bench_kernel import AssistantMessage, Goal, Message, ToolMessage, UserMessa
 
 from .tracking import NOT_MENTIONED, Change, Lifecycle, is_utterance
 
-STOPWORDS = frozenset("""
-a an and any are as at be been but by can could did do does for from had has have he her here him his how i if in into is it
-its just me my no not now of off ok okay on one or our out please she so some than thank thanks that the their them then
-there these they this those to too up us very was we were what when where which while who why will with would yes you your
-also about after again all am before being both each few more most other own same should such only over under until
-want need like get got let lets make sure know see""".split())
+STOPWORDS = frozenset([
+    "a", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "here", "him", "his", "how", "i", "if", "in", "into", "is", "it",
+    "its", "just", "me", "my", "no", "not", "now", "of", "off", "ok", "okay", "on", "one", "or", "our", "out",
+    "please", "she", "so", "some", "than", "thank", "thanks", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "why", "will", "with", "would", "yes", "you", "your", "also", "about", "after", "again",
+    "all", "am", "before", "being", "both", "each", "few", "more", "most", "other", "own", "same", "should", "such",
+    "only", "over", "under", "until", "want", "need", "like", "get", "got", "let", "lets", "make", "sure", "know",
+    "see",
+])
 WORD = re.compile(r"[a-z0-9]+")
 CONTEXT_UTTERANCES = 8
 """Utterances of context a judge sees before the judged one (ATOD's judges see the last 8)."""

@@ -92,7 +92,7 @@ class _Reader:
         if key not in raw:
             raise self.fail(where, f"missing required field {key!r}")
         value = raw[key]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
             raise self.fail(f"{where}.{key}", f"expected {names}, got {type(value).__name__} {value!r}"[:200])
         return value

@@ -44,7 +44,7 @@ class GoalCompletion(AtodMetric):
     name: str = "dgcr"
     description: str = "ATOD's dependency-aware goal completion rate: completed / (completed + failed) goals."
 
-    def score(self, context: MetricContext) -> MetricResult:
+    async def score(self, context: MetricContext) -> MetricResult:
         """dGCR and its counts for one conversation; None when no goal was decided."""
         d = dialogue_of(context)
         outcomes = event_outcomes(d.lives)
@@ -66,7 +66,7 @@ class TurnsToCompletion(AtodMetric):
     name: str = "ntc"
     description: str = "ATOD's turns to completion: max(0, end - first mention) over decided goals, in utterance turns."
 
-    def score(self, context: MetricContext) -> MetricResult:
+    async def score(self, context: MetricContext) -> MetricResult:
         """Mean NTC over decided goals (ATOD's code) and over completed goals only (its paper)."""
         d = dialogue_of(context)
         outcomes = event_outcomes(d.lives)
@@ -92,9 +92,10 @@ class MemoryRecall(AtodMetric):
         """Matched queries over queries; None (left out, as ATOD does) when no goal changed."""
         d = dialogue_of(context)
         judge, judged_by = judgement_for(context, d)
-        rows = [{"goal": q.goal.id, "status": q.status, "reply_index": q.reply_index, "match": await judge.recalls(q)}
-                for q in d.queries()]
-        matched = sum(r["match"] for r in rows)
+        queries = d.queries()
+        matches = [await judge.recalls(q) for q in queries]
+        rows = [{"goal": q.goal.id, "status": q.status, "reply_index": q.reply_index, "match": m} for q, m in zip(queries, matches, strict=True)]
+        matched = sum(matches)
         value = matched / len(rows) if rows else None
         return MetricResult(values={"": value, "queries": float(len(rows))},
                             details={"": {"judge": judged_by, "matched": matched, "queries": len(rows), "items": rows}})
@@ -111,11 +112,12 @@ class Proactivity(AtodMetric):
         """Effective proactive turns over proactive turns; None (left out, as ATOD does) when there is none."""
         d = dialogue_of(context)
         judge, judged_by = judgement_for(context, d)
-        rows = []
+        rows: list[dict[str, Any]] = []
+        effective = 0
         for turn in d.proactive_turns():
             grounded, beneficial = await judge.proactive(turn)
+            effective += grounded and beneficial
             rows.append({"goal": turn.goal.id, "status": turn.status, "index": turn.index, "grounded": grounded, "beneficial": beneficial})
-        effective = sum(r["grounded"] and r["beneficial"] for r in rows)
         value = effective / len(rows) if rows else None
         return MetricResult(values={"": value, "turns": float(len(rows))},
                             details={"": {"judge": judged_by, "effective": effective, "turns": len(rows), "items": rows}})

@@ -19,8 +19,8 @@ from bench_kernel import (
     Task,
     TerminationReason,
     ToolCall,
-    ToolMessage,
     Toolkit,
+    ToolMessage,
     UserMessage,
     UserScenario,
 )

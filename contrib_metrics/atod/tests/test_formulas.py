@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 from atod_helpers import call, context, events, goal, result, say, task, user
 from bench_atod.formulas import GoalCounts, annotated_edges, dependency_f1, dependency_scores, goal_counts, pooled
 from bench_atod.metrics import GoalCompletion, TurnsToCompletion
 from bench_atod.tracking import Outcome, annotated_outcomes, turn_of, utterance_turns
+
+
+def scored(metric: Any, ctx: Any) -> Any:
+    return asyncio.run(metric.score(ctx))
+
 
 GOALS = [goal("hotel", "book a hotel in Rome"), goal("pay", "pay for the hotel", deps=["hotel"]),
          goal("car", "rent a car"), goal("taxi", "order a taxi"), goal("museum", "buy museum tickets")]
@@ -35,13 +43,13 @@ def test_turns_count_utterances_of_both_speakers_and_tool_steps_take_the_next_ut
 
 def test_dgcr_and_ntc_of_a_trip_with_a_failed_an_abandoned_a_blocked_and_an_unmentioned_goal() -> None:
     ctx = context(TRIP, events(*TRIP_EVENTS), task(GOALS))
-    dgcr = GoalCompletion().score(ctx)
+    dgcr = scored(GoalCompletion(), ctx)
     # completed: hotel; failed: car; pay stays open (blocked behind the hotel until the end), taxi abandoned, museum never
     # mentioned: all three left out. dGCR = 1 / 2.
     assert dgcr.values[""] == 0.5 and dgcr.values["completed"] == 1 and dgcr.values["decided"] == 2 and dgcr.values["goals"] == 5
     assert dgcr.details[""]["final"] == {"hotel": "completed", "pay": "open", "car": "failed", "taxi": "abandoned",
                                          "museum": "not_mentioned"}
-    ntc = TurnsToCompletion().score(ctx)
+    ntc = scored(TurnsToCompletion(), ctx)
     # hotel: first mentioned turn 2, completed turn 7 -> 5; car: turn 4 to its failure at turn 5 -> 1. Mean 3; completed only 5.
     assert ntc.values[""] == 3.0 and ntc.values["completed_only"] == 5.0
     assert ntc.details[""]["turns"] == {"hotel": (2, 7), "car": (4, 5)}
@@ -50,25 +58,25 @@ def test_dgcr_and_ntc_of_a_trip_with_a_failed_an_abandoned_a_blocked_and_an_unme
 
 def test_nothing_decided_gives_no_dgcr_and_no_ntc() -> None:
     ctx = context(TRIP[:6], events(*TRIP_EVENTS[:5]), task(GOALS))
-    assert GoalCompletion().score(ctx).values[""] is None
-    assert TurnsToCompletion().score(ctx).values[""] is None
+    assert scored(GoalCompletion(), ctx).values[""] is None
+    assert scored(TurnsToCompletion(), ctx).values[""] is None
     silent = context(TRIP[:1], events(), task(GOALS))
-    assert GoalCompletion().score(silent).values == {"": None, "completed": 0.0, "decided": 0.0, "goals": 5.0}
+    assert scored(GoalCompletion(), silent).values == {"": None, "completed": 0.0, "decided": 0.0, "goals": 5.0}
 
 
 def test_a_goal_that_fails_is_resumed_and_fails_again_ends_at_its_last_failure() -> None:
     messages = [user("Book the flight."), say("It is pending."), say("It failed."), user("Try again."), say("It failed again.")]
     log = events((0, "f", "open"), (1, "f", "pending"), (2, "f", "failed"), (3, "f", "open"), (4, "f", "failed"))
-    ntc = TurnsToCompletion().score(context(messages, log, task([goal("f", "book the flight")])))
+    ntc = scored(TurnsToCompletion(), context(messages, log, task([goal("f", "book the flight")])))
     assert ntc.values[""] == 4.0 and ntc.values["completed_only"] is None  # turn 1 to turn 5
-    dgcr = GoalCompletion().score(context(messages, log, task([goal("f", "book the flight")])))
+    dgcr = scored(GoalCompletion(), context(messages, log, task([goal("f", "book the flight")])))
     assert dgcr.values[""] == 0.0
 
 
 def test_a_completion_in_the_turn_of_the_first_mention_counts_zero_turns() -> None:
     messages = [user("What is my balance?"), say("It is 40 dollars.")]
     log = events((1, "b", "open"), (1, "b", "completed"))
-    assert TurnsToCompletion().score(context(messages, log, task([goal("b", "check the balance")]))).values[""] == 0.0
+    assert scored(TurnsToCompletion(), context(messages, log, task([goal("b", "check the balance")]))).values[""] == 0.0
 
 
 def test_annotated_outcomes_read_atods_fields_and_a_history_before_the_first_mention_is_clamped() -> None:

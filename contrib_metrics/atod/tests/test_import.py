@@ -1,0 +1,144 @@
+"""`bench import atod-dialogues`: ATOD's format loaded unchanged, stored as a run, scored; malformed files named precisely."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench_atod.importer import import_dialogues, read_dialogues
+from click.testing import CliRunner
+
+from bench_kernel import BenchError, Store, get_plugin_manager
+from bench_kernel.testing import bench_cli
+
+FIXTURE = Path(__file__).parent / "data" / "dialogues.json"
+
+
+def values(db: Path) -> dict[tuple[str, str], float | None]:
+    store = Store(db)
+    try:
+        rows = store.db.query("select c.task_id, m.plugin, m.metric, m.value from metric_values m "
+                              "join conversations c on c.id = m.conversation_id")
+        return {(r["task_id"], r["metric"] if r["plugin"] != "bench-kernel" else "kernel:" + r["metric"]): r["value"] for r in rows}
+    finally:
+        store.close()
+
+
+def test_the_fixture_imports_and_its_figures_equal_the_hand_computed_ones(tmp_path: Path) -> None:
+    db = tmp_path / "atod.db"
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--plugin", "atod", "--db", str(db),
+                                                   "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert "imported 3 dialogues (1 complex, 2 medium)" in out.output
+    found = values(db)
+    hotel, trip, undecided = "demo-medium-hotel", "demo-complex-trip", "demo-medium-undecided"
+    # hotel: both decided goals completed (the weather goal stays open): dGCR 1; NTC: hotel 1 -> 6, deposit 3 -> 8: 5 each.
+    assert found[(hotel, "dgcr")] == 1.0 and found[(hotel, "ntc")] == 5.0
+    # trip: the flight failed (1 -> 6, resumed once), the table (7 -> 10) and the balance (11 -> 12) completed; the hotel
+    # (open, behind the flight), the tickets (pending, behind the hotel), the ride (abandoned) and the transfer (never
+    # mentioned) are not decided. dGCR 2/3, NTC (5 + 3 + 1) / 3 = 3, completed only (3 + 1) / 2 = 2.
+    assert found[(trip, "dgcr")] == pytest.approx(2 / 3) and found[(trip, "ntc")] == 3.0 and found[(trip, "ntc.completed_only")] == 2.0
+    assert found[(undecided, "dgcr")] is None and found[(undecided, "ntc")] is None
+    # The annotations agree with the events on this clean file.
+    for dialogue in (hotel, trip, undecided):
+        assert found[(dialogue, "dgcr.annotated")] == found[(dialogue, "dgcr")]
+        assert found[(dialogue, "ntc.annotated")] == found[(dialogue, "ntc")]
+    # Reward: goal-credit over every goal (2 of 3, 2 of 7, 0 of 2).
+    assert found[(hotel, "kernel:reward")] == pytest.approx(2 / 3) and found[(trip, "kernel:reward")] == pytest.approx(2 / 7)
+    assert found[(undecided, "kernel:reward")] == 0.0
+    # The rule judge's proactive turns: hotel confirmed at turn 6 (the user asked about weather); in the trip, the
+    # tickets held pending at 8 (grounded, but they end pending) and the table reserved at 10 (grounded, completed).
+    assert found[(hotel, "pe")] == 1.0 and found[(trip, "pe")] == 0.5 and found[(undecided, "pe")] is None
+    report = json.loads(out.output[out.output.index("{"):])
+    figures = {row[0]: row[1] for s in report["sections"] if s["plugin"] == "atod" for t in s["tables"] for row in t["rows"]}
+    assert figures["dGCR (micro)"] == pytest.approx(4 / 5)  # pooled over goals: 4 completed of 5 decided
+    assert figures["dGCR (per conversation)"] == pytest.approx((1 + 2 / 3) / 2)
+    assert figures["dGCR (micro) [complexity=medium]"] == 1.0 and figures["dGCR (micro) [complexity=complex]"] == pytest.approx(2 / 3)
+    assert figures["NTC (micro)"] == pytest.approx((5 + 5 + 5 + 3 + 1) / 5) and figures["NTC (per conversation)"] == 4.0
+    assert figures["NTC (micro) [complexity=complex]"] == 3.0 and figures["NTC (micro) [complexity=medium]"] == 5.0
+    assert figures["PE (per conversation)"] == 0.75 and figures["PE (micro)"] == pytest.approx(2 / 3)
+
+
+def test_messages_events_and_tasks_are_stored_at_the_right_places(tmp_path: Path) -> None:
+    summary = import_dialogues(FIXTURE, tmp_path / "a.db", plugins=get_plugin_manager(["atod"]))
+    assert summary.by_class == {"medium": 2, "complex": 1}
+    store = Store(tmp_path / "a.db")
+    try:
+        cid = f"{summary.run_id}/agent/demo-complex-trip/0"
+        roles = [m["role"] for m in store.messages(cid)]
+        changes = [(e["message_index"], json.loads(e["data_json"])) for e in store.conversation_events(cid)]
+        [row] = [c for c in store.conversations(summary.run_id) if c["task_id"] == "demo-complex-trip"]
+    finally:
+        store.close()
+    assert roles == ["user", "assistant"] * 6
+    assert changes[:3] == [(0, {"goal_id": "goal_1", "status": "open", "previous_status": "not_mentioned"}),
+                           (1, {"goal_id": "goal_1", "status": "pending", "previous_status": "open"}),
+                           (2, {"goal_id": "goal_2", "status": "open", "previous_status": "not_mentioned"})]
+    assert changes[5] == (4, {"goal_id": "goal_1", "status": "open", "previous_status": "failed"})
+    assert json.loads(row["attributes_json"])["complexity"] == "complex"
+
+
+def test_importing_twice_keeps_one_conversation_per_dialogue(tmp_path: Path) -> None:
+    plugins = get_plugin_manager(["atod"])
+    first = import_dialogues(FIXTURE, tmp_path / "a.db", plugins=plugins)
+    again = import_dialogues(FIXTURE, tmp_path / "a.db", plugins=get_plugin_manager(["atod"]))
+    store = Store(tmp_path / "a.db")
+    try:
+        assert first.run_id == again.run_id and len(store.conversations(first.run_id)) == 3
+    finally:
+        store.close()
+
+
+def broken(tmp_path: Path, edit: Any) -> Path:
+    document = copy.deepcopy(json.loads(FIXTURE.read_text()))
+    edited = edit(document)
+    document = document if edited is None else edited
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _set(path: list[Any], value: Any) -> Any:
+    def edit(doc: Any) -> None:
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        if value is KeyError:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda doc: {"dialogues": doc}, "a JSON array of dialogues, got dict @ $"),
+    (lambda doc: [], "the file holds no dialogue @ $"),
+    (_set([1, "turns", 3, "speaker"], "AGENT"), "must be USER or SYSTEM, got 'AGENT' @ $[1].turns[3].speaker"),
+    (_set([0, "turns", 2, "utterance"], KeyError), "missing required field 'utterance' @ $[0].turns[2]"),
+    (_set([0, "turns", 2, "turn_id"], "3"), "expected int, got str '3' @ $[0].turns[2].turn_id"),
+    (_set([2, "complexity_class"], "hard"), "must be one of medium, complex, got 'hard' @ $[2].complexity_class"),
+    (_set([1, "turns", 5, "goal_status_changes", 0, "new_status"], "done"),
+     "must be one of not_mentioned, open, pending, completed, failed, abandoned, got 'done' @ $[1].turns[5].goal_status_changes[0].new_status"),
+    (_set([0, "goal_list", 1, "core_content"], KeyError), "missing required field 'core_content' @ $[0].goal_list[1]"),
+    (_set([0, "goal_list"], []), "a dialogue needs at least one goal @ $[0].goal_list"),
+    (_set([2, "dialogue_id"], "demo-medium-hotel"), "dialogue id 'demo-medium-hotel' appears twice @ $[2].dialogue_id"),
+    (_set([0, "turns"], {}), "expected list, got dict {} @ $[0].turns"),
+])
+def test_malformed_files_name_the_file_and_the_json_path(tmp_path: Path, edit: Any, message: str) -> None:
+    path = broken(tmp_path, edit)
+    with pytest.raises(BenchError) as caught:
+        read_dialogues(path)
+    assert str(path) in str(caught.value) and message in str(caught.value)
+
+
+def test_a_bad_goal_field_and_bad_json_are_clean_errors_on_the_command_line(tmp_path: Path) -> None:
+    path = broken(tmp_path, _set([1, "goal_list", 0, "status_history", 1, "status"], "unknown"))
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(path), "--db", str(tmp_path / "x.db")])
+    assert out.exit_code != 0 and "Traceback" not in out.output
+    assert str(path) in out.output and "got 'unknown' @ $[1].goal_list[0].status_history[1]" in out.output
+    path.write_text("[{")
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(path), "--db", str(tmp_path / "x.db")])
+    assert out.exit_code != 0 and "not valid JSON" in out.output and "Traceback" not in out.output
