@@ -11,15 +11,26 @@ from pathlib import Path
 import click
 
 import bench_kernel
-from bench_kernel import CombinationRule, ConfigError, Metric, RewardComponent, checked_plugins, db_option, echo_report, plugin_option
+from bench_kernel import (
+    CombinationRule,
+    ConfigError,
+    Metric,
+    ReportSection,
+    RewardComponent,
+    checked_plugins,
+    db_option,
+    echo_report,
+    plugin_option,
+)
 
 from .formulas import EdgeScores, GoalCounts, annotated_edges, dependency_f1, dependency_scores, goal_counts, pooled
 from .importer import ImportSummary, import_dialogues, read_dialogues
 from .metrics import GoalCompletion, MemoryRecall, Proactivity, Quality, TurnsToCompletion, all_metrics
 from .reward import GoalCreditRule, GoalsComponent
+from .summary import ComplexitySection
 
 __all__ = [
-    "EdgeScores", "GoalCompletion", "GoalCounts", "GoalCreditRule", "GoalsComponent", "ImportSummary", "MemoryRecall",
+    "ComplexitySection", "EdgeScores", "GoalCompletion", "GoalCounts", "GoalCreditRule", "GoalsComponent", "ImportSummary", "MemoryRecall",
     "Proactivity", "Quality", "TurnsToCompletion", "annotated_edges", "dependency_f1", "dependency_scores", "goal_counts",
     "import_dialogues", "pooled", "read_dialogues",
 ]
@@ -42,6 +53,12 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
 def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
     """goal-credit: the share of a task's goals completed."""
     register(GoalCreditRule())
+
+
+@bench_kernel.hookimpl
+def register_report_sections(register: Callable[[ReportSection], None]) -> None:
+    """Every ATOD figure by complexity class, micro and per conversation, beside ATOD's published values."""
+    register(ComplexitySection())
 
 
 @click.command(name="atod-dialogues")

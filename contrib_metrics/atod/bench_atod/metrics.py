@@ -1,8 +1,8 @@
 """ATOD's metrics with context: dgcr, ntc (LLM-free), mra, pe and quality (judged), each per conversation.
 
 Each is its own metric, so a judge that fails on one conversation costs only the judged figure
-(recorded as that metric's error), never dGCR or NTC. Run-level figures by complexity class come
-from `summary.py`.
+(recorded as that metric's error), never dGCR or NTC. Run-level figures by complexity class
+are the `atod` report section (`summary.py`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import Metric, MetricContext, MetricResult, RunView, task_goals
+from bench_kernel import Metric, MetricContext, MetricResult, task_goals
 
 from .dialogue import Dialogue
 from .formulas import goal_counts
 from .judges import judgement_for
-from .summary import summarize_metric
 from .tracking import annotated_outcomes, event_changes, event_outcomes, is_annotated, lifecycles
 
 
@@ -29,16 +28,7 @@ def dialogue_of(context: MetricContext) -> Dialogue:
 
 
 @attrs.define(kw_only=True)
-class AtodMetric(Metric):
-    """Shared: run-level figures by complexity class from the stored values."""
-
-    def summarize(self, view: RunView) -> dict[str, float | None]:
-        """Pooled (micro) and per-conversation figures, overall and per complexity class."""
-        return summarize_metric(self.name, view)
-
-
-@attrs.define(kw_only=True)
-class GoalCompletion(AtodMetric):
+class GoalCompletion(Metric):
     """dGCR: completed over decided goals, from the goal.status events (annotated figure beside it when the task has one)."""
 
     name: str = "dgcr"
@@ -60,7 +50,7 @@ class GoalCompletion(AtodMetric):
 
 
 @attrs.define(kw_only=True)
-class TurnsToCompletion(AtodMetric):
+class TurnsToCompletion(Metric):
     """NTC: turns (utterances) from a goal's first mention to its completion or failure."""
 
     name: str = "ntc"
@@ -82,7 +72,7 @@ class TurnsToCompletion(AtodMetric):
 
 
 @attrs.define(kw_only=True)
-class MemoryRecall(AtodMetric):
+class MemoryRecall(Metric):
     """MRA: share of memory queries (one per goal status change) whose answer matches the goal's true state."""
 
     name: str = "mra"
@@ -102,7 +92,7 @@ class MemoryRecall(AtodMetric):
 
 
 @attrs.define(kw_only=True)
-class Proactivity(AtodMetric):
+class Proactivity(Metric):
     """PE: mean of grounded x beneficial over the agent's proactive turns."""
 
     name: str = "pe"
@@ -124,7 +114,7 @@ class Proactivity(AtodMetric):
 
 
 @attrs.define(kw_only=True)
-class Quality(AtodMetric):
+class Quality(Metric):
     """Turn-level quality (each agent utterance 1-5, divided by 5, averaged) and dialogue-level quality (1-5)."""
 
     name: str = "quality"

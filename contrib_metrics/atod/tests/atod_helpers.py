@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,3 +79,12 @@ def call(name: str, call_id: str) -> AssistantMessage:
 def result(call_id: str, text: str, *, error: bool = False) -> ToolMessage:
     """A tool result (not an utterance)."""
     return ToolMessage(id=call_id, content=text, error=error)
+
+
+def section_figures(output: str) -> dict[tuple[str, str, str], Any]:
+    """The atod section's table from a JSON report: (figure, averaging, group) -> value."""
+    document = json.loads(output[output.index("{"):])
+    [section] = [s for s in document["sections"] if s["plugin"] == "atod" and s["name"] == "atod"]
+    table = section["tables"][0]
+    groups = table["headers"][2:]
+    return {(row[0], row[1], group): value for row in table["rows"] for group, value in zip(groups, row[2:], strict=True)}

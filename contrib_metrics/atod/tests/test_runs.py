@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from atod_helpers import section_figures
 from click.testing import CliRunner
 from errands import ErrandsPlugin
 
@@ -25,10 +26,9 @@ def stored(db: Path, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:
         store.close()
 
 
-def report(db: Path, run_id: str) -> dict[str, float | None]:
+def report(db: Path, run_id: str) -> dict[tuple[str, str, str], Any]:
     out = CliRunner().invoke(cli, ["report", run_id, "--db", str(db), "--format", "json"])
-    document = json.loads(out.output[out.output.index("{"):])
-    return {row[0]: row[1] for s in document["sections"] if s["plugin"] == "atod" for t in s["tables"] for row in t["rows"]}
+    return section_figures(out.output)
 
 
 def errands_run(db: Path, **config: Any) -> str:
@@ -54,10 +54,11 @@ def test_the_oracle_completes_every_goal_the_world_allows_and_the_report_breaks_
     assert [(c["subject"], c["met"], c["detail"]) for c in checks] == [
         ("hotel", True, "completed"), ("pay_hotel", True, "completed"), ("car", False, "failed")]
     figures = report(db, run_id)
-    assert figures["dGCR (micro)"] == pytest.approx(4 / 5)
-    assert figures["dGCR (micro) [complexity=medium]"] == 1.0 and figures["dGCR (micro) [complexity=complex]"] == pytest.approx(2 / 3)
-    assert figures["MRA (per conversation) [complexity=medium]"] is not None
-    assert "turn-level quality (per conversation) [complexity=complex]" in figures
+    assert figures[("dGCR", "micro", "all")] == pytest.approx(4 / 5)
+    assert figures[("dGCR", "micro", "medium")] == 1.0 and figures[("dGCR", "micro", "complex")] == pytest.approx(2 / 3, abs=1e-4)
+    assert figures[("MRA", "per conversation", "medium")] is not None
+    assert figures[("turn-level quality", "conversations", "complex")] == 1
+    assert ("dGCR annotated", "micro", "all") not in figures  # nothing annotated in this run
 
 
 def test_the_do_nothing_agents_figures(tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_the_do_nothing_agents_figures(tmp_path: Path) -> None:
     assert found[("hotel_and_dinner", "mra")]["value"] == 0.0 and found[("hotel_and_dinner", "mra.queries")]["value"] == 3
     assert found[("hotel_and_dinner", "pe")]["value"] is None
     figures = report(db, run_id)
-    assert figures["dGCR (micro)"] is None and figures["dGCR conversations"] == 0
+    assert figures[("dGCR", "micro", "all")] is None and figures[("dGCR", "conversations", "medium")] == 0
 
 
 def judge_world(body: dict[str, Any]) -> Reply:
