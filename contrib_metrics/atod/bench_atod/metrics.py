@@ -23,7 +23,8 @@ from .tracking import annotated_outcomes, event_changes, event_outcomes, is_anno
 def dialogue_of(context: MetricContext) -> Dialogue:
     """The conversation's goals and their lifecycles from its goal.status events."""
     goals = task_goals(context.task)
-    changes = event_changes(context.events, context.messages)
+    known = {g.id for g in goals}
+    changes = [c for c in event_changes(context.events, context.messages) if c.goal_id in known]
     return Dialogue(messages=context.messages, goals=goals, changes=changes, lives=lifecycles(goals, changes))
 
 
@@ -41,7 +42,9 @@ class GoalCompletion(Metric):
         counts = goal_counts(outcomes)
         values: dict[str, float | None] = {"": counts.dgcr, "completed": float(counts.completed), "decided": float(counts.decided),
                                            "goals": float(counts.goals)}
-        details: dict[str, Any] = {"": {"counts": counts.as_dict(), "final": {o.goal_id: o.final_status for o in outcomes}}}
+        unknown = sorted({c.goal_id for c in event_changes(context.events, context.messages)} - {g.id for g in d.goals})
+        details: dict[str, Any] = {"": {"counts": counts.as_dict(), "final": {o.goal_id: o.final_status for o in outcomes},
+                                        "ignored_goal_ids": unknown}}
         if is_annotated(d.goals):
             gold = goal_counts(annotated_outcomes(d.goals))
             values["annotated"] = gold.dgcr

@@ -92,10 +92,11 @@ def event_changes(events: EventLog, messages: Sequence[Message]) -> list[Change]
 
 
 def lifecycles(goals: Sequence[Goal], changes: Iterable[Change]) -> dict[str, Lifecycle]:
-    """Each goal's lifecycle; changes for ids the task does not list get a lifecycle of their own."""
+    """Each task goal's lifecycle (changes of ids the task does not list are left out, as ATOD scores its goal list only)."""
     by_goal: dict[str, list[Change]] = {g.id: [] for g in goals}
     for change in changes:
-        by_goal.setdefault(change.goal_id, []).append(change)
+        if change.goal_id in by_goal:
+            by_goal[change.goal_id].append(change)
     return {goal_id: Lifecycle(goal_id=goal_id, changes=tuple(found)) for goal_id, found in by_goal.items()}
 
 

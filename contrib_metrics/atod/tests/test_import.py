@@ -142,3 +142,26 @@ def test_a_bad_goal_field_and_bad_json_are_clean_errors_on_the_command_line(tmp_
     path.write_text("[{")
     out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(path), "--db", str(tmp_path / "x.db")])
     assert out.exit_code != 0 and "not valid JSON" in out.output and "Traceback" not in out.output
+
+
+EDGES = Path(__file__).parent / "data" / "edge_cases.json"
+
+
+def test_edge_cases_upper_case_statuses_an_unknown_goal_extra_fields_and_a_goal_done_in_one_turn(tmp_path: Path) -> None:
+    summary = import_dialogues(EDGES, tmp_path / "e.db", plugins=get_plugin_manager(["atod"]))
+    found = values(tmp_path / "e.db")
+    first, second = "edge-upper-case-and-unknown-goal", "edge-done-in-one-turn"
+    # first: balance completed (turn 1 -> 2), seats failed (3 -> 4), museum never mentioned; goal_99 is not in the goal
+    # list and is ignored. dGCR 1/2, NTC (1 + 1) / 2.
+    assert found[(first, "dgcr")] == 0.5 and found[(first, "ntc")] == 1.0 and found[(first, "dgcr.goals")] == 3
+    # second: opened and completed in the system's turn 2: zero turns.
+    assert found[(second, "dgcr")] == 1.0 and found[(second, "ntc")] == 0.0
+    for dialogue in (first, second):
+        assert found[(dialogue, "dgcr.annotated")] == found[(dialogue, "dgcr")]
+        assert found[(dialogue, "ntc.annotated")] == found[(dialogue, "ntc")]
+    store = Store(tmp_path / "e.db")
+    try:
+        [row] = [r for r in store.metric_values(summary.run_id) if r["metric"] == "dgcr" and first in r["conversation_id"]]
+    finally:
+        store.close()
+    assert json.loads(row["details_json"])["ignored_goal_ids"] == ["goal_99"]
