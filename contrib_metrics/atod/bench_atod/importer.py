@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from bench_kernel import (
     GOAL_STATUSES,
     AssistantMessage,
     ConfigError,
+    ConversationModels,
     ConversationResult,
     Environment,
     EventLog,
@@ -31,7 +31,10 @@ from bench_kernel import (
     Message,
     Metric,
     MetricInputs,
+    ModelConfig,
+    ModelHub,
     PluginSet,
+    Registry,
     RewardContext,
     State,
     Store,
@@ -40,6 +43,7 @@ from bench_kernel import (
     Toolkit,
     UserMessage,
     UserScenario,
+    canonical_json,
     collect,
     component_values,
     get_plugin_manager,
@@ -183,23 +187,28 @@ def _empty_environment() -> tuple[Environment, GoldReplay]:
     return env, GoldReplay(agent_hash=agent_hash, user_hash=None, action_errors=[], assertion_checks=[])
 
 
-def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None) -> ImportSummary:
-    """Store every dialogue of an ATOD file as a conversation of an imported run and score it with the loaded metrics."""
+def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None,
+                     models: Mapping[str, ModelConfig] | None = None, cache: bool = False) -> ImportSummary:
+    """Store every dialogue of an ATOD file as a conversation of an imported run and score it with the loaded metrics.
+
+    `models` configures model roles for the metrics (e.g. atod-judge); their calls are ledgered against each conversation.
+    """
     dialogues = read_dialogues(path)
     plugins = plugins or get_plugin_manager()
     registry = collect(plugins)
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
-    run_id = "atod-" + hashlib.sha256(path.read_bytes()).hexdigest()[:10]
-    config = {"imported_from": str(path), "format": "atod-dialogues", "agent": "imported", "user": "imported"}
+    config = {"imported_from": str(path), "format": "atod-dialogues", "tasks_file": str(path), "agent": "imported", "user": "imported",
+              "mode": "default", "trials": 1, "seed": 0, "models": {role: unstructure(c) for role, c in (models or {}).items()}}
+    config_hash = hashlib.sha256(canonical_json(config).encode()).hexdigest()
+    run_id = "atod-" + hashlib.sha256(path.read_bytes() + config_hash.encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
         loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
-        task_sets = {"atod": hashlib.sha256(json.dumps([unstructure(d.task) for d in dialogues], sort_keys=True).encode()).hexdigest()}
-        store.begin_run(run_id, config, hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(), loaded, task_sets, 0)
+        task_sets = {"atod": hashlib.sha256(canonical_json([unstructure(d.task) for d in dialogues]).encode()).hexdigest()}
+        store.begin_run(run_id, config, config_hash, loaded, task_sets, 0)
         done = store.finished_units(run_id)
-        for dialogue in dialogues:
-            if ("agent", dialogue.task.id, 0) not in done:
-                asyncio.run(_store_dialogue(store, run_id, dialogue, metrics))
+        todo = [d for d in dialogues if ("agent", d.task.id, 0) not in done]
+        asyncio.run(_store_all(store, run_id, todo, metrics, _hub(registry, store, models, cache)))
         store.set_status(run_id, "complete")
     finally:
         store.close()
@@ -209,7 +218,28 @@ def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet |
     return ImportSummary(run_id=run_id, dialogues=len(dialogues), by_class=by_class)
 
 
-async def _store_dialogue(store: Store, run_id: str, dialogue: Dialogue, metrics: list[tuple[str, Metric]]) -> None:
+def _hub(registry: Registry, store: Store, models: Mapping[str, ModelConfig] | None, cache: bool) -> ModelHub | None:
+    if not models:
+        return None
+    return ModelHub(configs=dict(models), backends=registry.components.get("model", {}), store=store, use_cache=cache)
+
+
+async def _store_all(store: Store, run_id: str, dialogues: Sequence[Dialogue], metrics: list[tuple[str, Metric]],
+                     hub: ModelHub | None) -> None:
+    """Score and store the dialogues on one event loop (model clients live on the loop that made them)."""
+    try:
+        if hub is not None:
+            await hub.check()
+        for dialogue in dialogues:
+            models = None if hub is None else ConversationModels(hub, run_id=run_id, conversation_id=f"{run_id}/agent/{dialogue.task.id}/0")
+            await _store_dialogue(store, run_id, dialogue, metrics, models)
+    finally:
+        if hub is not None:
+            await hub.aclose()
+
+
+async def _store_dialogue(store: Store, run_id: str, dialogue: Dialogue, metrics: list[tuple[str, Metric]],
+                          models: ConversationModels | None) -> None:
     env, gold = _empty_environment()
     termination = TerminationReason.USER_STOP
     context = RewardContext(task=dialogue.task, messages=dialogue.messages, termination=termination, final_env=env, gold=gold,
@@ -222,5 +252,5 @@ async def _store_dialogue(store: Store, run_id: str, dialogue: Dialogue, metrics
         termination_reason=termination, messages=dialogue.messages, reward_info=reward_info, started_utc=now, ended_utc=now,
         duration_ms=0, events=dialogue.events.events, attributes=dict(dialogue.task.attributes),
     )
-    values, rows = await score_metrics(metrics, result, MetricInputs(dialogue.task, dialogue.events, env, gold))
+    values, rows = await score_metrics(metrics, result, MetricInputs(dialogue.task, dialogue.events, env, gold, models))
     store.save_conversation(result, [*component_values(result), *values], plugin_rows=rows)

@@ -1,4 +1,5 @@
-"""ATOD's metrics with context: dgcr, ntc (LLM-free), mra, pe and quality (judged), each per conversation.
+"""ATOD's metrics with context: dgcr, ntc (LLM-free), mra, pe, turn_quality and
+dialogue_quality (judged), each per conversation.
 
 Each is its own metric, so a judge that fails on one conversation costs only the judged figure
 (recorded as that metric's error), never dGCR or NTC. Run-level figures by complexity class
@@ -117,23 +118,35 @@ class Proactivity(Metric):
 
 
 @attrs.define(kw_only=True)
-class Quality(Metric):
-    """Turn-level quality (each agent utterance 1-5, divided by 5, averaged) and dialogue-level quality (1-5)."""
+class TurnQuality(Metric):
+    """Turn-level quality: each agent utterance scored 1-5, divided by 5, averaged (0.2-1.0)."""
 
-    name: str = "quality"
-    description: str = "ATOD's turn-level quality (0.2-1.0) and dialogue-level quality (1-5)."
+    name: str = "turn_quality"
+    description: str = "ATOD's turn-level quality: each agent utterance 1-5, divided by 5, averaged over the conversation."
 
     async def score(self, context: MetricContext) -> MetricResult:
-        """Both quality figures of one conversation (turn quality None when the agent never spoke)."""
+        """The mean scaled score of the agent's utterances (None when the agent never spoke)."""
         d = dialogue_of(context)
         judge, judged_by = judgement_for(context, d)
         scores = [await judge.turn_quality(i) for i in d.agent_utterances()]
-        turn = statistics.fmean(s / 5 for s in scores) if scores else None
-        dialogue = float(await judge.dialogue_quality())
-        return MetricResult(values={"turn": turn, "dialogue": dialogue},
-                            details={"turn": {"judge": judged_by, "scores": scores}, "dialogue": {"judge": judged_by}})
+        value = statistics.fmean(s / 5 for s in scores) if scores else None
+        return MetricResult(values={"": value}, details={"": {"judge": judged_by, "scores": scores}})
+
+
+@attrs.define(kw_only=True)
+class DialogueQuality(Metric):
+    """Dialogue-level quality: the whole conversation's coherence, 1-5."""
+
+    name: str = "dialogue_quality"
+    description: str = "ATOD's dialogue-level quality: one 1-5 coherence score per conversation."
+
+    async def score(self, context: MetricContext) -> MetricResult:
+        """One score for the conversation."""
+        d = dialogue_of(context)
+        judge, judged_by = judgement_for(context, d)
+        return MetricResult(values={"": float(await judge.dialogue_quality())}, details={"": {"judge": judged_by}})
 
 
 def all_metrics() -> list[Metric]:
     """Every ATOD metric, in report order."""
-    return [GoalCompletion(), TurnsToCompletion(), MemoryRecall(), Proactivity(), Quality()]
+    return [GoalCompletion(), TurnsToCompletion(), MemoryRecall(), Proactivity(), TurnQuality(), DialogueQuality()]

@@ -81,8 +81,8 @@ FIGURES = (
     Figure(label="NTC annotated", metric="ntc", stored="ntc.annotated", pool=_counts_ratio("ntc_turns", "ntc_goals")),
     Figure(label="MRA", metric="mra", stored="mra", pool=_items_ratio("matched", "queries"), published=(0.913, 0.743)),
     Figure(label="PE", metric="pe", stored="pe", pool=_items_ratio("effective", "turns"), published=(0.619, 0.586)),
-    Figure(label="turn-level quality", metric="quality", stored="quality.turn", pool=_pooled_turns, published=(0.752, 0.766)),
-    Figure(label="dialogue-level quality", metric="quality", stored="quality.dialogue", published=(4.40, 4.45)),
+    Figure(label="turn-level quality", metric="turn_quality", stored="turn_quality", pool=_pooled_turns, published=(0.752, 0.766)),
+    Figure(label="dialogue-level quality", metric="dialogue_quality", stored="dialogue_quality", published=(4.40, 4.45)),
 )
 
 

@@ -165,3 +165,49 @@ def test_edge_cases_upper_case_statuses_an_unknown_goal_extra_fields_and_a_goal_
     finally:
         store.close()
     assert json.loads(row["details_json"])["ignored_goal_ids"] == ["goal_99"]
+
+
+def test_an_offline_import_judged_through_the_atod_judge_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench_kernel.testing import FakeOpenAIServer, Reply
+
+    def world(body: dict[str, Any]) -> Reply:
+        asked = body["messages"][-1]["content"]
+        if '"match"' in asked:
+            return Reply.text('{"match": 0}' if "Oslo" in asked else '{"match": 1}')
+        if '"grounded"' in asked:
+            return Reply.text('{"grounded": 1, "beneficial": 0}')
+        if '"turn_quality"' in asked:
+            return Reply.text('{"turn_quality": 3}')
+        return Reply.text("nonsense")  # the dialogue score: garbage
+
+    monkeypatch.setenv("ATOD_IMPORT_KEY", "sk-atod-import-0123456789")
+    db = tmp_path / "j.db"
+    with FakeOpenAIServer(world, api_key="sk-atod-import-0123456789") as server:
+        out = CliRunner().invoke(bench_cli(["atod", "openai"]), [
+            "import", "atod-dialogues", str(FIXTURE), "--plugin", "atod", "--plugin", "openai", "--db", str(db),
+            "--model-option", "atod-judge.backend=openai", "--model-option", "atod-judge.model=fake-judge",
+            "--model-option", f"atod-judge.base_url={server.base_url}", "--model-option", "atod-judge.api_key_env=ATOD_IMPORT_KEY"])
+    assert out.exit_code == 0, out.output
+    found = values(db)
+    assert found[("demo-medium-hotel", "mra")] == 1.0 and found[("demo-medium-undecided", "mra")] == 0.0
+    assert found[("demo-complex-trip", "pe")] == 0.0 and found[("demo-medium-hotel", "turn_quality")] == pytest.approx(0.6)
+    assert found[("demo-medium-hotel", "dialogue_quality")] is None  # the garbage dialogue score: that metric's error
+    assert found[("demo-medium-hotel", "dgcr")] == 1.0
+    store = Store(db)
+    try:
+        calls = list(store.db.query("select role, conversation_id from llm_calls"))
+        errors = {r["metric"]: r["error"] for r in store.db.query("select metric, error from metric_values where error is not null")}
+    finally:
+        store.close()
+    assert calls and {c["role"] for c in calls} == {"atod-judge"} and all(c["conversation_id"].startswith("atod-") for c in calls)
+    assert "JudgeReplyError" in errors["dialogue_quality"]
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("atod-judge=fake", "expects ROLE.KEY=VALUE"),
+    ("atod-judge.backend=openai", "the atod-judge role needs a model"),
+])
+def test_bad_model_options_are_clean_errors(tmp_path: Path, option: str, message: str) -> None:
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--db", str(tmp_path / "x.db"),
+                                                   "--model-option", option])
+    assert out.exit_code != 0 and message in out.output and "Traceback" not in out.output

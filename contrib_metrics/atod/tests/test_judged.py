@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from atod_helpers import call, context, events, goal, result, say, task, user
 from bench_atod.judges import JudgeReplyError, read_reply
-from bench_atod.metrics import MemoryRecall, Proactivity, Quality
+from bench_atod.metrics import DialogueQuality, MemoryRecall, Proactivity, TurnQuality
 
 from bench_kernel import TerminationReason
 
@@ -84,22 +84,23 @@ def test_no_proactive_turn_means_no_value() -> None:
 
 
 def test_turn_and_dialogue_quality_by_the_rules() -> None:
-    found = score(Quality())
+    turn, dialogue = score(TurnQuality()), score(DialogueQuality())
     # 0: greeting, nothing on topic yet -> 4; 4: on topic -> 5; 6: "Noted." off topic -> 4; 10: answers Tokyo with the
     # hotel (no longer open) -> 4; 12: on topic, its failure backed by an earlier tool result -> 5.
-    assert found.details["turn"]["scores"] == [4, 5, 4, 4, 5]
-    assert found.values["turn"] == pytest.approx(22 / 25)
+    assert turn.details[""]["scores"] == [4, 5, 4, 4, 5]
+    assert turn.values[""] == pytest.approx(22 / 25)
     # Both raised goals named by the agent afterwards (+2), no verbatim repeat (+1), ended by a stop (+1).
-    assert found.values["dialogue"] == 5.0
+    assert dialogue.values[""] == 5.0
 
 
 def test_quality_penalises_repeats_unbacked_claims_and_an_early_end() -> None:
     talk = [user("Book a hotel room in Lisbon."), say("Your Lisbon room is booked."), user("Thanks."), say("Your Lisbon room is booked.")]
-    found = score(Quality(), talk, [(0, "hotel", "open")], termination=TerminationReason.MAX_STEPS)
+    turn = score(TurnQuality(), talk, [(0, "hotel", "open")])
+    dialogue = score(DialogueQuality(), talk, [(0, "hotel", "open")], termination=TerminationReason.MAX_STEPS)
     # 1: on topic, fresh, claims "booked" with no tool result and no recorded completion, concise -> 4; 3: the same words
     # again (a repeat, and still unbacked) -> 3.
-    assert found.details["turn"]["scores"] == [4, 3]
-    assert found.values["dialogue"] == 3.0  # goal named (+2), a repeat (+0), not stopped (+0)
+    assert turn.details[""]["scores"] == [4, 3]
+    assert dialogue.values[""] == 3.0  # goal named (+2), a repeat (+0), not stopped (+0)
 
 
 def test_the_reply_reader_is_tolerant() -> None:

@@ -101,8 +101,8 @@ def test_the_judged_metrics_through_the_atod_judge_role(tmp_path: Path, monkeypa
     found = stored(db, run_id)
     assert json.loads(found[("hotel_and_dinner", "mra")]["details_json"])["judge"] == "model:fake-judge"
     assert found[("hotel_and_dinner", "mra")]["value"] == 1.0
-    assert found[("hotel_and_dinner", "quality.turn")]["value"] == pytest.approx(0.8)
-    assert found[("hotel_and_dinner", "quality.dialogue")]["value"] == 5.0
+    assert found[("hotel_and_dinner", "turn_quality")]["value"] == pytest.approx(0.8)
+    assert found[("hotel_and_dinner", "dialogue_quality")]["value"] == 5.0
     assert found[("hotel_and_dinner", "dgcr")]["value"] == 1.0  # the LLM-free metrics never ask
     prompts = [r.body["messages"][-1]["content"] for r in server.requests if r.body]
     assert prompts and all("SYSTEM" in p for p in prompts)
@@ -117,7 +117,7 @@ def test_the_judged_metrics_through_the_atod_judge_role(tmp_path: Path, monkeypa
 def test_garbage_from_the_judge_is_that_metrics_error_and_the_rest_is_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db, run_id, _ = judged_run(tmp_path, lambda body: Reply.text("I would rather not say."), monkeypatch)
     found = stored(db, run_id)
-    for metric in ("mra", "quality"):
+    for metric in ("mra", "turn_quality", "dialogue_quality"):  # no proactive turn here: pe is None, asked nothing
         assert found[("hotel_and_dinner", metric)]["value"] is None
         assert "JudgeReplyError" in found[("hotel_and_dinner", metric)]["error"]
     assert found[("hotel_and_dinner", "dgcr")]["value"] == 1.0 and found[("hotel_and_dinner", "dgcr")]["error"] is None
