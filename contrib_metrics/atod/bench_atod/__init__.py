@@ -100,6 +100,8 @@ def import_atod(dialogues_file: str, plugins: tuple[str, ...], model_options: tu
     summary = import_dialogues(Path(dialogues_file), db_path, plugins=selected, models=model_configs(model_options), cache=cache)
     classes = ", ".join(f"{n} {c}" for c, n in sorted(summary.by_class.items()))
     click.echo(f"imported {summary.dialogues} dialogues ({classes}) into run {summary.run_id}", err=True)
+    for problem in summary.problems:
+        click.echo(f"  goal list: {problem}", err=True)
     echo_report(db_path, summary.run_id, fmt)
 
 

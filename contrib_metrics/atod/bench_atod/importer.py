@@ -47,9 +47,11 @@ from bench_kernel import (
     collect,
     component_values,
     get_plugin_manager,
+    goal_problems,
     read_json,
     score_metrics,
     structure,
+    task_goals,
     unstructure,
     utc_now,
 )
@@ -64,7 +66,7 @@ REQUIRED_GOAL = ("id", "domain", "intent", "content", "core_content", "status", 
 
 
 @attrs.frozen(kw_only=True)
-class Dialogue:
+class ImportedDialogue:
     """One ATOD dialogue as bench stores it."""
 
     task: Task
@@ -79,6 +81,8 @@ class ImportSummary:
     run_id: str
     dialogues: int
     by_class: dict[str, int]
+    problems: list[str] = attrs.field(factory=list)
+    """Inconsistent goal lists (duplicate ids, unknown dependencies, cycles): imported as they are, named here."""
 
 
 class _Reader:
@@ -101,7 +105,7 @@ class _Reader:
             raise self.fail(f"{where}.{key}", f"expected {names}, got {type(value).__name__} {value!r}"[:200])
         return value
 
-    def dialogues(self, document: Any) -> list[Dialogue]:
+    def dialogues(self, document: Any) -> list[ImportedDialogue]:
         if not isinstance(document, list):
             raise self.fail("$", f"an ATOD dialogue file is a JSON array of dialogues, got {type(document).__name__}")
         if not document:
@@ -113,7 +117,7 @@ class _Reader:
             raise self.fail(f"$[{ids.index(twice, ids.index(twice) + 1)}].dialogue_id", f"dialogue id {twice!r} appears twice")
         return read
 
-    def dialogue(self, raw: Any, where: str) -> Dialogue:
+    def dialogue(self, raw: Any, where: str) -> ImportedDialogue:
         dialogue_id = self.need(raw, "dialogue_id", str, where)
         complexity = self.need(raw, "complexity_class", str, where)
         if complexity not in COMPLEXITY:
@@ -133,7 +137,7 @@ class _Reader:
                       **{f"atod_{k}": str(v).lower() for k, v in metadata.items() if isinstance(v, bool)}}
         task = Task(id=dialogue_id, user_scenario=UserScenario(instructions="\n".join(g.content for g in goals)),
                     attributes=attributes, extensions={"goals": goals})
-        return Dialogue(task=task, messages=messages, events=events)
+        return ImportedDialogue(task=task, messages=messages, events=events)
 
     def goal(self, raw: Any, where: str) -> Goal:
         for key in REQUIRED_GOAL:
@@ -172,7 +176,7 @@ class _Reader:
         return goal_id, new
 
 
-def read_dialogues(path: Path) -> list[Dialogue]:
+def read_dialogues(path: Path) -> list[ImportedDialogue]:
     """Every dialogue of an ATOD file, or a ConfigError naming the file and the JSON path of the first misfit."""
     return _Reader(path).dialogues(read_json(path))
 
@@ -215,7 +219,8 @@ def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet |
     by_class: dict[str, int] = {}
     for d in dialogues:
         by_class[d.task.attributes["complexity"]] = by_class.get(d.task.attributes["complexity"], 0) + 1
-    return ImportSummary(run_id=run_id, dialogues=len(dialogues), by_class=by_class)
+    problems = [f"{d.task.id}: {p}" for d in dialogues for p in goal_problems(task_goals(d.task))]
+    return ImportSummary(run_id=run_id, dialogues=len(dialogues), by_class=by_class, problems=problems)
 
 
 def _hub(registry: Registry, store: Store, models: Mapping[str, ModelConfig] | None, cache: bool) -> ModelHub | None:
@@ -224,7 +229,7 @@ def _hub(registry: Registry, store: Store, models: Mapping[str, ModelConfig] | N
     return ModelHub(configs=dict(models), backends=registry.components.get("model", {}), store=store, use_cache=cache)
 
 
-async def _store_all(store: Store, run_id: str, dialogues: Sequence[Dialogue], metrics: list[tuple[str, Metric]],
+async def _store_all(store: Store, run_id: str, dialogues: Sequence[ImportedDialogue], metrics: list[tuple[str, Metric]],
                      hub: ModelHub | None) -> None:
     """Score and store the dialogues on one event loop (model clients live on the loop that made them)."""
     try:
@@ -238,7 +243,7 @@ async def _store_all(store: Store, run_id: str, dialogues: Sequence[Dialogue], m
             await hub.aclose()
 
 
-async def _store_dialogue(store: Store, run_id: str, dialogue: Dialogue, metrics: list[tuple[str, Metric]],
+async def _store_dialogue(store: Store, run_id: str, dialogue: ImportedDialogue, metrics: list[tuple[str, Metric]],
                           models: ConversationModels | None) -> None:
     env, gold = _empty_environment()
     termination = TerminationReason.USER_STOP

@@ -165,6 +165,15 @@ def test_edge_cases_upper_case_statuses_an_unknown_goal_extra_fields_and_a_goal_
     finally:
         store.close()
     assert json.loads(row["details_json"])["ignored_goal_ids"] == ["goal_99"]
+    assert summary.problems == []
+
+
+def test_an_inconsistent_goal_list_is_imported_and_named(tmp_path: Path) -> None:
+    path = broken(tmp_path, _set([0, "goal_list", 0, "dependencies"], ["goal_2", "goal_7"]))  # goal_2 depends on goal_1: a cycle
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(path), "--plugin", "atod", "--db", str(tmp_path / "p.db")])
+    assert out.exit_code == 0, out.output
+    assert "goal list: demo-medium-hotel: goal 'goal_1' depends on unknown goal 'goal_7'" in out.output
+    assert "demo-medium-hotel: dependency cycle: goal_1 -> goal_2 -> goal_1" in out.output
 
 
 def test_an_offline_import_judged_through_the_atod_judge_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
