@@ -110,13 +110,14 @@ class RuleJudge:
         """1 plus: up to 2 for the share of raised goals the agent named after they were raised, 1 for no verbatim
         repeats, 1 for ending by a stop."""
         d = self.dialogue
-        raised = [(d.goal(g), life.changes[0].message_index or 0) for g, life in d.lives.items() if life.first_mentioned_turn is not None]
+        raised = [(d.goal(g), next(c.message_index or 0 for c in life.changes if c.status != "not_mentioned"))
+                  for g, life in d.lives.items() if life.first_mentioned_turn is not None]
         addressed = sum(any(self.mentions(i, goal) for i in d.agent_utterances() if i >= start) for goal, start in raised)
         share = addressed / len(raised) if raised else 1.0
         texts = [" ".join(d.text(i).lower().split()) for i in d.agent_utterances()]
         no_repeats = len(set(texts)) == len(texts)
         stopped = self.termination in (None, TerminationReason.USER_STOP, TerminationReason.AGENT_STOP)
-        return 1 + round(2 * share) + no_repeats + stopped
+        return 1 + int(2 * share + 0.5) + no_repeats + stopped  # half rounds up
 
 
 SYSTEM_PROMPT = ("You grade one conversation between a customer (USER) and a service assistant (SYSTEM) in which the "

@@ -116,3 +116,10 @@ def test_the_reply_reader_is_tolerant() -> None:
 def test_garbage_replies_raise_a_bench_error(reply: str) -> None:
     with pytest.raises(JudgeReplyError, match="atod-judge reply does not give match"):
         read_reply(reply, ("match",))
+
+
+def test_dialogue_quality_gives_half_a_point_up() -> None:
+    goals = [goal("a", "rent a bicycle"), goal("b", "order flowers"), goal("c", "find a plumber"), goal("d", "renew a passport")]
+    talk = [user("Bicycle, flowers, plumber and passport, please."), say("Your bicycle rental is arranged.")]
+    found = asyncio.run(DialogueQuality().score(context(talk, events(*[(0, g.id, "open") for g in goals]), task(goals))))
+    assert found.values[""] == 1 + 1 + 1 + 1  # one of four goals named: 2 x 0.25 = 0.5 rounds up to 1
