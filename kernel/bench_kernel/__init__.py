@@ -65,6 +65,7 @@ from bench_kernel.modelhub.api import (
     TranscriptionClient,
     TranscriptionRequest,
 )
+from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.report.sections import ReportSection, Section, SectionTable
 from bench_kernel.report.view import RunView
@@ -148,6 +149,7 @@ __all__ = [
     "Composition",
     "ConfigError",
     "ContextOverflowError",
+    "ConversationModels",
     "ConversationResult",
     "ConversationSetup",
     "DoNothingAgent",
@@ -186,6 +188,7 @@ __all__ = [
     "ModelConfig",
     "ModelError",
     "ModelHTTPError",
+    "ModelHub",
     "ModelResponseError",
     "ModelUnavailableError",
     "OracleAgent",

@@ -111,3 +111,17 @@ def test_model_configs_reject_unknown_roles_and_keys() -> None:
         model_configs({"Critic!": {"model": "m"}})
     with pytest.raises(ConfigError):
         model_configs({"agent": {"model": "m", "temprature": 0}})
+
+
+def test_importers_build_model_access_from_the_package_root(tmp_path: Path) -> None:
+    """An importer scoring stored conversations outside a run (bench-atod) builds the hub and per-conversation access itself."""
+    import bench_kernel
+
+    assert bench_kernel.ModelHub is ModelHub and bench_kernel.ConversationModels is ConversationModels
+    models_hub, _ = hub(tmp_path)
+    models = bench_kernel.ConversationModels(models_hub, run_id="imported", conversation_id="imported/agent/t/0")
+    assert models.has("agent") and not models.has("atod-judge")
+    asyncio.run(models.complete("agent", HELLO))
+    assert models_hub.store is not None
+    rows = list(models_hub.store.db.query("select role, conversation_id from llm_calls"))
+    assert rows == [{"role": "agent", "conversation_id": "imported/agent/t/0"}]
