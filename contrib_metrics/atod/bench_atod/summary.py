@@ -86,15 +86,19 @@ FIGURES = (
 )
 
 
-def classes(view: RunView) -> dict[str, str]:
-    """Each scored agent conversation's complexity class ('unknown' when its task has none)."""
-    return {c["id"]: str((c.get("attributes") or {}).get("complexity", "unknown")) for c in view.conversations()}
+BASELINE = "baseline"
+"""The column of the run's do-nothing baseline conversations (all classes)."""
 
 
-def rows_by_class(view: RunView, stored: str, by_class: Mapping[str, str]) -> dict[str, list[Row]]:
+def classes(view: RunView, arm: str = "agent") -> dict[str, str]:
+    """Each scored conversation's complexity class ('unknown' when its task has none), of one arm."""
+    return {c["id"]: str((c.get("attributes") or {}).get("complexity", "unknown")) for c in view.conversations(arm=arm)}
+
+
+def rows_by_class(view: RunView, stored: str, by_class: Mapping[str, str], arm: str = "agent") -> dict[str, list[Row]]:
     """A stored value's (value, details) rows, under 'all' and under each conversation's complexity class."""
     grouped: dict[str, list[Row]] = defaultdict(list)
-    for v in view.values(stored, plugin=view.plugin):
+    for v in view.values(stored, plugin=view.plugin, arm=arm):
         if v["conversation_id"] not in by_class:
             continue
         row = (v["value"], json.loads(v["details_json"] or "{}"))
@@ -113,10 +117,10 @@ class Computed:
     """Conversations with a value (those without one are left out, as ATOD leaves them out)."""
 
 
-def compute(view: RunView, figure: Figure, by_class: Mapping[str, str]) -> dict[str, Computed]:
-    """A figure for every group (all, and each complexity class present)."""
-    grouped = rows_by_class(view, figure.stored, by_class)
-    pooled_rows = rows_by_class(view, figure.pool_from, by_class) if figure.pool_from else grouped
+def compute(view: RunView, figure: Figure, by_class: Mapping[str, str], arm: str = "agent") -> dict[str, Computed]:
+    """A figure for every group (all, and each complexity class present) of one arm."""
+    grouped = rows_by_class(view, figure.stored, by_class, arm)
+    pooled_rows = rows_by_class(view, figure.pool_from, by_class, arm) if figure.pool_from else grouped
     out = {}
     for group in sorted(set(grouped) | {ALL}, key=lambda g: (g != ALL, g)):
         rows = grouped.get(group, [])
@@ -124,6 +128,11 @@ def compute(view: RunView, figure: Figure, by_class: Mapping[str, str]) -> dict[
         out[group] = Computed(micro=micro, per_conversation=_mean([r[0] for r in rows]),
                               conversations=sum(r[0] is not None for r in rows))
     return out
+
+
+def imported(view: RunView) -> bool:
+    """Whether the run holds imported dialogues (whose annotations are their gold lifecycle)."""
+    return (view.config or {}).get("format") == "atod-dialogues"
 
 
 def _cell(value: float | None) -> float | None:
@@ -140,25 +149,29 @@ class ComplexitySection(ReportSection):
 
     def build(self, view: RunView) -> Section:
         """The figures table and the published values."""
-        by_class = classes(view)
+        by_class, baseline = classes(view), classes(view, BASELINE)
         groups = [ALL, *CLASSES, *sorted(set(by_class.values()) - set(CLASSES))]
+        columns = [*groups, BASELINE] if baseline else groups
         rows: list[list[Any]] = []
         empty = Computed(micro=None, per_conversation=None, conversations=0)
         for figure in FIGURES:
             found = compute(view, figure, by_class)
-            if figure.label.endswith("annotated") and found[ALL].conversations == 0:
-                continue  # no task of the run carries annotations
+            if baseline:
+                found[BASELINE] = compute(view, figure, baseline, BASELINE)[ALL]
+            if figure.label.endswith("annotated") and (found[ALL].conversations == 0 or not imported(view)):
+                continue  # annotations describe imported dialogues; a generated task's `status` is only what its plan expects
             if figure.pool is not None:
-                rows.append([figure.label, "micro", *(_cell(found.get(g, empty).micro) for g in groups)])
-            rows.append([figure.label, "per conversation", *(_cell(found.get(g, empty).per_conversation) for g in groups)])
-            rows.append([figure.label, "conversations", *(found.get(g, empty).conversations for g in groups)])
+                rows.append([figure.label, "micro", *(_cell(found.get(g, empty).micro) for g in columns)])
+            rows.append([figure.label, "per conversation", *(_cell(found.get(g, empty).per_conversation) for g in columns)])
+            rows.append([figure.label, "conversations", *(found.get(g, empty).conversations for g in columns)])
         published = [[f.label, *f.published] for f in FIGURES if f.published is not None]
         return Section(title=self.title, tables=[
-            SectionTable(headers=["figure", "averaging", *groups], rows=rows),
+            SectionTable(headers=["figure", "averaging", *columns], rows=rows),
             SectionTable(title="ATOD's published averages (Table 4; Claude-3.7 judge, its own dialogues)",
                          headers=["figure", "medium", "complex"], rows=published)],
             notes=["micro: pooled over goals (dGCR, NTC), queries (MRA), proactive turns (PE) or agent turns (turn quality); "
                    "per conversation: the mean of each conversation's value, conversations without one left out (ATOD's way for "
                    "MRA, PE and quality); ATOD reports dGCR and NTC micro.",
                    "NTC counts utterances (both speakers) from a goal's first mention to its completion or failure; "
-                   "tool steps share the turn of the agent reply after them."])
+                   "tool steps share the turn of the agent reply after them.",
+                   "baseline: the run's do-nothing conversations (every class), scored the same way."])

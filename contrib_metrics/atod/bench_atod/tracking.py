@@ -129,5 +129,8 @@ def annotated_outcomes(goals: Sequence[Goal]) -> list[Outcome]:
 
 
 def is_annotated(goals: Sequence[Goal]) -> bool:
-    """True when the goal list carries a gold lifecycle (ATOD's released dialogues, annotated generated tasks)."""
-    return any(g.status_history or g.status != NOT_MENTIONED for g in goals)
+    """True when the goal list carries a gold lifecycle (ATOD's released dialogues): a status history or the turns of one.
+
+    A final `status` alone is not a lifecycle: a generated task's says only what its plan expects.
+    """
+    return any(g.status_history or g.first_mentioned_turn is not None or g.completion_turn is not None for g in goals)
