@@ -16,6 +16,7 @@ from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
+from bench_kernel.report.compare import compare_stored, render_comparison
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
@@ -246,6 +247,25 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     require_db(db_path)
     echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a])
+
+
+@cli.command(name="compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@db_option
+@click.option("--db-b", "db_b", type=click.Path(dir_okay=False), help="Results database of RUN_B (default: --db).")
+@format_option("table", "markdown", "json")
+def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt: str) -> None:
+    """Compare two runs of one suite: per-task differences, flips, mean reward and pass^k with paired bootstrap CIs."""
+    stores = []
+    try:
+        for path in (db_path, db_b or db_path):
+            require_db(path)
+            stores.append(Store(path))
+        click.echo(render_comparison(compare_stored(stores[0], run_a, stores[-1], run_b), fmt), nl=False)
+    finally:
+        for store in stores:
+            store.close()
 
 
 @cli.command(name="runs")
