@@ -19,6 +19,8 @@ from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_
 from bench_kernel.report.compare import compare_stored, render_comparison
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
+from bench_kernel.run.progress import MODES as PROGRESS_MODES
+from bench_kernel.run.progress import Progress
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.store import Store
@@ -170,14 +172,16 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
 @format_option("table", "json", "markdown", "csv", "none")
+@click.option("--progress", "progress_mode", type=click.Choice(PROGRESS_MODES), default="auto", show_default=True,
+              help="Progress on stderr: auto (live on a terminal, plain periodic lines otherwise), live, lines or none.")
 @click.pass_context
-def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, **options: Any) -> None:
+def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
                               source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
-    with _progress() as progress:
-        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance)
+    with Progress(progress_mode) as progress:
+        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished)
     click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
     if fmt != "none":
@@ -373,42 +377,3 @@ def main() -> None:
     except BenchError as exc:
         click.echo(f"warning: plugin commands unavailable: {exc}", err=True)
     cli(prog_name="bench")
-
-
-class _Progress:
-    """Progress on stderr: a rich bar on a terminal, a plain line every ~5% otherwise."""
-
-    def __init__(self) -> None:
-        self.total = self.done = 0
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def start(self, ctx: runner.RunContext, todo: int, skipped: int) -> None:
-        """Announce the run."""
-        self.total = todo
-        click.echo(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored", err=True)
-        if sys.stderr.isatty() and todo:
-            from rich.progress import Progress
-
-            self.bar = Progress(transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("conversations", total=todo)
-
-    def advance(self, result: Any) -> None:
-        """Count one finished conversation."""
-        self.done += 1
-        if self.bar is not None:
-            self.bar.advance(self.task)
-        elif self.done == self.total or self.done % max(1, self.total // 20) == 0:
-            click.echo(f"  {self.done}/{self.total} conversations", err=True)
-
-
-def _progress() -> _Progress:
-    return _Progress()
