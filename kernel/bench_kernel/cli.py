@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.report.compare import compare_stored, render_comparison
+from bench_kernel.report.html import plots_or_note, render_html
+from bench_kernel.report.plots import render_plots, write_plots
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
@@ -244,13 +247,40 @@ def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None,
 @cli.command(name="report")
 @click.argument("run_id")
 @db_option
-@format_option("table", "json", "markdown", "csv")
+@format_option("table", "json", "markdown", "csv", "html")
 @click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
 @click.option("--by", "by", multiple=True, help="Break the figures down by a task attribute (persona, domain, intent, ...).")
-def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...]) -> None:
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), help="Also write the charts as PNGs into this directory.")
+@click.option("--plot-with", "plot_with", multiple=True, help="Another run to draw on the pass^k and cost charts (repeatable).")
+def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None,
+                   plot_with: tuple[str, ...]) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     require_db(db_path)
-    echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a])
+    attributes = [a for item in by for a in item.split(",") if a]
+    runs = [run_id, *plot_with]
+    if plots_dir:
+        with _store(db_path) as store:
+            paths = write_plots(store, runs, Path(plots_dir))
+        click.echo(f"wrote {len(paths)} plots to {plots_dir}", err=True)
+    if fmt != "html":
+        echo_report(db_path, run_id, fmt, section, attributes)
+        return
+    with _store(db_path) as store:
+        run = store.run(run_id)
+        assert run is not None
+        registry, _ = run_registry(run)
+        report = build_report(store, run_id, registry, attributes)
+        plots, note = plots_or_note(lambda: render_plots(store, runs))
+    click.echo(render_html(report, plots, note), nl=False)
+
+
+@contextlib.contextmanager
+def _store(db_path: str) -> Iterator[Store]:
+    store = Store(db_path)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 @cli.command(name="compare")

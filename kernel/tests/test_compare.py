@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,22 +87,22 @@ def test_compare_tasks_flips_and_pass_hat_k() -> None:
 
 
 def test_infrastructure_errors_are_left_out() -> None:
-    a = rows({"t": [1.0]}) + [{"arm": "agent", "task_id": "t", "trial": 1, "reward": 0.0, "termination_reason": "infrastructure_error"}]
+    a = [*rows({"t": [1.0]}), {"arm": "agent", "task_id": "t", "trial": 1, "reward": 0.0, "termination_reason": "infrastructure_error"}]
     assert task_records(a)["t"].rewards == (1.0,)
 
 
-def test_bench_compare_on_two_agents(tmp_path: Path) -> None:
+def test_bench_compare_on_two_agents(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
     db = str(tmp_path / "r.db")
     runner = CliRunner()
     for agent, run_id in (("oracle", "good"), ("do-nothing", "idle")):
-        result = runner.invoke(cli, ["run", "--plugin", "mock", "--agent", agent, "--run-id", run_id, "--no-baseline",
+        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", run_id, "--no-baseline",
                                      "--db", db, "--format", "none"])
         assert result.exit_code == 0, result.output
     out = runner.invoke(cli, ["compare", "good", "idle", "--db", db, "--format", "json"])
     assert out.exit_code == 0, out.output
     figures = json.loads(out.stdout)
-    assert figures["mean_reward"]["difference"] == -1.0 and len(figures["flips"]["lost"]) == figures["common_tasks"] == 12
+    assert figures["mean_reward"]["difference"] == -1.0 and len(figures["flips"]["lost"]) == figures["common_tasks"] == 3
     table = runner.invoke(cli, ["compare", "good", "idle", "--db", db])
-    assert "12 lost" in table.stdout and "95% low" in table.stdout
+    assert "3 lost" in table.stdout and "95% low" in table.stdout
     missing = runner.invoke(cli, ["compare", "good", "nope", "--db", db])
     assert missing.exit_code == 1 and "no run 'nope'" in missing.output

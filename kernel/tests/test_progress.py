@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -76,12 +77,12 @@ def test_live_display_and_none() -> None:
     assert quiet.getvalue() == ""
 
 
-def test_json_report_on_stdout_is_never_mixed_with_progress(tmp_path: Path) -> None:
+def test_json_report_on_stdout_is_never_mixed_with_progress(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
     db = str(tmp_path / "r.db")
-    out = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--db", db, "--format", "json", "--progress", "lines"])
+    out = CliRunner().invoke(cli, ["run", "--db", db, "--format", "json", "--progress", "lines"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["conversations"] == 12
-    assert "24/24 conversations" in out.stderr  # 12 tasks, agent and baseline arms
-    quiet = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--db", str(tmp_path / "q.db"), "--format", "none",
+    assert json.loads(out.stdout)["conversations"] == 3
+    assert "6/6 conversations" in out.stderr  # 3 tasks, agent and baseline arms
+    quiet = CliRunner().invoke(cli, ["run", "--db", str(tmp_path / "q.db"), "--format", "none",
                                      "--progress", "none"])
-    assert "conversations to run" not in quiet.stderr and "/24 conversations" not in quiet.stderr
+    assert "conversations to run" not in quiet.stderr and "/6 conversations" not in quiet.stderr
