@@ -67,7 +67,10 @@ from bench_kernel.modelhub.api import (
 )
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.report.sections import ReportSection, Section, SectionTable
-from bench_kernel.report.view import RunView
+from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
+from bench_kernel.report.html import render_html
+from bench_kernel.report.report import Report, build_report, run_registry
+from bench_kernel.report.view import RunView, open_read_only
 from bench_kernel.run.runner import (
     MetricInputs,
     RunConfig,
@@ -215,6 +218,14 @@ __all__ = [
     "State",
     "StatusEntry",
     "Store",
+    "Comparison",
+    "Report",
+    "build_report",
+    "compare_stored",
+    "open_read_only",
+    "render_comparison",
+    "render_html",
+    "run_registry",
     "StructuredUserInstructions",
     "Subtask",
     "SystemMessage",
