@@ -66,10 +66,10 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.report.sections import ReportSection, Section, SectionTable
 from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
 from bench_kernel.report.html import render_html
 from bench_kernel.report.report import Report, build_report, run_registry
+from bench_kernel.report.sections import ReportSection, Section, SectionTable
 from bench_kernel.report.view import RunView, open_read_only
 from bench_kernel.run.runner import (
     MetricInputs,
@@ -146,6 +146,7 @@ __all__ = [
     "ChatResponse",
     "Check",
     "CombinationRule",
+    "Comparison",
     "ComponentScore",
     "Composer",
     "Composition",
@@ -200,6 +201,7 @@ __all__ = [
     "PluginSet",
     "ProductRule",
     "Registry",
+    "Report",
     "ReportSection",
     "Requestor",
     "RewardComponent",
@@ -218,14 +220,6 @@ __all__ = [
     "State",
     "StatusEntry",
     "Store",
-    "Comparison",
-    "Report",
-    "build_report",
-    "compare_stored",
-    "open_read_only",
-    "render_comparison",
-    "render_html",
-    "run_registry",
     "StructuredUserInstructions",
     "Subtask",
     "SystemMessage",
@@ -251,10 +245,12 @@ __all__ = [
     "all_met",
     "apply_personas",
     "build_environment",
+    "build_report",
     "canonical_json",
     "check_tasks",
     "checked_plugins",
     "collect",
+    "compare_stored",
     "component_values",
     "compose",
     "composed_id",
@@ -270,17 +266,21 @@ __all__ = [
     "is_success",
     "load_domain",
     "load_tasks",
+    "open_read_only",
     "packaged_or_external",
     "persona_texts",
     "plugin_option",
     "read_json",
     "read_tasks",
     "render_check",
+    "render_comparison",
+    "render_html",
     "replay_gold",
     "replay_trajectory",
     "require_db",
     "run",
     "run_async",
+    "run_registry",
     "score_metrics",
     "structure",
     "structure_tasks",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from pathlib import Path
-from urllib.parse import quote
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 from sqlite_utils import Database

@@ -28,6 +28,17 @@ def table_url(database: str, table: str, **filters: Any) -> str:
     return f"/{database}/{table}" + (f"?{query}" if query else "")
 
 
+def conversations_url(database: str, run_id: str, arm: str = "", termination_reason: str = "", task_id: str = "") -> str:
+    """The canned query listing a run's conversations (each linking to its page), filtered."""
+    query = urlencode({"run": run_id, "arm": arm, "termination_reason": termination_reason, "task_id": task_id})
+    return f"/{database}/conversations_of_run?{query}"
+
+
+def metric_url(database: str, run_id: str, plugin: str, metric: str) -> str:
+    """The canned query listing a metric's values in a run, by conversation."""
+    return f"/{database}/metric_values_of_run?" + urlencode({"run": run_id, "plugin": plugin, "metric": metric})
+
+
 def pretty(text: str | None) -> str:
     """A JSON text indented for reading (other text unchanged)."""
     if not text:
@@ -49,23 +60,22 @@ def run_page(store: Store, run_id: str, database: str) -> dict[str, Any]:
     assert run is not None
     registry, notes = run_registry(run)
     report = build_report(store, run_id, registry)
-    agent = {"run_id": run_id, "arm": "agent"}
     figures = [{"name": "average reward", **report.average_reward, "of": "conversations",
-                "url": table_url(database, "conversations", **agent)}]
+                "url": conversations_url(database, run_id, "agent")}]
     figures += [{"name": f"pass^{k}", **v, "of": "tasks", "url": "#tasks"} for k, v in report.pass_hat_k.items()]
     figures += [{"name": f"pass@{k}", **v, "of": "tasks", "url": "#tasks"} for k, v in report.pass_at_k.items()]
     figures += [{"name": f"component {name}", **v, "of": "conversations",
-                 "url": table_url(database, "metric_values", run_id=run_id, plugin=KERNEL, metric=f"component.{name}")}
+                 "url": metric_url(database, run_id, KERNEL, f"component.{name}")}
                 for name, v in report.components.items()]
     figures += [{"name": name, **v, "of": "conversations",
-                 "url": table_url(database, "metric_values", run_id=run_id, plugin=name.split(":", 1)[0], metric=name.split(":", 1)[1])}
+                 "url": metric_url(database, run_id, *name.split(":", 1))}
                 for name, v in report.metrics.items()]
     return {
         "run": run, "report": report, "notes": notes, "figures": figures,
-        "terminations": [{"reason": k, "count": v, "url": table_url(database, "conversations", termination_reason=k, **agent)}
+        "terminations": [{"reason": k, "count": v, "url": conversations_url(database, run_id, "agent", k)}
                          for k, v in report.terminations.items()],
         "costs": [{**c, "url": table_url(database, "llm_calls", run_id=run_id, role=c["role"], model=c["model"])} for c in report.costs],
-        "baseline_url": table_url(database, "conversations", run_id=run_id, arm="baseline"),
+        "baseline_url": conversations_url(database, run_id, "baseline"),
         "tasks": _tasks(store, run_id, report.tasks),
         "sections": report.sections,
     }
@@ -129,7 +139,7 @@ def _event(row: dict[str, Any]) -> dict[str, Any]:
 def compare_page(store: Store, run_a: str, run_b: str, database: str) -> dict[str, Any]:
     """Two runs compared, each task linking to its conversations in both runs."""
     comparison = compare_stored(store, run_a, store, run_b)
-    tasks = [{**t, "url_a": table_url(database, "conversations", run_id=run_a, arm="agent", task_id=t["task_id"]),
-              "url_b": table_url(database, "conversations", run_id=run_b, arm="agent", task_id=t["task_id"])}
+    tasks = [{**t, "url_a": conversations_url(database, run_a, "agent", task_id=t["task_id"]),
+              "url_b": conversations_url(database, run_b, "agent", task_id=t["task_id"])}
              for t in comparison.tasks]
     return {"comparison": comparison, "tasks": tasks, "run_a_url": run_url(run_a), "run_b_url": run_url(run_b)}

@@ -13,7 +13,23 @@ SCORED = "c.arm = 'agent' and c.termination_reason != 'infrastructure_error'"
 # Success is the kernel's is_success: a reward within 1e-6 of 1.
 PASSED = "c.reward >= 1 - 1e-6"
 
+ANY = "(:{0} = '' or c.{0} = :{0})"
+
 QUERIES: dict[str, dict[str, Any]] = {
+    "conversations_of_run": {
+        "title": "Conversations of a run (by arm, termination reason, task)",
+        "sql": f"""select c.id as conversation_id, c.task_id, c.trial, c.arm, c.reward, c.termination_reason, c.error,
+c.duration_ms, c.num_messages from conversations c
+where {RUN} and {ANY.format("arm")} and {ANY.format("termination_reason")} and {ANY.format("task_id")}
+order by c.arm, c.task_id, c.trial""",
+    },
+    "metric_values_of_run": {
+        "title": "A metric's values in a run, by conversation",
+        "sql": f"""select v.conversation_id, c.task_id, c.trial, v.plugin, v.metric, v.value, v.error, v.details_json
+from metric_values v join conversations c on c.id = v.conversation_id
+where {RUN} and c.arm = 'agent' and (:plugin = '' or v.plugin = :plugin) and (:metric = '' or v.metric = :metric)
+order by c.task_id, c.trial""",
+    },
     "failures_by_termination": {
         "title": "Failures by termination reason",
         "sql": f"""select c.run_id, c.termination_reason, count(*) as failures, min(c.id) as example_conversation_id
@@ -74,6 +90,6 @@ FACETS = {
 
 def metadata(database: str) -> dict[str, Any]:
     """Datasette metadata: the canned queries and default facets of the results database."""
-    tables = {table: {"facets": facets} for table, facets in FACETS.items()}
+    tables: dict[str, dict[str, Any]] = {table: {"facets": facets} for table, facets in FACETS.items()}
     tables["conversations"]["sort_desc"] = "started_utc"
     return {"title": "bench results", "databases": {database: {"queries": QUERIES, "tables": tables}}}
