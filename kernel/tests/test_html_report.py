@@ -58,3 +58,19 @@ def test_plots_inline_when_matplotlib_is_there(db: str) -> None:
     out = CliRunner().invoke(cli, ["report", "toy-run", "--db", db, "--format", "html"])
     assert out.exit_code == 0, out.output
     assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', out.stdout)) == len(plots_module.PLOTS)
+
+
+def test_open_read_only_reads_and_refuses_writes(db: str, tmp_path: Path) -> None:
+    import sqlite3
+
+    from bench_kernel import open_read_only
+
+    store = open_read_only(db)
+    try:
+        assert store.run("toy-run") is not None and len(store.conversations("toy-run")) == 9  # 3 tasks x 2 trials, 3 baseline
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.db.execute("delete from runs")
+    finally:
+        store.close()
+    with pytest.raises(ConfigError, match="no results database"):
+        open_read_only(tmp_path / "missing.db")
