@@ -68,7 +68,8 @@ def test_live_display_and_none() -> None:
     with Progress("live", stream=stream) as progress:
         progress.start(context(), 2, 0)
         assert progress.live is not None
-        progress.finished(result())
+        progress.finished(result("timeout"))
+        assert progress.__rich__().startswith("1/2 conversations") and progress.__rich__().endswith("errors timeout=1")
     assert progress.live is None and "2 conversations to run" in stream.getvalue()
     quiet = io.StringIO()
     with Progress("none", stream=quiet) as progress:

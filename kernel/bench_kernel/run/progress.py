@@ -102,8 +102,8 @@ class Progress:
             from rich.console import Console
             from rich.live import Live
 
-            self.live = Live(self.state.line(self.clock()), console=Console(file=self.stream), transient=True,
-                             refresh_per_second=4)
+            # The renderable is this object: every refresh redraws rate, ETA and spend, between conversations too.
+            self.live = Live(self, console=Console(file=self.stream), transient=True, refresh_per_second=4)
             self.live.start()
 
     def finished(self, result: Any) -> None:
@@ -115,11 +115,15 @@ class Progress:
         if kind is not None:
             state.errors[kind] += 1
         now = self.clock()
-        if self.live is not None:
-            self.live.update(state.line(now))
-        elif self.mode == "lines" and (state.done == state.total or now - self.last_line_s >= self.every_s):
+        # The live display redraws itself 4 times a second; lines are written here.
+        if self.mode == "lines" and (state.done == state.total or now - self.last_line_s >= self.every_s):
             self.last_line_s = now
             self._write("  " + state.line(now))
+
+    def __rich__(self) -> str:
+        """The live line, recomputed at each refresh."""
+        self.state.spent = self.spend()
+        return self.state.line(self.clock())
 
     def _write(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
