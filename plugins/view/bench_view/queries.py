@@ -62,6 +62,7 @@ coalesce(json_extract(c.attributes_json, '$.' || coalesce(nullif(:attribute, '')
 count(*) as conversations, round(avg(c.reward), 4) as mean_reward, round(avg({PASSED}), 4) as success_rate
 from conversations c where {SCORED} and {RUN} group by c.run_id, value order by c.run_id, value""",
     },
+    # group_concat follows the order rows arrive in, hence the subquery ordered by trial.
     "tasks_that_flip": {
         "title": "Tasks that flip across trials",
         "sql": f"""select c.run_id, c.task_id, count(*) as trials, sum({PASSED}) as successes,
