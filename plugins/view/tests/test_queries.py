@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_view.queries import QUERIES, metadata
 
 from bench_kernel import Store
-from bench_view.queries import QUERIES, metadata
 
 
 def conversation(run: str, task: str, trial: int, reward: float, reason: str = "user_stop", arm: str = "agent",
