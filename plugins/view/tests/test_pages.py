@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import socket
 import html
 import re
 from pathlib import Path
@@ -139,3 +140,23 @@ def test_bench_view_refuses_an_unknown_run_or_database(tmp_path: Path, results_d
     assert missing.exit_code == 1 and "no results database" in missing.output
     unknown = CliRunner().invoke(cli, ["view", "nope", "--db", str(results_db)])
     assert unknown.exit_code == 1 and "no run 'nope'" in unknown.output
+
+
+def non_loopback_address() -> str | None:
+    """An address of this machine other than loopback, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET: nothing is sent, the kernel only picks a source address
+        except OSError:
+            return None
+        address = str(s.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+def test_bound_to_loopback_only(viewer: str) -> None:
+    address = non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no address besides loopback")
+    port = int(viewer.rsplit(":", 1)[1])
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://{address}:{port}/-/bench", timeout=5)
