@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import socket
 import html
 import re
+import socket
 from pathlib import Path
 from urllib.parse import unquote
 
