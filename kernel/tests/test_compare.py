@@ -106,3 +106,16 @@ def test_bench_compare_on_two_agents(tmp_path: Path, use_plugins: Callable[..., 
     assert "3 lost" in table.stdout and "95% low" in table.stdout
     missing = runner.invoke(cli, ["compare", "good", "nope", "--db", db])
     assert missing.exit_code == 1 and "no run 'nope'" in missing.output
+
+
+def test_bench_compare_across_two_databases(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
+    runner = CliRunner()
+    for agent, db in (("oracle", "a.db"), ("do-nothing", "b.db")):
+        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", "same-name", "--db", str(tmp_path / db), "--format", "none"])
+        assert result.exit_code == 0, result.output
+    out = runner.invoke(cli, ["compare", "same-name", "same-name", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "b.db"),
+                              "--format", "markdown"])
+    assert out.exit_code == 0, out.output
+    assert "(agent do-nothing) against run same-name (agent oracle)" in out.stdout and "| mean_reward | 1.000 | 0.000 | -1.000 |" in out.stdout
+    missing = runner.invoke(cli, ["compare", "x", "y", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "none.db")])
+    assert missing.exit_code == 1 and "no results database" in missing.stderr
