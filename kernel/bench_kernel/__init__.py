@@ -67,8 +67,11 @@ from bench_kernel.modelhub.api import (
 )
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
+from bench_kernel.report.html import render_html
+from bench_kernel.report.report import Report, build_report, run_registry
 from bench_kernel.report.sections import ReportSection, Section, SectionTable
-from bench_kernel.report.view import RunView
+from bench_kernel.report.view import RunView, open_read_only
 from bench_kernel.run.runner import (
     MetricInputs,
     RunConfig,
@@ -144,6 +147,7 @@ __all__ = [
     "ChatResponse",
     "Check",
     "CombinationRule",
+    "Comparison",
     "ComponentScore",
     "Composer",
     "Composition",
@@ -200,6 +204,7 @@ __all__ = [
     "PluginSet",
     "ProductRule",
     "Registry",
+    "Report",
     "ReportSection",
     "Requestor",
     "RewardComponent",
@@ -243,10 +248,12 @@ __all__ = [
     "all_met",
     "apply_personas",
     "build_environment",
+    "build_report",
     "canonical_json",
     "check_tasks",
     "checked_plugins",
     "collect",
+    "compare_stored",
     "component_values",
     "compose",
     "composed_id",
@@ -262,17 +269,21 @@ __all__ = [
     "is_success",
     "load_domain",
     "load_tasks",
+    "open_read_only",
     "packaged_or_external",
     "persona_texts",
     "plugin_option",
     "read_json",
     "read_tasks",
     "render_check",
+    "render_comparison",
+    "render_html",
     "replay_gold",
     "replay_trajectory",
     "require_db",
     "run",
     "run_async",
+    "run_registry",
     "score_metrics",
     "structure",
     "structure_tasks",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,13 @@ from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
+from bench_kernel.report.compare import compare_stored, render_comparison
+from bench_kernel.report.html import plots_or_note, render_html
+from bench_kernel.report.plots import render_plots, write_plots
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
+from bench_kernel.run.progress import MODES as PROGRESS_MODES
+from bench_kernel.run.progress import Progress
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.store import Store
@@ -170,14 +176,16 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
 @format_option("table", "json", "markdown", "csv", "none")
+@click.option("--progress", "progress_mode", type=click.Choice(PROGRESS_MODES), default="auto", show_default=True,
+              help="Progress on stderr: auto (live on a terminal, plain periodic lines otherwise), live, lines or none.")
 @click.pass_context
-def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, **options: Any) -> None:
+def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
                               source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
-    with _progress() as progress:
-        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance)
+    with Progress(progress_mode) as progress:
+        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished)
     click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
     if fmt != "none":
@@ -240,13 +248,59 @@ def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None,
 @cli.command(name="report")
 @click.argument("run_id")
 @db_option
-@format_option("table", "json", "markdown", "csv")
+@format_option("table", "json", "markdown", "csv", "html")
 @click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
 @click.option("--by", "by", multiple=True, help="Break the figures down by a task attribute (persona, domain, intent, ...).")
-def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...]) -> None:
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), help="Also write the charts as PNGs into this directory.")
+@click.option("--plot-with", "plot_with", multiple=True, help="Another run to draw on the pass^k and cost charts (repeatable).")
+def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None,
+                   plot_with: tuple[str, ...]) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     require_db(db_path)
-    echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a])
+    attributes = [a for item in by for a in item.split(",") if a]
+    runs = [run_id, *plot_with]
+    if plots_dir:
+        with _store(db_path) as store:
+            paths = write_plots(store, runs, Path(plots_dir))
+        click.echo(f"wrote {len(paths)} plots to {plots_dir}", err=True)
+    if fmt != "html":
+        echo_report(db_path, run_id, fmt, section, attributes)
+        return
+    with _store(db_path) as store:
+        run = store.run(run_id)
+        assert run is not None
+        registry, _ = run_registry(run)
+        report = build_report(store, run_id, registry, attributes)
+        plots, note = plots_or_note(lambda: render_plots(store, runs))
+    click.echo(render_html(report, plots, note), nl=False)
+
+
+@contextlib.contextmanager
+def _store(db_path: str) -> Iterator[Store]:
+    store = Store(db_path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@cli.command(name="compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@db_option
+@click.option("--db-b", "db_b", type=click.Path(dir_okay=False), help="Results database of RUN_B (default: --db).")
+@format_option("table", "markdown", "json")
+def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt: str) -> None:
+    """Compare two runs of one suite: per-task differences, flips, mean reward and pass^k with paired bootstrap CIs."""
+    stores = []
+    try:
+        for path in (db_path, db_b or db_path):
+            require_db(path)
+            stores.append(Store(path))
+        click.echo(render_comparison(compare_stored(stores[0], run_a, stores[-1], run_b), fmt), nl=False)
+    finally:
+        for store in stores:
+            store.close()
 
 
 @cli.command(name="runs")
@@ -354,42 +408,3 @@ def main() -> None:
     except BenchError as exc:
         click.echo(f"warning: plugin commands unavailable: {exc}", err=True)
     cli(prog_name="bench")
-
-
-class _Progress:
-    """Progress on stderr: a rich bar on a terminal, a plain line every ~5% otherwise."""
-
-    def __init__(self) -> None:
-        self.total = self.done = 0
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def start(self, ctx: runner.RunContext, todo: int, skipped: int) -> None:
-        """Announce the run."""
-        self.total = todo
-        click.echo(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored", err=True)
-        if sys.stderr.isatty() and todo:
-            from rich.progress import Progress
-
-            self.bar = Progress(transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("conversations", total=todo)
-
-    def advance(self, result: Any) -> None:
-        """Count one finished conversation."""
-        self.done += 1
-        if self.bar is not None:
-            self.bar.advance(self.task)
-        elif self.done == self.total or self.done % max(1, self.total // 20) == 0:
-            click.echo(f"  {self.done}/{self.total} conversations", err=True)
-
-
-def _progress() -> _Progress:
-    return _Progress()

@@ -1,0 +1,129 @@
+"""Progress of a run on stderr: a live display on a terminal, plain periodic lines otherwise, or nothing.
+
+The runner calls `start` once and `finished` after every conversation; everything is written to stderr,
+so a report printed on stdout (`--format json`) is never mixed with progress.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import attrs
+
+from bench_kernel.conversation.messages import TerminationReason
+
+MODES = ("auto", "live", "lines", "none")
+NORMAL_ENDS = {TerminationReason.USER_STOP.value, TerminationReason.AGENT_STOP.value}
+
+
+@attrs.define
+class ProgressState:
+    """What the display shows: counts, rate, ETA, spend against the cap, errors by kind."""
+
+    total: int = 0
+    done: int = 0
+    started_s: float = 0.0
+    spent: float = 0.0
+    max_cost: float | None = None
+    errors: Counter[str] = attrs.field(factory=Counter)
+
+    def rate(self, now_s: float) -> float | None:
+        """Conversations per second so far (None before the first one finishes)."""
+        elapsed = now_s - self.started_s
+        return self.done / elapsed if self.done and elapsed > 0 else None
+
+    def eta_s(self, now_s: float) -> float | None:
+        """Seconds left at the rate so far."""
+        rate = self.rate(now_s)
+        return (self.total - self.done) / rate if rate else None
+
+    def line(self, now_s: float) -> str:
+        """One status line: done/total, rate, ETA, spend, errors by kind."""
+        rate, eta = self.rate(now_s), self.eta_s(now_s)
+        parts = [f"{self.done}/{self.total} conversations",
+                 f"{rate:.2f}/s" if rate is not None else "-/s",
+                 f"ETA {_duration(eta)}" if eta is not None else "ETA -"]
+        cap = f" of {self.max_cost:.2f}" if self.max_cost is not None else ""
+        parts.append(f"spent ${self.spent:.4f}{cap}")
+        if self.errors:
+            parts.append("errors " + ", ".join(f"{kind}={n}" for kind, n in sorted(self.errors.items())))
+        return "  ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def error_kind(result: Any) -> str | None:
+    """A finished conversation's error kind (its termination reason), or None when it ended normally."""
+    reason = getattr(result.termination_reason, "value", result.termination_reason)
+    if reason in NORMAL_ENDS and not result.error:
+        return None
+    return str(reason)
+
+
+class Progress:
+    """Progress on a stream (stderr by default): mode auto picks live on a terminal and lines otherwise."""
+
+    def __init__(self, mode: str = "auto", stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
+                 every_s: float = 10.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.mode = ("live" if self.stream.isatty() else "lines") if mode == "auto" else mode
+        self.clock = clock
+        self.every_s = every_s
+        self.state = ProgressState()
+        self.spend: Callable[[], float] = lambda: 0.0
+        self.last_line_s = 0.0
+        self.live: Any = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def start(self, ctx: Any, todo: int, skipped: int) -> None:
+        """Announce the run (the runner's on_start)."""
+        self.state = ProgressState(total=todo, started_s=self.clock(), max_cost=ctx.config.max_cost)
+        self.spend = lambda: float(ctx.models.spent)
+        self.last_line_s = self.state.started_s
+        if self.mode == "none":
+            return
+        self._write(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored")
+        if self.mode == "live" and todo:
+            from rich.console import Console
+            from rich.live import Live
+
+            # The renderable is this object: every refresh redraws rate, ETA and spend, between conversations too.
+            self.live = Live(self, console=Console(file=self.stream), transient=True, refresh_per_second=4)
+            self.live.start()
+
+    def finished(self, result: Any) -> None:
+        """Count one finished conversation (the runner's on_finished)."""
+        state = self.state
+        state.done += 1
+        state.spent = self.spend()
+        kind = error_kind(result)
+        if kind is not None:
+            state.errors[kind] += 1
+        now = self.clock()
+        # The live display redraws itself 4 times a second; lines are written here.
+        if self.mode == "lines" and (state.done == state.total or now - self.last_line_s >= self.every_s):
+            self.last_line_s = now
+            self._write("  " + state.line(now))
+
+    def __rich__(self) -> str:
+        """The live line, recomputed at each refresh."""
+        self.state.spent = self.spend()
+        return self.state.line(self.clock())
+
+    def _write(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)

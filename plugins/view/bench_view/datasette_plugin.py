@@ -1,0 +1,111 @@
+"""Our Datasette plugin, registered in-process by `bench view`: the run, conversation and comparison pages."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+from markupsafe import Markup, escape
+
+from bench_kernel import BenchError, Store, open_read_only
+from bench_view import pages
+
+NAME = "bench-view"
+
+
+def settings(datasette: Any) -> tuple[str, str]:
+    """The served results database: its Datasette name and its path."""
+    config = datasette.plugin_config(NAME) or {}
+    return config["database"], config["path"]
+
+
+async def with_store(datasette: Any, read: Callable[[Store, str], Any]) -> Any:
+    """read(store, database) on a fresh immutable connection, off the event loop."""
+    database, path = settings(datasette)
+
+    def work() -> Any:
+        store = open_read_only(path)
+        try:
+            return read(store, database)
+        finally:
+            store.close()
+
+    return await asyncio.to_thread(work)
+
+
+async def page(datasette: Any, request: Any, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    """Render one of our templates inside Datasette's layout."""
+    html = await datasette.render_template(template, {**context, "database": settings(datasette)[0]}, request=request)
+    return Response.html(html, status=status)
+
+
+async def problem(datasette: Any, request: Any, text: str, status: int) -> Response:
+    """A page saying what is wrong (unknown run or conversation, missing parameter)."""
+    return await page(datasette, request, "bench_problem.html", {"problem": text}, status)
+
+
+async def index_view(datasette: Any, request: Any) -> Response:
+    """Every run, with its page and a comparison form."""
+    return await page(datasette, request, "bench_index.html", {"runs": await with_store(datasette, lambda s, d: pages.runs(s))})
+
+
+async def run_view(datasette: Any, request: Any) -> Response:
+    """A run's report, each figure linking to its conversations."""
+    run_id = request.args.get("id")
+    if not run_id:
+        return await problem(datasette, request, "which run? add ?id=RUN", 400)
+    try:
+        context = await with_store(datasette, lambda s, d: pages.run_page(s, run_id, d))
+    except BenchError as exc:
+        return await problem(datasette, request, str(exc), 404)
+    return await page(datasette, request, "bench_run.html", context)
+
+
+async def conversation_view(datasette: Any, request: Any) -> Response:
+    """One conversation, everything about it on one page."""
+    conversation_id = request.args.get("id") or ""
+    context = await with_store(datasette, lambda s, d: pages.conversation_page(s, conversation_id, d))
+    if context is None:
+        return await problem(datasette, request, f"no conversation {conversation_id!r} in this database", 404)
+    return await page(datasette, request, "bench_conversation.html", context)
+
+
+async def compare_view(datasette: Any, request: Any) -> Response:
+    """Two runs side by side (?a=RUN&b=RUN)."""
+    run_a, run_b = request.args.get("a"), request.args.get("b")
+    runs = await with_store(datasette, lambda s, d: pages.runs(s))
+    if not run_a or not run_b:
+        return await page(datasette, request, "bench_compare.html", {"runs": runs, "a": run_a, "b": run_b})
+    try:
+        context = await with_store(datasette, lambda s, d: pages.compare_page(s, run_a, run_b, d))
+    except BenchError as exc:
+        return await problem(datasette, request, str(exc), 404)
+    return await page(datasette, request, "bench_compare.html", {**context, "runs": runs, "a": run_a, "b": run_b})
+
+
+@hookimpl
+def register_routes() -> list[tuple[str, Any]]:
+    """Our pages under /-/bench."""
+    return [(r"^/-/bench$", index_view), (r"^/-/bench/run$", run_view),
+            (r"^/-/bench/conversation$", conversation_view), (r"^/-/bench/compare$", compare_view)]
+
+
+@hookimpl
+def menu_links() -> list[dict[str, str]]:
+    """Links to our pages in Datasette's menu."""
+    return [{"href": "/-/bench", "label": "bench runs"}, {"href": "/-/bench/compare", "label": "compare two runs"}]
+
+
+@hookimpl
+def render_cell(value: Any, column: str, table: str | None) -> Markup | None:
+    """Conversation and run ids anywhere (tables, canned queries) link to our pages."""
+    if not isinstance(value, str) or not value:
+        return None
+    if column.endswith("conversation_id") or (table == "conversations" and column == "id"):
+        return Markup(f'<a href="{escape(pages.conversation_url(value))}">{escape(value)}</a>')
+    if column == "run_id" or (table == "runs" and column == "id"):
+        return Markup(f'<a href="{escape(pages.run_url(value))}">{escape(value)}</a>')
+    return None

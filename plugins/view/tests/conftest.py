@@ -1,0 +1,109 @@
+"""A results database with every kind of thing the viewer shows, and a real `bench view` server over it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from bench_kernel import Store, canonical_json
+from bench_kernel.testing import FakeOpenAIServer, Reply, bench_cli
+
+sys.path.insert(0, str(Path(__file__).parent))
+from viewdb import FAILING, SHIFTED_RUN
+
+KEY = "sk-view-test"
+
+
+def bench(*args: str, env: dict[str, str] | None = None) -> None:
+    """Run `bench ARGS` in-process with the plugins the database needs."""
+    result = CliRunner().invoke(bench_cli(["mock", "gsrt", "llm", "openai"]), [*args, "--progress", "none"], env=env)
+    assert result.exit_code == 0, result.output
+
+
+def agent_model(body: dict[str, Any]) -> Reply:
+    """An agent that calls a tool with a wrong argument name (a tool error), then gives up."""
+    if not any(m["role"] == "tool" for m in body["messages"]):
+        return Reply.tool_call("find_customer_by_email", {"mail": "nobody@example.net"})
+    return Reply.text("Sorry, I could not find your account.")
+
+
+def hand_added_events(db: Path) -> None:
+    """Events of plugins this suite does not install (a speech channel, ATOD goal tracking) on the failing conversation.
+
+    The rows have the shape the kernel's EventLog stores for ChannelTranscript and GoalStatusChange.
+    """
+    store = Store(db)
+    try:
+        base = {"conversation_id": FAILING, "run_id": "llm", "ts_utc": "2026-01-01T00:00:00.000+00:00"}
+        store.db.table("conversation_events").insert_all([
+            {**base, "idx": 100, "message_index": 1, "kind": "channel.transcript", "source": "voice",
+             "data_json": canonical_json({"meant": "Which plan is the fastest?", "heard": "Which plan is the fattest?",
+                                          "details": {"snr_db": 5}})},
+            {**base, "idx": 101, "message_index": 4, "kind": "goal.status", "source": "atod",
+             "data_json": canonical_json({"goal_id": "g1", "status": "failed", "previous_status": "active"})},
+        ])
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Runs: oracle with goal shifts (2 trials), oracle and do-nothing on the plain suite, an LLM agent with tool errors."""
+    db = tmp_path_factory.mktemp("view") / "results.db"
+    bench("run", "--plugin", "mock", "--plugin", "gsrt", "--shifts", "1", "--trials", "2", "--run-id", SHIFTED_RUN,
+          "--db", str(db), "--format", "none")
+    bench("run", "--plugin", "mock", "--trials", "2", "--run-id", "plain", "--db", str(db), "--format", "none")
+    bench("run", "--plugin", "mock", "--agent", "do-nothing", "--trials", "2", "--no-baseline", "--run-id", "idle",
+          "--db", str(db), "--format", "none")
+    with FakeOpenAIServer(agent_model, api_key=KEY) as server:
+        bench("run", "--plugin", "mock", "--plugin", "llm", "--plugin", "openai", "--agent", "llm-fc", "--num-tasks", "2",
+              "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--agent-api-key-env", "VIEW_KEY",
+              "--price", "fake-model=1,2", "--run-id", "llm", "--db", str(db), "--format", "none", env={"VIEW_KEY": KEY})
+    hand_added_events(db)
+    return db
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def viewer(results_db: Path) -> Iterator[str]:
+    """`bench view` as a real process on a free port of 127.0.0.1; its base URL. Stopped at the end."""
+    port = free_port()
+    bench_exe = Path(sys.executable).with_name("bench")
+    process = subprocess.Popen([str(bench_exe), "view", "--db", str(results_db), "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "BENCH_DEBUG": ""})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/-/bench", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                _, err = process.communicate(timeout=5) if process.poll() is not None else ("", "still starting after 30 s")
+                pytest.fail(f"bench view did not start: {err}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
