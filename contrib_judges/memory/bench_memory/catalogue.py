@@ -60,7 +60,7 @@ _NOUN_RES = tuple((f, re.compile(rf"\b(?:{f.nouns})\b", re.I)) for f in FAMILIES
 _WEAK_RES = tuple((f, re.compile(rf"\b(?:{f.weak})\b", re.I)) for f in FAMILIES if f.weak)
 INTENT_FAMILY: Mapping[str, Family] = {**{f.book: f for f in FAMILIES}, **{f.search: f for f in FAMILIES}}
 
-SEARCH_WORDS = re.compile(r"\b(find|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list)\b", re.I)
+SEARCH_WORDS = re.compile(r"\b(find|found|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list)\b", re.I)
 BOOK_WORDS = re.compile(r"\b(book|reserve|reservation|buy|purchase|get me|order)\b", re.I)
 
 # SGD-style intent names of annotated goals (ATOD's data, generated tasks) -> our canonical intents.
@@ -111,6 +111,7 @@ _TICKETS = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight) (tickets
 _AMOUNT = re.compile(r"(\$ ?\d+(?:[.,]\d+)?|\b\d+(?:[.,]\d+)? (dollars|euros|usd))", re.I)
 _PLACE = re.compile(r"\b(in|at|near|to|from)\s+((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)")
 _NOT_PLACES = frozenset(m.capitalize() for m in (_MONTHS + "|" + _WEEKDAYS).split("|")) | {"I"}
+_NAMED = re.compile(r"\b(?:the|my|that|this)\s+((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)\s+[a-z]")
 _FOR_OBJECT = re.compile(r"\bfor (?:the|my|that|this|our) (\w+(?: \w+)?)", re.I)
 _SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PART = re.compile(r",?\s+(?:and|also|plus|and then|then|as well as)\s+|,\s+", re.I)
@@ -118,7 +119,7 @@ _PART = re.compile(r",?\s+(?:and|also|plus|and then|then|as well as)\s+|,\s+", r
 
 def words(text: str) -> list[str]:
     """Lower-case content words (stop words left out)."""
-    return [w for w in re.findall(r"[a-z0-9$]+", text.lower()) if w not in _STOP]
+    return [w for w in re.findall(r"[a-z0-9$_]+", text.lower()) if w not in _STOP]
 
 
 def clauses(text: str) -> list[str]:
@@ -200,6 +201,9 @@ def slots_in(text: str, family: Family | None = None) -> dict[str, str]:
             continue
         key = {"from": "origin", "to": "destination"}.get(prep.lower(), "place")
         slots.setdefault(key, place.lower())
+    named = _NAMED.search(text)
+    if named and "place" not in slots and named.group(1) not in _NOT_PLACES:
+        slots["place"] = named.group(1).lower()  # 'the Florence hotel'
     if family is not None and family.key_slot == "place" and "place" not in slots and "destination" in slots:
         slots["place"] = slots.pop("destination")
     for key, rx in (("date", _DATE), ("time", _TIME), ("amount", _AMOUNT)):
@@ -223,7 +227,8 @@ def core_content(intent: str, slots: Mapping[str, str]) -> str:
     """The canonical short form of a goal: its intent and, when known, the value that tells it apart."""
     family = INTENT_FAMILY.get(intent)
     key = slots.get(family.key_slot) if family else None
-    return f"{intent} {key}" if key else intent
+    # One token for the distinguishing value, so that 'da enzo' weighs as one word against the intent's two.
+    return f"{intent} {key.replace(' ', '_')}" if key else intent
 
 
 def user_status(text: str) -> str | None:

@@ -64,7 +64,7 @@ class MemoryEvaluator:
         for candidate in candidates:
             match = await self.existing(candidate, turn)
             if match is not None:
-                updated += self._update(match, candidate, turn)
+                updated += await self._update(match, candidate, turn)
             elif candidate.speaker == "user" or candidate.status is not None:
                 await self.insert(candidate, turn)
                 inserted += 1
@@ -85,11 +85,15 @@ class MemoryEvaluator:
                 return key
         return None
 
-    def _update(self, goal_id: str, candidate: Candidate, turn: Turn) -> int:
+    async def _update(self, goal_id: str, candidate: Candidate, turn: Turn) -> int:
+        before = self.store.get(goal_id)
         # The user's own words replace the description only when they add details.
-        own_words = candidate.speaker == "user" and bool(set(candidate.slots) - set(self.store.get(goal_id).slots))
+        own_words = candidate.speaker == "user" and bool(set(candidate.slots) - set(before.slots))
         changed = self.store.update(goal_id, turn=turn.number, status=candidate.status, slots=candidate.slots,
                                     content=candidate.content if own_words else None, core_content=candidate.core_content)
+        core = self.store.get(goal_id).core_content
+        if core != before.core_content:
+            await self.index.add(goal_id, core)  # its distinguishing value learnt: indexed under the longer core content
         return int(changed)
 
     async def insert(self, candidate: Candidate, turn: Turn) -> str:

@@ -73,7 +73,7 @@ class LexicalIndex(VectorIndex):
     def features(self, text: str) -> dict[str, float]:
         """The weighted features of a text."""
         out: dict[str, float] = {}
-        for word in (w for w in re.findall(r"[a-z0-9$]+", text.lower()) if w not in _STOP):
+        for word in (w for w in re.findall(r"[a-z0-9$_]+", text.lower()) if w not in _STOP):
             out[f"w:{word}"] = out.get(f"w:{word}", 0.0) + 1.0
             padded = f"#{word}#"
             for i in range(len(padded) - 2):

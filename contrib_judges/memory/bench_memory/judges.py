@@ -142,7 +142,7 @@ def _tool_candidate(name: str, arguments: dict[str, Any], content: str) -> Candi
     if status is None or not named:
         return None
     family = named[0][1]
-    intent = family.search if re.search(r"search|find|get|list|check", name) and family.search != family.book else family.book
+    intent = family.search if re.search(r"search|find|list", name) and family.search != family.book else family.book
     slots = {family.key_slot if family.key_slot in ("place", "destination") else "place": str(v).lower()
              for k, v in arguments.items() if isinstance(v, str) and _PLACE_ARGS.search(k)}
     return Candidate(domain=family.domain, intent=intent, content=f"{name}({json.dumps(arguments, sort_keys=True)})",
