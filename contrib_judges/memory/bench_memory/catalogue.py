@@ -264,8 +264,10 @@ def canonical_intent(domain: str, intent: str, content: str = "", core: str = ""
     known = SGD_INTENTS.get(re.sub(r"[^a-z]", "", (intent or "").lower()))
     if known:
         return known
-    if intent in INTENT_FAMILY:
-        return intent
+    for label in (intent, core):
+        known = next((k for k in sorted(INTENT_FAMILY, key=len, reverse=True) if label and label.lower().startswith(k)), None)
+        if known:
+            return known  # one of our own labels, possibly with its distinguishing value ('book hotel paris')
     for text in (core, content, f"{domain} {intent}"):
         found = segments(text) if text else []
         if found:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from bench_kernel import AssistantMessage, Event, Goal, GoalStatusChange, Message, StatusEntry, ToolCall, ToolMessage, UserMessage, unstructure
+from bench_kernel.testing import Reply
 
 
 @attrs.frozen
@@ -164,3 +166,16 @@ DENSE = build("dense-1", [HOTEL, BALANCE, PAY_HOTEL], [
     ("agent", "Both went through: the room is confirmed and so is the charge.", {"goal_1": "completed", "goal_3": "completed"}),
     ("user", "Thanks, bye.", {}),
 ])
+
+
+def hotel_model(body: dict[str, Any]) -> Reply:
+    """A memory judge model: a hotel goal when the exchange names a hotel, otherwise nothing; nothing changes on audit."""
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    if "Read one exchange" in system:
+        goals = [{"content": "book a hotel in Paris", "core_content": "book hotel paris", "domain": "Hotels", "status": None}]
+        return Reply.text(json.dumps({"goals": goals if "hotel" in user.lower() else []}), prompt_tokens=200, completion_tokens=40)
+    if "same task" in system:
+        return Reply.text('{"same": true}')
+    if "How does the new task relate" in system:
+        return Reply.text('{"relation": "none"}')
+    return Reply.text('{"status": null}')
