@@ -82,12 +82,7 @@ class RulesJudge(MemoryJudge):
 
     async def extract(self, turn: Turn) -> list[Candidate]:
         """User requests and abandonments, system news, and tool results that carry a status."""
-        out = [_candidate(f, piece, "user", cat.user_status(piece)) for s in cat.clauses(turn.user) for f, piece in cat.segments(s)]
-        for sentence in cat.clauses(turn.system):
-            for family, piece in cat.segments(sentence):
-                out.append(_candidate(family, piece, "system", cat.system_status(piece, cat.intent_of(family, piece))))
-        out += [c for c in (_tool_candidate(t.name, t.arguments, t.content) for t in turn.tools) if c is not None]
-        return out
+        return rules_extract(turn)
 
     async def same_goal(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> bool:
         """Same canonical intent and no slot given two different values."""
@@ -105,16 +100,41 @@ class RulesJudge(MemoryJudge):
         return "link" if candidate.domain == goal.domain or named else "none"
 
     async def audit(self, goal: StoredGoal, turn: Turn, goals: Sequence[StoredGoal]) -> str | None:
-        """The status the system's words give the goal, named by its family or, when it is the one goal in question, generically."""
-        family = cat.INTENT_FAMILY.get(goal.intent)
-        found = None
+        """The status the system's words give the goal: where they name it, where they say 'it' or 'your booking' right
+        after naming it, or, with nothing named before, when it is the one goal in question."""
+        found, last = None, None
         for sentence in cat.clauses(turn.system):
             for part in (p for p in cat._PART.split(sentence) if p and p.strip()):
-                named = [f.name for _, f in cat.families_in(part)]
-                generic = not named and _GENERIC.search(part) and _sole_goal_in_question(goal, goals, turn)
-                if (family is not None and family.name in named) or generic:
+                if cat.families_in(part):
+                    refers = _names(goal, part, goals)
+                    last = part
+                elif _GENERIC.search(part):
+                    refers = _sole_goal_in_question(goal, goals, turn) if last is None else _names(goal, last, goals)
+                else:
+                    refers = False
+                if refers:
                     found = cat.system_status(part, goal.intent) or found
         return found if found != goal.status else None
+
+
+def _names(goal: StoredGoal, text: str, goals: Sequence[StoredGoal]) -> bool:
+    """The text names the goal: its family, and its distinguishing value when another goal of the family is stored."""
+    family = cat.INTENT_FAMILY.get(goal.intent)
+    if family is None or family.name not in {f.name for _, f in cat.families_in(text)}:
+        return False
+    key = goal.slots.get(family.key_slot)
+    alone = sum(1 for g in goals if cat.INTENT_FAMILY.get(g.intent) is family) == 1
+    return alone or key is None or key in text.lower()
+
+
+def rules_extract(turn: Turn) -> list[Candidate]:
+    """The rules judge's candidates of a turn (synchronous: a scripted model may answer with it)."""
+    out = [_candidate(f, piece, "user", cat.user_status(piece)) for s in cat.clauses(turn.user) for f, piece in cat.segments(s)]
+    for sentence in cat.clauses(turn.system):
+        for family, piece in cat.segments(sentence):
+            out.append(_candidate(family, piece, "system", cat.system_status(piece, cat.intent_of(family, piece))))
+    out += [c for c in (_tool_candidate(t.name, t.arguments, t.content) for t in turn.tools) if c is not None]
+    return out
 
 
 def _sole_goal_in_question(goal: StoredGoal, goals: Sequence[StoredGoal], turn: Turn) -> bool:

@@ -147,3 +147,17 @@ def test_turns_are_cut_at_user_utterances_with_tool_results_attached() -> None:
     assert [(t.number, t.first, t.last) for t in turns] == [(1, 0, 0), (2, 1, 6), (3, 7, 7)]
     assert turns[1].user == "Book it" and turns[1].system == "Pending." and turns[1].tools[0].name == "book_hotel"
     assert "tool book_hotel" in turns[1].transcript() and split_turns([]) == []
+
+
+def test_the_rules_audit_follows_it_back_to_the_goal_just_named_and_tells_same_family_goals_apart() -> None:
+    judge = RulesJudge()
+    ev = evaluator(judge, "book hotel")
+    asyncio.run(ev.insert(cand("book restaurant", intent="book restaurant"), TURN))
+    ev.store.update("g1", turn=1, status="pending", slots={"place": "rome"})
+    ev.store.update("g2", turn=1, slots={"place": "oslo"})
+    asyncio.run(ev.audit(Turn(number=2, first=2, last=3, user="", system="I asked the restaurant in Oslo; it is awaiting confirmation.")))
+    assert [g.status for g in ev.store.goals()] == ["pending", "pending"]  # 'it' is the restaurant, not the pending hotel
+    asyncio.run(ev.insert(cand("book hotel nice"), TURN))
+    ev.store.update("g3", turn=1, slots={"place": "nice"})
+    asyncio.run(ev.audit(Turn(number=3, first=4, last=5, user="", system="Your hotel in Nice is confirmed.")))
+    assert [g.status for g in ev.store.goals()] == ["pending", "pending", "completed"]
