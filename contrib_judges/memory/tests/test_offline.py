@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 from dialogues import COMPLEX, MEDIUM, Dialogue, hotel_model
 
-from bench_kernel import ConversationResult, Store, TerminationReason, unstructure
+from bench_kernel import ConversationResult, RunConfig, Store, TerminationReason, run, unstructure
 from bench_kernel.testing import FakeOpenAIServer, Reply, bench_cli
 
 
@@ -100,3 +100,18 @@ def test_the_llm_judge_offline_is_ledgered_and_garbage_is_that_conversations_err
     finally:
         store.close()
     assert rows == [{"metric": "memory", "value": None, "error": rows[0]["error"]}] and "no JSON" in rows[0]["error"]
+
+
+def test_a_played_run_is_re_evaluated_from_its_own_tasks(tmp_path: Path) -> None:
+    tasks = json.loads((Path(__import__("bench_mock").__file__).parent / "data" / "tasks.json").read_text())
+    task = next(t for t in tasks if t["id"] == "plan_price_question")
+    task["user_scenario"]["script"] = ["I need a flight to Rome on June 10."]
+    task["goals"] = [{"id": "f", "domain": "Flights", "intent": "ReserveOnewayFlight", "content": "a flight to Rome", "status": "open"}]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task]))
+    db = tmp_path / "runs.db"
+    summary = run(RunConfig(domain="mock", plugins=["mock"], tasks_file=str(path), baseline=False, run_id="imported"), db)
+    assert summary.status == "complete"
+    result = evaluate(db)
+    assert result.exit_code == 0, result.output
+    assert "1 conversations of run imported" in result.output and "detection_f1 (macro): 1.0000" in result.output
