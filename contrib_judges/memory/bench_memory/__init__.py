@@ -14,6 +14,7 @@ import bench_kernel
 from bench_kernel import Metric, db_option, require_db
 
 from .api import DialogueEvaluation, evaluate_conversation, evaluate_dialogues, make_judge
+from .atod import AtodDialogue, evaluate_atod_file, read_atod
 from .evaluator import MemoryEvaluator, TurnTrace
 from .index import LexicalIndex, MiniLMIndex, RoleIndex, VectorIndex, make_index
 from .judges import Candidate, LLMJudge, MemoryJudge, MemoryJudgeError, RulesJudge
@@ -22,6 +23,7 @@ from .offline import OfflineSummary, evaluate_run
 from .store import GoalStore, StoredGoal, migrations
 
 __all__ = [
+    "AtodDialogue",
     "Candidate",
     "DialogueEvaluation",
     "GoalStore",
@@ -38,11 +40,13 @@ __all__ = [
     "StoredGoal",
     "TurnTrace",
     "VectorIndex",
+    "evaluate_atod_file",
     "evaluate_conversation",
     "evaluate_dialogues",
     "evaluate_run",
     "make_index",
     "make_judge",
+    "read_atod",
 ]
 
 
@@ -88,6 +92,24 @@ def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None
     for task_id in summary.skipped:
         click.echo(f"  skipped {task_id}: no goals", err=True)
     for line in summary.errors:
+        click.echo(f"  error {line}", err=True)
+
+
+@memory_group.command(name="evaluate-file")
+@click.argument("atod_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--judge", type=click.Choice(["rules", "llm"]), default="rules", show_default=True)
+@click.option("--index", type=click.Choice(["lexical", "minilm", "embeddings"]), default="lexical", show_default=True)
+@click.option("--model-option", "model_options", multiple=True, help="ROLE.KEY=VALUE for the memory-judge and embeddings roles.")
+@click.option("--limit", type=int, help="Only the first N dialogues.")
+def evaluate_file_command(atod_file: str, judge: str, index: str, model_options: tuple[str, ...], limit: int | None) -> None:
+    """Run the memory evaluator over ATOD's annotated dialogues (annotated_dialogues.json) and print its figures per complexity class."""
+    figures, errors = asyncio.run(evaluate_atod_file(Path(atod_file), judge=judge, index=index,
+                                                     model_options=_options(model_options), limit=limit))
+    for group, values in figures.items():
+        click.echo(f"{group}:")
+        for name, value in values.items():
+            click.echo(f"  {name}: {'-' if value is None else f'{value:.4f}'}")
+    for line in errors:
         click.echo(f"  error {line}", err=True)
 
 

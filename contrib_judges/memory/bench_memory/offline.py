@@ -70,11 +70,12 @@ def read_goals_file(path: Path) -> dict[str, list[Goal]]:
         ident = entry.get("dialogue_id", entry.get("id")) if isinstance(entry, dict) else None
         if ident is None or not isinstance(entry.get(key), list):
             raise ConfigError(f"{path}: $[{i}] has no dialogue_id/id with a goal_list/goals list")
-        out[str(ident)] = [_goal(raw, f"{path}: $[{i}].{key}[{j}]") for j, raw in enumerate(entry[key])]
+        out[str(ident)] = [goal_from(raw, f"{path}: $[{i}].{key}[{j}]") for j, raw in enumerate(entry[key])]
     return out
 
 
-def _goal(raw: Any, where: str) -> Goal:
+def goal_from(raw: Any, where: str) -> Goal:
+    """A goal from a JSON object (ATOD's extra keys ignored); the error names where it is."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected an object")
     try:
@@ -138,7 +139,7 @@ class DirectModels:
 
     configs: dict[str, ModelConfig]
     registry: Registry
-    store: Store
+    store: Store | None
     run_id: str
     conversation_id: str | None = None
     clients: dict[str, Any] = attrs.field(factory=dict)
@@ -154,7 +155,8 @@ class DirectModels:
         return self.clients[role]
 
     def _ledger(self, call: _Call) -> None:
-        self.store.record_llm_call(self.run_id, self.conversation_id, "memory", call)
+        if self.store is not None:
+            self.store.record_llm_call(self.run_id, self.conversation_id, "memory", call)
 
     async def complete(self, role: str, request: ChatRequest) -> ChatResponse:
         """One chat call for a role."""

@@ -179,3 +179,23 @@ def hotel_model(body: dict[str, Any]) -> Reply:
     if "How does the new task relate" in system:
         return Reply.text('{"relation": "none"}')
     return Reply.text('{"status": null}')
+
+
+def to_atod(dialogue: Dialogue, complexity: str, *, with_changes: bool = True) -> dict[str, Any]:
+    """The dialogue in ATOD's released shape: one utterance per turn (tool steps dropped; their news moves to the next
+    utterance), goal_status_changes per turn, each goal's status_history in turns."""
+    kept = [i for i, m in enumerate(dialogue.messages) if not isinstance(m, ToolMessage) and m.content]
+    position = {i: next(n for n, k in enumerate(kept) if k >= i) for i in range(len(dialogue.messages))}
+    changes: dict[int, list[dict[str, Any]]] = {}
+    history: dict[str, list[dict[str, Any]]] = {g.id: [{"turn": 0, "status": "not_mentioned"}] for g in dialogue.goals}
+    for e in dialogue.events:
+        turn = position[e.message_index or 0] + 1
+        changes.setdefault(turn, []).append({"goal_id": e.data["goal_id"], "new_status": e.data["status"], "turn": turn})
+        history[e.data["goal_id"]].append({"turn": turn, "status": e.data["status"]})
+    turns = [{"turn_id": n + 1, "speaker": "USER" if isinstance(dialogue.messages[i], UserMessage) else "SYSTEM",
+              "utterance": dialogue.messages[i].content, **({"goal_status_changes": changes.get(n + 1, [])} if with_changes else {})}
+             for n, i in enumerate(kept)]
+    goals = [{**unstructure(g), "status_history": history[g.id], "classification_method": "pre_defined"} for g in dialogue.goals]
+    return {"dialogue_id": dialogue.id, "dialogue_index": 0, "complexity_class": complexity, "goal_list": goals, "turns": turns,
+            "metadata": {"num_goals": len(goals), "estimated_turns": len(turns), "async_execution": True, "interleaving": True,
+                         "proactivity": False}}
