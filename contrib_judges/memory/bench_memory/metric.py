@@ -71,16 +71,26 @@ class MemoryMetric(Metric):
         return make_index(os.environ.get("BENCH_MEMORY_INDEX") or "lexical")
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
-        """Run-level figures over the agent arm's conversations."""
+        """Run-level figures over the agent arm's conversations, then per complexity class when tasks declare one."""
         rows = view.values("memory.detection_f1", plugin=view.plugin)
-        return run_figures([json.loads(r["details_json"] or "{}").get("counts", {}) for r in rows],
-                           [r["value"] for r in rows], _latencies(view))
+        classes = {c["id"]: c["attributes"].get("complexity") for c in view.conversations()}
+        latencies = _latencies(view)
+        out = _figures(rows, [ms for _, ms in latencies])
+        for name in sorted({c for c in classes.values() if c}):
+            chosen = {cid for cid, c in classes.items() if c == name}
+            figures = _figures([r for r in rows if r["conversation_id"] in chosen], [ms for cid, ms in latencies if cid in chosen])
+            out.update({f"{key} [{name}]": value for key, value in figures.items()})
+        return out
 
 
-def _latencies(view: RunView) -> list[float]:
-    sql = ("select t.latency_ms from memory_turns t join conversations c on c.id = t.conversation_id "
+def _figures(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, float | None]:
+    return run_figures([json.loads(r["details_json"] or "{}").get("counts", {}) for r in rows], [r["value"] for r in rows], latencies)
+
+
+def _latencies(view: RunView) -> list[tuple[str, float]]:
+    sql = ("select t.conversation_id, t.latency_ms from memory_turns t join conversations c on c.id = t.conversation_id "
            "where c.run_id = ? and c.arm = 'agent'")
-    return [r["latency_ms"] for r in view.query(sql, [view.run.id])]
+    return [(r["conversation_id"], r["latency_ms"]) for r in view.query(sql, [view.run.id])]
 
 
 def run_figures(counts: list[dict[str, Any]], detection: list[float | None], latencies: list[float]) -> dict[str, float | None]:

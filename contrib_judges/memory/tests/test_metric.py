@@ -23,7 +23,7 @@ from bench_kernel import (
     converter,
     run,
 )
-from bench_kernel.testing import bench_cli
+from bench_kernel.testing import Reply, bench_cli
 
 
 def context(dialogue: Dialogue) -> MetricContext:
@@ -58,6 +58,7 @@ def test_a_run_stores_the_memory_and_the_report_shows_run_level_figures(tmp_path
     tasks = json.loads((Path(__import__("bench_mock").__file__).parent / "data" / "tasks.json").read_text())
     task = next(t for t in tasks if t["id"] == "plan_price_question")
     task["user_scenario"]["script"] = ["I'd like to book a hotel in Paris for May 3.", "Also, can you check my checking account balance?"]
+    task["attributes"] = {"complexity": "medium"}
     task["goals"] = [{"id": "h", "domain": "Hotels", "intent": "ReserveHotel", "content": "a hotel in Paris", "status": "open",
                       "slot_values": {"location": "Paris"}},
                      {"id": "b", "domain": "Banks", "intent": "CheckBalance", "content": "the checking balance", "status": "open"}]
@@ -81,6 +82,7 @@ def test_a_run_stores_the_memory_and_the_report_shows_run_level_figures(tmp_path
     report = CliRunner().invoke(bench_cli(["memory"]), ["report", summary.run_id, "--db", str(db)])
     assert report.exit_code == 0, report.output
     assert "memory:memory" in report.output and "detection_f1 (macro)" in report.output
+    assert "detection_f1 (macro) [medium]" in report.output  # per complexity class (the task's attribute)
 
 
 def test_with_a_memory_judge_role_the_run_uses_the_llm_judge(tmp_path: Path, fake_openai_server: Any) -> None:
@@ -103,3 +105,24 @@ def test_with_a_memory_judge_role_the_run_uses_the_llm_judge(tmp_path: Path, fak
         store.close()
     assert roles == {"memory-judge"} and values["memory.prompt_tokens_per_turn"] > 0
     assert values["memory.detection_f1"] == 1.0
+
+
+def test_a_memory_judge_answering_garbage_is_that_conversations_metric_error(tmp_path: Path, fake_openai_server: Any) -> None:
+    server = fake_openai_server(lambda body: Reply.text("no idea"))
+    tasks = json.loads((Path(__import__("bench_mock").__file__).parent / "data" / "tasks.json").read_text())
+    task = next(t for t in tasks if t["id"] == "plan_price_question")
+    task["goals"] = [{"id": "h", "domain": "Hotels", "intent": "ReserveHotel", "content": "a hotel in Paris", "status": "open"}]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task]))
+    db = tmp_path / "r.db"
+    judge = ModelConfig(model="fake-model", base_url=server.base_url, max_retries=0)
+    summary = run(RunConfig(domain="mock", plugins=["mock", "memory", "openai"], tasks_file=str(path), baseline=False,
+                            models={"memory-judge": judge}), db)
+    store = Store(db)
+    try:
+        rows = list(store.db.query("select metric, value, error from metric_values where plugin = 'memory'"))
+        reward = store.conversations(summary.run_id)[0]["reward"]
+    finally:
+        store.close()
+    assert summary.status == "complete" and reward == 1.0  # the conversation itself is untouched
+    assert len(rows) == 1 and rows[0]["value"] is None and "MemoryJudgeError" in rows[0]["error"] and "no JSON" in rows[0]["error"]
