@@ -163,12 +163,16 @@ def object_family(text: str) -> str | None:
     return None
 
 
+def parts(sentence: str) -> list[str]:
+    """A sentence cut at commas and joining words ('and', 'also', 'then')."""
+    return [p for p in _PART.split(sentence) if p and p.strip()]
+
+
 def segments(sentence: str) -> list[tuple[Family, str]]:
     """A sentence cut into one piece per family it names; pieces naming none go with the previous family."""
-    parts = [p for p in _PART.split(sentence) if p and p.strip()]
     out: list[tuple[Family, str]] = []
     pending = ""
-    for part in parts:
+    for part in parts(sentence):
         named = families_in(part)
         if not named:
             if out:

@@ -100,11 +100,10 @@ class RulesJudge(MemoryJudge):
         return "link" if candidate.domain == goal.domain or named else "none"
 
     async def audit(self, goal: StoredGoal, turn: Turn, goals: Sequence[StoredGoal]) -> str | None:
-        """The status the system's words give the goal: where they name it, where they say 'it' or 'your booking' right
-        after naming it, or, with nothing named before, when it is the one goal in question."""
+        """The status the reply gives the goal where it names it or says 'it' right after, else if it is the one goal in question."""
         found, last = None, None
         for sentence in cat.clauses(turn.system):
-            for part in (p for p in cat._PART.split(sentence) if p and p.strip()):
+            for part in cat.parts(sentence):
                 if cat.families_in(part):
                     refers = _names(goal, part, goals)
                     last = part
