@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,14 @@ def export_run(store: Store, run_id: str, plugins: PluginSet | None = None) -> d
     }
 
 
+def _producer() -> str:
+    """What tau2's `info.git_commit` (a required string) holds in our files: the kernel's distribution and version."""
+    try:
+        return f"bench-kernel=={importlib.metadata.version('bench-kernel')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "bench-kernel"
+
+
 def _domain_config(config: dict[str, Any]) -> RunConfig:
     return RunConfig(domain=config.get("domain"), data_dir=config.get("data_dir"), tasks_file=config.get("tasks_file"),
                      split=config.get("split"))
@@ -83,7 +92,7 @@ def _domain_config(config: dict[str, Any]) -> RunConfig:
 def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     models = config.get("models", {})
     return {
-        "git_commit": None, "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
+        "git_commit": _producer(), "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
         "max_errors": config.get("max_errors"), "seed": config.get("seed"),
         "user_info": {"implementation": config.get("user"), "llm": models.get("user", {}).get("model"),
                       "llm_args": models.get("user", {}).get("sampling", {}), "global_simulation_guidelines": None},
@@ -103,7 +112,7 @@ def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task 
         "id": hashlib.sha256(row["id"].encode()).hexdigest()[:32], "task_id": row["task_id"], "timestamp": row["ended_utc"],
         "start_time": row["started_utc"], "end_time": row["ended_utc"], "duration": (row["duration_ms"] or 0) / 1000,
         "termination_reason": row["termination_reason"], "agent_cost": row["agent_cost"], "user_cost": row["user_cost"],
-        "reward_info": _tau2_reward_info(reward_info), "messages": messages, "trial": row["trial"], "seed": row["seed"],
+        "reward_info": _tau2_reward_info(reward_info, task), "messages": messages, "trial": row["trial"], "seed": row["seed"],
         "final_state": final,
     }
 
@@ -126,22 +135,35 @@ def _final_state(data: DomainData, task: Task | None, message_json: list[str], *
     }
 
 
-def _tau2_reward_info(info: RewardInfo | None) -> dict[str, Any] | None:
+def _tau2_reward_info(info: RewardInfo | None, task: Task | None) -> dict[str, Any] | None:
+    """Our reward info in tau2's shape: each action and env-assertion check carries the task's own object, as tau2 does."""
     if info is None:
         return None
     by = {c.component: c for c in info.components}
     db = by.get("DB")
+    actions = task.gold_actions() if task is not None else []
+    assertions = (task.evaluation_criteria.env_assertions or []) if task is not None and task.evaluation_criteria else []
     return {
         "reward": info.reward,
         "db_check": {"db_match": db.score == 1.0, "db_reward": db.score} if db and db.score is not None else None,
-        "env_assertions": [{"env_assertion": c.subject, "met": c.met, "reward": float(c.met)} for c in _checks(by, "ENV_ASSERTION")],
-        "action_checks": [{"action": c.subject, "action_match": c.met, "action_reward": float(c.met)} for c in _checks(by, "ACTION")],
+        "env_assertions": [{"env_assertion": unstructure(a), "met": c.met, "reward": float(c.met)}
+                           for a, c in _paired(assertions, _checks(by, "ENV_ASSERTION"), "env assertion")],
+        "action_checks": [{"action": unstructure(a), "action_match": c.met, "action_reward": float(c.met)}
+                          for a, c in _paired(actions, _checks(by, "ACTION"), "action")],
         "communicate_checks": [{"info": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "COMMUNICATE")],
         "nl_assertions": [{"nl_assertion": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "NL_ASSERTION")],
         "reward_basis": list(info.reward_basis),
         "reward_breakdown": {b: by[b].score for b in info.reward_basis if b in by},
         "info": {"note": info.note} if info.note else None,
     }
+
+
+def _paired(objects: list[Any], checks: list[Any], what: str) -> list[tuple[Any, Any]]:
+    """The evaluator checks a task's actions (and env assertions) in their order: pair each check with its object."""
+    if len(objects) != len(checks):
+        raise ConfigError(f"the stored {what} checks ({len(checks)}) do not match the task's {what}s ({len(objects)}): "
+                          "was the run made with another version of the task?")
+    return list(zip(objects, checks, strict=True))
 
 
 def _checks(by: dict[str, Any], name: str) -> list[Any]:

@@ -51,6 +51,41 @@ def test_export_has_tau2_shape(exported: Path) -> None:
     assert set(sim["reward_info"]) >= {"reward", "db_check", "action_checks", "reward_basis", "reward_breakdown"}
 
 
+# The fields tau2's own pydantic models require (tau2-bench src/tau2/data_model: simulation.Info, ActionCheck,
+# EnvAssertionCheck; tasks.Action, EnvAssertion; environment.EnvironmentInfo), with the JSON types they accept.
+TAU2_INFO = {"git_commit": str, "num_trials": int, "max_steps": int, "max_errors": int}
+TAU2_ACTION = {"action_id": str, "requestor": str, "name": str, "arguments": dict}
+TAU2_ENV_ASSERTION = {"env_type": str, "func_name": str, "arguments": dict, "assert_value": bool}
+
+
+def has_fields(value: object, fields: dict[str, type]) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k), t) for k, t in fields.items())
+
+
+def test_export_loads_as_tau2_results(exported: Path) -> None:
+    document = json.loads(exported.read_text())
+    info = document["info"]
+    assert has_fields(info, TAU2_INFO), info
+    assert info["git_commit"].startswith("bench-kernel")
+    assert isinstance(info["agent_info"]["implementation"], str) and isinstance(info["user_info"]["implementation"], str)
+    assert isinstance(info["environment_info"]["domain_name"], str) and isinstance(info["environment_info"]["policy"], str)
+    tasks = {t["id"]: t for t in document["tasks"]}
+    checked = {"action": 0, "env": 0}
+    for sim in document["simulations"]:
+        criteria = tasks[sim["task_id"]]["evaluation_criteria"]
+        actions, assertions = sim["reward_info"]["action_checks"], sim["reward_info"]["env_assertions"]
+        assert [c["action"] for c in actions] == (criteria.get("actions") or [])
+        assert [c["env_assertion"] for c in assertions] == (criteria.get("env_assertions") or [])
+        for check in actions:
+            assert has_fields(check["action"], TAU2_ACTION) and isinstance(check["action_match"], bool), check
+            assert check["action_reward"] == float(check["action_match"])
+        for check in assertions:
+            assert has_fields(check["env_assertion"], TAU2_ENV_ASSERTION) and isinstance(check["met"], bool), check
+        checked["action"] += len(actions)
+        checked["env"] += len(assertions)
+    assert checked["action"] > 0 and checked["env"] > 0
+
+
 def test_import_rescores_an_export_and_agrees(exported: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "tau2-results", str(exported), "--plugin", "mock", "--db", str(tmp_path / "i.db")])
     assert result.exit_code == 0, result.output
