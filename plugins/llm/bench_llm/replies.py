@@ -23,12 +23,13 @@ from typing import Any
 
 import attrs
 
+from .jsontext import DECODER
+
 MARKER = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?[*_]{0,2}Action[*_]{0,2}[ \t]*:[*_]{0,2}", re.MULTILINE | re.IGNORECASE)
 THINK = re.compile(r"</?think>", re.IGNORECASE)
 FENCE_OPEN = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?")
 BARE_START = re.compile(r"^[ \t]*(?:```[A-Za-z0-9_-]*[ \t]*\n[ \t]*)?\{", re.MULTILINE)
 CLOSERS = {"{": "}", "[": "]"}
-DECODER = json.JSONDecoder(strict=False)
 
 
 @attrs.frozen(kw_only=True)
