@@ -1,6 +1,6 @@
 """Fault drill: a fault-injecting HTTP proxy in front of the kernel's fake OpenAI server, and a run through it.
 
-    python benchmarks/fault_drill.py [--conversations 60] [--rate 0.2] [--seed 7] [--concurrency 8]
+    python benchmarks/fault_drill.py [--conversations 60] [--rate 0.2] [--seed 7] [--concurrency 8] [--agent llm-fc]
 
 The proxy forwards each chat request to the fake server (which plays a competent llm-fc agent and
 a brief llm-user on the mock domain's upgrade task) and, for a share `rate` of them, injects one
@@ -15,7 +15,9 @@ fault instead, drawn evenly from:
 prints what the run recorded and checks that every fault is typed: transport and status faults
 are retried (the ledger's attempts), broken replies are `ModelResponseError` rows in the ledger that
 end their conversation as agent_error or user_error, unknown tools are tool errors the agent sees,
-and no conversation carries an error that is not a bench error class. Figures are printed, never
+and no conversation carries an error that is not a bench error class. With `--agent llm-react` (or
+llm-act) the agent writes text actions: a broken one is read by bench-llm's parser, which sends the
+text to the customer and records an `llm.reply_problem` event instead of ending the conversation. Figures are printed, never
 asserted (tests/test_fault_drill.py runs a short drill and checks the verdicts).
 """
 
@@ -56,18 +58,24 @@ BENCH_ERRORS = re.compile(r"\b(Model\w*Error|ContextOverflowError|BudgetExceeded
 
 
 def world(body: dict[str, Any]) -> Reply:
-    """A competent agent and a brief customer for the upgrade task (the fake server's answers)."""
+    """A competent agent (function calling or text actions) and a brief customer for the upgrade task."""
     tools = [t["function"]["name"] for t in body.get("tools") or []]
     if "change_plan" in tools:
         results = sum(m["role"] == "tool" for m in body["messages"])
-        if results == 0:
-            return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
-        if results == 1:
-            return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
+        if results < len(STEPS):
+            return Reply.tool_call(*STEPS[results])
         return Reply.text("Done: you are now on Fiber 1000.")
+    if "<tools>" in (body["messages"][0].get("content") or ""):
+        results = sum(m["role"] == "user" and m["content"].startswith("Observation:") for m in body["messages"])
+        name, arguments = STEPS[results] if results < len(STEPS) else ("respond", {"content": "Done: you are on Fiber 1000."})
+        return Reply.text(f"Thought: step {results}.\nAction: " + json.dumps({"name": name, "arguments": arguments}))
     if not any(m["role"] == "assistant" for m in body["messages"][1:]):
         return Reply.text("Please move me to Fiber 1000; my email is ada.okafor@example.net.")
     return Reply.text("Thanks. ###STOP###")
+
+
+STEPS = [("find_customer_by_email", {"email": "ada.okafor@example.net"}),
+         ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
 
 
 # --------------------------------------------------------------------------- the proxy
@@ -239,17 +247,34 @@ def _canned(fault: str, retry_after_s: float) -> bytes:
 
 
 def _spoil_tool_call(payload: bytes, fault: str) -> bytes | None:
-    """The completion with its first tool call broken (None when it has no tool call to break)."""
+    """The completion with its first tool call (or text action) broken; None when it has none to break."""
     try:
         document = json.loads(payload)
-        call = document["choices"][0]["message"]["tool_calls"][0]
+        message = document["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError):
         return None
+    calls = message.get("tool_calls") or []
+    if calls:
+        call = calls[0]["function"]
+        if fault == "bad_arguments":
+            call["arguments"] = call["arguments"][:-2] + ', "note": "unterminated'
+        else:
+            call["name"] = UNKNOWN_TOOL
+        return json.dumps(document).encode()
+    content = message.get("content") or ""
+    action = TEXT_ACTION.search(content)
+    if action is None or (fault == "unknown_tool" and action.group(1) == "respond"):
+        return None
     if fault == "bad_arguments":
-        call["function"]["arguments"] = call["function"]["arguments"][:-2] + ', "note": "unterminated'
+        # Cut inside the first argument's string: no parser can read that action.
+        cut = content.index('": "', action.start(2)) + 6 if '": "' in content[action.start(2):] else action.start(2) + 1
+        message["content"] = content[:cut]
     else:
-        call["function"]["name"] = UNKNOWN_TOOL
+        message["content"] = content[: action.start(1)] + UNKNOWN_TOOL + content[action.end(1):]
     return json.dumps(document).encode()
+
+
+TEXT_ACTION = re.compile(r'Action: \{"name": "([^"]+)", "arguments": (\{)')
 
 
 # --------------------------------------------------------------------------- the drill
@@ -273,16 +298,22 @@ class DrillReport:
     """Sum over ledger rows of (attempts - 1): the retries the ledger accounts for."""
     unknown_tool_calls: int
     unknown_tool_errors: int
+    reply_problems: int
+    """llm.reply_problem events: replies a text agent could not read (sent to the customer instead)."""
+    text_agent: bool
     seconds: float
 
     def verdicts(self) -> dict[str, bool]:
         """The checks of the drill: each fault shows up, typed, where it belongs."""
         retried = sum(self.injected.get(f, 0) for f in RETRIED)
-        broken = sum(self.injected.get(f, 0) for f in BROKEN_REPLY)
+        # A text agent reads its broken action itself (llm.reply_problem); over function calling the backend refuses it.
+        unreadable = self.injected.get("bad_arguments", 0) if self.text_agent else 0
+        broken = sum(self.injected.get(f, 0) for f in BROKEN_REPLY) - unreadable
         return {
             "every conversation stored, run complete": self.conversations == self.planned and self.status == "complete",
             "no untyped conversation error": not self.untyped_errors,
             "broken replies = ModelResponseError ledger rows": broken == self.ledger_errors.get("ModelResponseError", 0),
+            "unreadable text actions = llm.reply_problem events": unreadable == self.reply_problems,
             "unknown tools = tool errors seen by the agent":
                 self.injected.get("unknown_tool", 0) == self.unknown_tool_calls == self.unknown_tool_errors,
             f"retried faults = retries in the ledger ({retried} vs {self.retries})": retried == self.retries,
@@ -298,19 +329,21 @@ class DrillReport:
         out.append(f"ledger: {self.ledger_rows} model calls, {self.retries} retries")
         out += [f"  ledger error {k:21s} {v}" for k, v in sorted(self.ledger_errors.items())]
         out.append(f"unknown tool calls stored: {self.unknown_tool_calls} ({self.unknown_tool_errors} answered with an error)")
+        out.append(f"llm.reply_problem events (unreadable text actions): {self.reply_problems}")
         out += [f"untyped: {e}" for e in self.untyped_errors[:5]]
         out += [f"[{'ok' if ok else 'FAIL'}] {name}" for name, ok in self.verdicts().items()]
         return out
 
 
 def drill(workdir: Path, *, conversations: int = 60, rate: float = 0.2, seed: int = 7, concurrency: int = 8,
-          hang_s: float = 2.0, timeout_s: float = 0.5, max_retries: int = 6, every: int | None = None) -> DrillReport:
-    """Run `conversations` upgrade conversations (llm-fc agent, llm-user) through the fault proxy and collect the findings."""
+          hang_s: float = 2.0, timeout_s: float = 0.5, max_retries: int = 6, every: int | None = None,
+          agent: str = "llm-fc") -> DrillReport:
+    """Run `conversations` upgrade conversations (the agent, llm-user) through the fault proxy and collect the findings."""
     with FakeOpenAIServer(world, record=False) as server, FaultProxy(server.base_url, rate=rate, seed=seed, hang_s=hang_s,
                                                                           every=every) as proxy:
         model = ModelConfig(model="fake-model", base_url=proxy.base_url, timeout_s=timeout_s, max_retries=max_retries,
                             options={"retry_base_s": 0.02, "retry_max_s": 0.3})
-        config = RunConfig(domain="mock", plugins=["mock", "openai", "llm"], agent="llm-fc", user="llm-user",
+        config = RunConfig(domain="mock", plugins=["mock", "openai", "llm"], agent=agent, user="llm-user",
                            task_ids=[TASK], trials=conversations, baseline=False, concurrency=concurrency,
                            models={"agent": model, "user": model}, run_id="drill", seed=seed)
         db = workdir / "drill.db"
@@ -320,18 +353,21 @@ def drill(workdir: Path, *, conversations: int = 60, rate: float = 0.2, seed: in
         injected, requests = dict(proxy.injected), proxy.requests
     store = Store(db)
     try:
-        return _findings(store, summary.run_id, summary.status, summary.planned, injected, requests, seconds)
+        return _findings(store, summary.run_id, summary.status, summary.planned, injected, requests, seconds,
+                         text_agent=agent != "llm-fc")
     finally:
         store.close()
 
 
 def _findings(store: Store, run_id: str, status: str, planned: int, injected: dict[str, int], requests: int,
-              seconds: float) -> DrillReport:
+              seconds: float, *, text_agent: bool) -> DrillReport:
     rows = store.conversations(run_id)
     errors = [r["error"] for r in rows if r["error"]]
     calls = list(store.db.query("select error, attempts from llm_calls where run_id = ?", [run_id]))
     unknown = list(store.db.query("select t.error from tool_calls t join conversations c on c.id = t.conversation_id "
                                   "where c.run_id = ? and t.name = ?", [run_id, UNKNOWN_TOOL]))
+    problems = store.db.execute("select count(*) from conversation_events where run_id = ? and kind = 'llm.reply_problem'",
+                                [run_id]).fetchone()[0]
     return DrillReport(
         injected=injected, requests=requests, status=status, planned=planned, conversations=len(rows),
         terminations=dict(collections.Counter(r["termination_reason"] for r in rows)),
@@ -339,7 +375,8 @@ def _findings(store: Store, run_id: str, status: str, planned: int, injected: di
         untyped_errors=[e for e in errors if not BENCH_ERRORS.search(e)],
         ledger_rows=len(calls), ledger_errors=dict(collections.Counter(_error_class(c["error"]) for c in calls if c["error"])),
         retries=sum(max(0, (c["attempts"] or 1) - 1) for c in calls),
-        unknown_tool_calls=len(unknown), unknown_tool_errors=sum(1 for u in unknown if u["error"]), seconds=seconds,
+        unknown_tool_calls=len(unknown), unknown_tool_errors=sum(1 for u in unknown if u["error"]), reply_problems=problems,
+        text_agent=text_agent, seconds=seconds,
     )
 
 
@@ -355,12 +392,13 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--agent", choices=("llm-fc", "llm-react", "llm-act"), default="llm-fc")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR),
                         logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     with tempfile.TemporaryDirectory() as tmp:
         report = drill(Path(tmp), conversations=args.conversations, rate=args.rate, seed=args.seed,
-                       concurrency=args.concurrency)
+                       concurrency=args.concurrency, agent=args.agent)
     print("\n".join(report.lines()))
     sys.exit(0 if all(report.verdicts().values()) else 1)
 

