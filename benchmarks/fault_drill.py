@@ -336,7 +336,7 @@ class DrillReport:
 
 
 def drill(workdir: Path, *, conversations: int = 60, rate: float = 0.2, seed: int = 7, concurrency: int = 8,
-          hang_s: float = 2.0, timeout_s: float = 0.5, max_retries: int = 6, every: int | None = None,
+          hang_s: float = 3.0, timeout_s: float = 2.0, max_retries: int = 6, every: int | None = None,
           agent: str = "llm-fc") -> DrillReport:
     """Run `conversations` upgrade conversations (the agent, llm-user) through the fault proxy and collect the findings."""
     with FakeOpenAIServer(world, record=False) as server, FaultProxy(server.base_url, rate=rate, seed=seed, hang_s=hang_s,
