@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import importlib.metadata
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -298,9 +299,14 @@ def _tasks(document: dict[str, Any], data: DomainData, path: Path, vocabulary: T
         raise ConfigError(f"{path}: 'tasks' must be a list of task objects @ $.tasks")
     embedded = {t.id: t for t in structure_tasks([_known_keys(t, Task) for t in raw], vocabulary, source=str(path), root="$.tasks")}
     current = {t.id: t for t in data.tasks}
-    differing = sorted(i for i in embedded.keys() & current.keys() if embedded[i] != current[i])
+    differing = sorted((i for i in embedded.keys() & current.keys() if embedded[i] != current[i]), key=_natural)
     first, second = (embedded, current) if prefer == "embedded" else (current, embedded)
     return {**second, **first}, differing
+
+
+def _natural(task_id: str) -> list[tuple[int, int | str]]:
+    """Sort key putting "2" before "12"."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", task_id) if part]
 
 
 def _known_keys(raw: dict[str, Any], cls: type) -> dict[str, Any]:
