@@ -30,6 +30,8 @@ THINK = re.compile(r"</?think>", re.IGNORECASE)
 FENCE_OPEN = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?")
 BARE_START = re.compile(r"^[ \t]*(?:```[A-Za-z0-9_-]*[ \t]*\n[ \t]*)?\{", re.MULTILINE)
 CLOSERS = {"{": "}", "[": "]"}
+MAX_CANDIDATES = 64
+"""Places an action may start that are tried at most (each failed try costs a pass over the text)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +92,7 @@ def _actions(text: str, *, repair: bool) -> tuple[list[TextAction], list[str]]:
     markers = list(MARKER.finditer(text))
     starts = [m.end() for m in markers] if markers else [m.end() - 1 for m in BARE_START.finditer(text)]
     origins = [m.start() for m in markers] if markers else starts
+    starts, origins = starts[:MAX_CANDIDATES], origins[: MAX_CANDIDATES + 1]
     found: list[TextAction] = []
     errors: list[str] = []
     for i, start in enumerate(starts):
@@ -127,6 +130,8 @@ def _decode_object(text: str, pos: int, limit: int, *, repair: bool) -> tuple[An
         return value, end, False
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        return None, pos, False  # nested deeper than any action
     if not repair:
         return None, pos, False
     segment = text[pos:limit].rstrip()
@@ -138,7 +143,7 @@ def _decode_object(text: str, pos: int, limit: int, *, repair: bool) -> tuple[An
             continue
         try:
             return DECODER.decode(completed), pos + len(candidate), True
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
     return None, pos, False
 

@@ -135,3 +135,15 @@ def test_what_goes_to_the_user_when_no_action_is_readable(text: str, said: str) 
 def test_prose_braces_without_a_marker_are_not_an_action() -> None:
     reading = read_reply('I will look up {"customer_id": "C-1"} now.')
     assert reading.action is None
+
+
+def test_nesting_deeper_than_any_action_is_an_unreadable_reply_not_a_crash() -> None:
+    deep = 'Action: {"name": "x", "arguments": ' + '{"a": ' * 5000 + "1" + "}" * 5001
+    assert read_reply(deep).error == "the action is not valid JSON"
+    assert read_reply(deep[:-1]).error == "the action is not valid JSON"
+
+
+def test_a_flood_of_candidates_is_bounded() -> None:
+    reading = read_reply('Action: {"name": "a", "arguments": {}}\n' * 1000)
+    assert reading.action is not None and len(reading.dropped) == 63
+    assert read_reply("{\n" * 40000).error == 'the action needs a "name"'
