@@ -220,7 +220,8 @@ class _Simulation:
     @property
     def theirs(self) -> float | None:
         """The reward the file recorded."""
-        reward = (self.raw.get("reward_info") or {}).get("reward")
+        info = self.raw.get("reward_info")
+        reward = info.get("reward") if isinstance(info, dict) else None
         return float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None
 
     @property
@@ -267,11 +268,25 @@ def _checked_simulation(raw: Any, index: int, path: Path) -> _Simulation:
     if not isinstance(task_id, str) or not task_id:
         raise ConfigError(f"{path}: simulation {raw.get('id')!r} has no task_id @ {where}.task_id")
     trial = raw.get("trial") or 0
-    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
-        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: trial must be a whole number, not {trial!r} @ {where}.trial")
+    if not _whole(trial, 0, MAX_TRIAL):
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: trial must be a whole number from 0 to {MAX_TRIAL}, "
+                          f"not {trial!r} @ {where}.trial")
+    seed = raw.get("seed")
+    if seed is not None and not _whole(seed, -SQLITE_INT, SQLITE_INT - 1):
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: seed must be a whole number that fits 64 bits, "
+                          f"not {seed!r} @ {where}.seed")
     if not isinstance(raw.get("messages") or [], list):
         raise ConfigError(f"{path}: simulation {raw.get('id')!r}: messages must be a list @ {where}.messages")
     return _Simulation(index=index, raw=raw, task_id=task_id, trial=trial)
+
+
+MAX_TRIAL = 2**31 - 1
+SQLITE_INT = 2**63
+"""SQLite stores integers in 64 bits: a larger number in a file is an error, not an overflow."""
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _domain_name(document: dict[str, Any], path: Path) -> str:
@@ -384,8 +399,8 @@ async def _rescore(run_id: str, sim: _Simulation, tasks: dict[str, Task], data: 
 
 
 def _seed(raw: dict[str, Any]) -> int:
-    seed = raw.get("seed")
-    return seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+    seed: Any = raw.get("seed")
+    return int(seed) if _whole(seed, -SQLITE_INT, SQLITE_INT - 1) else 0
 
 
 def _number(value: Any) -> float | None:
@@ -394,7 +409,8 @@ def _number(value: Any) -> float | None:
 
 def _duration_ms(value: Any) -> int:
     seconds = _number(value)
-    return int(1000 * seconds) if seconds is not None and seconds >= 0 else 0
+    # A duration longer than a year is no duration: kept out of the store rather than overflowing it.
+    return int(1000 * seconds) if seconds is not None and 0 <= seconds < 3.2e7 else 0
 
 
 @attrs.define(kw_only=True)
@@ -407,7 +423,8 @@ class ImportedVerdicts(Judge):
     @classmethod
     def of(cls, sim: dict[str, Any]) -> ImportedVerdicts | None:
         """The simulation's recorded verdicts, or None when it has none."""
-        info = sim.get("reward_info") or {}
+        given = sim.get("reward_info")
+        info: dict[str, Any] = given if isinstance(given, dict) else {}
         found = info.get("nl_assertions") or ((info.get("info") or {}).get("tsr_details") or {}).get("nl_assertion_details") or []
         verdicts = {v["nl_assertion"]: (bool(v.get("met")), str(v.get("justification") or "")) for v in found
                     if isinstance(v, dict) and "nl_assertion" in v}
@@ -427,6 +444,9 @@ def _message(raw: Any, root: str) -> Message:
     cls = _ROLE_TYPES.get(raw.get("role", ""))
     if cls is None:
         raise ConfigError(f"unknown message role {raw.get('role')!r} @ {root}")
+    for key in ("turn_idx", "latency_ms"):
+        if raw.get(key) is not None and not _whole(raw[key], -SQLITE_INT, SQLITE_INT - 1):
+            raise ConfigError(f"{key} must be a whole number that fits 64 bits, not {raw[key]!r} @ {root}.{key}")
     data = _known_keys(raw, cls)
     calls = data.get("tool_calls")
     if calls:

@@ -193,7 +193,8 @@ def test_an_infrastructure_error_stays_one(exported: Path, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda sims: sims[3].pop("task_id"), "f.json: simulation '{id}' has no task_id @ $.simulations[3].task_id"),
-    (lambda sims: sims[3].update(trial="x"), "f.json: simulation '{id}': trial must be a whole number, not 'x' @ $.simulations[3].trial"),
+    (lambda sims: sims[3].update(trial="x"),
+     "f.json: simulation '{id}': trial must be a whole number from 0 to 2147483647, not 'x' @ $.simulations[3].trial"),
     (lambda sims: sims[3]["messages"].append({"role": "robot"}),
      "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: unknown message role 'robot' @ $.simulations[3].messages["),
     (lambda sims: sims[3].update(task_id="nowhere"),
@@ -235,3 +236,15 @@ def test_an_agentchangebench_airline_file_imports(tmp_path: Path) -> None:
         "import", "tau2-results", str(path), "--plugin", "airline", "--plugin", "changebench", "--db", str(tmp_path / "a.db")])
     assert result.exit_code == 0, result.output
     assert "our reward equals theirs for 1 of 1" in result.output
+
+
+@pytest.mark.parametrize("key", ["task_id", "trial", "seed", "duration", "reward_info", "messages", "termination_reason"])
+def test_hostile_simulation_fields_are_clean_errors_or_imports(exported: Path, tmp_path: Path, key: str) -> None:
+    for n, value in enumerate([2**70, -1, "x", [], {"a": 1}, None, True]):
+        document = json.loads(exported.read_text())
+        document["simulations"] = document["simulations"][:2]
+        document["simulations"][1][key] = value
+        code, output, _db = import_file(document, tmp_path, name=f"h{n}")
+        assert code in (0, 1) and "Traceback" not in output, (key, value, output)
+        if code == 1:
+            assert f"h{n}.json: simulation " in output and "@ $.simulations[1]" in output, (key, value, output)
