@@ -8,9 +8,8 @@ In the no-user mode the agent works from the task's ticket and ends by calling `
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -30,9 +29,9 @@ from bench_kernel import (
     UserMessage,
 )
 
-from .chat import ChatLog, agent_view, chat_log, reasoning_data, require_model, speaker, usage_of
-from .jsontext import first_json
+from .chat import ChatLog, agent_view, chat_log, option, reasoning_data, require_model, speaker, usage_of
 from .prompts import DONE_TOOL, RESPOND_ACTION, agent_prompt
+from .replies import Reading, read_reply
 
 STOP = STOP_TOKENS[0]
 DONE_SCHEMA = {
@@ -50,9 +49,10 @@ def solo_stop(setup: ConversationSetup, message: AssistantMessage) -> bool:
     return setup.mode is Mode.NO_USER and not message.tool_calls and STOP in (message.content or "")
 
 
-def stop_message(response: ChatResponse, dropped: Sequence[ToolCall] = ()) -> AssistantMessage:
+def stop_message(response: ChatResponse, dropped: Sequence[ToolCall] = (),
+                 extra: dict[str, Any] | None = None) -> AssistantMessage:
     """The message that ends a solo conversation; calls made together with `done` are kept for the reader."""
-    extra = {"dropped_tool_calls": [c.name for c in dropped]} if dropped else None
+    extra = {**(extra or {}), **({"dropped_tool_calls": [c.name for c in dropped]} if dropped else {})} or None
     return AssistantMessage(content=STOP, usage=usage_of(response), raw_data=reasoning_data(response, extra))
 
 
@@ -111,32 +111,32 @@ def _refuse_clash(tools: Sequence[dict[str, Any]], name: str, agent: str) -> Non
 # --------------------------------------------------------------------------- text formats (ReAct, Act)
 
 
-ACTION_LINE = re.compile(r"^[ \t]*\**Action\**[ \t]*:", re.MULTILINE | re.IGNORECASE)
+ON_PARSE_ERROR = ("respond", "error")
+"""What a text agent does with a reply it cannot read: send its text to the customer (tau-bench's way), or end."""
+
+
+@attrs.frozen(kw_only=True)
+class ReplyProblem:
+    """A text agent's reply that could not be taken as written: no readable action, or actions that did not run."""
+
+    kind: ClassVar[str] = "llm.reply_problem"
+    problem: str
+    """"unparsed" (no readable action) or "dropped_actions" (more than one action: only the first ran)."""
+    detail: str
+    handling: str
+    """"sent_to_user", "ended" or "first_action_run"."""
+    text: str
+    """The whole reply, as the model wrote it."""
+    llm_call: int | None = None
+    """Which of the conversation's ledgered model calls wrote it (0-based, in the order of llm_calls)."""
 
 
 def parse_action(text: str) -> tuple[str, dict[str, Any]]:
     """The action a text-format reply takes: its name and arguments; ModelResponseError when there is none."""
-    match = ACTION_LINE.search(text)
-    body = text[match.end():] if match else text
-    try:
-        value = first_json(body, "{")
-    except ValueError:
-        raise ModelResponseError(f"no action JSON in the reply: {text[:300]!r}") from None
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"].strip():
-        raise ModelResponseError(f"the action needs a \"name\": {text[:300]!r}")
-    arguments = value.get("arguments", {})
-    if isinstance(arguments, str):
-        arguments = _json_arguments(arguments, text)
-    if not isinstance(arguments, dict):
-        raise ModelResponseError(f"the action's \"arguments\" must be an object: {text[:300]!r}")
-    return value["name"].strip(), arguments
-
-
-def _json_arguments(arguments: str, text: str) -> Any:
-    try:
-        return json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        raise ModelResponseError(f"the action's \"arguments\" are not JSON: {text[:300]!r}") from None
+    reading = read_reply(text)
+    if reading.action is None:
+        raise ModelResponseError(f"{reading.error}: {text[:300]!r}")
+    return reading.action.name, reading.action.arguments
 
 
 def action_text(name: str, arguments: dict[str, Any]) -> str:
@@ -166,32 +166,86 @@ class TextActionSession(AgentSession):
 
     setup: ConversationSetup
     log: ChatLog
+    on_parse_error: str = "respond"
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """Add what arrived as text, ask the model, and turn its action into a message or a tool call."""
         self.log.take(incoming)
         response = await self.log.ask()
+        if response.tool_calls:
+            return self._native(response)
         text = response.content or ""
-        name, arguments = parse_action(text)
-        self.log.remember({"role": "assistant", "content": text}, response)
-        return self._message(name, arguments, text, response)
+        reading = read_reply(text, truncated=response.finish_reason == "length")
+        if reading.action is None:
+            return self._unreadable(text, reading.error or "no action", response)
+        raw = {"text": text, **_reading_notes(reading)}
+        if reading.dropped:
+            self._report("dropped_actions", f"{len(reading.dropped)} more action(s) after the first: "
+                         + ", ".join(a.name for a in reading.dropped), "first_action_run", text)
+        return self._act(reading.action.name, reading.action.arguments, reading.kept(), raw, response)
 
     def is_stop(self, message: AssistantMessage) -> bool:
         """Only a solo agent stops."""
         return solo_stop(self.setup, message)
 
-    def _message(self, name: str, arguments: dict[str, Any], text: str, response: ChatResponse) -> AssistantMessage:
+    def _native(self, response: ChatResponse) -> AssistantMessage:
+        """A backend returned native tool calls: the first is the action, as if written in text."""
+        first, rest = response.tool_calls[0], response.tool_calls[1:]
+        kept = "\n".join([*([response.content] if response.content else []), action_text(first.name, first.arguments)])
+        raw: dict[str, Any] = {"text": response.content or "", "native_tool_calls": [
+            {"name": c.name, "arguments": c.arguments} for c in response.tool_calls]}
+        if rest:
+            raw["dropped_actions"] = [{"name": c.name, "arguments": c.arguments} for c in rest]
+            self._report("dropped_actions", f"{len(rest)} more native tool call(s) after the first: "
+                         + ", ".join(c.name for c in rest), "first_action_run", json.dumps(raw, ensure_ascii=False))
+        return self._act(first.name, dict(first.arguments), kept, raw, response, call_id=first.id)
+
+    def _act(self, name: str, arguments: dict[str, Any], kept: str, raw: dict[str, Any], response: ChatResponse,
+             call_id: str = "") -> AssistantMessage:
+        """The message an action makes: a stop, words to the customer or a tool call (remembered as `kept`)."""
         solo = self.setup.mode is Mode.NO_USER
-        if solo and name == DONE_TOOL:
-            return stop_message(response)
-        usage, raw = usage_of(response), reasoning_data(response, {"text": text})
         if name == RESPOND_ACTION and not solo:
             content = arguments.get("content")
             if not isinstance(content, str) or not content.strip():
-                raise ModelResponseError(f"the \"{RESPOND_ACTION}\" action needs a non-empty \"content\": {text[:300]!r}")
-            return AssistantMessage(content=content, usage=usage, raw_data=raw)
-        calls = self.log.name_calls([ToolCall(name=name, arguments=arguments)], "assistant")
-        return AssistantMessage(tool_calls=calls, usage=usage, raw_data=raw)
+                return self._unreadable(raw.get("text") or kept, f'the "{RESPOND_ACTION}" action needs a non-empty "content"',
+                                        response)
+        self.log.remember({"role": "assistant", "content": kept}, response)
+        if solo and name == DONE_TOOL:
+            return stop_message(response, extra=raw)
+        usage, data = usage_of(response), reasoning_data(response, raw)
+        if name == RESPOND_ACTION and not solo:
+            return AssistantMessage(content=arguments["content"], usage=usage, raw_data=data)
+        calls = self.log.name_calls([ToolCall(id=call_id, name=name, arguments=arguments)], "assistant")
+        return AssistantMessage(tool_calls=calls, usage=usage, raw_data=data)
+
+    def _unreadable(self, text: str, error: str, response: ChatResponse) -> AssistantMessage:
+        """No action to run: the text goes to the customer (tau-bench's way), or the conversation ends; stored either way."""
+        said = Reading(text=text).said()
+        if self.on_parse_error == "error" or not said:
+            self._report("unparsed", error, "ended", text)
+            raise ModelResponseError(f"{error} (whole reply in the {ReplyProblem.kind} event): {text[:200]!r}")
+        self._report("unparsed", error, "sent_to_user", text)
+        self.log.remember({"role": "assistant", "content": text}, response)
+        raw = {"text": text, "parse_error": error}
+        return AssistantMessage(content=said, usage=usage_of(response), raw_data=reasoning_data(response, raw))
+
+    def _report(self, problem: str, detail: str, handling: str, text: str) -> None:
+        ledger = getattr(self.setup.models, "ledger", None)
+        call = len(ledger) - 1 if ledger else None
+        self.setup.events.emit(ReplyProblem(problem=problem, detail=detail, handling=handling, text=text, llm_call=call),
+                               source="llm")
+
+
+def _reading_notes(reading: Reading) -> dict[str, Any]:
+    """What raw_data keeps about how a reply was read, beyond its text."""
+    notes: dict[str, Any] = {}
+    if reading.dropped:
+        notes["dropped_actions"] = [{"name": a.name, "arguments": a.arguments} for a in reading.dropped]
+    if reading.drafts:
+        notes["draft_actions"] = reading.drafts
+    if reading.action is not None and reading.action.repaired:
+        notes["repaired"] = True
+    return notes
 
 
 @attrs.define(kw_only=True)
@@ -211,4 +265,8 @@ class TextActionAgent(Agent):
         reserved = DONE_TOOL if setup.mode is Mode.NO_USER else RESPOND_ACTION
         _refuse_clash(setup.agent_tools, reserved, self.name)
         system = agent_prompt(setup, text_tools=tools, thought=self.thought)
-        return TextActionSession(setup, chat_log(setup, "agent", system, text_view))
+        on_parse_error = option(setup, "agent", "on_parse_error", "respond")
+        if on_parse_error not in ON_PARSE_ERROR:
+            raise ConfigError(f"agent {self.name!r}: on_parse_error must be one of {', '.join(ON_PARSE_ERROR)}, "
+                              f"not {on_parse_error!r}")
+        return TextActionSession(setup, chat_log(setup, "agent", system, text_view), on_parse_error)

@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+DECODER = json.JSONDecoder(strict=False)
+"""Raw newlines and tabs inside strings are accepted: models write them in long texts."""
 
 
 def unfenced(text: str) -> str:
@@ -19,14 +21,13 @@ def first_json(text: str, opening: str = "{[") -> Any:
     """The first JSON value in the text that starts with one of the opening characters; ValueError when none parses."""
     body = unfenced(text).strip()
     try:
-        return json.loads(body)
+        return DECODER.decode(body)
     except json.JSONDecodeError:
         pass
-    decoder = json.JSONDecoder()
     for i, char in enumerate(body):
         if char in opening:
             try:
-                return decoder.raw_decode(body, i)[0]
+                return DECODER.raw_decode(body, i)[0]
             except json.JSONDecodeError:
                 continue
     raise ValueError("no JSON value found")

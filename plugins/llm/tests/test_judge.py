@@ -88,6 +88,12 @@ def test_read_verdicts_is_lenient_about_form() -> None:
     assert [c.met for c in read_verdicts(bare_list, ["x", "y"])] == [False, True]
 
 
+def test_read_verdicts_accepts_raw_newlines_in_strings() -> None:
+    reply = '{"verdicts": [{"index": 1, "reasoning": "The agent said:\n\tdone", "met": true}]}'
+    assert "\n" in reply  # a raw newline inside a JSON string: strict JSON refuses it
+    assert [(c.met, c.detail) for c in read_verdicts(reply, ["x"])] == [(True, "The agent said:\n\tdone")]
+
+
 @pytest.mark.parametrize("reply", [
     None, "", "[1, 2]", '{"verdicts": "all good"}', '{"verdicts": [{"index": 1, "met": "maybe"}]}'])
 def test_read_verdicts_refuses_what_it_cannot_read(reply: str | None) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from bench_llm.agents import parse_action
-from bench_llm.testing import text_reply
+from bench_llm.agents import action_text, parse_action
+from bench_llm.testing import text_reply, tool_reply
 
 from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, ModelResponseError, Task
 
@@ -87,13 +88,87 @@ def test_react_and_act_prompts_describe_tools_and_format(run_bench, data: Domain
     assert "Thought:" not in prompts["llm-act"]
 
 
-def test_unparsable_reply_is_an_agent_error_not_a_crash(run_bench) -> None:
+def test_unparsable_reply_ends_as_agent_error_when_asked(run_bench) -> None:
     out = run_bench({"agent": lambda r: text_reply("Sure, let me check that for you!")}, agent="llm-react",
-                    task_ids=["upgrade_by_email", "plan_price_question"])
+                    task_ids=["upgrade_by_email", "plan_price_question"], agent_options={"on_parse_error": "error"})
     for task_id in ("upgrade_by_email", "plan_price_question"):
         row = out.conversation(task_id)
         assert (row["termination_reason"], row["reward"]) == ("agent_error", 0.0)
-        assert "ModelResponseError: no action JSON" in row["error"]
+        assert "ModelResponseError: no action in the reply" in row["error"]
+        [event] = events(out, task_id)
+        assert (event["problem"], event["handling"], event["text"]) == ("unparsed", "ended", "Sure, let me check that for you!")
+
+
+def events(out: Any, task_id: str, kind: str = "llm.reply_problem") -> list[dict[str, Any]]:
+    rows = out.store.conversation_events(f"{out.run_id}/agent/{task_id}/0")
+    return [json.loads(r["data_json"]) for r in rows if r["kind"] == kind]
+
+
+LONG = "Let me look into that for you. " * 40
+
+
+def test_unparsable_reply_goes_to_the_user_and_is_stored_whole(run_bench) -> None:
+    def answer(request: ChatRequest) -> ChatResponse:
+        if sum(m["role"] == "assistant" for m in request.messages) == 1:
+            return text_reply(f"Thought: no action this time\nAction: {LONG}")
+        return text_reply('Action: {"name": "respond", "arguments": {"content": "Done."}}')
+
+    out = run_bench({"agent": answer}, agent="llm-react", task_ids=["plan_price_question"])
+    row = out.conversation("plan_price_question")
+    assert row["error"] is None and row["termination_reason"] != "agent_error"
+    [said] = [m for m in out.messages("plan_price_question") if "parse_error" in (m.get("raw_data") or {})]
+    assert said["content"] == LONG.strip()
+    assert said["raw_data"]["text"] == f"Thought: no action this time\nAction: {LONG}"
+    assert said["raw_data"]["parse_error"].startswith("the action is not a JSON object")
+    [event] = events(out, "plan_price_question")
+    assert (event["problem"], event["handling"], event["llm_call"]) == ("unparsed", "sent_to_user", 0)
+    assert event["text"] == said["raw_data"]["text"]
+    # The conversation went on: the customer answered the text.
+    stored = out.messages("plan_price_question")
+    assert stored[stored.index(said) + 1]["role"] == "user"
+
+
+def test_a_second_action_is_not_run_and_not_in_the_history(run_bench) -> None:
+    first = 'Thought: look up\nAction: {"name": "find_customer_by_email", "arguments": {"email": "ada@example.net"}}'
+    extra = '\nObservation: ok\nAction: {"name": "change_plan", "arguments": {"customer_id": "C-1001", "plan_id": "fiber-1000"}}'
+
+    def answer(request: ChatRequest) -> ChatResponse:
+        if not any(m["content"].startswith("Observation:") for m in request.messages if m["role"] == "user"):
+            return text_reply(first + extra)
+        return text_reply('Action: {"name": "respond", "arguments": {"content": "Found you."}}')
+
+    out = run_bench({"agent": answer}, agent="llm-act", task_ids=["upgrade_by_email"])
+    assert [c["name"] for c in out.tool_calls("upgrade_by_email")] == ["find_customer_by_email"]
+    later = out.requests("agent")[-1].messages
+    assert first in [m["content"] for m in later] and not any("change_plan" in m["content"] for m in later[1:])
+    [event] = events(out, "upgrade_by_email")
+    assert (event["problem"], event["handling"]) == ("dropped_actions", "first_action_run")
+    called = next(m for m in out.messages("upgrade_by_email") if m.get("tool_calls"))
+    assert called["raw_data"]["dropped_actions"][0]["name"] == "change_plan"
+
+
+def test_text_agents_accept_native_tool_calls(run_bench, data: DomainData) -> None:
+    task = data.task("upgrade_by_email")
+    actions = [a for a in task.gold_actions() if a.requestor == "assistant"]
+
+    def answer(request: ChatRequest) -> ChatResponse:
+        done = sum(1 for m in request.messages if m["role"] == "user" and m["content"].startswith("Observation: "))
+        if done < len(actions):
+            return tool_reply(actions[done].name, actions[done].arguments)
+        return text_reply('Action: {"name": "respond", "arguments": {"content": "All set."}}')
+
+    out = run_bench({"agent": answer}, agent="llm-react", task_ids=[task.id])
+    row = out.conversation(task.id)
+    assert (row["termination_reason"], row["reward"]) == ("user_stop", 1.0)
+    history = out.requests("agent")[-1].messages
+    assert history[3]["content"] == action_text(actions[0].name, actions[0].arguments)
+    assert "tool_calls" not in history[3]
+
+
+def test_an_unknown_on_parse_error_is_refused(run_bench) -> None:
+    out = run_bench({"agent": lambda r: text_reply("hi")}, agent="llm-react", task_ids=["plan_price_question"],
+                    agent_options={"on_parse_error": "ignore"})
+    assert "on_parse_error must be one of respond, error, not 'ignore'" in out.conversation("plan_price_question")["error"]
 
 
 def test_unknown_tool_is_reported_back_as_an_observation(run_bench) -> None:

@@ -13,9 +13,9 @@ import click
 
 import bench_kernel
 from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
-from bench_tau2.results import ImportSummary, export_run, import_results
+from bench_tau2.results import TASK_SOURCES, ImportSummary, export_run, import_results
 
-__all__ = ["ImportSummary", "export_run", "import_results"]
+__all__ = ["TASK_SOURCES", "ImportSummary", "export_run", "import_results"]
 
 
 @click.command(name="tau2-results")
@@ -23,16 +23,34 @@ __all__ = ["ImportSummary", "export_run", "import_results"]
 @plugin_option
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
 @click.option("--judge", help="Judge for NL assertions (needs its model options in the environment).")
+@click.option("--tasks", "task_source", type=click.Choice(TASK_SOURCES), default="embedded", show_default=True,
+              help="Grade with the file's own tasks (as tau2 does) or the domain's current ones.")
+@click.option("--run-id", help="Run id (default: derived from the file and these options, so importing again resumes).")
 @db_option
-def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, db_path: str) -> None:
+def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, task_source: str,
+                run_id: str | None, db_path: str) -> None:
     """Re-score a tau2 results.json offline: replay its tool calls on our domain and evaluate."""
     selected = checked_plugins(list(plugins) or None, lambda text: click.echo(text, err=True))
-    summary = import_results(Path(results_file), db_path, plugins=selected, data_dir=data_dir, judge=judge)
-    click.echo(f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
-               f"our reward equals theirs for {summary.agreeing}", err=True)
-    for line in summary.disagreeing:
-        click.echo(f"  differs: {line}", err=True)
+    summary = import_results(Path(results_file), db_path, plugins=selected, data_dir=data_dir, judge=judge,
+                             tasks=task_source, run_id=run_id)
+    for line in summary_lines(summary):
+        click.echo(line, err=True)
     echo_report(db_path, summary.run_id, "table")
+
+
+def summary_lines(summary: ImportSummary) -> list[str]:
+    """What an import tells its user: agreement, infrastructure errors, and tasks whose two versions differ."""
+    lines = [f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
+             f"our reward equals theirs for {summary.agreeing} of {summary.compared}"]
+    if summary.infrastructure_errors:
+        lines.append(f"  {summary.infrastructure_errors} stored as infrastructure errors in the file: kept as such, not graded")
+    lines += [f"  differs: {line}" for line in summary.disagreeing]
+    if summary.differing_tasks:
+        other = "current" if summary.tasks == "embedded" else "embedded"
+        shown = ", ".join(summary.differing_tasks[:10]) + (", ..." if len(summary.differing_tasks) > 10 else "")
+        lines.append(f"warning: {len(summary.differing_tasks)} task(s) differ between the file and domain {summary.domain!r} "
+                     f"(graded with the {summary.tasks} version; --tasks {other} for the other): {shown}")
+    return lines
 
 
 @click.command(name="tau2-results")

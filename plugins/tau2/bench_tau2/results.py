@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.metadata
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import structlog
 
 from bench_kernel import (
     AssistantMessage,
+    BenchError,
     Check,
     ConfigError,
     ConversationResult,
@@ -30,11 +33,13 @@ from bench_kernel import (
     Store,
     SystemMessage,
     Task,
+    TaskFileError,
     TaskVocabulary,
     TerminationReason,
     ToolCall,
     ToolMessage,
     UserMessage,
+    canonical_json,
     collect,
     component_values,
     converter,
@@ -75,6 +80,14 @@ def export_run(store: Store, run_id: str, plugins: PluginSet | None = None) -> d
     }
 
 
+def _producer() -> str:
+    """What tau2's `info.git_commit` (a required string) holds in our files: the kernel's distribution and version."""
+    try:
+        return f"bench-kernel=={importlib.metadata.version('bench-kernel')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "bench-kernel"
+
+
 def _domain_config(config: dict[str, Any]) -> RunConfig:
     return RunConfig(domain=config.get("domain"), data_dir=config.get("data_dir"), tasks_file=config.get("tasks_file"),
                      split=config.get("split"))
@@ -83,7 +96,7 @@ def _domain_config(config: dict[str, Any]) -> RunConfig:
 def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     models = config.get("models", {})
     return {
-        "git_commit": None, "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
+        "git_commit": _producer(), "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
         "max_errors": config.get("max_errors"), "seed": config.get("seed"),
         "user_info": {"implementation": config.get("user"), "llm": models.get("user", {}).get("model"),
                       "llm_args": models.get("user", {}).get("sampling", {}), "global_simulation_guidelines": None},
@@ -103,7 +116,7 @@ def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task 
         "id": hashlib.sha256(row["id"].encode()).hexdigest()[:32], "task_id": row["task_id"], "timestamp": row["ended_utc"],
         "start_time": row["started_utc"], "end_time": row["ended_utc"], "duration": (row["duration_ms"] or 0) / 1000,
         "termination_reason": row["termination_reason"], "agent_cost": row["agent_cost"], "user_cost": row["user_cost"],
-        "reward_info": _tau2_reward_info(reward_info), "messages": messages, "trial": row["trial"], "seed": row["seed"],
+        "reward_info": _tau2_reward_info(reward_info, task), "messages": messages, "trial": row["trial"], "seed": row["seed"],
         "final_state": final,
     }
 
@@ -126,16 +139,21 @@ def _final_state(data: DomainData, task: Task | None, message_json: list[str], *
     }
 
 
-def _tau2_reward_info(info: RewardInfo | None) -> dict[str, Any] | None:
+def _tau2_reward_info(info: RewardInfo | None, task: Task | None) -> dict[str, Any] | None:
+    """Our reward info in tau2's shape: each action and env-assertion check carries the task's own object, as tau2 does."""
     if info is None:
         return None
     by = {c.component: c for c in info.components}
     db = by.get("DB")
+    actions = task.gold_actions() if task is not None else []
+    assertions = (task.evaluation_criteria.env_assertions or []) if task is not None and task.evaluation_criteria else []
     return {
         "reward": info.reward,
         "db_check": {"db_match": db.score == 1.0, "db_reward": db.score} if db and db.score is not None else None,
-        "env_assertions": [{"env_assertion": c.subject, "met": c.met, "reward": float(c.met)} for c in _checks(by, "ENV_ASSERTION")],
-        "action_checks": [{"action": c.subject, "action_match": c.met, "action_reward": float(c.met)} for c in _checks(by, "ACTION")],
+        "env_assertions": [{"env_assertion": unstructure(a), "met": c.met, "reward": float(c.met)}
+                           for a, c in _paired(assertions, _checks(by, "ENV_ASSERTION"), "env assertion")],
+        "action_checks": [{"action": unstructure(a), "action_match": c.met, "action_reward": float(c.met)}
+                          for a, c in _paired(actions, _checks(by, "ACTION"), "action")],
         "communicate_checks": [{"info": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "COMMUNICATE")],
         "nl_assertions": [{"nl_assertion": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "NL_ASSERTION")],
         "reward_basis": list(info.reward_basis),
@@ -144,11 +162,23 @@ def _tau2_reward_info(info: RewardInfo | None) -> dict[str, Any] | None:
     }
 
 
+def _paired(objects: list[Any], checks: list[Any], what: str) -> list[tuple[Any, Any]]:
+    """The evaluator checks a task's actions (and env assertions) in their order: pair each check with its object."""
+    if len(objects) != len(checks):
+        raise ConfigError(f"the stored {what} checks ({len(checks)}) do not match the task's {what}s ({len(objects)}): "
+                          "was the run made with another version of the task?")
+    return list(zip(objects, checks, strict=True))
+
+
 def _checks(by: dict[str, Any], name: str) -> list[Any]:
     return list(by[name].checks) if name in by else []
 
 
 # --------------------------------------------------------------------------- import
+
+
+TASK_SOURCES = ("embedded", "current")
+"""Which version of a task grades an import: the file's own (tau2's default) or the domain's current one."""
 
 
 @attrs.frozen(kw_only=True)
@@ -160,34 +190,138 @@ class ImportSummary:
     conversations: int
     agreeing: int
     disagreeing: list[str]
+    infrastructure_errors: int = 0
+    """Simulations the file stores as infrastructure errors: kept as such, neither graded nor compared."""
+    tasks: str = "embedded"
+    differing_tasks: list[str] = attrs.field(factory=list)
+    """Ids of tasks whose embedded and current versions differ."""
+
+    @property
+    def compared(self) -> int:
+        """Simulations whose reward was compared with the file's."""
+        return self.conversations - self.infrastructure_errors
+
+
+@attrs.frozen(kw_only=True)
+class _Simulation:
+    """One simulation of the file, checked enough to name it in errors."""
+
+    index: int
+    raw: dict[str, Any]
+    task_id: str
+    trial: int
+
+    @property
+    def where(self) -> str:
+        """How errors name it: its id, task and JSON path."""
+        sim_id = self.raw.get("id")
+        return f"simulation {sim_id!r} (task {self.task_id!r}) @ $.simulations[{self.index}]"
+
+    @property
+    def theirs(self) -> float | None:
+        """The reward the file recorded."""
+        info = self.raw.get("reward_info")
+        reward = info.get("reward") if isinstance(info, dict) else None
+        return float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None
+
+    @property
+    def infrastructure_error(self) -> bool:
+        """Stored by its harness as an infrastructure failure: nothing to grade."""
+        return self.raw.get("termination_reason") == TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
 def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None, data_dir: str | None = None,
-                   judge: str | None = None) -> ImportSummary:
-    """Load a tau2 results file, replay every conversation's tool calls on our domain and re-score it."""
+                   judge: str | None = None, tasks: str = "embedded", run_id: str | None = None) -> ImportSummary:
+    """Load a tau2 results file, replay every conversation's tool calls on our domain and re-score it.
+
+    `tasks` says which version of a task grades it when the file embeds one and the domain has one too:
+    "embedded" (the file's, as tau2's own re-evaluation does) or "current" (the domain's).
+    """
+    if tasks not in TASK_SOURCES:
+        raise ConfigError(f"--tasks must be one of {', '.join(TASK_SOURCES)}, not {tasks!r}")
     document = read_json(path)
-    if not isinstance(document, dict) or "simulations" not in document:
-        raise ConfigError(f"{path}: not a tau2 results file (no 'simulations' @ $)")
+    if not isinstance(document, dict) or not isinstance(document.get("simulations"), list):
+        raise ConfigError(f"{path}: not a tau2 results file (no 'simulations' list @ $)")
+    simulations = [_checked_simulation(raw, i, path) for i, raw in enumerate(document["simulations"])]
     registry = collect(plugins or get_plugin_manager())
-    domain_name = (document.get("info") or {}).get("environment_info", {}).get("domain_name")
-    data = load_domain(registry, RunConfig(domain=domain_name, data_dir=data_dir))
-    tasks = _tasks(document, data, path, task_vocabulary(registry))
+    data = load_domain(registry, RunConfig(domain=_domain_name(document, path), data_dir=data_dir))
+    graded, differing = _tasks(document, data, path, task_vocabulary(registry), prefer=tasks)
     judge_obj: Judge | None = registry.get("judge", judge) if judge else None
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
+    config = {"imported_from": str(path), "domain": data.name, "tasks": tasks, "data_dir": data_dir,
+              "agent": _implementation(document, "agent_info"), "user": _implementation(document, "user_info"),
+              "trials": (document.get("info") or {}).get("num_trials"), "judge": judge_obj.name if judge_obj else None}
+    run_id = run_id or "import-" + hashlib.sha256(path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
-        return asyncio.run(_import(document, path, data, tasks, judge_obj, store, metrics))
+        asyncio.run(_import(run_id, config, document, path, simulations, data, graded, judge_obj, store, metrics))
+        return _summary(store, run_id, data.name, simulations, tasks, differing)
     finally:
         store.close()
 
 
-def _tasks(document: dict[str, Any], data: DomainData, path: Path, vocabulary: TaskVocabulary) -> dict[str, Task]:
-    """The domain's tasks, plus the file's own (plugin-owned fields such as goal_shifts parsed by their plugins)."""
-    tasks = {t.id: t for t in data.tasks}
-    for i, raw in enumerate(document.get("tasks") or []):
-        [task] = structure_tasks([_known_keys(raw, Task)], vocabulary, source=str(path), root=f"$.tasks[{i}]")
-        tasks.setdefault(task.id, task)
-    return tasks
+def _checked_simulation(raw: Any, index: int, path: Path) -> _Simulation:
+    where = f"$.simulations[{index}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a simulation must be an object, not {type(raw).__name__} @ {where}")
+    task_id = raw.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r} has no task_id @ {where}.task_id")
+    trial = raw.get("trial") or 0
+    if not _whole(trial, 0, MAX_TRIAL):
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: trial must be a whole number from 0 to {MAX_TRIAL}, "
+                          f"not {trial!r} @ {where}.trial")
+    seed = raw.get("seed")
+    if seed is not None and not _whole(seed, -SQLITE_INT, SQLITE_INT - 1):
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: seed must be a whole number that fits 64 bits, "
+                          f"not {seed!r} @ {where}.seed")
+    if not isinstance(raw.get("messages") or [], list):
+        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: messages must be a list @ {where}.messages")
+    return _Simulation(index=index, raw=raw, task_id=task_id, trial=trial)
+
+
+MAX_TRIAL = 2**31 - 1
+SQLITE_INT = 2**63
+"""SQLite stores integers in 64 bits: a larger number in a file is an error, not an overflow."""
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _domain_name(document: dict[str, Any], path: Path) -> str:
+    info = document.get("info")
+    environment = info.get("environment_info") if isinstance(info, dict) else None
+    name = environment.get("domain_name") if isinstance(environment, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{path}: the file names no domain @ $.info.environment_info.domain_name")
+    return name
+
+
+def _implementation(document: dict[str, Any], key: str) -> Any:
+    part = (document.get("info") or {}).get(key)
+    return part.get("implementation") if isinstance(part, dict) else None
+
+
+def _tasks(document: dict[str, Any], data: DomainData, path: Path, vocabulary: TaskVocabulary, *,
+           prefer: str) -> tuple[dict[str, Task], list[str]]:
+    """The tasks that grade the import, and the ids whose embedded and current versions differ.
+
+    Plugin-owned fields such as goal_shifts are parsed by their plugins; a task only one side has is used as it is.
+    """
+    raw = document.get("tasks") or []
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise ConfigError(f"{path}: 'tasks' must be a list of task objects @ $.tasks")
+    embedded = {t.id: t for t in structure_tasks([_known_keys(t, Task) for t in raw], vocabulary, source=str(path), root="$.tasks")}
+    current = {t.id: t for t in data.tasks}
+    differing = sorted((i for i in embedded.keys() & current.keys() if embedded[i] != current[i]), key=_natural)
+    first, second = (embedded, current) if prefer == "embedded" else (current, embedded)
+    return {**second, **first}, differing
+
+
+def _natural(task_id: str) -> list[tuple[int, int | str]]:
+    """Sort key putting "2" before "12"."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", task_id) if part]
 
 
 def _known_keys(raw: dict[str, Any], cls: type) -> dict[str, Any]:
@@ -196,52 +330,87 @@ def _known_keys(raw: dict[str, Any], cls: type) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k in names}
 
 
-async def _import(document: dict[str, Any], path: Path, data: DomainData, tasks: dict[str, Task], judge: Judge | None,
-                  store: Store, metrics: list[tuple[str, Metric]]) -> ImportSummary:
-    run_id = "import-" + hashlib.sha256(path.read_bytes()).hexdigest()[:10]
-    info = document.get("info") or {}
-    config = {"imported_from": str(path), "domain": data.name, "agent": (info.get("agent_info") or {}).get("implementation"),
-              "user": (info.get("user_info") or {}).get("implementation"), "trials": info.get("num_trials"), "judge": judge.name if judge else None}
-    store.begin_run(run_id, config, hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(), [],
-                    {data.name: data.content_hash()}, int(info.get("seed") or 0))
-    agreeing, disagreeing = 0, []
+async def _import(run_id: str, config: dict[str, Any], document: dict[str, Any], path: Path, simulations: list[_Simulation],
+                  data: DomainData, tasks: dict[str, Task], judge: Judge | None, store: Store,
+                  metrics: list[tuple[str, Metric]]) -> None:
+    store.begin_run(run_id, config, hashlib.sha256(canonical_json(config).encode()).hexdigest(), [],
+                    {data.name: data.content_hash()}, _seed(document.get("info") or {}))
     done = store.finished_units(run_id)
-    for i, sim in enumerate(document["simulations"]):
-        if ("agent", sim["task_id"], int(sim.get("trial") or 0)) in done:
+    for sim in simulations:
+        if ("agent", sim.task_id, sim.trial) in done:
             continue
-        result, theirs, inputs, used = await _rescore(run_id, sim, tasks, data, judge, path, i)
-        values, rows = await score_metrics(metrics, result, inputs, judge=used)
-        store.save_conversation(result, [*_values(result, theirs), *values], plugin_rows=rows)
-        same = theirs is not None and result.reward is not None and abs(theirs - result.reward) < 1e-6
-        agreeing += same
-        if not same:
-            disagreeing.append(f"{sim['task_id']}/{sim.get('trial', 0)}: theirs {theirs}, ours {result.reward}")
+        try:
+            result, inputs, used = await _rescore(run_id, sim, tasks, data, judge)
+            values, rows = await score_metrics(metrics, result, inputs, judge=used) if inputs else ([], [])
+        except (BenchError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ConfigError(f"{path}: {sim.where}: {_reason(exc)}") from exc
+        store.save_conversation(result, [*_values(result, sim.theirs), *values], plugin_rows=rows)
+        done.add(("agent", sim.task_id, sim.trial))
     store.set_status(run_id, "complete")
-    return ImportSummary(run_id=run_id, domain=data.name, conversations=len(document["simulations"]), agreeing=agreeing,
-                         disagreeing=disagreeing)
 
 
-async def _rescore(run_id: str, sim: dict[str, Any], tasks: dict[str, Task], data: DomainData, judge: Judge | None,
-                   path: Path, index: int) -> tuple[ConversationResult, float | None, MetricInputs, Judge | None]:
-    task_id = sim["task_id"]
-    if task_id not in tasks:
-        raise ConfigError(f"{path}: task {task_id!r} @ $.simulations[{index}] is in neither the file nor domain {data.name!r}")
-    task = tasks[task_id]
-    messages = [_message(m, path, f"$.simulations[{index}].messages[{j}]") for j, m in enumerate(sim.get("messages") or [])]
-    termination = _termination(sim.get("termination_reason"))
+def _reason(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, BenchError) else f"{type(exc).__name__}: {exc}"
+
+
+def _summary(store: Store, run_id: str, domain: str, simulations: list[_Simulation], tasks: str,
+             differing: list[str]) -> ImportSummary:
+    """Agreement between the stored rewards and the file's, whether stored by this import or an earlier one."""
+    ours = {(r["task_id"], r["trial"]): r["reward"] for r in store.conversations(run_id) if r["arm"] == "agent"}
+    agreeing, disagreeing, infrastructure = 0, [], 0
+    for sim in simulations:
+        if sim.infrastructure_error:
+            infrastructure += 1
+            continue
+        reward = ours.get((sim.task_id, sim.trial))
+        if sim.theirs is not None and reward is not None and abs(sim.theirs - reward) < 1e-6:
+            agreeing += 1
+        else:
+            disagreeing.append(f"{sim.task_id}/{sim.trial}: theirs {sim.theirs}, ours {reward}")
+    return ImportSummary(run_id=run_id, domain=domain, conversations=len(simulations), agreeing=agreeing,
+                         disagreeing=disagreeing, infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=differing)
+
+
+async def _rescore(run_id: str, sim: _Simulation, tasks: dict[str, Task], data: DomainData,
+                   judge: Judge | None) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
+    if sim.task_id not in tasks:
+        raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
+    task = tasks[sim.task_id]
+    raw = sim.raw
+    messages = [_message(m, f"$.simulations[{sim.index}].messages[{j}]") for j, m in enumerate(raw.get("messages") or [])]
+    common: dict[str, Any] = {
+        "run_id": run_id, "arm": "agent", "task_id": sim.task_id, "trial": sim.trial, "seed": _seed(raw), "agent": "imported",
+        "user": "imported", "messages": messages, "started_utc": str(raw.get("start_time") or utc_now()),
+        "ended_utc": str(raw.get("end_time") or utc_now()), "duration_ms": _duration_ms(raw.get("duration")),
+        "agent_cost": _number(raw.get("agent_cost")), "user_cost": _number(raw.get("user_cost")),
+        "attributes": {**task.attributes, **({"simulation_id": str(raw["id"])} if raw.get("id") else {})},
+    }
+    if sim.infrastructure_error:
+        # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
+        return ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
+                                  error="imported: stored as an infrastructure error", **common), None, None
+    termination = _termination(raw.get("termination_reason"))
     env = replay_trajectory(data, task, messages)
-    used = judge or ImportedVerdicts.of(sim)
+    used = judge or ImportedVerdicts.of(raw)
     gold = replay_gold(data, task)
-    reward_info = await evaluate(task, messages, termination, env, gold, judge=used, seed=int(sim.get("seed") or 0))
-    theirs = (sim.get("reward_info") or {}).get("reward")
-    result = ConversationResult(
-        run_id=run_id, arm="agent", task_id=task_id, trial=int(sim.get("trial") or 0), seed=int(sim.get("seed") or 0),
-        agent="imported", user="imported", termination_reason=termination, messages=messages, reward_info=reward_info,
-        started_utc=str(sim.get("start_time") or utc_now()), ended_utc=str(sim.get("end_time") or utc_now()),
-        duration_ms=int(1000 * float(sim.get("duration") or 0)), agent_cost=sim.get("agent_cost"), user_cost=sim.get("user_cost"),
-        attributes={**task.attributes, **({"simulation_id": str(sim["id"])} if sim.get("id") else {})},
-    )
-    return result, theirs, MetricInputs(task=task, events=EventLog(), final_env=env, gold=gold), used
+    reward_info = await evaluate(task, messages, termination, env, gold, judge=used, seed=_seed(raw))
+    result = ConversationResult(termination_reason=termination, reward_info=reward_info, **common)
+    return result, MetricInputs(task=task, events=EventLog(), final_env=env, gold=gold), used
+
+
+def _seed(raw: dict[str, Any]) -> int:
+    seed: Any = raw.get("seed")
+    return int(seed) if _whole(seed, -SQLITE_INT, SQLITE_INT - 1) else 0
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _duration_ms(value: Any) -> int:
+    seconds = _number(value)
+    # A duration longer than a year is no duration: kept out of the store rather than overflowing it.
+    return int(1000 * seconds) if seconds is not None and 0 <= seconds < 3.2e7 else 0
 
 
 @attrs.define(kw_only=True)
@@ -254,7 +423,8 @@ class ImportedVerdicts(Judge):
     @classmethod
     def of(cls, sim: dict[str, Any]) -> ImportedVerdicts | None:
         """The simulation's recorded verdicts, or None when it has none."""
-        info = sim.get("reward_info") or {}
+        given = sim.get("reward_info")
+        info: dict[str, Any] = given if isinstance(given, dict) else {}
         found = info.get("nl_assertions") or ((info.get("info") or {}).get("tsr_details") or {}).get("nl_assertion_details") or []
         verdicts = {v["nl_assertion"]: (bool(v.get("met")), str(v.get("justification") or "")) for v in found
                     if isinstance(v, dict) and "nl_assertion" in v}
@@ -268,16 +438,27 @@ class ImportedVerdicts(Judge):
         return [Check(subject=a, met=self.verdicts[a][0], detail=f"imported verdict: {self.verdicts[a][1]}") for a in request.assertions]
 
 
-def _message(raw: dict[str, Any], path: Path, root: str) -> Message:
+def _message(raw: Any, root: str) -> Message:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"a message must be an object @ {root}")
     cls = _ROLE_TYPES.get(raw.get("role", ""))
     if cls is None:
-        raise ConfigError(f"{path}: unknown message role {raw.get('role')!r} @ {root}")
+        raise ConfigError(f"unknown message role {raw.get('role')!r} @ {root}")
+    for key in ("turn_idx", "latency_ms"):
+        if raw.get(key) is not None and not _whole(raw[key], -SQLITE_INT, SQLITE_INT - 1):
+            raise ConfigError(f"{key} must be a whole number that fits 64 bits, not {raw[key]!r} @ {root}.{key}")
     data = _known_keys(raw, cls)
-    if data.get("tool_calls"):
-        data["tool_calls"] = [_known_keys(c, ToolCall) for c in data["tool_calls"]]
+    calls = data.get("tool_calls")
+    if calls:
+        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+            raise ConfigError(f"tool_calls must be a list of objects @ {root}.tool_calls")
+        data["tool_calls"] = [_known_keys(c, ToolCall) for c in calls]
     if not isinstance(data.get("raw_data"), dict):
         data.pop("raw_data", None)
-    return structure(data, cls, source=str(path), root=root)
+    try:
+        return structure(data, cls, source="message", root=root)
+    except TaskFileError as exc:
+        raise ConfigError("; ".join(exc.problems)) from exc
 
 
 def _termination(value: str | None) -> TerminationReason:
@@ -289,4 +470,4 @@ def _termination(value: str | None) -> TerminationReason:
 
 
 def _values(result: ConversationResult, theirs: float | None) -> list[MetricValue]:
-    return [*component_values(result), MetricValue(metric="tau2.reward", plugin="bench-kernel", value=theirs)]
+    return [*component_values(result), MetricValue(metric="tau2.reward", plugin="bench-tau2", value=theirs)]

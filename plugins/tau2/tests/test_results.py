@@ -51,6 +51,41 @@ def test_export_has_tau2_shape(exported: Path) -> None:
     assert set(sim["reward_info"]) >= {"reward", "db_check", "action_checks", "reward_basis", "reward_breakdown"}
 
 
+# The fields tau2's own pydantic models require (tau2-bench src/tau2/data_model: simulation.Info, ActionCheck,
+# EnvAssertionCheck; tasks.Action, EnvAssertion; environment.EnvironmentInfo), with the JSON types they accept.
+TAU2_INFO = {"git_commit": str, "num_trials": int, "max_steps": int, "max_errors": int}
+TAU2_ACTION = {"action_id": str, "requestor": str, "name": str, "arguments": dict}
+TAU2_ENV_ASSERTION = {"env_type": str, "func_name": str, "arguments": dict, "assert_value": bool}
+
+
+def has_fields(value: object, fields: dict[str, type]) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(k), t) for k, t in fields.items())
+
+
+def test_export_loads_as_tau2_results(exported: Path) -> None:
+    document = json.loads(exported.read_text())
+    info = document["info"]
+    assert has_fields(info, TAU2_INFO), info
+    assert info["git_commit"].startswith("bench-kernel")
+    assert isinstance(info["agent_info"]["implementation"], str) and isinstance(info["user_info"]["implementation"], str)
+    assert isinstance(info["environment_info"]["domain_name"], str) and isinstance(info["environment_info"]["policy"], str)
+    tasks = {t["id"]: t for t in document["tasks"]}
+    checked = {"action": 0, "env": 0}
+    for sim in document["simulations"]:
+        criteria = tasks[sim["task_id"]]["evaluation_criteria"]
+        actions, assertions = sim["reward_info"]["action_checks"], sim["reward_info"]["env_assertions"]
+        assert [c["action"] for c in actions] == (criteria.get("actions") or [])
+        assert [c["env_assertion"] for c in assertions] == (criteria.get("env_assertions") or [])
+        for check in actions:
+            assert has_fields(check["action"], TAU2_ACTION) and isinstance(check["action_match"], bool), check
+            assert check["action_reward"] == float(check["action_match"])
+        for check in assertions:
+            assert has_fields(check["env_assertion"], TAU2_ENV_ASSERTION) and isinstance(check["met"], bool), check
+        checked["action"] += len(actions)
+        checked["env"] += len(assertions)
+    assert checked["action"] > 0 and checked["env"] > 0
+
+
 def test_import_rescores_an_export_and_agrees(exported: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["import", "tau2-results", str(exported), "--plugin", "mock", "--db", str(tmp_path / "i.db")])
     assert result.exit_code == 0, result.output
@@ -86,3 +121,130 @@ def test_agentchangebench_sample_imports_once_banking_exists(tmp_path: Path) -> 
     if importlib.util.find_spec("bench_banking") is None:
         pytest.skip("waits on the banking domain plugin (bench-banking), not built yet")
     invoke("import", "tau2-results", str(sample), "--plugin", "banking", "--db", str(tmp_path / "b.db"))
+
+
+def import_file(document: dict, tmp_path: Path, *options: str, name: str = "f") -> tuple[int, str, Path]:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(document))
+    db = tmp_path / f"{name}.db"
+    result = CliRunner().invoke(cli, ["import", "tau2-results", str(path), "--plugin", "mock", "--db", str(db), *options])
+    return result.exit_code, result.output, db
+
+
+def test_reimporting_reports_the_agreement_found_before(exported: Path, tmp_path: Path) -> None:
+    document = json.loads(exported.read_text())
+    for _ in range(2):
+        code, output, _db = import_file(document, tmp_path)
+        assert code == 0 and "our reward equals theirs for 24 of 24" in output, output
+
+
+def test_import_takes_a_run_id(exported: Path, tmp_path: Path) -> None:
+    code, output, db = import_file(json.loads(exported.read_text()), tmp_path, "--run-id", "theirs")
+    assert code == 0 and "into run theirs (mock)" in output
+    assert set(rewards(db, "theirs").values()) == {1.0}
+
+
+def changed_gold(document: dict) -> dict:
+    """The file's copy of upgrade_by_email asks for another plan than the domain's."""
+    task = next(t for t in document["tasks"] if t["id"] == "upgrade_by_email")
+    action = next(a for a in task["evaluation_criteria"]["actions"] if a["name"] == "change_plan")
+    action["arguments"]["plan_id"] = "fiber-100"
+    return document
+
+
+def test_tasks_embedded_grades_with_the_files_tasks_and_warns(exported: Path, tmp_path: Path) -> None:
+    code, output, db = import_file(changed_gold(json.loads(exported.read_text())), tmp_path)
+    assert code == 0, output
+    assert "warning: 1 task(s) differ between the file and domain 'mock' (graded with the embedded version; " \
+           "--tasks current for the other): upgrade_by_email" in output
+    assert "our reward equals theirs for 22 of 24" in output
+    assert {k: v for k, v in rewards(db, next(iter(run_ids(db)))).items() if k[0] == "upgrade_by_email"} == \
+        {("upgrade_by_email", 0): 0.0, ("upgrade_by_email", 1): 0.0}
+
+
+def test_tasks_current_grades_with_the_domains_tasks(exported: Path, tmp_path: Path) -> None:
+    code, output, _db = import_file(changed_gold(json.loads(exported.read_text())), tmp_path, "--tasks", "current")
+    assert code == 0, output
+    assert "our reward equals theirs for 24 of 24" in output and "graded with the current version" in output
+
+
+def run_ids(db: Path) -> list[str]:
+    store = Store(db)
+    try:
+        return [r["id"] for r in store.runs()]
+    finally:
+        store.close()
+
+
+def test_an_infrastructure_error_stays_one(exported: Path, tmp_path: Path) -> None:
+    document = json.loads(exported.read_text())
+    sim = document["simulations"][0]
+    sim.update(termination_reason="infrastructure_error", reward_info=None, messages=[])
+    code, output, db = import_file(document, tmp_path)
+    assert code == 0, output
+    assert "our reward equals theirs for 23 of 23" in output and "1 stored as infrastructure errors" in output
+    store = Store(db)
+    try:
+        [row] = [r for r in store.conversations(run_ids(db)[0]) if (r["task_id"], r["trial"]) == (sim["task_id"], sim["trial"])]
+    finally:
+        store.close()
+    assert (row["termination_reason"], row["reward"]) == ("infrastructure_error", None)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda sims: sims[3].pop("task_id"), "f.json: simulation '{id}' has no task_id @ $.simulations[3].task_id"),
+    (lambda sims: sims[3].update(trial="x"),
+     "f.json: simulation '{id}': trial must be a whole number from 0 to 2147483647, not 'x' @ $.simulations[3].trial"),
+    (lambda sims: sims[3]["messages"].append({"role": "robot"}),
+     "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: unknown message role 'robot' @ $.simulations[3].messages["),
+    (lambda sims: sims[3].update(task_id="nowhere"),
+     "f.json: simulation '{id}' (task 'nowhere') @ $.simulations[3]: the task is in neither the file nor domain 'mock'"),
+])
+def test_import_errors_name_file_and_simulation(exported: Path, tmp_path: Path, change, message: str) -> None:
+    document = json.loads(exported.read_text())
+    sim = document["simulations"][3]
+    expected = message.format(id=sim["id"], task=sim["task_id"])
+    change(document["simulations"])
+    code, output, _db = import_file(document, tmp_path)
+    assert code == 1 and expected in output and "Traceback" not in output, output
+
+
+def test_a_failing_initial_state_names_file_and_simulation(exported: Path, tmp_path: Path) -> None:
+    document = json.loads(exported.read_text())
+    task = document["tasks"][3]
+    task["initial_state"] = {"initialization_actions": [{"env_type": "assistant", "func_name": "no_such_function", "arguments": {}}]}
+    index, sim = next((i, s) for i, s in enumerate(document["simulations"]) if s["task_id"] == task["id"])
+    code, output, _db = import_file(document, tmp_path)
+    assert code == 1, output
+    assert f"f.json: simulation '{sim['id']}' (task '{sim['task_id']}') @ $.simulations[{index}]: Function 'no_such_function'" in output
+
+
+def test_an_agentchangebench_airline_file_imports(tmp_path: Path) -> None:
+    tasks_file = SHARED / "agentchangebench" / "airline" / "tasks_new.json"
+    if not tasks_file.exists():
+        pytest.skip(f"reference data absent: {tasks_file}")
+    if importlib.util.find_spec("bench_airline") is None or importlib.util.find_spec("bench_changebench") is None:
+        pytest.skip("needs bench-airline and bench-changebench")
+    # Its tasks give initialization data to the user side, which airline has no tools for.
+    task = json.loads(tasks_file.read_text())[0]
+    assert task["initial_state"]["initialization_data"]["user_data"]
+    sims = [{"id": "s1", "task_id": task["id"], "trial": 0, "termination_reason": "user_stop", "reward_info": {"reward": 0.0},
+             "messages": [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": "###STOP###"}]}]
+    path = tmp_path / "acb_airline.json"
+    path.write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline"}}, "tasks": [task], "simulations": sims}))
+    result = CliRunner().invoke(bench_cli(["tau2", "airline", "changebench"]), [
+        "import", "tau2-results", str(path), "--plugin", "airline", "--plugin", "changebench", "--db", str(tmp_path / "a.db")])
+    assert result.exit_code == 0, result.output
+    assert "our reward equals theirs for 1 of 1" in result.output
+
+
+@pytest.mark.parametrize("key", ["task_id", "trial", "seed", "duration", "reward_info", "messages", "termination_reason"])
+def test_hostile_simulation_fields_are_clean_errors_or_imports(exported: Path, tmp_path: Path, key: str) -> None:
+    for n, value in enumerate([2**70, -1, "x", [], {"a": 1}, None, True]):
+        document = json.loads(exported.read_text())
+        document["simulations"] = document["simulations"][:2]
+        document["simulations"][1][key] = value
+        code, output, _db = import_file(document, tmp_path, name=f"h{n}")
+        assert code in (0, 1) and "Traceback" not in output, (key, value, output)
+        if code == 1:
+            assert f"h{n}.json: simulation " in output and "@ $.simulations[1]" in output, (key, value, output)
