@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -175,10 +177,20 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
                               source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
-    with _progress() as progress:
-        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance)
+    try:
+        with _progress() as progress:
+            summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.advance,
+                                 handle_signals=True)
+    except runner.RunInterrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(128 + exc.signum)
     click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
+    if summary.signal is not None:
+        click.echo(f"interrupted by {signal.Signals(summary.signal).name}: the {summary.skipped + summary.finished} finished "
+                   "conversations are stored, those in flight were dropped. Resume with:\n"
+                   f"  {resume_command(sys.argv[1:], summary.run_id)}", err=True)
+        sys.exit(128 + summary.signal)
     if fmt != "none":
         echo_report(db_path, summary.run_id, fmt)
     if summary.infrastructure_errors:
@@ -187,6 +199,12 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
             "(stored, excluded from every score; run the same command again to retry them)")
     if summary.status == "failed":
         raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
+
+
+def resume_command(args: Sequence[str], run_id: str) -> str:
+    """The command that resumes a run: the same arguments, naming the run."""
+    named = any(a == "--run-id" or a.startswith("--run-id=") for a in args)
+    return shlex.join(["bench", *args, *([] if named else ["--run-id", run_id])])
 
 
 def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:

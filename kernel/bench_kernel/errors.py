@@ -47,6 +47,10 @@ class ResumeConflictError(BenchError):
     """A run id exists in the store with a different configuration."""
 
 
+class RunBusyError(ResumeConflictError):
+    """Another live process holds the run's lease: it is being run right now."""
+
+
 class ToolError(BenchError):
     """A tool refused a call; the message is shown to the caller as the tool result."""
 
