@@ -62,6 +62,9 @@ class ParticipantError(BenchError):
 class ModelError(ParticipantError):
     """A model backend failed or returned garbage."""
 
+    attempts: int = 1
+    """Requests made before giving up (a backend that retries sets it on the error it raises; the ledger keeps it)."""
+
 
 class ModelHTTPError(ModelError):
     """The endpoint answered with an error status; the body is kept, truncated."""

@@ -466,6 +466,9 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             finished += 1
             if on_finished is not None:
                 on_finished(result)
+            # A conversation that never waits (offline participants) would otherwise hold the loop for the whole
+            # run: yielding once per conversation lets signals and the heartbeat in.
+            await asyncio.sleep(0)
 
     workers = max(1, min(ctx.config.concurrency, len(units)))
     await asyncio.gather(*(worker() for _ in range(workers)))
