@@ -181,3 +181,28 @@ def test_a_signal_stops_the_run_cleanly_and_says_how_to_resume(tmp_path: Path, s
     assert f"{units(trials) - at_stop} conversations to run, {at_stop} already stored" in resumed.stderr
     assert stored(db) == units(trials) and duplicates(db) == 0 and half_written(db) == 0
     assert query(db, "select status from runs") == [("complete",)]
+
+
+def read_only_mount_works() -> bool:
+    """True when this machine lets an unprivileged user namespace mount a read-only tmpfs."""
+    try:
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"],
+                               capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not read_only_mount_works(), reason="needs `unshare -rm` (user namespaces) to mount a read-only file system")
+def test_runs_and_report_read_a_database_on_a_read_only_file_system(tmp_path: Path) -> None:
+    db = tmp_path / "made.db"
+    made = bench(run_args(db, 1, "--run-id", "kept"), tmp_path)
+    assert made.returncode == 0, made.stderr
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    script = (f"mount -t tmpfs none {mount} && cp {db} {mount}/ro.db && mount -o remount,ro {mount} && "
+              f"! touch {mount}/probe 2>/dev/null && {BENCH} runs --db {mount}/ro.db && "
+              f"{BENCH} report kept --db {mount}/ro.db --format json")
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "kept  complete  " in done.stdout and '"average_reward"' in done.stdout

@@ -241,7 +241,7 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
 
 def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
-    store = Store(db_path)
+    store = Store.for_reading(db_path)
     try:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
@@ -272,7 +272,7 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by:
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
     require_db(db_path)
-    store = Store(db_path)
+    store = Store.for_reading(db_path)
     rows = store.runs()
     store.close()
     if fmt == "json":

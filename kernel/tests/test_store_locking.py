@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_utils import Migrations
 from test_store import begin, result
 
-from bench_kernel.errors import ResumeConflictError, RunBusyError
+from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError
 from bench_kernel.store.lease import STALE_S, holder_alive, pid_alive
 from bench_kernel.store.store import Store
 
@@ -201,3 +202,34 @@ def test_an_unreaped_killed_child_is_not_alive() -> None:
         assert not pid_alive(child.pid)
     finally:
         child.wait()
+
+
+# --------------------------------------------------------------------------- read-only
+
+
+def test_a_read_only_store_reads_and_refuses_to_write(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    writer = Store(path)
+    begin(writer)
+    writer.set_status("r", "complete")
+    writer.close()
+    reader = Store(path, read_only=True)
+    assert [r["status"] for r in reader.runs()] == ["complete"]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.add_event("r", "x", {})
+    reader.close()
+
+
+def test_a_read_only_store_that_needs_migrations_says_how_to_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    Store(path).close()
+    newer = Migrations("a-plugin")
+    newer(name="m001_table")(lambda db: db.table("t").create({"x": int}))
+    with pytest.raises(ConfigError, match=r"read-only and needs an upgrade first \(1 pending migrations, e.g. m001_table\)"):
+        Store(path, [newer], read_only=True)
+
+
+def test_commands_that_read_open_a_writable_database_as_usual(tmp_path: Path) -> None:
+    store = Store.for_reading(tmp_path / "runs.db")
+    store.add_event("r", "x", {})  # writable: migrated and opened read-write
+    store.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,16 +62,28 @@ class RunRecord:
 class Store:
     """The results database; opening it applies every pending migration set."""
 
-    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> None:
+    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
         self.path = Path(path) if path != ":memory:" else None
-        self.db = Database(memory=True) if self.path is None else Database(self.path)
         self.holder = Holder.this_process()
+        if read_only and self.path is not None:
+            self.db = Database(_read_only_connection(self.path))
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _refuse_pending(self.db, (kernel_migrations, *extra_migrations), self.path)
+            return
+        self.db = Database(memory=True) if self.path is None else Database(self.path)
         self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL + NORMAL survives a killed process (only an OS crash may drop the last commits).
         self.db.execute("PRAGMA synchronous = NORMAL")
         # Checkpoint the WAL every ~16 MB instead of every 4 MB: fewer synchronous checkpoints inside commits.
         self.db.execute("PRAGMA wal_autocheckpoint = 4000")
         migrate(self.db, (kernel_migrations, *extra_migrations), self._write)
+
+    @classmethod
+    def for_reading(cls, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
+        """The store for commands that only read: opened read-only when the file or its directory cannot be written."""
+        target = Path(path)
+        writable = not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK))
+        return cls(target, extra_migrations, read_only=not writable)
 
     def close(self) -> None:
         """Close the connection."""
@@ -317,6 +331,30 @@ def migrate(db: Database, migration_sets: Sequence[Migrations],
             migration.fn(db)
             with write():
                 _record_migration(db, migration_set.name, migration.name)
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    # A WAL database needs its -shm file: on a read-only file system that cannot be created, and nothing can
+    # change the file there anyway, so SQLite may treat it as immutable.
+    uri = path.resolve().as_uri()
+    error: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{options}", uri=True)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            error = exc
+    assert error is not None
+    raise error
+
+
+def _refuse_pending(db: Database, migration_sets: Sequence[Migrations], path: Path) -> None:
+    pending = [m.name for migration_set in migration_sets for m in migration_set.pending(db)]
+    if pending:
+        raise ConfigError(f"{path} is read-only and needs an upgrade first ({len(pending)} pending migrations, "
+                          f"e.g. {pending[0]}): open it once with write access (e.g. `bench runs --db {path}`)")
 
 
 def _record_migration(db: Database, set_name: str, name: str) -> None:
