@@ -27,7 +27,7 @@ def test_an_error_keeps_the_attempts_that_led_to_it(serve, config_for, complete,
     assert caught.value.attempts == attempts == len(server.completions)
 
 
-def test_an_unsendable_request_after_retries_keeps_its_attempts(serve, config_for, complete) -> None:
+def test_an_unreachable_server_after_retries_keeps_its_attempts(serve, config_for, complete) -> None:
     server = serve(replies=[Reply.drop_connection()])
     server.stop()
     with pytest.raises(ModelError) as caught:
