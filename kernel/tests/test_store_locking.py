@@ -18,7 +18,7 @@ from sqlite_utils import Migrations
 from test_store import begin, result
 
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError
-from bench_kernel.store.lease import STALE_S, holder_alive, pid_alive
+from bench_kernel.store.lease import STALE_S, Holder, holder_alive, pid_alive, process_started
 from bench_kernel.store.store import Store
 
 
@@ -137,9 +137,9 @@ def dead_pid() -> int:
     return child.pid
 
 
-def set_holder(store: Store, *, host: str, pid: int, heartbeat: datetime) -> None:
-    store.db.execute("update runs set holder_host = ?, holder_pid = ?, holder_token = 'elsewhere', heartbeat_utc = ?",
-                     [host, pid, heartbeat.isoformat(timespec="milliseconds")])
+def set_holder(store: Store, *, host: str, pid: int, heartbeat: datetime, started: str | None = None) -> None:
+    store.db.execute("update runs set holder_host = ?, holder_pid = ?, holder_started = ?, holder_token = 'elsewhere', "
+                     "heartbeat_utc = ?", [host, pid, started, heartbeat.isoformat(timespec="milliseconds")])
 
 
 def test_a_run_whose_holder_died_reads_interrupted_and_is_taken_over(store: Store) -> None:
@@ -160,10 +160,21 @@ def test_a_holder_on_another_host_counts_while_its_heartbeat_is_fresh(store: Sto
     assert begin(store) is False
 
 
-def test_a_stale_heartbeat_frees_the_run_even_if_the_pid_was_reused(store: Store) -> None:
+def test_a_pid_reused_by_a_later_process_is_not_the_holder(store: Store) -> None:
     begin(store)
-    set_holder(store, host=store.holder.host, pid=os.getpid(), heartbeat=datetime.now(UTC) - timedelta(seconds=STALE_S + 1))
+    set_holder(store, host=store.holder.host, pid=os.getpid(), heartbeat=datetime.now(UTC), started="1")
+    assert store.holder.started not in (None, "1")
     assert store.runs()[0]["status"] == "interrupted"
+
+
+def test_a_live_holder_on_this_host_keeps_its_run_whatever_its_heartbeat(store: Store) -> None:
+    # A loop blocked for minutes (a heavy metric) must not give a live run away.
+    begin(store)
+    set_holder(store, host=store.holder.host, pid=os.getpid(), started=store.holder.started,
+               heartbeat=datetime.now(UTC) - timedelta(seconds=10 * STALE_S))
+    assert store.runs()[0]["status"] == "running"
+    with pytest.raises(RunBusyError):
+        begin(Store(store.path))  # type: ignore[arg-type]
 
 
 def test_the_heartbeat_moves_only_while_the_lease_is_held(store: Store) -> None:
@@ -186,9 +197,10 @@ def test_finished_statuses_are_shown_as_stored(store: Store) -> None:
 def test_liveness_of_pids_and_unreadable_heartbeats() -> None:
     assert pid_alive(os.getpid()) and not pid_alive(dead_pid()) and not pid_alive(0)
     now = datetime.now(UTC).isoformat()
-    assert not holder_alive(None, None, None)
-    assert not holder_alive("h", 1, "not a time")
-    assert holder_alive("elsewhere", 1, now)
+    assert not holder_alive(None, None, None, None)
+    assert not holder_alive("elsewhere", 1, None, "not a time") and not holder_alive("elsewhere", 1, None, None)
+    assert holder_alive("elsewhere", 1, None, now)
+    assert process_started(os.getpid()) == Holder.this_process().started
 
 
 def test_an_unreaped_killed_child_is_not_alive() -> None:

@@ -13,7 +13,7 @@ import attrs
 HEARTBEAT_S = 15.0
 """How often a running run refreshes its heartbeat."""
 STALE_S = 120.0
-"""A holder silent this long is gone whatever its pid says (another host, or a pid reused since)."""
+"""A holder on another host that has been silent this long is gone."""
 
 
 @attrs.frozen
@@ -22,21 +22,29 @@ class Holder:
 
     host: str
     pid: int
+    started: str | None
+    """When the process started (Linux clock ticks since boot): a pid reused by a later process is not the holder."""
     token: str
 
     @classmethod
     def this_process(cls) -> Holder:
         """A new holder identity for the current process."""
-        return cls(host=socket.gethostname(), pid=os.getpid(), token=secrets.token_hex(8))
+        pid = os.getpid()
+        return cls(host=socket.gethostname(), pid=pid, started=process_started(pid), token=secrets.token_hex(8))
 
 
-def holder_alive(host: str | None, pid: int | None, heartbeat_utc: str | None, *, now: datetime | None = None) -> bool:
-    """True while the recorded holder may still be running: its heartbeat is fresh and, on this host, its pid lives."""
-    if host is None or pid is None or heartbeat_utc is None:
+def holder_alive(host: str | None, pid: int | None, started: str | None, heartbeat_utc: str | None, *,
+                 now: datetime | None = None) -> bool:
+    """True while the recorded holder may still be running.
+
+    On this host that is exact: its process exists, is no zombie, and started when the holder did (so a
+    blocked event loop never gives a live run away). Another host's holder counts while its heartbeat is fresh.
+    """
+    if host is None or pid is None:
         return False
-    if heartbeat_age_s(heartbeat_utc, now=now) > STALE_S:
-        return False
-    return host != socket.gethostname() or pid_alive(pid)
+    if host == socket.gethostname():
+        return pid_alive(pid) and (started is None or process_started(pid) in (None, started))
+    return heartbeat_utc is not None and heartbeat_age_s(heartbeat_utc, now=now) <= STALE_S
 
 
 def heartbeat_age_s(heartbeat_utc: str, *, now: datetime | None = None) -> float:
@@ -58,13 +66,21 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # someone else's process: it exists
         return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
+    fields = _stat_fields(pid)
     # A killed child its parent has not reaped yet still answers kill(pid, 0); Linux says so in /proc.
+    return fields is None or fields[0] != "Z"
+
+
+def process_started(pid: int) -> str | None:
+    """When a process started, in clock ticks since boot (None where /proc cannot say)."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    # The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses): state first.
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+        return None
+    return stat.rpartition(")")[2].split()

@@ -196,5 +196,6 @@ def m012_run_lease(db: Database) -> None:
     # lives, and a run whose holder died (kill -9) reads as interrupted instead of running forever.
     db.table("runs").add_column("holder_host", str)
     db.table("runs").add_column("holder_pid", int)
+    db.table("runs").add_column("holder_started", str)
     db.table("runs").add_column("holder_token", str)
     db.table("runs").add_column("heartbeat_utc", str)

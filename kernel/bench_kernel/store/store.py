@@ -125,7 +125,7 @@ class Store:
             rows = list(self.db.query("select * from runs where id = ?", [run_id]))
             now = utc_now()
             lease = {"status": "running", "updated_utc": now, "heartbeat_utc": now, "holder_host": self.holder.host,
-                     "holder_pid": self.holder.pid, "holder_token": self.holder.token}
+                     "holder_pid": self.holder.pid, "holder_started": self.holder.started, "holder_token": self.holder.token}
             if not rows:
                 self._insert("runs", [{
                     "id": run_id, "created_utc": now, "config_json": canonical_json(config), "config_hash": config_hash,
@@ -153,7 +153,8 @@ class Store:
         """Record a run's status (complete, incomplete, failed, interrupted) and give back the lease if this store holds it."""
         with self._write():
             self.db.execute("update runs set status = ?, updated_utc = ? where id = ?", [status, utc_now(), run_id])
-            self.db.execute("update runs set holder_host = null, holder_pid = null, holder_token = null, heartbeat_utc = null "
+            self.db.execute("update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, "
+                            "heartbeat_utc = null "
                             "where id = ? and holder_token = ?", [run_id, self.holder.token])
 
     def run(self, run_id: str, *, missing_ok: bool = False) -> RunRecord | None:
@@ -168,14 +169,14 @@ class Store:
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run with its conversation count and mean agent reward; a run whose process died reads interrupted."""
-        sql = """select r.id, r.created_utc, r.status, r.seed, r.holder_host, r.holder_pid, r.heartbeat_utc,
+        sql = """select r.id, r.created_utc, r.status, r.seed, r.holder_host, r.holder_pid, r.holder_started, r.heartbeat_utc,
                    count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
                  from runs r left join conversations c on c.run_id = r.id
                  group by r.id order by r.created_utc"""
         rows = []
         for row in self.db.query(sql):
             row["status"] = shown_status(row)
-            for key in ("holder_host", "holder_pid", "heartbeat_utc"):
+            for key in ("holder_host", "holder_pid", "holder_started", "heartbeat_utc"):
                 row.pop(key)
             rows.append(row)
         return rows
@@ -364,15 +365,19 @@ def _record_migration(db: Database, set_name: str, name: str) -> None:
 
 def shown_status(row: dict[str, Any]) -> str:
     """A run's status as it stands: "running" only while its holder lives, "interrupted" once it died."""
-    if row["status"] == "running" and not holder_alive(row.get("holder_host"), row.get("holder_pid"), row.get("heartbeat_utc")):
+    if row["status"] == "running" and not _row_holder_alive(row):
         return "interrupted"
     return str(row["status"])
+
+
+def _row_holder_alive(row: dict[str, Any]) -> bool:
+    return holder_alive(row.get("holder_host"), row.get("holder_pid"), row.get("holder_started"), row.get("heartbeat_utc"))
 
 
 def _refuse_held(row: dict[str, Any], me: Holder) -> None:
     if row["status"] != "running" or row.get("holder_token") in (None, me.token):
         return
-    if not holder_alive(row["holder_host"], row["holder_pid"], row["heartbeat_utc"]):
+    if not _row_holder_alive(row):
         return  # its process died (kill -9, crash): this one takes the run over
     age = heartbeat_age_s(row["heartbeat_utc"])
     raise RunBusyError(
