@@ -128,7 +128,7 @@ def test_parallel_runs_on_one_fresh_database_all_complete_while_reports_read(tmp
 
 
 def test_the_same_run_started_twice_is_refused_and_taken_over_once_its_holder_is_killed(tmp_path: Path) -> None:
-    db, trials = tmp_path / "lease.db", 600
+    db, trials = tmp_path / "lease.db", 300
     first = start(run_args(db, trials, "--concurrency", "2"), tmp_path, "first")
     try:
         wait_stored(first, db, 20)
@@ -155,7 +155,7 @@ def test_the_same_run_started_twice_is_refused_and_taken_over_once_its_holder_is
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_the_run_cleanly_and_says_how_to_resume(tmp_path: Path, signum: signal.Signals, code: int) -> None:
-    db, trials = tmp_path / "signal.db", 300
+    db, trials = tmp_path / "signal.db", 150
     process = start(run_args(db, trials, "--concurrency", "4"), tmp_path, "run")
     try:
         wait_stored(process, db, 30)
