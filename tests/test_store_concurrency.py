@@ -128,7 +128,7 @@ def test_parallel_runs_on_one_fresh_database_all_complete_while_reports_read(tmp
 
 
 def test_the_same_run_started_twice_is_refused_and_taken_over_once_its_holder_is_killed(tmp_path: Path) -> None:
-    db, trials = tmp_path / "lease.db", 300
+    db, trials = tmp_path / "lease.db", 400
     first = start(run_args(db, trials, "--concurrency", "2"), tmp_path, "first")
     try:
         wait_stored(first, db, 20)
