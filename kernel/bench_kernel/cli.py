@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -184,10 +186,20 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
                               source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
-    with Progress(progress_mode) as progress:
-        summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished)
+    try:
+        with Progress(progress_mode) as progress:
+            summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished,
+                                 handle_signals=True)
+    except runner.RunInterrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(128 + exc.signum)
     click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
                f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
+    if summary.signal is not None:
+        click.echo(f"interrupted by {signal.Signals(summary.signal).name}: the {summary.skipped + summary.finished} finished "
+                   "conversations are stored, those in flight were dropped. Resume with:\n"
+                   f"  {resume_command(sys.argv[1:], summary.run_id)}", err=True)
+        sys.exit(128 + summary.signal)
     if fmt != "none":
         echo_report(db_path, summary.run_id, fmt)
     if summary.infrastructure_errors:
@@ -196,6 +208,12 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
             "(stored, excluded from every score; run the same command again to retry them)")
     if summary.status == "failed":
         raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
+
+
+def resume_command(args: Sequence[str], run_id: str) -> str:
+    """The command that resumes a run: the same arguments, naming the run."""
+    named = any(a == "--run-id" or a.startswith("--run-id=") for a in args)
+    return shlex.join(["bench", *args, *([] if named else ["--run-id", run_id])])
 
 
 def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +250,7 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
 
 def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
-    store = Store(db_path)
+    store = Store.for_reading(db_path)
     try:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
@@ -309,7 +327,7 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
     require_db(db_path)
-    store = Store(db_path)
+    store = Store.for_reading(db_path)
     rows = store.runs()
     store.close()
     if fmt == "json":

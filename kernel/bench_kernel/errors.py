@@ -47,6 +47,10 @@ class ResumeConflictError(BenchError):
     """A run id exists in the store with a different configuration."""
 
 
+class RunBusyError(ResumeConflictError):
+    """Another live process holds the run's lease: it is being run right now."""
+
+
 class ToolError(BenchError):
     """A tool refused a call; the message is shown to the caller as the tool result."""
 
@@ -57,6 +61,9 @@ class ParticipantError(BenchError):
 
 class ModelError(ParticipantError):
     """A model backend failed or returned garbage."""
+
+    attempts: int = 1
+    """Requests made before giving up (a backend that retries sets it on the error it raises; the ledger keeps it)."""
 
 
 class ModelHTTPError(ModelError):

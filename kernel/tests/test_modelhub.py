@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from bench_kernel import ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
-from bench_kernel.errors import BudgetExceededError, ConfigError
+from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelUnavailableError
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, model_configs
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price, cost_of, lookup, parse_price
 from bench_kernel.store.store import Store
@@ -125,3 +125,34 @@ def test_importers_build_model_access_from_the_package_root(tmp_path: Path) -> N
     assert models_hub.store is not None
     rows = list(models_hub.store.db.query("select role, conversation_id from llm_calls"))
     assert rows == [{"role": "agent", "conversation_id": "imported/agent/t/0"}]
+
+
+@attrs.define(eq=False)
+class GivingUpClient(ModelClient):
+    attempts: int
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        error = ModelUnavailableError("gave up")
+        error.attempts = self.attempts
+        raise error
+
+
+@attrs.define(kw_only=True, eq=False)
+class GivingUpModel(Model):
+    name: str = "gives-up"
+
+    def client(self, config: ModelConfig) -> ModelClient:
+        return GivingUpClient(attempts=4)
+
+
+def test_a_failed_call_is_ledgered_with_the_attempts_its_backend_made(tmp_path: Path) -> None:
+    store = Store(tmp_path / "h.db")
+    models_hub = ModelHub(configs={"agent": ModelConfig(backend="gives-up", model="m")}, backends={"gives-up": GivingUpModel()},
+                          store=store)
+    models = ConversationModels(models_hub, run_id="r", conversation_id="c")
+    with pytest.raises(ModelUnavailableError):
+        asyncio.run(models.complete("agent", HELLO))
+    assert models.ledger[0].attempts == 4
+    assert list(store.db.query("select attempts, error from llm_calls")) == [
+        {"attempts": 4, "error": "ModelUnavailableError: gave up"}]
+    assert ModelError("no retries").attempts == 1

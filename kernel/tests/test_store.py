@@ -19,7 +19,8 @@ from bench_kernel.store.store import MetricValue, Store
 
 EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
     "runs": {"id": str, "created_utc": str, "updated_utc": str, "status": str, "config_json": str, "config_hash": str,
-             "plugins_json": str, "task_sets_json": str, "seed": int},
+             "plugins_json": str, "task_sets_json": str, "seed": int, "holder_host": str, "holder_pid": int,
+             "holder_started": str, "holder_token": str, "heartbeat_utc": str},
     "conversations": {"id": str, "run_id": str, "arm": str, "task_id": str, "trial": int, "seed": int, "agent": str,
                       "user": str, "termination_reason": str, "reward": float, "reward_info_json": str, "error": str,
                       "started_utc": str, "ended_utc": str, "duration_ms": int, "agent_cost": float,

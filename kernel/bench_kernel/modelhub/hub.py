@@ -208,10 +208,10 @@ def _record(ledger: Sink, entry: LedgerEntry) -> None:
         ledger(entry)
 
 
-def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: BaseException, key: str | None = None) -> LedgerEntry:
+def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: ModelError, key: str | None = None) -> LedgerEntry:
     return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=None, completion_tokens=None,
                        latency_ms=int(1000 * (time.perf_counter() - started)), cost=None, cached=False,
-                       error=f"{type(exc).__name__}: {exc}"[:500], kind=kind)
+                       error=f"{type(exc).__name__}: {exc}"[:500], kind=kind, attempts=exc.attempts)
 
 
 def _entry(role: str, config: ModelConfig, key: str | None, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import inspect
 import json
+import signal
+import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +32,7 @@ from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
 from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
+from bench_kernel.store.lease import HEARTBEAT_S
 from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
@@ -193,6 +197,16 @@ class RunSummary:
     wall_s: float
     infrastructure_errors: int = 0
     """Conversations of the run stored as infrastructure errors (excluded from scores, re-run on resume)."""
+    signal: int | None = None
+    """The signal (SIGINT, SIGTERM) that interrupted the run, if one did."""
+
+
+class RunInterrupted(BenchError):
+    """A signal arrived before the run began: nothing was stored."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name} before the run began; nothing was stored")
+        self.signum = signum
 
 
 def load_domain(registry: Registry, config: RunConfig) -> DomainData:
@@ -421,14 +435,25 @@ async def prepare(config: RunConfig, store_path: Path | str,
     config_hash = config.config_hash(task_sets)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
-    new = store.begin_run(run_id, config.identity(), config_hash, loaded, task_sets, config.seed)
-    models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
-    ctx = RunContext(
-        run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
-        baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
-        models=models, channel=parts.channel, evaluation=parts.evaluation,
-    )
-    units, skipped = plan_units(tasks, config, store.finished_units(run_id))
+    try:
+        new = store.begin_run(run_id, config.identity(), config_hash, loaded, task_sets, config.seed)
+    except BaseException:
+        store.close()
+        await models.aclose()
+        raise
+    try:
+        models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
+        ctx = RunContext(
+            run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
+            baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
+            models=models, channel=parts.channel, evaluation=parts.evaluation,
+        )
+        units, skipped = plan_units(tasks, config, store.finished_units(run_id))
+    except BaseException:
+        store.set_status(run_id, "interrupted")  # gives the lease back
+        store.close()
+        await models.aclose()
+        raise
     return ctx, units, skipped, not new
 
 
@@ -446,6 +471,9 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             finished += 1
             if on_finished is not None:
                 on_finished(result)
+            # A conversation that never waits (offline participants) would otherwise hold the loop for the whole
+            # run: yielding once per conversation lets signals and the heartbeat in.
+            await asyncio.sleep(0)
 
     workers = max(1, min(ctx.config.concurrency, len(units)))
     await asyncio.gather(*(worker() for _ in range(workers)))
@@ -454,30 +482,135 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
 
 def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
         on_start: Callable[[RunContext, int, int], None] | None = None,
-        on_finished: Callable[[ConversationResult], None] | None = None) -> RunSummary:
-    """Run (or resume) a suite and store every conversation as it ends."""
-    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished))
+        on_finished: Callable[[ConversationResult], None] | None = None, handle_signals: bool = False) -> RunSummary:
+    """Run (or resume) a suite and store every conversation as it ends.
+
+    With handle_signals, SIGINT and SIGTERM stop the run cleanly: conversations in flight are dropped
+    (nothing half-written), the run is marked interrupted and the summary names the signal.
+    """
+    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished,
+                                 handle_signals=handle_signals))
 
 
 async def run_async(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
                     on_start: Callable[[RunContext, int, int], None] | None = None,
-                    on_finished: Callable[[ConversationResult], None] | None = None) -> RunSummary:
+                    on_finished: Callable[[ConversationResult], None] | None = None,
+                    handle_signals: bool = False) -> RunSummary:
     """`run`, inside a running event loop (model clients live on the loop that created them)."""
     started = time.perf_counter()
-    ctx, units, skipped, resumed = await prepare(config, store_path, plugins)
-    structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
-    if on_start is not None:
-        on_start(ctx, len(units), skipped)
-    ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
-    finished, stopped_early = await _execute_with_deadline(ctx, units, on_finished)
-    counts = ctx.store.unit_counts(ctx.run_id)
-    status = run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
-    ctx.store.set_status(ctx.run_id, status)
-    ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished, **counts})
-    ctx.store.close()
+    with _cancel_on_signals(handle_signals) as interrupts:
+        try:
+            ctx, units, skipped, resumed = await prepare(config, store_path, plugins)
+        except asyncio.CancelledError:
+            if interrupts.signum is None:
+                raise
+            _uncancel()
+            raise RunInterrupted(interrupts.signum) from None
+        structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
+        finished, status, counts = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
     return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
                       finished=finished, status=status, wall_s=time.perf_counter() - started,
-                      infrastructure_errors=counts["infrastructure_errors"])
+                      infrastructure_errors=counts["infrastructure_errors"], signal=interrupts.signum)
+
+
+async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resumed: bool,
+                        on_start: Callable[[RunContext, int, int], None] | None,
+                        on_finished: Callable[[ConversationResult], None] | None,
+                        interrupts: _Interrupts) -> tuple[int, str, dict[str, int]]:
+    """Execute a begun run, record how it ended and give back its lease, whatever happens."""
+    finished = 0
+
+    def counted(result: ConversationResult) -> None:
+        nonlocal finished
+        finished += 1
+        if on_finished is not None:
+            on_finished(result)
+
+    beat = asyncio.create_task(_heartbeat(ctx.store, ctx.run_id))
+    try:
+        if on_start is not None:
+            on_start(ctx, len(units), skipped)
+        ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
+        stopped_early = False
+        try:
+            stopped_early = await _execute_with_deadline(ctx, units, counted)
+        except asyncio.CancelledError:
+            if interrupts.signum is None:
+                raise
+            _uncancel()
+        interrupts.armed = False  # from here on the run ends by itself: what it stored is recorded whatever comes
+        counts = ctx.store.unit_counts(ctx.run_id)
+        signum = interrupts.signum
+        status = "interrupted" if signum else run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
+        ctx.store.set_status(ctx.run_id, status)
+        ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished, **counts,
+                                                          **({"signal": signal.Signals(signum).name} if signum else {})})
+    except BaseException:
+        with contextlib.suppress(Exception):  # the original failure matters more than this bookkeeping
+            ctx.store.set_status(ctx.run_id, "interrupted")
+        raise
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+        ctx.store.close()
+    return finished, status, counts
+
+
+async def _heartbeat(store: Store, run_id: str) -> None:
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        try:
+            store.heartbeat(run_id)
+        except sqlite3.Error as exc:  # a missed beat is retried; only a long silence gives the run away
+            log.warning("run.heartbeat_failed", error=repr(exc))
+
+
+@attrs.define
+class _Interrupts:
+    """SIGINT and SIGTERM while installed: the first one is recorded and, while armed, cancels the run's task."""
+
+    task: asyncio.Task[Any] | None = None
+    armed: bool = True
+    signum: int | None = None
+    """The signal that cancelled the task (None if none did)."""
+    installed: list[int] = attrs.field(factory=list)
+
+    def handle(self, signum: int) -> None:
+        """Stop the run on the first signal; a second one acts as usual (the handlers are gone)."""
+        self.uninstall()
+        if self.armed and self.task is not None:
+            self.signum = signum
+            self.task.cancel()
+
+    def uninstall(self) -> None:
+        """Give the signals back to their default handlers."""
+        loop = asyncio.get_running_loop()
+        while self.installed:
+            loop.remove_signal_handler(self.installed.pop())
+
+
+@contextlib.contextmanager
+def _cancel_on_signals(enabled: bool) -> Iterator[_Interrupts]:
+    interrupts = _Interrupts(task=asyncio.current_task(), armed=enabled)
+    if enabled:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, interrupts.handle, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+                continue
+            interrupts.installed.append(sig)
+    try:
+        yield interrupts
+    finally:
+        interrupts.uninstall()
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> str:
@@ -495,28 +628,20 @@ def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> 
     return "complete"
 
 
-async def _execute_with_deadline(ctx: RunContext, units: list[Unit],
-                                 on_finished: Callable[[ConversationResult], None] | None) -> tuple[int, bool]:
-    count = 0
-
-    def counted(result: ConversationResult) -> None:
-        nonlocal count
-        count += 1
-        if on_finished is not None:
-            on_finished(result)
-
+async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> bool:
+    """Execute the units; True when the deadline or the cost cap stopped them early."""
     try:
         async with asyncio.timeout(ctx.config.run_timeout_s):
-            await execute(ctx, units, counted)
+            await execute(ctx, units, on_finished)
     except TimeoutError:
-        log.warning("run.timeout", finished=count, planned=len(units))
-        return count, True
+        log.warning("run.timeout", planned=len(units))
+        return True
     finally:
         await ctx.models.aclose()
     if ctx.models.exhausted:
-        log.warning("run.budget_reached", spent=ctx.models.spent, finished=count)
-        return count, True
-    return count, False
+        log.warning("run.budget_reached", spent=ctx.models.spent)
+        return True
+    return False
 
 
 async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:

@@ -188,3 +188,14 @@ def m010_llm_calls_arm_kind(db: Database) -> None:
 def m011_conversation_attributes(db: Database) -> None:
     # Task attributes (domain, persona, intent, ...) kept per conversation: reports break figures down by them.
     db.table("conversations").add_column("attributes_json", str)
+
+
+@migrations(name="m012_run_lease")
+def m012_run_lease(db: Database) -> None:
+    # The process running a run holds its lease: a second process refuses the same run id while the holder
+    # lives, and a run whose holder died (kill -9) reads as interrupted instead of running forever.
+    db.table("runs").add_column("holder_host", str)
+    db.table("runs").add_column("holder_pid", int)
+    db.table("runs").add_column("holder_started", str)
+    db.table("runs").add_column("holder_token", str)
+    db.table("runs").add_column("heartbeat_utc", str)

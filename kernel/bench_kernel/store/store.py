@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +14,14 @@ import attrs
 from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
-from bench_kernel.errors import ConfigError, ResumeConflictError
+from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
+from bench_kernel.store.lease import Holder, heartbeat_age_s, holder_alive
 from bench_kernel.store.migrations import migrations as kernel_migrations
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a writer waits for another process's write transaction to end before giving up."""
 
 
 @attrs.frozen(kw_only=True)
@@ -55,46 +62,100 @@ class RunRecord:
 class Store:
     """The results database; opening it applies every pending migration set."""
 
-    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> None:
+    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
         self.path = Path(path) if path != ":memory:" else None
+        self.holder = Holder.this_process()
+        if read_only and self.path is not None:
+            self.db = Database(_read_only_connection(self.path))
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _refuse_pending(self.db, (kernel_migrations, *extra_migrations), self.path)
+            return
         self.db = Database(memory=True) if self.path is None else Database(self.path)
-        self.db.execute("PRAGMA busy_timeout = 10000")
+        self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL + NORMAL survives a killed process (only an OS crash may drop the last commits).
         self.db.execute("PRAGMA synchronous = NORMAL")
         # Checkpoint the WAL every ~16 MB instead of every 4 MB: fewer synchronous checkpoints inside commits.
         self.db.execute("PRAGMA wal_autocheckpoint = 4000")
-        for migration_set in (kernel_migrations, *extra_migrations):
-            migration_set.apply(self.db)
+        migrate(self.db, (kernel_migrations, *extra_migrations), self._write)
+
+    @classmethod
+    def for_reading(cls, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
+        """The store for commands that only read: opened read-only when the file or its directory cannot be written."""
+        target = Path(path)
+        writable = not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK))
+        return cls(target, extra_migrations, read_only=not writable)
 
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
 
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """A write transaction that takes the write lock up front (BEGIN IMMEDIATE), nested ones as savepoints.
+
+        A deferred transaction that reads and then writes cannot wait for another process's writer in WAL
+        mode (SQLite answers "database is locked" at once); taking the lock first waits out busy_timeout.
+        """
+        if self.db.conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        try:
+            self.db.conn.execute("COMMIT")
+        except BaseException:
+            self.db.rollback()
+            raise
+
     # ------------------------------------------------------------------ runs
 
     def begin_run(self, run_id: str, config: dict[str, Any], config_hash: str, plugins: list[dict[str, Any]],
                   task_sets: dict[str, str], seed: int) -> bool:
-        """Create the run, or check that a resumed run has the same configuration; True if new."""
-        existing = self.run(run_id, missing_ok=True)
-        now = utc_now()
-        if existing is None:
-            self.db.table("runs").insert({
-                "id": run_id, "created_utc": now, "updated_utc": now, "status": "running",
-                "config_json": canonical_json(config), "config_hash": config_hash,
-                "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), "seed": seed,
-            })
-            self.db.table("plugins_used").insert_all(
-                [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")} for p in plugins],
-                replace=True,
-            )
-            return True
-        _refuse_changed(existing, config, config_hash, task_sets)
-        self.db.table("runs").update(run_id, {"status": "running", "updated_utc": now})
+        """Create the run, or check that a resumed run has the same configuration; True if new.
+
+        Either way this store takes the run's lease, in the same transaction as the check: a run whose
+        holder still lives is refused (RunBusyError); `set_status` gives the lease back.
+        """
+        with self._write():
+            rows = list(self.db.query("select * from runs where id = ?", [run_id]))
+            now = utc_now()
+            lease = {"status": "running", "updated_utc": now, "heartbeat_utc": now, "holder_host": self.holder.host,
+                     "holder_pid": self.holder.pid, "holder_started": self.holder.started, "holder_token": self.holder.token}
+            if not rows:
+                self._insert("runs", [{
+                    "id": run_id, "created_utc": now, "config_json": canonical_json(config), "config_hash": config_hash,
+                    "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), "seed": seed,
+                    **lease,
+                }])
+                self.db.table("plugins_used").insert_all(
+                    [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")}
+                     for p in plugins],
+                    replace=True,
+                )
+                return True
+            _refuse_held(rows[0], self.holder)
+            _refuse_changed(_run_record(rows[0]), config, config_hash, task_sets)
+            self.db.table("runs").update(run_id, lease)
         return False
 
+    def heartbeat(self, run_id: str) -> None:
+        """Show that this store's process is still running the run (while it holds the lease)."""
+        with self._write():
+            self.db.execute("update runs set heartbeat_utc = ? where id = ? and holder_token = ?",
+                            [utc_now(), run_id, self.holder.token])
+
     def set_status(self, run_id: str, status: str) -> None:
-        """Record a run's status (running, complete, incomplete)."""
-        self.db.table("runs").update(run_id, {"status": status, "updated_utc": utc_now()})
+        """Record a run's status (complete, incomplete, failed, interrupted) and give back the lease if this store holds it."""
+        with self._write():
+            self.db.execute("update runs set status = ?, updated_utc = ? where id = ?", [status, utc_now(), run_id])
+            self.db.execute("update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, "
+                            "heartbeat_utc = null "
+                            "where id = ? and holder_token = ?", [run_id, self.holder.token])
 
     def run(self, run_id: str, *, missing_ok: bool = False) -> RunRecord | None:
         """A stored run, or None when missing_ok and it does not exist."""
@@ -107,12 +168,18 @@ class Store:
         return _run_record(rows[0])
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run with its conversation count and mean agent reward."""
-        sql = """select r.id, r.created_utc, r.status, r.seed,
+        """Every run with its conversation count and mean agent reward; a run whose process died reads interrupted."""
+        sql = """select r.id, r.created_utc, r.status, r.seed, r.holder_host, r.holder_pid, r.holder_started, r.heartbeat_utc,
                    count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
                  from runs r left join conversations c on c.run_id = r.id
                  group by r.id order by r.created_utc"""
-        return list(self.db.query(sql))
+        rows = []
+        for row in self.db.query(sql):
+            row["status"] = shown_status(row)
+            for key in ("holder_host", "holder_pid", "holder_started", "heartbeat_utc"):
+                row.pop(key)
+            rows.append(row)
+        return rows
 
     # ------------------------------------------------------------------ conversations
 
@@ -137,7 +204,7 @@ class Store:
         alone and turn their metric's value into an error; the stored metric values are returned.
         """
         cid = result.conversation_id
-        with self.db.atomic():
+        with self._write():
             self._delete_conversation(cid)
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
@@ -168,7 +235,7 @@ class Store:
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
         """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
-        with self.db.atomic():
+        with self._write():
             self._insert("llm_calls", [_llm_call_row(run_id, conversation_id, arm, call)])
 
     def run_spend(self, run_id: str) -> float:
@@ -200,7 +267,7 @@ class Store:
 
     def cache_put(self, key: str, response_json: str) -> None:
         """Remember a model response (committed at once, so a killed run keeps it)."""
-        with self.db.atomic():
+        with self._write():
             self.db.execute("insert or replace into llm_cache (key, response_json, created_utc) values (?, ?, ?)",
                             [key, response_json, utc_now()])
 
@@ -233,8 +300,90 @@ class Store:
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
-        self.db.table("events").insert({"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
-                                  "kind": kind, "data_json": canonical_json(data)})
+        with self._write():
+            self._insert("events", [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
+                                     "kind": kind, "data_json": canonical_json(data)}])
+
+
+def migrate(db: Database, migration_sets: Sequence[Migrations],
+            write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+    """Apply every pending migration, safely when several processes open a fresh database at once.
+
+    Nothing is written when nothing is pending (readers stay readers). Transactional migrations run in one
+    write transaction that checks again what is pending after taking the lock; a migration that cannot run in a
+    transaction (WAL) runs alone and must be idempotent, as two processes may both run it.
+    """
+    while any(m.pending(db) for m in migration_sets):
+        outside: tuple[Migrations, Any] | None = None
+        with write():
+            for migration_set in migration_sets:
+                migration_set.ensure_migrations_table(db)
+                for migration in migration_set.pending(db):
+                    if not migration.transactional:
+                        outside = (migration_set, migration)
+                        break
+                    with db.atomic():
+                        migration.fn(db)
+                        _record_migration(db, migration_set.name, migration.name)
+                if outside is not None:
+                    break
+        if outside is not None:
+            migration_set, migration = outside
+            migration.fn(db)
+            with write():
+                _record_migration(db, migration_set.name, migration.name)
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    # A WAL database needs its -shm file: on a read-only file system that cannot be created, and nothing can
+    # change the file there anyway, so SQLite may treat it as immutable.
+    uri = path.resolve().as_uri()
+    error: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{options}", uri=True)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            error = exc
+    assert error is not None
+    raise error
+
+
+def _refuse_pending(db: Database, migration_sets: Sequence[Migrations], path: Path) -> None:
+    pending = [m.name for migration_set in migration_sets for m in migration_set.pending(db)]
+    if pending:
+        raise ConfigError(f"{path} is read-only and needs an upgrade first ({len(pending)} pending migrations, "
+                          f"e.g. {pending[0]}): open it once with write access (e.g. `bench runs --db {path}`)")
+
+
+def _record_migration(db: Database, set_name: str, name: str) -> None:
+    db.execute(f"insert or ignore into {Migrations.migrations_table} (migration_set, name, applied_at) values (?, ?, ?)",
+               [set_name, name, utc_now()])
+
+
+def shown_status(row: dict[str, Any]) -> str:
+    """A run's status as it stands: "running" only while its holder lives, "interrupted" once it died."""
+    if row["status"] == "running" and not _row_holder_alive(row):
+        return "interrupted"
+    return str(row["status"])
+
+
+def _row_holder_alive(row: dict[str, Any]) -> bool:
+    return holder_alive(row.get("holder_host"), row.get("holder_pid"), row.get("holder_started"), row.get("heartbeat_utc"))
+
+
+def _refuse_held(row: dict[str, Any], me: Holder) -> None:
+    if row["status"] != "running" or row.get("holder_token") in (None, me.token):
+        return
+    if not _row_holder_alive(row):
+        return  # its process died (kill -9, crash): this one takes the run over
+    age = heartbeat_age_s(row["heartbeat_utc"])
+    raise RunBusyError(
+        f"run {row['id']!r} is being run right now by process {row['holder_pid']} on {row['holder_host']} "
+        f"(heartbeat {age:.0f}s ago); wait for it to end, or stop it, then run the same command again to resume"
+    )
 
 
 def _refuse_changed(existing: RunRecord, config: dict[str, Any], config_hash: str, task_sets: dict[str, str]) -> None:
@@ -250,7 +399,7 @@ def _refuse_changed(existing: RunRecord, config: dict[str, Any], config_hash: st
 
 def _run_record(row: dict[str, Any]) -> RunRecord:
     return RunRecord(
-        id=row["id"], created_utc=row["created_utc"], updated_utc=row["updated_utc"], status=row["status"],
+        id=row["id"], created_utc=row["created_utc"], updated_utc=row["updated_utc"], status=shown_status(row),
         config=json.loads(row["config_json"]), config_hash=row["config_hash"], plugins=json.loads(row["plugins_json"]),
         task_sets=json.loads(row["task_sets_json"]), seed=row["seed"],
     )

@@ -166,10 +166,14 @@ class OpenAIClient(ModelClient):
         started = time.perf_counter()
         content = json.dumps(self.build_payload(request), ensure_ascii=False, separators=(",", ":")).encode()
         response, attempts = await self._post_with_retries(content)
-        if response.status_code >= 300:
-            raise self.status_error(response)
-        body = self.parse_body(response.text)
-        parsed = self.parse_completion(body)
+        try:
+            if response.status_code >= 300:
+                raise self.status_error(response)
+            body = self.parse_body(response.text)
+            parsed = self.parse_completion(body)
+        except ModelError as exc:
+            exc.attempts = attempts  # the ledger keeps the real count of a failed call too
+            raise
         latency_ms = round((time.perf_counter() - started) * 1000)
         return attrs.evolve(parsed, attempts=attempts, latency_ms=latency_ms, raw=body)
 
@@ -192,13 +196,19 @@ class OpenAIClient(ModelClient):
         """The first response that is not worth retrying, and how many attempts it took."""
         rng: random.Random | None = None
         for attempt in range(1, self.retry.max_retries + 2):
-            outcome, retry_after = await self._attempt(content)
+            try:
+                outcome, retry_after = await self._attempt(content)
+            except ModelError as exc:
+                exc.attempts = attempt
+                raise
             if isinstance(outcome, httpx.Response):
                 return outcome, attempt
             cause = outcome
             if attempt > self.retry.max_retries:
                 message = f"{self._where}: gave up after {attempt} attempts; last: {_describe(cause)}"
-                raise ModelUnavailableError(message) from cause
+                error = ModelUnavailableError(message)
+                error.attempts = attempt
+                raise error from cause
             # Seeded from the request, never the global RNG, so a rerun of the same request backs off the same way.
             rng = rng or random.Random(int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big"))
             delay = self.retry.delay(attempt, rng, retry_after)

@@ -12,7 +12,7 @@ import attrs
 import structlog
 from bench_openai.client import OpenAIClient
 
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelHTTPError
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelError, ModelHTTPError
 
 from .parsing import check_modes, parse_text
 from .prompting import inline_tools
@@ -78,13 +78,18 @@ class VLLMClient(OpenAIClient):
         except ModelHTTPError as exc:
             if not (self._asks_auto(request) and AUTO_TOOL_CHOICE_REFUSAL in exc.body):
                 raise
+            refused = exc.attempts
         # Not guarded by the flag: requests already in flight when another one flipped it get the same refusal.
         if self.server_parses_tools:
             self.server_parses_tools = False
             log.warning("vllm.no_tool_parser", model=self.config.model, base_url=self.base_url,
                         note='sending tool_choice "none" and reading tool calls from the text')
-        response = await super().complete(request)
-        return attrs.evolve(response, attempts=response.attempts + 1)
+        try:
+            response = await super().complete(request)
+        except ModelError as exc:
+            exc.attempts += refused
+            raise
+        return attrs.evolve(response, attempts=response.attempts + refused)
 
     def build_payload(self, request: ChatRequest) -> dict[str, Any]:
         """The parent's body, with tools in the prompt, "auto" downgraded, or Mistral's tag kept, as configured."""
