@@ -52,7 +52,7 @@ extras() {
     # Plots (matplotlib) and the viewer's browser tests: Selenium driving Debian's Chromium (browser downloads do not work offline).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./kernel[plots]" -e "./plugins/view[browser]"
     if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-        apt-get install -y chromium chromium-driver
+        { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } || echo "chromium could not be installed: the browser tests will skip" >&2
     fi
 }
 
