@@ -152,8 +152,9 @@ def structure(data: Any, cls: type[T], *, source: str, root: str = "$") -> T:
 def _problems(exc: Exception, root: str) -> list[str]:
     if isinstance(exc, cattrs.BaseValidationError):
         found = cattrs.transform_error(exc, path=root, format_exception=_say_why)
-        extra = [f"and {len(found) - MAX_PROBLEMS} more problems"] if len(found) > MAX_PROBLEMS else []
-        return found[:MAX_PROBLEMS] + extra
+        if len(found) <= MAX_PROBLEMS + 1:  # room for a list's own "stopped after" line
+            return found
+        return [*found[:MAX_PROBLEMS], f"and {len(found) - MAX_PROBLEMS} more problems"]
     if isinstance(exc, RecursionError):
         return [f"nested too deeply @ {root}"]
     return [f"{exc} @ {root}"]
@@ -212,7 +213,7 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def check_plain_data(data: Any, root: str = "$") -> list[str]:
+def check_plain_data(data: Any, root: str = "$", *, numbers: bool = True) -> list[str]:
     """Problems of parsed data that would break storing it: nesting past MAX_DEPTH, lone surrogates, non-finite numbers."""
     problems: list[str] = []
     stack: list[tuple[Any, str, int]] = [(data, root, 0)]
@@ -221,7 +222,7 @@ def check_plain_data(data: Any, root: str = "$") -> list[str]:
         if isinstance(value, str):
             if not _encodable(value):
                 problems.append(f"a lone surrogate (invalid Unicode) in a string @ {where}")
-        elif isinstance(value, float) and not math.isfinite(value):
+        elif numbers and isinstance(value, float) and not math.isfinite(value):
             problems.append(f"{value} is not a finite number @ {where}")
         elif isinstance(value, dict | list):
             if depth >= MAX_DEPTH:

@@ -31,7 +31,7 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.modelhub.prices import Price, cost_of
-from bench_kernel.serialization import canonical_json, converter, unstructure
+from bench_kernel.serialization import canonical_json, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
@@ -276,12 +276,9 @@ def role_option_hint(role: str) -> str:
     return f"--{role}-model" if role in ROLES else f"--model-option {role}.model=NAME"
 
 
-def model_configs(data: Mapping[str, Any]) -> dict[str, ModelConfig]:
+def model_configs(data: Mapping[str, Any], *, source: str = "model configuration") -> dict[str, ModelConfig]:
     """Structure {role: {...}} into model configurations; any role name is allowed (judge-2, profiler, tts, asr)."""
     bad = [r for r in data if not isinstance(r, str) or not ROLE_NAME.match(r)]
     if bad:
         raise ConfigError(f"invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter")
-    try:
-        return {role: converter.structure(dict(cfg), ModelConfig) for role, cfg in data.items()}
-    except Exception as exc:
-        raise ConfigError(f"invalid model configuration: {exc}") from exc
+    return {role: structure(dict(cfg), ModelConfig, source=source, root=f"$.models.{role}") for role, cfg in data.items()}
