@@ -15,6 +15,7 @@ from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
+from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
@@ -37,7 +38,7 @@ class BenchGroup(click.Group):
         except BenchError as exc:
             if os.environ.get("BENCH_DEBUG"):
                 raise
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(redact(str(exc))) from exc
 
 
 @click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -31,6 +31,7 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.modelhub.prices import Price, cost_of
+from bench_kernel.modelhub.redact import add_secret_variables, redact_exception
 from bench_kernel.serialization import canonical_json, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 
@@ -81,6 +82,9 @@ class ModelHub:
     spent: float = 0.0
     clients: dict[str, AnyClient] = attrs.field(factory=dict)
 
+    def __attrs_post_init__(self) -> None:
+        add_secret_variables(config.api_key_env for config in self.configs.values())
+
     @property
     def exhausted(self) -> bool:
         """True once the cost cap is reached."""
@@ -110,7 +114,10 @@ class ModelHub:
     async def check(self) -> None:
         """Create every role's client and verify its credentials before the run starts."""
         for role in self.configs:
-            await self.client(role).check()
+            try:
+                await self.client(role).check()
+            except ModelError as exc:
+                raise redact_exception(exc) from None
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""
@@ -142,7 +149,8 @@ class ModelHub:
         try:
             response = await self.typed_client(role, ModelClient).complete(request)
         except ModelError as exc:
-            _record(ledger, _failed(role, config, "chat", started, exc, key))
+            # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
+            _record(ledger, _failed(role, config, "chat", started, redact_exception(exc), key))
             raise
         cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
         self.spent += cost or 0.0
@@ -170,7 +178,7 @@ class ModelHub:
         try:
             result = await call()
         except ModelError as exc:
-            _record(ledger, _failed(role, config, kind, started, exc))
+            _record(ledger, _failed(role, config, kind, started, redact_exception(exc)))
             raise
         tokens = getattr(result, "prompt_tokens", None)
         cost = cost_of(self.prices, config.model, tokens or 0, 0)
