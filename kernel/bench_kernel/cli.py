@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from bench_kernel.report.report import build_report, render, render_section, run
 from bench_kernel.run import runner
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
-from bench_kernel.store.store import Store
+from bench_kernel.store.store import open_store_for_reading, store_error
 from bench_kernel.tasks import checks
 
 DEFAULT_DB = "bench.db"
@@ -34,11 +35,23 @@ class BenchGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, translating bench errors."""
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except sqlite3.Error as exc:  # a write that failed mid-run (disk full, file made read-only)
+                raise store_error(_db_path(ctx), exc) from exc
         except BenchError as exc:
             if os.environ.get("BENCH_DEBUG"):
                 raise
             raise click.ClickException(redact(str(exc))) from exc
+
+
+def _db_path(ctx: click.Context) -> str:
+    return str(ctx.meta.get("bench.db", DEFAULT_DB))
+
+
+def _remember_db(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.meta["bench.db"] = value  # meta is shared by nested contexts: the group reads it to name the file in store errors
+    return value
 
 
 @click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -50,7 +63,7 @@ def cli() -> None:
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """The --db option shared by commands that read or write the store."""
     return click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCH_DB", default=DEFAULT_DB,
-                        show_default=True, help="SQLite results database.")(func)
+                        show_default=True, callback=_remember_db, help="SQLite results database.")(func)
 
 
 def plugin_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -224,7 +237,7 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
 
 def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
-    store = Store(db_path)
+    store = open_store_for_reading(db_path)
     try:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
@@ -255,7 +268,7 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by:
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
     require_db(db_path)
-    store = Store(db_path)
+    store = open_store_for_reading(db_path)
     rows = store.runs()
     store.close()
     if fmt == "json":

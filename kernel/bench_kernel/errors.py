@@ -47,6 +47,10 @@ class ResumeConflictError(BenchError):
     """A run id exists in the store with a different configuration."""
 
 
+class StoreError(BenchError):
+    """The results database cannot be opened or written (missing directory, damaged file, read-only, disk full)."""
+
+
 class ToolError(BenchError):
     """A tool refused a call; the message is shown to the caller as the tool result."""
 

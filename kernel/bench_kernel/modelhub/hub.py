@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import attrs
 import structlog
 
-from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError
+from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelResponseError
 from bench_kernel.modelhub.api import (
     AnyClient,
     Audio,
@@ -32,7 +32,7 @@ from bench_kernel.modelhub.api import (
 )
 from bench_kernel.modelhub.prices import Price, cost_of
 from bench_kernel.modelhub.redact import add_secret_variables, redact_exception
-from bench_kernel.serialization import canonical_json, converter, structure, unstructure
+from bench_kernel.serialization import canonical_json, check_plain_data, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
@@ -147,7 +147,7 @@ class ModelHub:
                     ledger: Sink) -> ChatResponse:
         started = time.perf_counter()
         try:
-            response = await self.typed_client(role, ModelClient).complete(request)
+            response = _checked_reply(await self.typed_client(role, ModelClient).complete(request))
         except ModelError as exc:
             # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
             _record(ledger, _failed(role, config, "chat", started, redact_exception(exc), key))
@@ -207,6 +207,15 @@ class ModelHub:
 
 
 Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
+
+
+def _checked_reply(response: ChatResponse) -> ChatResponse:
+    """Refuse a reply that could not be stored: invalid Unicode (JSON escapes of lone surrogates), arguments nested too deeply."""
+    problems = check_plain_data({"content": response.content, "reasoning": response.reasoning,
+                                 "tool_calls": [[c.name, c.arguments] for c in response.tool_calls]}, "$.reply")
+    if problems:
+        raise ModelResponseError("the reply cannot be stored: " + "; ".join(problems[:3]))
+    return response
 
 
 def _record(ledger: Sink, entry: LedgerEntry) -> None:
@@ -288,5 +297,6 @@ def model_configs(data: Mapping[str, Any], *, source: str = "model configuration
     """Structure {role: {...}} into model configurations; any role name is allowed (judge-2, profiler, tts, asr)."""
     bad = [r for r in data if not isinstance(r, str) or not ROLE_NAME.match(r)]
     if bad:
-        raise ConfigError(f"invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter")
+        raise ConfigError(f"{source}: invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', "
+                          f"starting with a letter @ $.models")
     return {role: structure(dict(cfg), ModelConfig, source=source, root=f"$.models.{role}") for role, cfg in data.items()}

@@ -32,11 +32,13 @@ def secret_values() -> set[str]:
 
 
 def redact(text: str) -> str:
-    """The text with known secret values, `Bearer ...` tokens and api-key/authorization header values replaced by ***."""
+    """The text with secret values, `Bearer ...` tokens and api-key/authorization header values as ***, safe to store as UTF-8."""
     for secret in sorted(secret_values(), key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, "***")
-    return _HEADERS.sub(lambda m: m.group("name") + "***", text)
+    text = _HEADERS.sub(lambda m: m.group("name") + "***", text)
+    # Lone surrogates (from JSON escapes in a reply) would make the text impossible to log or store as UTF-8.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def redact_exception(exc: BaseException) -> BaseException:

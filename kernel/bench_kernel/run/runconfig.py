@@ -73,7 +73,7 @@ def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any],
     fields = {f.name for f in attrs.fields(RunConfig)}
     unknown = sorted(set(run) - fields)
     if unknown:
-        raise ConfigError(f"{source}: unknown run setting {unknown[0]!r}")
+        raise ConfigError(f"{source}: unknown run setting {unknown[0]!r} @ $.run.{unknown[0]}")
     config = structure({**run, "models": {}, "prices": {}}, RunConfig, source=source, root="$.run")
     config = attrs.evolve(config, models=model_configs(models, source=source), prices=prices)
     problems = run_config_problems(config)
@@ -159,7 +159,7 @@ def _merge_models(from_file: Mapping[str, Any], from_cli: Mapping[str, Mapping[s
         merged.setdefault(role, {}).update(values)
     for role, cfg in merged.items():
         if "model" not in cfg:
-            raise ConfigError(f"the {role} model needs a name (--{role}-model or model = ... in [models.{role}])")
+            raise ConfigError(f"{source}: the {role} model needs a name (--{role}-model or model = ... in [models.{role}]) @ $.models.{role}")
     return merged
 
 

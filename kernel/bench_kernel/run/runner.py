@@ -30,7 +30,7 @@ from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
 from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
-from bench_kernel.store.store import MetricValue, PluginRows, Store
+from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
@@ -411,7 +411,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     except BaseException:
         await models.aclose()
         raise
-    store = Store(store_path, registry.migrations)
+    store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
     config_hash = config.config_hash(task_sets)

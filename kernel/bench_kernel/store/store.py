@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import attrs
 from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
-from bench_kernel.errors import ConfigError, ResumeConflictError
+from bench_kernel.errors import ConfigError, ResumeConflictError, StoreError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.migrations import migrations as kernel_migrations
@@ -52,11 +53,76 @@ class RunRecord:
     seed: int
 
 
+def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
+    """Open (creating and migrating) the results database; failures are one StoreError that says what to do."""
+    try:
+        return Store(path, extra_migrations)
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+
+
+def open_store_for_reading(path: Path | str) -> Store:
+    """Open the results database to read it, read-only when it cannot be written (a read-only file or file system)."""
+    try:
+        return Store(path)
+    except sqlite3.OperationalError as exc:
+        if not _is_read_only(exc):
+            raise store_error(path, exc) from exc
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+    try:
+        store = Store(path, read_only=True)
+        store.db.execute("select count(*) from runs").fetchone()
+        return store
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    # mode=ro still needs the WAL index beside the file; immutable=1 reads a cleanly closed file without it.
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def store_error(path: Path | str, exc: BaseException) -> StoreError:
+    """A clean error for a failed open or write of the results database, saying what to do about it."""
+    text, where = str(exc), Path(path)
+    lowered = text.lower()
+    if "full" in lowered or "disk i/o" in lowered:
+        advice = ("the disk refused a write (full, or a file-size limit): free some space and run the same command "
+                  "again (finished conversations are kept; the run resumes)")
+    elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        advice = ("this file is not a bench results database, or it is damaged: pass another --db "
+                  "(a damaged database can be salvaged with `sqlite3 FILE .recover`)")
+    elif "readonly" in lowered or "read-only" in lowered:
+        advice = "the file or its file system is read-only: pass a writable --db (reports can still read it)"
+    elif "unable to open" in lowered and not where.parent.is_dir():
+        advice = f"the directory {where.parent} does not exist: create it or pass another --db"
+    elif "unable to open" in lowered:
+        advice = "it cannot be opened: check that it is a file you may read and write, or pass another --db"
+    else:
+        advice = "run the same command again; if it fails again, pass another --db"
+    return StoreError(f"results database {where}: {text}; {advice}")
+
+
 class Store:
     """The results database; opening it applies every pending migration set."""
 
-    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> None:
+    def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
         self.path = Path(path) if path != ":memory:" else None
+        if read_only and self.path is not None:  # no pragma, no migration: nothing is written
+            self.db = Database(_read_only_connection(self.path))
+            return
         self.db = Database(memory=True) if self.path is None else Database(self.path)
         self.db.execute("PRAGMA busy_timeout = 10000")
         # WAL + NORMAL survives a killed process (only an OS crash may drop the last commits).
