@@ -30,7 +30,7 @@ from bench_kernel.serialization import canonical_json, load_tasks, unstructure
 from bench_kernel.tasks.domain import DomainOptions, build_environment
 
 LONG = os.environ.get("BENCH_FUZZ") == "long"
-FUZZ = settings(max_examples=1000 if LONG else 30, deadline=None, derandomize=not LONG, database=None,
+FUZZ = settings(max_examples=3000 if LONG else 30, deadline=None, derandomize=not LONG, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 FILE_LEVEL = re.compile(r"not valid JSON|not UTF-8 text|nested too deeply|is not a JSON number|is a directory|file not found")
 """Problems that concern the whole file (their message says where: line, column or offset)."""

@@ -103,6 +103,7 @@ def test_a_lone_surrogate_is_refused_by_bench_tasks_before_bench_run_meets_it(tm
 
 RUN_FILE_CASES = [
     pytest.param("[run]\ntrials = -1\n", "trials must be at least 1, not -1 @ $.run.trials", id="negative-trials"),
+    pytest.param("[run]\ntrials = 100000000000\n", "trials must be at most 10000", id="huge-trials"),
     pytest.param("[run]\nmax_cost = -5.0\n", "max_cost must be a finite number of USD, 0 or more, not -5.0 @ $.run.max_cost", id="negative-cost"),
     pytest.param("[run]\nconversation_timeout_s = nan\n", "@ $.run.conversation_timeout_s", id="nan-timeout"),
     pytest.param("[run]\nrun_timeout_s = -inf\n", "@ $.run.run_timeout_s", id="negative-infinite-timeout"),

@@ -41,6 +41,8 @@ MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeou
 MAX_CONCURRENCY = 4096
 """Conversations or requests in flight at most: each request slot costs memory and connections up front."""
 MAX_RETRIES = 100
+MAX_TRIALS = 10_000
+"""Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
 SQLITE_INTEGERS = range(-(2**63), 2**63)
 """What SQLite's INTEGER holds: a seed outside it could not be stored with its run."""
 
@@ -88,6 +90,8 @@ def run_config_problems(config: RunConfig) -> list[str]:
     problems = [f"{name} must be at least 1, not {value} @ {run}.{name}"
                 for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal")
                 if (value := getattr(config, name)) is not None and value < 1]
+    if config.trials > MAX_TRIALS:
+        problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
     if config.concurrency > MAX_CONCURRENCY:
         problems.append(f"concurrency must be at most {MAX_CONCURRENCY}, not {config.concurrency} @ {run}.concurrency")
     if config.seed not in SQLITE_INTEGERS:
