@@ -7,13 +7,14 @@ import json
 import math
 import re
 import time
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.cols import is_mapping, is_mutable_sequence
+from cattrs.cols import is_mapping, is_mutable_sequence, mapping_structure_factory
 from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
@@ -73,8 +74,15 @@ def _make_strict(conv: cattrs.Converter) -> None:
     conv.register_structure_hook(int, lambda obj, cl: _scalar(obj, cl, int, "an integer"))
     conv.register_structure_hook(float, _structure_float)
     conv.register_structure_hook_factory(attrs.has, lambda cl: _checked(conv.gen_structure_attrs_fromdict(cl), dict, "an object"))
-    conv.register_structure_hook_factory(is_mapping, lambda cl: _checked(conv.gen_structure_mapping(cl), Mapping, "an object"))
+    # Not conv.gen_structure_mapping: it registers its unchecked hook for the type, which would replace this one.
+    conv.register_structure_hook_factory(is_mapping, lambda cl: _checked(_mapping_hook(conv, cl), Mapping, "an object"))
     conv.register_structure_hook_factory(is_mutable_sequence, lambda cl: _list_hook(conv, cl))
+
+
+def _mapping_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
+    origin = typing.get_origin(cl) or cl
+    target = origin if isinstance(origin, type) and issubclass(origin, dict) else dict
+    return mapping_structure_factory(cl, conv, target, detailed_validation=conv.detailed_validation)
 
 
 def _expect(obj: Any, kind: type | tuple[type, ...], what: str) -> Any:
