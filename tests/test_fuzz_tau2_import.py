@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from bench_kernel.testing import bench_cli
 
 LONG = os.environ.get("BENCH_FUZZ") == "long"
 FUZZ = settings(max_examples=500 if LONG else 5, deadline=None, derandomize=not LONG, database=None,
+                phases=list(Phase) if LONG else [Phase.explicit, Phase.generate],  # shrinking imports costs seconds each
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 COMMANDS = bench_cli(["mock", "tau2"])
 values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10)),

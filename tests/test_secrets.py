@@ -42,8 +42,12 @@ FAULTS: list[tuple[int, str, Any]] = [
 class _EchoHandler(BaseHTTPRequestHandler):
     count = 0
     lock = threading.Lock()
+    check_status = 200
 
     def do_GET(self) -> None:  # the credential check before the run
+        if self.check_status != 200:
+            self._send(self.check_status, "text/plain", _echo(self.headers))
+            return
         self._send(200, "application/json", json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}))
 
     def do_POST(self) -> None:
@@ -68,6 +72,7 @@ class _EchoHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def echo_server() -> Iterator[str]:
     _EchoHandler.count = 0
+    _EchoHandler.check_status = 200
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -107,3 +112,14 @@ def test_credentials_echoed_by_every_fault_kind_never_reach_the_database_logs_or
     assert len(errors) >= len(FAULTS) and "Bearer ***" in stored, errors
     report = _bench("report", "--db", str(db), "--format", "json", run_id, env={})
     assert report.returncode == 0 and _leaks(report.stdout + report.stderr) == []
+
+
+@pytest.mark.parametrize("status", [401, 403, 503])
+def test_a_credential_check_that_echoes_the_key_is_refused_without_printing_it(echo_server: str, tmp_path: Path, status: int) -> None:
+    _EchoHandler.check_status = status
+    result = _bench("run", "-p", "mock", "-p", "openai", "-p", "llm", "--agent", "llm-fc", "--agent-model", "m",
+                    "--agent-base-url", echo_server, "--agent-api-key-env", "ECHO_KEY", "--model-option", "agent.max_retries=0",
+                    "--db", str(tmp_path / "b.db"), "--format", "none", env={"ECHO_KEY": KEY})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "Bearer ***" in result.stderr
+    assert _leaks(result.stdout + result.stderr) == []
