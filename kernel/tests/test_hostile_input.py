@@ -14,6 +14,7 @@ from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError, TaskFileError
 from bench_kernel.run.runconfig import build_run_config, read_run_file
 from bench_kernel.serialization import MAX_PROBLEMS, load_tasks
+from bench_kernel.tasks.domain import DomainOptions, read_tasks
 
 
 def task(**fields: Any) -> dict[str, Any]:
@@ -57,6 +58,13 @@ def test_broken_task_files_are_one_clean_error_naming_file_and_path(tmp_path: Pa
         load_tasks(path)
     assert message in str(caught.value)
     assert str(caught.value).startswith(str(path))
+
+
+def test_a_split_file_whose_ids_are_a_string_is_refused_not_split_into_characters(tmp_path: Path) -> None:
+    tasks = write(tmp_path, json.dumps([task(id="a"), task(id="b")]))
+    write(tmp_path, json.dumps({"train": "ab"}), "split_tasks.json")
+    with pytest.raises(TaskFileError, match=r"split_tasks.json: expected a list, got a string 'ab' @ \$\['train'\]"):
+        read_tasks(tasks, DomainOptions(split="train"))
 
 
 def test_a_directory_as_task_file_is_a_clean_error(tmp_path: Path) -> None:
