@@ -34,6 +34,7 @@ FUZZ = settings(max_examples=3000 if LONG else 30, deadline=None, derandomize=no
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 FILE_LEVEL = re.compile(r"not valid JSON|not UTF-8 text|nested too deeply|is not a JSON number|is a directory|file not found")
 """Problems that concern the whole file (their message says where: line, column or offset)."""
+TOML_LEVEL = re.compile(r"not valid TOML: .*\(at (line \d+, column \d+|end of document)\)|not UTF-8 text|nested too deeply")
 
 # --------------------------------------------------------------------------- strategies
 
@@ -159,6 +160,8 @@ def run_files(draw: st.DrawFn) -> str:
         lines += [f"[models.{json.dumps(role)}]", *(f"{k} = {_toml(v)}" for k, v in model.items())]
     if draw(st.booleans()):
         lines += ["[prices]", f"m = {_toml(draw(toml_values))}"]
+    if draw(st.integers(0, 9)) == 0:
+        lines += [draw(st.sampled_from(["[runs]", "[[run]]", "models = 1", "[models]\nagent = 'x'"]))]
     return "\n".join(lines) + "\n"
 
 
@@ -172,6 +175,7 @@ def test_any_run_file_gives_a_valid_configuration_or_one_clean_error(text: str, 
             config = build_run_config(read_run_file(path), {}, source=str(path))
         except ConfigError as exc:
             assert str(path) in str(exc)
+            assert " @ $" in str(exc) or TOML_LEVEL.search(str(exc)), str(exc)
             return
     assert run_config_problems(config) == []
     assert -(2**63) <= config.seed < 2**63

@@ -60,7 +60,7 @@ def read_run_file(path: Path) -> dict[str, Any]:
         raise TaskFileError(str(path), problems)
     unknown = sorted(set(data) - {"run", "models", "prices"})
     if unknown:
-        raise ConfigError(f"{path}: unknown section [{unknown[0]}] (sections: run, models, prices)")
+        raise ConfigError(f"{path}: unknown section [{unknown[0]}] (sections: run, models, prices) @ $.{unknown[0]}")
     for section in ("run", "models", "prices"):
         if not isinstance(data.get(section, {}), dict):
             raise ConfigError(f"{path}: [{section}] must be a table @ $.{section}")
