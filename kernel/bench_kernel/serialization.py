@@ -224,24 +224,36 @@ def _refuse_constant(name: str) -> Any:
 def check_plain_data(data: Any, root: str = "$", *, numbers: bool = True) -> list[str]:
     """Problems of parsed data that would break storing it: nesting past MAX_DEPTH, lone surrogates, non-finite numbers."""
     problems: list[str] = []
-    stack: list[tuple[Any, str, int]] = [(data, root, 0)]
-    while stack and len(problems) < MAX_PROBLEMS:  # iterative: deep data must not exhaust the Python stack
-        value, where, depth = stack.pop()
-        if isinstance(value, str):
-            if not _encodable(value):
-                problems.append(f"a lone surrogate (invalid Unicode) in a string @ {where}")
-        elif numbers and isinstance(value, float) and not math.isfinite(value):
-            problems.append(f"{value} is not a finite number @ {where}")
-        elif isinstance(value, dict | list):
-            if depth >= MAX_DEPTH:
-                problems.append(f"nested more than {MAX_DEPTH} levels deep @ {where}")
-                continue
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                if isinstance(key, str) and not _encodable(key):
-                    problems.append(f"a lone surrogate (invalid Unicode) in a key @ {where}")
-                stack.append((item, f"{where}.{key}" if isinstance(value, dict) else f"{where}[{key}]", depth + 1))
-    return problems
+    # Iterative, so deep data cannot exhaust the Python stack; a path is spelt out only for a problem.
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())] if isinstance(data, dict | list) else []
+    while stack and len(problems) < MAX_PROBLEMS:
+        value, path = stack.pop()
+        if len(path) >= MAX_DEPTH:
+            problems.append(f"nested more than {MAX_DEPTH} levels deep @ {_spell(root, path)}")
+            continue
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str) and not _encodable(key):
+                problems.append(f"a lone surrogate (invalid Unicode) in a key @ {_spell(root, path)}")
+            if isinstance(item, dict | list):
+                stack.append((item, (*path, key)))
+            elif (problem := _scalar_problem(item, numbers)) is not None:
+                problems.append(f"{problem} @ {_spell(root, (*path, key))}")
+    if not isinstance(data, dict | list) and (problem := _scalar_problem(data, numbers)) is not None:
+        problems.append(f"{problem} @ {root}")
+    return problems[:MAX_PROBLEMS]
+
+
+def _scalar_problem(value: Any, numbers: bool) -> str | None:
+    if isinstance(value, str) and not _encodable(value):
+        return "a lone surrogate (invalid Unicode) in a string"
+    if numbers and isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    return None
+
+
+def _spell(root: str, path: tuple[Any, ...]) -> str:
+    return root + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path)
 
 
 def _encodable(text: str) -> bool:
