@@ -4,6 +4,7 @@
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
 #   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines)
+#                                     # and the long fuzz profile (BENCH_FUZZ=long: thousands of examples per input boundary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${BENCH_VENV:-.venv}"
@@ -75,6 +76,6 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
-    test-extras) extras; shift; "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view tests/test_report_plots.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -41,6 +41,7 @@ from bench_kernel.errors import (
     ModelUnavailableError,
     ParticipantError,
     PluginError,
+    StoreError,
     TaskFileError,
     ToolError,
 )
@@ -223,6 +224,7 @@ __all__ = [
     "State",
     "StatusEntry",
     "Store",
+    "StoreError",
     "StructuredUserInstructions",
     "Subtask",
     "SystemMessage",

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import signal
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
+from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
 from bench_kernel.report.compare import compare_stored, render_comparison
 from bench_kernel.report.html import plots_or_note, render_html
@@ -28,7 +30,7 @@ from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.run.progress import Progress
 from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
-from bench_kernel.store.store import Store
+from bench_kernel.store.store import Store, open_store_for_reading, store_error
 from bench_kernel.tasks import checks
 
 DEFAULT_DB = "bench.db"
@@ -41,11 +43,23 @@ class BenchGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, translating bench errors."""
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except sqlite3.Error as exc:  # a write that failed mid-run (disk full, file made read-only)
+                raise store_error(_db_path(ctx), exc) from exc
         except BenchError as exc:
             if os.environ.get("BENCH_DEBUG"):
                 raise
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(redact(str(exc))) from exc
+
+
+def _db_path(ctx: click.Context) -> str:
+    return str(ctx.meta.get("bench.db", DEFAULT_DB))
+
+
+def _remember_db(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.meta["bench.db"] = value  # meta is shared by nested contexts: the group reads it to name the file in store errors
+    return value
 
 
 @click.group(cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,7 +71,7 @@ def cli() -> None:
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """The --db option shared by commands that read or write the store."""
     return click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCH_DB", default=DEFAULT_DB,
-                        show_default=True, help="SQLite results database.")(func)
+                        show_default=True, callback=_remember_db, help="SQLite results database.")(func)
 
 
 def plugin_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -250,7 +264,7 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
 
 def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
-    store = Store.for_reading(db_path)
+    store = open_store_for_reading(db_path)
     try:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
@@ -295,7 +309,7 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by:
 
 @contextlib.contextmanager
 def _store(db_path: str) -> Iterator[Store]:
-    store = Store(db_path)
+    store = open_store_for_reading(db_path)
     try:
         yield store
     finally:
@@ -314,7 +328,7 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
     try:
         for path in (db_path, db_b or db_path):
             require_db(path)
-            stores.append(Store(path))
+            stores.append(open_store_for_reading(path))
         click.echo(render_comparison(compare_stored(stores[0], run_a, stores[-1], run_b), fmt), nl=False)
     finally:
         for store in stores:
@@ -327,7 +341,7 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
     require_db(db_path)
-    store = Store.for_reading(db_path)
+    store = open_store_for_reading(db_path)
     rows = store.runs()
     store.close()
     if fmt == "json":

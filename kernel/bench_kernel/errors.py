@@ -51,6 +51,10 @@ class RunBusyError(ResumeConflictError):
     """Another live process holds the run's lease: it is being run right now."""
 
 
+class StoreError(BenchError):
+    """The results database cannot be opened or written (missing directory, damaged file, read-only, disk full)."""
+
+
 class ToolError(BenchError):
     """A tool refused a call; the message is shown to the caller as the tool result."""
 

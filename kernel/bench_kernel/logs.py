@@ -6,6 +6,9 @@ import logging
 import sys
 
 import structlog
+from structlog.typing import EventDict, WrappedLogger
+
+from bench_kernel.modelhub.redact import redact
 
 
 def configure_logging(level: str = "warning", *, json_logs: bool | None = None) -> None:
@@ -18,6 +21,7 @@ def configure_logging(level: str = "warning", *, json_logs: bool | None = None) 
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            redact_secrets,
             structlog.processors.dict_tracebacks if json_logs else structlog.dev.set_exc_info,
             renderer,
         ],
@@ -25,3 +29,9 @@ def configure_logging(level: str = "warning", *, json_logs: bool | None = None) 
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def redact_secrets(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
+    """Blank credentials in every text of a log event (errors quote what endpoints sent, which may echo them)."""
+    return {k: redact(v) if isinstance(v, str) else redact(repr(v)) if isinstance(v, BaseException) else v
+            for k, v in event.items()}

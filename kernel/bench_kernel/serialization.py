@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import time
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
+from cattrs.cols import is_mapping, is_mutable_sequence, mapping_structure_factory
+from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
 from cattrs.v import format_exception
@@ -21,6 +26,10 @@ from bench_kernel.tasks.extensions import TaskVocabulary, extract
 from bench_kernel.tasks.schema import RewardRule, StructuredUserInstructions, Task
 
 T = TypeVar("T")
+MAX_DEPTH = 100
+"""Deepest nesting of arrays and objects a data file may have (tau2's files stay under 10)."""
+MAX_PROBLEMS = 20
+"""Problems reported for one file or list: past this, the rest are counted, not listed (bounded memory)."""
 
 _MESSAGE_TYPES: dict[str, type] = {
     "system": SystemMessage,
@@ -47,13 +56,94 @@ def make_kernel_converter() -> cattrs.Converter:
     rule_from_dict = make_dict_structure_fn(RewardRule, conv, _cattrs_forbid_extra_keys=True)
 
     def structure_rule(obj: Any, _: Any) -> RewardRule:
-        return RewardRule(name=obj) if isinstance(obj, str) else rule_from_dict(obj, RewardRule)
+        return RewardRule(name=obj) if isinstance(obj, str) else rule_from_dict(_expect(obj, dict, "an object"), RewardRule)
+
+    _make_strict(conv)
 
     conv.register_structure_hook(RewardRule, structure_rule)
     conv.register_structure_hook(Message, structure_message)
     conv.register_structure_hook(StructuredUserInstructions | str, structure_instructions)
     conv.register_unstructure_hook(Message, lambda m: conv.unstructure(m, type(m)))
     return conv
+
+
+def _make_strict(conv: cattrs.Converter) -> None:
+    """Wrong JSON types are errors, never coerced: null is not "None", "false" is not True, "abc" is not a list."""
+    conv.register_structure_hook(str, lambda obj, cl: _scalar(obj, cl, str, "a string"))
+    conv.register_structure_hook(bool, lambda obj, cl: _expect(obj, bool, "true or false"))
+    conv.register_structure_hook(int, lambda obj, cl: _scalar(obj, cl, int, "an integer"))
+    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook_factory(attrs.has, lambda cl: _checked(conv.gen_structure_attrs_fromdict(cl), dict, "an object"))
+    # Not conv.gen_structure_mapping: it registers its unchecked hook for the type, which would replace this one.
+    conv.register_structure_hook_factory(is_mapping, lambda cl: _checked(_mapping_hook(conv, cl), Mapping, "an object"))
+    conv.register_structure_hook_factory(is_mutable_sequence, lambda cl: _list_hook(conv, cl))
+
+
+def _mapping_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
+    origin = typing.get_origin(cl) or cl
+    target = origin if isinstance(origin, type) and issubclass(origin, dict) else dict
+    return mapping_structure_factory(cl, conv, target, detailed_validation=conv.detailed_validation)
+
+
+def _expect(obj: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    if not isinstance(obj, kind) or (isinstance(obj, bool) and kind in (int, float)):
+        raise ValueError(f"expected {what}, got {_json_kind(obj)}")
+    return obj
+
+
+def _scalar(obj: Any, cl: type, kind: type, what: str) -> Any:
+    _expect(obj, kind, what)
+    return obj if cl is kind else cl(obj)  # str and int enums validate their value
+
+
+def _structure_float(obj: Any, _: Any) -> float:
+    return float(_expect(obj, (int, float), "a number"))
+
+
+def _checked(hook: Callable[[Any, Any], Any], kind: type, what: str) -> Callable[[Any, Any], Any]:
+    def structure_checked(obj: Any, cl: Any) -> Any:
+        return hook(_expect(obj, kind, what), cl)
+
+    return structure_checked
+
+
+def _list_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
+    """Lists only from lists; element errors stop at MAX_PROBLEMS so a huge bad list costs bounded memory."""
+    args = getattr(cl, "__args__", None)
+    elem = args[0] if args else Any
+    handler = None if elem is Any else conv.get_structure_hook(elem)
+
+    def structure_list(obj: Any, _: Any) -> list[Any]:
+        _expect(obj, list, "a list")
+        if handler is None:
+            return list(obj)
+        out, errors = [], []
+        for i, item in enumerate(obj):
+            try:
+                out.append(handler(item, elem))
+            except Exception as exc:  # noqa: BLE001 - collected with their index, as cattrs does
+                exc.__notes__ = [*getattr(exc, "__notes__", []), IterableValidationNote(f"@ index {i}", i, elem)]
+                errors.append(exc)
+                if len(errors) == MAX_PROBLEMS and i + 1 < len(obj):
+                    errors.append(ValueError(f"stopped after {MAX_PROBLEMS} problems ({len(obj) - i - 1} more items not checked)"))
+                    break
+        if errors:
+            raise IterableValidationError(f"While structuring {cl!r}", errors, cl)
+        return out
+
+    return structure_list
+
+
+def _json_kind(obj: Any) -> str:
+    names = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "a list", dict: "an object"}
+    kind = names.get(type(obj), type(obj).__name__)
+    return f"{kind} {shorten(repr(obj))}" if isinstance(obj, str | int | float) and not isinstance(obj, bool) else kind
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """The text cut to limit characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 converter = make_kernel_converter()
@@ -63,18 +153,25 @@ def structure(data: Any, cls: type[T], *, source: str, root: str = "$") -> T:
     """Structure data into cls, turning failures into a TaskFileError naming source and JSON path."""
     try:
         return converter.structure(data, cls)
-    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise TaskFileError(source, _problems(exc, root)) from exc
 
 
 def _problems(exc: Exception, root: str) -> list[str]:
     if isinstance(exc, cattrs.BaseValidationError):
-        return cattrs.transform_error(exc, path=root, format_exception=_say_why)
+        found = cattrs.transform_error(exc, path=root, format_exception=_say_why)
+        if len(found) <= MAX_PROBLEMS + 1:  # room for a list's own "stopped after" line
+            return found
+        return [*found[:MAX_PROBLEMS], f"and {len(found) - MAX_PROBLEMS} more problems"]
+    if isinstance(exc, RecursionError):
+        return [f"nested too deeply @ {root}"]
     return [f"{exc} @ {root}"]
 
 
 def _say_why(exc: BaseException, type_: Any) -> str:
     # cattrs says only "invalid value" for a validator's refusal; its reason is what the user needs.
+    if isinstance(exc, ValueError) and str(exc).startswith(("expected ", "stopped after ")):
+        return str(exc)  # our strict hooks' own words say what was expected and what came
     text = format_exception(exc, type_)
     if text == "invalid value" and str(exc):
         return f"invalid value: {exc}"
@@ -87,13 +184,84 @@ def unstructure(obj: Any) -> Any:
 
 
 def read_json(path: Path) -> Any:
-    """Read a JSON file, naming the file and position when it is not JSON."""
+    """Read a JSON data file, naming the file and where it is wrong: not UTF-8, not JSON, too deep, lone surrogates."""
+    text = read_text(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise TaskFileError(str(path), ["file not found"]) from exc
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise TaskFileError(str(path), [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+    except ValueError as exc:
+        raise TaskFileError(str(path), [str(exc)]) from exc
+    except RecursionError as exc:
+        raise TaskFileError(str(path), [f"nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"]) from exc
+    problems = check_plain_data(data)
+    if problems:
+        raise TaskFileError(str(path), problems)
+    return data
+
+
+def read_text(path: Path) -> str:
+    """A data file's text, with a clean error when it is missing, a directory, unreadable or not UTF-8."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise TaskFileError(str(path), ["file not found"]) from exc
+    except IsADirectoryError as exc:
+        raise TaskFileError(str(path), ["is a directory, not a file"]) from exc
+    except OSError as exc:
+        raise TaskFileError(str(path), [f"cannot be read: {exc.strerror or exc}"]) from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise TaskFileError(str(path), [f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} (offset {exc.start})"]) from exc
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_plain_data(data: Any, root: str = "$", *, numbers: bool = True) -> list[str]:
+    """Problems of parsed data that would break storing it: nesting past MAX_DEPTH, lone surrogates, non-finite numbers."""
+    problems: list[str] = []
+    # Iterative, so deep data cannot exhaust the Python stack; a path is spelt out only for a problem.
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())] if isinstance(data, dict | list) else []
+    while stack and len(problems) < MAX_PROBLEMS:
+        value, path = stack.pop()
+        if len(path) >= MAX_DEPTH:
+            problems.append(f"nested more than {MAX_DEPTH} levels deep @ {_spell(root, path)}")
+            continue
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str) and not _encodable(key):
+                problems.append(f"a lone surrogate (invalid Unicode) in a key @ {_spell(root, path)}")
+            if isinstance(item, dict | list):
+                stack.append((item, (*path, key)))
+            elif (problem := _scalar_problem(item, numbers)) is not None:
+                problems.append(f"{problem} @ {_spell(root, (*path, key))}")
+    if not isinstance(data, dict | list) and (problem := _scalar_problem(data, numbers)) is not None:
+        problems.append(f"{problem} @ {root}")
+    return problems[:MAX_PROBLEMS]
+
+
+def _scalar_problem(value: Any, numbers: bool) -> str | None:
+    if isinstance(value, str) and not _encodable(value):
+        return "a lone surrogate (invalid Unicode) in a string"
+    if numbers and isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    return None
+
+
+def _spell(root: str, path: tuple[Any, ...]) -> str:
+    return root + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Task]:
@@ -104,6 +272,8 @@ def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Tas
         data, root = data["tasks"], "$.tasks"
     if not isinstance(data, list):
         raise TaskFileError(str(path), [f"expected a list of tasks @ {root}"])
+    if not data:
+        raise TaskFileError(str(path), [f"no tasks: the list is empty @ {root}"])
     return structure_tasks(data, vocabulary, source=str(path), root=root)
 
 
@@ -118,9 +288,12 @@ def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *
             task = _structure_task(item, vocabulary, source=path, root=f"{root}[{i}]")
         except TaskFileError as exc:
             problems += [_with_owner(p, vocabulary) for p in exc.problems]
-            continue
-        problems += _unknown_names(task, vocabulary, f"{root}[{i}]")
-        tasks.append(task)
+        else:
+            problems += _unknown_names(task, vocabulary, f"{root}[{i}]")
+            tasks.append(task)
+        if len(problems) >= MAX_PROBLEMS and i + 1 < len(data):
+            problems = [*problems[:MAX_PROBLEMS], f"stopped after {MAX_PROBLEMS} problems ({len(data) - i - 1} more tasks not checked)"]
+            break
     if problems:
         raise TaskFileError(str(path), problems)
     _reject_duplicate_ids(tasks, path, root)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import attrs
 import structlog
 
-from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError
+from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelResponseError
 from bench_kernel.modelhub.api import (
     AnyClient,
     Audio,
@@ -31,7 +31,8 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.modelhub.prices import Price, cost_of
-from bench_kernel.serialization import canonical_json, converter, unstructure
+from bench_kernel.modelhub.redact import add_secret_variables, redact_exception
+from bench_kernel.serialization import canonical_json, check_plain_data, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
@@ -81,6 +82,9 @@ class ModelHub:
     spent: float = 0.0
     clients: dict[str, AnyClient] = attrs.field(factory=dict)
 
+    def __attrs_post_init__(self) -> None:
+        add_secret_variables(config.api_key_env for config in self.configs.values())
+
     @property
     def exhausted(self) -> bool:
         """True once the cost cap is reached."""
@@ -110,7 +114,10 @@ class ModelHub:
     async def check(self) -> None:
         """Create every role's client and verify its credentials before the run starts."""
         for role in self.configs:
-            await self.client(role).check()
+            try:
+                await self.client(role).check()
+            except ModelError as exc:
+                raise redact_exception(exc) from None
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""
@@ -140,9 +147,10 @@ class ModelHub:
                     ledger: Sink) -> ChatResponse:
         started = time.perf_counter()
         try:
-            response = await self.typed_client(role, ModelClient).complete(request)
+            response = _checked_reply(await self.typed_client(role, ModelClient).complete(request))
         except ModelError as exc:
-            _record(ledger, _failed(role, config, "chat", started, exc, key))
+            # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
+            _record(ledger, _failed(role, config, "chat", started, redact_exception(exc), key))
             raise
         cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
         self.spent += cost or 0.0
@@ -170,7 +178,7 @@ class ModelHub:
         try:
             result = await call()
         except ModelError as exc:
-            _record(ledger, _failed(role, config, kind, started, exc))
+            _record(ledger, _failed(role, config, kind, started, redact_exception(exc)))
             raise
         tokens = getattr(result, "prompt_tokens", None)
         cost = cost_of(self.prices, config.model, tokens or 0, 0)
@@ -199,6 +207,15 @@ class ModelHub:
 
 
 Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
+
+
+def _checked_reply(response: ChatResponse) -> ChatResponse:
+    """Refuse a reply that could not be stored: invalid Unicode (JSON escapes of lone surrogates), arguments nested too deeply."""
+    problems = check_plain_data({"content": response.content, "reasoning": response.reasoning,
+                                 "tool_calls": [[c.name, c.arguments] for c in response.tool_calls]}, "$.reply")
+    if problems:
+        raise ModelResponseError("the reply cannot be stored: " + "; ".join(problems[:3]))
+    return response
 
 
 def _record(ledger: Sink, entry: LedgerEntry) -> None:
@@ -276,12 +293,10 @@ def role_option_hint(role: str) -> str:
     return f"--{role}-model" if role in ROLES else f"--model-option {role}.model=NAME"
 
 
-def model_configs(data: Mapping[str, Any]) -> dict[str, ModelConfig]:
+def model_configs(data: Mapping[str, Any], *, source: str = "model configuration") -> dict[str, ModelConfig]:
     """Structure {role: {...}} into model configurations; any role name is allowed (judge-2, profiler, tts, asr)."""
     bad = [r for r in data if not isinstance(r, str) or not ROLE_NAME.match(r)]
     if bad:
-        raise ConfigError(f"invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter")
-    try:
-        return {role: converter.structure(dict(cfg), ModelConfig) for role, cfg in data.items()}
-    except Exception as exc:
-        raise ConfigError(f"invalid model configuration: {exc}") from exc
+        raise ConfigError(f"{source}: invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', "
+                          f"starting with a letter @ $.models")
+    return {role: structure(dict(cfg), ModelConfig, source=source, root=f"$.models.{role}") for role, cfg in data.items()}

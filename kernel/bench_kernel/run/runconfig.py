@@ -20,69 +20,161 @@ A run file looks like::
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
-import cattrs
 
-from bench_kernel.errors import ConfigError
+from bench_kernel.errors import ConfigError, TaskFileError
+from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ROLES, model_configs
 from bench_kernel.modelhub.prices import Price, parse_price
 from bench_kernel.run.runner import RunConfig
-from bench_kernel.serialization import converter
+from bench_kernel.serialization import check_plain_data, read_text, structure, unstructure
 
 # Model settings that have --ROLE-KEY options; backend `options` are set in a run file.
 MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")
+MAX_CONCURRENCY = 4096
+"""Conversations or requests in flight at most: each request slot costs memory and connections up front."""
+MAX_RETRIES = 100
+MAX_TRIALS = 10_000
+"""Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
+SQLITE_INTEGERS = range(-(2**63), 2**63)
+"""What SQLite's INTEGER holds: a seed outside it could not be stored with its run."""
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
     """Parse a TOML run file, naming the file in any error."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: file not found") from exc
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: nested too deeply") from exc
+    problems = check_plain_data(data)
+    if problems:
+        raise TaskFileError(str(path), problems)
     unknown = sorted(set(data) - {"run", "models", "prices"})
     if unknown:
-        raise ConfigError(f"{path}: unknown section [{unknown[0]}] (sections: run, models, prices)")
+        raise ConfigError(f"{path}: unknown section [{unknown[0]}] (sections: run, models, prices) @ $.{unknown[0]}")
+    for section in ("run", "models", "prices"):
+        if not isinstance(data.get(section, {}), dict):
+            raise ConfigError(f"{path}: [{section}] must be a table @ $.{section}")
     return data
 
 
 def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any], *, source: str = "run file") -> RunConfig:
-    """Merge the run file's values with command-line overrides into a RunConfig."""
+    """Merge the run file's values with command-line overrides into a RunConfig, validated as a whole."""
     run = {**file_data.get("run", {}), **{k: v for k, v in overrides.items() if k not in ("models", "prices")}}
-    models = _merge_models(file_data.get("models", {}), overrides.get("models", {}))
+    models = _merge_models(file_data.get("models", {}), overrides.get("models", {}), source)
     prices = {**_prices(file_data.get("prices", {}), source), **overrides.get("prices", {})}
     fields = {f.name for f in attrs.fields(RunConfig)}
     unknown = sorted(set(run) - fields)
     if unknown:
-        raise ConfigError(f"{source}: unknown run setting {unknown[0]!r}")
+        raise ConfigError(f"{source}: unknown run setting {unknown[0]!r} @ $.run.{unknown[0]}")
+    config = structure({**run, "models": {}, "prices": {}}, RunConfig, source=source, root="$.run")
+    config = attrs.evolve(config, models=model_configs(models, source=source), prices=prices)
+    problems = run_config_problems(config)
+    if problems:
+        raise ConfigError(f"{source}: " + "; ".join(problems))
+    return config
+
+
+def run_config_problems(config: RunConfig) -> list[str]:
+    """What is out of range in a configuration, each with its path: the same rules for options and run files."""
+    run = "$.run"
+    problems = [f"{name} must be at least 1, not {value} @ {run}.{name}"
+                for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal")
+                if (value := getattr(config, name)) is not None and value < 1]
+    if config.trials > MAX_TRIALS:
+        problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
+    if config.concurrency > MAX_CONCURRENCY:
+        problems.append(f"concurrency must be at most {MAX_CONCURRENCY}, not {config.concurrency} @ {run}.concurrency")
+    if config.seed not in SQLITE_INTEGERS:
+        problems.append(f"seed must be a 64-bit signed integer (below 2**63 in size), not {config.seed} @ {run}.seed")
+    for name in ("conversation_timeout_s", "run_timeout_s"):
+        problems += _positive_number(getattr(config, name), f"{run}.{name}")
+    if config.max_cost is not None and not (math.isfinite(config.max_cost) and config.max_cost >= 0):
+        problems.append(f"max_cost must be a finite number of USD, 0 or more, not {config.max_cost} @ {run}.max_cost")
+    for model, price in config.prices.items():
+        if not all(math.isfinite(p) and p >= 0 for p in attrs.astuple(price)):
+            problems.append(f"prices must be finite and not negative @ $.prices.{model}")
+    for role, model_config in config.models.items():
+        problems += model_config_problems(model_config, f"$.models.{role}")
+    problems += _path_problems(config)
+    data = unstructure(config)  # undecodable bytes in an option arrive as lone surrogates, which SQLite refuses
+    for section in ("models", "prices"):
+        problems += check_plain_data(data.pop(section), f"$.{section}", numbers=False)
+    problems += check_plain_data(data, run, numbers=False)
+    return list(dict.fromkeys(problems))
+
+
+def _path_problems(config: RunConfig) -> list[str]:
+    problems = []
+    for name in ("tasks_file", "persona_file", "shift_plan"):
+        value = getattr(config, name)
+        if value is not None and not Path(value).is_file():
+            state = "is a directory, not a file" if Path(value).is_dir() else "no such file"
+            problems.append(f"{name} {value!r}: {state} @ $.run.{name}")
+    if config.data_dir is not None and not Path(config.data_dir).is_dir():
+        problems.append(f"data_dir {config.data_dir!r}: no such directory @ $.run.data_dir")
+    return problems
+
+
+def model_config_problems(config: ModelConfig, where: str) -> list[str]:
+    """What is out of range in one role's model settings."""
+    problems = _positive_number(config.timeout_s, f"{where}.timeout_s")
+    if not 1 <= config.max_concurrency <= MAX_CONCURRENCY:
+        problems.append(f"max_concurrency must be between 1 and {MAX_CONCURRENCY}, not {config.max_concurrency} @ {where}.max_concurrency")
+    if not 0 <= config.max_retries <= MAX_RETRIES:
+        problems.append(f"max_retries must be between 0 and {MAX_RETRIES}, not {config.max_retries} @ {where}.max_retries")
+    if config.base_url is not None:
+        problems += _url_problems(config.base_url, f"{where}.base_url")
+    return problems
+
+
+def _positive_number(value: float | None, where: str) -> list[str]:
+    if value is None or (math.isfinite(value) and value > 0):
+        return []
+    return [f"{where.rsplit('.', 1)[-1]} must be a positive, finite number of seconds, not {value} @ {where}"]
+
+
+def _url_problems(url: str, where: str) -> list[str]:
     try:
-        config = converter.structure({**run, "models": {}, "prices": {}}, RunConfig)
-    except cattrs.BaseValidationError as exc:
-        raise ConfigError(f"{source}: " + "; ".join(cattrs.transform_error(exc, path="$.run"))) from exc
-    return attrs.evolve(config, models=model_configs(models), prices=prices)
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError as exc:
+        return [f"not a usable URL ({exc}): {url!r} @ {where}"]
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return [f"expected an http:// or https:// URL with a host, not {url!r} @ {where}"]
+    return []
 
 
-def _merge_models(from_file: Mapping[str, Any], from_cli: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def _merge_models(from_file: Mapping[str, Any], from_cli: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, dict[str, Any]]:
+    for role, cfg in from_file.items():
+        if not isinstance(cfg, dict):
+            raise ConfigError(f"{source}: [models.{role}] must be a table @ $.models.{role}")
     merged: dict[str, dict[str, Any]] = {role: dict(cfg) for role, cfg in from_file.items()}
     for role, values in from_cli.items():
         merged.setdefault(role, {}).update(values)
     for role, cfg in merged.items():
         if "model" not in cfg:
-            raise ConfigError(f"the {role} model needs a name (--{role}-model or model = ... in [models.{role}])")
+            raise ConfigError(f"{source}: the {role} model needs a name (--{role}-model or model = ... in [models.{role}]) @ $.models.{role}")
     return merged
 
 
 def _prices(data: Mapping[str, Any], source: str) -> dict[str, Price]:
-    try:
-        return {model: Price(float(v[0]), float(v[1])) for model, v in data.items()}
-    except (TypeError, ValueError, IndexError) as exc:
-        raise ConfigError(f"{source}: [prices] entries are MODEL = [prompt_usd_per_m, completion_usd_per_m]") from exc
+    prices = {}
+    for model, value in data.items():
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+            raise ConfigError(f"{source}: [prices] entries are MODEL = [prompt_usd_per_m, completion_usd_per_m] @ $.prices.{model}")
+        prices[model] = Price(float(value[0]), float(value[1]))
+    return prices
 
 
 def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:

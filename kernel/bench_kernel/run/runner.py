@@ -30,10 +30,11 @@ from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
+from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
 from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
 from bench_kernel.store.lease import HEARTBEAT_S
-from bench_kernel.store.store import MetricValue, PluginRows, Store
+from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_attributes, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
@@ -429,7 +430,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     except BaseException:
         await models.aclose()
         raise
-    store = Store(store_path, registry.migrations)
+    store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
     config_hash = config.config_hash(task_sets)
@@ -684,7 +685,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
-        duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error,
+        duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
         agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=channel.name,
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
     )
@@ -785,7 +786,7 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
         seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
         user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
         reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=f"{type(exc).__name__}: {exc}", attributes=_safe_attributes(ctx, unit.task),
+        error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task),
     )
 
 

@@ -14,7 +14,7 @@ import attrs
 from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
-from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError
+from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.lease import Holder, heartbeat_age_s, holder_alive
@@ -57,6 +57,55 @@ class RunRecord:
     plugins: list[dict[str, Any]]
     task_sets: dict[str, str]
     seed: int
+
+
+def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
+    """Open (creating and migrating) the results database; failures are one StoreError that says what to do."""
+    try:
+        return Store(path, extra_migrations)
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+
+
+def open_store_for_reading(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
+    """Open the results database to read it: read-only when it cannot be written (file, directory or file system)."""
+    try:
+        return Store.for_reading(path, extra_migrations)
+    except sqlite3.OperationalError as exc:
+        if not _is_read_only(exc):
+            raise store_error(path, exc) from exc
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+    try:  # os.access can say "writable" where the write still fails (root on an immutable file)
+        return Store(path, extra_migrations, read_only=True)
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from exc
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def store_error(path: Path | str, exc: BaseException) -> StoreError:
+    """A clean error for a failed open or write of the results database, saying what to do about it."""
+    text, where = str(exc), Path(path)
+    lowered = text.lower()
+    if "full" in lowered or "disk i/o" in lowered:
+        advice = ("the disk refused a write (full, or a file-size limit): free some space and run the same command "
+                  "again (finished conversations are kept; the run resumes)")
+    elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        advice = ("this file is not a bench results database, or it is damaged: pass another --db "
+                  "(a damaged database can be salvaged with `sqlite3 FILE .recover`)")
+    elif "readonly" in lowered or "read-only" in lowered:
+        advice = "the file or its file system is read-only: pass a writable --db (reports can still read it)"
+    elif "unable to open" in lowered and not where.parent.is_dir():
+        advice = f"the directory {where.parent} does not exist: create it or pass another --db"
+    elif "unable to open" in lowered:
+        advice = "it cannot be opened: check that it is a file you may read and write, or pass another --db"
+    else:
+        advice = "run the same command again; if it fails again, pass another --db"
+    return StoreError(f"results database {where}: {text}; {advice}")
 
 
 class Store:

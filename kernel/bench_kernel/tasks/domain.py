@@ -15,7 +15,7 @@ import attrs
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError
-from bench_kernel.serialization import canonical_json, load_tasks, read_json, unstructure
+from bench_kernel.serialization import canonical_json, load_tasks, read_json, structure, unstructure
 from bench_kernel.tasks.extensions import TaskVocabulary
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, Toolkit
@@ -137,7 +137,7 @@ def _read_splits(tasks_path: Path) -> dict[str, list[str]]:
     data = read_json(split_path)
     if not isinstance(data, dict):
         raise ConfigError(f"{split_path}: expected an object of split name -> task ids @ $")
-    return data
+    return structure(data, dict[str, list[str]], source=str(split_path))
 
 
 def select_split(tasks: Sequence[Task], splits: dict[str, list[str]], name: str, source: Path) -> list[Task]:
