@@ -102,6 +102,9 @@ LABEL = {"restaurants": "restaurants", "hotels": "hotels", "flights": "flights",
          "buses": "buses", "trains": "trains", "cars": "rental cars", "homes": "homes open for visits",
          "salons": "salon appointments", "rides": "rides", ATTRACTIONS: "attractions"}
 UNIT = {service: unit for service, (_, _, _, unit) in SERVICES.items()}
+NOUN = {"restaurants": "restaurant", "hotels": "hotel", "flights": "flight", "events": "event", "movies": "movie", "buses": "bus",
+        "trains": "train", "cars": "rental car", "homes": "home visit", "salons": "salon", "rides": "ride"}
+"""What the user calls a booking of each service; offers and titles are quoted, so their names never read as nouns."""
 QUANTITY = {"hotels": (1, 3), "cars": (1, 3), "flights": (1, 2), "trains": (1, 2), "homes": (1, 2)}
 REMINDERS = ["pack the charger", "call the landlord", "renew the passport", "pick up the dry cleaning", "book a dentist check-up"]
 ENTRIES = ["Lunch with Grace", "Team offsite", "Piano lesson", "Parents' evening", "Gym with Hugo"]
@@ -192,12 +195,12 @@ def _book_draft(ctx: Context, intent_name: str, key: str, searched: bool) -> Dra
     quantity = ctx.rng.randint(low, high)
     values = {"item_id": item["item_id"], "name": item["name"], "city": ctx.city, "date": ctx.date, "quantity": quantity,
               "customer_id": ctx.customer}
-    what = f"{item['name']} ({item['item_id']}) in {ctx.city} on {ctx.date} for {quantity} {UNIT[service]}"
+    what = f"the {NOUN[service]} \"{item['name']}\" ({item['item_id']}) in {ctx.city} on {ctx.date} for {quantity} {UNIT[service]}"
     book = ("book", {"item_id": item["item_id"], "quantity": quantity, "customer_id": ctx.customer})
     search = ("search", {"service": service, "city": ctx.city, "date": ctx.date})
     return Draft(key, intent_name, values, f"book {what}", f"Please book {what}.",
                  calls=lambda sim: [book] if searched else [search, book],
-                 follow_line=f"Has my booking for {item['name']} gone through yet?")
+                 follow_line=f"Has my {NOUN[service]} booking for \"{item['name']}\" gone through yet?")
 
 
 def _other_draft(ctx: Context, intent_name: str, key: str, cid: str) -> Draft:
@@ -205,17 +208,17 @@ def _other_draft(ctx: Context, intent_name: str, key: str, cid: str) -> Draft:
     if intent_name == "CheckBalance":
         values: dict[str, Any] = {"account_id": ctx.checking}
         return Draft(key, intent_name, values, f"check the balance of account {ctx.checking}",
-                     f"How much is in my account {ctx.checking}?", calls=lambda sim: [("get_balance", dict(values))])
+                     f"What is the balance of my account {ctx.checking}?", calls=lambda sim: [("get_balance", dict(values))])
     if intent_name == "TransferMoney":
         amount = float(rng.randrange(50, 400, 10))
         values = {"from_account": ctx.checking, "to_account": ctx.savings, "amount": amount}
-        return Draft(key, intent_name, values, f"move {amount:.2f} from {ctx.checking} to {ctx.savings}",
-                     f"Please move {amount:.2f} from {ctx.checking} to {ctx.savings}.",
+        return Draft(key, intent_name, values, f"transfer {amount:.2f} from account {ctx.checking} to account {ctx.savings}",
+                     f"Please transfer {amount:.2f} from my account {ctx.checking} to my account {ctx.savings}.",
                      calls=lambda sim: [("transfer_money", dict(values))])
     if intent_name == "RequestPayment":
         contact, amount = rng.choice(CONTACTS), float(rng.randrange(10, 120, 5))
         values = {"customer_id": cid, "contact": contact, "amount": amount}
-        return Draft(key, intent_name, values, f"ask {contact} to pay back {amount:.2f}",
+        return Draft(key, intent_name, values, f"send {contact} a request to pay back {amount:.2f}",
                      f"Please send {contact} a request to pay me {amount:.2f}.", calls=lambda sim: [("request_payment", dict(values))])
     if intent_name == "GetWeather":
         values = {"city": ctx.city, "date": ctx.date}
@@ -226,8 +229,8 @@ def _other_draft(ctx: Context, intent_name: str, key: str, cid: str) -> Draft:
         time = f"{rng.randrange(7, 21):02d}:{rng.choice(['00', '30'])}"
         values = {"customer_id": cid, "title": title, "date": ctx.date, "time": time}
         tool, where = ("add_reminder", "a reminder") if intent_name == "AddAlarm" else ("add_calendar_entry", "a calendar entry")
-        return Draft(key, intent_name, values, f"add {where} '{title}' on {ctx.date} at {time}",
-                     f"Please add {where} '{title}' on {ctx.date} at {time}.", calls=lambda sim: [(tool, dict(values))])
+        return Draft(key, intent_name, values, f"add {where} \"{title}\" on {ctx.date} at {time}",
+                     f"Please add {where} \"{title}\" on {ctx.date} at {time}.", calls=lambda sim: [(tool, dict(values))])
     if intent_name == "GetAlarms":
         values = {"customer_id": cid}
         return Draft(key, intent_name, values, "list my reminders", "Which reminders do I have set?",
@@ -241,10 +244,10 @@ def _other_draft(ctx: Context, intent_name: str, key: str, cid: str) -> Draft:
 
 def payment_draft(ctx: Context, booking: Draft, key: str) -> Draft:
     """Paying for a booking from the customer's checking account (depends on the booking)."""
-    name = booking.values["name"]
+    name, noun = booking.values["name"], NOUN[INTENTS[booking.intent].service]
     values = {"item_id": booking.values["item_id"], "account_id": ctx.checking, "customer_id": ctx.customer}
-    return Draft(key, "MakePayment", values, f"pay for the {name} booking from account {ctx.checking}",
-                 f"Please pay for the {name} booking from my account {ctx.checking}.", dependencies=[booking.key],
+    return Draft(key, "MakePayment", values, f"pay for the {noun} booking \"{name}\" from account {ctx.checking}",
+                 f"Please pay for the {noun} booking \"{name}\" from my account {ctx.checking}.", dependencies=[booking.key],
                  calls=lambda sim: [("pay_booking", {"booking_id": sim.bookings[booking.key], "account_id": ctx.checking})])
 
 

@@ -29,22 +29,31 @@ class Family:
 
 
 FAMILIES: tuple[Family, ...] = (
+    Family(name="request", domain="Payment", nouns=r"request payment|payment requests?|requests? (to pay|for (money|payment))",
+           book="request payment", search="request payment", key_slot="amount"),
     Family(name="payment", domain="Payment", nouns=r"pay|pays|paying|paid|payment|settle the bill", book="make payment",
            search="make payment", key_slot="for"),
     Family(name="transfer", domain="Banks", nouns=r"transfer|send money|wire", book="transfer money", search="transfer money",
-           key_slot="amount"),
+           key_slot="account"),
     Family(name="weather", domain="Weather", nouns=r"weather|forecast|temperature|going to rain",
            book="check weather", search="check weather"),
     Family(name="attraction", domain="Travel", nouns=r"attractions?|museums?|sightseeing|things to do|landmarks?",
            book="search attractions", search="search attractions"),
     Family(name="account", domain="Banks", nouns=r"balance|bank account|checking account|savings account|savings",
            book="check account", search="check account", key_slot="account"),
-    Family(name="reminder", domain="Reminders", nouns=r"reminder|remind me|alarm", book="set reminder", search="set reminder",
+    Family(name="reminder", domain="Alarm", nouns=r"reminders?|remind me|alarms?", book="set reminder", search="list reminders",
            key_slot="time"),
-    Family(name="ride", domain="RideSharing", nouns=r"ride|taxi|cab", book="book ride", search="book ride",
+    Family(name="calendar", domain="Calendar", nouns=r"calendar( entry| entries)?|diary|agenda", book="add calendar entry",
+           search="check calendar", key_slot="time"),
+    Family(name="ride", domain="RideSharing", nouns=r"rides?|taxis?|cabs?", book="book ride", search="search rides",
            key_slot="destination"),
-    Family(name="car", domain="RentalCars", nouns=r"rental car|rent a car|car rental|hire a car", book="book car",
+    Family(name="car", domain="RentalCars", nouns=r"rental cars?|cars|rent a car|car rentals?|hire a car", book="book car",
            search="search car"),
+    Family(name="bus", domain="Buses", nouns=r"bus|buses|coach tickets?", book="book bus", search="search bus"),
+    Family(name="train", domain="Trains", nouns=r"trains?|train tickets?|rail tickets?", book="book train", search="search train"),
+    Family(name="home", domain="Homes", nouns=r"home visits?|homes?|house visits?|viewings?", book="book home", search="search home"),
+    Family(name="salon", domain="Services", nouns=r"salons?|salon appointments?|haircuts?|hairdressers?", book="book salon",
+           search="search salon"),
     Family(name="flight", domain="Flights", nouns=r"flights?|fly|plane tickets?|airfare", book="book flight",
            search="search flight", key_slot="destination"),
     Family(name="hotel", domain="Hotels", nouns=r"hotels?|hotel room|accommodation|place to stay",
@@ -60,8 +69,9 @@ _NOUN_RES = tuple((f, re.compile(rf"\b(?:{f.nouns})\b", re.I)) for f in FAMILIES
 _WEAK_RES = tuple((f, re.compile(rf"\b(?:{f.weak})\b", re.I)) for f in FAMILIES if f.weak)
 INTENT_FAMILY: Mapping[str, Family] = {**{f.book: f for f in FAMILIES}, **{f.search: f for f in FAMILIES}}
 
-SEARCH_WORDS = re.compile(r"\b(find|found|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list)\b", re.I)
-BOOK_WORDS = re.compile(r"\b(book|reserve|reservation|buy|purchase|get me|order)\b", re.I)
+SEARCH_WORDS = re.compile(r"\b(find|found|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list|"
+                          r"which|what('s| is) (in|on)|do i have)\b", re.I)
+BOOK_WORDS = re.compile(r"\b(book|reserve|reservation|buy|purchase|get me|order|add|create|schedule)\b", re.I)
 
 # SGD-style intent names of annotated goals (ATOD's data, generated tasks) -> our canonical intents.
 SGD_INTENTS: Mapping[str, str] = {
@@ -71,10 +81,13 @@ SGD_INTENTS: Mapping[str, str] = {
     "reserverestaurant": "book restaurant", "findrestaurants": "search restaurant", "searchrestaurant": "search restaurant",
     "buyeventtickets": "book ticket", "findevents": "search events", "geteventdates": "search events",
     "findattractions": "search attractions", "getweather": "check weather", "checkbalance": "check account",
-    "transfermoney": "transfer money", "makepayment": "make payment", "requestpayment": "make payment", "pay": "make payment",
-    "getride": "book ride", "bookride": "book ride", "reservecar": "book car", "getcarsavailable": "search car",
-    "buymovietickets": "book movie", "findmovies": "search movies", "gettimesformovie": "search movies",
-    "addalarm": "set reminder", "setreminder": "set reminder", "addreminder": "set reminder",
+    "transfermoney": "transfer money", "makepayment": "make payment", "requestpayment": "request payment", "pay": "make payment",
+    "getride": "book ride", "bookride": "book ride", "findrides": "search rides", "reservecar": "book car",
+    "getcarsavailable": "search car", "buymovietickets": "book movie", "findmovies": "search movies",
+    "gettimesformovie": "search movies", "addalarm": "set reminder", "setreminder": "set reminder", "addreminder": "set reminder",
+    "getalarms": "list reminders", "addevent": "add calendar entry", "getevents": "check calendar",
+    "findbus": "search bus", "buybusticket": "book bus", "findtrains": "search train", "gettraintickets": "book train",
+    "findhomebyarea": "search home", "schedulevisit": "book home", "findprovider": "search salon", "bookappointment": "book salon",
 }
 
 STATUS_WORDS: Mapping[str, str] = {
@@ -103,12 +116,15 @@ _STOP = frozenset({"a", "an", "the", "my", "me", "i", "to", "for", "of", "in", "
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8"}
-_DATE = re.compile(rf"\b(today|tonight|tomorrow|next (week|{_WEEKDAYS})|(this )?({_WEEKDAYS})|"
+_DATE = re.compile(rf"\b(\d{{4}}-\d{{2}}-\d{{2}}|today|tonight|tomorrow|next (week|{_WEEKDAYS})|(this )?({_WEEKDAYS})|"
                    rf"(({_MONTHS}) \d{{1,2}}(st|nd|rd|th)?)|(\d{{1,2}}(st|nd|rd|th)? of ({_MONTHS})))\b", re.I)
-_TIME = re.compile(r"\b(\d{1,2}(:\d{2})? ?(am|pm)|noon|midnight)\b", re.I)
+_TIME = re.compile(r"\b(\d{1,2}(:\d{2})? ?(am|pm)|\d{1,2}:\d{2}|noon|midnight)\b", re.I)
 _PEOPLE = re.compile(r"\bfor (\d+|one|two|three|four|five|six|seven|eight)( (people|persons|guests|adults|of us))?\b", re.I)
 _TICKETS = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight) (tickets|seats|guests|people|nights)\b", re.I)
-_AMOUNT = re.compile(r"(\$ ?\d+(?:[.,]\d+)?|\b\d+(?:[.,]\d+)? (dollars|euros|usd))", re.I)
+_AMOUNT = re.compile(r"(\$ ?\d[\d,]*(?:\.\d+)?|\b\d+(?:[.,]\d+)? (?:dollars|euros|usd)|\b\d+\.\d{2}\b)", re.I)
+_ACCOUNT = re.compile(r"\baccounts? ([a-z]*[_\d][\w-]*)", re.I)
+_REFERENCE = re.compile(r"\(([A-Z]{2,5}-?\d{2,})\)")
+_QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
 _PLACE = re.compile(r"\b(in|at|near|to|from)\s+((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)")
 _NOT_PLACES = frozenset(m.capitalize() for m in (_MONTHS + "|" + _WEEKDAYS).split("|")) | {"I"}
 _NAMED = re.compile(r"\b(?:the|my|that|this)\s+((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)*)\s+[a-z]")
@@ -127,8 +143,19 @@ def clauses(text: str) -> list[str]:
     return [c.strip() for c in _SPLIT.split(text or "") if c.strip()]
 
 
+def unquoted(text: str) -> str:
+    """The text with its quoted names and titles blanked out (a restaurant called "Harbor Table" names no family)."""
+    return _QUOTED.sub(lambda m: '""', text or "")
+
+
+def quoted(text: str) -> list[str]:
+    """The quoted names and titles of a text, lower-case."""
+    return [_normal(m.group(1) or m.group(2)) for m in _QUOTED.finditer(text or "")]
+
+
 def families_in(text: str) -> list[tuple[int, Family]]:
     """Families named in a text, by position; a payment's object ('pay for the hotel') is not a family of its own."""
+    text = unquoted(text)
     found = _spans(text, _NOUN_RES)
     if not found:
         found = _spans(text, _WEAK_RES)
@@ -191,6 +218,7 @@ def intent_of(family: Family, text: str) -> str:
     """The canonical intent of a family mention: searching or booking, from the words around it."""
     if family.book == family.search:
         return family.book
+    text = unquoted(text)
     if SEARCH_WORDS.search(text) and not BOOK_WORDS.search(text):
         return family.search
     return family.book
@@ -199,6 +227,16 @@ def intent_of(family: Family, text: str) -> str:
 def slots_in(text: str, family: Family | None = None) -> dict[str, str]:
     """Slot values mentioned in a text: place / origin / destination, date, time, people, amount, payment object."""
     slots: dict[str, str] = {}
+    names = quoted(text)
+    if names:
+        slots["name"] = names[0]
+    reference = _REFERENCE.search(text)
+    if reference:
+        slots["item"] = reference.group(1).lower()
+    text = unquoted(text)
+    account = _ACCOUNT.search(text)
+    if account:
+        slots["account"] = account.group(1).lower()
     for prep, place in _PLACE.findall(text):
         place = " ".join(w for w in place.split() if w not in _NOT_PLACES)
         if not place:
@@ -213,7 +251,7 @@ def slots_in(text: str, family: Family | None = None) -> dict[str, str]:
     for key, rx in (("date", _DATE), ("time", _TIME), ("amount", _AMOUNT)):
         match = rx.search(text)
         if match:
-            slots[key] = _normal(match.group(1))
+            slots[key] = amount(match.group(1)) if key == "amount" else _normal(match.group(1))
     people = _PEOPLE.search(text) or _TICKETS.search(text)
     if people:
         slots["people"] = _NUMBERS.get(people.group(1).lower(), people.group(1))
@@ -221,6 +259,12 @@ def slots_in(text: str, family: Family | None = None) -> dict[str, str]:
     if obj:
         slots["for"] = obj
     return slots
+
+
+def amount(value: object) -> str:
+    """An amount in one spelling: '$2,400', '2400 dollars' and 2400.0 are all '2400.00'."""
+    number = re.match(r"\d+(\.\d+)?", str(value).replace(",", "").replace("$", "").strip())
+    return f"{float(number.group(0)):.2f}" if number else _normal(str(value))
 
 
 def _normal(value: str) -> str:
@@ -278,3 +322,27 @@ def canonical_intent(domain: str, intent: str, content: str = "", core: str = ""
             family, piece = found[0]
             return intent_of(family, piece)
     return (intent or core or content).strip().lower()
+
+
+PREREQUISITES: Mapping[str, str] = {"transfer money": "check account"}
+"""Intents that wait for another one of the same conversation beside bookings (a transfer waits for its balance check)."""
+
+
+def prerequisite(intent: str, slots: Mapping[str, str], other: str, other_slots: Mapping[str, str]) -> bool:
+    """True when a goal (intent, slots) needs the other goal done first.
+
+    A booking needs the search of its service, a payment for a family needs that family's booking, a transfer needs the
+    balance check of its account; values both goals give must agree.
+    """
+    family, theirs = INTENT_FAMILY.get(intent), INTENT_FAMILY.get(other)
+    if family is None or theirs is None:
+        return False
+    if family.name == "payment":
+        return slots.get("for") == theirs.name and other == theirs.book
+    if family is theirs and family.book != family.search:
+        return intent == family.book and other == family.search and _agree(slots, other_slots, ("place", "date"))
+    return PREREQUISITES.get(intent) == other and _agree(slots, other_slots, ("account",))
+
+
+def _agree(slots: Mapping[str, str], other: Mapping[str, str], keys: tuple[str, ...]) -> bool:
+    return all(slots.get(k) is None or other.get(k) is None or slots[k] == other[k] for k in keys)

@@ -20,7 +20,7 @@ from .turns import Turn
 
 TOP_K = 5
 SIMILARITY_THRESHOLD = 0.75
-RELATED_K = 3
+RELATED_K = 5
 UNFINISHED = frozenset({"open", "pending"})
 
 
@@ -65,7 +65,8 @@ class MemoryEvaluator:
             match = await self.existing(candidate, turn)
             if match is not None:
                 updated += await self._update(match, candidate, turn)
-            elif candidate.speaker == "user" or candidate.status is not None:
+            elif candidate.speaker == "user" or (candidate.speaker == "system" and candidate.status is not None):
+                # A tool call only updates a goal someone raised: the agent's own lookups are not the user's goals.
                 await self.insert(candidate, turn)
                 inserted += 1
         audited = await self.audit(turn)

@@ -79,10 +79,11 @@ class RulesJudge(MemoryJudge):
     """Deterministic: families by keyword, slots by pattern, statuses by cue words and tool results' status fields."""
 
     name: str = "rules"
+    seen: ToolMemory = attrs.field(factory=lambda: ToolMemory())
 
     async def extract(self, turn: Turn) -> list[Candidate]:
-        """User requests and abandonments, system news, and tool results that carry a status."""
-        return rules_extract(turn)
+        """User requests and abandonments, system news, and what the turn's tool calls did."""
+        return rules_extract(turn, self.seen)
 
     async def same_goal(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> bool:
         """Same canonical intent and no slot given two different values."""
@@ -90,12 +91,17 @@ class RulesJudge(MemoryJudge):
             goal.slots.get(k) not in (None, v) for k, v in candidate.slots.items())
 
     async def relation(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> str:
-        """A payment for the goal's family, or a cue ('after', 'once', 'for the') naming it: dependency; same domain: link."""
+        """A prerequisite (a booking's search, a payment's booking, a transfer's balance check) or a cue naming the goal: dependency."""
         family = cat.INTENT_FAMILY.get(goal.intent)
         if family is None:
             return "none"
+        if cat.prerequisite(candidate.intent, candidate.slots, goal.intent, goal.slots):
+            return "dependency"
         named = any(f.name == family.name for _, f in cat.families_in(candidate.content)) or candidate.slots.get("for") == family.name
-        if candidate.slots.get("for") == family.name or (named and _DEPENDENCY_CUE.search(candidate.content)):
+        own = cat.INTENT_FAMILY.get(candidate.intent)
+        waits = (named and own is not family and _DEPENDENCY_CUE.search(candidate.content)
+                 and (goal.intent == family.book or family.book == family.search))
+        if waits:
             return "dependency"
         return "link" if candidate.domain == goal.domain or named else "none"
 
@@ -126,13 +132,15 @@ def _names(goal: StoredGoal, text: str, goals: Sequence[StoredGoal]) -> bool:
     return alone or key is None or key in text.lower()
 
 
-def rules_extract(turn: Turn) -> list[Candidate]:
+def rules_extract(turn: Turn, seen: ToolMemory | None = None) -> list[Candidate]:
     """The rules judge's candidates of a turn (synchronous: a scripted model may answer with it)."""
     out = [_candidate(f, piece, "user", cat.user_status(piece)) for s in cat.clauses(turn.user) for f, piece in cat.segments(s)]
     for sentence in cat.clauses(turn.system):
         for family, piece in cat.segments(sentence):
             out.append(_candidate(family, piece, "system", cat.system_status(piece, cat.intent_of(family, piece))))
-    out += [c for c in (_tool_candidate(t.name, t.arguments, t.content) for t in turn.tools) if c is not None]
+    memory = seen if seen is not None else ToolMemory()
+    for tool in turn.tools:
+        out += tool_candidates(tool, memory)
     return out
 
 
@@ -152,20 +160,106 @@ def _candidate(family: cat.Family, piece: str, speaker: str, status: str | None)
                      slots=slots, status=status, speaker=speaker)
 
 
-_PLACE_ARGS = re.compile(r"city|location|destination|place|venue|restaurant|hotel_name", re.I)
+_ARGUMENT_SLOTS = (("place", re.compile(r"^(city|location|destination|place|venue)$")), ("date", re.compile(r"^date$")),
+                   ("time", re.compile(r"^time$")), ("item", re.compile(r"^item_id$")),
+                   ("account", re.compile(r"^(account_id|from_account)$")), ("amount", re.compile(r"^amount$")))
+_REFUSED = re.compile(r"^\W*(error|fail|invalid|not found|unknown|refused|cannot|denied)", re.I)
+_SEARCHING = re.compile(r"^(search|find|list|get|check)(?!.*(book|status|reservation))", re.I)
 
 
-def _tool_candidate(name: str, arguments: dict[str, Any], content: str) -> Candidate | None:
-    status = cat.tool_status(content)
-    named = cat.families_in(name.replace("_", " "))
-    if status is None or not named:
+@attrs.define
+class ToolMemory:
+    """What earlier tool results of the conversation said about items and bookings (offers listed, bookings made)."""
+
+    items: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    bookings: dict[str, str] = attrs.field(factory=dict)
+    """booking id -> item id."""
+
+    def learn(self, record: dict[str, Any]) -> None:
+        """Remember an offer (item id with its service, city, date, name) or a booking (booking id -> item id)."""
+        item = record.get("item_id")
+        if not isinstance(item, str):
+            return
+        known = self.items.setdefault(item, {})
+        for key in ("service", "city", "date", "name"):
+            if record.get(key) and key not in known and not (key == "name" and "booking_id" in record):
+                known[key] = record[key]
+        if isinstance(record.get("booking_id"), str):
+            self.bookings[record["booking_id"]] = item
+
+    def item_of(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The offer a call or result concerns, with what is known of it."""
+        item = record.get("item_id") or self.bookings.get(str(record.get("booking_id", "")))
+        return {"item_id": item, **self.items.get(str(item), {})} if item else {}
+
+
+def _records(content: str) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(content)
+    except (TypeError, ValueError):
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [v for v in values if isinstance(v, dict)]
+
+
+def tool_candidates(tool: Any, seen: ToolMemory) -> list[Candidate]:
+    """What one tool call did: the goal it served (family from the tool's name, else the service it concerns) and its status.
+
+    A result's `status` field gives the status (a listing of bookings gives one per booking); any other result of a call
+    that did not fail completes what it was asked (a search answered, a balance read, a payment made, a record added).
+    """
+    records = _records(tool.content)
+    for record in records:
+        seen.learn(record)
+    if tool.error:
+        return []
+    statused = [r for r in records if cat.tool_status(json.dumps({"status": r.get("status")})) and "status" in r]
+    if len(statused) > 1 or (statused and isinstance(_safe_json(tool.content), list)):
+        return [c for r in statused for c in _tool_candidate(tool.name, {**tool.arguments, **r}, json.dumps(r), seen)]
+    return _tool_candidate(tool.name, tool.arguments, tool.content, seen)
+
+
+def _safe_json(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError):
         return None
+
+
+def _tool_candidate(name: str, arguments: dict[str, Any], content: str, seen: ToolMemory) -> list[Candidate]:
+    records = _records(content)
+    result = records[0] if records and not isinstance(_safe_json(content), list) else {}
+    item = seen.item_of({**arguments, **result})
+    service = str(arguments.get("service") or result.get("service") or item.get("service") or "")
+    words = name.replace("_", " ")
+    named = cat.families_in(words) or cat.families_in(service)
+    status = cat.tool_status(content)
+    if status is None and "status" not in result and not _REFUSED.search(content[:120]):
+        status = "completed"
+    if not named or status is None:
+        return []
     family = named[0][1]
-    intent = family.search if re.search(r"search|find|list", name) and family.search != family.book else family.book
-    slots = {family.key_slot if family.key_slot in ("place", "destination") else "place": str(v).lower()
-             for k, v in arguments.items() if isinstance(v, str) and _PLACE_ARGS.search(k)}
-    return Candidate(domain=family.domain, intent=intent, content=f"{name}({json.dumps(arguments, sort_keys=True)})",
-                     core_content=cat.core_content(intent, slots), slots=slots, status=status, speaker="tool")
+    intent = family.search if _SEARCHING.search(name) and family.search != family.book else family.book
+    slots = _tool_slots({**{k: v for k, v in item.items() if k in ("city", "date")}, **arguments, **{"item_id": item.get("item_id")}})
+    if item.get("name"):
+        slots["name"] = str(item["name"]).strip().lower()
+    served = cat.families_in(service) if family.name in ("payment",) else []
+    if served:
+        slots["for"] = served[0][1].name
+    return [Candidate(domain=family.domain, intent=intent, content=f"{name}({json.dumps(arguments, sort_keys=True)})",
+                      core_content=cat.core_content(intent, slots), slots=slots, status=status, speaker="tool")]
+
+
+def _tool_slots(arguments: dict[str, Any]) -> dict[str, str]:
+    """A call's arguments under the slot names the user's words get (city -> place, item_id -> item, ...)."""
+    slots: dict[str, str] = {}
+    for key, value in arguments.items():
+        if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
+            continue
+        for slot, rx in _ARGUMENT_SLOTS:
+            if rx.search(key) and slot not in slots:
+                slots[slot] = cat.amount(value) if slot == "amount" else str(value).strip().lower()
+    return slots
 
 
 # --------------------------------------------------------------------------- model
