@@ -509,7 +509,7 @@ def verify_suite(db: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
 
 
 def write_suite(out_dir: Path, seed: int = DEFAULT_SEED, counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
-    """Write db.json and tasks.json into out_dir (created when missing), once the kernel's gold replay accepts every task."""
+    """Write db.json and tasks.json (and the policy, so `--data-dir` loads it) once the kernel's gold replay accepts every task."""
     db, tasks = generate_suite(seed, counts)
     problems = verify_suite(db, tasks)
     if problems:
@@ -517,6 +517,9 @@ def write_suite(out_dir: Path, seed: int = DEFAULT_SEED, counts: dict[str, int] 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "db.json").write_text(json.dumps(db, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (out_dir / "tasks.json").write_text(json.dumps(tasks, indent=1) + "\n", encoding="utf-8")
+    policy = Path(__file__).parent / "data" / "policy.md"
+    if (out_dir / "policy.md").resolve() != policy.resolve():
+        (out_dir / "policy.md").write_text(policy.read_text(encoding="utf-8"), encoding="utf-8")
     return tasks
 
 

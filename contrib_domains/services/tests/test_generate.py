@@ -66,6 +66,7 @@ def test_another_seed_gives_another_suite_and_the_same_seed_the_same(tmp_path: P
     one, two = generate_suite(DEFAULT_SEED + 1, counts), generate_suite(DEFAULT_SEED + 1, counts)
     assert one == two and one[1] != generate_suite(DEFAULT_SEED, counts)[1]
     assert len(write_suite(tmp_path, DEFAULT_SEED + 1, counts)) == 5
+    assert (tmp_path / "policy.md").read_text(encoding="utf-8") == files("bench_services").joinpath("data/policy.md").read_text(encoding="utf-8")
 
 
 def test_every_shipped_task_meets_its_class_and_carries_the_contract() -> None:

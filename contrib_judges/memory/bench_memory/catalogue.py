@@ -275,6 +275,8 @@ def core_content(intent: str, slots: Mapping[str, str]) -> str:
     """The canonical short form of a goal: its intent and, when known, the value that tells it apart."""
     family = INTENT_FAMILY.get(intent)
     key = slots.get(family.key_slot) if family else None
+    if family is not None and family.key_slot == "for" and key is not None and key in BY_NAME:
+        key = BY_NAME[key].book.split()[-1]  # what a payment is for, in the words of that booking's label ('ticket')
     # One token for the distinguishing value, so that 'da enzo' weighs as one word against the intent's two.
     return f"{intent} {key.replace(' ', '_')}" if key else intent
 
@@ -331,15 +333,16 @@ PREREQUISITES: Mapping[str, str] = {"transfer money": "check account"}
 def prerequisite(intent: str, slots: Mapping[str, str], other: str, other_slots: Mapping[str, str]) -> bool:
     """True when a goal (intent, slots) needs the other goal done first.
 
-    A booking needs the search of its service, a payment for a family needs that family's booking, a transfer needs the
-    balance check of its account; values both goals give must agree.
+    A booking needs the search of its service (adding a reminder does not need listing them), a payment for a
+    family needs that family's booking, a transfer needs the balance check of its account; values both goals give
+    must agree.
     """
     family, theirs = INTENT_FAMILY.get(intent), INTENT_FAMILY.get(other)
     if family is None or theirs is None:
         return False
     if family.name == "payment":
         return slots.get("for") == theirs.name and other == theirs.book
-    if family is theirs and family.book != family.search:
+    if family is theirs and family.book != family.search and family.book.startswith("book"):
         return intent == family.book and other == family.search and _agree(slots, other_slots, ("place", "date"))
     return PREREQUISITES.get(intent) == other and _agree(slots, other_slots, ("account",))
 

@@ -64,6 +64,7 @@ def test_a_payment_is_for_the_family_of_the_booking_it_pays() -> None:
                                  {"payment_id": "PM0001", "booking_id": "BK0001", "amount": "165.0"}), seen)
     assert summary(found) == [("make payment", "completed", {"item": "sal0359", "account": "acc_01_chk", "for": "salon"})]
     assert found[0].core_content == "make payment salon"
+    assert cat.core_content("make payment", {"for": "event"}) == "make payment ticket"  # in the words of 'book ticket'
 
 
 def test_reads_and_writes_are_named_by_the_tool_and_failed_calls_say_nothing() -> None:
@@ -114,6 +115,8 @@ def test_prerequisites() -> None:
     assert not cat.prerequisite("make payment", {}, "book hotel", {})  # for nothing named
     assert cat.prerequisite("transfer money", {"account": "a1"}, "check account", {"account": "a1"})
     assert not cat.prerequisite("transfer money", {"account": "a1"}, "check account", {"account": "a2"})
+    assert not cat.prerequisite("set reminder", {}, "list reminders", {})  # adding a reminder does not wait for listing them
+    assert not cat.prerequisite("add calendar entry", {}, "check calendar", {})
     assert not cat.prerequisite("check weather", {}, "search attractions", {}) and not cat.prerequisite("x", {}, "y", {})
 
 
