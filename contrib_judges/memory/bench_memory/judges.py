@@ -19,7 +19,7 @@ from bench_kernel import BenchError, ChatRequest, ChatResponse
 
 from . import catalogue as cat
 from .store import StoredGoal
-from .turns import Turn
+from .turns import ToolResult, Turn
 
 STATUSES = ("open", "pending", "completed", "failed", "abandoned")
 RELATIONS = ("link", "dependency", "none")
@@ -76,7 +76,7 @@ class MemoryJudge:
 
 @attrs.define
 class RulesJudge(MemoryJudge):
-    """Deterministic: families by keyword, slots by pattern, statuses by cue words and tool results' status fields."""
+    """Deterministic: families by keyword, slots by pattern, statuses by cue words and by what tool calls returned."""
 
     name: str = "rules"
     seen: ToolMemory = attrs.field(factory=lambda: ToolMemory())
@@ -161,6 +161,7 @@ def _candidate(family: cat.Family, piece: str, speaker: str, status: str | None)
 
 
 _ARGUMENT_SLOTS = (("place", re.compile(r"^(city|location|destination|place|venue)$")), ("date", re.compile(r"^date$")),
+                   ("name", re.compile(r"^(restaurant|hotel|restaurant_name|hotel_name|event_name|name)$")),
                    ("time", re.compile(r"^time$")), ("item", re.compile(r"^item_id$")),
                    ("account", re.compile(r"^(account_id|from_account)$")), ("amount", re.compile(r"^amount$")))
 _REFUSED = re.compile(r"^\W*(error|fail|invalid|not found|unknown|refused|cannot|denied)", re.I)
@@ -202,7 +203,7 @@ def _records(content: str) -> list[dict[str, Any]]:
     return [v for v in values if isinstance(v, dict)]
 
 
-def tool_candidates(tool: Any, seen: ToolMemory) -> list[Candidate]:
+def tool_candidates(tool: ToolResult, seen: ToolMemory) -> list[Candidate]:
     """What one tool call did: the goal it served (family from the tool's name, else the service it concerns) and its status.
 
     A result's `status` field gives the status (a listing of bookings gives one per booking); any other result of a call
@@ -213,8 +214,8 @@ def tool_candidates(tool: Any, seen: ToolMemory) -> list[Candidate]:
         seen.learn(record)
     if tool.error:
         return []
-    statused = [r for r in records if cat.tool_status(json.dumps({"status": r.get("status")})) and "status" in r]
-    if len(statused) > 1 or (statused and isinstance(_safe_json(tool.content), list)):
+    statused = [r for r in records if "status" in r]
+    if statused and isinstance(_safe_json(tool.content), list):  # a listing: one status per entry
         return [c for r in statused for c in _tool_candidate(tool.name, {**tool.arguments, **r}, json.dumps(r), seen)]
     return _tool_candidate(tool.name, tool.arguments, tool.content, seen)
 
@@ -243,7 +244,7 @@ def _tool_candidate(name: str, arguments: dict[str, Any], content: str, seen: To
     slots = _tool_slots({**{k: v for k, v in item.items() if k in ("city", "date")}, **arguments, **{"item_id": item.get("item_id")}})
     if item.get("name"):
         slots["name"] = str(item["name"]).strip().lower()
-    served = cat.families_in(service) if family.name in ("payment",) else []
+    served = cat.families_in(service) if family.name == "payment" else []
     if served:
         slots["for"] = served[0][1].name
     return [Candidate(domain=family.domain, intent=intent, content=f"{name}({json.dumps(arguments, sort_keys=True)})",
