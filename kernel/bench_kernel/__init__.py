@@ -73,6 +73,7 @@ from bench_kernel.report.html import render_html
 from bench_kernel.report.report import Report, build_report, run_registry
 from bench_kernel.report.sections import ReportSection, Section, SectionTable
 from bench_kernel.report.view import RunView, open_read_only
+from bench_kernel.run.runconfig import model_option_configs, parse_key_values
 from bench_kernel.run.runner import (
     MetricInputs,
     RunConfig,
@@ -271,8 +272,10 @@ __all__ = [
     "is_success",
     "load_domain",
     "load_tasks",
+    "model_option_configs",
     "open_read_only",
     "packaged_or_external",
+    "parse_key_values",
     "persona_texts",
     "plugin_option",
     "read_json",

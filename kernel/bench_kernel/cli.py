@@ -28,7 +28,7 @@ from bench_kernel.report.report import build_report, render, render_section, run
 from bench_kernel.run import runner
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.run.progress import Progress
-from bench_kernel.run.runconfig import build_run_config, model_overrides, price_overrides, read_run_file
+from bench_kernel.run.runconfig import build_run_config, model_overrides, parse_key_values, price_overrides, read_run_file
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.store import Store, open_store_for_reading, store_error
 from bench_kernel.tasks import checks
@@ -129,16 +129,10 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
 def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any] | None:
     if not values:
         return None
-    found: dict[str, Any] = {}
-    for text in values:
-        key, sep, raw = text.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {text!r}")
-        try:
-            found[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            found[key] = raw
-    return found
+    try:
+        return parse_key_values(values)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 @cli.command(name="run")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 from sqlite_utils import Migrations
 
 import bench_kernel
-from bench_kernel import Metric, db_option, require_db
+from bench_kernel import Metric, db_option, parse_key_values, require_db
 
 from .api import DialogueEvaluation, evaluate_conversation, evaluate_dialogues, make_judge
 from .atod import AtodDialogue, evaluate_atod_file, read_atod
@@ -50,21 +49,6 @@ __all__ = [
 ]
 
 
-def _options(values: tuple[str, ...]) -> dict[str, Any]:
-    import json
-
-    found: dict[str, Any] = {}
-    for text in values:
-        key, sep, raw = text.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected ROLE.KEY=VALUE, got {text!r}")
-        try:
-            found[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            found[key] = raw
-    return found
-
-
 @click.group(name="memory")
 def memory_group() -> None:
     """ATOD's agentic memory evaluator over stored runs."""
@@ -85,7 +69,7 @@ def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None
     """Re-run the memory evaluator over RUN's stored conversations (no replay) and store its figures with the run."""
     require_db(db_path)
     summary = asyncio.run(evaluate_run(db_path, run_id, judge=judge, index=index, goals_file=Path(goals_file) if goals_file else None,
-                                       model_options=_options(model_options), arm=arm))
+                                       model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"), arm=arm))
     click.echo(f"memory evaluator: {summary.evaluated} conversations of run {summary.run_id} ({judge} judge, {index} index)")
     for name, value in summary.figures.items():
         click.echo(f"  {name}: {'-' if value is None else f'{value:.4f}'}")
@@ -104,7 +88,7 @@ def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None
 def evaluate_file_command(atod_file: str, judge: str, index: str, model_options: tuple[str, ...], limit: int | None) -> None:
     """Run the memory evaluator over ATOD's annotated dialogues (annotated_dialogues.json) and print its figures per complexity class."""
     figures, errors = asyncio.run(evaluate_atod_file(Path(atod_file), judge=judge, index=index,
-                                                     model_options=_options(model_options), limit=limit))
+                                                     model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"), limit=limit))
     for group, values in figures.items():
         click.echo(f"{group}:")
         for name, value in values.items():

@@ -33,6 +33,7 @@ from bench_kernel import (
     converter,
     get_plugin_manager,
     load_domain,
+    model_option_configs,
     read_json,
     task_goals,
     utc_now,
@@ -99,20 +100,8 @@ def run_goals(store: Store, run_id: str) -> dict[str, list[Goal]]:
 
 
 def model_configs(options: Mapping[str, Any]) -> dict[str, ModelConfig]:
-    """--model-option ROLE.KEY=VALUE pairs as model configurations (ROLE.sampling.NAME=VALUE for sampling)."""
-    found: dict[str, dict[str, Any]] = {}
-    for dotted, value in options.items():
-        role, _, key = dotted.partition(".")
-        if not role or not key:
-            raise ConfigError(f"--model-option expects ROLE.KEY=VALUE, got {dotted!r}")
-        if key.startswith("sampling."):
-            found.setdefault(role, {}).setdefault("sampling", {})[key.split(".", 1)[1]] = value
-        else:
-            found.setdefault(role, {})[key] = value
-    try:
-        return {role: converter.structure(cfg, ModelConfig) for role, cfg in found.items()}
-    except Exception as exc:
-        raise ConfigError(f"invalid --model-option: {exc}") from exc
+    """`ROLE.KEY` -> value options (as `--model-option` gives them) as model configurations by role."""
+    return model_option_configs(options)
 
 
 @attrs.frozen(kw_only=True)

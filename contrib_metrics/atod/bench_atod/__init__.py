@@ -5,10 +5,8 @@ Adds `bench import atod-dialogues FILE` to the kernel's `import` command group.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -23,8 +21,9 @@ from bench_kernel import (
     checked_plugins,
     db_option,
     echo_report,
+    model_option_configs,
+    parse_key_values,
     plugin_option,
-    structure,
 )
 
 from .formulas import EdgeScores, GoalCounts, annotated_edges, dependency_f1, dependency_scores, goal_counts, pooled
@@ -67,21 +66,15 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
 
 
 def model_configs(options: tuple[str, ...]) -> dict[str, ModelConfig]:
-    """`ROLE.KEY=VALUE` options (values read as JSON when they parse) as model configurations by role."""
-    found: dict[str, dict[str, Any]] = {}
-    for text in options:
-        name, sep, raw = text.partition("=")
-        role, dot, key = name.partition(".")
-        if not sep or not dot or not role or not key:
-            raise ConfigError(f"--model-option expects ROLE.KEY=VALUE (e.g. atod-judge.model=NAME), got {text!r}")
-        try:
-            found.setdefault(role, {})[key] = json.loads(raw)
-        except ValueError:
-            found.setdefault(role, {})[key] = raw
-    missing = [role for role, values in found.items() if "model" not in values]
+    """`ROLE.KEY=VALUE` options as model configurations by role; each role needs a model."""
+    pairs = parse_key_values(options, "ROLE.KEY=VALUE")
+    undotted = [key for key in pairs if "." not in key.strip(".")]
+    if undotted:
+        raise ConfigError(f"--model-option expects ROLE.KEY=VALUE (e.g. atod-judge.model=NAME), got {undotted[0]!r}")
+    missing = sorted({key.partition(".")[0] for key in pairs} - {key.partition(".")[0] for key in pairs if key.endswith(".model")})
     if missing:
         raise ConfigError(f"the {missing[0]} role needs a model: --model-option {missing[0]}.model=NAME")
-    return {role: structure(values, ModelConfig, source="--model-option", root=f"$.{role}") for role, values in found.items()}
+    return model_option_configs(pairs)
 
 
 @click.command(name="atod-dialogues")

@@ -20,9 +20,10 @@ A run file looks like::
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -191,6 +192,26 @@ def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] |
             raise ConfigError(f"--model-option expects ROLE.KEY=VALUE, got {dotted!r}")
         found.setdefault(role, {})[key] = value
     return found
+
+
+def parse_key_values(texts: Iterable[str], form: str = "KEY=VALUE") -> dict[str, Any]:
+    """Repeated `KEY=VALUE` options as a dict, each value read as JSON when it parses, else kept as text."""
+    found: dict[str, Any] = {}
+    for text in texts:
+        key, sep, raw = text.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"expected {form}, got {text!r}")
+        try:
+            found[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            found[key] = raw
+    return found
+
+
+def model_option_configs(options: Mapping[str, Any] | Iterable[str], *, source: str = "--model-option") -> dict[str, ModelConfig]:
+    """`--model-option` values (`ROLE.KEY=VALUE` texts, or a parsed {ROLE.KEY: value}) as model configurations by role."""
+    pairs = options if isinstance(options, Mapping) else parse_key_values(options, "ROLE.KEY=VALUE")
+    return model_configs(model_overrides({}, pairs), source=source)
 
 
 def price_overrides(texts: tuple[str, ...]) -> dict[str, Price]:
