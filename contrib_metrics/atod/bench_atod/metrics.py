@@ -9,14 +9,15 @@ are the `atod` report section (`summary.py`).
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
-from bench_kernel import Metric, MetricContext, MetricResult, task_goals
+from bench_kernel import Goal, Metric, MetricContext, MetricResult, task_goals
 
 from .dialogue import Dialogue
-from .formulas import goal_counts
+from .formulas import GoalCounts, goal_counts
 from .judges import judgement_for
 from .tracking import annotated_outcomes, event_changes, event_outcomes, is_annotated, lifecycles
 
@@ -46,11 +47,17 @@ class GoalCompletion(Metric):
         unknown = sorted({c.goal_id for c in event_changes(context.events, context.messages)} - {g.id for g in d.goals})
         details: dict[str, Any] = {"": {"counts": counts.as_dict(), "final": {o.goal_id: o.final_status for o in outcomes},
                                         "ignored_goal_ids": unknown}}
-        if is_annotated(d.goals):
-            gold = goal_counts(annotated_outcomes(d.goals))
-            values["annotated"] = gold.dgcr
-            details["annotated"] = {"counts": gold.as_dict()}
+        _add_annotated(values, details, d.goals, lambda gold: gold.dgcr)
         return MetricResult(values=values, details=details)
+
+
+def _add_annotated(values: dict[str, float | None], details: dict[str, Any], goals: Sequence[Goal],
+                   figure: Callable[[GoalCounts], float | None]) -> None:
+    """The same figure from the gold lifecycle, beside the evented one, when the goals carry one (imported dialogues)."""
+    if is_annotated(goals):
+        gold = goal_counts(annotated_outcomes(goals))
+        values["annotated"] = figure(gold)
+        details["annotated"] = {"counts": gold.as_dict()}
 
 
 @attrs.define(kw_only=True)
@@ -68,10 +75,7 @@ class TurnsToCompletion(Metric):
         turns = {o.goal_id: (o.first_mentioned_turn, o.end_turn) for o in outcomes if o.end_turn is not None}
         values: dict[str, float | None] = {"": counts.ntc, "completed_only": counts.ntc_completed}
         details: dict[str, Any] = {"": {"counts": counts.as_dict(), "turns": turns}}
-        if is_annotated(d.goals):
-            gold = goal_counts(annotated_outcomes(d.goals))
-            values["annotated"] = gold.ntc
-            details["annotated"] = {"counts": gold.as_dict()}
+        _add_annotated(values, details, d.goals, lambda gold: gold.ntc)
         return MetricResult(values=values, details=details)
 
 
