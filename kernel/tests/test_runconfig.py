@@ -73,7 +73,7 @@ def test_key_value_options_and_model_options_outside_a_run() -> None:
     from bench_kernel import model_option_configs, parse_key_values
 
     assert parse_key_values(["a=1", "b=text", "c={\"x\": [1]}", "d="]) == {"a": 1, "b": "text", "c": {"x": [1]}, "d": ""}
-    with pytest.raises(ConfigError, match="expected ROLE.KEY=VALUE, got 'nothing'"):
+    with pytest.raises(ConfigError, match=r"expected ROLE\.KEY=VALUE, got 'nothing'"):
         parse_key_values(["nothing"], "ROLE.KEY=VALUE")
     configs = model_option_configs(["judge-2.model=m", "judge-2.base_url=http://127.0.0.1:9/v1", "judge-2.timeout_s=5"])
     assert configs["judge-2"].model == "m" and configs["judge-2"].timeout_s == 5
