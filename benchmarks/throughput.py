@@ -32,7 +32,7 @@ from model_concurrency import TASK, world
 from bench_kernel import Store
 from bench_kernel.testing import FakeOpenAIServer
 
-VARIANTS = {"process": [], "workers2": ["--workers", "2"], "ray": ["--executor", "ray"]}
+VARIANTS = {"process": [], "workers2": ["--workers", "2"], "ray": ["--executor", "ray", "--plugin", "ray"]}
 
 
 def bench_command() -> list[str]:
@@ -49,10 +49,12 @@ def available(variant: str) -> bool:
     return flags[0] in helptext
 
 
-def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str) -> list[str]:
+def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str, max_concurrency: int | None = None) -> list[str]:
     """The `bench run` command line of one measurement."""
-    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in
-             (("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120"))]
+    settings = [("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120")]
+    if max_concurrency:
+        settings.append(("max_concurrency", str(max_concurrency)))
+    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in settings]
     return [*bench_command(), "run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc",
             "--user", "llm-user", "--task-id", TASK, "--trials", str(waves * concurrency), "--no-baseline",
             "--concurrency", str(concurrency), "--db", str(db), "--run-id", f"c{concurrency}", "--format", "none",
@@ -71,11 +73,12 @@ def run_child(argv: list[str]) -> tuple[float, float, Any, int]:
     return started, ended, usage, status
 
 
-def measure(server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str, workdir: Path) -> dict[str, Any]:
+def measure(server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str, workdir: Path,
+            max_concurrency: int | None = None) -> dict[str, Any]:
     """One level of one variant."""
     db = workdir / f"{variant}-c{concurrency}.db"
     seen = len(server.requests)
-    started, ended, usage, status = run_child(command(server.base_url, concurrency, waves, db, variant))
+    started, ended, usage, status = run_child(command(server.base_url, concurrency, waves, db, variant, max_concurrency))
     first = next((r.received_at for r in server.requests[seen:] if r.path.endswith("/chat/completions")), ended)
     store = Store(db)
     try:
@@ -104,6 +107,7 @@ def main() -> None:
     parser.add_argument("--waves", type=int, default=4)
     parser.add_argument("--levels", default="1,32,256,1024")
     parser.add_argument("--variants", default="process,workers2,ray")
+    parser.add_argument("--max-concurrency", type=int, help="Requests in flight per endpoint (model max_concurrency); default: bench's.")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with FakeOpenAIServer(world, latency_s=args.latency_s) as server, tempfile.TemporaryDirectory() as tmp:
@@ -113,7 +117,7 @@ def main() -> None:
                 continue
             baseline_rss = None
             for level in levels:
-                found = measure(server, args.latency_s, level, args.waves, variant, Path(tmp))
+                found = measure(server, args.latency_s, level, args.waves, variant, Path(tmp), args.max_concurrency)
                 baseline_rss = baseline_rss or (found["peak_rss_kib"] if level == 1 else None)
                 if baseline_rss and level > 1:
                     found["kib_per_conversation_in_flight"] = round((found["peak_rss_kib"] - baseline_rss) / level, 1)

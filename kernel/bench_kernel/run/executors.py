@@ -165,8 +165,7 @@ class Outbox:
     def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue],
                           plugin_rows: Sequence[PluginRows] = ()) -> None:
         """Send a finished conversation to the writer."""
-        cid = f"{result.run_id}/{result.arm}/{result.task_id}/{result.trial}"
-        self.send(("done", cid, result, list(metrics), list(plugin_rows)))
+        self.send(("done", result.conversation_id, result, list(metrics), list(plugin_rows)))
 
     def cache_get(self, key: str) -> str | None:
         """A cached response from the results database (read only)."""
