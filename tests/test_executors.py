@@ -204,3 +204,17 @@ def test_a_worker_that_cannot_start_fails_the_run_with_its_reason(tmp_path: Path
         run(config, tmp_path / "r.db", plugins=plugins)
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("select status from runs").fetchall() == [("interrupted",)]
+
+
+def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:
+    db = tmp_path / "cached.db"
+    with FakeOpenAIServer(world) as server:
+        invoke([*llm_args(server.base_url, db, trials=6), "--cache", "--workers", "2", "--run-id", "first"])
+        asked = len(server.completions)
+        invoke([*llm_args(server.base_url, db, trials=6), "--cache", "--workers", "2", "--run-id", "second"])
+        again = len(server.completions) - asked
+    with sqlite3.connect(db) as conn:
+        cached = dict(conn.execute("select run_id, sum(cached) from llm_calls group by run_id").fetchall())
+        entries = conn.execute("select count(*) from llm_cache").fetchone()[0]
+    assert asked == 30 and entries > 0  # the workers' responses reached the cache through the writer
+    assert again == 0 and cached["second"] == 30
