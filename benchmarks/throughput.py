@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -61,24 +60,51 @@ def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str,
             *roles, *VARIANTS[variant]]
 
 
-def run_child(argv: list[str]) -> tuple[float, float, Any, int]:
-    """(start time, end time, rusage, exit status) of one child process."""
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    ended = time.monotonic()
-    if status:
-        err = proc.stderr.read().decode(errors="replace")[-400:] if proc.stderr else ""
-        print(f"  exit status {status}: {err}", file=sys.stderr)
-    return started, ended, usage, status
+# Children are started by this small launcher process, not by the script: a child forked from a process inherits
+# its peak RSS through exec (Linux keeps the larger of the two), and the script grows with the fake server's records.
+LAUNCHER = """
+import json, os, subprocess, sys, tempfile, time
+for line in sys.stdin:
+    with tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(json.loads(line), stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        ended = time.monotonic()
+        err.seek(0)
+        tail = err.read()[-400:].decode(errors="replace")
+    print(json.dumps([started, ended, usage.ru_utime, usage.ru_stime, usage.ru_maxrss, status, tail]), flush=True)
+"""
 
 
-def measure(server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str, workdir: Path,
-            max_concurrency: int | None = None) -> dict[str, Any]:
+class Launcher:
+    """A small process that runs each measured child and reports its times and resource usage."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: list[str]) -> tuple[float, float, Any, int]:
+        """(start time, end time, rusage, exit status) of one child process."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(argv) + "\n")
+        self.proc.stdin.flush()
+        started, ended, utime, stime, maxrss, status, tail = json.loads(self.proc.stdout.readline())
+        if status:
+            print(f"  exit status {status}: {tail}", file=sys.stderr)
+        return started, ended, SimpleNamespace(ru_utime=utime, ru_stime=stime, ru_maxrss=maxrss), status
+
+    def close(self) -> None:
+        """End the launcher."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def measure(launcher: Launcher, server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str,
+            workdir: Path, max_concurrency: int | None = None) -> dict[str, Any]:
     """One level of one variant."""
     db = workdir / f"{variant}-c{concurrency}.db"
     seen = len(server.requests)
-    started, ended, usage, status = run_child(command(server.base_url, concurrency, waves, db, variant, max_concurrency))
+    started, ended, usage, status = launcher.run(command(server.base_url, concurrency, waves, db, variant, max_concurrency))
     first = next((r.received_at for r in server.requests[seen:] if r.path.endswith("/chat/completions")), ended)
     store = Store(db)
     try:
@@ -110,6 +136,7 @@ def main() -> None:
     parser.add_argument("--max-concurrency", type=int, help="Requests in flight per endpoint (model max_concurrency); default: bench's.")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
+    launcher = Launcher()
     with FakeOpenAIServer(world, latency_s=args.latency_s) as server, tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants.split(","):
             if not available(variant):
@@ -117,11 +144,12 @@ def main() -> None:
                 continue
             baseline_rss = None
             for level in levels:
-                found = measure(server, args.latency_s, level, args.waves, variant, Path(tmp), args.max_concurrency)
+                found = measure(launcher, server, args.latency_s, level, args.waves, variant, Path(tmp), args.max_concurrency)
                 baseline_rss = baseline_rss or (found["peak_rss_kib"] if level == 1 else None)
                 if baseline_rss and level > 1:
                     found["kib_per_conversation_in_flight"] = round((found["peak_rss_kib"] - baseline_rss) / level, 1)
                 print(json.dumps(found), flush=True)
+    launcher.close()
 
 
 if __name__ == "__main__":
