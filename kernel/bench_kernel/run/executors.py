@@ -42,10 +42,15 @@ log = structlog.get_logger()
 EXECUTOR_OPTIONS_META = "bench.executor_options"
 """Where options that executor plugins add to `bench run` leave their values (click context meta)."""
 STOP_POLL_S = 0.05
+BATCH_S = 0.005
+"""A worker sends what it has every few milliseconds: the ledger stays as good as live, the pipe and the writer's
+loop are woken once per batch rather than once per message."""
+RELAY_BATCH = 1024
 
 Message = tuple[Any, ...]
 """What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json),
-("done", conversation id, result, metric values, plugin rows) or ("exit", worker index, error or None)."""
+("done", conversation id, result, metric values, plugin rows) or ("exit", worker index, error or None); worker
+processes send them in batches (lists)."""
 
 
 class ExecutorError(BenchError):
@@ -220,12 +225,23 @@ def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: 
         asyncio.run(_play_shard(spec, units, outbox.put, stop))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the run with it
         error = f"{type(exc).__name__}: {exc}"
-    outbox.put(("exit", index, error))
+    outbox.put([("exit", index, error)])
 
 
-async def _play_shard(spec: WorkerSpec, units: list[Unit], send: Callable[[Message], None], stop: Any) -> None:
-    outbox = Outbox(send, spec.store_path, spec.config.cache)
+async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[Message]], None], stop: Any) -> None:
+    batch: list[Message] = []
+    outbox = Outbox(batch.append, spec.store_path, spec.config.cache)
     ctx = worker_context(spec, [u.task for u in units], outbox)
+
+    def flush() -> None:
+        if batch:
+            put(batch[:])  # one pickle and one pipe write for every message of the last few milliseconds
+            batch.clear()
+
+    async def flusher() -> None:
+        while True:
+            await asyncio.sleep(BATCH_S)
+            flush()
 
     parent = os.getppid()
 
@@ -236,13 +252,15 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], send: Callable[[Messa
             await asyncio.sleep(STOP_POLL_S)
         stop_spending(ctx)
 
-    watcher = asyncio.create_task(watch())
+    tasks = [asyncio.create_task(watch()), asyncio.create_task(flusher())]
     try:
         await execute(ctx, units)
     finally:
-        watcher.cancel()
+        for task in tasks:
+            task.cancel()
         await ctx.models.aclose()
         outbox.close()
+        flush()
 
 
 async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None],
@@ -273,30 +291,31 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
 async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any) -> None:
     running = set(range(len(procs)))
     while running:
-        message = await relay.get(timeout=1.0)
-        if message is None:
+        messages = await relay.get(timeout=1.0)
+        if messages is None:
             dead = [i for i in running if not procs[i].is_alive()]
             if dead and not await relay.pending():
                 raise ExecutorError(f"worker process {dead[0]} died (exit code {procs[dead[0]].exitcode}) before it finished")
             continue
-        if message[0] == "exit":
-            _, index, error = message
-            if error is not None:
-                raise ExecutorError(f"worker process {index} failed: {error}")
-            running.discard(index)
-            continue
-        writer.apply(message)
+        for message in messages:
+            if message[0] == "exit":
+                _, index, error = message
+                if error is not None:
+                    raise ExecutorError(f"worker process {index} failed: {error}")
+                running.discard(index)
+                continue
+            writer.apply(message)
         if writer.exhausted and not stop.is_set():
             stop.set()
 
 
 class _Relay:
-    """Hands messages from a multiprocessing queue to the event loop (a thread blocks on the queue, not the loop)."""
+    """Hands batches of messages from a multiprocessing queue to the event loop (a thread blocks on the queue, not the loop)."""
 
     def __init__(self, source: Any) -> None:
         self.source = source
         self.loop = asyncio.get_running_loop()
-        self.messages: asyncio.Queue[Message] = asyncio.Queue()
+        self.messages: asyncio.Queue[list[Message]] = asyncio.Queue()
         self.closed = threading.Event()
         self.thread = threading.Thread(target=self._pump, name="bench-relay", daemon=True)
 
@@ -307,16 +326,19 @@ class _Relay:
     def _pump(self) -> None:
         while not self.closed.is_set():
             try:
-                message = self.source.get(timeout=0.2)
+                batch = self.source.get(timeout=0.2)
+                with contextlib.suppress(queue.Empty):  # what else has arrived: one wake-up of the loop for all of it
+                    while len(batch) < RELAY_BATCH:
+                        batch += self.source.get_nowait()
             except queue.Empty:
                 continue
             except (EOFError, OSError):
                 return
             with contextlib.suppress(RuntimeError):  # the loop closed under an interrupted run
-                self.loop.call_soon_threadsafe(self.messages.put_nowait, message)
+                self.loop.call_soon_threadsafe(self.messages.put_nowait, batch)
 
-    async def get(self, timeout: float) -> Message | None:
-        """The next message, or None after `timeout` seconds without one."""
+    async def get(self, timeout: float) -> list[Message] | None:
+        """The next batch of messages, or None after `timeout` seconds without one."""
         try:
             return await asyncio.wait_for(self.messages.get(), timeout)
         except TimeoutError:
