@@ -474,8 +474,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
     return ctx, units, skipped, not new
 
 
-def _entry_point_names(plugins: PluginSet) -> list[str] | None:
-    """The loaded plugins as `--plugin` names a worker can load again (None: every installed one, as loaded here)."""
+def _entry_point_names(plugins: PluginSet) -> list[str]:
+    """The loaded plugins as `--plugin` names a worker loads again (built-ins always load)."""
     return [p.name for p in plugins.plugins if not p.builtin and p.error is None]
 
 
