@@ -10,12 +10,13 @@ CPU and peak memory are the process's own. Per level and variant it prints:
     conversations per hour, CPU ms per conversation (user + system of the whole process, start-up included), peak RSS (KiB, and per conversation in
     flight above a C=1 run), start-up (process start to the server's first request).
 Variants: `process` (one process), `workers2` (`--workers 2`) and `ray` (`--executor ray`); a variant whose
-option `bench run` does not have is reported as unavailable. Figures are printed, never asserted.
+option `bench run` does not have (or, for ray, without Ray installed) is reported as unavailable. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import subprocess
@@ -39,13 +40,17 @@ def bench_command() -> list[str]:
     return [str(Path(sys.executable).with_name("bench"))]
 
 
-def available(variant: str) -> bool:
-    """Whether `bench run` has the variant's option."""
+def unavailable(variant: str) -> str | None:
+    """Why the variant cannot run here (`bench run` lacks its option, or Ray is not installed), or None."""
     flags = VARIANTS[variant]
     if not flags:
-        return True
+        return None
     helptext = subprocess.run([*bench_command(), "run", "--help"], capture_output=True, text=True, check=False).stdout
-    return flags[0] in helptext
+    if flags[0] not in helptext:
+        return f"bench run has no {flags[0]}"
+    if variant == "ray" and importlib.util.find_spec("ray") is None:
+        return "Ray is not installed: pip install 'bench-ray[ray]'"
+    return None
 
 
 def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str, max_concurrency: int | None = None) -> list[str]:
@@ -139,8 +144,9 @@ def main() -> None:
     launcher = Launcher()
     with FakeOpenAIServer(world, latency_s=args.latency_s) as server, tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants.split(","):
-            if not available(variant):
-                print(json.dumps({"variant": variant, "unavailable": f"bench run has no {VARIANTS[variant][0]}"}), flush=True)
+            why = unavailable(variant)
+            if why:
+                print(json.dumps({"variant": variant, "unavailable": why}), flush=True)
                 continue
             baseline_rss = None
             for level in levels:
