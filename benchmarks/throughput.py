@@ -10,20 +10,20 @@ CPU and peak memory are the process's own. Per level and variant it prints:
     conversations per hour, CPU ms per conversation (user + system of the whole process, start-up included), peak RSS (KiB, and per conversation in
     flight above a C=1 run), start-up (process start to the server's first request).
 Variants: `process` (one process), `workers2` (`--workers 2`) and `ray` (`--executor ray`); a variant whose
-option `bench run` does not have is reported as unavailable. Figures are printed, never asserted.
+option `bench run` does not have (or, for ray, without Ray installed) is reported as unavailable. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -32,7 +32,7 @@ from model_concurrency import TASK, world
 from bench_kernel import Store
 from bench_kernel.testing import FakeOpenAIServer
 
-VARIANTS = {"process": [], "workers2": ["--workers", "2"], "ray": ["--executor", "ray"]}
+VARIANTS = {"process": [], "workers2": ["--workers", "2"], "ray": ["--executor", "ray", "--plugin", "ray"]}
 
 
 def bench_command() -> list[str]:
@@ -40,42 +40,76 @@ def bench_command() -> list[str]:
     return [str(Path(sys.executable).with_name("bench"))]
 
 
-def available(variant: str) -> bool:
-    """Whether `bench run` has the variant's option."""
+def unavailable(variant: str) -> str | None:
+    """Why the variant cannot run here (`bench run` lacks its option, or Ray is not installed), or None."""
     flags = VARIANTS[variant]
     if not flags:
-        return True
+        return None
     helptext = subprocess.run([*bench_command(), "run", "--help"], capture_output=True, text=True, check=False).stdout
-    return flags[0] in helptext
+    if flags[0] not in helptext:
+        return f"bench run has no {flags[0]}"
+    if variant == "ray" and importlib.util.find_spec("ray") is None:
+        return "Ray is not installed: pip install 'bench-ray[ray]'"
+    return None
 
 
-def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str) -> list[str]:
+def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str, max_concurrency: int | None = None) -> list[str]:
     """The `bench run` command line of one measurement."""
-    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in
-             (("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120"))]
+    settings = [("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120")]
+    if max_concurrency:
+        settings.append(("max_concurrency", str(max_concurrency)))
+    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in settings]
     return [*bench_command(), "run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc",
             "--user", "llm-user", "--task-id", TASK, "--trials", str(waves * concurrency), "--no-baseline",
             "--concurrency", str(concurrency), "--db", str(db), "--run-id", f"c{concurrency}", "--format", "none",
             *roles, *VARIANTS[variant]]
 
 
-def run_child(argv: list[str]) -> tuple[float, float, Any, int]:
-    """(start time, end time, rusage, exit status) of one child process."""
-    started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    ended = time.monotonic()
-    if status:
-        err = proc.stderr.read().decode(errors="replace")[-400:] if proc.stderr else ""
-        print(f"  exit status {status}: {err}", file=sys.stderr)
-    return started, ended, usage, status
+# Children are started by this small launcher process, not by the script: a child forked from a process inherits
+# its peak RSS through exec (Linux keeps the larger of the two), and the script grows with the fake server's records.
+LAUNCHER = """
+import json, os, subprocess, sys, tempfile, time
+for line in sys.stdin:
+    with tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(json.loads(line), stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        ended = time.monotonic()
+        err.seek(0)
+        tail = err.read()[-400:].decode(errors="replace")
+    print(json.dumps([started, ended, usage.ru_utime, usage.ru_stime, usage.ru_maxrss, status, tail]), flush=True)
+"""
 
 
-def measure(server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str, workdir: Path) -> dict[str, Any]:
+class Launcher:
+    """A small process that runs each measured child and reports its times and resource usage."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: list[str]) -> tuple[float, float, Any, int]:
+        """(start time, end time, rusage, exit status) of one child process."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(argv) + "\n")
+        self.proc.stdin.flush()
+        started, ended, utime, stime, maxrss, status, tail = json.loads(self.proc.stdout.readline())
+        if status:
+            print(f"  exit status {status}: {tail}", file=sys.stderr)
+        return started, ended, SimpleNamespace(ru_utime=utime, ru_stime=stime, ru_maxrss=maxrss), status
+
+    def close(self) -> None:
+        """End the launcher."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def measure(launcher: Launcher, server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str,
+            workdir: Path, max_concurrency: int | None = None) -> dict[str, Any]:
     """One level of one variant."""
     db = workdir / f"{variant}-c{concurrency}.db"
     seen = len(server.requests)
-    started, ended, usage, status = run_child(command(server.base_url, concurrency, waves, db, variant))
+    started, ended, usage, status = launcher.run(command(server.base_url, concurrency, waves, db, variant, max_concurrency))
     first = next((r.received_at for r in server.requests[seen:] if r.path.endswith("/chat/completions")), ended)
     store = Store(db)
     try:
@@ -104,20 +138,24 @@ def main() -> None:
     parser.add_argument("--waves", type=int, default=4)
     parser.add_argument("--levels", default="1,32,256,1024")
     parser.add_argument("--variants", default="process,workers2,ray")
+    parser.add_argument("--max-concurrency", type=int, help="Requests in flight per endpoint (model max_concurrency); default: bench's.")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
+    launcher = Launcher()
     with FakeOpenAIServer(world, latency_s=args.latency_s) as server, tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants.split(","):
-            if not available(variant):
-                print(json.dumps({"variant": variant, "unavailable": f"bench run has no {VARIANTS[variant][0]}"}), flush=True)
+            why = unavailable(variant)
+            if why:
+                print(json.dumps({"variant": variant, "unavailable": why}), flush=True)
                 continue
             baseline_rss = None
             for level in levels:
-                found = measure(server, args.latency_s, level, args.waves, variant, Path(tmp))
+                found = measure(launcher, server, args.latency_s, level, args.waves, variant, Path(tmp), args.max_concurrency)
                 baseline_rss = baseline_rss or (found["peak_rss_kib"] if level == 1 else None)
                 if baseline_rss and level > 1:
                     found["kib_per_conversation_in_flight"] = round((found["peak_rss_kib"] - baseline_rss) / level, 1)
                 print(json.dumps(found), flush=True)
+    launcher.close()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from bench_kernel.report.html import plots_or_note, render_html
 from bench_kernel.report.plots import render_plots, write_plots
 from bench_kernel.report.report import build_report, render, render_section, run_registry
 from bench_kernel.run import runner
+from bench_kernel.run.executors import option_values
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.run.progress import Progress
 from bench_kernel.run.runconfig import build_run_config, model_overrides, parse_key_values, price_overrides, read_run_file
@@ -172,6 +173,12 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--timeout", "conversation_timeout_s", type=float, help="Seconds per conversation.")
 @click.option("--run-timeout", "run_timeout_s", type=float, help="Seconds for the whole run (resumable).")
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, envvar="BENCH_WORKERS",
+              help="Processes playing conversations (each with its own event loop); this process alone writes the database.")
+@click.option("--executor", default="local", show_default=True, envvar="BENCH_EXECUTOR",
+              help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.")
+@click.option("--executor-option", "executor_options", multiple=True, callback=_key_values,
+              help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
@@ -191,7 +198,10 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.pass_context
 def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
-    config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, _overrides(ctx, options),
+    overrides = _overrides(ctx, options)
+    if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
+        overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
+    config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides,
                               source=config_file or "command line")
     plugin_set = _plugins_for_run(config.plugins)
     try:

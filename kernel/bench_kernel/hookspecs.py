@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
     from bench_kernel.modelhub.api import Model
     from bench_kernel.report.sections import ReportSection
+    from bench_kernel.run.executors import Executor
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
     from bench_kernel.tasks.personas import Persona
@@ -234,6 +235,26 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
         @bench_kernel.hookimpl
         def register_report_sections(register):
             register(ShiftRecovery(name="gsrt", title="Goal-shift recovery"))
+    """
+
+
+@hookspec
+def register_executors(register: Callable[[Executor], None]) -> None:
+    """Register executors: engines that play a run's conversations somewhere (processes, a cluster).
+
+    Called once per plugin manager, in the run's process (and again in each worker that rebuilds the
+    run's context). `bench run --executor NAME` picks one (default ``local``, the kernel's own); its
+    ``check(config)`` runs before the run begins, its ``execute(ctx, units, on_finished)`` once per
+    run or resume. Whatever plays the conversations, the run's process alone writes the store: send
+    every finished conversation and model call back and apply it with :class:`bench_kernel.Writer`.
+
+    :param register: call with each :class:`bench_kernel.Executor` instance; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_executors(register):
+            register(RayExecutor(name="ray", option_names=("address",)))
     """
 
 

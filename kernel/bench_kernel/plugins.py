@@ -16,7 +16,8 @@ from bench_kernel import hookspecs
 from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
 
 GROUP = "bench"
-DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels")
+DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels",
+                   "bench_kernel.builtin.executors")
 COMPONENT_HOOKS = {
     "domain": "register_domains",
     "agent": "register_agents",
@@ -30,6 +31,7 @@ COMPONENT_HOOKS = {
     "task extension": "register_task_extensions",
     "persona": "register_personas",
     "report section": "register_report_sections",
+    "executor": "register_executors",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
 NAMESPACED_KINDS = frozenset({"metric"})

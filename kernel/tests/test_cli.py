@@ -78,7 +78,8 @@ def test_plugins_all_includes_the_builtins(use_plugins: Callable[..., None]) -> 
     assert lines[0].endswith("register_agents, register_personas, register_user_simulators")
     assert lines[1].startswith("bench_kernel.builtin.evaluation  bench-kernel ")
     assert lines[2].startswith("bench_kernel.builtin.channels  bench-kernel ")
-    assert lines[3] == "toy  - -  register_domains"
+    assert lines[3].startswith("bench_kernel.builtin.executors  bench-kernel ") and lines[3].endswith("register_executors")
+    assert lines[4] == "toy  - -  register_domains"
 
 
 def test_plugins_json(use_plugins: Callable[..., None]) -> None:

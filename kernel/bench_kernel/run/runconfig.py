@@ -42,6 +42,8 @@ MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeou
 MAX_CONCURRENCY = 4096
 """Conversations or requests in flight at most: each request slot costs memory and connections up front."""
 MAX_RETRIES = 100
+MAX_WORKERS = 256
+"""Worker processes (or a cluster executor's actors) at most: each holds a copy of the run's context."""
 MAX_TRIALS = 10_000
 """Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
 SQLITE_INTEGERS = range(-(2**63), 2**63)
@@ -89,12 +91,17 @@ def run_config_problems(config: RunConfig) -> list[str]:
     """What is out of range in a configuration, each with its path: the same rules for options and run files."""
     run = "$.run"
     problems = [f"{name} must be at least 1, not {value} @ {run}.{name}"
-                for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal")
+                for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal",
+                             "workers")
                 if (value := getattr(config, name)) is not None and value < 1]
     if config.trials > MAX_TRIALS:
         problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
     if config.concurrency > MAX_CONCURRENCY:
         problems.append(f"concurrency must be at most {MAX_CONCURRENCY}, not {config.concurrency} @ {run}.concurrency")
+    if config.workers > MAX_WORKERS:
+        problems.append(f"workers must be at most {MAX_WORKERS}, not {config.workers} @ {run}.workers")
+    if not config.executor:
+        problems.append(f"executor must name a registered executor (e.g. local), not {config.executor!r} @ {run}.executor")
     if config.seed not in SQLITE_INTEGERS:
         problems.append(f"seed must be a 64-bit signed integer (below 2**63 in size), not {config.seed} @ {run}.seed")
     for name in ("conversation_timeout_s", "run_timeout_s"):

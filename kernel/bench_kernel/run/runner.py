@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
@@ -43,12 +43,15 @@ from bench_kernel.tasks.schema import Task
 from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
 from bench_kernel.tools.environment import Environment
 
+if TYPE_CHECKING:
+    from bench_kernel.run.executors import Executor
+
 log = structlog.get_logger()
 BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
-EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices")
+EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices", "executor", "executor_options", "workers")
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
@@ -108,6 +111,11 @@ class RunConfig:
     cache: bool = False
     max_cost: float | None = None
     prices: dict[str, Price] = attrs.field(factory=dict)
+    executor: str = "local"
+    """Where conversations are played (a registered executor: local, or a plugin's such as ray); this process stores."""
+    executor_options: dict[str, Any] = attrs.field(factory=dict)
+    workers: int = 1
+    """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
 
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""
@@ -170,6 +178,11 @@ class RunContext:
     evaluation: Evaluation = attrs.field(factory=default_evaluation)
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    executor: Executor | None = None
+    """None plays in this process (what `local` does with one worker)."""
+    store_path: str = ""
+    plugins: list[str] | None = None
+    """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""
@@ -423,6 +436,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, tasks)
+    executor: Executor = registry.get("executor", config.executor)
+    executor.check(config)
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
     try:
@@ -447,7 +462,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
         ctx = RunContext(
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
-            models=models, channel=parts.channel, evaluation=parts.evaluation,
+            models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
+            store_path=str(store_path), plugins=_entry_point_names(plugins),
         )
         units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     except BaseException:
@@ -456,6 +472,11 @@ async def prepare(config: RunConfig, store_path: Path | str,
         await models.aclose()
         raise
     return ctx, units, skipped, not new
+
+
+def _entry_point_names(plugins: PluginSet) -> list[str]:
+    """The loaded plugins as `--plugin` names a worker loads again (built-ins always load)."""
+    return [p.name for p in plugins.plugins if not p.builtin and p.error is None]
 
 
 async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
@@ -633,7 +654,10 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished
     """Execute the units; True when the deadline or the cost cap stopped them early."""
     try:
         async with asyncio.timeout(ctx.config.run_timeout_s):
-            await execute(ctx, units, on_finished)
+            if ctx.executor is None:
+                await execute(ctx, units, on_finished)
+            else:
+                await ctx.executor.execute(ctx, units, on_finished)
     except TimeoutError:
         log.warning("run.timeout", planned=len(units))
         return True

@@ -1,0 +1,14 @@
+"""The built-in executor `local`, registered like any plugin's executor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench_kernel.markers import hookimpl
+from bench_kernel.run.executors import Executor, LocalExecutor
+
+
+@hookimpl
+def register_executors(register: Callable[[Executor], None]) -> None:
+    """The local executor (the default): this process, or --workers N processes."""
+    register(LocalExecutor())

@@ -1,0 +1,385 @@
+"""Executors: how a run's conversations are played (here, in worker processes, on a cluster); the run's process alone stores.
+
+An executor plays units somewhere and hands every finished conversation, and every model call as it is made,
+back to the run's own process as a message; a `Writer` there applies them to the store. Resume, the cost cap,
+signals and the report therefore work as with one process: one process holds the run's lease and writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import queue
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import attrs
+import click
+import structlog
+
+from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.modelhub.hub import ModelHub
+from bench_kernel.modelhub.prices import DEFAULT_PRICES
+from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.run.runner import (
+    RunConfig,
+    RunContext,
+    Unit,
+    execute,
+    load_domain,
+    resolve_components,
+    with_channel_defaults,
+)
+from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
+from bench_kernel.tasks.domain import DomainData
+
+log = structlog.get_logger()
+EXECUTOR_OPTIONS_META = "bench.executor_options"
+"""Where options that executor plugins add to `bench run` leave their values (click context meta)."""
+STOP_POLL_S = 0.05
+BATCH_S = 0.005
+"""A worker sends what it has every few milliseconds: the ledger stays as good as live, the pipe and the writer's
+loop are woken once per batch rather than once per message."""
+RELAY_BATCH = 1024
+
+Message = tuple[Any, ...]
+"""What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json),
+("done", conversation id, result, metric values, plugin rows) or ("exit", worker index, error or None); worker
+processes send them in batches (lists)."""
+
+
+class ExecutorError(BenchError):
+    """An executor could not play the run (a worker failed to start or died)."""
+
+
+@attrs.define(kw_only=True)
+class Executor:
+    """Plays a run's units and sends each result to the run's single writer; subclasses implement `execute`."""
+
+    name: str
+    description: str = ""
+    option_names: tuple[str, ...] = ()
+    """The keys `--executor-option KEY=VALUE` (and `executor_options` in a run file) may set."""
+
+    def check(self, config: RunConfig) -> None:
+        """Refuse, before the run begins, a configuration this executor cannot play (raise ConfigError)."""
+        unknown = sorted(set(config.executor_options) - set(self.option_names))
+        if unknown:
+            known = ", ".join(self.option_names) or "none"
+            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) "
+                              f"@ $.run.executor_options.{unknown[0]}")
+
+    async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
+        """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
+class LocalExecutor(Executor):
+    """This machine: one event loop in the run's process, or `--workers N` processes with one loop each."""
+
+    name: str = "local"
+    description: str = "this machine: the run's own process, or --workers N processes streaming results to it"
+
+    async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
+        """Play in this process, or in worker processes when the run asks for more than one."""
+        if ctx.config.workers <= 1 or len(units) <= 1:
+            return await execute(ctx, units, on_finished)
+        return await run_in_processes(ctx, units, on_finished, min(ctx.config.workers, len(units)))
+
+
+# --------------------------------------------------------------------------- the writer (the run's process)
+
+
+@attrs.define
+class Writer:
+    """The run's single writer: applies what workers send to the store, counts spend and finished conversations."""
+
+    ctx: RunContext
+    on_finished: Callable[[ConversationResult], None] | None = None
+    finished: int = 0
+
+    def apply(self, message: Message) -> None:
+        """Store one message from a worker (exit messages are the executor's business)."""
+        kind = message[0]
+        if kind == "call":
+            _, conversation_id, arm, entry = message
+            self.ctx.store.record_llm_call(self.ctx.run_id, conversation_id, arm, entry)
+            self.ctx.models.spent += entry.cost or 0.0
+        elif kind == "cache":
+            self.ctx.store.cache_put(message[1], message[2])
+        elif kind == "done":
+            _, _, result, metrics, rows = message
+            self.ctx.store.save_conversation(result, metrics, plugin_rows=rows)
+            self.finished += 1
+            if self.on_finished is not None:
+                self.on_finished(result)
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the run's model spend (every worker's) reached the cost cap."""
+        return self.ctx.models.exhausted
+
+
+# --------------------------------------------------------------------------- the worker side
+
+
+@attrs.frozen(kw_only=True)
+class WorkerSpec:
+    """What a worker (process or actor) needs to rebuild a run's context: picklable, no open resources."""
+
+    config: RunConfig
+    """The run's configuration with this worker's share of the in-flight limits."""
+    run_id: str
+    store_path: str
+    """The results database, read only (the model cache) by workers."""
+    spent: float
+    plugins: list[str] | None
+
+
+def worker_spec(ctx: RunContext, store_path: str, workers: int) -> WorkerSpec:
+    """The spec of one of `workers` workers: conversations and every endpoint's requests in flight split between them."""
+    config = ctx.config
+    models = {role: attrs.evolve(m, max_concurrency=_share(m.max_concurrency, workers)) if isinstance(m.max_concurrency, int) else m
+              for role, m in config.models.items()}
+    shared = attrs.evolve(config, concurrency=_share(config.concurrency, workers), models=models)
+    return WorkerSpec(config=shared, run_id=ctx.run_id, store_path=os.path.abspath(store_path), spent=ctx.models.spent,
+                      plugins=ctx.plugins)
+
+
+def _share(total: int, workers: int) -> int:
+    return max(1, math.ceil(total / workers))
+
+
+class Outbox:
+    """Stands in for the store in a worker: what would be written is sent to the writer instead; cache reads are local."""
+
+    def __init__(self, send: Callable[[Message], None], store_path: str | None, cache: bool) -> None:
+        self.send = send
+        self.reader: Store | None = open_store_for_reading(store_path) if cache and store_path else None
+
+    def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
+        """Send a model call to the writer as soon as it is made."""
+        self.send(("call", conversation_id, arm, call))
+
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue],
+                          plugin_rows: Sequence[PluginRows] = ()) -> None:
+        """Send a finished conversation to the writer."""
+        self.send(("done", result.conversation_id, result, list(metrics), list(plugin_rows)))
+
+    def cache_get(self, key: str) -> str | None:
+        """A cached response from the results database (read only)."""
+        return self.reader.cache_get(key) if self.reader is not None else None
+
+    def cache_put(self, key: str, response_json: str) -> None:
+        """Send a response to cache to the writer."""
+        self.send(("cache", key, response_json))
+
+    def close(self) -> None:
+        """Close the cache reader."""
+        if self.reader is not None:
+            self.reader.close()
+
+
+def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data: DomainData | None = None) -> RunContext:
+    """A worker's own copy of the run's context, from installed plugins (and the run's domain data when given)."""
+    plugins = get_plugin_manager(spec.plugins)
+    registry = collect(plugins)
+    config = spec.config
+    data = data if data is not None else load_domain(registry, config)
+    config = with_channel_defaults(config, registry.get("channel", config.channel))
+    parts = resolve_components(registry, config, data, list(tasks))
+    store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
+    models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}), store=store,
+                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
+                      spent=spec.spent)
+    return RunContext(run_id=spec.run_id, config=config, data=data, agent=parts.agent, user=parts.user,
+                      baseline_agent=parts.baseline_agent, baseline_user=parts.baseline_user, judge=parts.judge,
+                      metrics=parts.metrics, registry=registry, store=store, models=models, channel=parts.channel,
+                      evaluation=parts.evaluation)
+
+
+def stop_spending(ctx: RunContext) -> None:
+    """The run's cost cap was reached elsewhere: this worker's next model calls are refused, as in one process."""
+    if ctx.models.max_cost is not None:
+        ctx.models.spent = max(ctx.models.spent, ctx.models.max_cost)
+
+
+# --------------------------------------------------------------------------- worker processes
+
+
+def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: Any, stop: Any) -> None:
+    """A worker process's body: play a shard of the run's units, sending everything to the parent's queue."""
+    # Ctrl-C reaches the whole process group: the parent decides, and ends its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from bench_kernel.logs import configure_logging
+
+    configure_logging(os.environ.get("BENCH_LOG_LEVEL", "warning"))
+    error = None
+    try:
+        asyncio.run(_play_shard(spec, units, outbox.put, stop))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the run with it
+        error = f"{type(exc).__name__}: {exc}"
+    outbox.put([("exit", index, error)])
+
+
+async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[Message]], None], stop: Any) -> None:
+    batch: list[Message] = []
+    outbox = Outbox(batch.append, spec.store_path, spec.config.cache)
+    ctx = worker_context(spec, [u.task for u in units], outbox)
+
+    def flush() -> None:
+        if batch:
+            put(batch[:])  # one pickle and one pipe write for every message of the last few milliseconds
+            batch.clear()
+
+    async def flusher() -> None:
+        while True:
+            await asyncio.sleep(BATCH_S)
+            flush()
+
+    parent = os.getppid()
+
+    async def watch() -> None:
+        while not stop.is_set():
+            if os.getppid() != parent:  # the run's process was killed: nobody would store what this one plays
+                os._exit(1)
+            await asyncio.sleep(STOP_POLL_S)
+        stop_spending(ctx)
+
+    tasks = [asyncio.create_task(watch()), asyncio.create_task(flusher())]
+    try:
+        await execute(ctx, units)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await ctx.models.aclose()
+        outbox.close()
+        flush()
+
+
+async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None],
+                           workers: int) -> int:
+    """Play disjoint shards of the units in `workers` spawned processes; this process alone writes what they send."""
+    import multiprocessing
+
+    mp = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process's loop, sockets or threads
+    inbox: Any = mp.Queue()
+    stop = mp.Event()
+    spec = worker_spec(ctx, ctx.store_path, workers)
+    shards = [units[i::workers] for i in range(workers)]
+    procs = [mp.Process(target=run_worker_process, args=(spec, shard, i, inbox, stop), daemon=True, name=f"bench-worker-{i}")
+             for i, shard in enumerate(shards)]
+    writer = Writer(ctx, on_finished)
+    relay = _Relay(inbox)
+    try:
+        for proc in procs:
+            proc.start()
+        relay.start()
+        await _drain(relay, writer, procs, stop)
+    finally:
+        relay.close()
+        _end(procs)
+    return writer.finished
+
+
+async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any) -> None:
+    running = set(range(len(procs)))
+    while running:
+        messages = await relay.get(timeout=1.0)
+        if messages is None:
+            dead = [i for i in running if not procs[i].is_alive()]
+            if dead and not await relay.pending():
+                raise ExecutorError(f"worker process {dead[0]} died (exit code {procs[dead[0]].exitcode}) before it finished")
+            continue
+        for message in messages:
+            if message[0] == "exit":
+                _, index, error = message
+                if error is not None:
+                    raise ExecutorError(f"worker process {index} failed: {error}")
+                running.discard(index)
+                continue
+            writer.apply(message)
+        if writer.exhausted and not stop.is_set():
+            stop.set()
+
+
+class _Relay:
+    """Hands batches of messages from a multiprocessing queue to the event loop (a thread blocks on the queue, not the loop)."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.loop = asyncio.get_running_loop()
+        self.messages: asyncio.Queue[list[Message]] = asyncio.Queue()
+        self.closed = threading.Event()
+        self.thread = threading.Thread(target=self._pump, name="bench-relay", daemon=True)
+
+    def start(self) -> None:
+        """Start pumping."""
+        self.thread.start()
+
+    def _pump(self) -> None:
+        while not self.closed.is_set():
+            try:
+                batch = self.source.get(timeout=0.2)
+                with contextlib.suppress(queue.Empty):  # what else has arrived: one wake-up of the loop for all of it
+                    while len(batch) < RELAY_BATCH:
+                        batch += self.source.get_nowait()
+            except queue.Empty:
+                continue
+            except (EOFError, OSError):
+                return
+            with contextlib.suppress(RuntimeError):  # the loop closed under an interrupted run
+                self.loop.call_soon_threadsafe(self.messages.put_nowait, batch)
+
+    async def get(self, timeout: float) -> list[Message] | None:
+        """The next batch of messages, or None after `timeout` seconds without one."""
+        try:
+            return await asyncio.wait_for(self.messages.get(), timeout)
+        except TimeoutError:
+            return None
+
+    async def pending(self) -> bool:
+        """Whether messages may still be on their way (a dead worker's last ones): waits a moment for them."""
+        await asyncio.sleep(0.5)
+        return not self.messages.empty() or not self.source.empty()
+
+    def close(self) -> None:
+        """Stop pumping."""
+        self.closed.set()
+        self.thread.join(timeout=2)
+
+
+def _end(procs: list[Any]) -> None:
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()  # what a worker had in flight is dropped, as in one process
+    for proc in procs:
+        if proc.pid is not None:
+            proc.join(timeout=5)
+
+
+# --------------------------------------------------------------------------- options
+
+
+def executor_option(command: click.Command, flag: str, key: str, help_text: str, envvar: str | None = None) -> None:
+    """Add an option to `bench run` that sets one executor option (e.g. bench-ray's --ray-address -> address)."""
+    if any(flag in p.opts for p in command.params):
+        return
+
+    def remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None:
+            ctx.meta.setdefault(EXECUTOR_OPTIONS_META, {})[key] = value
+        return value
+
+    command.params.append(click.Option([flag], envvar=envvar, expose_value=False, callback=remember, help=help_text))
+
+
+def option_values(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The executor options that plugin-added options left in a click context's meta."""
+    return dict(meta.get(EXECUTOR_OPTIONS_META, {}))

@@ -1,0 +1,220 @@
+"""`bench run --workers 2` against one process: the same rows, and resume, the cost cap and signals as with one process."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
+from bench_kernel.testing import FakeOpenAIServer, Reply, cli
+
+TASK = "upgrade_by_email"
+BENCH = Path(sys.executable).with_name("bench")
+
+
+def world(body: dict[str, Any]) -> Reply:
+    """A competent agent and a brief customer for the upgrade task (5 requests per conversation)."""
+    tools = [t["function"]["name"] for t in body.get("tools") or []]
+    if "change_plan" in tools:
+        results = sum(m["role"] == "tool" for m in body["messages"])
+        if results == 0:
+            return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
+        if results == 1:
+            return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
+        return Reply.text("Done: you are now on Fiber 1000.")
+    if not any(m["role"] == "assistant" for m in body["messages"]):
+        return Reply.text("Please move me to Fiber 1000; my email is ada.okafor@example.net.")
+    return Reply.text("Thanks. ###STOP###")
+
+
+def llm_args(base_url: str, db: Path, trials: int) -> list[str]:
+    """A run of llm-fc and llm-user of bench-llm against the fake server."""
+    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in
+             (("backend", "openai"), ("model", "fake-model"), ("base_url", base_url))]
+    return ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc", "--user", "llm-user",
+            "--task-id", TASK, "--trials", str(trials), "--no-baseline", "--concurrency", "8", "--db", str(db),
+            "--format", "none", *roles]
+
+
+def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """What a run stored that decides its results, in a stable order (timings and timestamps left out)."""
+    queries = {
+        "runs": "select id, config_hash, status from runs",
+        "conversations": "select id, arm, task_id, trial, seed, agent, user, termination_reason, reward, reward_info_json,"
+                         " error, num_messages, agent_cost, user_cost, attributes_json from conversations order by id",
+        "messages": "select conversation_id, idx, role, content, tool_calls_json, tool_call_id, requestor, error"
+                    " from messages order by conversation_id, idx",
+        "metric_values": "select conversation_id, metric, plugin, value, error from metric_values"
+                         " order by conversation_id, plugin, metric",
+        "tool_calls": "select * from tool_calls order by 1, 2",
+        "llm_calls": "select conversation_id, role, model, count(*), sum(cost) from llm_calls"
+                     " group by conversation_id, role, model order by 1, 2, 3",
+    }
+    with sqlite3.connect(db) as conn:
+        return {name: [_same_ids(row) for row in conn.execute(sql)] for name, sql in queries.items()}
+
+
+def _same_ids(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    # The fake server numbers tool calls by its own request order, which concurrency shuffles in any run.
+    return tuple(re.sub(r"call_\d+", "call_N", v) if isinstance(v, str) else v for row_value in [row] for v in row_value)
+
+
+def invoke(args: list[str]) -> Any:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_workers_store_what_one_process_stores_offline(tmp_path: Path) -> None:
+    base = ["run", "--plugin", "mock", "--trials", "3", "--format", "none"]
+    invoke([*base, "--db", str(tmp_path / "one.db")])
+    two = invoke([*base, "--db", str(tmp_path / "two.db"), "--workers", "2"])
+    one_rows, two_rows = rows(tmp_path / "one.db"), rows(tmp_path / "two.db")
+    assert "complete" in two.output
+    assert len(one_rows["conversations"]) > 10 and len({r[8] for r in one_rows["conversations"]}) > 1  # rewards differ
+    assert one_rows == two_rows
+
+
+def test_workers_store_what_one_process_stores_with_models(tmp_path: Path) -> None:
+    with FakeOpenAIServer(world) as server:
+        invoke(llm_args(server.base_url, tmp_path / "one.db", trials=12))
+        invoke([*llm_args(server.base_url, tmp_path / "two.db", trials=12), "--workers", "2"])
+    one_rows, two_rows = rows(tmp_path / "one.db"), rows(tmp_path / "two.db")
+    assert len(one_rows["conversations"]) == 12 and {r[8] for r in one_rows["conversations"]} == {1.0}
+    assert sum(count for *_, count, _ in one_rows["llm_calls"]) == 12 * 5
+    assert one_rows == two_rows
+
+
+def capped(db: Path, base_url: str, *more: str) -> tuple[int, str, int, float]:
+    """Exit code, status, stored conversations and spend of a run capped at $0.50."""
+    result = CliRunner().invoke(cli, [*llm_args(base_url, db, trials=40), "--price", "fake-model=10000,10000",
+                                      "--max-cost", "0.5", *more])
+    with sqlite3.connect(db) as conn:
+        [(status,)] = conn.execute("select status from runs").fetchall()
+        [(stored,)] = conn.execute("select count(*) from conversations").fetchall()
+        [(spent,)] = conn.execute("select sum(cost) from llm_calls").fetchall()
+    return result.exit_code, status, stored, spent
+
+
+def test_the_cost_cap_stops_every_worker_as_it_stops_one_process(tmp_path: Path) -> None:
+    with FakeOpenAIServer(world, latency_s=0.02) as server:
+        one = capped(tmp_path / "one.db", server.base_url)
+        two = capped(tmp_path / "two.db", server.base_url, "--workers", "2")
+    # Conversations in flight when the cap is reached end as infrastructure errors (exit 1), in both.
+    assert one[:2] == two[:2] == (1, "incomplete")
+    assert one[2] < 40 and two[2] < 40 and one[3] >= 0.5 and two[3] >= 0.5
+
+
+def wait_for(db: Path, at_least: int, process: subprocess.Popen[str], limit_s: float = 60) -> None:
+    deadline = time.monotonic() + limit_s  # a safety net against a hung run, not a timing assertion
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the run ended before it could be interrupted"
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+                if conn.execute("select count(*) from conversations").fetchone()[0] >= at_least:
+                    return
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.02)
+    pytest.fail(f"no {at_least} conversations stored within {limit_s}s")
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is pid (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def gone(pids: set[int], limit_s: float = 20) -> bool:
+    """Whether every pid has exited within limit_s (a safety net, not a timing assertion)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
+                   for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(tmp_path: Path, signum: int) -> None:
+    db, clean = tmp_path / "stopped.db", tmp_path / "clean.db"
+    with FakeOpenAIServer(world, latency_s=0.05) as server:
+        args = [*llm_args(server.base_url, db, trials=60), "--workers", "2"]
+        process = subprocess.Popen([str(BENCH), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(db, 4, process)
+            workers = children(process.pid)
+            process.send_signal(signum)
+            _, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert len(workers) >= 2 and gone(workers), "worker processes outlived the run's process"
+        with sqlite3.connect(db) as conn:
+            [(status,)] = conn.execute("select status from runs").fetchall()
+            [(stored,)] = conn.execute("select count(*) from conversations").fetchone(),
+        if signum == signal.SIGKILL:
+            assert process.returncode == -signal.SIGKILL and status == "running"
+        else:
+            assert process.returncode == 128 + signum and "Resume with:" in err, err
+            assert status == "interrupted"
+        assert 4 <= stored < 60
+        resumed = CliRunner().invoke(cli, args)
+        assert resumed.exit_code == 0, resumed.output
+        assert f"{60 - stored} conversations to run, {stored} already stored" in resumed.output
+        invoke(llm_args(server.base_url, clean, trials=60))
+    stopped_rows, clean_rows = rows(db), rows(clean)
+    for table in ("conversations", "messages", "metric_values", "tool_calls"):
+        assert stopped_rows[table] == clean_rows[table], table
+    # Calls of conversations dropped in flight stay ledgered (they cost), as with one process: never fewer calls.
+    stopped_calls = {row[:3]: row[3] for row in stopped_rows["llm_calls"]}
+    assert all(stopped_calls.get(row[:3], 0) >= row[3] for row in clean_rows["llm_calls"])
+
+
+class _InProcessOnly:
+    """A plugin registered in this process only (not an installed entry point): a worker cannot load it."""
+
+    @hookimpl
+    def register_personas(self, register: Any) -> None:
+        """Nothing to register."""
+
+
+def test_a_worker_that_cannot_start_fails_the_run_with_its_reason(tmp_path: Path) -> None:
+    plugins = get_plugin_manager(["mock"], extra=[("in-process", _InProcessOnly())])
+    config = RunConfig(domain="mock", workers=2, num_tasks=2)
+    with pytest.raises(ExecutorError, match=r"worker process .* failed: .*'in-process' is not installed"):
+        run(config, tmp_path / "r.db", plugins=plugins)
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("select status from runs").fetchall() == [("interrupted",)]
+
+
+def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:
+    db = tmp_path / "cached.db"
+    with FakeOpenAIServer(world) as server:
+        invoke([*llm_args(server.base_url, db, trials=6), "--cache", "--workers", "2", "--run-id", "first"])
+        asked = len(server.completions)
+        invoke([*llm_args(server.base_url, db, trials=6), "--cache", "--workers", "2", "--run-id", "second"])
+        again = len(server.completions) - asked
+    with sqlite3.connect(db) as conn:
+        cached = dict(conn.execute("select run_id, sum(cached) from llm_calls group by run_id").fetchall())
+        entries = conn.execute("select count(*) from llm_cache").fetchone()[0]
+    assert asked == 30 and entries > 0  # the workers' responses reached the cache through the writer
+    assert again == 0 and cached["second"] == 30
