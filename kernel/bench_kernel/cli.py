@@ -178,6 +178,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--timeout", "conversation_timeout_s", type=float, help="Seconds per conversation.")
 @click.option("--run-timeout", "run_timeout_s", type=float, help="Seconds for the whole run (resumable).")
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
+@click.option("--max-in-flight", type=click.IntRange(1), envvar="BENCH_MAX_IN_FLIGHT",
+              help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
+                   "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,

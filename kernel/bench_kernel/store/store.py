@@ -347,6 +347,13 @@ class Store:
         sql = "select * from conversation_events where conversation_id = ? order by idx"
         return list(self.db.query(sql, [conversation_id]))
 
+    def last_run_event(self, run_id: str, kinds: Sequence[str]) -> dict[str, Any] | None:
+        """The data of the run's latest event of one of these kinds, or None."""
+        marks = ", ".join("?" * len(kinds))
+        row = self.db.execute(f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) "
+                              "order by id desc limit 1", [run_id, *kinds]).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
         with self._write():

@@ -110,7 +110,7 @@ def is_retryable_status(status: int) -> bool:
 
 
 class OpenAIClient(ModelClient):
-    """One endpoint for one role: at most `max_concurrency` requests in flight, retried with backoff.
+    """One endpoint for one role: at most `max_concurrency` requests in flight (the run resolves it), retried with backoff.
 
     The connections are split over small httpx pools (`connections_per_pool`, default 8), because
     httpcore's pool scans every connection for every request: one pool of 256 connections costs
@@ -120,19 +120,34 @@ class OpenAIClient(ModelClient):
     """
 
     def __init__(self, config: ModelConfig) -> None:
-        if config.max_concurrency < 1 or config.timeout_s <= 0:
+        limit = config.in_flight()
+        if limit < 1 or config.timeout_s <= 0:
             raise ConfigError(f"model {config.model!r}: max_concurrency must be at least 1 and timeout_s positive")
         self.config = config
+        self.max_in_flight = limit
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.retry = RetryPolicy.from_config(config)
         self._api_key = _read_api_key(config.api_key_env)
         per_pool = _positive_int(config, "connections_per_pool", DEFAULT_CONNECTIONS_PER_POOL)
-        count = math.ceil(config.max_concurrency / per_pool)
-        self.pools = [self.make_http_client(math.ceil(config.max_concurrency / count)) for _ in range(count)]
-        # Last in, first out: at low load the same few warm connections serve every request.
-        self._slots: asyncio.LifoQueue[httpx.AsyncClient] = asyncio.LifoQueue()
-        for slot in range(config.max_concurrency):
-            self._slots.put_nowait(self.pools[slot % count])
+        count = math.ceil(limit / per_pool)
+        self._pool_size = math.ceil(limit / count)
+        # Pools are built on first use: a limit of thousands costs nothing until the load needs the connections.
+        self._pools: list[httpx.AsyncClient | None] = [None] * count
+        # Last in, first out: at low load the same few warm connections (and pools) serve every request.
+        self._slots: asyncio.LifoQueue[int] = asyncio.LifoQueue()
+        for slot in reversed(range(limit)):
+            self._slots.put_nowait(slot % count)
+
+    @property
+    def pools(self) -> list[httpx.AsyncClient]:
+        """The pools built so far."""
+        return [pool for pool in self._pools if pool is not None]
+
+    def _pool(self, index: int) -> httpx.AsyncClient:
+        pool = self._pools[index]
+        if pool is None:
+            pool = self._pools[index] = self.make_http_client(self._pool_size)
+        return pool
 
     def make_http_client(self, size: int) -> httpx.AsyncClient:
         """One connection pool of `size` connections, with the key as a default header."""
@@ -155,6 +170,7 @@ class OpenAIClient(ModelClient):
         """Close every connection."""
         for pool in self.pools:
             await pool.aclose()
+        self._pools = [None] * len(self._pools)
 
     # ----------------------------------------------------------------------- requests
 
@@ -219,11 +235,11 @@ class OpenAIClient(ModelClient):
     async def _attempt(self, content: bytes) -> tuple[httpx.Response | Exception, float | None]:
         """A final response, or a retryable failure with the server's Retry-After."""
         try:
-            pool = await self._slots.get()
+            index = await self._slots.get()
             try:
-                response = await pool.post("/chat/completions", content=content, headers=JSON_HEADERS)
+                response = await self._pool(index).post("/chat/completions", content=content, headers=JSON_HEADERS)
             finally:
-                self._slots.put_nowait(pool)
+                self._slots.put_nowait(index)
         except RETRYABLE_TRANSPORT_ERRORS as exc:
             return exc, None
         except httpx.HTTPError as exc:
@@ -245,7 +261,7 @@ class OpenAIClient(ModelClient):
     async def check(self) -> None:
         """One GET /models with a short timeout: the key is accepted and the endpoint answers."""
         try:
-            response = await self.pools[0].get("/models", timeout=min(CHECK_TIMEOUT_S, self.config.timeout_s))
+            response = await self._pool(0).get("/models", timeout=min(CHECK_TIMEOUT_S, self.config.timeout_s))
         except httpx.HTTPError as exc:
             raise ModelUnavailableError(f"{self._where}: unreachable: {_describe(exc)}") from exc
         if response.status_code < 300:

@@ -299,10 +299,26 @@ def test_bad_connections_per_pool_is_a_config_error(value) -> None:
 
 def test_default_base_url_and_timeouts() -> None:
     client = OpenAIClient(ModelConfig(model="m", timeout_s=30))
-    assert len(client.pools) == 8
-    assert str(client.pools[0].base_url) == "https://api.openai.com/v1/"
-    assert client.pools[0].timeout == httpx.Timeout(30, connect=10)
+    assert client.max_in_flight == 64  # a client made outside a run, from a configuration with no limit
+    assert client.pools == []  # nothing is built before it is used
+    pool = client._pool(0)
+    assert client.pools == [pool]
+    assert str(pool.base_url) == "https://api.openai.com/v1/"
+    assert pool.timeout == httpx.Timeout(30, connect=10)
     asyncio.run(client.aclose())
+
+
+def test_pools_are_built_as_the_load_needs_them(serve, config_for) -> None:
+    server = serve(latency_s=0.0)
+    config = config_for(server, max_concurrency=4096)
+
+    async def go() -> int:
+        async with OpenAIClient(config) as client:
+            for i in range(5):  # one at a time: the same warm slot serves each
+                await client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}]))
+            return len(client.pools)
+
+    assert asyncio.run(go()) == 1
 
 
 def test_an_unsupported_url_fails_at_once(complete) -> None:
