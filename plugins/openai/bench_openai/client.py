@@ -200,18 +200,16 @@ class OpenAIClient(ModelClient):
             response = await self._pool(index).post("/chat/completions", content=content, headers=JSON_HEADERS)
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
-        async with session.post(self.base_url + "/chat/completions", data=content, headers=JSON_HEADERS) as response:
-            body = await response.read()
-            return HTTPReply(response.status, body.decode(response.charset or "utf-8", errors="replace"), response.headers)
+        async with session.post(self.base_url + "/chat/completions", data=content, headers=JSON_HEADERS) as reply:
+            return await _read(reply)
 
     async def _get(self, path: str, timeout_s: float) -> HTTPReply:
         if self.http == "httpx":
             response = await self._pool(0).get(path, timeout=timeout_s)
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
-        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
-            body = await response.read()
-            return HTTPReply(response.status, body.decode(response.charset or "utf-8", errors="replace"), response.headers)
+        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s)) as reply:
+            return await _read(reply)
 
     async def __aenter__(self) -> Self:
         return self
@@ -403,6 +401,15 @@ class OpenAIClient(ModelClient):
 def _tls_context() -> ssl.SSLContext:
     """The default TLS context with certifi's CA bundle, built once: loading the bundle costs about 40 ms each time."""
     return ssl.create_default_context(cafile=certifi.where())
+
+
+async def _read(reply: aiohttp.ClientResponse) -> HTTPReply:
+    body = await reply.read()
+    try:
+        text = body.decode(reply.charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know: read it as UTF-8, as httpx does
+        text = body.decode("utf-8", errors="replace")
+    return HTTPReply(reply.status, text, reply.headers)
 
 
 def _positive_int(config: ModelConfig, option: str, default: int) -> int:
