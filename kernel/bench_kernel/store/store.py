@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from sqlite_utils import Database, Migrations
+
+from bench_kernel.store.fastimport import without_unused_modules
+
+with without_unused_modules("numpy", "pandas"):
+    from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError

@@ -18,12 +18,11 @@ import os
 import random
 import ssl
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import aiohttp
 import attrs
 import certifi
-import httpx
 import structlog
 
 from bench_kernel import (
@@ -42,15 +41,18 @@ from bench_kernel import (
 )
 from bench_openai.parsing import arguments_object, snippet
 
+if TYPE_CHECKING:
+    import httpx
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CHECK_TIMEOUT_S = 10.0
 DEFAULT_RETRY_BASE_S = 0.5
 DEFAULT_RETRY_MAX_S = 20.0
 DEFAULT_CONNECTIONS_PER_POOL = 8
-RETRYABLE_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError,
-                              asyncio.TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
-"""Timeouts, refused or reset connections, and servers that hang up without answering (httpx's and aiohttp's)."""
-TRANSPORT_ERRORS = (httpx.HTTPError, aiohttp.ClientError)
+RETRYABLE_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (asyncio.TimeoutError, aiohttp.ClientConnectionError,
+                                                                aiohttp.ClientPayloadError)
+"""Timeouts, refused or reset connections, and servers that hang up without answering (httpx's join when it is used)."""
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError,)
 HTTP_STACKS = ("aiohttp", "httpx")
 """The `http` option: aiohttp (the default: about a fifth of httpx's CPU per request, docs/throughput.md) or httpx."""
 CONTEXT_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "maximum context", "context window")
@@ -152,6 +154,12 @@ class OpenAIClient(ModelClient):
         if self.http not in HTTP_STACKS:
             raise ConfigError(f"model {config.model!r}: option http must be one of {', '.join(HTTP_STACKS)}, not {self.http!r}")
         self._session: aiohttp.ClientSession | None = None
+        self._retryable, self._failures = RETRYABLE_TRANSPORT_ERRORS, TRANSPORT_ERRORS
+        if self.http == "httpx":  # imported only when used: it costs start-up time
+            import httpx
+
+            self._retryable += (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)
+            self._failures += (httpx.HTTPError,)
         per_pool = _positive_int(config, "connections_per_pool", DEFAULT_CONNECTIONS_PER_POOL)
         count = math.ceil(limit / per_pool)
         self._pool_size = math.ceil(limit / count)
@@ -175,6 +183,8 @@ class OpenAIClient(ModelClient):
 
     def make_http_client(self, size: int) -> httpx.AsyncClient:
         """One httpx connection pool of `size` connections, with the key as a default header."""
+        import httpx
+
         return httpx.AsyncClient(
             base_url=self.base_url,
             headers=self._auth_headers(),
@@ -294,9 +304,9 @@ class OpenAIClient(ModelClient):
                 response = await self._post(index, content)
             finally:
                 self._slots.put_nowait(index)
-        except RETRYABLE_TRANSPORT_ERRORS as exc:
+        except self._retryable as exc:
             return exc, None
-        except TRANSPORT_ERRORS as exc:
+        except self._failures as exc:
             raise ModelError(f"{self._where}: request failed: {_describe(exc)}") from exc
         if is_retryable_status(response.status_code):
             return self.status_error(response), parse_retry_after(response.headers)
@@ -314,9 +324,10 @@ class OpenAIClient(ModelClient):
 
     async def check(self) -> None:
         """One GET /models with a short timeout: the key is accepted and the endpoint answers."""
+        failures: tuple[type[Exception], ...] = (TimeoutError, *self._failures)
         try:
             response = await self._get("/models", min(CHECK_TIMEOUT_S, self.config.timeout_s))
-        except (TimeoutError, *TRANSPORT_ERRORS) as exc:
+        except failures as exc:
             raise ModelUnavailableError(f"{self._where}: unreachable: {_describe(exc)}") from exc
         if response.status_code < 300:
             return
