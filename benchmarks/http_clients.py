@@ -6,9 +6,10 @@ The fake server runs in a child process (so its CPU is not counted); this proces
 completions with `concurrency` in flight through each client and prints, per client, CPU ms per request
 (user + system of this process while the requests ran), wall seconds and the efficiency against the latency
 bound (ideal = requests / concurrency x latency). Clients:
-    openai-client  bench-openai's OpenAIClient as a run uses it (httpx, pools of 8 connections, slots)
-    httpx-1pool    one httpx.AsyncClient with `concurrency` connections
-    aiohttp        one aiohttp.ClientSession (C http parser) with `concurrency` connections, if aiohttp is installed
+    openai-client        bench-openai's OpenAIClient as a run uses it (aiohttp, its default stack)
+    openai-client-httpx  the same client on its httpx stack (pools of 8 connections, one slot queue)
+    aiohttp              one bare aiohttp.ClientSession (C http parser) with `concurrency` connections
+    httpx-1pool          one bare httpx.AsyncClient with `concurrency` connections (slow: about 100 s at C=256)
 Figures are printed, never asserted.
 """
 
@@ -55,15 +56,21 @@ async def drive(send: Callable[[], Awaitable[Any]], concurrency: int, requests: 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-async def openai_client(base_url: str, concurrency: int, requests: int) -> None:
+async def openai_client(base_url: str, concurrency: int, requests: int, http: str = "aiohttp") -> None:
     """bench-openai's client, as a run builds it."""
     from bench_openai.client import OpenAIClient
 
     from bench_kernel import ChatRequest, ModelConfig
 
     request = ChatRequest(messages=BODY["messages"])
-    async with OpenAIClient(ModelConfig(model="fake-model", base_url=base_url, max_concurrency=concurrency)) as client:
+    config = ModelConfig(model="fake-model", base_url=base_url, max_concurrency=concurrency, options={"http": http})
+    async with OpenAIClient(config) as client:
         await drive(lambda: client.complete(request), concurrency, requests)
+
+
+async def openai_client_httpx(base_url: str, concurrency: int, requests: int) -> None:
+    """bench-openai's client on its httpx stack (pools of 8 connections)."""
+    await openai_client(base_url, concurrency, requests, http="httpx")
 
 
 async def httpx_one_pool(base_url: str, concurrency: int, requests: int) -> None:
@@ -97,7 +104,8 @@ async def aiohttp_session(base_url: str, concurrency: int, requests: int) -> Non
 
 
 CLIENTS: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
-    "openai-client": openai_client, "httpx-1pool": httpx_one_pool, "aiohttp": aiohttp_session}
+    "openai-client": openai_client, "openai-client-httpx": openai_client_httpx, "aiohttp": aiohttp_session,
+    "httpx-1pool": httpx_one_pool}
 
 
 def main() -> None:

@@ -364,3 +364,19 @@ def test_check_reports_an_unreachable_endpoint(serve, config_for) -> None:
     server.stop()
     with pytest.raises(ModelUnavailableError, match="unreachable"):
         check(config_for(server))
+
+
+def test_the_proxy_from_the_environment_is_looked_up_once_and_no_proxy_is_honoured(monkeypatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+
+    async def proxy_of(base_url: str) -> object:
+        client = OpenAIClient(ModelConfig(model="m", base_url=base_url))
+        await client.make_session().close()
+        return client._proxy
+
+    proxied = asyncio.run(proxy_of("http://models.internal/v1"))
+    assert proxied is not None and str(proxied[0]) == "http://127.0.0.1:9"
+    monkeypatch.setenv("NO_PROXY", "models.internal")
+    assert asyncio.run(proxy_of("http://models.internal/v1")) is None
