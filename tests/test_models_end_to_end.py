@@ -227,3 +227,28 @@ def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger
     values = stored(tmp_path / "m.db", "select plugin, metric, value from metric_values where plugin = 'polite'")
     assert values == [("polite", "politeness", 1.0)]
     assert stored(tmp_path / "m.db", "select role, model, kind, arm from llm_calls") == [("judge-2", "judge-two", "chat", "agent")]
+
+
+def test_in_flight_limits_are_the_runs_by_default_settable_and_shown_and_stored(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--task-id", TASK,
+            "--agent", "llm-fc", "--user", "llm-user", "--no-baseline", "--db", str(db), "--format", "table",
+            "--progress", "lines", "--concurrency", "300"]
+    for role in ("agent", "user"):
+        args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
+    endpoint = f"openai|{server.base_url}|fake-model (agent, user)"
+    default = CliRunner().invoke(cli, [*args, "--run-id", "default"], env={"FAKE_KEY": KEY})
+    assert default.exit_code == 0, default.output
+    assert f"  endpoint {endpoint}: 600 requests (concurrency x roles)" in default.stderr  # never 64 behind the user's back
+    assert f"in flight: 300 conversations; requests per endpoint: {endpoint}: 600 (concurrency x roles)" in default.stdout
+
+    low = CliRunner().invoke(cli, [*args, "--run-id", "low"], env={"FAKE_KEY": KEY, "BENCH_MAX_IN_FLIGHT": "8"})
+    assert low.exit_code == 0, low.output
+    assert f"  endpoint {endpoint}: 8 requests (--max-in-flight), below the 300 conversations" in low.stderr
+    role = CliRunner().invoke(cli, [*args, "--run-id", "role", "--max-in-flight", "400", "--model-option",
+                                    "user.max_concurrency=20"], env={"FAKE_KEY": KEY})
+    assert role.exit_code == 0, role.output
+    events = {run: json.loads(data) for run, data in stored(db, "select run_id, data_json from events where kind = 'run.started'")}
+    assert [(e["concurrency"], [(x["limit"], x["source"]) for x in e["in_flight"]]) for e in events.values()] == [
+        (300, [(600, "concurrency x roles")]), (300, [(8, "--max-in-flight")]), (300, [(20, "model setting")])]
+    assert all(e["in_flight"][0]["roles"] == ["agent", "user"] for e in events.values())

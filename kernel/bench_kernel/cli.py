@@ -179,6 +179,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.")
 @click.option("--executor-option", "executor_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.")
+@click.option("--max-in-flight", type=click.IntRange(1), envvar="BENCH_MAX_IN_FLIGHT",
+              help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
+                   "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
@@ -439,8 +442,20 @@ def export_group() -> None:
 def main() -> None:
     """Console entry point: logging once, plugin commands, then the CLI."""
     configure_logging(os.environ.get("BENCH_LOG_LEVEL", "warning"))
-    try:
-        apply_commands(get_plugin_manager(), cli)
-    except BenchError as exc:
-        click.echo(f"warning: plugin commands unavailable: {exc}", err=True)
+    if needs_plugin_commands(sys.argv[1:]):
+        try:
+            apply_commands(get_plugin_manager(), cli)
+        except BenchError as exc:
+            click.echo(f"warning: plugin commands unavailable: {exc}", err=True)
     cli(prog_name="bench")
+
+
+def needs_plugin_commands(args: Sequence[str]) -> bool:
+    """False when the command line names a built-in command that plugins cannot extend (run, report, ...).
+
+    Adding plugin commands imports every installed plugin: `bench run` would pay for plugins it does not use
+    before its first request (about half a second with the contrib plugins installed).
+    """
+    first = next((arg for arg in args if not arg.startswith("-")), None)
+    command = cli.commands.get(first) if first is not None else None
+    return command is None or isinstance(command, click.Group)

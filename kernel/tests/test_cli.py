@@ -352,3 +352,14 @@ def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastruct
     store = Store(tmp_path / "r.db")
     assert [r["status"] for r in store.runs()] == ["failed"]
     store.close()
+
+
+def test_plugin_commands_are_loaded_only_for_command_lines_that_may_name_one() -> None:
+    from bench_kernel.cli import needs_plugin_commands
+
+    assert not needs_plugin_commands(["run", "--plugin", "mock"])  # a leaf built-in: no plugin is imported for it
+    assert not needs_plugin_commands(["report", "r1", "--format", "json"])
+    assert needs_plugin_commands([])  # bench --help lists plugin commands
+    assert needs_plugin_commands(["--help"])
+    assert needs_plugin_commands(["import", "tau2"])  # a built-in group that plugins extend
+    assert needs_plugin_commands(["some-plugin-command"])

@@ -102,11 +102,12 @@ def test_each_worker_gets_its_share_of_the_in_flight_limits(tmp_path: Path) -> N
     ctx, _, _, _ = asyncio.run(prepare(RunConfig(domain="toy", concurrency=32), tmp_path / "r.db", plugins()))
     try:
         models = {"agent": ModelConfig(model="m", max_concurrency=64), "user": ModelConfig(model="u", max_concurrency=1)}
-        ctx = attrs.evolve(ctx, config=attrs.evolve(ctx.config, models=models))
+        ctx = attrs.evolve(ctx, config=attrs.evolve(ctx.config, models=models, max_in_flight=100))
         spec = worker_spec(ctx, str(tmp_path / "r.db"), 3)
     finally:
         ctx.store.set_status(ctx.run_id, "interrupted")
         ctx.store.close()
     assert spec.config.concurrency == 11  # ceil(32 / 3): never fewer in flight than asked, at most 2 more
     assert {r: m.max_concurrency for r, m in spec.config.models.items()} == {"agent": 22, "user": 1}
+    assert spec.config.max_in_flight == 34  # --max-in-flight is shared out the same way
     assert spec.run_id == ctx.run_id and Path(spec.store_path).is_absolute() and spec.plugins == ["toy"]

@@ -59,6 +59,41 @@ def test_roles_on_one_endpoint_share_a_client_but_keep_their_sampling(tmp_path: 
     assert [r.sampling["temperature"] for r in backend.seen] == [0.0, 1.0]
 
 
+def limits_of(models_hub: ModelHub) -> list[tuple[list[str], int, str]]:
+    return [(limit.roles, limit.limit, limit.source) for limit in models_hub.in_flight_limits()]
+
+
+def test_the_default_limit_is_the_runs_concurrency_times_the_roles_sharing_the_endpoint(tmp_path: Path) -> None:
+    models_hub, backend = hub(tmp_path, concurrency=256)
+    assert limits_of(models_hub) == [(["agent", "user"], 512, "concurrency x roles")]
+    assert models_hub.throttled() == []
+    models_hub.client("agent")
+    assert backend.clients[0].config.max_concurrency == 512  # the backend gets the resolved limit
+    capped, _ = hub(tmp_path, concurrency=4096)
+    assert limits_of(capped) == [(["agent", "user"], 4096, "concurrency x roles")]
+
+
+def test_max_in_flight_and_a_roles_setting_decide_the_limit_and_a_throttling_one_is_reported(tmp_path: Path) -> None:
+    option, _ = hub(tmp_path, concurrency=32, max_in_flight=48)
+    assert limits_of(option) == [(["agent", "user"], 48, "--max-in-flight")]
+    assert option.throttled() == []
+    low, _ = hub(tmp_path, concurrency=32, max_in_flight=8)
+    assert [limit.limit for limit in low.throttled()] == [8]
+    role, backend = hub(tmp_path, concurrency=32, max_in_flight=48)
+    role.configs["user"] = attrs.evolve(role.configs["user"], max_concurrency=16)
+    assert limits_of(role) == [(["agent", "user"], 16, "model setting")]  # the smallest setting of the sharing roles wins
+    role.client("agent")
+    role.client("user")
+    assert len(backend.clients) == 1  # a role's own limit does not split the endpoint
+
+
+def test_roles_on_different_endpoints_get_their_own_limits(tmp_path: Path) -> None:
+    models_hub, _ = hub(tmp_path, concurrency=10)
+    models_hub.configs["judge"] = ModelConfig(backend="rec", model="judge-model")
+    assert limits_of(models_hub) == [(["agent", "user"], 20, "concurrency x roles"), (["judge"], 10, "concurrency x roles")]
+    assert [limit.endpoint for limit in models_hub.in_flight_limits()] == ["rec|None|gpt-4.1-mini", "rec|None|judge-model"]
+
+
 def test_every_call_is_ledgered_with_its_cost(tmp_path: Path) -> None:
     models = ConversationModels(hub(tmp_path)[0])
     asyncio.run(models.complete("agent", HELLO))

@@ -12,6 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from bench_kernel.cli import cli
+from bench_kernel.modelhub.hub import EndpointLimit
 from bench_kernel.run.progress import Progress, ProgressState, error_kind
 
 
@@ -25,8 +26,13 @@ class Clock:
         return self.now
 
 
+LIMITS = [EndpointLimit(endpoint="openai|http://a/v1|m", roles=["agent", "user"], limit=16, source="concurrency x roles"),
+          EndpointLimit(endpoint="openai|http://b/v1|j", roles=["judge"], limit=4, source="model setting")]
+
+
 def context(max_cost: float | None = None) -> Any:
-    return SimpleNamespace(run_id="r", config=SimpleNamespace(max_cost=max_cost), models=SimpleNamespace(spent=0.0))
+    return SimpleNamespace(run_id="r", config=SimpleNamespace(max_cost=max_cost, concurrency=8),
+                           models=SimpleNamespace(spent=0.0, in_flight_limits=lambda: LIMITS))
 
 
 def result(reason: str = "user_stop", error: str | None = None) -> Any:
@@ -58,8 +64,12 @@ def test_lines_are_periodic_and_the_last_one_always_shows() -> None:
             ctx.models.spent += 0.1
             progress.finished(result(reason))
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "run r: 4 conversations to run, 1 already stored"
-    assert [line.split("  ")[1] for line in lines[1:]] == ["2/4 conversations", "4/4 conversations"]
+    assert lines[:4] == ["run r: 4 conversations to run, 1 already stored",
+                         "  in flight: 8 conversations at most",
+                         "  endpoint openai|http://a/v1|m (agent, user): 16 requests (concurrency x roles)",
+                         "  endpoint openai|http://b/v1|j (judge): 4 requests (model setting), below the 8 conversations: "
+                         "some will wait for a slot"]
+    assert [line.split("  ")[1] for line in lines[4:]] == ["2/4 conversations", "4/4 conversations"]
     assert "spent $0.4000 of 1.00" in lines[-1] and "errors timeout=1" in lines[-1]
 
 

@@ -44,8 +44,19 @@ def test_keys_are_named_by_variable_and_execution_settings_stay_out_of_the_hash(
     identity = config.identity()
     assert identity["models"]["agent"]["api_key_env"] == "OPENAI_API_KEY"
     assert "concurrency" not in identity and "cache" not in identity and "timeout_s" not in identity["models"]["agent"]
-    fast = build_run_config(read_run_file(path), {"concurrency": 256, "cache": True})
+    fast = build_run_config(read_run_file(path), {"concurrency": 256, "cache": True, "max_in_flight": 1024})
     assert fast.config_hash() == config.config_hash()
+    assert "max_in_flight" not in identity and config.models["agent"].max_concurrency is None  # the run decides
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"max_in_flight": 0}, "max_in_flight must be between 1 and 4096, not 0 @ $.run.max_in_flight"),
+    ({"max_in_flight": 5000}, "max_in_flight must be between 1 and 4096, not 5000 @ $.run.max_in_flight"),
+])
+def test_max_in_flight_out_of_range_is_refused(overrides: dict[str, int], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build_run_config({}, overrides)
+    assert message in str(caught.value)
 
 
 @pytest.mark.parametrize(("text", "message"), [

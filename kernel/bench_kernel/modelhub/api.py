@@ -9,6 +9,11 @@ import attrs
 
 from bench_kernel.conversation.messages import ToolCall
 
+MAX_IN_FLIGHT = 4096
+"""Conversations or requests in flight at most: each request slot costs memory and connections."""
+DEFAULT_IN_FLIGHT = 64
+"""Requests in flight of a client made outside a run from a configuration that sets no limit."""
+
 
 @attrs.frozen(kw_only=True)
 class ModelConfig:
@@ -22,11 +27,15 @@ class ModelConfig:
     sampling: dict[str, Any] = attrs.field(factory=dict)
     """Sampling arguments sent with every request (temperature, top_p, max_tokens, ...)."""
     timeout_s: float = 120.0
-    max_concurrency: int = 64
-    """Requests in flight to this endpoint at most."""
+    max_concurrency: int | None = None
+    """Requests in flight to this endpoint at most; None lets the run decide (see `ModelHub.in_flight_limits`)."""
     max_retries: int = 5
     options: dict[str, Any] = attrs.field(factory=dict)
     """Backend-specific options (e.g. vllm: reasoning handling, tool-call parsing)."""
+
+    def in_flight(self) -> int:
+        """The limit a client applies: the configured one, or DEFAULT_IN_FLIGHT when none was resolved."""
+        return self.max_concurrency if self.max_concurrency is not None else DEFAULT_IN_FLIGHT
 
     def endpoint_key(self) -> str:
         """Identifies an endpoint: one client and one concurrency limit per key."""

@@ -14,6 +14,7 @@ import structlog
 
 from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelResponseError
 from bench_kernel.modelhub.api import (
+    MAX_IN_FLIGHT,
     AnyClient,
     Audio,
     ChatRequest,
@@ -62,6 +63,27 @@ class LedgerEntry:
     """chat, tts, asr or embeddings."""
 
 
+@attrs.frozen(kw_only=True)
+class EndpointLimit:
+    """The requests in flight a run allows one endpoint, the roles sharing it, and where the figure comes from."""
+
+    endpoint: str
+    roles: list[str]
+    limit: int
+    source: str
+    """"model setting" (a role's max_concurrency), "--max-in-flight", or "concurrency x roles" (the default)."""
+
+    def describe(self) -> str:
+        """One line for the run header."""
+        return f"{self.endpoint} ({', '.join(self.roles)}): {self.limit} requests ({self.source})"
+
+
+def share_key(config: ModelConfig) -> str:
+    """Roles share a client (and its limit) when everything but sampling and the limit agrees."""
+    # Sampling travels with each request, so sharing never mixes up two roles' settings.
+    return canonical_json(unstructure(attrs.evolve(config, sampling={}, max_concurrency=None)))
+
+
 def request_key(config: ModelConfig, request: ChatRequest) -> str:
     """The cache key: endpoint, model, merged sampling and the whole request (seed included)."""
     # ChatRequest holds plain JSON data already: asdict without recursion is enough (and cheap).
@@ -81,6 +103,11 @@ class ModelHub:
     prices: Mapping[str, Price] = attrs.field(factory=dict)
     spent: float = 0.0
     clients: dict[str, AnyClient] = attrs.field(factory=dict)
+    concurrency: int = 1
+    """Conversations the run holds in flight: the default limit of an endpoint is this times the roles sharing it."""
+    max_in_flight: int | None = None
+    """--max-in-flight: the limit of every endpoint none of whose roles sets max_concurrency."""
+    _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -97,18 +124,43 @@ class ModelHub:
                               f"or [models.{role}] in a run file)")
         return self.configs[role]
 
+    def in_flight_limits(self) -> list[EndpointLimit]:
+        """Each endpoint's limit: the smallest max_concurrency its roles set, else --max-in-flight, else the run's
+        concurrency times the roles sharing it (capped at MAX_IN_FLIGHT), so the default never throttles a run."""
+        return list(self._endpoint_limits().values())
+
+    def throttled(self) -> list[EndpointLimit]:
+        """Endpoints whose limit is below the run's concurrency: some conversations will wait for a request slot."""
+        return [limit for limit in self.in_flight_limits() if limit.limit < self.concurrency]
+
+    def _endpoint_limits(self) -> dict[str, EndpointLimit]:
+        if self._limits is None:
+            groups: dict[str, list[str]] = {}
+            for role, config in self.configs.items():
+                groups.setdefault(share_key(config), []).append(role)
+            self._limits = {key: self._limit_of(roles) for key, roles in groups.items()}
+        return self._limits
+
+    def _limit_of(self, roles: list[str]) -> EndpointLimit:
+        endpoint = self.configs[roles[0]].endpoint_key()
+        explicit = [c for r in roles if (c := self.configs[r].max_concurrency) is not None]
+        if explicit:
+            return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(explicit), source="model setting")
+        if self.max_in_flight is not None:
+            return EndpointLimit(endpoint=endpoint, roles=roles, limit=self.max_in_flight, source="--max-in-flight")
+        return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(MAX_IN_FLIGHT, self.concurrency * len(roles)),
+                             source="concurrency x roles")
+
     def client(self, role: str) -> AnyClient:
-        """The client of a role's endpoint (shared by roles on the same endpoint)."""
+        """The client of a role's endpoint (shared by roles on the same endpoint), with the endpoint's limit."""
         config = self.config(role)
-        # Roles share a client (and a local server) only when everything but sampling agrees;
-        # sampling travels with each request, so sharing never mixes up two roles' settings.
-        shared = attrs.evolve(config, sampling={})
-        key = canonical_json(unstructure(shared))
+        key = share_key(config)
         if key not in self.clients:
             if config.backend not in self.backends:
                 known = ", ".join(self.backends) or "none (install a model plugin such as bench-openai)"
                 raise ConfigError(f"no model backend {config.backend!r} for the {role} (registered: {known})")
-            self.clients[key] = self.backends[config.backend].client(config)
+            limit = self._endpoint_limits()[key].limit
+            self.clients[key] = self.backends[config.backend].client(attrs.evolve(config, max_concurrency=limit))
         return self.clients[key]
 
     async def check(self) -> None:

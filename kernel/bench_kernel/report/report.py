@@ -90,7 +90,7 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
         tasks=_task_rows(outcomes, agent_rows, rows),
         costs=[_cost_row(r) for r in store.llm_costs(run_id)],
-        header=_header(run, len({r["task_id"] for r in rows})),
+        header={**_header(run, len({r["task_id"] for r in rows})), **_in_flight(store, run_id)},
         counts=_counts(rows, outcomes),
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
@@ -156,6 +156,14 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
             "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
             "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
             "seed": config.get("seed"), "tasks": tasks, "plugins": _plugin_versions(run.plugins)}
+
+
+def _in_flight(store: Store, run_id: str) -> dict[str, Any]:
+    """The in-flight limits of the run's latest start or resume (runs stored before they were kept have none)."""
+    started = store.last_run_event(run_id, ("run.started", "run.resumed")) or {}
+    if "in_flight" not in started:
+        return {}
+    return {"concurrency": started.get("concurrency"), "in_flight": started["in_flight"]}
 
 
 def _plugin_versions(plugins: list[dict[str, Any]]) -> dict[str, str | None]:
@@ -406,7 +414,14 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}",
-            f"plugins: {plugins or 'unknown'}"]
+            f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
+
+
+def _in_flight_lines(header: dict[str, Any]) -> list[str]:
+    if "in_flight" not in header:
+        return []
+    endpoints = "; ".join(f"{e['endpoint']} ({', '.join(e['roles'])}): {e['limit']} ({e['source']})" for e in header["in_flight"])
+    return [f"in flight: {header.get('concurrency')} conversations; requests per endpoint: {endpoints or 'no model endpoint'}"]
 
 
 def render_section(report: Report, name: str, fmt: str) -> str:

@@ -147,7 +147,8 @@ def worker_spec(ctx: RunContext, store_path: str, workers: int) -> WorkerSpec:
     config = ctx.config
     models = {role: attrs.evolve(m, max_concurrency=_share(m.max_concurrency, workers)) if isinstance(m.max_concurrency, int) else m
               for role, m in config.models.items()}
-    shared = attrs.evolve(config, concurrency=_share(config.concurrency, workers), models=models)
+    in_flight = None if config.max_in_flight is None else _share(config.max_in_flight, workers)
+    shared = attrs.evolve(config, concurrency=_share(config.concurrency, workers), models=models, max_in_flight=in_flight)
     return WorkerSpec(config=shared, run_id=ctx.run_id, store_path=os.path.abspath(store_path), spent=ctx.models.spent,
                       plugins=ctx.plugins)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import attrs
@@ -98,6 +98,8 @@ class Progress:
         if self.mode == "none":
             return
         self._write(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored")
+        for line in in_flight_lines(ctx.config.concurrency, ctx.models.in_flight_limits()):
+            self._write(line)
         if self.mode == "live" and todo:
             from rich.console import Console
             from rich.live import Live
@@ -127,3 +129,12 @@ class Progress:
 
     def _write(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
+
+
+def in_flight_lines(concurrency: int, limits: Sequence[Any]) -> list[str]:
+    """The run header's in-flight lines: conversations, then each endpoint's request limit (flagged when it throttles)."""
+    lines = [f"  in flight: {concurrency} conversations at most"]
+    for limit in limits:
+        below = f", below the {concurrency} conversations: some will wait for a slot" if limit.limit < concurrency else ""
+        lines.append(f"  endpoint {limit.describe()}{below}")
+    return lines

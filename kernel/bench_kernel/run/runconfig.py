@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from bench_kernel.errors import ConfigError, TaskFileError
-from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.modelhub.api import MAX_IN_FLIGHT, ModelConfig
 from bench_kernel.modelhub.hub import ROLES, model_configs
 from bench_kernel.modelhub.prices import Price, parse_price
 from bench_kernel.run.runner import RunConfig
@@ -39,8 +39,7 @@ from bench_kernel.serialization import check_plain_data, read_text, structure, u
 
 # Model settings that have --ROLE-KEY options; backend `options` are set in a run file.
 MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")
-MAX_CONCURRENCY = 4096
-"""Conversations or requests in flight at most: each request slot costs memory and connections up front."""
+MAX_CONCURRENCY = MAX_IN_FLIGHT
 MAX_RETRIES = 100
 MAX_WORKERS = 256
 """Worker processes (or a cluster executor's actors) at most: each holds a copy of the run's context."""
@@ -102,6 +101,8 @@ def run_config_problems(config: RunConfig) -> list[str]:
         problems.append(f"workers must be at most {MAX_WORKERS}, not {config.workers} @ {run}.workers")
     if not config.executor:
         problems.append(f"executor must name a registered executor (e.g. local), not {config.executor!r} @ {run}.executor")
+    if config.max_in_flight is not None and not 1 <= config.max_in_flight <= MAX_CONCURRENCY:
+        problems.append(f"max_in_flight must be between 1 and {MAX_CONCURRENCY}, not {config.max_in_flight} @ {run}.max_in_flight")
     if config.seed not in SQLITE_INTEGERS:
         problems.append(f"seed must be a 64-bit signed integer (below 2**63 in size), not {config.seed} @ {run}.seed")
     for name in ("conversation_timeout_s", "run_timeout_s"):
@@ -136,7 +137,7 @@ def _path_problems(config: RunConfig) -> list[str]:
 def model_config_problems(config: ModelConfig, where: str) -> list[str]:
     """What is out of range in one role's model settings."""
     problems = _positive_number(config.timeout_s, f"{where}.timeout_s")
-    if not 1 <= config.max_concurrency <= MAX_CONCURRENCY:
+    if config.max_concurrency is not None and not 1 <= config.max_concurrency <= MAX_CONCURRENCY:
         problems.append(f"max_concurrency must be between 1 and {MAX_CONCURRENCY}, not {config.max_concurrency} @ {where}.max_concurrency")
     if not 0 <= config.max_retries <= MAX_RETRIES:
         problems.append(f"max_retries must be between 0 and {MAX_RETRIES}, not {config.max_retries} @ {where}.max_retries")

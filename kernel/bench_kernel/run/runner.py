@@ -51,7 +51,8 @@ BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
-EXECUTION_ONLY = ("run_id", "concurrency", "run_timeout_s", "cache", "max_cost", "prices", "executor", "executor_options", "workers")
+EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
+                  "executor_options", "workers")
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
@@ -107,6 +108,8 @@ class RunConfig:
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
+    max_in_flight: int | None = None
+    """Requests in flight per endpoint at most, for endpoints whose roles set no max_concurrency (default: concurrency x roles)."""
     run_timeout_s: float | None = None
     cache: bool = False
     max_cost: float | None = None
@@ -439,7 +442,11 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor: Executor = registry.get("executor", config.executor)
     executor.check(config)
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
-                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices})
+                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
+                      concurrency=config.concurrency, max_in_flight=config.max_in_flight)
+    for limit in models.throttled():
+        log.warning("model.in_flight_below_concurrency", endpoint=limit.endpoint, roles=limit.roles,
+                    max_in_flight=limit.limit, concurrency=config.concurrency, source=limit.source)
     try:
         await models.check()
     except BaseException:
@@ -477,6 +484,12 @@ async def prepare(config: RunConfig, store_path: Path | str,
 def _entry_point_names(plugins: PluginSet) -> list[str]:
     """The loaded plugins as `--plugin` names a worker loads again (built-ins always load)."""
     return [p.name for p in plugins.plugins if not p.builtin and p.error is None]
+
+
+def in_flight_record(ctx: RunContext) -> dict[str, Any]:
+    """The run's effective in-flight limits, as its run.started (or run.resumed) event keeps them."""
+    return {"concurrency": ctx.config.concurrency,
+            "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
 
 
 async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
@@ -552,7 +565,8 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
     try:
         if on_start is not None:
             on_start(ctx, len(units), skipped)
-        ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", {"to_run": len(units), "stored": skipped})
+        ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started",
+                            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx)})
         stopped_early = False
         try:
             stopped_early = await _execute_with_deadline(ctx, units, counted)

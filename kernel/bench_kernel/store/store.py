@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from sqlite_utils import Database, Migrations
+
+from bench_kernel.store.fastimport import without_unused_modules
+
+with without_unused_modules("numpy", "pandas"):
+    from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
@@ -346,6 +350,13 @@ class Store:
         """A conversation's events, in the order they were emitted."""
         sql = "select * from conversation_events where conversation_id = ? order by idx"
         return list(self.db.query(sql, [conversation_id]))
+
+    def last_run_event(self, run_id: str, kinds: Sequence[str]) -> dict[str, Any] | None:
+        """The data of the run's latest event of one of these kinds, or None."""
+        marks = ", ".join("?" * len(kinds))
+        row = self.db.execute(f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) "
+                              "order by id desc limit 1", [run_id, *kinds]).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""

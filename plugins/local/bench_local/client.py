@@ -23,6 +23,8 @@ class LlamaCppClient(OpenAIClient):
     It answers HTTP 500 to an assistant message whose content is null (what OpenAI clients send with tool calls).
     """
 
+    use_proxy_env = False
+
     def build_payload(self, request: ChatRequest) -> dict[str, Any]:
         """The OpenAI payload, with `default_max_tokens` unless sampling sets max_tokens, and "" for null content."""
         payload = super().build_payload(request)

@@ -1,4 +1,4 @@
-"""OpenAIClient: chat completions over httpx, with a concurrency limit, retries with backoff, and strict parsing.
+"""OpenAIClient: chat completions over aiohttp (or httpx), with a concurrency limit, retries with backoff, and strict parsing.
 
 Parsing lives in small methods (`parse_body`, `parse_completion`, `parse_message`, `parse_tool_call`,
 `parse_arguments`, `parse_reasoning`) so a backend for servers that put tool calls or thinking in
@@ -8,6 +8,8 @@ the text (Hermes `<tool_call>`, Mistral `[TOOL_CALLS]`, `<think>`) overrides onl
 from __future__ import annotations
 
 import asyncio
+import collections.abc
+import contextlib
 import email.utils
 import functools
 import hashlib
@@ -17,11 +19,14 @@ import os
 import random
 import ssl
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
+import aiohttp
 import attrs
-import httpx
+import certifi
 import structlog
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from bench_kernel import (
     ChatRequest,
@@ -39,13 +44,20 @@ from bench_kernel import (
 )
 from bench_openai.parsing import arguments_object, snippet
 
+if TYPE_CHECKING:
+    import httpx
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CHECK_TIMEOUT_S = 10.0
 DEFAULT_RETRY_BASE_S = 0.5
 DEFAULT_RETRY_MAX_S = 20.0
 DEFAULT_CONNECTIONS_PER_POOL = 8
-RETRYABLE_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)
-"""Timeouts, refused or reset connections, and servers that hang up without answering."""
+RETRYABLE_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (asyncio.TimeoutError, aiohttp.ClientConnectionError,
+                                                                aiohttp.ClientPayloadError)
+"""Timeouts, refused or reset connections, and servers that hang up without answering (httpx's join when it is used)."""
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError,)
+HTTP_STACKS = ("aiohttp", "httpx")
+"""The `http` option: aiohttp (the default: about a fifth of httpx's CPU per request, docs/throughput.md) or httpx."""
 CONTEXT_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "maximum context", "context window")
 JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -79,7 +91,7 @@ class RetryPolicy:
         return rng.uniform(0.0, min(self.max_s, self.base_s * 2 ** (retry - 1)))
 
 
-def parse_retry_after(headers: httpx.Headers) -> float | None:
+def parse_retry_after(headers: collections.abc.Mapping[str, str]) -> float | None:
     """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date)."""
     if "retry-after-ms" in headers:
         seconds = _float_or_none(headers["retry-after-ms"])
@@ -109,41 +121,120 @@ def is_retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
 
 
-class OpenAIClient(ModelClient):
-    """One endpoint for one role: at most `max_concurrency` requests in flight, retried with backoff.
+@attrs.frozen
+class HTTPReply:
+    """What either HTTP stack answered: status, body text and headers (a case-insensitive mapping)."""
 
-    The connections are split over small httpx pools (`connections_per_pool`, default 8), because
+    status_code: int
+    text: str
+    headers: collections.abc.Mapping[str, str]
+
+
+class OpenAIClient(ModelClient):
+    """One endpoint for one role: at most `max_concurrency` requests in flight (the run resolves it), retried with backoff.
+
+    Requests go through one aiohttp session (option `http = "aiohttp"`, the default) or httpx (`http = "httpx"`).
+    With httpx the connections are split over small pools (`connections_per_pool`, default 8), because
     httpcore's pool scans every connection for every request: one pool of 256 connections costs
-    about ten times the CPU per request of 32 pools of 8. A request takes a slot from a queue of
+    about twenty times the CPU per request of 32 pools of 8. A request takes a slot from a queue of
     `max_concurrency` slots, each bound to one pool, so the slots act as the semaphore and no pool
     ever queues. Use the client from one event loop (its connections belong to the loop that first uses them).
     """
 
+    use_proxy_env = True
+    """Whether HTTP_PROXY / HTTPS_PROXY / NO_PROXY apply (a client of a loopback server turns this off)."""
+
     def __init__(self, config: ModelConfig) -> None:
-        if config.max_concurrency < 1 or config.timeout_s <= 0:
+        limit = config.in_flight()
+        if limit < 1 or config.timeout_s <= 0:
             raise ConfigError(f"model {config.model!r}: max_concurrency must be at least 1 and timeout_s positive")
         self.config = config
+        self.max_in_flight = limit
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.retry = RetryPolicy.from_config(config)
         self._api_key = _read_api_key(config.api_key_env)
+        self.http = config.options.get("http", HTTP_STACKS[0])
+        if self.http not in HTTP_STACKS:
+            raise ConfigError(f"model {config.model!r}: option http must be one of {', '.join(HTTP_STACKS)}, not {self.http!r}")
+        self._session: aiohttp.ClientSession | None = None
+        self._proxy: tuple[URL, aiohttp.BasicAuth | None] | None = None
+        self._retryable, self._failures = RETRYABLE_TRANSPORT_ERRORS, TRANSPORT_ERRORS
+        if self.http == "httpx":  # imported only when used: it costs start-up time
+            import httpx
+
+            self._retryable += (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)
+            self._failures += (httpx.HTTPError,)
         per_pool = _positive_int(config, "connections_per_pool", DEFAULT_CONNECTIONS_PER_POOL)
-        count = math.ceil(config.max_concurrency / per_pool)
-        self.pools = [self.make_http_client(math.ceil(config.max_concurrency / count)) for _ in range(count)]
-        # Last in, first out: at low load the same few warm connections serve every request.
-        self._slots: asyncio.LifoQueue[httpx.AsyncClient] = asyncio.LifoQueue()
-        for slot in range(config.max_concurrency):
-            self._slots.put_nowait(self.pools[slot % count])
+        count = math.ceil(limit / per_pool)
+        self._pool_size = math.ceil(limit / count)
+        # Pools are built on first use: a limit of thousands costs nothing until the load needs the connections.
+        self._pools: list[httpx.AsyncClient | None] = [None] * count
+        # Last in, first out: at low load the same few warm connections (and pools) serve every request.
+        self._slots: asyncio.LifoQueue[int] = asyncio.LifoQueue()
+        for slot in reversed(range(limit)):
+            self._slots.put_nowait(slot % count)
+
+    @property
+    def pools(self) -> list[httpx.AsyncClient]:
+        """The pools built so far."""
+        return [pool for pool in self._pools if pool is not None]
+
+    def _pool(self, index: int) -> httpx.AsyncClient:
+        pool = self._pools[index]
+        if pool is None:
+            pool = self._pools[index] = self.make_http_client(self._pool_size)
+        return pool
 
     def make_http_client(self, size: int) -> httpx.AsyncClient:
-        """One connection pool of `size` connections, with the key as a default header."""
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        """One httpx connection pool of `size` connections, with the key as a default header."""
+        import httpx
+
         return httpx.AsyncClient(
             base_url=self.base_url,
-            headers=headers,
+            headers=self._auth_headers(),
             timeout=httpx.Timeout(self.config.timeout_s, connect=min(10.0, self.config.timeout_s)),
             limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
             verify=_tls_context(),
+            trust_env=self.use_proxy_env,
         )
+
+    def make_session(self) -> aiohttp.ClientSession:
+        """The aiohttp session: up to `max_in_flight` connections, the key as a default header.
+
+        The proxy from the environment is looked up once here: aiohttp's trust_env would look it (and ~/.netrc)
+        up in a worker thread on every request, which doubled the CPU per request.
+        """
+        connector = aiohttp.TCPConnector(limit=self.max_in_flight, limit_per_host=0, ssl=_tls_context())
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(10.0, self.config.timeout_s), sock_read=self.config.timeout_s)
+        self._proxy = None
+        if self.use_proxy_env:
+            with contextlib.suppress(LookupError):
+                self._proxy = get_env_proxy_for_url(URL(self.base_url))
+        return aiohttp.ClientSession(connector=connector, headers=self._auth_headers(), timeout=timeout)
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    async def _post(self, index: int, content: bytes) -> HTTPReply:
+        """POST /chat/completions through the configured stack (`index`: the slot's httpx pool)."""
+        if self.http == "httpx":
+            response = await self._pool(index).post("/chat/completions", content=content, headers=JSON_HEADERS)
+            return HTTPReply(response.status_code, response.text, response.headers)
+        session = self._session = self._session or self.make_session()
+        proxy, proxy_auth = self._proxy or (None, None)
+        async with session.post(self.base_url + "/chat/completions", data=content, headers=JSON_HEADERS, proxy=proxy,
+                                proxy_auth=proxy_auth) as reply:
+            return await _read(reply)
+
+    async def _get(self, path: str, timeout_s: float) -> HTTPReply:
+        if self.http == "httpx":
+            response = await self._pool(0).get(path, timeout=timeout_s)
+            return HTTPReply(response.status_code, response.text, response.headers)
+        session = self._session = self._session or self.make_session()
+        proxy, proxy_auth = self._proxy or (None, None)
+        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy,
+                               proxy_auth=proxy_auth) as reply:
+            return await _read(reply)
 
     async def __aenter__(self) -> Self:
         return self
@@ -155,6 +246,10 @@ class OpenAIClient(ModelClient):
         """Close every connection."""
         for pool in self.pools:
             await pool.aclose()
+        self._pools = [None] * len(self._pools)
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     # ----------------------------------------------------------------------- requests
 
@@ -192,7 +287,7 @@ class OpenAIClient(ModelClient):
             payload["response_format"] = request.response_format
         return payload
 
-    async def _post_with_retries(self, content: bytes) -> tuple[httpx.Response, int]:
+    async def _post_with_retries(self, content: bytes) -> tuple[HTTPReply, int]:
         """The first response that is not worth retrying, and how many attempts it took."""
         rng: random.Random | None = None
         for attempt in range(1, self.retry.max_retries + 2):
@@ -201,7 +296,7 @@ class OpenAIClient(ModelClient):
             except ModelError as exc:
                 exc.attempts = attempt
                 raise
-            if isinstance(outcome, httpx.Response):
+            if isinstance(outcome, HTTPReply):
                 return outcome, attempt
             cause = outcome
             if attempt > self.retry.max_retries:
@@ -216,23 +311,23 @@ class OpenAIClient(ModelClient):
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def _attempt(self, content: bytes) -> tuple[httpx.Response | Exception, float | None]:
+    async def _attempt(self, content: bytes) -> tuple[HTTPReply | Exception, float | None]:
         """A final response, or a retryable failure with the server's Retry-After."""
         try:
-            pool = await self._slots.get()
+            index = await self._slots.get()
             try:
-                response = await pool.post("/chat/completions", content=content, headers=JSON_HEADERS)
+                response = await self._post(index, content)
             finally:
-                self._slots.put_nowait(pool)
-        except RETRYABLE_TRANSPORT_ERRORS as exc:
+                self._slots.put_nowait(index)
+        except self._retryable as exc:
             return exc, None
-        except httpx.HTTPError as exc:
+        except self._failures as exc:
             raise ModelError(f"{self._where}: request failed: {_describe(exc)}") from exc
         if is_retryable_status(response.status_code):
             return self.status_error(response), parse_retry_after(response.headers)
         return response, None
 
-    def status_error(self, response: httpx.Response) -> ModelHTTPError:
+    def status_error(self, response: HTTPReply) -> ModelHTTPError:
         """The error for a non-success status; the body is kept (truncated, key redacted)."""
         status, text = response.status_code, self._redact(response.text)
         if status in (401, 403):
@@ -244,9 +339,10 @@ class OpenAIClient(ModelClient):
 
     async def check(self) -> None:
         """One GET /models with a short timeout: the key is accepted and the endpoint answers."""
+        failures: tuple[type[Exception], ...] = (TimeoutError, *self._failures)
         try:
-            response = await self.pools[0].get("/models", timeout=min(CHECK_TIMEOUT_S, self.config.timeout_s))
-        except httpx.HTTPError as exc:
+            response = await self._get("/models", min(CHECK_TIMEOUT_S, self.config.timeout_s))
+        except failures as exc:
             raise ModelUnavailableError(f"{self._where}: unreachable: {_describe(exc)}") from exc
         if response.status_code < 300:
             return
@@ -329,8 +425,17 @@ class OpenAIClient(ModelClient):
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context, built once: loading the CA bundle costs about 40 ms per pool otherwise."""
-    return httpx.create_ssl_context()
+    """The default TLS context with certifi's CA bundle, built once: loading the bundle costs about 40 ms each time."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+async def _read(reply: aiohttp.ClientResponse) -> HTTPReply:
+    body = await reply.read()
+    try:
+        text = body.decode(reply.charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know: read it as UTF-8, as httpx does
+        text = body.decode("utf-8", errors="replace")
+    return HTTPReply(reply.status, text, reply.headers)
 
 
 def _positive_int(config: ModelConfig, option: str, default: int) -> int:

@@ -21,12 +21,18 @@ def serve(fake_openai_server: Callable[..., FakeOpenAIServer]) -> Callable[..., 
     return fake_openai_server
 
 
+@pytest.fixture(params=["aiohttp", "httpx"])
+def stack(request: pytest.FixtureRequest) -> str:
+    """Each HTTP stack the client can use (the `http` option)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def config_for() -> Callable[..., ModelConfig]:
-    """A ModelConfig pointing at a server, with tiny retry delays unless overridden."""
+def config_for(stack: str) -> Callable[..., ModelConfig]:
+    """A ModelConfig pointing at a server, with tiny retry delays unless overridden, on each HTTP stack."""
 
     def make(server: FakeOpenAIServer, **fields: Any) -> ModelConfig:
-        options = {"retry_base_s": 0.001, "retry_max_s": 0.01, **fields.pop("options", {})}
+        options = {"retry_base_s": 0.001, "retry_max_s": 0.01, "http": stack, **fields.pop("options", {})}
         fields.setdefault("max_retries", 3)
         return ModelConfig(model="fake-model", base_url=server.base_url, options=options, **fields)
 

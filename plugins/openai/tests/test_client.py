@@ -97,7 +97,7 @@ def test_timeouts_forever_give_up_with_the_timeout_as_cause(serve, config_for, c
     server = serve(lambda body: Reply.text("late").after(2.0))
     with pytest.raises(ModelUnavailableError) as caught:
         complete(config_for(server, timeout_s=0.1, max_retries=1))
-    assert isinstance(caught.value.__cause__, httpx.TimeoutException)
+    assert isinstance(caught.value.__cause__, (httpx.TimeoutException, asyncio.TimeoutError))
     assert len(server.completions) == 2
 
 
@@ -109,7 +109,7 @@ def test_dropped_connection_is_retried(serve, config_for, complete) -> None:
 def test_unreachable_server_is_retried_then_unavailable(serve, config_for, complete) -> None:
     server = serve()
     server.stop()
-    with pytest.raises(ModelUnavailableError, match=r"after 2 attempts.*ConnectError"):
+    with pytest.raises(ModelUnavailableError, match=r"after 2 attempts.*(ConnectError|ClientConnectorError)"):
         complete(config_for(server, max_retries=1))
 
 
@@ -279,7 +279,7 @@ def test_concurrency_limit_is_respected(serve, config_for) -> None:
 @pytest.mark.parametrize(("max_concurrency", "per_pool", "pools"), [(20, 8, 3), (10, 4, 3), (5, 8, 1)])
 def test_every_slot_is_usable_when_connections_are_split_over_pools(serve, config_for, max_concurrency, per_pool, pools) -> None:
     server = serve(latency_s=0.1)
-    config = config_for(server, max_concurrency=max_concurrency, options={"connections_per_pool": per_pool})
+    config = config_for(server, max_concurrency=max_concurrency, options={"connections_per_pool": per_pool, "http": "httpx"})
 
     async def go() -> int:
         async with OpenAIClient(config) as client:
@@ -291,6 +291,11 @@ def test_every_slot_is_usable_when_connections_are_split_over_pools(serve, confi
     assert server.max_in_flight == max_concurrency
 
 
+def test_an_unknown_http_stack_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="option http must be one of aiohttp, httpx, not 'curl'"):
+        OpenAIClient(ModelConfig(model="m", options={"http": "curl"}))
+
+
 @pytest.mark.parametrize("value", [0, "8", True])
 def test_bad_connections_per_pool_is_a_config_error(value) -> None:
     with pytest.raises(ConfigError, match="connections_per_pool"):
@@ -299,10 +304,26 @@ def test_bad_connections_per_pool_is_a_config_error(value) -> None:
 
 def test_default_base_url_and_timeouts() -> None:
     client = OpenAIClient(ModelConfig(model="m", timeout_s=30))
-    assert len(client.pools) == 8
-    assert str(client.pools[0].base_url) == "https://api.openai.com/v1/"
-    assert client.pools[0].timeout == httpx.Timeout(30, connect=10)
+    assert client.max_in_flight == 64  # a client made outside a run, from a configuration with no limit
+    assert client.pools == []  # nothing is built before it is used
+    pool = client._pool(0)
+    assert client.pools == [pool]
+    assert str(pool.base_url) == "https://api.openai.com/v1/"
+    assert pool.timeout == httpx.Timeout(30, connect=10)
     asyncio.run(client.aclose())
+
+
+def test_pools_are_built_as_the_load_needs_them(serve, config_for) -> None:
+    server = serve(latency_s=0.0)
+    config = config_for(server, max_concurrency=4096, options={"http": "httpx"})
+
+    async def go() -> int:
+        async with OpenAIClient(config) as client:
+            for i in range(5):  # one at a time: the same warm slot serves each
+                await client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}]))
+            return len(client.pools)
+
+    assert asyncio.run(go()) == 1
 
 
 def test_an_unsupported_url_fails_at_once(complete) -> None:
@@ -343,3 +364,19 @@ def test_check_reports_an_unreachable_endpoint(serve, config_for) -> None:
     server.stop()
     with pytest.raises(ModelUnavailableError, match="unreachable"):
         check(config_for(server))
+
+
+def test_the_proxy_from_the_environment_is_looked_up_once_and_no_proxy_is_honoured(monkeypatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+
+    async def proxy_of(base_url: str) -> object:
+        client = OpenAIClient(ModelConfig(model="m", base_url=base_url))
+        await client.make_session().close()
+        return client._proxy
+
+    proxied = asyncio.run(proxy_of("http://models.internal/v1"))
+    assert proxied is not None and str(proxied[0]) == "http://127.0.0.1:9"
+    monkeypatch.setenv("NO_PROXY", "models.internal")
+    assert asyncio.run(proxy_of("http://models.internal/v1")) is None
