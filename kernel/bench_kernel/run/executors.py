@@ -88,9 +88,11 @@ class LocalExecutor(Executor):
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
         """Play in this process, or in worker processes when the run asks for more than one."""
-        if ctx.config.workers <= 1 or len(units) <= 1:
+        # More workers than conversations in flight would put more in flight than --concurrency allows.
+        workers = min(ctx.config.workers, len(units), ctx.config.concurrency)
+        if workers <= 1:
             return await execute(ctx, units, on_finished)
-        return await run_in_processes(ctx, units, on_finished, min(ctx.config.workers, len(units)))
+        return await run_in_processes(ctx, units, on_finished, workers)
 
 
 # --------------------------------------------------------------------------- the writer (the run's process)
