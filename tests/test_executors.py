@@ -12,28 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_mock.scripted_models import upgrade_world
 from click.testing import CliRunner
 
 from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
-from bench_kernel.testing import FakeOpenAIServer, Reply, cli
+from bench_kernel.testing import FakeOpenAIServer, cli
 
 TASK = "upgrade_by_email"
 BENCH = Path(sys.executable).with_name("bench")
 
 
-def world(body: dict[str, Any]) -> Reply:
-    """A competent agent and a brief customer for the upgrade task (5 requests per conversation)."""
-    tools = [t["function"]["name"] for t in body.get("tools") or []]
-    if "change_plan" in tools:
-        results = sum(m["role"] == "tool" for m in body["messages"])
-        if results == 0:
-            return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
-        if results == 1:
-            return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
-        return Reply.text("Done: you are now on Fiber 1000.")
-    if not any(m["role"] == "assistant" for m in body["messages"]):
-        return Reply.text("Please move me to Fiber 1000; my email is ada.okafor@example.net.")
-    return Reply.text("Thanks. ###STOP###")
+world = upgrade_world
 
 
 def llm_args(base_url: str, db: Path, trials: int) -> list[str]:

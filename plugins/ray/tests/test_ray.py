@@ -12,11 +12,12 @@ from typing import Any
 import attrs
 import click
 import pytest
+from bench_mock.scripted_models import upgrade_world
 from bench_ray import RayExecutor, register_commands
 from click.testing import CliRunner
 
 from bench_kernel import ConfigError, ModelConfig, RunConfig, get_plugin_manager, installed_entry_points, run
-from bench_kernel.testing import FakeOpenAIServer, Reply
+from bench_kernel.testing import FakeOpenAIServer
 
 INSTALL = "pip install 'bench-ray[ray]'"
 TASK = "upgrade_by_email"
@@ -58,19 +59,7 @@ def test_a_ray_run_stores_what_a_local_run_stores(cluster: Any, tmp_path: Path) 
     assert rows(tmp_path / "ray.db") == local_rows
 
 
-def world(body: dict[str, Any]) -> Reply:
-    """A competent agent and a brief customer for the upgrade task."""
-    tools = [t["function"]["name"] for t in body.get("tools") or []]
-    if "change_plan" in tools:
-        results = sum(m["role"] == "tool" for m in body["messages"])
-        if results == 0:
-            return Reply.tool_call("find_customer_by_email", {"email": "ada.okafor@example.net"})
-        if results == 1:
-            return Reply.tool_call("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})
-        return Reply.text("Done: you are now on Fiber 1000.")
-    if not any(m["role"] == "assistant" for m in body["messages"]):
-        return Reply.text("Please move me to Fiber 1000; my email is ada.okafor@example.net.")
-    return Reply.text("Thanks. ###STOP###")
+world = upgrade_world
 
 
 def test_a_ray_run_with_models_stores_what_a_local_run_stores(cluster: Any, tmp_path: Path) -> None:
