@@ -111,3 +111,22 @@ def test_each_worker_gets_its_share_of_the_in_flight_limits(tmp_path: Path) -> N
     assert {r: m.max_concurrency for r, m in spec.config.models.items()} == {"agent": 22, "user": 1}
     assert spec.config.max_in_flight == 34  # --max-in-flight is shared out the same way
     assert spec.run_id == ctx.run_id and Path(spec.store_path).is_absolute() and spec.plugins == ["toy"]
+
+
+def test_a_workers_model_hub_allows_its_share_of_conversations_in_flight(tmp_path: Path) -> None:
+    """A worker's endpoints take its share of --concurrency (not 1 request at a time, the hub's bare default)."""
+    from bench_kernel import Outbox, get_plugin_manager, worker_context
+
+    ctx, _, _, _ = asyncio.run(prepare(RunConfig(domain="mock", concurrency=32, baseline=False), tmp_path / "r.db",
+                                       get_plugin_manager(["mock"])))
+    try:
+        models = {"agent": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1"),
+                  "user": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1")}
+        ctx = attrs.evolve(ctx, config=attrs.evolve(ctx.config, models=models))
+        spec = worker_spec(ctx, str(tmp_path / "r.db"), 2)
+    finally:
+        ctx.store.set_status(ctx.run_id, "interrupted")
+        ctx.store.close()
+    worker = worker_context(spec, list(ctx.data.tasks), Outbox(lambda message: None, None, False), ctx.data)
+    [limit] = worker.models.in_flight_limits()
+    assert limit.limit == 32  # 16 conversations per worker x 2 roles sharing the endpoint

@@ -200,7 +200,7 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
     models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}), store=store,
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
-                      spent=spec.spent)
+                      spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight)
     return RunContext(run_id=spec.run_id, config=config, data=data, agent=parts.agent, user=parts.user,
                       baseline_agent=parts.baseline_agent, baseline_user=parts.baseline_user, judge=parts.judge,
                       metrics=parts.metrics, registry=registry, store=store, models=models, channel=parts.channel,
