@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +15,7 @@ from bench_mock.scripted_models import upgrade_world
 from click.testing import CliRunner
 
 from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
-from bench_kernel.testing import FakeOpenAIServer, cli
+from bench_kernel.testing import FakeOpenAIServer, cli, stored_rows
 
 TASK = "upgrade_by_email"
 BENCH = Path(sys.executable).with_name("bench")
@@ -34,27 +33,7 @@ def llm_args(base_url: str, db: Path, trials: int) -> list[str]:
             "--format", "none", *roles]
 
 
-def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """What a run stored that decides its results, in a stable order (timings and timestamps left out)."""
-    queries = {
-        "runs": "select id, config_hash, status from runs",
-        "conversations": "select id, arm, task_id, trial, seed, agent, user, termination_reason, reward, reward_info_json,"
-                         " error, num_messages, agent_cost, user_cost, attributes_json from conversations order by id",
-        "messages": "select conversation_id, idx, role, content, tool_calls_json, tool_call_id, requestor, error"
-                    " from messages order by conversation_id, idx",
-        "metric_values": "select conversation_id, metric, plugin, value, error from metric_values"
-                         " order by conversation_id, plugin, metric",
-        "tool_calls": "select * from tool_calls order by 1, 2",
-        "llm_calls": "select conversation_id, role, model, count(*), sum(cost) from llm_calls"
-                     " group by conversation_id, role, model order by 1, 2, 3",
-    }
-    with sqlite3.connect(db) as conn:
-        return {name: [_same_ids(row) for row in conn.execute(sql)] for name, sql in queries.items()}
-
-
-def _same_ids(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    # The fake server numbers tool calls by its own request order, which concurrency shuffles in any run.
-    return tuple(re.sub(r"call_\d+", "call_N", v) if isinstance(v, str) else v for row_value in [row] for v in row_value)
+rows = stored_rows
 
 
 def invoke(args: list[str]) -> Any:

@@ -13,6 +13,7 @@ from bench_kernel.testing.conformance import (
     check_tool_schemas,
 )
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, ReceivedRequest, Reply, echo_responder
+from bench_kernel.testing.rows import stored_rows
 
 __all__ = [
     "DomainConformance",
@@ -29,4 +30,5 @@ __all__ = [
     "check_tool_schemas",
     "cli",
     "echo_responder",
+    "stored_rows",
 ]

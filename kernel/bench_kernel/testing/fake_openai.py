@@ -130,7 +130,7 @@ class ReceivedRequest:
     """time.monotonic() when the request was read."""
 
 
-Responder = Callable[[dict[str, Any]], Reply]
+Responder = Callable[[dict[str, Any]], "Reply | Mapping[str, Any]"]
 
 
 def echo_responder(body: dict[str, Any]) -> Reply:
@@ -143,7 +143,8 @@ def echo_responder(body: dict[str, Any]) -> Reply:
 class FakeOpenAIServer:
     """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions` and `GET /v1/models`.
 
-    Completions are answered from `replies` in order, then by `responder(body)`. With `api_key`
+    Completions are answered from `replies` in order, then by `responder(body)`, which returns a `Reply` or
+    a plain assistant message (`choices[0].message`, e.g. from a plugin that does not import this module). With `api_key`
     set, a request without `Authorization: Bearer <api_key>` gets 401. `latency_s` delays every
     completion reply. A long benchmark can pass `record=False` so bodies are not kept.
     """
@@ -329,7 +330,8 @@ class FakeOpenAIServer:
         except IndexError:
             pass
         try:
-            return self.responder(body)
+            reply = self.responder(body)
+            return reply if isinstance(reply, Reply) else Reply.completion(reply)
         except Exception as exc:  # noqa: BLE001 - reported to the test through .errors and a 500
             with self._lock:
                 self._errors.append(exc)

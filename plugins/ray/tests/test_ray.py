@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from bench_ray import RayExecutor, register_commands
 from click.testing import CliRunner
 
 from bench_kernel import ConfigError, ModelConfig, RunConfig, get_plugin_manager, installed_entry_points, run
-from bench_kernel.testing import FakeOpenAIServer
+from bench_kernel.testing import FakeOpenAIServer, stored_rows
 
 INSTALL = "pip install 'bench-ray[ray]'"
 TASK = "upgrade_by_email"
@@ -32,21 +31,7 @@ def cluster() -> Iterator[Any]:
     ray.shutdown()
 
 
-def rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """What a run stored that decides its results, in a stable order (timings left out; tool call ids normalised)."""
-    queries = {
-        "runs": "select id, config_hash, status from runs",
-        "conversations": "select id, arm, task_id, trial, seed, agent, user, termination_reason, reward, reward_info_json,"
-                         " error, num_messages, agent_cost, user_cost, attributes_json from conversations order by id",
-        "messages": "select conversation_id, idx, role, content, tool_calls_json, tool_call_id, requestor, error"
-                    " from messages order by conversation_id, idx",
-        "metric_values": "select conversation_id, metric, plugin, value, error from metric_values"
-                         " order by conversation_id, plugin, metric",
-        "llm_calls": "select conversation_id, role, model, count(*) from llm_calls group by 1, 2, 3 order by 1, 2, 3",
-    }
-    with sqlite3.connect(db) as conn:
-        return {name: [tuple(re.sub(r"call_\d+", "call_N", v) if isinstance(v, str) else v for v in row)
-                       for row in conn.execute(sql)] for name, sql in queries.items()}
+rows = stored_rows
 
 
 def test_a_ray_run_stores_what_a_local_run_stores(cluster: Any, tmp_path: Path) -> None:
