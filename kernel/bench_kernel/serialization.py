@@ -367,12 +367,16 @@ class _MillisecondClock:
     def __init__(self) -> None:
         self.ms = -1
         self.text = ""
+        self.second = -1
+        self.date_time = ""
 
     def now(self) -> str:
         ms = time.time_ns() // 1_000_000
         if ms != self.ms:
             seconds, millis = divmod(ms, 1000)
-            self.ms, self.text = ms, f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}+00:00"
+            if seconds != self.second:  # strftime once a second: it was most of a busy run's stamping cost
+                self.second, self.date_time = seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+            self.ms, self.text = ms, f"{self.date_time}.{millis:03d}+00:00"
         return self.text
 
 

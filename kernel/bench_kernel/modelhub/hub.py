@@ -108,6 +108,8 @@ class ModelHub:
     max_in_flight: int | None = None
     """--max-in-flight: the limit of every endpoint none of whose roles sets max_concurrency."""
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
+    _by_role: dict[str, AnyClient] = attrs.field(factory=dict, init=False)
+    """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -153,6 +155,8 @@ class ModelHub:
 
     def client(self, role: str) -> AnyClient:
         """The client of a role's endpoint (shared by roles on the same endpoint), with the endpoint's limit."""
+        if role in self._by_role:
+            return self._by_role[role]
         config = self.config(role)
         key = share_key(config)
         if key not in self.clients:
@@ -161,6 +165,7 @@ class ModelHub:
                 raise ConfigError(f"no model backend {config.backend!r} for the {role} (registered: {known})")
             limit = self._endpoint_limits()[key].limit
             self.clients[key] = self.backends[config.backend].client(attrs.evolve(config, max_concurrency=limit))
+        self._by_role[role] = self.clients[key]
         return self.clients[key]
 
     async def check(self) -> None:
@@ -256,6 +261,7 @@ class ModelHub:
             except Exception as exc:  # noqa: BLE001 - closing must not mask the run's outcome
                 log.warning("model.close_failed", error=repr(exc))
         self.clients.clear()
+        self._by_role.clear()
 
 
 Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]

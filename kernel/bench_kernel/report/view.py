@@ -89,8 +89,5 @@ def open_read_only(path: Path | str) -> Store:
     resolved = Path(path).resolve()
     if not resolved.is_file():
         raise ConfigError(f"no results database at {path} (run `bench run` first, or pass --db)")
-    store = Store.__new__(Store)  # Store() would migrate, i.e. write
-    store.path = resolved
     connection = sqlite3.connect(f"file:{quote(str(resolved))}?immutable=1", uri=True, check_same_thread=False)
-    store.db = Database(connection)
-    return store
+    return Store.over(connection, resolved)  # Store() would migrate, i.e. write

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -118,6 +119,10 @@ class Store:
     def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
         self.path = Path(path) if path != ":memory:" else None
         self.holder = Holder.this_process()
+        self._pending_calls: list[dict[str, Any]] = []
+        """Ledger rows waiting for the next commit (see record_llm_call)."""
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        """The loop on which a flush is scheduled (a loop that ended before its next turn never runs it)."""
         if read_only and self.path is not None:
             self.db = Database(_read_only_connection(self.path))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -132,6 +137,14 @@ class Store:
         migrate(self.db, (kernel_migrations, *extra_migrations), self._write)
 
     @classmethod
+    def over(cls, connection: sqlite3.Connection, path: Path) -> Store:
+        """A store around a connection opened elsewhere, as it is: no migration, no pragma (immutable readers)."""
+        store = cls.__new__(cls)
+        store.path, store.holder, store.db = path, Holder.this_process(), Database(connection)
+        store._pending_calls, store._flush_loop = [], None
+        return store
+
+    @classmethod
     def for_reading(cls, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
         """The store for commands that only read: opened read-only when the file or its directory cannot be written."""
         target = Path(path)
@@ -139,8 +152,17 @@ class Store:
         return cls(target, extra_migrations, read_only=not writable)
 
     def close(self) -> None:
-        """Close the connection."""
-        self.db.close()
+        """Write what is pending and close the connection."""
+        try:
+            self.flush()
+        finally:
+            self.db.close()
+
+    def flush(self) -> None:
+        """Commit the ledger rows still waiting for a commit."""
+        if self._pending_calls:
+            with self._write():
+                pass  # _write inserts the pending rows
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
@@ -154,7 +176,9 @@ class Store:
                 yield
             return
         self.db.conn.execute("BEGIN IMMEDIATE")
+        pending = len(self._pending_calls)
         try:
+            self._insert("llm_calls", self._pending_calls[:pending])
             yield
         except BaseException:
             self.db.rollback()
@@ -164,6 +188,7 @@ class Store:
         except BaseException:
             self.db.rollback()
             raise
+        del self._pending_calls[:pending]
 
     # ------------------------------------------------------------------ runs
 
@@ -287,12 +312,33 @@ class Store:
         return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
-        """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
-        with self._write():
-            self._insert("llm_calls", [_llm_call_row(run_id, conversation_id, arm, call)])
+        """Ledger one model call as soon as it is made (kept even if its conversation never finishes).
+
+        Inside an event loop the calls made during one turn of the loop are committed together at its next
+        turn, or with the next write if that comes first (a conversation's last calls go with it): one commit
+        for a burst of replies instead of one per reply. Only a process killed outright (SIGKILL, power loss)
+        can lose the calls of that last turn; signals that bench handles end with a flush.
+        """
+        self._pending_calls.append(_llm_call_row(run_id, conversation_id, arm, call))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if self._flush_loop is not loop:
+            self._flush_loop = loop
+            loop.call_soon(self._flush_at_next_turn)
+
+    def _flush_at_next_turn(self) -> None:
+        self._flush_loop = None
+        # A failure here has no caller to report to: the rows stay pending and the next write, which has one,
+        # retries them and raises.
+        with contextlib.suppress(sqlite3.Error):
+            self.flush()
 
     def run_spend(self, run_id: str) -> float:
         """What a run's model calls have cost so far (known prices only), across every resume."""
+        self.flush()
         row = self.db.execute("select sum(cost) from llm_calls where run_id = ?", [run_id]).fetchone()
         return float(row[0] or 0.0)
 
@@ -331,6 +377,7 @@ class Store:
                    sum(l.completion_tokens) as completion_tokens, sum(l.cost) as cost,
                    sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
                  from llm_calls l where l.run_id = ? group by l.arm, l.role, l.model order by l.arm, l.role, l.model"""
+        self.flush()
         return list(self.db.query(sql, [run_id]))
 
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
