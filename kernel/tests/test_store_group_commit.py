@@ -1,4 +1,4 @@
-"""Ledger rows recorded inside an event loop are committed together at the loop's next turn, or with the next write."""
+"""Inside an event loop, the model calls and conversations written in one turn share one commit, at the next turn."""
 
 from __future__ import annotations
 
@@ -68,13 +68,30 @@ def test_calls_of_one_turn_share_one_commit_at_the_next_turn(store: Store) -> No
     assert store.run_spend("r") == 25.0
 
 
-def test_a_conversation_saved_in_the_same_turn_carries_the_pending_calls(store: Store) -> None:
-    async def finish() -> int:
+def conversations_committed(path: Path) -> int:
+    with sqlite3.connect(path) as other:
+        return int(other.execute("select count(*) from conversations").fetchone()[0])
+
+
+def test_a_conversation_and_its_calls_of_one_turn_are_committed_together(store: Store) -> None:
+    async def finish() -> tuple[int, int, int, int]:
         store.record_llm_call("r", "c", "agent", entry())
         store.save_conversation(result(trial=0), [])
+        before = committed(store.path), conversations_committed(store.path)
+        await asyncio.sleep(0)
+        return (*before, committed(store.path), conversations_committed(store.path))
+
+    assert asyncio.run(finish()) == (0, 0, 1, 1)
+    assert store.unit_counts("r")["stored"] == 1
+
+
+def test_a_write_that_is_not_grouped_commits_the_turn_first(store: Store) -> None:
+    async def note() -> int:
+        store.record_llm_call("r", "c", "agent", entry())
+        store.add_event("r", "run.note", {})
         return committed(store.path)
 
-    assert asyncio.run(finish()) == 1
+    assert asyncio.run(note()) == 1
 
 
 def test_a_loop_that_ends_before_its_next_turn_does_not_strand_later_calls(store: Store) -> None:
@@ -99,24 +116,54 @@ def test_close_commits_what_is_pending(tmp_path: Path) -> None:
     assert committed(tmp_path / "runs.db") == 1
 
 
-def test_a_failed_flush_keeps_the_rows_for_the_next_write(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_rolls_back_alone(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     real_insert = store._insert
-    failures = iter([sqlite3.OperationalError("disk I/O error")])
 
-    def flaky_insert(table: str, rows: list[dict]) -> None:
-        if table == "llm_calls" and rows:
-            failure = next(failures, None)
-            if failure is not None:
-                raise failure
+    def failing_tool_calls(table: str, rows: list[dict]) -> None:
+        if table == "tool_calls":
+            raise sqlite3.OperationalError("disk I/O error")
         real_insert(table, rows)
 
-    monkeypatch.setattr(store, "_insert", flaky_insert)
-
-    async def record_and_turn() -> int:
+    async def turn() -> None:
         store.record_llm_call("r", "c", "agent", entry())
-        await asyncio.sleep(0)  # the flush fails quietly: no caller to raise to
-        return committed(store.path)
+        monkeypatch.setattr(store, "_insert", failing_tool_calls)
+        with pytest.raises(sqlite3.OperationalError):
+            store.save_conversation(result(trial=0), [])  # its conversation and message rows went in before the failure
+        monkeypatch.setattr(store, "_insert", real_insert)
+        await asyncio.sleep(0)
 
-    assert asyncio.run(record_and_turn()) == 0
-    store.add_event("r", "run.note", {})  # the next write commits them
-    assert committed(store.path) == 1
+    asyncio.run(turn())
+    assert (committed(store.path), conversations_committed(store.path)) == (1, 0)
+    with sqlite3.connect(store.path) as other:
+        assert other.execute("select count(*) from messages").fetchone()[0] == 0
+
+
+class CommitFailsOnce:
+    """The store's connection, except that its next COMMIT fails as a full disk would."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.failures = conn, 1
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT" and self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.conn, name)
+
+
+def test_a_failed_turn_commit_is_raised_by_the_next_write(store: Store) -> None:
+    store.db.conn = CommitFailsOnce(store.db.conn)  # type: ignore[assignment]
+
+    async def turn() -> None:
+        store.save_conversation(result(trial=0), [])
+        await asyncio.sleep(0)  # the commit fails here, with no caller to raise to
+        with pytest.raises(sqlite3.OperationalError, match="disk is full.*run again on resume"):
+            store.record_llm_call("r", "c", "agent", entry())
+        store.record_llm_call("r", "c", "agent", entry())
+        await asyncio.sleep(0)
+
+    asyncio.run(turn())
+    assert (conversations_committed(store.path), committed(store.path)) == (0, 1)

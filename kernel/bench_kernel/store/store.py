@@ -119,10 +119,10 @@ class Store:
     def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
         self.path = Path(path) if path != ":memory:" else None
         self.holder = Holder.this_process()
-        self._pending_calls: list[dict[str, Any]] = []
-        """Ledger rows waiting for the next commit (see record_llm_call)."""
-        self._flush_loop: asyncio.AbstractEventLoop | None = None
-        """The loop on which a flush is scheduled (a loop that ended before its next turn never runs it)."""
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        """The loop whose current turn holds the open write transaction (see _write)."""
+        self._failed_commit: sqlite3.Error | None = None
+        self._depth = 0
         if read_only and self.path is not None:
             self.db = Database(_read_only_connection(self.path))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -141,7 +141,7 @@ class Store:
         """A store around a connection opened elsewhere, as it is: no migration, no pragma (immutable readers)."""
         store = cls.__new__(cls)
         store.path, store.holder, store.db = path, Holder.this_process(), Database(connection)
-        store._pending_calls, store._flush_loop = [], None
+        store._turn_loop, store._failed_commit, store._depth = None, None, 0
         return store
 
     @classmethod
@@ -152,33 +152,55 @@ class Store:
         return cls(target, extra_migrations, read_only=not writable)
 
     def close(self) -> None:
-        """Write what is pending and close the connection."""
+        """Commit what is pending and close the connection."""
         try:
             self.flush()
         finally:
             self.db.close()
 
     def flush(self) -> None:
-        """Commit the ledger rows still waiting for a commit."""
-        if self._pending_calls:
-            with self._write():
-                pass  # _write inserts the pending rows
+        """Commit the writes of the current loop turn now; raises if an earlier turn's commit failed."""
+        self._end_turn()
+        self._raise_failed_commit()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[None]:
-        """A write transaction that takes the write lock up front (BEGIN IMMEDIATE), nested ones as savepoints.
+    def _write(self, *, grouped: bool = False) -> Iterator[None]:
+        """A write: atomic, taking the write lock up front (BEGIN IMMEDIATE); nested writes are savepoints.
 
-        A deferred transaction that reads and then writes cannot wait for another process's writer in WAL
-        mode (SQLite answers "database is locked" at once); taking the lock first waits out busy_timeout.
+        `grouped` writes (model calls, finished conversations, cache entries) made inside an event loop share one
+        transaction per turn of the loop, each in its own savepoint (a failed write rolls back alone), committed
+        at the start of the next turn: a burst of replies and finished conversations costs one commit, not one
+        each. A process killed outright (SIGKILL, power loss) loses at most that last turn, whose conversations
+        then run again on resume; handled signals end with `close`, which commits. Other writes commit at once
+        (and first commit an open turn). A deferred transaction that reads and then writes cannot wait for
+        another process's writer in WAL mode (SQLite answers "database is locked" at once); taking the lock
+        first waits out busy_timeout.
         """
-        if self.db.conn.in_transaction:
-            with self.db.atomic():
-                yield
-            return
-        self.db.conn.execute("BEGIN IMMEDIATE")
-        pending = len(self._pending_calls)
+        loop = _running_loop() if grouped else None
+        if self._turn_loop is not None and self._turn_loop is not loop and not self._depth:
+            self._end_turn()  # an ungrouped write, or a turn left open by a loop that stopped first
+        self._raise_failed_commit()
+        self._depth += 1
         try:
-            self._insert("llm_calls", self._pending_calls[:pending])
+            if self.db.conn.in_transaction:
+                with self._savepoint():
+                    yield
+            elif loop is not None:
+                self.db.conn.execute("BEGIN IMMEDIATE")
+                self._turn_loop = loop
+                loop.call_soon(self._turn_ended, loop)
+                with self._savepoint():
+                    yield
+            else:
+                with self._transaction():
+                    yield
+        finally:
+            self._depth -= 1
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
             yield
         except BaseException:
             self.db.rollback()
@@ -188,7 +210,41 @@ class Store:
         except BaseException:
             self.db.rollback()
             raise
-        del self._pending_calls[:pending]
+
+    @contextlib.contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self.db.conn.execute("SAVEPOINT bench_write")
+        try:
+            yield
+        except BaseException:
+            if self.db.conn.in_transaction:  # a RAISE(ROLLBACK) trigger can end the whole transaction
+                self.db.conn.execute("ROLLBACK TO bench_write")
+                self.db.conn.execute("RELEASE bench_write")
+            raise
+        self.db.conn.execute("RELEASE bench_write")
+
+    def _turn_ended(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._turn_loop is loop:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        """Commit the open turn's transaction; a failure is kept for the next write, which has a caller to raise to."""
+        if self._turn_loop is None:
+            return
+        self._turn_loop = None
+        if not self.db.conn.in_transaction:
+            return
+        try:
+            self.db.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.db.rollback()
+            self._failed_commit = exc
+
+    def _raise_failed_commit(self) -> None:
+        if self._failed_commit is not None:
+            exc, self._failed_commit = self._failed_commit, None
+            raise type(exc)(f"{exc} (the writes of one turn of the run were rolled back: "
+                            "their conversations run again on resume)") from exc
 
     # ------------------------------------------------------------------ runs
 
@@ -282,7 +338,7 @@ class Store:
         alone and turn their metric's value into an error; the stored metric values are returned.
         """
         cid = result.conversation_id
-        with self._write():
+        with self._write(grouped=True):
             self._delete_conversation(cid)
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
@@ -312,33 +368,12 @@ class Store:
         return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
-        """Ledger one model call as soon as it is made (kept even if its conversation never finishes).
-
-        Inside an event loop the calls made during one turn of the loop are committed together at its next
-        turn, or with the next write if that comes first (a conversation's last calls go with it): one commit
-        for a burst of replies instead of one per reply. Only a process killed outright (SIGKILL, power loss)
-        can lose the calls of that last turn; signals that bench handles end with a flush.
-        """
-        self._pending_calls.append(_llm_call_row(run_id, conversation_id, arm, call))
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush()
-            return
-        if self._flush_loop is not loop:
-            self._flush_loop = loop
-            loop.call_soon(self._flush_at_next_turn)
-
-    def _flush_at_next_turn(self) -> None:
-        self._flush_loop = None
-        # A failure here has no caller to report to: the rows stay pending and the next write, which has one,
-        # retries them and raises.
-        with contextlib.suppress(sqlite3.Error):
-            self.flush()
+        """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
+        with self._write(grouped=True):
+            self._insert("llm_calls", [_llm_call_row(run_id, conversation_id, arm, call)])
 
     def run_spend(self, run_id: str) -> float:
         """What a run's model calls have cost so far (known prices only), across every resume."""
-        self.flush()
         row = self.db.execute("select sum(cost) from llm_calls where run_id = ?", [run_id]).fetchone()
         return float(row[0] or 0.0)
 
@@ -365,8 +400,8 @@ class Store:
         return None if row is None else row[0]
 
     def cache_put(self, key: str, response_json: str) -> None:
-        """Remember a model response (committed at once, so a killed run keeps it)."""
-        with self._write():
+        """Remember a model response (committed with its turn of the loop, so a killed run keeps it)."""
+        with self._write(grouped=True):
             self.db.execute("insert or replace into llm_cache (key, response_json, created_utc) values (?, ?, ?)",
                             [key, response_json, utc_now()])
 
@@ -377,7 +412,6 @@ class Store:
                    sum(l.completion_tokens) as completion_tokens, sum(l.cost) as cost,
                    sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
                  from llm_calls l where l.run_id = ? group by l.arm, l.role, l.model order by l.arm, l.role, l.model"""
-        self.flush()
         return list(self.db.query(sql, [run_id]))
 
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
@@ -410,6 +444,13 @@ class Store:
         with self._write():
             self._insert("events", [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
                                      "kind": kind, "data_json": canonical_json(data)}])
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def migrate(db: Database, migration_sets: Sequence[Migrations],
