@@ -160,7 +160,7 @@ def test_a_failed_turn_commit_is_raised_by_the_next_write(store: Store) -> None:
     async def turn() -> None:
         store.save_conversation(result(trial=0), [])
         await asyncio.sleep(0)  # the commit fails here, with no caller to raise to
-        with pytest.raises(sqlite3.OperationalError, match="disk is full.*run again on resume"):
+        with pytest.raises(sqlite3.OperationalError, match=r"disk is full.*run again on resume"):
             store.record_llm_call("r", "c", "agent", entry())
         store.record_llm_call("r", "c", "agent", entry())
         await asyncio.sleep(0)
