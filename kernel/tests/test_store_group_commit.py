@@ -167,3 +167,15 @@ def test_a_failed_turn_commit_is_raised_by_the_next_write(store: Store) -> None:
 
     asyncio.run(turn())
     assert (conversations_committed(store.path), committed(store.path)) == (0, 1)
+
+
+def test_a_read_of_the_ledger_in_the_same_turn_sees_its_calls(store: Store) -> None:
+    async def turn() -> tuple[float, list[str]]:
+        for n in range(3):
+            store.record_llm_call("r", "c", "agent", entry(n))
+        spend = store.run_spend("r")
+        store.record_llm_call("r", "c", "agent", entry(3))
+        await asyncio.sleep(0)
+        return spend, [row["model"] for row in store.db.query("select model from llm_calls order by id")]
+
+    assert asyncio.run(turn()) == (1.5, ["m0", "m1", "m2", "m3"])

@@ -123,6 +123,8 @@ class Store:
         """The loop whose current turn holds the open write transaction (see _write)."""
         self._failed_commit: sqlite3.Error | None = None
         self._depth = 0
+        self._turn_calls: list[dict[str, Any]] = []
+        """Ledger rows of the open turn, inserted when it commits (see record_llm_call)."""
         if read_only and self.path is not None:
             self.db = Database(_read_only_connection(self.path))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -141,7 +143,7 @@ class Store:
         """A store around a connection opened elsewhere, as it is: no migration, no pragma (immutable readers)."""
         store = cls.__new__(cls)
         store.path, store.holder, store.db = path, Holder.this_process(), Database(connection)
-        store._turn_loop, store._failed_commit, store._depth = None, None, 0
+        store._turn_loop, store._failed_commit, store._depth, store._turn_calls = None, None, 0, []
         return store
 
     @classmethod
@@ -232,13 +234,20 @@ class Store:
         if self._turn_loop is None:
             return
         self._turn_loop = None
-        if not self.db.conn.in_transaction:
+        if not self.db.conn.in_transaction:  # SQLite rolled it back on a failed write, which raised: the turn is lost
+            self._turn_calls = []
             return
         try:
+            self._settle_calls()
             self.db.conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self.db.rollback()
             self._failed_commit = exc
+
+    def _settle_calls(self) -> None:
+        """Insert the open turn's ledger rows (before its commit, or before a read of llm_calls)."""
+        calls, self._turn_calls = self._turn_calls, []
+        self._insert("llm_calls", calls)
 
     def _raise_failed_commit(self) -> None:
         if self._failed_commit is not None:
@@ -368,12 +377,25 @@ class Store:
         return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
-        """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
-        with self._write(grouped=True):
-            self._insert("llm_calls", [_llm_call_row(run_id, conversation_id, arm, call)])
+        """Ledger one model call as soon as it is made (kept even if its conversation never finishes).
+
+        Inside an event loop the row joins its turn's transaction and is inserted with the others of the turn
+        when it commits: after the turn's conversations have sent their next requests, in one statement.
+        """
+        row = _llm_call_row(run_id, conversation_id, arm, call)
+        loop = _running_loop()
+        if loop is None:
+            with self._write():
+                self._insert("llm_calls", [row])
+            return
+        if self._turn_loop is not loop:
+            with self._write(grouped=True):
+                pass  # opens this turn's transaction
+        self._turn_calls.append(row)
 
     def run_spend(self, run_id: str) -> float:
         """What a run's model calls have cost so far (known prices only), across every resume."""
+        self._settle_calls()
         row = self.db.execute("select sum(cost) from llm_calls where run_id = ?", [run_id]).fetchone()
         return float(row[0] or 0.0)
 
@@ -412,6 +434,7 @@ class Store:
                    sum(l.completion_tokens) as completion_tokens, sum(l.cost) as cost,
                    sum(case when l.cost is null and l.error is null then 1 else 0 end) as unpriced
                  from llm_calls l where l.run_id = ? group by l.arm, l.role, l.model order by l.arm, l.role, l.model"""
+        self._settle_calls()
         return list(self.db.query(sql, [run_id]))
 
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
