@@ -2,145 +2,156 @@
 
 Everything a plugin needs is importable from here; plugins import no kernel submodule, so the
 kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`.
+
+Names are exported lazily (PEP 562): `from bench_kernel import Task` imports the module that defines
+Task and nothing else, so `bench run` does not pay at start-up for the report, the importers or
+modules it never uses. Kernel modules import from their sibling modules, never from here.
 """
 
-from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
-from bench_kernel.cli import db_option, echo_report, plugin_option, require_db
-from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
-from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
-from bench_kernel.conversation.messages import (
-    AssistantMessage,
-    Message,
-    Mode,
-    ParticipantMessage,
-    Requestor,
-    SystemMessage,
-    TerminationReason,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from bench_kernel.conversation.participants import (
-    GREETING,
-    STOP_TOKENS,
-    Agent,
-    AgentSession,
-    ConversationSetup,
-    UserSession,
-    UserSimulator,
-)
-from bench_kernel.errors import (
-    BenchError,
-    BudgetExceededError,
-    ConfigError,
-    ContextOverflowError,
-    ModelAuthError,
-    ModelError,
-    ModelHTTPError,
-    ModelResponseError,
-    ModelUnavailableError,
-    ParticipantError,
-    PluginError,
-    StoreError,
-    TaskFileError,
-    ToolError,
-)
-from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
-from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
-from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
-from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
-from bench_kernel.markers import hookimpl
-from bench_kernel.modelhub.api import (
-    Audio,
-    ChatRequest,
-    ChatResponse,
-    EmbeddingClient,
-    EmbeddingRequest,
-    Embeddings,
-    Model,
-    ModelClient,
-    ModelConfig,
-    SpeechClient,
-    SpeechRequest,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
-)
-from bench_kernel.modelhub.hub import ConversationModels, ModelHub
-from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
-from bench_kernel.report.html import render_html
-from bench_kernel.report.report import Report, build_report, run_registry
-from bench_kernel.report.sections import ReportSection, Section, SectionTable
-from bench_kernel.report.view import RunView, open_read_only
-from bench_kernel.run.executors import (
-    Executor,
-    ExecutorError,
-    LocalExecutor,
-    Outbox,
-    WorkerSpec,
-    Writer,
-    executor_option,
-    stop_spending,
-    worker_context,
-    worker_spec,
-)
-from bench_kernel.run.runconfig import model_option_configs, parse_key_values
-from bench_kernel.run.runner import (
-    MetricInputs,
-    RunConfig,
-    RunContext,
-    RunSummary,
-    Unit,
-    component_values,
-    load_domain,
-    run,
-    run_async,
-    run_unit,
-    score_metrics,
-    task_vocabulary,
-)
-from bench_kernel.serialization import (
-    canonical_json,
-    converter,
-    load_tasks,
-    read_json,
-    structure,
-    structure_tasks,
-    unstructure,
-    utc_now,
-)
-from bench_kernel.store.store import MetricValue, Store
-from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
-from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
-from bench_kernel.tasks.domain import (
-    DATA_DIR_VARIABLE,
-    Domain,
-    DomainData,
-    DomainOptions,
-    UserProfile,
-    build_environment,
-    data_dir_for,
-    packaged_or_external,
-    read_tasks,
-)
-from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
-from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
-from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
-from bench_kernel.tasks.schema import (
-    Action,
-    EnvAssertion,
-    EnvFunctionCall,
-    InitializationData,
-    InitialState,
-    RewardRule,
-    RewardType,
-    StructuredUserInstructions,
-    Task,
-    UserScenario,
-)
-from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
-from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
+    from bench_kernel.cli import db_option, echo_report, plugin_option, require_db
+    from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
+    from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
+    from bench_kernel.conversation.messages import (
+        AssistantMessage,
+        Message,
+        Mode,
+        ParticipantMessage,
+        Requestor,
+        SystemMessage,
+        TerminationReason,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+    )
+    from bench_kernel.conversation.participants import (
+        GREETING,
+        STOP_TOKENS,
+        Agent,
+        AgentSession,
+        ConversationSetup,
+        UserSession,
+        UserSimulator,
+    )
+    from bench_kernel.errors import (
+        BenchError,
+        BudgetExceededError,
+        ConfigError,
+        ContextOverflowError,
+        ModelAuthError,
+        ModelError,
+        ModelHTTPError,
+        ModelResponseError,
+        ModelUnavailableError,
+        ParticipantError,
+        PluginError,
+        StoreError,
+        TaskFileError,
+        ToolError,
+    )
+    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
+    from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
+    from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
+    from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
+    from bench_kernel.logs import get_logger
+    from bench_kernel.markers import hookimpl
+    from bench_kernel.modelhub.api import (
+        Audio,
+        ChatRequest,
+        ChatResponse,
+        EmbeddingClient,
+        EmbeddingRequest,
+        Embeddings,
+        Model,
+        ModelClient,
+        ModelConfig,
+        SpeechClient,
+        SpeechRequest,
+        Transcription,
+        TranscriptionClient,
+        TranscriptionRequest,
+    )
+    from bench_kernel.modelhub.hub import ConversationModels, ModelHub
+    from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+    from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
+    from bench_kernel.report.html import render_html
+    from bench_kernel.report.report import Report, build_report, run_registry
+    from bench_kernel.report.sections import ReportSection, Section, SectionTable
+    from bench_kernel.report.view import RunView, open_read_only
+    from bench_kernel.run.executors import (
+        Executor,
+        ExecutorError,
+        LocalExecutor,
+        Outbox,
+        WorkerSpec,
+        Writer,
+        executor_option,
+        stop_spending,
+        worker_context,
+        worker_spec,
+    )
+    from bench_kernel.run.runconfig import model_option_configs, parse_key_values
+    from bench_kernel.run.runner import (
+        MetricInputs,
+        RunConfig,
+        RunContext,
+        RunSummary,
+        Unit,
+        component_values,
+        load_domain,
+        run,
+        run_async,
+        run_unit,
+        score_metrics,
+        task_vocabulary,
+    )
+    from bench_kernel.serialization import (
+        canonical_json,
+        converter,
+        load_tasks,
+        read_json,
+        structure,
+        structure_tasks,
+        unstructure,
+        utc_now,
+    )
+    from bench_kernel.store.store import MetricValue, Store
+    from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
+    from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
+    from bench_kernel.tasks.domain import (
+        DATA_DIR_VARIABLE,
+        Domain,
+        DomainData,
+        DomainOptions,
+        UserProfile,
+        build_environment,
+        data_dir_for,
+        packaged_or_external,
+        read_tasks,
+    )
+    from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
+    from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
+    from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
+    from bench_kernel.tasks.schema import (
+        Action,
+        EnvAssertion,
+        EnvFunctionCall,
+        InitializationData,
+        InitialState,
+        RewardRule,
+        RewardType,
+        StructuredUserInstructions,
+        Task,
+        UserScenario,
+    )
+    from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
+    from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
 
 __all__ = [
     "DATA_DIR_VARIABLE",
@@ -289,6 +300,7 @@ __all__ = [
     "echo_report",
     "evaluate",
     "executor_option",
+    "get_logger",
     "get_plugin_manager",
     "goal_problems",
     "hookimpl",
@@ -328,3 +340,98 @@ __all__ = [
     "worker_context",
     "worker_spec",
 ]
+
+_EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
+    "bench_kernel.builtin.participants": ("DoNothingAgent", "OracleAgent", "ScriptedUser"),
+    "bench_kernel.cli": ("db_option", "echo_report", "plugin_option", "require_db"),
+    "bench_kernel.conversation.channels": ("Channel", "ChannelSession", "IdentityChannel"),
+    "bench_kernel.conversation.events": (
+        "ChannelTranscript", "Event", "EventLog", "GoalShift", "GoalStatusChange", "PersonaChange",
+    ),
+    "bench_kernel.conversation.messages": (
+        "AssistantMessage", "Message", "Mode", "ParticipantMessage", "Requestor", "SystemMessage", "TerminationReason",
+        "ToolCall", "ToolMessage", "UserMessage",
+    ),
+    "bench_kernel.conversation.participants": (
+        "GREETING", "STOP_TOKENS", "Agent", "AgentSession", "ConversationSetup", "UserSession", "UserSimulator",
+    ),
+    "bench_kernel.errors": (
+        "BenchError", "BudgetExceededError", "ConfigError", "ContextOverflowError", "ModelAuthError", "ModelError",
+        "ModelHTTPError", "ModelResponseError", "ModelUnavailableError", "ParticipantError", "PluginError",
+        "StoreError", "TaskFileError", "ToolError",
+    ),
+    "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
+    "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
+    "bench_kernel.evaluation.results": ("Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
+    "bench_kernel.evaluation.rewards": (
+        "CombinationRule", "ProductRule", "RewardComponent", "RewardContext", "all_met",
+    ),
+    "bench_kernel.logs": ("get_logger",),
+    "bench_kernel.markers": ("hookimpl",),
+    "bench_kernel.modelhub.api": (
+        "Audio", "ChatRequest", "ChatResponse", "EmbeddingClient", "EmbeddingRequest", "Embeddings", "Model",
+        "ModelClient", "ModelConfig", "SpeechClient", "SpeechRequest", "Transcription", "TranscriptionClient",
+        "TranscriptionRequest",
+    ),
+    "bench_kernel.modelhub.hub": ("ConversationModels", "ModelHub"),
+    "bench_kernel.plugins": ("PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
+    "bench_kernel.report.html": ("render_html",),
+    "bench_kernel.report.report": ("Report", "build_report", "run_registry"),
+    "bench_kernel.report.sections": ("ReportSection", "Section", "SectionTable"),
+    "bench_kernel.report.view": ("RunView", "open_read_only"),
+    "bench_kernel.run.executors": (
+        "Executor", "ExecutorError", "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
+        "stop_spending", "worker_context", "worker_spec",
+    ),
+    "bench_kernel.run.runconfig": ("model_option_configs", "parse_key_values"),
+    "bench_kernel.run.runner": (
+        "MetricInputs", "RunConfig", "RunContext", "RunSummary", "Unit", "component_values", "load_domain", "run",
+        "run_async", "run_unit", "score_metrics", "task_vocabulary",
+    ),
+    "bench_kernel.serialization": (
+        "canonical_json", "converter", "load_tasks", "read_json", "structure", "structure_tasks", "unstructure",
+        "utc_now",
+    ),
+    "bench_kernel.store.store": ("MetricValue", "Store"),
+    "bench_kernel.tasks.checks": ("check_tasks", "checked_plugins", "render_check"),
+    "bench_kernel.tasks.compose": (
+        "Composer", "Composition", "Subtask", "compose", "composed_id", "verify", "with_personas",
+    ),
+    "bench_kernel.tasks.domain": (
+        "DATA_DIR_VARIABLE", "Domain", "DomainData", "DomainOptions", "UserProfile", "build_environment",
+        "data_dir_for", "packaged_or_external", "read_tasks",
+    ),
+    "bench_kernel.tasks.extensions": ("TaskExtension", "TaskVocabulary"),
+    "bench_kernel.tasks.goals": (
+        "DECIDED", "FINISHED", "GOAL_STATUSES", "Goal", "GoalsExtension", "StatusEntry", "goal_problems", "task_goals",
+    ),
+    "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),
+    "bench_kernel.tasks.schema": (
+        "Action", "EnvAssertion", "EnvFunctionCall", "InitializationData", "InitialState", "RewardRule", "RewardType",
+        "StructuredUserInstructions", "Task", "UserScenario",
+    ),
+    "bench_kernel.tools.environment": ("Environment", "ToolKind", "Toolkit", "tool"),
+    "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
+
+# The subpackage bench_kernel.run shares its name with the exported function run: bind the subpackage now and
+# drop the attribute the import leaves, so `bench_kernel.run` stays the function whatever is imported later.
+importlib.import_module("bench_kernel.run")
+del globals()["run"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name's module on first use and keep the name here."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every exported name, imported or not yet."""
+    return sorted({*globals(), *__all__})

@@ -12,7 +12,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,19 +21,15 @@ from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.modelhub.redact import redact
-from bench_kernel.plugins import PluginSet, apply_commands, collect, get_plugin_manager
-from bench_kernel.report.compare import compare_stored, render_comparison
-from bench_kernel.report.html import plots_or_note, render_html
-from bench_kernel.report.plots import render_plots, write_plots
-from bench_kernel.report.report import build_report, render, render_section, run_registry
-from bench_kernel.run import runner
-from bench_kernel.run.executors import option_values
+from bench_kernel.plugins import apply_commands, collect, get_plugin_manager
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
-from bench_kernel.run.progress import Progress
-from bench_kernel.run.runconfig import build_run_config, model_overrides, parse_key_values, price_overrides, read_run_file
-from bench_kernel.serialization import unstructure
-from bench_kernel.store.store import Store, open_store_for_reading, store_error
-from bench_kernel.tasks import checks
+
+if TYPE_CHECKING:
+    from bench_kernel.plugins import PluginSet
+    from bench_kernel.store.store import Store
+
+# Command bodies import what they use (runner, store, report, ...): `bench run` then loads the run's modules only,
+# and `bench --help` or a plugin command none of them (docs/throughput.md, "Start-up").
 
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
@@ -48,6 +44,8 @@ class BenchGroup(click.Group):
             try:
                 return super().invoke(ctx)
             except sqlite3.Error as exc:  # a write that failed mid-run (disk full, file made read-only)
+                from bench_kernel.store.store import store_error
+
                 raise store_error(_db_path(ctx), exc) from exc
         except BenchError as exc:
             if os.environ.get("BENCH_DEBUG"):
@@ -131,6 +129,8 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
 def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any] | None:
     if not values:
         return None
+    from bench_kernel.run.runconfig import parse_key_values
+
     try:
         return parse_key_values(values)
     except ConfigError as exc:
@@ -202,6 +202,11 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.pass_context
 def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
+    from bench_kernel.run import runner
+    from bench_kernel.run.executors import option_values
+    from bench_kernel.run.progress import Progress
+    from bench_kernel.run.runconfig import build_run_config, read_run_file
+
     overrides = _overrides(ctx, options)
     if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
@@ -240,6 +245,8 @@ def resume_command(args: Sequence[str], run_id: str) -> str:
 
 def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
+    from bench_kernel.run.runconfig import model_overrides, price_overrides
+
     given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
     out: dict[str, Any] = {"models": model_overrides(given, given.pop("model_options", None) or {}),
                            "prices": price_overrides(given.pop("prices", ()))}
@@ -267,11 +274,16 @@ def _warn(text: str) -> None:
 
 
 def _plugins_for_run(selected: list[str] | None) -> PluginSet:
+    from bench_kernel.tasks import checks
+
     return checks.checked_plugins(selected, _warn)
 
 
 def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
+    from bench_kernel.report.report import build_report, render, render_section, run_registry
+    from bench_kernel.store.store import open_store_for_reading
+
     store = open_store_for_reading(db_path)
     try:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
@@ -296,6 +308,10 @@ def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None,
 def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None,
                    plot_with: tuple[str, ...]) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
+    from bench_kernel.report.html import plots_or_note, render_html
+    from bench_kernel.report.plots import render_plots, write_plots
+    from bench_kernel.report.report import build_report, run_registry
+
     require_db(db_path)
     attributes = [a for item in by for a in item.split(",") if a]
     runs = [run_id, *plot_with]
@@ -317,6 +333,8 @@ def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by:
 
 @contextlib.contextmanager
 def _store(db_path: str) -> Iterator[Store]:
+    from bench_kernel.store.store import open_store_for_reading
+
     store = open_store_for_reading(db_path)
     try:
         yield store
@@ -332,6 +350,9 @@ def _store(db_path: str) -> Iterator[Store]:
 @format_option("table", "markdown", "json")
 def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt: str) -> None:
     """Compare two runs of one suite: per-task differences, flips, mean reward and pass^k with paired bootstrap CIs."""
+    from bench_kernel.report.compare import compare_stored, render_comparison
+    from bench_kernel.store.store import open_store_for_reading
+
     stores = []
     try:
         for path in (db_path, db_b or db_path):
@@ -348,6 +369,8 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
 @format_option("table", "json")
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
+    from bench_kernel.store.store import open_store_for_reading
+
     require_db(db_path)
     store = open_store_for_reading(db_path)
     rows = store.runs()
@@ -371,6 +394,8 @@ def require_db(db_path: str) -> None:
 @format_option("table", "json")
 def plugins_command(show_all: bool, fmt: str) -> None:
     """List installed plugins, their versions, hooks and components."""
+    from bench_kernel.serialization import unstructure
+
     plugin_set = get_plugin_manager()
     registry = collect(plugin_set)
     listed = []
@@ -395,6 +420,8 @@ def plugins_command(show_all: bool, fmt: str) -> None:
 @format_option("table", "json")
 def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
     """List and validate a domain's tasks."""
+    from bench_kernel.tasks import checks
+
     data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     rows = checks.task_summaries(data)
     if fmt == "json":
@@ -417,6 +444,8 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
 @format_option("table", "json")
 def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
     """Replay every task's gold actions and list the tasks whose replay fails (exit 1 if any)."""
+    from bench_kernel.tasks import checks
+
     data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     results = checks.check_tasks(data)
     if fmt == "json":

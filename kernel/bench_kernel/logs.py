@@ -1,37 +1,165 @@
-"""structlog set-up, done once by the CLI entry point (plugins only call structlog.get_logger())."""
+"""Logging: `get_logger()` for the kernel and plugins, and the structlog set-up the CLI entry point applies once.
+
+structlog (with rich, which its console renderer imports when installed) costs about 70 ms to import, so it
+is imported on first use: a `get_logger()` logger imports it when it emits an event, and an event below the
+level the CLI set is dropped without importing it. The CLI's configuration is applied when structlog is
+first imported, by whoever imports it (a plugin may still use structlog directly).
+"""
 
 from __future__ import annotations
 
+import contextvars
+import importlib.util
 import logging
 import sys
-
-import structlog
-from structlog.typing import EventDict, WrappedLogger
+from collections.abc import Mapping
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from bench_kernel.modelhub.redact import redact
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from structlog.typing import EventDict, WrappedLogger
+
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "msg": logging.INFO, "warning": logging.WARNING,
+          "warn": logging.WARNING, "error": logging.ERROR, "exception": logging.ERROR, "critical": logging.CRITICAL,
+          "fatal": logging.CRITICAL}
+"""structlog's level methods and the level each logs at."""
+
+_threshold = logging.NOTSET
+"""Events below this level are dropped unseen: set by configure_logging (structlog's own filter does the same)."""
+_pending: tuple[int, bool] | None = None
+"""(level, json_logs) of a configuration waiting for structlog's import."""
+_context: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("bench_log_context", default=None)
+
 
 def configure_logging(level: str = "warning", *, json_logs: bool | None = None) -> None:
-    """Log to stderr: pretty on a terminal, JSON lines otherwise."""
+    """Log to stderr: pretty on a terminal, JSON lines otherwise (applied now, or when structlog is imported)."""
+    global _threshold, _pending
     if json_logs is None:
         json_logs = not sys.stderr.isatty()
+    _threshold = getattr(logging, level.upper())
+    _pending = (_threshold, json_logs)
+    if "structlog" in sys.modules:
+        _apply_pending()
+    elif not any(isinstance(finder, _ConfigureOnImport) and not finder.used for finder in sys.meta_path):
+        sys.meta_path.insert(0, _ConfigureOnImport())
+
+
+def _apply_pending() -> None:
+    """Configure structlog with the pending configuration, once."""
+    global _pending
+    if _pending is None:
+        return
+    level, json_logs = _pending
+    _pending = None
+    import structlog
+
     renderer = structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer()
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            merge_context,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             redact_secrets,
             structlog.processors.dict_tracebacks if json_logs else structlog.dev.set_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+class _ConfigureOnImport:
+    """A meta path finder that applies the pending configuration right after structlog's module has run.
+
+    It stays in sys.meta_path once used (a finder removed while another thread walks the list could make that
+    thread skip one), answering None for every module.
+    """
+
+    def __init__(self) -> None:
+        self.used = False
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
+        """structlog's own spec, its loader made to configure after loading; None for any other module."""
+        if fullname != "structlog" or self.used:
+            return None
+        self.used = True  # before find_spec below, which asks this finder again
+        spec = importlib.util.find_spec(fullname)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_module = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run_module(module)
+            _apply_pending()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader instance
+        return spec
+
+
+def bind_context(**values: Any) -> None:
+    """Add key-values to every event logged from the current context (task, coroutine) on."""
+    _context.set({**(_context.get() or {}), **values})
+    if "structlog" in sys.modules:  # also where structlog itself looks, for loggers not configured by configure_logging
+        sys.modules["structlog"].contextvars.bind_contextvars(**values)
+
+
+def merge_context(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
+    """The processor adding bind_context's key-values (the event's own keys win)."""
+    for key, value in (_context.get() or {}).items():
+        event.setdefault(key, value)
+    return event
 
 
 def redact_secrets(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
     """Blank credentials in every text of a log event (errors quote what endpoints sent, which may echo them)."""
     return {k: redact(v) if isinstance(v, str) else redact(repr(v)) if isinstance(v, BaseException) else v
             for k, v in event.items()}
+
+
+def _drop(*args: Any, **kwargs: Any) -> None:
+    """An event below the configured level."""
+
+
+class Logger:
+    """A structlog logger created on first use: what `structlog.get_logger()` gives, without importing structlog early."""
+
+    __slots__ = ("_args", "_initial", "_proxy")
+
+    def __init__(self, *args: Any, **initial: Any) -> None:
+        self._args = args
+        self._initial = initial
+        self._proxy: Any = None
+
+    def bind(self, **values: Any) -> Logger:
+        """A logger with these key-values added to every event."""
+        return Logger(*self._args, **{**self._initial, **values})
+
+    def new(self, **values: Any) -> Logger:
+        """A logger with only these key-values."""
+        return Logger(*self._args, **values)
+
+    def _structlog(self) -> Any:
+        if self._proxy is None:
+            import structlog
+
+            _apply_pending()  # a no-op once applied (on structlog's import, or at once when it was imported already)
+            self._proxy = structlog.get_logger(*self._args, **self._initial)
+        return self._proxy
+
+    def __getattr__(self, name: str) -> Any:
+        if LEVELS.get(name, logging.CRITICAL) < _threshold:
+            return _drop
+        return getattr(self._structlog(), name)
+
+
+def get_logger(*args: Any, **initial: Any) -> Logger:
+    """A logger for a module: `log = get_logger()` (imports structlog only when an event is logged)."""
+    return Logger(*args, **initial)

@@ -10,10 +10,10 @@ from typing import Any
 
 import attrs
 import pluggy
-import structlog
 
 from bench_kernel import hookspecs
 from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
+from bench_kernel.logs import get_logger
 
 GROUP = "bench"
 DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels",
@@ -36,7 +36,7 @@ COMPONENT_HOOKS = {
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
 NAMESPACED_KINDS = frozenset({"metric"})
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 @attrs.frozen(kw_only=True)

@@ -6,7 +6,6 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
-import structlog
 
 from bench_kernel import (
     ConfigError,
@@ -16,6 +15,7 @@ from bench_kernel import (
     Environment,
     Task,
     data_dir_for,
+    get_logger,
     read_json,
     read_tasks,
 )
@@ -56,8 +56,8 @@ def _load_tau2(data_dir: Path, options: DomainOptions) -> DomainData:
     if examples.is_file():
         wording = wording_from_examples(read_json(examples), str(examples))
     else:
-        structlog.get_logger().warning("telecom: no tasks_small.json in the data directory; tasks use our own wording",
-                                       data_dir=str(data_dir))
+        get_logger().warning("telecom: no tasks_small.json in the data directory; tasks use our own wording",
+                             data_dir=str(data_dir))
         wording = own_wording(_packaged("wording.toml"))
     base = _data(data_dir, policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md"),
                  phone=PhoneTools, source=str(data_dir))

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
-import structlog
 
 from bench_kernel.conversation.channels import ChannelSession
 from bench_kernel.conversation.events import ChannelTranscript, EventLog
@@ -23,11 +22,12 @@ from bench_kernel.conversation.messages import (
 )
 from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.logs import get_logger
 from bench_kernel.serialization import utc_now
 from bench_kernel.tools.environment import Environment
 
 Role = Literal["agent", "user", "env"]
-log = structlog.get_logger()
+log = get_logger()
 
 
 @attrs.frozen(kw_only=True)

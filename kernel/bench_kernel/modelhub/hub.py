@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import attrs
-import structlog
 
 from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelResponseError
+from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import (
     MAX_IN_FLIGHT,
     AnyClient,
@@ -38,7 +38,7 @@ from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge")
 """Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file."""
-log = structlog.get_logger()
+log = get_logger()
 C = TypeVar("C")
 R = TypeVar("R")
 

@@ -19,10 +19,10 @@ from typing import Any, cast
 
 import attrs
 import click
-import structlog
 
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager
@@ -38,7 +38,7 @@ from bench_kernel.run.runner import (
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
 
-log = structlog.get_logger()
+log = get_logger()
 EXECUTOR_OPTIONS_META = "bench.executor_options"
 """Where options that executor plugins add to `bench run` leave their values (click context meta)."""
 STOP_POLL_S = 0.05

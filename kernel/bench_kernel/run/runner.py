@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 
 from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.events import EventLog
@@ -28,6 +27,7 @@ from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, ev
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.evaluation.rewards import Evaluation
+from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
@@ -47,7 +47,7 @@ from bench_kernel.tools.environment import Environment
 if TYPE_CHECKING:
     from bench_kernel.run.executors import Executor
 
-log = structlog.get_logger()
+log = get_logger()
 BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
@@ -542,7 +542,7 @@ async def run_async(config: RunConfig, store_path: Path | str, *, plugins: Plugi
                 raise
             _uncancel()
             raise RunInterrupted(interrupts.signum) from None
-        structlog.contextvars.bind_contextvars(run_id=ctx.run_id)
+        bind_context(run_id=ctx.run_id)
         finished, status, counts = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
     return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
                       finished=finished, status=status, wall_s=time.perf_counter() - started,
@@ -704,7 +704,7 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
 
 async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
-    structlog.contextvars.bind_contextvars(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
+    bind_context(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
     started_utc, t0 = utc_now(), time.perf_counter()
     cid = f"{ctx.run_id}/{unit.arm}/{unit.task.id}/{unit.trial}"
     models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=unit.arm)

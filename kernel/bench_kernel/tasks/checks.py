@@ -7,18 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
+from bench_kernel.logs import get_logger
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
 from bench_kernel.run.runner import RunConfig, load_domain
 from bench_kernel.serialization import read_json
 from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tasks.schema import Task
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,

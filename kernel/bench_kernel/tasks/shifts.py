@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
-import structlog
 
 from bench_kernel.errors import ConfigError, TaskFileError
+from bench_kernel.logs import get_logger
 from bench_kernel.serialization import read_json
 from bench_kernel.tasks.schema import Action, EvaluationCriteria, InitialState, StructuredUserInstructions, Task
 
 PLAN = "shift_plan"
-log = structlog.get_logger()
+log = get_logger()
 MAX_CANDIDATES = 20
 """How many following tasks are tried for one goal slot before the chain is declared impossible."""
 

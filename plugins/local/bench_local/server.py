@@ -16,9 +16,8 @@ from typing import IO, Any
 
 import attrs
 import httpx
-import structlog
 
-from bench_kernel import ConfigError, ModelConfig, ModelUnavailableError
+from bench_kernel import ConfigError, ModelConfig, ModelUnavailableError, get_logger
 
 from .serve import PARENT_PID_VARIABLE
 
@@ -36,7 +35,7 @@ POLL_INTERVAL_S = 0.1
 STOP_TIMEOUT_S = 10.0
 OUTPUT_TAIL_LINES = 20
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 @attrs.frozen(kw_only=True)

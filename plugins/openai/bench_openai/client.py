@@ -25,7 +25,6 @@ import aiohttp
 import attrs
 import certifi
 import orjson
-import structlog
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
@@ -42,6 +41,7 @@ from bench_kernel import (
     ModelResponseError,
     ModelUnavailableError,
     ToolCall,
+    get_logger,
 )
 from bench_openai.parsing import arguments_object, snippet
 
@@ -62,7 +62,7 @@ HTTP_STACKS = ("aiohttp", "httpx")
 CONTEXT_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "maximum context", "context window")
 JSON_HEADERS = {"Content-Type": "application/json"}
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 @attrs.frozen(kw_only=True)

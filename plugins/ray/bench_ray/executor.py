@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
-import structlog
 
 from bench_kernel import (
     ConfigError,
@@ -22,13 +21,14 @@ from bench_kernel import (
     Unit,
     WorkerSpec,
     Writer,
+    get_logger,
     run_unit,
     stop_spending,
     worker_context,
     worker_spec,
 )
 
-log = structlog.get_logger()
+log = get_logger()
 INSTALL = "pip install 'bench-ray[ray]'  (or: pip install ray)"
 Message = tuple[Any, ...]
 

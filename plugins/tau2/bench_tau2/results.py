@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import structlog
 
 from bench_kernel import (
     AssistantMessage,
@@ -44,6 +43,7 @@ from bench_kernel import (
     component_values,
     converter,
     evaluate,
+    get_logger,
     get_plugin_manager,
     load_domain,
     read_json,
@@ -57,7 +57,7 @@ from bench_kernel import (
     utc_now,
 )
 
-log = structlog.get_logger()
+log = get_logger()
 _ROLE_TYPES: dict[str, type] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}
 
 

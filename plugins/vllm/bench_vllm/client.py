@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-import structlog
 from bench_openai.client import OpenAIClient
 
-from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelError, ModelHTTPError
+from bench_kernel import ChatRequest, ChatResponse, ConfigError, ModelConfig, ModelError, ModelHTTPError, get_logger
 
 from .parsing import check_modes, parse_text
 from .prompting import inline_tools
@@ -22,7 +21,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 AUTO_TOOL_CHOICE_REFUSAL = "enable-auto-tool-choice"
 """In vLLM's 400 for tool_choice "auto" when it was started without --enable-auto-tool-choice --tool-call-parser."""
 
-log = structlog.get_logger()
+log = get_logger()
 
 
 @attrs.frozen(kw_only=True)
