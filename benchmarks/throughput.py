@@ -159,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     launcher = Launcher()
-    with FakeOpenAIServer(world, latency_s=args.latency_s) as server, tempfile.TemporaryDirectory() as tmp:
+    with FakeOpenAIServer(world, latency_s=args.latency_s, record=False) as server, tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants.split(","):
             why = unavailable(variant)
             if why:

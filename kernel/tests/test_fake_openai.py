@@ -83,4 +83,6 @@ def test_record_false_keeps_no_bodies() -> None:
     with FakeOpenAIServer(record=False) as server, httpx.Client(base_url=server.base_url) as http:
         reply = http.post("/chat/completions", json={"messages": [{"content": "hi"}]}).json()
     assert reply["choices"][0]["message"]["content"] == "hi"
-    assert server.requests == [] and server.max_in_flight == 1
+    [request] = server.requests
+    assert (request.method, request.path, request.headers, request.body) == ("POST", "/v1/chat/completions", {}, None)
+    assert request.received_at > 0 and server.completions == [None] and server.max_in_flight == 1

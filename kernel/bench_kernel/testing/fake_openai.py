@@ -146,7 +146,8 @@ class FakeOpenAIServer:
     Completions are answered from `replies` in order, then by `responder(body)`, which returns a `Reply` or
     a plain assistant message (`choices[0].message`, e.g. from a plugin that does not import this module). With `api_key`
     set, a request without `Authorization: Bearer <api_key>` gets 401. `latency_s` delays every
-    completion reply. A long benchmark can pass `record=False` so bodies are not kept.
+    completion reply. A long benchmark can pass `record=False`: requests are kept without headers and bodies
+    (method, path and time only).
     """
 
     def __init__(
@@ -297,9 +298,10 @@ class FakeOpenAIServer:
             writer.close()
 
     async def _answer(self, request: ReceivedRequest) -> bytes | None:
-        if self.record:
-            with self._lock:
-                self._requests.append(request)
+        kept = request if self.record else ReceivedRequest(method=request.method, path=request.path, headers={},
+                                                           received_at=request.received_at)
+        with self._lock:
+            self._requests.append(kept)
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return _render(Reply.error(401, "Incorrect API key provided.", code="invalid_api_key"))
         if request.method == "GET" and request.path == "/v1/models":
