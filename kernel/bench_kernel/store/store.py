@@ -1,4 +1,4 @@
-"""The SQLite results store: runs, conversations written one transaction each, metric values in long format."""
+"""The SQLite results store: runs, conversations written whole (one commit per turn of a run's loop), metric values in long format."""
 
 from __future__ import annotations
 
