@@ -197,7 +197,8 @@ class ModelHub:
         if cached is not None:
             _record(ledger, _entry(role, config, key, cached, cost=0.0, cached=True))
             return cached
-        request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
+        if config.sampling:
+            request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
         return await self._call(role, config, key, request, ledger)
 
     async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest,
