@@ -257,6 +257,8 @@ def _spell(root: str, path: tuple[Any, ...]) -> str:
 
 
 def _encodable(text: str) -> bool:
+    if text.isascii():  # constant time: CPython keeps the flag
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
