@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from bench_kernel.run.executors import Executor
 
 log = get_logger()
+YOUNG_COLLECTION_THRESHOLD = 7_000
+"""Allocations between young collections while conversations run (Python's default is 700)."""
 BASELINE_AGENT = "do-nothing"
 BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
@@ -694,7 +696,7 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
     """
     threshold = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(max(threshold[0], 10 * 700), *threshold[1:])
+    gc.set_threshold(max(threshold[0], YOUNG_COLLECTION_THRESHOLD), *threshold[1:])
     try:
         yield
     finally:

@@ -117,14 +117,7 @@ class Store:
     """The results database; opening it applies every pending migration set."""
 
     def __init__(self, path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> None:
-        self.path = Path(path) if path != ":memory:" else None
-        self.holder = Holder.this_process()
-        self._turn_loop: asyncio.AbstractEventLoop | None = None
-        """The loop whose current turn holds the open write transaction (see _write)."""
-        self._failed_commit: sqlite3.Error | None = None
-        self._depth = 0
-        self._turn_calls: list[dict[str, Any]] = []
-        """Ledger rows of the open turn, inserted when it commits (see record_llm_call)."""
+        self._start(Path(path) if path != ":memory:" else None)
         if read_only and self.path is not None:
             self.db = Database(_read_only_connection(self.path))
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -142,9 +135,19 @@ class Store:
     def over(cls, connection: sqlite3.Connection, path: Path) -> Store:
         """A store around a connection opened elsewhere, as it is: no migration, no pragma (immutable readers)."""
         store = cls.__new__(cls)
-        store.path, store.holder, store.db = path, Holder.this_process(), Database(connection)
-        store._turn_loop, store._failed_commit, store._depth, store._turn_calls = None, None, 0, []
+        store._start(path)
+        store.db = Database(connection)
         return store
+
+    def _start(self, path: Path | None) -> None:
+        self.path = path
+        self.holder = Holder.this_process()
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        """The loop whose current turn holds the open write transaction (see _write)."""
+        self._failed_commit: sqlite3.Error | None = None
+        self._depth = 0
+        self._turn_calls: list[dict[str, Any]] = []
+        """Ledger rows of the open turn, inserted when it commits (see record_llm_call)."""
 
     @classmethod
     def for_reading(cls, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
