@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.modelhub.hub import ConversationModels, ModelHub
     from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+    from bench_kernel.profiles.profile import PLACEHOLDERS, MessageStyle, Profile, load_profile, trial_seeds
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
     from bench_kernel.report.report import Report, build_report, run_registry
@@ -159,6 +160,7 @@ __all__ = [
     "FINISHED",
     "GOAL_STATUSES",
     "GREETING",
+    "PLACEHOLDERS",
     "STOP_TOKENS",
     "Action",
     "Agent",
@@ -211,6 +213,7 @@ __all__ = [
     "JudgeRequest",
     "LocalExecutor",
     "Message",
+    "MessageStyle",
     "Metric",
     "MetricContext",
     "MetricInputs",
@@ -235,6 +238,7 @@ __all__ = [
     "PluginError",
     "PluginSet",
     "ProductRule",
+    "Profile",
     "Registry",
     "Report",
     "ReportSection",
@@ -307,6 +311,7 @@ __all__ = [
     "installed_entry_points",
     "is_success",
     "load_domain",
+    "load_profile",
     "load_tasks",
     "model_option_configs",
     "open_read_only",
@@ -333,6 +338,7 @@ __all__ = [
     "task_goals",
     "task_vocabulary",
     "tool",
+    "trial_seeds",
     "unstructure",
     "utc_now",
     "verify",
@@ -375,6 +381,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.modelhub.hub": ("ConversationModels", "ModelHub"),
     "bench_kernel.plugins": ("PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.profiles.profile": ("PLACEHOLDERS", "MessageStyle", "Profile", "load_profile", "trial_seeds"),
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
     "bench_kernel.report.report": ("Report", "build_report", "run_registry"),

@@ -161,6 +161,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).")
 @click.option("--exposure", type=click.Choice(["none", "persona", "context"]),
               help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user messages.")
+@click.option("--profile", type=click.Path(file_okay=False, exists=True), envvar="BENCH_PROFILE",
+              help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
+                   "`bench tau2 profile` writes tau2's). See docs/profiles.md.")
 @click.option("--shifts", type=click.IntRange(1), help="Goal shifts per conversation: chain each task with this many following tasks.")
 @click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True),
               help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')

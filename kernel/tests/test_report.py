@@ -22,6 +22,7 @@ from toy_domain import TASKS
 
 import bench_kernel
 from bench_kernel import Metric, MetricContext, ReportSection, RunView, Section
+from bench_kernel.profiles.profile import load_profile
 from bench_kernel.report.report import run_registry
 from bench_kernel.store.store import RunRecord
 
@@ -251,16 +252,18 @@ def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp
     header = json.loads(out["json"].stdout)["header"]
     assert header == {"domain": "toy", "data": "the plugin's packaged suite", "split": None, "agent": "oracle", "user": "scripted",
                       "judge": None, "models": {}, "mode": "default", "channel": "identity", "trials": 2, "seed": 7,
-                      "tasks": 4, "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
+                      "profile": f"bench (sha256 {load_profile(None).sha256[:12]})", "tasks": 4,
+                      "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
                       "concurrency": 32, "in_flight": []}
     lines = out["table"].stdout.splitlines()
     assert lines[0] == (f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), "
                         "0 infrastructure errors excluded, 4 baseline conversations")
     assert lines[1] == ("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none, models none, "
                         "mode default, channel identity, 4 tasks, 2 trials, seed 7")
-    assert lines[2] == f"plugins: bench-kernel {header['plugins']['bench-kernel']}, toy (unknown version), report-demo (unknown version)"
-    assert lines[3] == "in flight: 32 conversations; requests per endpoint: no model endpoint"
-    assert out["markdown"].stdout.splitlines()[1:4] == lines[1:4]
+    assert lines[2] == f"profile: bench (sha256 {load_profile(None).sha256[:12]})"
+    assert lines[3] == f"plugins: bench-kernel {header['plugins']['bench-kernel']}, toy (unknown version), report-demo (unknown version)"
+    assert lines[4] == "in flight: 32 conversations; requests per endpoint: no model endpoint"
+    assert out["markdown"].stdout.splitlines()[1:5] == lines[1:5]
 
 
 def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None],

@@ -45,7 +45,7 @@ async def _nl_channel(context: MetricContext) -> tuple[float | None, str]:
     source = "reward"
     if not checks and context.judge is not None:
         request = JudgeRequest(task=context.task, messages=context.messages, assertions=assertions, seed=context.result.seed,
-                               models=context.models)
+                               models=context.models, profile=context.profile)
         checks, source = await context.judge.judge(request), f"judge {context.judge.name}"
     if not checks:
         return None, "no judge configured: channel left out, as AgentChangeBench does when its judge fails"

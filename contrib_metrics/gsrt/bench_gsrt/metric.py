@@ -95,7 +95,8 @@ async def judged(judge: Judge, context: MetricContext, recovery: Recovery, until
         return attrs.evolve(recovery, acknowledgment_turn=None)
     statements = [f"Message {i} (from the agent) takes up the customer's new request, which was: {said!r}" for i in candidates]
     checks = await judge.judge(JudgeRequest(task=context.task, messages=messages, assertions=statements,
-                                            seed=context.result.seed, models=context.models))
+                                            seed=context.result.seed, models=context.models,
+                                            profile=context.profile))
     ack = next((i for i, check in zip(candidates, checks, strict=False) if check.met), None)
     return attrs.evolve(recovery, acknowledgment_turn=ack)
 

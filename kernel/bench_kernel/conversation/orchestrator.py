@@ -131,11 +131,11 @@ def _copy_with(message: Any, **changes: Any) -> Any:
     return copy
 
 
-def initial_messages(history: Sequence[Message], mode: Mode) -> list[Message]:
-    """The conversation's opening: the task's history, or the agent's fixed greeting."""
+def initial_messages(history: Sequence[Message], mode: Mode, greeting: str = GREETING) -> list[Message]:
+    """The conversation's opening: the task's history, or the agent's fixed greeting (the profile's)."""
     if history or mode is Mode.NO_USER:
         return list(history)
-    return [AssistantMessage(content=GREETING, cost=0.0)]
+    return [AssistantMessage(content=greeting, cost=0.0)]
 
 
 def first_turn(convo: Conversation, mode: Mode) -> _Turn:

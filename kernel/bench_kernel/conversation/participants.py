@@ -9,6 +9,7 @@ import attrs
 
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, UserMessage
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.tasks.schema import Task
 
 GREETING = "Hi! How can I help you today?"
@@ -42,6 +43,8 @@ class ConversationSetup:
     """The run's options for its channel (`--channel-option KEY=VALUE`, e.g. snr_db=5)."""
     exposure: str = "none"
     """What the agent may be told about the customer: none, persona (the task's persona) or context (an inferred profile)."""
+    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    """The run's profile: every text an LLM participant sends comes from it (`setup.profile.render("agent", ...)`)."""
 
 
 class AgentSession:

@@ -26,6 +26,7 @@ from bench_kernel.evaluation.rewards import (
     RewardContext,
     all_met,
 )
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
 from bench_kernel.tasks.schema import Action, RewardType, Task
 from bench_kernel.tools.environment import Environment
@@ -109,6 +110,7 @@ async def evaluate(
     models: Any = None,
     evaluation: Evaluation | None = None,
     events: EventLog | None = None,
+    profile: Profile | None = None,
 ) -> RewardInfo:
     """Score a conversation against its task with the run's reward components and the task's combination rule."""
     criteria = task.evaluation_criteria
@@ -116,7 +118,7 @@ async def evaluate(
         return RewardInfo(reward=1.0, note="no evaluation criteria")
     evaluation = evaluation or default_evaluation()
     context = RewardContext(task=task, messages=messages, termination=termination, final_env=final_env, gold=gold,
-                            judge=judge, seed=seed, models=models, events=events or EventLog())
+                            judge=judge, seed=seed, models=models, events=events or EventLog(), profile=profile)
     components = [await _guarded(component, context) for component in evaluation.to_compute(task)]
     rule, params = evaluation.rule_for(task)
     return rule.combine(list(criteria.reward_basis), components, termination, params)
@@ -189,7 +191,8 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     return _score("COMMUNICATE", checks)
 
 
-async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, models: Any = None) -> ComponentScore:
+async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, models: Any = None,
+                       profile: Profile | None = None) -> ComponentScore:
     """NL assertions, judged by the run's judge; without one the component is not evaluated."""
     assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
     if not assertions:
@@ -197,7 +200,9 @@ async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | N
     if judge is None:
         return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
     try:
-        checks = await judge.judge(JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models))
+        request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models,
+                               profile=profile or load_profile(None))
+        checks = await judge.judge(request)
     except INFRASTRUCTURE_FAILURES:
         raise
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component
@@ -271,7 +276,8 @@ class NLAssertionComponent(RewardComponent):
 
     async def score(self, context: RewardContext) -> ComponentScore:
         """tau2's NL_ASSERTION check."""
-        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models)
+        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models,
+                                  context.profile)
 
 
 def builtin_components() -> list[RewardComponent]:

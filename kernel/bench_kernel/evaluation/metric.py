@@ -12,6 +12,7 @@ from bench_kernel.conversation.messages import Message
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.results import Check, ConversationResult
 from bench_kernel.modelhub.api import ChatRequest, ChatResponse
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
 
@@ -29,6 +30,8 @@ class JudgeRequest:
     seed: int
     models: Any = None
     """The conversation's model access (bench_kernel.modelhub.ConversationModels), role 'judge'."""
+    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    """The run's profile: a model judge takes its prompt texts and sampling from it."""
 
 
 @attrs.define(kw_only=True)
@@ -70,6 +73,8 @@ class MetricContext:
     """The conversation's model access: calls are ledgered, cached and capped like the participants'."""
     role: str | None = None
     """The metric's own model role (the first of its `model_roles`)."""
+    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    """The run's profile (pass it on in a JudgeRequest)."""
     rows: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
     source: str = ""
 

@@ -39,6 +39,8 @@ class RewardContext:
     models: Any = None
     """The conversation's model access (calls are ledgered, cached and capped like the participants')."""
     events: EventLog = attrs.field(factory=EventLog)
+    profile: Any = None
+    """The run's profile (bench_kernel.Profile); None is bench's own."""
 
 
 @attrs.define(kw_only=True)

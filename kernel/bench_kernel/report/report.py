@@ -155,7 +155,15 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
     return {"domain": ", ".join(run.task_sets) or config.get("domain"), "data": source, "split": config.get("split"),
             "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
             "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
-            "seed": config.get("seed"), "tasks": tasks, "plugins": _plugin_versions(run.plugins)}
+            "seed": config.get("seed"), "profile": _profile_label(config.get("profile")), "tasks": tasks,
+            "plugins": _plugin_versions(run.plugins)}
+
+
+def _profile_label(profile: Any) -> str:
+    """The run's profile as the header names it (runs stored before profiles existed had bench's own)."""
+    if not isinstance(profile, dict):
+        return "bench (recorded before profiles)"
+    return f"{profile.get('name')} (sha256 {str(profile.get('sha256'))[:12]}{', ' + profile['path'] if profile.get('path') else ''})"
 
 
 def _in_flight(store: Store, run_id: str) -> dict[str, Any]:
@@ -414,6 +422,7 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}",
+            f"profile: {header.get('profile')}",
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
 
 

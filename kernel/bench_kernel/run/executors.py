@@ -26,6 +26,7 @@ from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.profiles.profile import load_profile
 from bench_kernel.run.runner import (
     RunConfig,
     RunContext,
@@ -198,13 +199,14 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, list(tasks))
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
-    models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}), store=store,
+    profile = load_profile(config.profile)
+    models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}), store=store,
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
                       spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight)
     return RunContext(run_id=spec.run_id, config=config, data=data, agent=parts.agent, user=parts.user,
                       baseline_agent=parts.baseline_agent, baseline_user=parts.baseline_user, judge=parts.judge,
                       metrics=parts.metrics, registry=registry, store=store, models=models, channel=parts.channel,
-                      evaluation=parts.evaluation)
+                      evaluation=parts.evaluation, profile=profile)
 
 
 def stop_spending(ctx: RunContext) -> None:

@@ -33,6 +33,7 @@ from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
 from bench_kernel.store.lease import HEARTBEAT_S
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store
@@ -108,6 +109,8 @@ class RunConfig:
     sweep: dict[str, list[Any]] | None = None
     """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
     value its own arm named "snr_db=5" (same seeds), so a report compares them."""
+    profile: str | None = None
+    """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -136,23 +139,23 @@ class RunConfig:
                 role.pop(key)
         return data
 
-    def config_hash(self, task_sets: dict[str, str] | None = None) -> str:
+    def recorded_identity(self, profile: Profile) -> dict[str, Any]:
+        """The identity as a run stores it: the profile by name, content hash and directory."""
+        return {**self.identity(), "profile": {**profile.identity(), "path": profile.path}}
+
+    def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
 
-        The run id derives from it, so spelling a data directory relative or absolute names one run.
+        The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
+        counts by name and content, so two runs that differ only in profile never share an id.
         """
         identity = self.identity()
+        identity["profile"] = (profile or load_profile(self.profile)).identity()
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
             if "persona_file" in identity:
                 identity["persona_file"] = "content in task_sets"
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
-
-
-def conversation_seed(base_seed: int, task_id: str, trial: int) -> int:
-    """A stable per-conversation seed from sha256 of the run seed, task and trial."""
-    digest = hashlib.sha256(f"{base_seed}:{task_id}:{trial}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 @attrs.frozen
@@ -186,6 +189,8 @@ class RunContext:
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
     executor: Executor | None = None
     """None plays in this process (what `local` does with one worker)."""
+    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    """What the run's models see beyond the task data."""
     store_path: str = ""
     plugins: list[str] | None = None
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
@@ -414,6 +419,17 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     return resolved
 
 
+def profile_fits(profile: Profile, data: DomainData, tasks: Sequence[Task], mode: Mode) -> None:
+    """Refuse, before anything is stored, a profile whose tool schemas do not cover the tools the domain offers."""
+    if not tasks or not profile.covers(data.name):
+        return
+    env = build_environment(data, tasks[0], solo=mode is Mode.NO_USER)
+    profile.present_tools(data.name, "agent", env.agent_schemas())
+    user_tools = env.user_schemas()
+    if user_tools is not None:
+        profile.present_tools(data.name, "user", user_tools)
+
+
 def scripted_user(name: str, data: DomainData) -> str:
     """The user simulator a run gets for `name`: the domain's own scripted user in place of the kernel's."""
     return data.scripted_user if name == BASELINE_USER and data.scripted_user else name
@@ -444,7 +460,9 @@ async def prepare(config: RunConfig, store_path: Path | str,
     parts = resolve_components(registry, config, data, tasks)
     executor: Executor = registry.get("executor", config.executor)
     executor.check(config)
-    models = ModelHub(configs=dict(config.models), backends=registry.components.get("model", {}),
+    profile = load_profile(config.profile)
+    profile_fits(profile, data, tasks, config.mode)
+    models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
                       concurrency=config.concurrency, max_in_flight=config.max_in_flight)
     for limit in models.throttled():
@@ -458,11 +476,11 @@ async def prepare(config: RunConfig, store_path: Path | str,
     store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets)
+    config_hash = config.config_hash(task_sets, profile)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
-        new = store.begin_run(run_id, config.identity(), config_hash, loaded, task_sets, config.seed)
+        new = store.begin_run(run_id, config.recorded_identity(profile), config_hash, loaded, task_sets, config.seed)
     except BaseException:
         store.close()
         await models.aclose()
@@ -473,7 +491,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
             models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
-            store_path=str(store_path), plugins=_entry_point_names(plugins),
+            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile,
         )
         units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     except BaseException:
@@ -724,13 +742,18 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     config, task = ctx.config, unit.task
     agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
     channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
-    seed = conversation_seed(config.seed, task.id, unit.trial)
+    profile = ctx.profile
+    seed = profile.conversation_seed(config.seed, task.id, unit.trial)
     env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
-    history = stamp_history(initial_messages(task.initial_state.message_history or [] if task.initial_state else [], config.mode))
+    opening = task.initial_state.message_history or [] if task.initial_state else []
+    history = stamp_history(initial_messages(opening, config.mode, profile.greeting))
     events = EventLog()
+    user_tools = env.user_schemas(task.user_tools)
     setup = ConversationSetup(
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
-        agent_tools=env.agent_schemas(), user_tools=env.user_schemas(task.user_tools), history=tuple(history),
+        agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas()),
+        user_tools=None if user_tools is None else profile.present_tools(ctx.data.name, "user", user_tools),
+        history=tuple(history), profile=profile,
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
         events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
         exposure=config.exposure or "none",
@@ -739,7 +762,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     assert convo.termination is not None
     gold = ctx.gold(task)
     reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
-                                 models=models, evaluation=ctx.evaluation, events=events)
+                                 models=models, evaluation=ctx.evaluation, events=events, profile=profile)
     result = ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
@@ -797,11 +820,11 @@ class MetricInputs:
 
 async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,
                                 inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
-    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge)
+    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge, profile=ctx.profile)
 
 
 async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: ConversationResult, inputs: MetricInputs, *,
-                        judge: Judge | None = None) -> tuple[list[MetricValue], list[PluginRows]]:
+                        judge: Judge | None = None, profile: Profile | None = None) -> tuple[list[MetricValue], list[PluginRows]]:
     """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception.
 
     Runs call it for each conversation; importers call it for conversations built elsewhere.
@@ -811,7 +834,8 @@ async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: Conversat
     for plugin, metric in metrics:
         context = MetricContext(task=inputs.task, result=result, events=inputs.events, final_env=inputs.final_env,
                                 gold=inputs.gold, judge=judge, models=inputs.models,
-                                role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}")
+                                role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}",
+                                profile=profile or load_profile(None))
         try:
             values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
         except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
@@ -842,7 +866,7 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
     user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
     return ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
-        seed=conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
+        seed=ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
         user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
         reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
         error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task),

@@ -12,7 +12,14 @@ from bench_kernel.testing.conformance import (
     check_tasks_load,
     check_tool_schemas,
 )
-from bench_kernel.testing.fake_openai import FakeOpenAIServer, ReceivedRequest, Reply, echo_responder
+from bench_kernel.testing.fake_openai import (
+    FakeOpenAIServer,
+    ReceivedRequest,
+    Reply,
+    echo_responder,
+    read_recording,
+    replay_responder,
+)
 from bench_kernel.testing.rows import stored_rows
 
 __all__ = [
@@ -30,5 +37,7 @@ __all__ = [
     "check_tool_schemas",
     "cli",
     "echo_responder",
+    "read_recording",
+    "replay_responder",
     "stored_rows",
 ]

@@ -18,6 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, Self
 
 import attrs
@@ -147,7 +148,9 @@ class FakeOpenAIServer:
     a plain assistant message (`choices[0].message`, e.g. from a plugin that does not import this module). With `api_key`
     set, a request without `Authorization: Bearer <api_key>` gets 401. `latency_s` delays every
     completion reply. A long benchmark can pass `record=False`: requests are kept without headers and bodies
-    (method, path and time only).
+    (method, path and time only). With `record` on, `recording()` gives every completion exchange (request body as
+    received, key order kept, and the reply document sent) in the JSON-lines shape `write_recording` writes, and
+    `replay_responder` answers from such a recording, in order.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class FakeOpenAIServer:
         self._queue: collections.deque[Reply] = collections.deque(replies)
         self._lock = threading.Lock()
         self._requests: list[ReceivedRequest] = []
+        self._exchanges: list[dict[str, Any]] = []
         self._errors: list[BaseException] = []
         self._in_flight = 0
         self._max_in_flight = 0
@@ -199,6 +203,16 @@ class FakeOpenAIServer:
     def max_in_flight(self) -> int:
         """The most completion requests the server was answering at once."""
         return self._max_in_flight
+
+    def recording(self) -> list[dict[str, Any]]:
+        """Every completion exchange so far: {"n", "path", "body", "reply"}, n from 1 (a copy)."""
+        with self._lock:
+            return list(self._exchanges)
+
+    def write_recording(self, path: str | Path) -> None:
+        """The exchanges as JSON lines, one object per request, in the order received."""
+        lines = [json.dumps(exchange, ensure_ascii=False) + "\n" for exchange in self.recording()]
+        Path(path).write_text("".join(lines), encoding="utf-8")
 
     def push(self, *replies: Reply) -> None:
         """Queue more replies (served before the responder)."""
@@ -322,9 +336,18 @@ class FakeOpenAIServer:
                 return None
             if self.latency_s or reply.delay_s:
                 await asyncio.sleep(self.latency_s + reply.delay_s)
-            return _render(reply, model=str(body.get("model", "")))
+            rendered = _render(reply, model=str(body.get("model", "")))
+            if self.record:
+                self._keep_exchange(body, rendered)
+            return rendered
         finally:
             self._in_flight -= 1
+
+    def _keep_exchange(self, body: dict[str, Any], rendered: bytes) -> None:
+        document = _json_or_none(rendered.partition(b"\r\n\r\n")[2])
+        with self._lock:
+            self._exchanges.append({"n": len(self._exchanges) + 1, "path": "/v1/chat/completions", "body": body,
+                                    "reply": document})
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         try:
@@ -338,6 +361,25 @@ class FakeOpenAIServer:
             with self._lock:
                 self._errors.append(exc)
             return Reply.error(500, f"responder raised {type(exc).__name__}: {exc}")
+
+
+def read_recording(path: str | Path) -> list[dict[str, Any]]:
+    """A recording's exchanges (JSON lines of {"n", "path", "body", "reply"}), in order."""
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def replay_responder(exchanges: Iterable[Mapping[str, Any]]) -> Responder:
+    """A responder answering the k-th completion request with the k-th recorded reply's message (then an error)."""
+    replies = collections.deque(
+        Reply.completion(e["reply"]["choices"][0]["message"], finish_reason=e["reply"]["choices"][0].get("finish_reason"))
+        for e in exchanges)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if not replies:
+            raise RuntimeError("the recording has no more replies: the client sent more requests than were recorded")
+        return replies.popleft()
+
+    return respond
 
 
 async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 import attrs
 
 from bench_kernel import (
-    STOP_TOKENS,
     Agent,
     AgentSession,
     AssistantMessage,
@@ -22,6 +21,7 @@ from bench_kernel import (
     ConfigError,
     ConversationSetup,
     Message,
+    MessageStyle,
     Mode,
     ModelResponseError,
     ToolCall,
@@ -30,30 +30,22 @@ from bench_kernel import (
 )
 
 from .chat import ChatLog, agent_view, chat_log, option, reasoning_data, require_model, speaker, usage_of
-from .prompts import DONE_TOOL, RESPOND_ACTION, agent_prompt
+from .prompts import RESPOND_ACTION, agent_prompt, done_tool
 from .replies import Reading, read_reply
-
-STOP = STOP_TOKENS[0]
-DONE_SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": DONE_TOOL,
-        "description": "Call this once the ticket is resolved, or when the policy says not to act. It ends your work.",
-        "parameters": {"type": "object", "properties": {}, "required": []},
-    },
-}
 
 
 def solo_stop(setup: ConversationSetup, message: AssistantMessage) -> bool:
-    """In the no-user mode, a message with the stop token and no tool call ends the conversation."""
-    return setup.mode is Mode.NO_USER and not message.tool_calls and STOP in (message.content or "")
+    """In the no-user mode, a message with the profile's stop token and no tool call ends the conversation."""
+    return (setup.mode is Mode.NO_USER and not message.tool_calls
+            and setup.profile.solo_stop_token in (message.content or ""))
 
 
-def stop_message(response: ChatResponse, dropped: Sequence[ToolCall] = (),
+def stop_message(setup: ConversationSetup, response: ChatResponse, dropped: Sequence[ToolCall] = (),
                  extra: dict[str, Any] | None = None) -> AssistantMessage:
     """The message that ends a solo conversation; calls made together with `done` are kept for the reader."""
     extra = {**(extra or {}), **({"dropped_tool_calls": [c.name for c in dropped]} if dropped else {})} or None
-    return AssistantMessage(content=STOP, usage=usage_of(response), raw_data=reasoning_data(response, extra))
+    return AssistantMessage(content=setup.profile.solo_stop_token, usage=usage_of(response),
+                            raw_data=reasoning_data(response, extra))
 
 
 @attrs.define
@@ -70,11 +62,12 @@ class FunctionCallingSession(AgentSession):
         solo = self.setup.mode is Mode.NO_USER
         response = await self.log.ask(self.tools, "required" if solo else "auto")
         calls = self.log.name_calls(response.tool_calls, "assistant")
-        if solo and any(c.name == DONE_TOOL for c in calls):
-            return stop_message(response, [c for c in calls if c.name != DONE_TOOL])
+        done = done_tool(self.setup.profile)
+        if solo and any(c.name == done for c in calls):
+            return stop_message(self.setup, response, [c for c in calls if c.name != done])
         message = AssistantMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
                                    raw_data=reasoning_data(response))
-        self.log.remember(speaker("assistant", message.content, message.tool_calls), response)
+        self.log.remember(speaker("assistant", message.content, message.tool_calls, self.setup.profile.messages), response)
         return message
 
     def is_stop(self, message: AssistantMessage) -> bool:
@@ -95,17 +88,14 @@ class FunctionCallingAgent(Agent):
         require_model(setup.models, "agent", f"agent {self.name!r}")
         tools = list(setup.agent_tools)
         if setup.mode is Mode.NO_USER:
-            _refuse_clash(tools, DONE_TOOL, self.name)
-            tools.append(DONE_SCHEMA)
+            _refuse_clash(tools, done_tool(setup.profile), "to end the work in the no-user mode", self.name)
+            tools.append(dict(setup.profile.done_tool))
         return FunctionCallingSession(setup, chat_log(setup, "agent", agent_prompt(setup), agent_view), tools)
 
 
-RESERVED_FOR = {DONE_TOOL: "to end the work in the no-user mode", RESPOND_ACTION: "to talk to the customer"}
-
-
-def _refuse_clash(tools: Sequence[dict[str, Any]], name: str, agent: str) -> None:
+def _refuse_clash(tools: Sequence[dict[str, Any]], name: str, purpose: str, agent: str) -> None:
     if any(t["function"]["name"] == name for t in tools):
-        raise ConfigError(f"the domain has a tool named {name!r}, which agent {agent!r} reserves {RESERVED_FOR[name]}")
+        raise ConfigError(f"the domain has a tool named {name!r}, which agent {agent!r} reserves {purpose}")
 
 
 # --------------------------------------------------------------------------- text formats (ReAct, Act)
@@ -144,7 +134,7 @@ def action_text(name: str, arguments: dict[str, Any]) -> str:
     return "Action: " + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
-def text_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def text_view(messages: Sequence[Message], style: MessageStyle | None = None) -> list[dict[str, Any]]:
     """The conversation as a text-format agent sees it: actions as text, tool results as observations."""
     view = []
     for m in messages:
@@ -210,8 +200,8 @@ class TextActionSession(AgentSession):
                 return self._unreadable(raw.get("text") or kept, f'the "{RESPOND_ACTION}" action needs a non-empty "content"',
                                         response)
         self.log.remember({"role": "assistant", "content": kept}, response)
-        if solo and name == DONE_TOOL:
-            return stop_message(response, extra=raw)
+        if solo and name == done_tool(self.setup.profile):
+            return stop_message(self.setup, response, extra=raw)
         usage, data = usage_of(response), reasoning_data(response, raw)
         if name == RESPOND_ACTION and not solo:
             return AssistantMessage(content=arguments["content"], usage=usage, raw_data=data)
@@ -262,8 +252,10 @@ class TextActionAgent(Agent):
         """A session whose system prompt describes the tools and the reply format."""
         require_model(setup.models, "agent", f"agent {self.name!r}")
         tools = [t["function"] for t in setup.agent_tools]
-        reserved = DONE_TOOL if setup.mode is Mode.NO_USER else RESPOND_ACTION
-        _refuse_clash(setup.agent_tools, reserved, self.name)
+        if setup.mode is Mode.NO_USER:
+            _refuse_clash(setup.agent_tools, done_tool(setup.profile), "to end the work in the no-user mode", self.name)
+        else:
+            _refuse_clash(setup.agent_tools, RESPOND_ACTION, "to talk to the customer", self.name)
         system = agent_prompt(setup, text_tools=tools, thought=self.thought)
         on_parse_error = option(setup, "agent", "on_parse_error", "respond")
         if on_parse_error not in ON_PARSE_ERROR:

@@ -20,58 +20,68 @@ from bench_kernel import (
     ConfigError,
     ConversationSetup,
     Message,
+    MessageStyle,
     Requestor,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
 
-
-def openai_tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
-    """Tool calls in the OpenAI chat format (arguments as a JSON string)."""
-    return [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-        for c in calls
-    ]
+OPENAI = MessageStyle()
+"""The plain OpenAI chat format (bench's own profile's)."""
 
 
-def speaker(role: str, content: str | None, calls: Sequence[ToolCall] | None = None) -> dict[str, Any]:
+def openai_tool_calls(calls: Sequence[ToolCall], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
+    """Tool calls in the chat format (arguments as a JSON string), with the style's fields in its order."""
+    out = []
+    for c in calls:
+        arguments = json.dumps(c.arguments, ensure_ascii=style.ascii_arguments)
+        fields = {"id": c.id, "type": "function", "name": c.name, "function": {"name": c.name, "arguments": arguments}}
+        out.append({key: fields[key] for key in style.tool_call_fields})
+    return out
+
+
+def speaker(role: str, content: str | None, calls: Sequence[ToolCall] | None = None,
+            style: MessageStyle = OPENAI) -> dict[str, Any]:
     """One chat message; tool calls are added only when there are some."""
-    message: dict[str, Any] = {"role": role, "content": content}
+    message: dict[str, Any] = {"role": role}
+    if content is not None or style.null_content or not calls:
+        message["content"] = content
     if calls:
-        message["tool_calls"] = openai_tool_calls(calls)
+        message["tool_calls"] = openai_tool_calls(calls, style)
     return message
 
 
-def tool_result(message: ToolMessage) -> dict[str, Any]:
+def tool_result(message: ToolMessage, style: MessageStyle = OPENAI) -> dict[str, Any]:
     """A tool result answering the call with the same id."""
-    return {"role": "tool", "tool_call_id": message.id, "content": message.content or ""}
+    fields = {"role": "tool", "tool_call_id": message.id, "content": message.content or ""}
+    return {key: fields[key] for key in style.tool_message_fields}
 
 
-def agent_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def agent_view(messages: Sequence[Message], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
     """The conversation as the agent sees it: its own messages, the user's words, its own tool results."""
     view = []
     for m in messages:
         if isinstance(m, AssistantMessage):
-            view.append(speaker("assistant", m.content, m.tool_calls))
+            view.append(speaker("assistant", m.content, m.tool_calls, style))
         elif isinstance(m, UserMessage) and m.has_text():
             # The user's device actions happen off-stage: the agent only hears what the user says.
-            view.append(speaker("user", m.content))
+            view.append(speaker("user", m.content, style=style))
         elif isinstance(m, ToolMessage) and m.requestor == "assistant":
-            view.append(tool_result(m))
+            view.append(tool_result(m, style))
     return view
 
 
-def user_view(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def user_view(messages: Sequence[Message], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
     """The conversation as the simulated user sees it: roles flipped, only its own tool calls and results."""
     view = []
     for m in messages:
         if isinstance(m, AssistantMessage) and m.has_text() and not m.tool_calls:
-            view.append(speaker("user", m.content))
+            view.append(speaker("user", m.content, style=style))
         elif isinstance(m, UserMessage):
-            view.append(speaker("assistant", m.content, m.tool_calls))
+            view.append(speaker("assistant", m.content, m.tool_calls, style))
         elif isinstance(m, ToolMessage) and m.requestor == "user":
-            view.append(tool_result(m))
+            view.append(tool_result(m, style))
     return view
 
 
@@ -117,8 +127,8 @@ def reasoning_data(response: ChatResponse, extra: dict[str, Any] | None = None) 
     return data or None
 
 
-View = Callable[[Sequence[Message]], list[dict[str, Any]]]
-"""How one participant sees kernel messages, as OpenAI chat messages."""
+View = Callable[[Sequence[Message], MessageStyle], list[dict[str, Any]]]
+"""How one participant sees kernel messages, as chat messages spelt in the profile's style."""
 
 
 @attrs.define
@@ -141,14 +151,14 @@ class ChatLog:
 
     def take(self, incoming: Sequence[Message]) -> None:
         """Add what arrived since the participant last spoke (and, on its first turn, the history before it)."""
-        self.history += self.view(new_messages(self.setup, incoming, first=not self.started))
+        self.history += self.view(new_messages(self.setup, incoming, first=not self.started), self.setup.profile.messages)
         self.started = True
 
     async def ask(self, tools: Sequence[dict[str, Any]] | None = None, tool_choice: str | None = None) -> ChatResponse:
         """One model call with the system prompt (and, with context exposure, the latest profile) and the whole history."""
         if self.role == "agent" and self.setup.exposure == "context":
             await self._refresh_profile()
-        system = f"{self.system}\n\n<customer_profile>\n{self.profile}\n</customer_profile>" if self.profile else self.system
+        system = f"{self.system}\n\n{self.profile}" if self.profile else self.system
         messages = [{"role": "system", "content": system}, *self.history]
         request = ChatRequest(messages=messages, tools=list(tools) if tools else None,
                               tool_choice=tool_choice if tools else None, seed=self.setup.seed)
@@ -163,7 +173,7 @@ class ChatLog:
             return
         self.profiled_at = said
         source, profile = await infer(self.setup, self.history)
-        self.profile = profile_block(profile)
+        self.profile = profile_block(self.setup, profile)
         self.setup.events.emit(ProfileInferred(source=source, user_messages=said, profile=profile), source="llm")
 
     def remember(self, reply: dict[str, Any], response: ChatResponse) -> None:

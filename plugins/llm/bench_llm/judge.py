@@ -85,7 +85,7 @@ class ModelJudge(Judge):
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """One check per assertion, in order, with the model's reasoning as the detail."""
         require_model(request.models, "judge", f"judge {self.name!r}")
-        chat = ChatRequest(messages=judge_prompt(transcript(request.messages), request.assertions),
+        chat = ChatRequest(messages=judge_prompt(request.profile, transcript(request.messages), request.assertions),
                            response_format={"type": "json_object"}, seed=request.seed)
         response = await request.models.complete("judge", chat)
         return read_verdicts(response.content, request.assertions)

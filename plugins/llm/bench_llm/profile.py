@@ -21,10 +21,6 @@ EVERY = 3
 WINDOW = 16
 FRUSTRATION = ("annoyed", "frustrat", "again", "still not", "not working", "ridiculous", "useless", "ugh", "!")
 TECHNICAL = ("apn", "vpn", "roaming", "settings", "network", "mms", "data saver", "sim", "wifi", "wi-fi", "reboot", "account")
-PROFILER_RULES = """You read the customer's side of a support conversation and describe the customer, for the agent.
-Reply with a JSON object only, with these keys: "age" (a number or "N/A"), "gender" ("N/A" unless stated),
-"articulation_skill", "language_understanding_skill", "technical_skill", "frustration_level" (each 0-10, or "N/A"),
-"persona" (one sentence), "reasoning" (one sentence). Use "N/A" for what the messages do not show."""
 
 
 @attrs.frozen(kw_only=True)
@@ -59,7 +55,7 @@ async def infer(setup: ConversationSetup, conversation: Sequence[dict[str, Any]]
         return "rules", rules_profile(customer)
     transcript = "\n".join(f"{'customer' if m['role'] == 'user' else 'agent'}: {m['content']}" for m in window)
     response = await setup.models.complete("profiler", ChatRequest(
-        messages=[{"role": "system", "content": PROFILER_RULES}, {"role": "user", "content": transcript}],
+        messages=[{"role": "system", "content": setup.profile.text("profiler")}, {"role": "user", "content": transcript}],
         response_format={"type": "json_object"}, seed=setup.seed))
     try:
         found = json.loads(re.sub(r"^```(json)?|```$", "", (response.content or "").strip()))
@@ -68,7 +64,6 @@ async def infer(setup: ConversationSetup, conversation: Sequence[dict[str, Any]]
     return "profiler", found if isinstance(found, dict) else rules_profile(customer)
 
 
-def profile_block(profile: dict[str, Any]) -> str:
-    """The profile as the agent's prompt shows it."""
-    return "What the conversation so far suggests about the customer (adapt how you speak, not what the policy allows):\n" + \
-        json.dumps(profile, ensure_ascii=False, sort_keys=True)
+def profile_block(setup: ConversationSetup, profile: dict[str, Any]) -> str:
+    """The inferred profile as the agent's prompt shows it (the run profile's `customer_profile` text)."""
+    return setup.profile.render("customer_profile", profile=json.dumps(profile, ensure_ascii=False, sort_keys=True))

@@ -27,8 +27,13 @@ class ModelUserSession(UserSession):
         calls = self.log.name_calls(response.tool_calls, "user")
         message = UserMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
                               raw_data=reasoning_data(response))
-        self.log.remember(speaker("assistant", message.content, message.tool_calls), response)
+        self.log.remember(speaker("assistant", message.content, message.tool_calls, self.setup.profile.messages), response)
         return message
+
+    def is_stop(self, message: UserMessage) -> bool:
+        """True when the message carries one of the profile's stop tokens and no tool call."""
+        tokens = self.setup.profile.user_stop_tokens
+        return not message.tool_calls and any(t in (message.content or "") for t in tokens)
 
 
 @attrs.define(kw_only=True)

@@ -52,7 +52,7 @@ def test_the_model_sees_instructions_policy_tools_and_history_in_order(run_bench
     first, *_, last = out.requests("agent")
     system = first.messages[0]
     assert system["role"] == "system"
-    assert "<policy>\n" + data.policy.strip() + "\n</policy>" in system["content"]
+    assert "<policy>\n" + data.policy + "\n</policy>" in system["content"]  # the policy as the domain has it
     assert "customer-service agent for the mock service" in system["content"]
     assert first.tools == build_environment(data, task).agent_schemas()
     assert first.tool_choice == "auto"

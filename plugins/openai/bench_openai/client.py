@@ -276,19 +276,22 @@ class OpenAIClient(ModelClient):
         return attrs.evolve(parsed, attempts=attempts, latency_ms=latency_ms, raw=body)
 
     def build_payload(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON body: config sampling, overridden by the request's, then model, messages and the rest."""
-        payload: dict[str, Any] = {**self.config.sampling, **request.sampling}
-        payload["model"] = self.config.model
-        payload["messages"] = request.messages
+        """The JSON body: model and messages, then the rest in name order (config sampling, overridden by the request's).
+
+        The order is the one litellm gives tau2-bench's requests, so a profile can reproduce tau2's bodies byte for byte.
+        """
+        rest: dict[str, Any] = {**self.config.sampling, **request.sampling}
         if request.tools:
-            payload["tools"] = request.tools
+            rest["tools"] = request.tools
             if request.tool_choice is not None:
-                payload["tool_choice"] = request.tool_choice
+                rest["tool_choice"] = request.tool_choice
         if request.seed is not None:
-            payload["seed"] = request.seed
+            rest["seed"] = request.seed
         if request.response_format is not None:
-            payload["response_format"] = request.response_format
-        return payload
+            rest["response_format"] = request.response_format
+        rest.pop("model", None)
+        rest.pop("messages", None)
+        return {"model": self.config.model, "messages": request.messages, **dict(sorted(rest.items()))}
 
     async def _post_with_retries(self, content: bytes) -> tuple[HTTPReply, int]:
         """The first response that is not worth retrying, and how many attempts it took."""
