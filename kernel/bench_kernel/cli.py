@@ -462,6 +462,37 @@ def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **op
         sys.exit(1)
 
 
+@cli.group(name="profile")
+def profile_group() -> None:
+    """Profiles: the prompts, tool schemas, sampling and seeds models see (docs/profiles.md)."""
+
+
+@profile_group.command(name="show")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, exists=True))
+@format_option("table", "json")
+def profile_show_command(directory: str | None, fmt: str) -> None:
+    """What a profile directory holds, over bench's own (bench's own without DIRECTORY)."""
+    from bench_kernel.profiles.profile import load_profile
+
+    summary = load_profile(directory).summary()
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    for key, value in summary.items():
+        click.echo(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
+
+
+@profile_group.command(name="copy")
+@click.argument("directory", type=click.Path(file_okay=False))
+def profile_copy_command(directory: str) -> None:
+    """Write bench's own profile into DIRECTORY, to start a profile of your own from it."""
+    from bench_kernel.profiles.profile import copy_builtin
+
+    copy_builtin(Path(directory))
+    click.echo(f"bench's own profile written to {directory}: rename it in profile.toml, edit its texts, "
+               f"then `bench run --profile {directory}`")
+
+
 @cli.group(name="import")
 def import_group() -> None:
     """Import results from other harnesses (importers come from plugins, e.g. bench-tau2)."""

@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 import re
+import shutil
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -174,6 +175,16 @@ class Profile:
         """What a run's identity keeps of its profile: name and content hash."""
         return {"name": self.name, "sha256": self.sha256}
 
+    def summary(self) -> dict[str, Any]:
+        """What `bench profile show` prints: identity, provenance, constants, texts and tool coverage."""
+        return {"name": self.name, "sha256": self.sha256, "path": self.path or "built in", "description": self.description,
+                "source": dict(self.source), "seed_policy": self.seed_policy, "sampling": {r: dict(v) for r, v in self.sampling.items()},
+                "greeting": self.greeting, "user_stop_tokens": list(self.user_stop_tokens),
+                "solo_stop_token": self.solo_stop_token, "messages": attrs.asdict(self.messages),
+                "texts": {key: f"{len(text)} characters" for key, text in sorted(self.texts.items())},
+                "tools": {domain: {side: len(schemas) if schemas is not None else None for side, schemas in sides.items()}
+                          for domain, sides in sorted(self.tools.items())} or "the domains' own schemas"}
+
     def label(self) -> str:
         """Name, short hash and origin, as the run header shows them."""
         return f"{self.name} (sha256 {self.sha256[:12]}, {self.path or 'built in'})"
@@ -195,6 +206,13 @@ def trial_seeds(base_seed: int, trials: int) -> tuple[int, ...]:
     """The seeds tau2 gives its trials: successive draws of a Random seeded with the run seed (no global RNG)."""
     rng = random.Random(base_seed)
     return tuple(rng.randint(*TRIAL_SEED_RANGE) for _ in range(trials))
+
+
+def copy_builtin(directory: Path) -> None:
+    """Write bench's own profile's files into a new or empty directory."""
+    if directory.exists() and any(directory.iterdir()):
+        raise ConfigError(f"{directory}: not empty; choose a new directory")
+    shutil.copytree(BUILTIN_DIR, directory, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def load_profile(directory: str | Path | None) -> Profile:
