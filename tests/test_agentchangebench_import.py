@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,14 +15,38 @@ from bench_kernel.testing import bench_cli
 SAMPLE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "agentchangebench" / "results" / "banking_gpt-4.1_tsr_sample.json"
 
 
-def test_every_simulations_tsr_and_channels_are_reproduced_with_the_files_own_verdicts(tmp_path: Path) -> None:
+def as_stored(document: dict[str, Any]) -> None:
+    """The sample as it is."""
+
+
+def null_reward_basis(document: dict[str, Any]) -> None:
+    """AgentChangeBench's later files store every task's reward_basis as null (deprecated in its data model)."""
+    for task in document["tasks"]:
+        if task.get("evaluation_criteria"):
+            task["evaluation_criteria"]["reward_basis"] = None
+
+
+def tidied_echoes(document: dict[str, Any]) -> None:
+    """The judge echoes each NL assertion and the file stores the echo; in real files the echo lost a double space
+    or a stray quote of the task's text (3 simulations of AgentChangeBench's airline files)."""
+    for task in document["tasks"]:
+        criteria = task.get("evaluation_criteria") or {}
+        criteria["nl_assertions"] = [a.replace(" ", "  ", 1) + " " for a in criteria.get("nl_assertions") or []] or None
+
+
+@pytest.mark.parametrize("shape", [as_stored, null_reward_basis, tidied_echoes])
+def test_every_simulations_tsr_and_channels_are_reproduced_with_the_files_own_verdicts(tmp_path: Path, shape) -> None:
     if not SAMPLE.is_file():
         pytest.skip(f"AgentChangeBench's results sample is not at {SAMPLE} (it lives in ../shared/reference)")
+    document = json.loads(SAMPLE.read_text())
+    shape(document)
+    source = tmp_path / "sample.json"
+    source.write_text(json.dumps(document))
     db = tmp_path / "i.db"
-    result = CliRunner().invoke(bench_cli(["tau2"]), ["import", "tau2-results", str(SAMPLE), "--plugin", "banking", "--plugin",
+    result = CliRunner().invoke(bench_cli(["tau2"]), ["import", "tau2-results", str(source), "--plugin", "banking", "--plugin",
                                                       "changebench", "--plugin", "gsrt", "--db", str(db)])
     assert result.exit_code == 0, result.output
-    document = json.loads(SAMPLE.read_text())
+    assert "skipped" not in result.output, result.output
     expected = {sim["id"]: sim["reward_info"]["info"]["tsr_details"] for sim in document["simulations"]}
     store = Store(db)
     try:
@@ -42,3 +67,5 @@ def test_every_simulations_tsr_and_channels_are_reproduced_with_the_files_own_ve
         else:
             assert got["tsr.communicate"] == pytest.approx(stored["communicate_info"]), row["task_id"]
         assert {(row["id"], m) for m in ("tue", "tcrr")} <= set(values)
+        if shape is null_reward_basis:  # no component gates the reward, as in AgentChangeBench's evaluator
+            assert row["reward"] == 1.0, row["task_id"]

@@ -19,7 +19,7 @@ __all__ = ["TASK_SOURCES", "ImportSummary", "export_run", "import_results"]
 
 
 @click.command(name="tau2-results")
-@click.argument("results_file", type=click.Path(dir_okay=False, exists=True))
+@click.argument("results_file", type=click.Path(exists=True))
 @plugin_option
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
 @click.option("--judge", help="Judge for NL assertions (needs its model options in the environment).")
@@ -29,22 +29,33 @@ __all__ = ["TASK_SOURCES", "ImportSummary", "export_run", "import_results"]
 @db_option
 def import_tau2(results_file: str, plugins: tuple[str, ...], data_dir: str | None, judge: str | None, task_source: str,
                 run_id: str | None, db_path: str) -> None:
-    """Re-score a tau2 results.json offline: replay its tool calls on our domain and evaluate."""
+    """Re-score a tau2 results.json (or a results directory) offline: replay its tool calls on our domain and evaluate.
+
+    A simulation bench cannot interpret is skipped with a warning naming it; the others are imported.
+    """
     selected = checked_plugins(list(plugins) or None, lambda text: click.echo(text, err=True))
     summary = import_results(Path(results_file), db_path, plugins=selected, data_dir=data_dir, judge=judge,
                              tasks=task_source, run_id=run_id)
     for line in summary_lines(summary):
         click.echo(line, err=True)
+    if summary.skipped and not summary.conversations:
+        raise ConfigError(f"{results_file}: none of its simulations could be imported ({len(summary.skipped)} skipped, "
+                          "named above)")
     echo_report(db_path, summary.run_id, "table")
 
 
 def summary_lines(summary: ImportSummary) -> list[str]:
     """What an import tells its user: agreement, infrastructure errors, and tasks whose two versions differ."""
     lines = [f"imported {summary.conversations} conversations into run {summary.run_id} ({summary.domain}); "
-             f"our reward equals theirs for {summary.agreeing} of {summary.compared}"]
+             f"our reward equals theirs for {summary.agreeing} of {summary.compared}"
+             + (f"; {len(summary.skipped)} skipped" if summary.skipped else "")]
     if summary.infrastructure_errors:
         lines.append(f"  {summary.infrastructure_errors} stored as infrastructure errors in the file: kept as such, not graded")
+    if summary.unrewarded:
+        lines.append(f"  {summary.unrewarded} with no reward in the file: graded, not compared")
     lines += [f"  differs: {line}" for line in summary.disagreeing]
+    lines += [f"note: {note}" for note in summary.notes]
+    lines += [f"warning: skipped {line}" for line in summary.skipped]
     if summary.differing_tasks:
         other = "current" if summary.tasks == "embedded" else "embedded"
         shown = ", ".join(summary.differing_tasks[:10]) + (", ..." if len(summary.differing_tasks) > 10 else "")

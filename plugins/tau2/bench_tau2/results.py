@@ -7,13 +7,13 @@ import hashlib
 import importlib.metadata
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from bench_kernel import (
-    AssistantMessage,
     BenchError,
     Check,
     ConfigError,
@@ -30,14 +30,8 @@ from bench_kernel import (
     RewardInfo,
     RunConfig,
     Store,
-    SystemMessage,
     Task,
-    TaskFileError,
-    TaskVocabulary,
     TerminationReason,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
     canonical_json,
     collect,
     component_values,
@@ -46,19 +40,28 @@ from bench_kernel import (
     get_logger,
     get_plugin_manager,
     load_domain,
-    read_json,
     replay_gold,
     replay_trajectory,
     score_metrics,
-    structure,
-    structure_tasks,
     task_vocabulary,
     unstructure,
     utc_now,
 )
+from bench_tau2.reading import (
+    SQLITE_INT,
+    ResultsFile,
+    Simulation,
+    Skipped,
+    domain_name,
+    embedded_tasks,
+    messages,
+    number,
+    pair_verdicts,
+    read_results,
+    whole,
+)
 
 log = get_logger()
-_ROLE_TYPES: dict[str, type] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}
 
 
 # --------------------------------------------------------------------------- export
@@ -188,6 +191,7 @@ class ImportSummary:
     run_id: str
     domain: str
     conversations: int
+    """Simulations stored (by this import or an earlier one of the same file)."""
     agreeing: int
     disagreeing: list[str]
     infrastructure_errors: int = 0
@@ -195,124 +199,69 @@ class ImportSummary:
     tasks: str = "embedded"
     differing_tasks: list[str] = attrs.field(factory=list)
     """Ids of tasks whose embedded and current versions differ."""
+    skipped: list[str] = attrs.field(factory=list)
+    """Simulations bench could not import, each named (file, id, task, JSON path) with the reason."""
+    unrewarded: int = 0
+    """Stored simulations for which the file records no reward: graded, not compared."""
+    notes: list[str] = attrs.field(factory=list)
+    """Where bench read the file other than word for word (e.g. trial numbers it gave), one line each."""
 
     @property
     def compared(self) -> int:
         """Simulations whose reward was compared with the file's."""
-        return self.conversations - self.infrastructure_errors
+        return self.conversations - self.infrastructure_errors - self.unrewarded
 
 
-@attrs.frozen(kw_only=True)
-class _Simulation:
-    """One simulation of the file, checked enough to name it in errors."""
-
-    index: int
-    raw: dict[str, Any]
-    task_id: str
-    trial: int
-
-    @property
-    def where(self) -> str:
-        """How errors name it: its id, task and JSON path."""
-        sim_id = self.raw.get("id")
-        return f"simulation {sim_id!r} (task {self.task_id!r}) @ $.simulations[{self.index}]"
-
-    @property
-    def theirs(self) -> float | None:
-        """The reward the file recorded."""
-        info = self.raw.get("reward_info")
-        reward = info.get("reward") if isinstance(info, dict) else None
-        return float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None
-
-    @property
-    def infrastructure_error(self) -> bool:
-        """Stored by its harness as an infrastructure failure: nothing to grade."""
-        return self.raw.get("termination_reason") == TerminationReason.INFRASTRUCTURE_ERROR.value
+def _infrastructure_error(sim: Simulation) -> bool:
+    """Stored by its harness as an infrastructure failure: nothing to grade."""
+    return sim.raw.get("termination_reason") == TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
 def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None, data_dir: str | None = None,
                    judge: str | None = None, tasks: str = "embedded", run_id: str | None = None) -> ImportSummary:
     """Load a tau2 results file, replay every conversation's tool calls on our domain and re-score it.
 
-    `tasks` says which version of a task grades it when the file embeds one and the domain has one too:
-    "embedded" (the file's, as tau2's own re-evaluation does) or "current" (the domain's).
+    `path` is a results JSON file, or a directory in tau2's directory format. `tasks` says which version
+    of a task grades it when the file embeds one and the domain has one too: "embedded" (the file's, as
+    tau2's own re-evaluation does) or "current" (the domain's). A simulation bench cannot interpret is
+    skipped and named in the summary; the others are imported.
     """
     if tasks not in TASK_SOURCES:
         raise ConfigError(f"--tasks must be one of {', '.join(TASK_SOURCES)}, not {tasks!r}")
-    document = read_json(path)
-    if not isinstance(document, dict) or not isinstance(document.get("simulations"), list):
-        raise ConfigError(f"{path}: not a tau2 results file (no 'simulations' list @ $)")
-    simulations = [_checked_simulation(raw, i, path) for i, raw in enumerate(document["simulations"])]
+    results = read_results(path)
     registry = collect(plugins or get_plugin_manager())
-    data = load_domain(registry, RunConfig(domain=_domain_name(document, path), data_dir=data_dir))
-    graded, differing = _tasks(document, data, path, task_vocabulary(registry), prefer=tasks)
+    data = load_domain(registry, RunConfig(domain=domain_name(results, registry.names("domain")), data_dir=data_dir))
+    embedded = embedded_tasks(results.document, results.path, task_vocabulary(registry))
+    graded, differing = _tasks(embedded.tasks, data, prefer=tasks)
+    if tasks == "embedded":  # the file's version is the one asked for: never swapped silently for the domain's
+        graded = {i: t for i, t in graded.items() if i not in embedded.unreadable}
     judge_obj: Judge | None = registry.get("judge", judge) if judge else None
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
+    document = results.document
     config = {"imported_from": str(path), "domain": data.name, "tasks": tasks, "data_dir": data_dir,
               "agent": _implementation(document, "agent_info"), "user": _implementation(document, "user_info"),
               "trials": (document.get("info") or {}).get("num_trials"), "judge": judge_obj.name if judge_obj else None}
-    run_id = run_id or "import-" + hashlib.sha256(path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
+    run_id = run_id or "import-" + hashlib.sha256(results.path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
-        asyncio.run(_import(run_id, config, document, path, simulations, data, graded, judge_obj, store, metrics))
-        return _summary(store, run_id, data.name, simulations, tasks, differing)
+        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics))
+        notes = [*results.notes, *embedded.notes, *_termination_notes(results.simulations)]
+        return _summary(store, run_id, data.name, results.simulations, skipped, tasks, differing, notes)
     finally:
         store.close()
 
 
-def _checked_simulation(raw: Any, index: int, path: Path) -> _Simulation:
-    where = f"$.simulations[{index}]"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: a simulation must be an object, not {type(raw).__name__} @ {where}")
-    task_id = raw.get("task_id")
-    if not isinstance(task_id, str) or not task_id:
-        raise ConfigError(f"{path}: simulation {raw.get('id')!r} has no task_id @ {where}.task_id")
-    trial = raw.get("trial") or 0
-    if not _whole(trial, 0, MAX_TRIAL):
-        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: trial must be a whole number from 0 to {MAX_TRIAL}, "
-                          f"not {trial!r} @ {where}.trial")
-    seed = raw.get("seed")
-    if seed is not None and not _whole(seed, -SQLITE_INT, SQLITE_INT - 1):
-        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: seed must be a whole number that fits 64 bits, "
-                          f"not {seed!r} @ {where}.seed")
-    if not isinstance(raw.get("messages") or [], list):
-        raise ConfigError(f"{path}: simulation {raw.get('id')!r}: messages must be a list @ {where}.messages")
-    return _Simulation(index=index, raw=raw, task_id=task_id, trial=trial)
-
-
-MAX_TRIAL = 2**31 - 1
-SQLITE_INT = 2**63
-"""SQLite stores integers in 64 bits: a larger number in a file is an error, not an overflow."""
-
-
-def _whole(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def _domain_name(document: dict[str, Any], path: Path) -> str:
-    info = document.get("info")
-    environment = info.get("environment_info") if isinstance(info, dict) else None
-    name = environment.get("domain_name") if isinstance(environment, dict) else None
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{path}: the file names no domain @ $.info.environment_info.domain_name")
-    return name
-
-
 def _implementation(document: dict[str, Any], key: str) -> Any:
-    part = (document.get("info") or {}).get(key)
+    info = document.get("info")
+    part = info.get(key) if isinstance(info, dict) else None
     return part.get("implementation") if isinstance(part, dict) else None
 
 
-def _tasks(document: dict[str, Any], data: DomainData, path: Path, vocabulary: TaskVocabulary, *,
-           prefer: str) -> tuple[dict[str, Task], list[str]]:
+def _tasks(embedded: dict[str, Task], data: DomainData, *, prefer: str) -> tuple[dict[str, Task], list[str]]:
     """The tasks that grade the import, and the ids whose embedded and current versions differ.
 
     Plugin-owned fields such as goal_shifts are parsed by their plugins; a task only one side has is used as it is.
     """
-    raw = document.get("tasks") or []
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise ConfigError(f"{path}: 'tasks' must be a list of task objects @ $.tasks")
-    embedded = {t.id: t for t in structure_tasks([_known_keys(t, Task) for t in raw], vocabulary, source=str(path), root="$.tasks")}
     current = {t.id: t for t in data.tasks}
     differing = sorted((i for i in embedded.keys() & current.keys() if embedded[i] != current[i]), key=_natural)
     first, second = (embedded, current) if prefer == "embedded" else (current, embedded)
@@ -324,91 +273,104 @@ def _natural(task_id: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", task_id) if part]
 
 
-def _known_keys(raw: dict[str, Any], cls: type) -> dict[str, Any]:
-    # Newer tau2 versions add fields; an import keeps ours and drops the rest (tau2's own loader does the same).
-    names = {f.name for f in attrs.fields(cls)}
-    return {k: v for k, v in raw.items() if k in names}
-
-
-async def _import(run_id: str, config: dict[str, Any], document: dict[str, Any], path: Path, simulations: list[_Simulation],
-                  data: DomainData, tasks: dict[str, Task], judge: Judge | None, store: Store,
-                  metrics: list[tuple[str, Metric]]) -> None:
+async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, data: DomainData, tasks: dict[str, Task],
+                  unreadable: dict[str, str], judge: Judge | None, store: Store,
+                  metrics: list[tuple[str, Metric]]) -> list[Skipped]:
+    """Store every simulation bench can re-score; the others are returned, each with its reason."""
     store.begin_run(run_id, config, hashlib.sha256(canonical_json(config).encode()).hexdigest(), [],
-                    {data.name: data.content_hash()}, _seed(document.get("info") or {}))
+                    {data.name: data.content_hash()}, _seed(results.document.get("info") or {}))
     done = store.finished_units(run_id)
-    for sim in simulations:
+    skipped = list(results.skipped)
+    for sim in results.simulations:
         if ("agent", sim.task_id, sim.trial) in done:
             continue
         try:
+            if sim.task_id in unreadable and sim.task_id not in tasks:
+                raise ConfigError(unreadable[sim.task_id])
             result, inputs, used = await _rescore(run_id, sim, tasks, data, judge)
             values, rows = await score_metrics(metrics, result, inputs, judge=used) if inputs else ([], [])
         except (BenchError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ConfigError(f"{path}: {sim.where}: {_reason(exc)}") from exc
+            skipped.append(Skipped(where=sim.where, reason=_reason(exc)))
+            continue
         store.save_conversation(result, [*_values(result, sim.theirs), *values], plugin_rows=rows)
         done.add(("agent", sim.task_id, sim.trial))
     store.set_status(run_id, "complete")
+    return skipped
 
 
 def _reason(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, BenchError) else f"{type(exc).__name__}: {exc}"
 
 
-def _summary(store: Store, run_id: str, domain: str, simulations: list[_Simulation], tasks: str,
-             differing: list[str]) -> ImportSummary:
+def _termination_notes(simulations: list[Simulation]) -> list[str]:
+    """Termination reasons bench does not have (tau2's newer ones): stored as agent_error, premature as in tau2."""
+    known = {r.value for r in TerminationReason}
+    reasons = [s.raw.get("termination_reason") for s in simulations]
+    unknown = Counter(json.dumps(r) if not isinstance(r, str) else r for r in reasons if not isinstance(r, str) or r not in known)
+    if not unknown:
+        return []
+    listed = ", ".join(f"{reason}: {count}" for reason, count in sorted(unknown.items()))
+    return [f"termination reasons bench does not have ({listed}): stored as agent_error, a premature end (reward 0, as tau2 "
+            "grades every end but user_stop and agent_stop)"]
+
+
+def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulation], skipped: list[Skipped], tasks: str,
+             differing: list[str], notes: list[str]) -> ImportSummary:
     """Agreement between the stored rewards and the file's, whether stored by this import or an earlier one."""
     ours = {(r["task_id"], r["trial"]): r["reward"] for r in store.conversations(run_id) if r["arm"] == "agent"}
-    agreeing, disagreeing, infrastructure = 0, [], 0
+    agreeing, disagreeing, infrastructure, unrewarded, stored = 0, [], 0, 0, 0
     for sim in simulations:
-        if sim.infrastructure_error:
-            infrastructure += 1
+        if (sim.task_id, sim.trial) not in ours:
             continue
-        reward = ours.get((sim.task_id, sim.trial))
-        if sim.theirs is not None and reward is not None and abs(sim.theirs - reward) < 1e-6:
+        stored += 1
+        reward = ours[(sim.task_id, sim.trial)]
+        if _infrastructure_error(sim):
+            infrastructure += 1
+        elif sim.theirs is None:
+            unrewarded += 1
+        elif reward is not None and abs(sim.theirs - reward) < 1e-6:
             agreeing += 1
         else:
             disagreeing.append(f"{sim.task_id}/{sim.trial}: theirs {sim.theirs}, ours {reward}")
-    return ImportSummary(run_id=run_id, domain=domain, conversations=len(simulations), agreeing=agreeing,
-                         disagreeing=disagreeing, infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=differing)
+    return ImportSummary(run_id=run_id, domain=domain, conversations=stored, agreeing=agreeing, disagreeing=disagreeing,
+                         infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=differing,
+                         skipped=[str(s) for s in skipped], unrewarded=unrewarded, notes=notes)
 
 
-async def _rescore(run_id: str, sim: _Simulation, tasks: dict[str, Task], data: DomainData,
+async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData,
                    judge: Judge | None) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
     if sim.task_id not in tasks:
         raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
     task = tasks[sim.task_id]
     raw = sim.raw
-    messages = [_message(m, f"$.simulations[{sim.index}].messages[{j}]") for j, m in enumerate(raw.get("messages") or [])]
+    found = messages(raw.get("messages") or [], sim.root)
     common: dict[str, Any] = {
         "run_id": run_id, "arm": "agent", "task_id": sim.task_id, "trial": sim.trial, "seed": _seed(raw), "agent": "imported",
-        "user": "imported", "messages": messages, "started_utc": str(raw.get("start_time") or utc_now()),
+        "user": "imported", "messages": found, "started_utc": str(raw.get("start_time") or utc_now()),
         "ended_utc": str(raw.get("end_time") or utc_now()), "duration_ms": _duration_ms(raw.get("duration")),
-        "agent_cost": _number(raw.get("agent_cost")), "user_cost": _number(raw.get("user_cost")),
+        "agent_cost": number(raw.get("agent_cost")), "user_cost": number(raw.get("user_cost")),
         "attributes": {**task.attributes, **({"simulation_id": str(raw["id"])} if raw.get("id") else {})},
     }
-    if sim.infrastructure_error:
+    if _infrastructure_error(sim):
         # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
         return ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
                                   error="imported: stored as an infrastructure error", **common), None, None
     termination = _termination(raw.get("termination_reason"))
-    env = replay_trajectory(data, task, messages)
+    env = replay_trajectory(data, task, found)
     used = judge or ImportedVerdicts.of(raw)
     gold = replay_gold(data, task)
-    reward_info = await evaluate(task, messages, termination, env, gold, judge=used, seed=_seed(raw))
+    reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
     result = ConversationResult(termination_reason=termination, reward_info=reward_info, **common)
     return result, MetricInputs(task=task, events=EventLog(), final_env=env, gold=gold), used
 
 
 def _seed(raw: dict[str, Any]) -> int:
     seed: Any = raw.get("seed")
-    return int(seed) if _whole(seed, -SQLITE_INT, SQLITE_INT - 1) else 0
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return int(seed) if whole(seed, -SQLITE_INT, SQLITE_INT - 1) else 0
 
 
 def _duration_ms(value: Any) -> int:
-    seconds = _number(value)
+    seconds = number(value)
     # A duration longer than a year is no duration: kept out of the store rather than overflowing it.
     return int(1000 * seconds) if seconds is not None and 0 <= seconds < 3.2e7 else 0
 
@@ -418,47 +380,32 @@ class ImportedVerdicts(Judge):
     """The NL-assertion verdicts a results file recorded, standing in for a judge when none is configured."""
 
     name: str = "imported"
-    verdicts: dict[str, tuple[bool, str]] = attrs.field(factory=dict)
+    verdicts: list[tuple[str, bool, str]] = attrs.field(factory=list)
+    """(assertion as the file stores it, met, justification), in the file's order."""
 
     @classmethod
     def of(cls, sim: dict[str, Any]) -> ImportedVerdicts | None:
         """The simulation's recorded verdicts, or None when it has none."""
         given = sim.get("reward_info")
         info: dict[str, Any] = given if isinstance(given, dict) else {}
-        found = info.get("nl_assertions") or ((info.get("info") or {}).get("tsr_details") or {}).get("nl_assertion_details") or []
-        verdicts = {v["nl_assertion"]: (bool(v.get("met")), str(v.get("justification") or "")) for v in found
-                    if isinstance(v, dict) and "nl_assertion" in v}
+        extra = _object(info.get("info"))
+        details = _object(extra.get("tsr_details"))
+        found = info.get("nl_assertions") or details.get("nl_assertion_details") or []
+        verdicts = [(str(v["nl_assertion"]), bool(v.get("met")), str(v.get("justification") or ""))
+                    for v in (found if isinstance(found, list) else []) if isinstance(v, dict) and "nl_assertion" in v]
         return cls(verdicts=verdicts) if verdicts else None
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """The recorded verdict of each assertion, marked as imported (an assertion the file did not judge is an error)."""
-        missing = [a for a in request.assertions if a not in self.verdicts]
-        if missing:
-            raise ConfigError(f"the results file has no verdict for: {missing[0]!r}")
-        return [Check(subject=a, met=self.verdicts[a][0], detail=f"imported verdict: {self.verdicts[a][1]}") for a in request.assertions]
+        paired = pair_verdicts(list(request.assertions), self.verdicts)
+        if isinstance(paired, str):
+            raise ConfigError(paired)
+        return [Check(subject=a, met=met, detail=f"imported verdict{how}: {why}")
+                for a, (met, why, how) in zip(request.assertions, paired, strict=True)]
 
 
-def _message(raw: Any, root: str) -> Message:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"a message must be an object @ {root}")
-    cls = _ROLE_TYPES.get(raw.get("role", ""))
-    if cls is None:
-        raise ConfigError(f"unknown message role {raw.get('role')!r} @ {root}")
-    for key in ("turn_idx", "latency_ms"):
-        if raw.get(key) is not None and not _whole(raw[key], -SQLITE_INT, SQLITE_INT - 1):
-            raise ConfigError(f"{key} must be a whole number that fits 64 bits, not {raw[key]!r} @ {root}.{key}")
-    data = _known_keys(raw, cls)
-    calls = data.get("tool_calls")
-    if calls:
-        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
-            raise ConfigError(f"tool_calls must be a list of objects @ {root}.tool_calls")
-        data["tool_calls"] = [_known_keys(c, ToolCall) for c in calls]
-    if not isinstance(data.get("raw_data"), dict):
-        data.pop("raw_data", None)
-    try:
-        return structure(data, cls, source="message", root=root)
-    except TaskFileError as exc:
-        raise ConfigError("; ".join(exc.problems)) from exc
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _termination(value: str | None) -> TerminationReason:
