@@ -140,8 +140,9 @@ class RunConfig:
         return data
 
     def recorded_identity(self, profile: Profile) -> dict[str, Any]:
-        """The identity as a run stores it: the profile by name, content hash and directory."""
-        return {**self.identity(), "profile": {**profile.identity(), "path": profile.path}}
+        """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults."""
+        sampling = {role: dict(values) for role, values in profile.sampling.items()}
+        return {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
 
     def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.

@@ -98,15 +98,26 @@ def _domain_config(config: dict[str, Any]) -> RunConfig:
 
 def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     models = config.get("models", {})
-    return {
+    profile = config.get("profile") if isinstance(config.get("profile"), dict) else {}
+    info = {
         "git_commit": _producer(), "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
         "max_errors": config.get("max_errors"), "seed": config.get("seed"),
         "user_info": {"implementation": config.get("user"), "llm": models.get("user", {}).get("model"),
-                      "llm_args": models.get("user", {}).get("sampling", {}), "global_simulation_guidelines": None},
+                      "llm_args": _sent_sampling(models, profile, "user"), "global_simulation_guidelines": None},
         "agent_info": {"implementation": config.get("agent"), "llm": models.get("agent", {}).get("model"),
-                       "llm_args": models.get("agent", {}).get("sampling", {})},
+                       "llm_args": _sent_sampling(models, profile, "agent")},
         "environment_info": {"domain_name": data.name, "policy": data.policy, "tool_defs": None},
     }
+    if profile:  # tau2's loader ignores fields it does not know; readers of our files learn what the models saw
+        info["bench_profile"] = {"name": profile.get("name"), "sha256": profile.get("sha256")}
+    return info
+
+
+def _sent_sampling(models: dict[str, Any], profile: dict[str, Any], role: str) -> dict[str, Any]:
+    """The sampling a role's requests carried: the profile's defaults under the role's own settings."""
+    if role not in models:
+        return {}
+    return {**(profile.get("sampling") or {}).get(role, {}), **models[role].get("sampling", {})}
 
 
 def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task | None, *, solo: bool) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from bench_kernel import Store
-from bench_kernel.testing import bench_cli
+from bench_kernel.testing import FakeOpenAIServer, bench_cli
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
 
@@ -49,6 +49,30 @@ def test_export_has_tau2_shape(exported: Path) -> None:
     assert {"id", "task_id", "trial", "seed", "termination_reason", "reward_info", "messages"} <= set(sim)
     assert sim["messages"][0] == {**sim["messages"][0], "role": "assistant", "content": "Hi! How can I help you today?"}
     assert set(sim["reward_info"]) >= {"reward", "db_check", "action_checks", "reward_basis", "reward_breakdown"}
+
+
+def test_export_names_the_runs_profile_and_the_sampling_its_requests_carried(tmp_path: Path) -> None:
+    db, profile = tmp_path / "run.db", tmp_path / "mine"
+    invoke("profile", "copy", str(profile))
+    (profile / "profile.toml").write_text((profile / "profile.toml").read_text().replace('name = "bench"', 'name = "mine"')
+                                          .replace("[sampling.user]\ntemperature = 0.0", "[sampling.user]\ntemperature = 0.5"))
+    with FakeOpenAIServer(models=["m"]) as server:  # a configured role is checked against a live endpoint
+        result = CliRunner().invoke(bench_cli(["tau2", "openai"]), [
+            "run", "--plugin", "mock", "--plugin", "openai", "--run-id", "p", "--db", str(db), "--format", "none",
+            "--profile", str(profile), "--user-model", "m", "--user-base-url", server.base_url], env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results.json"
+    invoke("export", "tau2-results", "p", "--db", str(db), "-o", str(out))
+    info = json.loads(out.read_text())["info"]
+    store = Store(db)
+    try:
+        recorded = store.run("p")
+    finally:
+        store.close()
+    assert recorded is not None
+    assert info["bench_profile"]["name"] == "mine"
+    assert info["bench_profile"]["sha256"] == recorded.config["profile"]["sha256"]
+    assert info["user_info"]["llm_args"] == {"temperature": 0.5}  # the profile's default under the role's own (none)
 
 
 # The fields tau2's own pydantic models require (tau2-bench src/tau2/data_model: simulation.Info, ActionCheck,
