@@ -1,7 +1,8 @@
-"""bench-tau2: tau2-bench results files, exported from our runs and imported (re-scored offline) from theirs.
+"""bench-tau2: tau2-bench results files, exported from our runs and imported (re-scored offline) from theirs,
+and tau2's profile dumped from the user's own tau2 install.
 
 Adds `bench export tau2-results RUN` and `bench import tau2-results FILE` to the kernel's
-`import`/`export` command groups.
+`import`/`export` command groups, and the `bench tau2` group with `bench tau2 profile`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import click
 import bench_kernel
 from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
 from bench_tau2.results import TASK_SOURCES, ImportSummary, export_run, import_results
+from bench_tau2.tau2_profile import WrittenProfile, make_tau2_profile
 
-__all__ = ["TASK_SOURCES", "ImportSummary", "export_run", "import_results"]
+__all__ = ["TASK_SOURCES", "ImportSummary", "WrittenProfile", "export_run", "import_results", "make_tau2_profile"]
 
 
 @click.command(name="tau2-results")
@@ -82,11 +84,52 @@ def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
         click.echo(text)
 
 
+@click.group(name="tau2")
+def tau2_group() -> None:
+    """tau2-bench's own commands."""
+
+
+@tau2_group.command(name="profile")
+@click.option("--tau2-python", "python", required=True, metavar="PY",
+              help="A Python where `import tau2` works (your tau2 install's); the dump runs inside it.")
+@click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The profile directory to write (docs/profiles.md).")
+@click.option("--data-dir", type=click.Path(file_okay=False, exists=True),
+              help="tau2's data directory (TAU2_DATA_DIR for the dump: user-simulator guidelines, domain data).")
+@click.option("--domain", "domains", multiple=True,
+              help="A domain of tau2's registry (repeatable; default: every domain whose environment builds).")
+@click.option("--user-simulator", help="The registry name of the tau2 user simulator whose prompt to take "
+                                       "(default: tau2's UserSimulator).")
+@click.option("--name", help="The profile's name (default: tau2).")
+@click.option("--force", is_flag=True, help="Overwrite the profile in a non-empty directory.")
+def profile_tau2(python: str, output: Path, data_dir: str | None, domains: tuple[str, ...], user_simulator: str | None,
+                 name: str | None, force: bool) -> None:
+    """Write tau2-bench's profile (prompts, tool schemas, sampling, seeds, greeting) from your tau2 install."""
+    written = make_tau2_profile(python, output, data_dir=data_dir, domains=domains, name=name, force=force,
+                                user_simulator=user_simulator)
+    for line in profile_lines(written):
+        click.echo(line, err=True)
+
+
+def profile_lines(written: WrittenProfile) -> list[str]:
+    """What `bench tau2 profile` tells its user: where, which domains and tools, which domains were skipped."""
+    shown = ", ".join(f"{domain} ({agent} agent tools, " + ("no user tools" if user is None else f"{user} user tools") + ")"
+                      for domain, (agent, user) in written.tools.items())
+    lines = [f"wrote profile {written.name!r} (tau2 {written.version}) to {written.directory}: {shown}"]
+    lines += [f"  skipped domain {domain!r}: {error}" for domain, error in written.skipped.items()]
+    return lines
+
+
 @bench_kernel.hookimpl
 def register_commands(cli: click.Group) -> None:
-    """`bench import tau2-results` and `bench export tau2-results`."""
+    """`bench import tau2-results`, `bench export tau2-results` and the `bench tau2` group."""
     for group, command in (("import", import_tau2), ("export", export_tau2)):
         target = cli.commands.get(group)
         if not isinstance(target, click.Group):
             raise ConfigError(f"the bench CLI has no {group!r} command group")
         target.add_command(command)
+    existing = cli.commands.get("tau2")
+    if isinstance(existing, click.Group):  # another plugin made the group first: join it
+        existing.add_command(profile_tau2)
+    else:
+        cli.add_command(tau2_group)

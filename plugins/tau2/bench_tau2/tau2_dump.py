@@ -1,0 +1,370 @@
+"""Print, as one JSON document, what a tau2 install sends a model: `bench tau2 profile` runs this inside the user's tau2 Python.
+
+This file is run by path with the tau2 install's own interpreter: it uses only the standard library and tau2, runs on
+Python 3.10+ and imports nothing of bench. Texts are read from tau2's own classes, instantiated with sentinel values
+that are then replaced by `{{placeholder}}`s; every template is rendered back, with the sentinels it was made from and
+with a second set, and compared with tau2's output for each byte for byte before anything is printed. On failure the
+last line of stderr is `error: <why>` and the exit status 3.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Run by path, this file's folder (bench_tau2) would come first on sys.path and shadow modules of tau2's environment.
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+import argparse
+import contextlib
+import importlib
+import importlib.metadata
+import json
+import re
+from typing import Any
+
+DUMP_FORMAT = 1
+PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+MARKER = "benchsentinel"
+"""Every sentinel contains this (in some case): a template that still does after templating shows a transformed value."""
+LLM = "bench-profile-dump"
+"""The model name given to tau2's classes; nothing is ever sent."""
+
+
+class DumpError(Exception):
+    """What this tau2 gives cannot be turned into a profile; the message says why."""
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """Replace each {{name}} of `values` in one pass (a replaced value is never scanned again), as bench does."""
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), template)
+
+
+def templatize(key: str, text: str, sentinels: dict[str, str]) -> str:
+    """`text` with each sentinel value replaced by its {{placeholder}} (longest first, one pass)."""
+    literal = PLACEHOLDER.search(text)
+    if literal:
+        raise DumpError(f"text {key!r}: tau2's output contains {literal.group(0)} itself, "
+                        "which a profile template cannot hold literally")
+    by_value = {value: "{{" + name + "}}" for name, value in sentinels.items()}
+    template = text
+    if by_value:
+        pattern = re.compile("|".join(re.escape(v) for v in sorted(by_value, key=len, reverse=True)))
+        template = pattern.sub(lambda m: by_value[m.group(0)], text)
+    if MARKER in template.lower():
+        raise DumpError(f"text {key!r}: a sentinel value appears transformed in tau2's output (indented, stripped, "
+                        "re-cased or re-formatted), so bench could not reproduce it by replacing a placeholder")
+    return template
+
+
+def check(key: str, template: str, values: dict[str, str], expected: str) -> None:
+    """Abort unless rendering `template` with `values` gives tau2's `expected` byte for byte."""
+    got = render(template, values)
+    if got != expected:
+        at = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), min(len(got), len(expected)))
+        raise DumpError(f"self-check failed for text {key!r}: the template rendered with sentinel values differs from "
+                        f"tau2's output at character {at} (template gives {got[at:at + 40]!r}, tau2 {expected[at:at + 40]!r})")
+
+
+def require(key: str, template: str, names: tuple[str, ...]) -> None:
+    """Abort when a value tau2 must show (the policy, the scenario, ...) does not appear in a template."""
+    for name in names:
+        if "{{" + name + "}}" not in template:
+            raise DumpError(f"text {key!r}: the {name} given to tau2 does not appear in its output")
+
+# Two sets of sentinels: templates are made from the first and must reproduce tau2's output for both, so a text
+# that depends on a value other than by showing it (its length, a prefix) is caught. Multi-line, with outer
+# whitespace and no digits: indenting, stripping or re-wrapping one shows, and a plan step's number never hides in one.
+FIRST = {"policy": "\n BenchSentinelPolicyHead\nBenchSentinelPolicyTail \n",
+         "ticket": "\n BenchSentinelTicketHead\nBenchSentinelTicketTail \n",
+         "scenario": "\n BenchSentinelScenarioHead\nBenchSentinelScenarioTail \n",
+         "done_tool": "benchsentinel_done_tool", "agent_step": "benchsentinel_agent_step", "user_step": "benchsentinel_user_step"}
+FIRST_ARGUMENTS = {"assistant": {"benchsentinel_alpha": "benchsentinel_beta"},
+                   "user": {"benchsentinel_gamma": "benchsentinel_delta"}}
+SECOND = {"policy": "\t\tBenchSentinelOtherPolicy\n\n  BenchSentinelOtherPolicyEnd\n\n",
+          "ticket": "  BenchSentinelOtherTicket\n\tBenchSentinelOtherTicketEnd",
+          "scenario": "BenchSentinelOtherScenario\n\n\tBenchSentinelOtherScenarioEnd  ",
+          "done_tool": "benchsentinel_finish", "agent_step": "benchsentinel_act", "user_step": "benchsentinel_ask"}
+SECOND_ARGUMENTS = {"assistant": {"benchsentinel_epsilon": "benchsentinel_zeta", "benchsentinel_eta": "benchsentinel_theta"},
+                    "user": {"benchsentinel_iota": "benchsentinel_kappa", "benchsentinel_lambda": "benchsentinel_mu"}}
+
+
+def action(sentinels: dict[str, str], requestor: str) -> dict[str, Any]:
+    """A sentinel plan action of the assistant or the user (the second set has two arguments)."""
+    step = sentinels["agent_step" if requestor == "assistant" else "user_step"]
+    arguments = (FIRST_ARGUMENTS if sentinels is FIRST else SECOND_ARGUMENTS)[requestor]
+    return {"action_id": f"{step}-id", "requestor": requestor, "name": step, "arguments": dict(arguments)}
+
+
+def make_task(actions: list[dict[str, Any]], ticket: str | None = None) -> Any:
+    """A minimal valid tau2 Task with these actions as its evaluation criteria."""
+    from tau2.data_model.tasks import Task
+
+    data: dict[str, Any] = {"id": "benchsentinel-task", "user_scenario": {"instructions": "benchsentinel scenario"},
+                            "evaluation_criteria": {"actions": actions}}
+    if ticket is not None:
+        data["ticket"] = ticket
+    return Task.model_validate(data)
+
+
+def agent_text() -> dict[str, str]:
+    """`agent`: LLMAgent's system prompt with the policy as {{policy}}."""
+    from tau2.agent.llm_agent import LLMAgent
+
+    prompts = [LLMAgent(tools=[], domain_policy=s["policy"], llm=LLM).system_prompt for s in (FIRST, SECOND)]
+    template = templatize("agent", prompts[0], {"policy": FIRST["policy"]})
+    require("agent", template, ("policy",))
+    for sentinels, prompt in zip((FIRST, SECOND), prompts, strict=True):
+        check("agent", template, {"policy": sentinels["policy"]}, prompt)
+    return {"agent": template}
+
+
+def solo_agent(sentinels: dict[str, str]) -> Any:
+    """An LLMSoloAgent over no domain tools, with a sentinel policy and ticket."""
+    from tau2.agent.llm_agent import LLMSoloAgent
+
+    task = make_task([action(sentinels, "assistant")], ticket=sentinels["ticket"])
+    return LLMSoloAgent(tools=[], domain_policy=sentinels["policy"], task=task, llm=LLM)
+
+
+def done_tool(agent: Any) -> Any:
+    """The one tool LLMSoloAgent adds to the tools it is given (its stop tool)."""
+    if len(agent.tools) != 1:
+        raise DumpError(f"LLMSoloAgent given no tools has {len(agent.tools)} tools; expected exactly its stop tool")
+    return agent.tools[0]
+
+
+def solo_prompt(agent: Any, stop_name: str | None) -> str:
+    """The solo agent's prompt, with its stop tool named `stop_name` where the prompt names it (None: as it is)."""
+    if stop_name is None:
+        return str(agent.system_prompt)
+    agent.STOP_FUNCTION_NAME = stop_name  # on the instance only: the class keeps its own
+    try:
+        return str(agent.system_prompt)
+    finally:
+        del agent.STOP_FUNCTION_NAME
+
+
+def solo_text(done_name: str) -> dict[str, str]:
+    """`agent_solo`: LLMSoloAgent's prompt with {{policy}}, {{ticket}} and, where it names its stop tool, {{done_tool}}."""
+    agents = {id(s): solo_agent(s) for s in (FIRST, SECOND)}
+    # Only when the class names its stop tool as the tool is named can the prompt's mention be the tool's name.
+    names_tool = getattr(agents[id(FIRST)], "STOP_FUNCTION_NAME", None) == done_name
+    keys = ("policy", "ticket", "done_tool") if names_tool else ("policy", "ticket")
+    template = ""
+    for sentinels in (FIRST, SECOND):
+        agent = agents[id(sentinels)]
+        prompt = solo_prompt(agent, sentinels["done_tool"] if names_tool else None)
+        values = {k: sentinels[k] for k in keys}
+        template = template or templatize("agent_solo", prompt, values)
+        check("agent_solo", template, values, prompt)
+        check("agent_solo", template, {**values, "done_tool": done_name}, solo_prompt(agent, None))
+    require("agent_solo", template, ("policy", "ticket"))
+    return {"agent_solo": template}
+
+
+def gt_agent(sentinels: dict[str, str], requestors: tuple[str, ...]) -> tuple[str, str]:
+    """LLMGTAgent's system prompt and its resolution steps for a task with sentinel actions of these requestors."""
+    from tau2.agent.llm_agent import LLMGTAgent
+
+    task = make_task([action(sentinels, r) for r in requestors])
+    agent = LLMGTAgent(tools=[], domain_policy=sentinels["policy"], task=task, llm=LLM)
+    return agent.system_prompt, agent.make_agent_instructions_from_actions()
+
+
+def action_values(act: dict[str, Any], n: int) -> dict[str, str]:
+    """What bench puts in a plan step's placeholders for one action (`call` as tau2's Action.get_func_format)."""
+    from tau2.data_model.tasks import Action
+
+    call = Action.model_validate(act).get_func_format()
+    return {"n": str(n), "name": act["name"], "call": call, "arguments": json.dumps(act["arguments"], sort_keys=True)}
+
+
+def number_positions(first: str, second: str, key: str) -> set[int]:
+    """Where a step rendered as step 1 and as step 2 differ: the places of its number."""
+    diffs = {i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b}
+    if len(first) != len(second) or any((first[i], second[i]) != ("1", "2") for i in diffs):
+        raise DumpError(f"text {key!r}: tau2's plan steps differ by more than their number between positions 1 and 2")
+    return diffs
+
+
+def step_template(key: str, first: str, second: str, act: dict[str, Any]) -> str:
+    """One plan step's template: the step number as {{n}}, the action's call, arguments and name as theirs."""
+    positions = number_positions(first, second, key)
+    numbered = "".join("\0" if i in positions else ch for i, ch in enumerate(first))
+    values = action_values(act, 1)
+    template = templatize(key, numbered, {k: values[k] for k in ("call", "arguments", "name")})
+    return template.replace("\0", "{{n}}")
+
+
+def plan_texts() -> dict[str, str]:
+    """`agent_plan`, `plan_step_agent`, `plan_step_user` and `plan_separator` from LLMGTAgent's resolution steps."""
+    _, agent_1 = gt_agent(FIRST, ("assistant",))
+    _, user_1 = gt_agent(FIRST, ("user",))
+    prompt_au, plan_au = gt_agent(FIRST, ("assistant", "user"))
+    _, plan_ua = gt_agent(FIRST, ("user", "assistant"))
+    if not (plan_au.startswith(agent_1) and plan_ua.startswith(user_1)):
+        raise DumpError("text 'agent_plan': a plan of two steps does not start with its first step as rendered alone")
+    rest_au, rest_ua = plan_au[len(agent_1):], plan_ua[len(user_1):]
+    separator = rest_au[:len(rest_au) - len(user_1)]
+    if rest_ua[:len(rest_ua) - len(agent_1)] != separator:
+        raise DumpError("text 'plan_separator': tau2 separates an agent step and a user step differently")
+    texts = {
+        "plan_step_agent": step_template("plan_step_agent", agent_1, rest_ua[len(separator):], action(FIRST, "assistant")),
+        "plan_step_user": step_template("plan_step_user", user_1, rest_au[len(separator):], action(FIRST, "user")),
+        "plan_separator": templatize("plan_separator", separator, {}),
+        "agent_plan": templatize("agent_plan", prompt_au, {"plan": plan_au, "policy": FIRST["policy"]}),
+    }
+    require("agent_plan", texts["agent_plan"], ("policy", "plan"))
+    for sentinels in (FIRST, SECOND):
+        for requestors in (("assistant", "user"), ("user", "assistant"), ("assistant", "user", "assistant")):
+            prompt, _ = gt_agent(sentinels, requestors)
+            plan = render_plan(texts, [action(sentinels, r) for r in requestors])
+            check("agent_plan", texts["agent_plan"], {"policy": sentinels["policy"], "plan": plan}, prompt)
+    return texts
+
+
+def render_plan(texts: dict[str, str], actions: list[dict[str, Any]]) -> str:
+    """A plan as bench renders it from the step templates."""
+    steps = [render(texts["plan_step_user" if a["requestor"] == "user" else "plan_step_agent"], action_values(a, n))
+             for n, a in enumerate(actions, start=1)]
+    return render(texts["plan_separator"], {}).join(steps)
+
+
+def user_simulator_class(name: str | None) -> Any:
+    """tau2's UserSimulator, or the user simulator its registry has under `name`."""
+    if name is None:
+        from tau2.user.user_simulator import UserSimulator
+
+        return UserSimulator
+    from tau2.registry import registry
+
+    try:
+        return registry.get_user_constructor(name)
+    except Exception as exc:
+        raise DumpError(f"no user simulator {name!r} in tau2's registry ({one_line(exc)})") from exc
+
+
+def user_texts(user_class: Any, tool: Any) -> dict[str, str]:
+    """`user` and `user_tools`: the user simulator's prompt without and with tools, the scenario as {{scenario}}."""
+    texts: dict[str, str] = {}
+    for key, tools in (("user", None), ("user_tools", [tool])):
+        for sentinels in (FIRST, SECOND):
+            try:
+                prompt = str(user_class(llm=LLM, instructions=sentinels["scenario"], tools=tools).system_prompt)
+            except OSError as exc:
+                raise DumpError(f"tau2's user simulator could not read its guidelines ({one_line(exc)}); "
+                                "point --data-dir at tau2's data") from exc
+            texts.setdefault(key, templatize(key, prompt, {"scenario": sentinels["scenario"]}))
+            check(key, texts[key], {"scenario": sentinels["scenario"]}, prompt)
+        require(key, texts[key], ("scenario",))
+    return texts
+
+
+def domain_tools(name: str) -> dict[str, Any]:
+    """One domain's agent tools (in the order tau2 sends them) and user tools (None when it has none)."""
+    from tau2.registry import registry
+
+    environment = registry.get_env_constructor(name)()
+    agent = [tool.openai_schema for tool in environment.get_tools()]
+    try:
+        user = [tool.openai_schema for tool in environment.get_user_tools()] or None
+    except Exception:  # noqa: BLE001 - as tau2 builds its user: a domain whose user tools raise gives the user none
+        user = None
+    json.dumps([agent, user])  # plain JSON or fail here, naming the domain
+    return {"agent": agent, "user": user}
+
+
+def all_tools(names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tools of every domain that builds, and the error of each that does not."""
+    from tau2.registry import registry
+
+    tools, failed = {}, {}
+    for name in names or list(registry.get_domains()):
+        try:
+            tools[name] = domain_tools(name)
+        except Exception as exc:  # noqa: BLE001 - a domain that does not build is reported by name and skipped
+            failed[name] = one_line(exc)
+    return tools, failed
+
+
+def sampling() -> dict[str, dict[str, Any]]:
+    """Each role's default LLM arguments (the seed is the seed policy's, so it is left out)."""
+    from tau2 import config
+
+    roles = {"agent": "DEFAULT_LLM_ARGS_AGENT", "user": "DEFAULT_LLM_ARGS_USER", "judge": "DEFAULT_LLM_NL_ASSERTIONS_ARGS"}
+    return {role: {k: v for k, v in dict(getattr(config, name)).items() if k != "seed"} for role, name in roles.items()}
+
+
+def conversation(agent: Any) -> dict[str, Any]:
+    """The greeting, the user's stop tokens and the solo agent's stop token."""
+    from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
+    from tau2.user import user_simulator
+
+    return {"greeting": DEFAULT_FIRST_AGENT_MESSAGE.content,
+            "user_stop_tokens": [user_simulator.STOP, user_simulator.TRANSFER, user_simulator.OUT_OF_SCOPE],
+            "solo_stop_token": agent.STOP_TOKEN}
+
+
+def source() -> dict[str, Any]:
+    """Where this tau2 is: version, location, Python and data directory."""
+    import tau2
+
+    try:
+        version = importlib.metadata.version("tau2")
+    except importlib.metadata.PackageNotFoundError:
+        version = str(getattr(tau2, "__version__", "unknown"))
+    try:
+        data_dir = str(importlib.import_module("tau2.utils").DATA_DIR)
+    except (ImportError, AttributeError):
+        data_dir = os.environ.get("TAU2_DATA_DIR", "")
+    return {"package": "tau2", "version": version, "location": os.path.dirname(os.path.abspath(tau2.__file__)),
+            "executable": sys.executable, "python_version": sys.version.split()[0], "data_dir": data_dir}
+
+
+def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
+    """Everything bench writes into a profile, read from this tau2."""
+    try:
+        import tau2  # noqa: F401
+    except Exception as exc:
+        raise DumpError(f"import tau2 failed: {one_line(exc)}") from exc
+    from tau2 import config
+
+    solo = solo_agent(FIRST)
+    done = done_tool(solo)
+    texts = {**agent_text(), **solo_text(done.name), **plan_texts(),
+             **user_texts(user_simulator_class(user_simulator), done)}
+    tools, failed = all_tools(domains)
+    return {"dump_format": DUMP_FORMAT, "source": source(), "texts": texts, "tools": tools, "failed_domains": failed,
+            "done_tool": done.openai_schema, "sampling": sampling(),
+            "seed": {"policy": "trial", "base": config.DEFAULT_SEED}, "conversation": conversation(solo)}
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the dump on stdout; on failure print `error: ...` as the last line of stderr and exit 3."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--domain", action="append", default=[], help="a domain of tau2's registry (repeatable)")
+    parser.add_argument("--user-simulator", help="the registry name of the user simulator whose prompt to take")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # whatever tau2 prints must not mix with the JSON
+            document = dump(args.domain, args.user_simulator)
+            text = json.dumps(document, ensure_ascii=False)
+    except DumpError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    out.write(text + "\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
