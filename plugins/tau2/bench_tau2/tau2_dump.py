@@ -319,8 +319,11 @@ def source() -> dict[str, Any]:
         data_dir = str(importlib.import_module("tau2.utils").DATA_DIR)
     except (ImportError, AttributeError):
         data_dir = os.environ.get("TAU2_DATA_DIR", "")
+    from tau2 import config
+
     return {"package": "tau2", "version": version, "location": os.path.dirname(os.path.abspath(tau2.__file__)),
-            "executable": sys.executable, "python_version": sys.version.split()[0], "data_dir": data_dir}
+            "executable": sys.executable, "python_version": sys.version.split()[0], "data_dir": data_dir,
+            "default_seed": config.DEFAULT_SEED}
 
 
 def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
@@ -329,8 +332,6 @@ def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
         import tau2  # noqa: F401
     except Exception as exc:
         raise DumpError(f"import tau2 failed: {one_line(exc)}") from exc
-    from tau2 import config
-
     solo = solo_agent(FIRST)
     done = done_tool(solo)
     texts = {**agent_text(), **solo_text(done.name), **plan_texts(),
@@ -338,7 +339,73 @@ def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
     tools, failed = all_tools(domains)
     return {"dump_format": DUMP_FORMAT, "source": source(), "texts": texts, "tools": tools, "failed_domains": failed,
             "done_tool": done.openai_schema, "sampling": sampling(),
-            "seed": {"policy": "trial", "base": config.DEFAULT_SEED}, "conversation": conversation(solo)}
+            "seed": {"policy": "trial"}, "conversation": conversation(solo),
+            "messages": message_style(wire_body(done))}
+
+
+PROBE_REPLY = {"id": "probe", "object": "chat.completion", "created": 0, "model": "probe",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def wire_body(tool: Any) -> dict[str, Any]:
+    """The JSON body tau2's own `generate` puts on the wire for a short history, caught by a loopback server.
+
+    How a message is spelt (field order, `name` beside `function`, escaped arguments, a null content left out) is
+    decided by tau2's client library, not tau2's text: sending one request is the only faithful way to learn it.
+    """
+    import http.server
+    import threading
+
+    from tau2.data_model.message import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+    from tau2.utils.llm_utils import generate
+
+    caught: list[bytes] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
+            caught.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            body = json.dumps(PROBE_REPLY).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    call = ToolCall(id="call_probe", name=tool.name, arguments={"text": "caf\u00e9"}, requestor="assistant")
+    history = [SystemMessage(role="system", content="probe"), UserMessage(role="user", content="probe"),
+               AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+               ToolMessage(id="call_probe", role="tool", content="probe", requestor="assistant")]
+    try:
+        generate(model="gpt-4.1", messages=history, tools=[tool], api_base=f"http://127.0.0.1:{server.server_port}/v1",
+                 api_key="probe", num_retries=0)
+    except Exception as exc:  # noqa: BLE001 - the request was caught before any reply was read
+        if not caught:
+            raise DumpError(f"tau2's generate sent nothing to the probe: {one_line(exc)}") from exc
+    finally:
+        server.shutdown()
+        server.server_close()
+    if not caught:
+        raise DumpError("tau2's generate sent nothing to the probe")
+    return dict(json.loads(caught[0]))
+
+
+def message_style(body: dict[str, Any]) -> dict[str, Any]:
+    """The [messages] settings the probe's body shows, refusing a body whose top-level order bench cannot send."""
+    keys = list(body)
+    if keys[:2] != ["model", "messages"] or keys[2:] != sorted(keys[2:]):
+        raise DumpError(f"tau2's request fields come in an order bench does not send: {keys}")
+    caller = next(m for m in body["messages"] if m.get("tool_calls"))
+    result = next(m for m in body["messages"] if m.get("role") == "tool")
+    arguments = caller["tool_calls"][0]["function"]["arguments"]
+    return {"tool_call_fields": list(caller["tool_calls"][0]), "tool_message_fields": list(result),
+            "ascii_arguments": "\\u00e9" in arguments, "null_content": "content" in caller}
 
 
 def one_line(exc: BaseException) -> str:

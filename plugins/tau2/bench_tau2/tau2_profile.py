@@ -50,6 +50,8 @@ class Tau2Dump:
     sampling: dict[str, dict[str, Any]]
     seed: dict[str, Any]
     conversation: dict[str, Any]
+    messages: dict[str, Any]
+    """How tau2's requests spell messages on the wire, from a request its own `generate` sent to a loopback probe."""
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +101,9 @@ def check_output_dir(output: Path, force: bool) -> None:
 def run_dump(python: str, *, data_dir: str | None, domains: Sequence[str], user_simulator: str | None) -> Any:
     """Run the dump script in `python` and parse the JSON document it prints; ConfigError naming `python` otherwise."""
     env = dict(os.environ)
+    # Offline: litellm would fetch its price map at import; the probe request goes to loopback, never via a proxy.
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    env["NO_PROXY"] = ",".join(filter(None, [env.get("NO_PROXY"), "127.0.0.1"]))
     if data_dir is not None:
         env["TAU2_DATA_DIR"] = str(Path(data_dir).resolve())
     args = [python, str(DUMP_SCRIPT), *(a for d in domains for a in ("--domain", d))]
@@ -154,6 +159,7 @@ def check_dump(python: str, document: Any) -> Tau2Dump:
                   for role, values in _mapping(doc.get("sampling"), where, "$.sampling").items() if role in ROLES},
         seed=dict(_mapping(doc.get("seed"), where, "$.seed")),
         conversation=dict(_mapping(doc.get("conversation"), where, "$.conversation")),
+        messages=dict(_mapping(doc.get("messages"), where, "$.messages")),
     )
 
 
@@ -240,6 +246,7 @@ def profile_toml(dump: Tau2Dump, *, name: str, python: str) -> str:
         **{f"sampling.{role}": values for role, values in dump.sampling.items()},
         "seed": dump.seed,
         "conversation": dump.conversation,
+        "messages": dump.messages,
     }
     description = f"{source.get('package', 'tau2')} {version}: its prompts, tool schemas and defaults"
     lines = [f"format = {PROFILE_FORMAT}", f"name = {toml_value(name)}", f"description = {toml_value(description)}"]
