@@ -383,7 +383,8 @@ def runs_command(db_path: str, fmt: str) -> None:
         return
     for r in rows:
         mean = "-" if r["mean_reward"] is None else f"{r['mean_reward']:.3f}"
-        click.echo(f"{r['id']}  {r['status']}  {r['conversations']} conversations  mean reward {mean}  {r['created_utc']}")
+        profile = f"profile {r['profile']} ({str(r['profile_sha256'])[:12]})" if r.get("profile") else "profile bench (before profiles)"
+        click.echo(f"{r['id']}  {r['status']}  {r['conversations']} conversations  mean reward {mean}  {profile}  {r['created_utc']}")
 
 
 def require_db(db_path: str) -> None:

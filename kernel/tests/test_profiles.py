@@ -331,24 +331,20 @@ def test_a_solo_agent_gets_the_profiles_user_schemas_after_its_own() -> None:
     profile = with_tools("toy", [schema("increment", "p"), schema("get_counter", "p")],
                          [schema("switch_lamp", "p"), schema("look_at_lamp", "p")])
 
-    sent = profile.present_tools("toy", "agent", agent + user)
+    sent = profile.present_tools("toy", "agent", agent + user, solo=True)
 
     assert sent == [schema("increment", "p"), schema("get_counter", "p"), schema("switch_lamp", "p"), schema("look_at_lamp", "p")]
     with pytest.raises(ConfigError, match="switch_lamp"):
         with_tools("toy", [schema("increment"), schema("get_counter")], [schema("look_at_lamp")]).present_tools(
-            "toy", "agent", agent + user)
+            "toy", "agent", agent + user, solo=True)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Profile.present_tools builds its lookup as {name: schema for [*own, *other side]}, "
-                                       "so a name on both sides gets the other side's schema")
 def test_a_tool_on_both_sides_is_sent_to_the_agent_with_the_agents_schema() -> None:
     profile = with_tools("toy", [schema("get_counter", "agent side")], [schema("get_counter", "user side")])
 
-    assert profile.present_tools("toy", "agent", [schema("get_counter")]) == [schema("get_counter", "agent side")]
+    assert profile.present_tools("toy", "agent", [schema("get_counter")], solo=True) == [schema("get_counter", "agent side")]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Profile.present_tools looks up the other side in every mode, so in the default "
-                                       "mode an agent tool the profile has only for the user passes profile_fits")
 def test_in_the_default_mode_an_agent_tool_only_on_the_profiles_user_side_is_refused() -> None:
     data = toy_data()
     profile = with_tools("toy", [schema("get_counter")], [schema("increment"), schema("look_at_lamp"), schema("switch_lamp")])
@@ -421,8 +417,6 @@ def test_resuming_a_named_run_with_an_edited_profile_is_refused(use_plugins: Cal
     assert "changed: profile" in result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="bug: docs/profiles.md says the profile's name and hash go into `bench runs`; "
-                                       "Store.runs() and cli.py runs_command show neither")
 def test_bench_runs_names_each_runs_profile(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
@@ -580,3 +574,22 @@ def test_replay_answers_in_order_then_errors() -> None:
     assert [r["choices"][0]["finish_reason"] for r in replayed] == ["stop", "tool_calls"]
     assert beyond.status_code == 500
     assert len(replayer.errors) == 1 and "no more replies" in str(replayer.errors[0])
+
+
+def test_a_profile_with_no_user_schemas_for_a_domain_whose_user_has_tools_is_refused() -> None:
+    data = toy_data()
+    agent, _ = toy_schemas()
+    profile = with_tools("toy", agent, None)
+
+    with pytest.raises(ConfigError, match="user tool"):
+        profile_fits(profile, data, data.tasks, Mode.DEFAULT)
+
+
+def test_a_partial_profiles_sampling_is_merged_key_by_key_with_benchs(tmp_path: Path) -> None:
+    directory = write_profile(tmp_path / "p", MINIMAL_TOML + "\n[sampling.agent]\ntop_p = 0.5\n[sampling.critic]\nseedless = 1\n")
+
+    sampling = load_profile(directory).sampling
+
+    assert sampling["agent"] == {"temperature": 0.0, "top_p": 0.5}  # bench's stated temperature is kept
+    assert sampling["critic"] == {"seedless": 1}
+    assert sampling["user"] == load_profile(None).sampling["user"]

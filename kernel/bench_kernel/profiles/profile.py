@@ -138,15 +138,20 @@ class Profile:
         except KeyError:
             raise ConfigError(f"profile {self.name!r} has no text {key!r}") from None
 
-    def present_tools(self, domain: str, side: str, schemas: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The schemas to send for the tools a domain offers: the profile's own, in its order, when it has the domain."""
-        sides = self.tools.get(domain) or {}
-        own = sides.get(side)
-        if own is None:
+    def present_tools(self, domain: str, side: str, schemas: Sequence[dict[str, Any]], *,
+                      solo: bool = False) -> list[dict[str, Any]]:
+        """The schemas to send for the tools a domain offers: the profile's own, in its order, when it has the domain.
+
+        A solo agent is also offered the user's tools, after its own, as tau2's solo mode does (`solo=True`).
+        """
+        if domain not in self.tools:
             return list(schemas)
+        sides = self.tools[domain]
+        own = sides.get(side) or []
         offered = {s["function"]["name"] for s in schemas}
-        # A solo agent is also offered the user's tools (after its own), as tau2's solo mode does.
-        known = {s["function"]["name"]: s for s in [*own, *(sides.get(other(side)) or [])]}
+        known = {s["function"]["name"]: s for s in own}
+        for schema in (sides.get(other(side)) or []) if solo else []:
+            known.setdefault(schema["function"]["name"], schema)  # a tool on both sides keeps its own side's schema
         missing = sorted(offered - set(known))
         if missing:
             raise ConfigError(f"profile {self.name!r} has no schema for the {domain} {side} tool(s) {', '.join(missing)} "
@@ -165,7 +170,7 @@ class Profile:
 
     def with_sampling(self, models: Mapping[str, ModelConfig]) -> dict[str, ModelConfig]:
         """The roles' model configurations with the profile's sampling under each role's own (the role's wins)."""
-        merged = {}
+        merged: dict[str, ModelConfig] = {}
         for role, config in models.items():
             defaults = self.sampling.get(role) or {}
             merged[role] = attrs.evolve(config, sampling={**defaults, **config.sampling}) if defaults else config
@@ -239,7 +244,7 @@ def _read(directory: Path, base: Profile | None) -> Profile:
     fields: dict[str, Any] = {
         "name": settings.name, "description": settings.description, "source": settings.source,
         "path": None if base is None else str(directory.resolve()), "texts": texts, "tools": tools,
-        "done_tool": done, "sampling": {**(base.sampling if base else {}), **settings.sampling},
+        "done_tool": done, "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
         "seed_policy": settings.seed.policy or (base.seed_policy if base else "conversation"),
         "greeting": _pick(conversation.greeting, base and base.greeting, "greeting"),
         "user_stop_tokens": tuple(_pick(conversation.user_stop_tokens, base and list(base.user_stop_tokens), "user_stop_tokens")),
@@ -250,6 +255,11 @@ def _read(directory: Path, base: Profile | None) -> Profile:
     if fields["done_tool"] is None:
         raise ConfigError(f"{directory}: no tools/done.json")
     return Profile(**fields, sha256=_content_hash(fields))
+
+
+def _merged_sampling(base: Mapping[str, Mapping[str, Any]], own: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each role's sampling key by key: a profile that sets top_p keeps bench's stated temperature."""
+    return {role: {**base.get(role, {}), **own.get(role, {})} for role in [*base, *(r for r in own if r not in base)]}
 
 
 def _settings(path: Path) -> _ProfileFile:
@@ -274,12 +284,12 @@ def _settings(path: Path) -> _ProfileFile:
 
 
 def _message_style(path: Path, own: _Messages, base: MessageStyle) -> MessageStyle:
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(own).items() if v is not None}
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(own).items() if v is not None}
     for key, allowed in (("tool_call_fields", TOOL_CALL_FIELDS), ("tool_message_fields", TOOL_MESSAGE_FIELDS)):
         unknown = sorted(set(fields.get(key, ())) - allowed)
         if unknown:
             raise ConfigError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(sorted(allowed))}) @ $.messages.{key}")
-    return attrs.evolve(base, **fields)
+    return MessageStyle(**{**attrs.asdict(base, recurse=False), **fields})
 
 
 def _texts(directory: Path) -> dict[str, str]:

@@ -424,8 +424,9 @@ def profile_fits(profile: Profile, data: DomainData, tasks: Sequence[Task], mode
     """Refuse, before anything is stored, a profile whose tool schemas do not cover the tools the domain offers."""
     if not tasks or not profile.covers(data.name):
         return
-    env = build_environment(data, tasks[0], solo=mode is Mode.NO_USER)
-    profile.present_tools(data.name, "agent", env.agent_schemas())
+    solo = mode is Mode.NO_USER
+    env = build_environment(data, tasks[0], solo=solo)
+    profile.present_tools(data.name, "agent", env.agent_schemas(), solo=solo)
     user_tools = env.user_schemas()
     if user_tools is not None:
         profile.present_tools(data.name, "user", user_tools)
@@ -752,7 +753,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     user_tools = env.user_schemas(task.user_tools)
     setup = ConversationSetup(
         task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
-        agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas()),
+        agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas(), solo=config.mode is Mode.NO_USER),
         user_tools=None if user_tools is None else profile.present_tools(ctx.data.name, "user", user_tools),
         history=tuple(history), profile=profile,
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,

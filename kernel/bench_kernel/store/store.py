@@ -316,6 +316,8 @@ class Store:
     def runs(self) -> list[dict[str, Any]]:
         """Every run with its conversation count and mean agent reward; a run whose process died reads interrupted."""
         sql = """select r.id, r.created_utc, r.status, r.seed, r.holder_host, r.holder_pid, r.holder_started, r.heartbeat_utc,
+                   json_extract(r.config_json, '$.profile.name') as profile,
+                   json_extract(r.config_json, '$.profile.sha256') as profile_sha256,
                    count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
                  from runs r left join conversations c on c.run_id = r.id
                  group by r.id order by r.created_utc"""

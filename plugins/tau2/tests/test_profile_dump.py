@@ -25,7 +25,7 @@ from bench_tau2 import make_tau2_profile, profile_tau2
 from bench_tau2.tau2_profile import DUMP_SCRIPT, toml_value
 from click.testing import CliRunner
 
-from bench_kernel import ConfigError
+from bench_kernel import ConfigError, load_profile
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
@@ -66,6 +66,40 @@ FAKE_TAU2 = {
                 actions = [Action.model_validate(a) for a in data["evaluation_criteria"]["actions"]]
                 task.evaluation_criteria = SimpleNamespace(actions=actions)
                 return task
+    """,
+    "tau2/data_model/message.py": """
+        class _Message:
+            def __init__(self, **fields):
+                self.__dict__.update(fields)
+
+        class SystemMessage(_Message): pass
+        class UserMessage(_Message): pass
+        class AssistantMessage(_Message): pass
+        class ToolMessage(_Message): pass
+        class ToolCall(_Message): pass
+    """,
+    "tau2/utils/llm_utils.py": """
+        import json
+        import urllib.request
+
+        def _spell(m):
+            # this fake client's own wire spelling: tool calls as (type, id, function), results as (tool_call_id,
+            # role, content), arguments with non-ASCII kept, a null content sent
+            if getattr(m, "tool_calls", None):
+                calls = [{"type": "function", "id": c.id, "function": {"name": c.name,
+                          "arguments": json.dumps(c.arguments, ensure_ascii=False)}} for c in m.tool_calls]
+                return {"role": m.role, "content": m.content, "tool_calls": calls}
+            if m.role == "tool":
+                return {"tool_call_id": m.id, "role": "tool", "content": m.content}
+            return {"role": m.role, "content": m.content}
+
+        def generate(model, messages, tools=None, api_base=None, api_key=None, **kwargs):
+            body = {"model": model, "messages": [_spell(m) for m in messages], "temperature": 0.0,
+                    "tool_choice": "auto", "tools": [t.openai_schema for t in tools or []]}
+            request = urllib.request.Request(api_base + "/chat/completions", data=json.dumps(body).encode(),
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request) as reply:
+                return json.loads(reply.read())
     """,
     "tau2/environment/__init__.py": "",
     "tau2/environment/tool.py": """
@@ -226,7 +260,11 @@ def test_dump_document(fake_tau2: Path) -> None:
     assert document["done_tool"]["function"]["name"] == "finish"
     assert document["sampling"] == {"agent": {"temperature": 0.5, "top_p": 0.9}, "user": {"temperature": 0.25},
                                     "judge": {"temperature": 0.0}}
-    assert document["seed"] == {"policy": "trial", "base": 7}
+    assert document["seed"] == {"policy": "trial"}
+    assert document["source"]["default_seed"] == 7
+    assert document["messages"] == {"tool_call_fields": ["type", "id", "function"],
+                                    "tool_message_fields": ["tool_call_id", "role", "content"],
+                                    "ascii_arguments": False, "null_content": True}  # as the fake client spelt its probe
     assert document["conversation"] == {"greeting": "Hello there, what do you need?",
                                         "user_stop_tokens": ["<<bye>>", "<<human>>", "<<lost>>"],
                                         "solo_stop_token": "<<over>>"}
@@ -249,7 +287,9 @@ def test_written_directory(fake_tau2: Path, tmp_path: Path) -> None:
     assert settings["source"]["version"] == "0.0.fake" and settings["source"]["python"] == sys.executable
     assert settings["source"]["skipped_domains"] == ["broken"]
     assert settings["sampling"]["user"] == {"temperature": 0.25}
-    assert settings["seed"] == {"policy": "trial", "base": 7}
+    assert settings["seed"] == {"policy": "trial"}
+    assert settings["messages"]["tool_call_fields"] == ["type", "id", "function"]
+    assert load_profile(out).messages.tool_message_fields == ("tool_call_id", "role", "content")  # bench reads it back
     assert settings["conversation"]["user_stop_tokens"] == ["<<bye>>", "<<human>>", "<<lost>>"]
     assert sorted(p.name for p in (out / "texts").iterdir()) == sorted(
         f"{k}.md" for k in ("agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator",
@@ -416,7 +456,13 @@ def test_real_tau2_matches_recordings(real_profile: tuple[Path, str, Path], doma
     assert user[0]["messages"][0]["content"] == render(texts["user"], scenario=tau2_scenario(python, data, domain))
     settings = tomllib.loads((out / "profile.toml").read_text(encoding="utf-8"))
     assert user[0]["messages"][1]["content"] == settings["conversation"]["greeting"]
-    trial_seed = random.Random(settings["seed"]["base"]).randint(0, 1_000_000)
+    assert settings["seed"]["policy"] == "trial"
+    trial_seed = random.Random(settings["source"]["default_seed"]).randint(0, 1_000_000)
     assert {b["seed"] for b in bodies} == {trial_seed}
+    tool_messages = [m for b in agent for m in b["messages"] if m["role"] == "tool"]
+    callers = [m for b in agent for m in b["messages"] if m.get("tool_calls")]
+    assert {tuple(m) for m in tool_messages} == {tuple(settings["messages"]["tool_message_fields"])}
+    assert {tuple(c) for m in callers for c in m["tool_calls"]} == {tuple(settings["messages"]["tool_call_fields"])}
+    assert all(("content" in m) == settings["messages"]["null_content"] for m in callers)
     assert {b["temperature"] for b in agent} == {settings["sampling"]["agent"]["temperature"]}
     assert {b["temperature"] for b in user} == {settings["sampling"]["user"]["temperature"]}
