@@ -98,7 +98,8 @@ def _domain_config(config: dict[str, Any]) -> RunConfig:
 
 def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     models = config.get("models", {})
-    profile = config.get("profile") if isinstance(config.get("profile"), dict) else {}
+    recorded = config.get("profile")
+    profile: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     info = {
         "git_commit": _producer(), "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
         "max_errors": config.get("max_errors"), "seed": config.get("seed"),

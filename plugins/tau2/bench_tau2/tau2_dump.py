@@ -363,7 +363,7 @@ def wire_body(tool: Any) -> dict[str, Any]:
     caught: list[bytes] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
+        def do_POST(self) -> None:
             caught.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             body = json.dumps(PROBE_REPLY).encode()
             self.send_response(200)
@@ -385,7 +385,7 @@ def wire_body(tool: Any) -> dict[str, Any]:
     try:
         generate(model="gpt-4.1", messages=history, tools=[tool], api_base=f"http://127.0.0.1:{server.server_port}/v1",
                  api_key="probe", num_retries=0)
-    except Exception as exc:  # noqa: BLE001 - the request was caught before any reply was read
+    except Exception as exc:
         if not caught:
             raise DumpError(f"tau2's generate sent nothing to the probe: {one_line(exc)}") from exc
     finally:
