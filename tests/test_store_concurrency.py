@@ -56,13 +56,13 @@ def stored(db: Path, run_id: str | None = None) -> int:
         return 0
 
 
-def wait_stored(process: subprocess.Popen[str], db: Path, at_least: int, limit_s: float = 120) -> None:
-    """Poll until at_least conversations are stored; fail if the process ends first (raise the trials then)."""
+def wait_stored(process: subprocess.Popen[str], db: Path, at_least: int, limit_s: float = 120, run_id: str | None = None) -> None:
+    """Poll until at_least conversations (of run_id, when given) are stored; fail if the process ends first."""
     deadline = time.monotonic() + limit_s  # a safety net against a hung run, not a timing assertion
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"the run ended (code {process.returncode}) before {at_least} conversations were stored")
-        if stored(db) >= at_least:
+        if stored(db, run_id) >= at_least:
             return
         time.sleep(0.01)
     pytest.fail(f"no {at_least} conversations stored within {limit_s}s")
@@ -111,7 +111,7 @@ def test_parallel_runs_on_one_fresh_database_all_complete_while_reports_read(tmp
     processes = [start(run_args(db, trials, "--run-id", f"w{n}", "--concurrency", "8"), tmp_path, f"w{n}")
                  for n in range(writers)]
     try:
-        wait_stored(processes[0], db, 1)
+        wait_stored(processes[0], db, 1, run_id="w0")  # w0 itself must exist: another run may store first
         report = bench(["report", "w0", "--db", str(db), "--format", "json"], tmp_path)  # while the runs write
         codes = [finish(p) for p in processes]
     finally:

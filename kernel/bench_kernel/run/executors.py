@@ -26,7 +26,7 @@ from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager
-from bench_kernel.profiles.profile import load_profile
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.run.runner import (
     RunConfig,
     RunContext,
@@ -143,6 +143,8 @@ class WorkerSpec:
     """The results database, read only (the model cache) by workers."""
     spent: float
     plugins: list[str] | None
+    profile: Profile | None = None
+    """The run's profile as the driver read it (shipped, so a worker never reads another version of its files)."""
 
 
 def worker_spec(ctx: RunContext, store_path: str, workers: int) -> WorkerSpec:
@@ -153,7 +155,7 @@ def worker_spec(ctx: RunContext, store_path: str, workers: int) -> WorkerSpec:
     in_flight = None if config.max_in_flight is None else _share(config.max_in_flight, workers)
     shared = attrs.evolve(config, concurrency=_share(config.concurrency, workers), models=models, max_in_flight=in_flight)
     return WorkerSpec(config=shared, run_id=ctx.run_id, store_path=os.path.abspath(store_path), spent=ctx.models.spent,
-                      plugins=ctx.plugins)
+                      plugins=ctx.plugins, profile=ctx.profile)
 
 
 def _share(total: int, workers: int) -> int:
@@ -199,7 +201,7 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, list(tasks))
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
-    profile = load_profile(config.profile)
+    profile = spec.profile or load_profile(config.profile)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}), store=store,
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
                       spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight)
