@@ -79,7 +79,16 @@ if TYPE_CHECKING:
     )
     from bench_kernel.modelhub.hub import ConversationModels, ModelHub
     from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
-    from bench_kernel.profiles.profile import PLACEHOLDERS, MessageStyle, Profile, load_profile, trial_seeds
+    from bench_kernel.profiles.profile import (
+        PLACEHOLDER,
+        PLACEHOLDERS,
+        PROFILE_FORMAT,
+        PROFILE_NAME,
+        MessageStyle,
+        Profile,
+        load_profile,
+        trial_seeds,
+    )
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
     from bench_kernel.report.report import Report, build_report, run_registry
@@ -160,7 +169,10 @@ __all__ = [
     "FINISHED",
     "GOAL_STATUSES",
     "GREETING",
+    "PLACEHOLDER",
     "PLACEHOLDERS",
+    "PROFILE_FORMAT",
+    "PROFILE_NAME",
     "STOP_TOKENS",
     "Action",
     "Agent",
@@ -381,7 +393,9 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.modelhub.hub": ("ConversationModels", "ModelHub"),
     "bench_kernel.plugins": ("PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
-    "bench_kernel.profiles.profile": ("PLACEHOLDERS", "MessageStyle", "Profile", "load_profile", "trial_seeds"),
+    "bench_kernel.profiles.profile": (
+        "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "MessageStyle", "Profile", "load_profile", "trial_seeds",
+    ),
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
     "bench_kernel.report.report": ("Report", "build_report", "run_registry"),

@@ -19,12 +19,13 @@ from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.serialization import canonical_json, check_plain_data, read_json, read_text, structure
 
-FORMAT = 1
+PROFILE_FORMAT = 1
 BUILTIN_DIR = Path(__file__).with_name("bench")
 SEED_POLICIES = ("conversation", "trial")
 TRIAL_SEED_RANGE = (0, 1_000_000)
 """tau2 draws each trial's seed with random.randint over this range."""
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""What a profile (and a domain file of it) may be named."""
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 PLACEHOLDERS: dict[str, frozenset[str]] = {
     key: frozenset(names) for key, names in {
@@ -271,9 +272,9 @@ def _settings(path: Path) -> _ProfileFile:
     if problems:
         raise ConfigError(f"{path}: {problems[0]}")
     settings = structure(data, _ProfileFile, source=str(path))
-    if settings.format != FORMAT:
-        raise ConfigError(f"{path}: profile format {settings.format} is not known to this bench (it reads format {FORMAT}) @ $.format")
-    if not NAME.match(settings.name):
+    if settings.format != PROFILE_FORMAT:
+        raise ConfigError(f"{path}: profile format {settings.format} is not known to this bench (it reads format {PROFILE_FORMAT}) @ $.format")
+    if not PROFILE_NAME.match(settings.name):
         raise ConfigError(f"{path}: a profile name is letters, digits, '.', '_' and '-', not {settings.name!r} @ $.name")
     if settings.seed.policy is not None and settings.seed.policy not in SEED_POLICIES:
         raise ConfigError(f"{path}: unknown seed policy {settings.seed.policy!r} (known: {', '.join(SEED_POLICIES)}) @ $.seed.policy")

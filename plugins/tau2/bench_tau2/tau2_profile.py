@@ -13,27 +13,14 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import ConfigError
+from bench_kernel import PLACEHOLDER, PLACEHOLDERS, PROFILE_FORMAT, PROFILE_NAME, ConfigError
 
 DUMP_SCRIPT = Path(__file__).with_name("tau2_dump.py")
 DUMP_FORMAT = 1
-PROFILE_FORMAT = 1
 DUMP_TIMEOUT_S = 900
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
-PLACEHOLDERS: dict[str, frozenset[str]] = {
-    key: frozenset(names) for key, names in {
-        "agent": ("policy", "domain"),
-        "agent_solo": ("policy", "domain", "ticket", "done_tool"),
-        "agent_plan": ("policy", "domain", "plan"),
-        "plan_step_agent": ("n", "name", "arguments", "call"),
-        "plan_step_user": ("n", "name", "arguments", "call"),
-        "plan_separator": (),
-        "user": ("scenario",),
-        "user_tools": ("scenario",),
-    }.items()
-}
-"""The texts a tau2 dump provides and the placeholders docs/profiles.md allows each."""
+TAU2_TEXTS = frozenset({"agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator", "user",
+                        "user_tools"})
+"""The texts a tau2 dump provides (the kernel's PLACEHOLDERS say which placeholders each may use)."""
 ROLES = ("agent", "user", "judge")
 STDERR_TAIL = 2000
 
@@ -71,7 +58,7 @@ def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None,
                       name: str | None = None, force: bool = False, user_simulator: str | None = None) -> WrittenProfile:
     """Dump tau2's profile with `python` and write it into `output` (docs/profiles.md)."""
     profile_name = name or "tau2"
-    if not NAME.match(profile_name):
+    if not PROFILE_NAME.match(profile_name):
         raise ConfigError(f"--name: a profile name is letters, digits, '.', '_' and '-', not {profile_name!r}")
     check_output_dir(output, force)
     document = run_dump(python, data_dir=data_dir, domains=domains, user_simulator=user_simulator)
@@ -148,7 +135,7 @@ def check_dump(python: str, document: Any) -> Tau2Dump:
     tools = {domain: _domain_tools(sides, where, f"$.tools.{domain}")
              for domain, sides in _mapping(doc.get("tools"), where, "$.tools").items()}
     for domain in tools:
-        if domain == "done" or not NAME.match(domain):
+        if domain == "done" or not PROFILE_NAME.match(domain):
             raise ConfigError(f"{where}: domain name {domain!r} cannot name a file tools/{domain}.json @ $.tools")
     return Tau2Dump(
         source=dict(_mapping(doc.get("source"), where, "$.source")),
@@ -164,7 +151,7 @@ def check_dump(python: str, document: Any) -> Tau2Dump:
 
 
 def _check_placeholders(key: str, text: str, where: str) -> None:
-    allowed = PLACEHOLDERS.get(key)
+    allowed = PLACEHOLDERS.get(key) if key in TAU2_TEXTS else None
     if allowed is None:
         raise ConfigError(f"{where} has a text bench does not know @ $.texts.{key}")
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(text)} - allowed)
