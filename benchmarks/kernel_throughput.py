@@ -79,6 +79,7 @@ class PacedOracle(Agent):
     """The oracle with a model-like latency per turn."""
 
     name: str = "paced-oracle"
+    calls_models_itself: bool = False
     latency_s: float = 0.02
 
     def start(self, setup: ConversationSetup) -> AgentSession:

@@ -89,6 +89,7 @@ class OracleAgent(Agent):
 
     name: str = "oracle"
     description: str = "Replays the task's gold actions, then ends (no model)."
+    calls_models_itself: bool = False
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A fresh oracle session."""
@@ -118,6 +119,7 @@ class DoNothingAgent(Agent):
 
     name: str = "do-nothing"
     description: str = "Calls no tool and helps with nothing: the baseline."
+    calls_models_itself: bool = False
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A fresh do-nothing session."""

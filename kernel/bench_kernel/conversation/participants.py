@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, UserMessage
+from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.tasks.schema import Task
 
@@ -50,6 +50,11 @@ class ConversationSetup:
 class AgentSession:
     """One agent in one conversation."""
 
+    termination: TerminationReason | None = None
+    """Why the conversation ended, set by the kernel just before `close()`: a TerminationReason (`infrastructure_error`
+    when the conversation crashed), or None while it runs and when it was cancelled (an interrupted run, the run's
+    deadline)."""
+
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """Answer what arrived since the agent last spoke (a user message or tool results)."""
         raise NotImplementedError
@@ -64,6 +69,9 @@ class AgentSession:
 
 class UserSession:
     """One simulated user in one conversation."""
+
+    termination: TerminationReason | None = None
+    """Why the conversation ended, set by the kernel just before `close()` (see AgentSession.termination)."""
 
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """Answer what arrived since the user last spoke (an agent message or tool results)."""
@@ -85,10 +93,24 @@ class Agent:
     description: str = ""
     model_roles: tuple[str, ...] = ()
     """Model roles the agent needs configured (checked before a run starts)."""
+    calls_models_itself: bool = True
+    """The agent may call models bench does not see (its own client, a service behind a URL). A conversation in which
+    such an agent made no ledgered call of the `agent` role has an unknown `agent_cost` (None), never 0.0. Agents that
+    call models only through `setup.models`, or never, set False: their cost is what the ledger holds (0.0 without
+    calls)."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
         raise NotImplementedError
+
+    def fingerprint(self, options: Mapping[str, Any]) -> dict[str, str]:
+        """What identifies the code behind the agent beyond its name and options (a source hash, a framework version).
+
+        Called once per run, before anything is stored, with the run's agent options. A non-empty result is part of
+        the run's identity and hash (so edited code gives a new run id, and a resume with it is refused) and is shown
+        in the report header. The default, empty, leaves the identity as it was.
+        """
+        return {}
 
 
 @attrs.define(kw_only=True)

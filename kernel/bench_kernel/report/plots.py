@@ -81,8 +81,10 @@ def _turns(store: Store, rows: list[dict[str, Any]]) -> dict[str, list[int]]:
 
 
 def _costs(store: Store, run_id: str) -> list[tuple[float, float]]:
-    return [((r["agent_cost"] or 0.0) + (r["user_cost"] or 0.0), r["reward"] or 0.0) for r in store.conversations(run_id)
-            if r["arm"] == "agent" and r["termination_reason"] != INFRA]
+    # A conversation whose cost is unknown (an unpriced model, an agent calling its models itself) is left out, not 0.
+    return [(r["agent_cost"] + r["user_cost"], r["reward"] or 0.0) for r in store.conversations(run_id)
+            if r["arm"] == "agent" and r["termination_reason"] != INFRA
+            and r["agent_cost"] is not None and r["user_cost"] is not None]
 
 
 def _model_label(report: Report) -> str:

@@ -89,8 +89,8 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         flips=flip_summary(outcomes),
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
         tasks=_task_rows(outcomes, agent_rows, rows),
-        costs=[_cost_row(r) for r in store.llm_costs(run_id)],
-        header={**_header(run, len({r["task_id"] for r in rows})), **_in_flight(store, run_id)},
+        costs=[_cost_row(r) for r in [*store.llm_costs(run_id), *store.reported_usage(run_id)]],
+        header={**_header(run, len({r["task_id"] for r in rows})), **_reported_models(store, run_id), **_in_flight(store, run_id)},
         counts=_counts(rows, outcomes),
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
@@ -156,7 +156,13 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
             "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
             "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
             "seed": config.get("seed"), "profile": _profile_label(config.get("profile")), "tasks": tasks,
-            "plugins": _plugin_versions(run.plugins)}
+            "plugins": _plugin_versions(run.plugins),
+            **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {})}
+
+
+def _reported_models(store: Store, run_id: str) -> dict[str, Any]:
+    models = store.reported_models(run_id)
+    return {"agent_models": models} if models else {}
 
 
 def _profile_label(profile: Any) -> str:
@@ -418,12 +424,25 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
     models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
     data = header.get("data") if not header.get("split") else f"{header.get('data')}, split {header.get('split')}"
     plugins = ", ".join(f"{name} {version or '(unknown version)'}" for name, version in header.get("plugins", {}).items())
-    return [f"domain {header.get('domain')} ({data}), agent {header.get('agent')}, user {header.get('user')}, "
+    return [f"domain {header.get('domain')} ({data}), agent {_agent_label(header)}, user {header.get('user')}, "
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}",
             f"profile: {header.get('profile')}",
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
+
+
+def _agent_label(header: dict[str, Any]) -> str:
+    """The agent with what identifies its code (its fingerprint) and the models it reported using."""
+    details = [f"{key} {_short(value)}" for key, value in (header.get("agent_fingerprint") or {}).items()]
+    if header.get("agent_models"):
+        details.append(f"reports model {', '.join(header['agent_models'])}")
+    return f"{header.get('agent')} ({', '.join(details)})" if details else str(header.get("agent"))
+
+
+def _short(value: str) -> str:
+    """A long hex digest cut to 12 characters (the whole of it is in the stored configuration)."""
+    return f"{value[:12]}…" if len(value) > 16 and all(c in "0123456789abcdef" for c in value) else value
 
 
 def _in_flight_lines(header: dict[str, Any]) -> list[str]:

@@ -21,7 +21,7 @@ from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
-from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
+from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, evaluate, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
@@ -139,19 +139,25 @@ class RunConfig:
                 role.pop(key)
         return data
 
-    def recorded_identity(self, profile: Profile) -> dict[str, Any]:
-        """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults."""
+    def recorded_identity(self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults, and
+        the agent's fingerprint when it has one."""
         sampling = {role: dict(values) for role, values in profile.sampling.items()}
-        return {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
+        recorded = {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
+        return {**recorded, "agent_fingerprint": dict(agent_fingerprint)} if agent_fingerprint else recorded
 
-    def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None) -> str:
+    def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None,
+                    agent_fingerprint: Mapping[str, str] | None = None) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
 
         The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
-        counts by name and content, so two runs that differ only in profile never share an id.
+        counts by name and content, so two runs that differ only in profile never share an id; the agent's
+        fingerprint (`Agent.fingerprint`) counts when it is not empty, so runs of agents without one keep their ids.
         """
         identity = self.identity()
         identity["profile"] = (profile or load_profile(self.profile)).identity()
+        if agent_fingerprint:
+            identity["agent_fingerprint"] = dict(agent_fingerprint)
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
             if "persona_file" in identity:
@@ -398,6 +404,20 @@ class _Resolved:
     metrics: list[tuple[str, Metric]]
 
 
+def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | None = None) -> dict[str, str]:
+    """The agent's fingerprint, checked: a str -> str mapping; a failing or malformed one refuses the run."""
+    where = f"agent {agent.name!r}" + (f" (plugin {plugin!r})" if plugin else "")
+    try:
+        found = agent.fingerprint(options)
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"{where} could not compute its fingerprint: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(found, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+        raise ConfigError(f"{where}: fingerprint() must return a dict of str to str, got {found!r:.200}")
+    return dict(found)
+
+
 def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
     """Resolve names and refuse what cannot work, so that a mistyped --agent never leaves a begun run behind."""
     data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
@@ -460,6 +480,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, tasks)
+    fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))
     executor: Executor = registry.get("executor", config.executor)
     executor.check(config)
     profile = load_profile(config.profile)
@@ -478,11 +499,12 @@ async def prepare(config: RunConfig, store_path: Path | str,
     store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets, profile)
+    config_hash = config.config_hash(task_sets, profile, fingerprint)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
-        new = store.begin_run(run_id, config.recorded_identity(profile), config_hash, loaded, task_sets, config.seed)
+        new = store.begin_run(run_id, config.recorded_identity(profile, fingerprint), config_hash, loaded,
+                              task_sets, config.seed)
     except BaseException:
         store.close()
         await models.aclose()
@@ -770,7 +792,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
-        agent_cost=models.cost("agent"), user_cost=models.cost("user"), channel=channel.name,
+        agent_cost=agent_cost(agent, models), user_cost=models.cost("user"), channel=channel.name,
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
     )
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
@@ -782,6 +804,7 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
     config = ctx.config
     limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
     sessions: list[Any] = []
+    termination: TerminationReason | None = None  # stays None when the conversation is cancelled
     try:
         agent_session = agent.start(setup)
         sessions.append(agent_session)
@@ -790,12 +813,27 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
         channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
         sessions.append(channel)
-        return await run_conversation(env, agent_session, user_session, mode=config.mode, history=history, limits=limits,
-                                      channel=channel, events=events)
+        convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
+                                       limits=limits, channel=channel, events=events)
+        termination = convo.termination
+        return convo
+    except Exception:
+        termination = TerminationReason.INFRASTRUCTURE_ERROR
+        raise
     finally:
         for session in sessions:
+            if isinstance(session, AgentSession | UserSession):
+                session.termination = termination  # what close() may tell the participant's own service
             if session is not None:
                 await session.close()
+
+
+def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
+    """The agent's cost in one conversation: its ledgered calls' sum, or None (unknown) when bench saw none of the
+    calls an agent that calls models itself may have made."""
+    if agent.calls_models_itself and not any(entry.role == "agent" for entry in models.ledger):
+        return None
+    return models.cost("agent")
 
 
 def component_values(result: ConversationResult) -> list[MetricValue]:

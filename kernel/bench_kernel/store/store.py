@@ -442,6 +442,28 @@ class Store:
         self._settle_calls()
         return list(self.db.query(sql, [run_id]))
 
+    def reported_usage(self, run_id: str) -> list[dict[str, Any]]:
+        """Per arm and model: the token usage agents reported on their replies in conversations with no ledgered call
+        of the agent role (the agent called its models itself), in the rows of `llm_costs` with an unknown cost."""
+        sql = f"""select c.arm, 'agent (reported)' as role, coalesce({_REPORTED_MODEL}, '-') as model,
+                   count(*) as calls, 0 as cached, 0 as errors,
+                   sum(json_extract(m.usage_json, '$.prompt_tokens')) as prompt_tokens,
+                   sum(json_extract(m.usage_json, '$.completion_tokens')) as completion_tokens,
+                   null as cost, count(*) as unpriced
+                 from messages m join conversations c on c.id = m.conversation_id
+                 where c.run_id = ? and m.role = 'assistant' and m.usage_json is not null
+                   and not exists (select 1 from llm_calls l where l.conversation_id = c.id and l.role = 'agent')
+                 group by c.arm, model order by c.arm, model"""
+        self._settle_calls()
+        return list(self.db.query(sql, [run_id]))
+
+    def reported_models(self, run_id: str) -> list[str]:
+        """The models the agents of a run's evaluated arms said they used (a reply's `model`), in name order."""
+        sql = f"""select distinct {_REPORTED_MODEL} as model from messages m join conversations c on c.id = m.conversation_id
+                 where c.run_id = ? and c.arm != 'baseline' and m.role = 'assistant'
+                   and m.message_json like '%"model"%' and {_REPORTED_MODEL} is not null order by model"""
+        return [row["model"] for row in self.db.query(sql, [run_id])]
+
     def conversations(self, run_id: str) -> list[dict[str, Any]]:
         """Every stored conversation of a run, in (arm, task, trial) order."""
         sql = "select * from conversations where run_id = ? order by arm, task_id, trial"
@@ -571,6 +593,10 @@ def _refuse_changed(existing: RunRecord, config: dict[str, Any], config_hash: st
             f"run {existing.id!r} exists with a different configuration (changed: {', '.join(changed) or 'plugins or kernel'}); "
             "use another --run-id to start a new run"
         )
+
+
+_REPORTED_MODEL = "json_extract(m.message_json, '$.raw_data.model')"
+"""Where an assistant message keeps the model its agent said it used (bench-llm's adapters put it there)."""
 
 
 def _run_record(row: dict[str, Any]) -> RunRecord:

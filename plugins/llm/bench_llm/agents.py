@@ -82,6 +82,7 @@ class FunctionCallingAgent(Agent):
     name: str = "llm-fc"
     description: str = "Function-calling agent: the policy as its system prompt, the domain tools as native tools."
     model_roles: tuple[str, ...] = ("agent",)
+    calls_models_itself: bool = False
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A session with our instructions, the policy, and the mode's ticket, plan or `done` tool."""
@@ -245,6 +246,7 @@ class TextActionAgent(Agent):
     name: str
     description: str = ""
     model_roles: tuple[str, ...] = ("agent",)
+    calls_models_itself: bool = False
     thought: bool = True
     """ReAct when True (a Thought line before the Action), Act when False."""
 

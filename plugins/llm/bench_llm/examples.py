@@ -12,20 +12,32 @@ framework's agent for one conversation::
 
 The framework object needs one method, `reply(messages)`, plain or async: it receives the
 OpenAI chat messages it has not seen yet (the same `messages` as the HTTP agent's turn payload,
-see bench_llm.adapter) and returns ``{"content": ..., "tool_calls": [{"id", "name", "arguments"}]}``.
+see bench_llm.adapter) and returns ``{"content": ..., "tool_calls": [{"id", "name", "arguments"}]}``,
+optionally with ``"usage"`` and ``"model"`` as an HTTP agent's reply may carry them.
 It keeps its own memory between calls. `PlanQuoteBot` below is a tiny rule-based example.
+
+The agent's code is part of the run's identity (`FrameworkAgent.fingerprint`): the sha256 of the source of the
+package (or module) that defines the factory, plus any `source_modules` you name, and the version of the
+`framework` distribution. Editing the bot or upgrading the framework gives a new run id, and resuming an old run
+with changed code is refused.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
+import importlib.metadata
 import inspect
 import json
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from bench_kernel import Agent, AgentSession, AssistantMessage, ConversationSetup, Message
+from bench_kernel import Agent, AgentSession, AssistantMessage, ConfigError, ConversationSetup, Message
 
 from .adapter import message_from_reply
 from .agents import solo_stop
@@ -69,10 +81,60 @@ class FrameworkAgent(Agent):
     name: str
     description: str = "An agent object from another framework, adapted to bench."
     factory: Callable[[ConversationSetup], Any]
+    framework: str | None = None
+    """The distribution of the framework the bot is built with (e.g. "openai-agents"): its version is fingerprinted."""
+    source_modules: tuple[str, ...] = ()
+    """Further modules or packages whose source decides the bot's behaviour, beyond the factory's own package."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A session around a fresh framework object."""
         return FrameworkSession(setup, self.factory(setup))
+
+    def fingerprint(self, options: Mapping[str, Any]) -> dict[str, str]:
+        """The framework's version, the factory's name and the sha256 of the source behind it."""
+        found: dict[str, str] = {}
+        if self.framework:
+            try:
+                found[self.framework] = importlib.metadata.version(self.framework)
+            except importlib.metadata.PackageNotFoundError:
+                raise ConfigError(f"agent {self.name!r}: its framework {self.framework!r} is not installed") from None
+        factory = self.factory.func if isinstance(self.factory, functools.partial) else self.factory
+        module = inspect.getmodule(factory)
+        found["factory"] = f"{getattr(module, '__name__', '?')}:{getattr(factory, '__qualname__', type(factory).__name__)}"
+        roots = [_package_of(module)] if module is not None else []
+        roots += [importlib.import_module(name) for name in self.source_modules]
+        found["sha256"] = source_hash(roots)
+        return found
+
+
+def _package_of(module: types.ModuleType) -> types.ModuleType:
+    """The top-level package a module belongs to (the module itself when it is not in a package)."""
+    top = module.__name__.partition(".")[0]
+    return importlib.import_module(top) if top != module.__name__ else module
+
+
+def source_hash(modules: Sequence[types.ModuleType]) -> str:
+    """sha256 over the Python source files of modules and packages (each file's path within its package, then its
+    bytes), in path order; a module without a source file counts by its name alone."""
+    digest = hashlib.sha256()
+    for name, path in sorted(set(_source_files(modules))):
+        digest.update(f"{name}\0".encode())
+        digest.update(path.read_bytes() if path is not None else b"")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _source_files(modules: Sequence[types.ModuleType]) -> Iterator[tuple[str, Path | None]]:
+    for module in modules:
+        file = getattr(module, "__file__", None)
+        if file is None or not file.endswith(".py"):
+            yield module.__name__, None
+        elif Path(file).name == "__init__.py":  # a package: every source file under it
+            root = Path(file).parent
+            for path in root.rglob("*.py"):
+                yield f"{module.__name__}/{path.relative_to(root).as_posix()}", path
+        else:
+            yield module.__name__, Path(file)
 
 
 @attrs.define

@@ -215,6 +215,31 @@ def test_an_infrastructure_error_stays_one(exported: Path, tmp_path: Path) -> No
     assert (row["termination_reason"], row["reward"]) == ("infrastructure_error", None)
 
 
+def test_an_unknown_agent_cost_is_exported_and_imported_as_null(tmp_path: Path) -> None:
+    db = tmp_path / "run.db"
+    invoke("run", "--plugin", "mock", "--run-id", "own", "--db", str(db), "--format", "none", "--no-baseline")
+    store = Store(db)
+    try:  # what an agent calling its models itself leaves (an HTTP or framework agent): an unknown cost, not 0.0
+        unknown = store.db.execute("select id, task_id from conversations order by id limit 1").fetchone()
+        store.db.execute("update conversations set agent_cost = null where id = ?", [unknown[0]])
+        store.db.conn.commit()
+    finally:
+        store.close()
+    out = tmp_path / "results.json"
+    invoke("export", "tau2-results", "own", "--db", str(db), "-o", str(out))
+    document = json.loads(out.read_text())
+    costs = {s["task_id"]: s["agent_cost"] for s in document["simulations"]}
+    assert costs.pop(unknown[1]) is None and set(costs.values()) == {0.0}
+    code, output, imported = import_file(document, tmp_path)
+    assert code == 0, output
+    store = Store(imported)
+    try:
+        back = {r["task_id"]: r["agent_cost"] for r in store.conversations(run_ids(imported)[0])}
+    finally:
+        store.close()
+    assert back[unknown[1]] is None and {v for k, v in back.items() if k != unknown[1]} == {0.0}
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda sims: sims[3].pop("task_id"), "f.json: simulation '{id}' @ $.simulations[3]: no task_id @ $.simulations[3].task_id"),
     (lambda sims: sims[3].update(trial="x"),

@@ -74,11 +74,27 @@ def run_page(store: Store, run_id: str, database: str) -> dict[str, Any]:
         "run": run, "report": report, "notes": notes, "figures": figures,
         "terminations": [{"reason": k, "count": v, "url": conversations_url(database, run_id, "agent", k)}
                          for k, v in report.terminations.items()],
-        "costs": [{**c, "url": table_url(database, "llm_calls", run_id=run_id, role=c["role"], model=c["model"])} for c in report.costs],
+        # Usage an agent reported about its own model calls has no ledger rows to link to.
+        "costs": [{**c, "url": None if c["role"].endswith("(reported)") else
+                   table_url(database, "llm_calls", run_id=run_id, role=c["role"], model=c["model"])} for c in report.costs],
+        "agent_label": agent_label(report.header),
         "baseline_url": conversations_url(database, run_id, "baseline"),
         "tasks": _tasks(store, run_id, report.tasks),
         "sections": report.sections,
     }
+
+
+def agent_label(header: dict[str, Any]) -> str:
+    """The agent as the report header names it: with its fingerprint and the models it reported using."""
+    details = [f"{key} {_short(value)}" for key, value in (header.get("agent_fingerprint") or {}).items()]
+    if header.get("agent_models"):
+        details.append(f"reports model {', '.join(header['agent_models'])}")
+    return f"{header.get('agent')} ({', '.join(details)})" if details else str(header.get("agent"))
+
+
+def _short(value: str) -> str:
+    """A long hex digest cut to 12 characters."""
+    return f"{value[:12]}…" if len(value) > 16 and all(c in "0123456789abcdef" for c in value) else value
 
 
 def _tasks(store: Store, run_id: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:

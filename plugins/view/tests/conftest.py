@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -56,6 +57,24 @@ def hand_added_events(db: Path) -> None:
         store.close()
 
 
+def agent_with_its_own_models(db: Path) -> None:
+    """The idle run's first conversation made to look like one of an agent that called its models itself (an HTTP or
+    framework agent): its cost unknown, one reply reporting its usage and model, no ledgered call."""
+    store = Store(db)
+    try:
+        cid = store.db.execute("select id from conversations where run_id = 'idle' order by id limit 1").fetchone()[0]
+        store.db.execute("update conversations set agent_cost = null where id = ?", [cid])
+        row = store.db.execute("select idx, message_json from messages where conversation_id = ? and role = 'assistant' "
+                               "order by idx desc limit 1", [cid]).fetchone()
+        usage = {"prompt_tokens": 321, "completion_tokens": 12}
+        message = {**json.loads(row[1]), "usage": usage, "raw_data": {"model": "acme-large"}}
+        store.db.execute("update messages set usage_json = ?, message_json = ? where conversation_id = ? and idx = ?",
+                         [canonical_json(usage), canonical_json(message), cid, row[0]])
+        store.db.conn.commit()
+    finally:
+        store.close()
+
+
 @pytest.fixture(scope="session")
 def results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Runs: oracle with goal shifts (2 trials), oracle and do-nothing on the plain suite, an LLM agent with tool errors."""
@@ -70,6 +89,7 @@ def results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
               "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--agent-api-key-env", "VIEW_KEY",
               "--price", "fake-model=1,2", "--run-id", "llm", "--db", str(db), "--format", "none", env={"VIEW_KEY": KEY})
     hand_added_events(db)
+    agent_with_its_own_models(db)
     return db
 
 

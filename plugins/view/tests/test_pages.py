@@ -83,6 +83,22 @@ def test_conversation_page_has_everything_about_a_failing_conversation(viewer: s
     assert re.search(r'id="total-cost">0\.0000\d\d<', page)
 
 
+def test_an_agent_that_called_its_models_itself(viewer: str, results_db: Path) -> None:
+    from bench_kernel import Store
+
+    store = Store(results_db)
+    try:
+        cid = store.db.execute("select id from conversations where run_id = 'idle' and agent_cost is null").fetchone()[0]
+    finally:
+        store.close()
+    conversation = get(f"{viewer}/-/bench/conversation?id={cid.replace('/', '%2F')}")
+    assert "<th>cost</th><td>agent unknown, user 0.000000 USD</td>" in conversation
+    run = get(f"{viewer}/-/bench/run?id=idle")
+    assert "agent do-nothing (reports model acme-large), user" in run
+    row = re.search(r"<td>agent \(reported\)</td><td>acme-large</td><td class=\"num\">1</td>(.*?)</tr>", run, re.S)
+    assert row and '<td class="num">321</td><td class="num">12</td>' in row.group(1) and "unknown" in row.group(1)
+
+
 def test_goal_shift_events_in_place(viewer: str) -> None:
     page = get(f"{viewer}/-/bench/run?id={SHIFTED_RUN}")
     first = next(link for link in links(page) if link.startswith("/-/bench/conversation?id="))
@@ -160,3 +176,12 @@ def test_bound_to_loopback_only(viewer: str) -> None:
     port = int(viewer.rsplit(":", 1)[1])
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://{address}:{port}/-/bench", timeout=5)
+
+
+def test_the_agent_label_names_its_fingerprint_and_reported_models() -> None:
+    from bench_view.pages import agent_label
+
+    header = {"agent": "my-bot", "agent_fingerprint": {"openai-agents": "0.24.0", "factory": "mybot:<lambda>", "sha256": "ab" * 32},
+              "agent_models": ["m1", "m2"]}
+    assert agent_label(header) == "my-bot (openai-agents 0.24.0, factory mybot:<lambda>, sha256 abababababab…, reports model m1, m2)"
+    assert agent_label({"agent": "oracle"}) == "oracle"

@@ -137,6 +137,7 @@ class ListeningOracle(Agent):
 
     name: str = "listening-oracle"
     description: str = "Replays the gold plan, taking ids, phones and emails from what it heard (asks twice, then hands over)."
+    calls_models_itself: bool = False
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A fresh session."""
