@@ -44,12 +44,12 @@ class Runner(Protocol):
         ...
 
 
-RUNNERS: list[tuple[str, str]] = [
+RUNNERS: list[tuple[str, str] | Runner] = [
     ("bench_bridge.runners.agents_sdk", "AgentsSDKRunner"),
     ("bench_bridge.runners.langgraph", "LangGraphRunner"),
     ("bench_bridge.runners.pydantic_ai", "PydanticAIRunner"),
 ]
-"""(module, class) of every runner, tried in order."""
+"""Every runner, tried in order: (module, class) pairs imported when needed, or runner objects."""
 
 _context: contextvars.ContextVar[FactoryContext | None] = contextvars.ContextVar("bench_bridge_context", default=None)
 
@@ -71,13 +71,19 @@ def reset_current_context(token: contextvars.Token[FactoryContext | None]) -> No
 
 def installed_runners() -> list[Runner]:
     """Every runner whose module imports (frameworks themselves are not imported)."""
-    runners = []
-    for module_name, class_name in RUNNERS:
+    runners: list[Runner] = []
+    for entry in RUNNERS:
+        if not isinstance(entry, tuple):
+            runners.append(entry)
+            continue
+        module_name, class_name = entry
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        runners.append(getattr(module, class_name)())
+        runner = getattr(module, class_name, None)
+        if runner is not None:
+            runners.append(runner())
     return runners
 
 
