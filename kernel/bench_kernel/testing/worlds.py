@@ -109,7 +109,8 @@ def plan_change_world(*, parallel: bool = True, solo_done: bool = False) -> Scri
     `done` when `solo_done`.
     """
     look_up = AgentStep(calls=(("find_customer_by_email", {"email": EMAIL}),))
-    account, plans = ("get_customer", {"customer_id": "C-1001"}), ("list_plans", {})
+    account: tuple[str, Mapping[str, Any]] = ("get_customer", {"customer_id": "C-1001"})
+    plans: tuple[str, Mapping[str, Any]] = ("list_plans", {})
     reads = (AgentStep(calls=(account, plans)),) if parallel else (AgentStep(calls=(account,)), AgentStep(calls=(plans,)))
     change = AgentStep(calls=(("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"}),))
     end = AgentStep(calls=(("done", {}),)) if solo_done else AgentStep(text=f"Moved {EMAIL} to Fiber 1000.")

@@ -27,9 +27,9 @@ from bench_kernel import (
     ConfigError,
     ConversationSetup,
     Message,
+    Mode,
     ModelError,
     ModelUnavailableError,
-    Mode,
     ParticipantError,
     ToolCall,
     ToolMessage,
@@ -226,7 +226,7 @@ class FrameworkAgent(Agent):
                                   "make it a plain function returning the agent")
         except ConfigError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the user's code fails: one line, before the run
+        except Exception as exc:
             raise ConfigError(f"agent {AGENT!r}: the factory {factory.spec!r} raised {type(exc).__name__}: {exc}") from exc
         runner = runner_for(built)
         return {"factory": factory.spec, "factory_sha256": factory.source_sha256, "framework": runner.name,

@@ -54,11 +54,9 @@ class FactoryContext:
     def client(self) -> Any:
         """An `openai.AsyncOpenAI` bound to the endpoint with this conversation's key (made on first use; no retries of its own)."""
         if self._client is None:
-            import httpx
             import openai
 
-            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
-                                              timeout=httpx.Timeout(600.0, connect=10.0),
+            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=600.0,
                                               http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
         return self._client
 
@@ -120,7 +118,7 @@ def _import(module_name: str, spec: str) -> Any:
         return importlib.import_module(module_name)
     except ConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is one clean line
+    except Exception as exc:
         raise ConfigError(f"agent {AGENT!r}: cannot import the factory {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 

@@ -24,7 +24,7 @@ import attrs
 from bench_kernel import ToolCall, ToolMessage
 
 
-class ToolFailed(Exception):  # noqa: N818 - reads as what happened, like the frameworks' own ToolException
+class ToolFailed(Exception):
     """Raised by a tool function (with the agent option tool_errors=raise) when bench's tool refused the call."""
 
 
@@ -206,9 +206,10 @@ class ToolExchange:
         """The first unclaimed proposal of this tool with these arguments, else the first unclaimed one of this tool."""
         candidates = [p for p in self.batch if not p.claimed and p.call.name == name]
         exact = [p for p in candidates if _same_arguments(p.call.arguments, arguments)]
-        chosen = (exact or candidates or [None])[0]
-        if chosen is not None:
-            chosen.claimed = True
+        if not candidates:
+            return None
+        chosen = (exact or candidates)[0]
+        chosen.claimed = True
         return chosen
 
     def _send(self, proposals: list[Proposal]) -> None:

@@ -52,14 +52,16 @@ def responses_request(body: Mapping[str, Any], *, seed: int | None) -> ChatReque
         raise BadRequest("'input' is empty")
     tools = [_chat_tool(tool) for tool in _list_or_none(body.get("tools"), "tools") or []]
     sampling = {chat: body[key] for key, chat in RESPONSES_SAMPLING.items() if body.get(key) is not None}
-    effort = (body.get("reasoning") or {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, dict) else None
     if effort is not None:
         sampling["reasoning_effort"] = effort
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "function":
         choice = {"type": "function", "function": {"name": choice.get("name")}}
-    text = body.get("text") if isinstance(body.get("text"), dict) else {}
-    return _request(messages, tools or None, choice, sampling, body.get("seed", seed), _response_format(text.get("format")))
+    text = body.get("text")
+    form = text.get("format") if isinstance(text, dict) else None
+    return _request(messages, tools or None, choice, sampling, body.get("seed", seed), _response_format(form))
 
 
 def _request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, choice: Any,

@@ -17,7 +17,7 @@ from bench_kernel.testing import plan_change_world
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bridge_mini_framework import MiniRunner  # noqa: E402 - importable once the folder is on the path
+from bridge_mini_framework import MiniRunner
 
 
 @attrs.define

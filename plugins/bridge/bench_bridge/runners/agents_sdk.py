@@ -29,7 +29,7 @@ class AgentsSDKRunner:
 
     async def turn(self, agent: object, state: Any, message: str) -> tuple[str, Any]:
         """Run the SDK's loop on the history plus the user's message; the final output and the new input list."""
-        from agents import RunConfig, Runner
+        from agents import Runner
 
         items = [*(state or []), {"role": "user", "content": message}]
         result = await Runner.run(agent, items, max_turns=self.max_turns, run_config=self._config())  # type: ignore[arg-type]
