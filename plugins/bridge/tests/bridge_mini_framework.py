@@ -31,6 +31,8 @@ class MiniAgent:
     fail_with: str | None = None
     """Raise this instead of answering."""
     stream: bool = False
+    hang: bool = False
+    """Never answer (a framework stuck in its own loop)."""
 
     async def run(self, history: list[dict[str, Any]] | None, message: str) -> tuple[str, list[dict[str, Any]]]:
         """One user message through the loop."""
@@ -38,6 +40,8 @@ class MiniAgent:
         functions = {f.__name__: f for f in self.tools}
         if self.fail_with:
             raise RuntimeError(self.fail_with)
+        if self.hang:
+            await asyncio.sleep(3600)
         if self.extra_call is not None:
             name, arguments = self.extra_call
             history.append({"role": "system", "content": f"pre-check: {await functions[name](**arguments)}"})
@@ -94,7 +98,7 @@ def make(ctx: Any) -> MiniAgent:
     extra = options.get("extra_call")
     return MiniAgent(ctx.base_url, ctx.api_key, ctx.tools, ctx.instructions, sequential=bool(options.get("sequential")),
                      extra_call=tuple(extra) if extra else None, fail_with=options.get("fail_with"),
-                     stream=bool(options.get("stream")))
+                     stream=bool(options.get("stream")), hang=bool(options.get("hang")))
 
 
 def not_an_agent(ctx: Any) -> object:

@@ -7,11 +7,12 @@ import inspect
 import typing
 from typing import Any, Literal
 
+import attrs
 import pytest
 from bench_bridge.agent import FrameworkAgent
 from bench_bridge.tools import CallsTurn, ToolExchange, ToolFailed, tool_function, tool_spec
 
-from bench_kernel import ConfigError, Mode, ToolCall, ToolMessage
+from bench_kernel import ConfigError, Mode, ModelUnavailableError, ToolCall, ToolMessage
 from bench_kernel.testing import plan_change_world
 
 SCHEMA = {"type": "function", "function": {
@@ -150,3 +151,35 @@ def test_factories_are_checked_before_the_run(mini_runner: None) -> None:
     fingerprint = agent.fingerprint({"factory": "bridge_mini_framework:make"})
     assert fingerprint["factory"] == "bridge_mini_framework:make" and fingerprint["framework"] == "mini"
     assert len(fingerprint["factory_sha256"]) == 64 and fingerprint["framework_version"] != "unknown"
+
+
+def test_an_unavailable_model_is_an_infrastructure_error_not_the_agents(run_bridge: Any) -> None:
+    world = plan_change_world()
+
+    def flaky(request: Any) -> Any:
+        if request.tools and any(m["role"] == "tool" for m in request.messages):
+            raise ModelUnavailableError("HTTP 503 after 5 attempts")
+        return world.respond(request)
+
+    outcome = run_bridge(world=_Scripted(flaky))
+    row = outcome.conversation()
+    assert row["termination_reason"] == "infrastructure_error" and "503 after 5 attempts" in row["error"]
+    assert [c["error"] is not None for c in outcome.calls("agent")] == [False, False, True]
+
+
+def test_a_conversation_cut_short_cancels_the_framework_turn(run_bridge: Any) -> None:
+    outcome = run_bridge(max_steps=6)
+    assert outcome.conversation()["termination_reason"] == "max_steps"
+
+
+def test_every_wait_is_bounded(run_bridge: Any) -> None:
+    outcome = run_bridge(options={"hang": True, "timeout_s": 0.3})
+    row = outcome.conversation()
+    assert row["termination_reason"] == "agent_error" and "no tool call and no answer within 0.3 s" in row["error"]
+
+
+@attrs.define
+class _Scripted:
+    """A world stand-in: any function of the request, as the conftest's `world.respond`."""
+
+    respond: Any
