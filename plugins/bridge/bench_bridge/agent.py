@@ -98,8 +98,6 @@ class BridgeSession(AgentSession):
         """Start a framework turn on what the user said, or hand it tool results; return its next step."""
         if self.failure is not None:
             raise self.failure
-        if inspect.isawaitable(self.agent):
-            self.agent = await self.agent
         if self.task is None:
             self.model_error = None
             text = self._user_text(incoming)

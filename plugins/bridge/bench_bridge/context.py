@@ -46,6 +46,9 @@ class FactoryContext:
     """The whole conversation set-up (None in the probe call made before the run starts)."""
     options: Mapping[str, Any] = attrs.field(factory=dict)
     """The agent options (`--agent-option KEY=VALUE`), for the factory's own settings."""
+    mcp_url: str | None = None
+    """Where the same tools are served over MCP for this conversation (with `api_key` as the bearer token), when the run
+    serves them (bench_bridge.mcp_server); None otherwise."""
     probe: bool = False
     """True for the one call made before the run, to check the factory and learn its framework."""
     _client: Any = None

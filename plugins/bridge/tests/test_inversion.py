@@ -107,6 +107,13 @@ def test_a_multi_turn_conversation_with_parallel_calls(run_bridge: Any) -> None:
     assert row["agent_cost"] is None or row["agent_cost"] >= 0
 
 
+def test_conversations_at_once_share_the_endpoint(run_bridge: Any) -> None:
+    outcome = run_bridge(trials=4, concurrency=4)
+    rows = outcome.store.conversations(outcome.run_id)
+    assert len(rows) == 4 and all(r["reward"] == 1.0 for r in rows)
+    assert len(outcome.calls("agent")) == 20
+
+
 def test_calls_run_one_after_the_other_are_still_one_turn(run_bridge: Any) -> None:
     outcome = run_bridge(options={"sequential": True, "stream": True})
     assert outcome.conversation()["reward"] == 1.0
