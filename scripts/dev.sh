@@ -52,6 +52,8 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/voice[engines]"
     # Plots (matplotlib) and the viewer's browser tests: Selenium driving Debian's Chromium (browser downloads do not work offline).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./kernel[plots]" -e "./plugins/view[browser]"
+    # The agent frameworks bench-bridge plays, at the pinned versions its extras name (its framework tests skip without them).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/bridge[agents-sdk,langgraph,pydantic-ai,mcp]"
     # Ray for bench-ray's executor tests (a local 2-CPU cluster): ~100 MB from PyPI.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/ray[ray]"
     if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
@@ -78,6 +80,6 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -86,3 +86,86 @@ def test_record_false_keeps_no_bodies() -> None:
     [request] = server.requests
     assert (request.method, request.path, request.headers, request.body) == ("POST", "/v1/chat/completions", {}, None)
     assert request.received_at > 0 and server.completions == [None] and server.max_in_flight == 1
+
+
+def _events(text: str) -> list[dict]:
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+def test_every_reply_in_all_four_shapes() -> None:
+    """One scripted reply, served as a chat completion, a Responses response, and each streamed."""
+    call = Reply.tool_calls([("f", {"a": 1}), ("g", {})], content="Checking.", prompt_tokens=7, completion_tokens=3)
+    with FakeOpenAIServer(replies=[call] * 4) as server, httpx.Client(base_url=server.base_url) as http:
+        chat = http.post("/chat/completions", json={"model": "m", "messages": []}).json()
+        streamed = http.post("/chat/completions", json={"model": "m", "messages": [], "stream": True,
+                                                        "stream_options": {"include_usage": True}})
+        response = http.post("/responses", json={"model": "m", "input": "hi"}).json()
+        events = http.post("/responses", json={"model": "m", "input": "hi", "stream": True})
+    ids = [c["id"] for c in chat["choices"][0]["message"]["tool_calls"]]
+    chunks = _events(streamed.text)
+    assert streamed.headers["content-type"] == "text/event-stream" and streamed.text.endswith("data: [DONE]\n\n")
+    assert [d["content"] for c in chunks[:-1] for d in [c["choices"][0]["delta"]] if "content" in d] == ["", "Checking."]
+    assert [d["tool_calls"][0]["function"]["name"] for c in chunks if c["choices"]
+            for d in [c["choices"][0]["delta"]] if "tool_calls" in d] == ["f", "g"]
+    assert chunks[-1]["usage"]["total_tokens"] == 10 and chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert [i["type"] for i in response["output"]] == ["message", "function_call", "function_call"]
+    assert response["output"][0]["content"][0]["text"] == "Checking." and response["output"][1]["call_id"] == ids[0]
+    assert response["usage"]["input_tokens"] == 7 and response["usage"]["output_tokens"] == 3
+    kinds = [e["type"] for e in _events(events.text)]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert kinds.count("response.output_item.done") == 3 and "event: response.output_text.delta" in events.text
+    assert [r["path"] for r in server.recording()] == ["/v1/chat/completions"] * 2 + ["/v1/responses"] * 2
+    assert server.recording()[3]["reply"]["object"] == "response"
+
+
+def test_responders_read_responses_requests_as_chat_bodies() -> None:
+    seen = []
+
+    def responder(body: dict) -> Reply:
+        seen.append(body)
+        return Reply.text("ok")
+
+    body = {"model": "m", "instructions": "Be brief.", "tool_choice": "auto",
+            "tools": [{"type": "function", "name": "f", "description": "F.", "parameters": {"type": "object"}}],
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                      {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                      {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"},
+                      {"type": "function_call_output", "call_id": "c1", "output": "one"},
+                      {"type": "function_call_output", "call_id": "c2", "output": "two"}]}
+    with FakeOpenAIServer(responder) as server, httpx.Client(base_url=server.base_url) as http:
+        http.post("/responses", json=body)
+    assert seen[0]["messages"] == [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "one"}, {"role": "tool", "tool_call_id": "c2", "content": "two"}]
+    assert seen[0]["tools"] == [{"type": "function", "function": {"name": "f", "description": "F.", "parameters": {"type": "object"}}}]
+    assert server.responses == [body] and server.completions == []
+
+
+def test_a_responses_recording_replays() -> None:
+    from bench_kernel.testing.fake_openai import replay_responder
+
+    with FakeOpenAIServer(replies=[Reply.tool_call("f", {"a": 1})]) as server, httpx.Client(base_url=server.base_url) as http:
+        http.post("/responses", json={"model": "m", "input": "hi"})
+    replay = replay_responder(server.recording())({"messages": []})
+    assert isinstance(replay, Reply) and replay.message is not None
+    assert replay.message["tool_calls"][0]["function"] == {"name": "f", "arguments": json.dumps({"a": 1})}
+
+
+def test_the_plan_change_world_plays_agent_and_customer() -> None:
+    from bench_kernel.testing import plan_change_world
+
+    world = plan_change_world()
+    tools = [{"type": "function", "function": {"name": n}} for n in ("find_customer_by_email", "change_plan")]
+    user = {"messages": [{"role": "system", "content": "you are a customer"}, {"role": "user", "content": "Hi!"}]}
+    assert "Fiber 1000" in world(user)["content"]
+    agent = {"tools": tools, "messages": [{"role": "user", "content": "faster please"}]}
+    assert "email" in world(agent)["content"]
+    after_email = {"tools": tools, "messages": [*agent["messages"], {"role": "assistant", "content": "email?"},
+                                                {"role": "user", "content": "ada"}, {"role": "assistant", "tool_calls": []},
+                                                {"role": "tool", "content": "{}"}]}
+    parallel = world(after_email)["tool_calls"]
+    assert [c["function"]["name"] for c in parallel] == ["get_customer", "list_plans"]
+    assert len({c["id"] for c in parallel}) == 2

@@ -19,14 +19,18 @@ from bench_kernel.testing.fake_openai import (
     echo_responder,
     read_recording,
     replay_responder,
+    responses_as_chat,
 )
 from bench_kernel.testing.rows import stored_rows
+from bench_kernel.testing.worlds import AgentStep, ScriptedWorld, plan_change_world
 
 __all__ = [
+    "AgentStep",
     "DomainConformance",
     "FakeOpenAIServer",
     "ReceivedRequest",
     "Reply",
+    "ScriptedWorld",
     "bench_cli",
     "check_do_nothing_fails",
     "check_gold_replays",
@@ -37,7 +41,9 @@ __all__ = [
     "check_tool_schemas",
     "cli",
     "echo_responder",
+    "plan_change_world",
     "read_recording",
     "replay_responder",
+    "responses_as_chat",
     "stored_rows",
 ]

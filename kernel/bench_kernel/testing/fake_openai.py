@@ -1,4 +1,4 @@
-"""A real OpenAI chat-completions HTTP server on 127.0.0.1, scripted by the test or benchmark that runs it.
+"""A real OpenAI HTTP server on 127.0.0.1 (chat completions and the Responses API, plain or streamed), scripted by its test.
 
     with FakeOpenAIServer(replies=[Reply.error(429, retry_after=1), Reply.text("hi")]) as server:
         ...  # point a client at server.base_url
@@ -6,6 +6,13 @@
 It is a small asyncio HTTP/1.1 server (keep-alive, Content-Length bodies) so hundreds of
 concurrent connections cost one coroutine each. `with` runs it in a background thread with its
 own event loop; `async with` runs it on the caller's loop.
+
+Every scripted reply is served in the shape the request asks for: a chat completion, a Responses API
+response (`POST /v1/responses`: output items `message` / `function_call`, usage in input/output tokens),
+or either one streamed (`"stream": true`: chat chunks ending in `data: [DONE]`, or named Responses events
+ending in `response.completed`). Responders always see a chat-completions body: a Responses request is
+turned into one first (instructions as the system message, input items as chat messages, function tools
+in the chat shape), so one script serves both APIs.
 """
 
 from __future__ import annotations
@@ -142,7 +149,7 @@ def echo_responder(body: dict[str, Any]) -> Reply:
 
 
 class FakeOpenAIServer:
-    """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions` and `GET /v1/models`.
+    """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions`, `POST /v1/responses` and `GET /v1/models`.
 
     Completions are answered from `replies` in order, then by `responder(body)`, which returns a `Reply` or
     a plain assistant message (`choices[0].message`, e.g. from a plugin that does not import this module). With `api_key`
@@ -192,6 +199,11 @@ class FakeOpenAIServer:
     def completions(self) -> list[Any]:
         """Bodies of the chat-completion requests read so far."""
         return [r.body for r in self.requests if r.path == "/v1/chat/completions"]
+
+    @property
+    def responses(self) -> list[Any]:
+        """Bodies of the Responses API requests read so far (as sent, not turned into chat bodies)."""
+        return [r.body for r in self.requests if r.path == "/v1/responses"]
 
     @property
     def errors(self) -> list[BaseException]:
@@ -321,33 +333,34 @@ class FakeOpenAIServer:
         if request.method == "GET" and request.path == "/v1/models":
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
             return _render(Reply.raw({"object": "list", "data": data}))
-        if request.method != "POST" or request.path != "/v1/chat/completions":
+        if request.method != "POST" or request.path not in ("/v1/chat/completions", "/v1/responses"):
             return _render(Reply.error(404, f"no route {request.method} {request.path}"))
         if not isinstance(request.body, dict):
             return _render(Reply.error(400, "the request body is not a JSON object"))
-        return await self._complete(request.body)
+        return await self._complete(request.body, request.path)
 
-    async def _complete(self, body: dict[str, Any]) -> bytes | None:
+    async def _complete(self, body: dict[str, Any], path: str = "/v1/chat/completions") -> bytes | None:
         self._in_flight += 1
         self._max_in_flight = max(self._max_in_flight, self._in_flight)
         try:
-            reply = self._next_reply(body)
+            responses = path == "/v1/responses"
+            reply = self._next_reply(responses_as_chat(body) if responses else body)
             if reply.drop:
                 return None
             if self.latency_s or reply.delay_s:
                 await asyncio.sleep(self.latency_s + reply.delay_s)
-            rendered = _render(reply, model=str(body.get("model", "")))
+            shape = "responses" if responses else "chat"
+            document = None if reply.body is not None else _reply_document(reply, str(body.get("model", "")), shape, body)
+            rendered = _render(reply, document=document, stream=shape if body.get("stream") else None, request=body)
             if self.record:
-                self._keep_exchange(body, rendered)
+                self._keep_exchange(path, body, document if document is not None else _body_json(rendered))
             return rendered
         finally:
             self._in_flight -= 1
 
-    def _keep_exchange(self, body: dict[str, Any], rendered: bytes) -> None:
-        document = _json_or_none(rendered.partition(b"\r\n\r\n")[2])
+    def _keep_exchange(self, path: str, body: dict[str, Any], document: Any) -> None:
         with self._lock:
-            self._exchanges.append({"n": len(self._exchanges) + 1, "path": "/v1/chat/completions", "body": body,
-                                    "reply": document})
+            self._exchanges.append({"n": len(self._exchanges) + 1, "path": path, "body": body, "reply": document})
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         try:
@@ -369,10 +382,11 @@ def read_recording(path: str | Path) -> list[dict[str, Any]]:
 
 
 def replay_responder(exchanges: Iterable[Mapping[str, Any]]) -> Responder:
-    """A responder answering the k-th completion request with the k-th recorded reply's message (then an error)."""
-    replies = collections.deque(
-        Reply.completion(e["reply"]["choices"][0]["message"], finish_reason=e["reply"]["choices"][0].get("finish_reason"))
-        for e in exchanges)
+    """A responder answering the k-th completion request with the k-th recorded reply's message (then an error).
+
+    Exchanges recorded on `/v1/responses` are replayed too (their output items become the message).
+    """
+    replies = collections.deque(_recorded_reply(e["reply"]) for e in exchanges)
 
     def respond(body: dict[str, Any]) -> Reply:
         if not replies:
@@ -380,6 +394,68 @@ def replay_responder(exchanges: Iterable[Mapping[str, Any]]) -> Responder:
         return replies.popleft()
 
     return respond
+
+
+def _recorded_reply(document: Mapping[str, Any]) -> Reply:
+    if "output" in document:
+        return Reply.completion(_message_of_output(document["output"]),
+                                finish_reason="length" if document.get("status") == "incomplete" else None)
+    return Reply.completion(document["choices"][0]["message"], finish_reason=document["choices"][0].get("finish_reason"))
+
+
+def _message_of_output(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Responses output items back as one chat message."""
+    texts = [part.get("text", "") for item in items if item.get("type") == "message" for part in item.get("content") or []]
+    calls = [{"id": item["call_id"], "type": "function", "function": {"name": item["name"], "arguments": item["arguments"]}}
+             for item in items if item.get("type") == "function_call"]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+# --------------------------------------------------------------------------- the Responses API, as chat
+
+
+def responses_as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A Responses API request as the chat-completions body responders read (model, messages, tools, tool_choice, stream)."""
+    messages: list[dict[str, Any]] = []
+    if body.get("instructions"):
+        messages.append({"role": "system", "content": body["instructions"]})
+    items = body.get("input")
+    for item in [{"role": "user", "content": items}] if isinstance(items, str) else items or []:
+        _append_item(messages, item)
+    chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
+    tools = [{"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters") if k in t}}
+             for t in body.get("tools") or [] if t.get("type") == "function"]
+    if tools:
+        chat["tools"] = tools
+    for key in ("tool_choice", "temperature", "stream"):
+        if key in body:
+            chat[key] = body[key]
+    return chat
+
+
+def _append_item(messages: list[dict[str, Any]], item: Mapping[str, Any]) -> None:
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = "system" if item.get("role") == "developer" else item.get("role")
+        messages.append({"role": role, "content": _content_text(item.get("content"))})
+    elif kind == "function_call":
+        call = {"id": item.get("call_id"), "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments", "{}")}}
+        if messages and messages[-1]["role"] == "assistant":
+            messages[-1].setdefault("tool_calls", []).append(call)
+        else:
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+    elif kind == "function_call_output":
+        messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": _content_text(item.get("output"))})
+
+
+def _content_text(content: Any) -> Any:
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content
 
 
 async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:
@@ -411,16 +487,32 @@ def _json_or_none(raw: bytes) -> Any:
         return None
 
 
-def _render(reply: Reply, *, model: str = "") -> bytes:
-    """The HTTP/1.1 response bytes for a reply."""
-    body = reply.body if reply.body is not None else _completion_body(reply, model)
+def _body_json(rendered: bytes) -> Any:
+    return _json_or_none(rendered.partition(b"\r\n\r\n")[2])
+
+
+def _render(reply: Reply, *, document: dict[str, Any] | None = None, stream: str | None = None,
+            request: Mapping[str, Any] | None = None) -> bytes:
+    """The HTTP/1.1 response bytes for a reply: its raw body, or its document as JSON, or streamed ("chat" or "responses")."""
+    content_type = reply.content_type
+    if reply.body is not None or document is None:
+        body = reply.body or b""
+    elif stream is not None:
+        body = _sse(document, stream, request or {})
+        content_type = "text/event-stream"
+    else:
+        body = json.dumps(document).encode()
     reason = _PHRASES.get(reply.status, "Status")
-    lines = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {reply.content_type}", f"Content-Length: {len(body)}"]
+    lines = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
     lines += [f"{name}: {value}" for name, value in reply.headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-def _completion_body(reply: Reply, model: str) -> bytes:
+def _reply_document(reply: Reply, model: str, shape: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    return _responses_document(reply, model, request) if shape == "responses" else _completion_document(reply, model)
+
+
+def _completion_document(reply: Reply, model: str) -> dict[str, Any]:
     document: dict[str, Any] = {
         "id": f"chatcmpl-{next(_call_ids)}", "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": dict(reply.message or {}), "finish_reason": reply.finish_reason}],
@@ -428,4 +520,81 @@ def _completion_body(reply: Reply, model: str) -> bytes:
     if reply.prompt_tokens is not None or reply.completion_tokens is not None:
         prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
         document["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    return json.dumps(document).encode()
+    return document
+
+
+def _responses_document(reply: Reply, model: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply's message as a Responses API response: a `message` item for its text, a `function_call` per tool call."""
+    message = dict(reply.message or {})
+    output: list[dict[str, Any]] = []
+    if message.get("content"):
+        output.append({"type": "message", "id": f"msg_{next(_call_ids)}", "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        output.append({"type": "function_call", "id": f"fc_{next(_call_ids)}", "call_id": call.get("id"),
+                       "name": function.get("name"), "arguments": function.get("arguments", "{}"), "status": "completed"})
+    incomplete = reply.finish_reason == "length"
+    document: dict[str, Any] = {
+        "id": f"resp_{next(_call_ids)}", "object": "response", "created_at": int(time.time()), "model": model,
+        "status": "incomplete" if incomplete else "completed", "output": output, "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "instructions": request.get("instructions"), "metadata": {}, "parallel_tool_calls": True,
+        "temperature": request.get("temperature"), "top_p": request.get("top_p"),
+        "tool_choice": request.get("tool_choice", "auto"), "tools": request.get("tools") or [], "usage": None,
+    }
+    if reply.prompt_tokens is not None or reply.completion_tokens is not None:
+        prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
+        document["usage"] = {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+                             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
+                             "total_tokens": prompt + completion}
+    return document
+
+
+def _sse(document: dict[str, Any], shape: str, request: Mapping[str, Any]) -> bytes:
+    """A finished reply document as the Server-Sent Events of a streamed request."""
+    if shape == "responses":
+        events = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _responses_stream(document)]
+        return "".join(events).encode()
+    usage = bool((request.get("stream_options") or {}).get("include_usage"))
+    chunks = [f"data: {json.dumps(chunk)}\n\n" for chunk in _chat_stream(document, usage)]
+    return ("".join(chunks) + "data: [DONE]\n\n").encode()
+
+
+def _chat_stream(document: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    choice = document["choices"][0]
+    message = choice["message"]
+    head = {k: document[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    if message.get("reasoning_content"):
+        deltas.append({"reasoning_content": message["reasoning_content"]})
+    if message.get("content"):
+        deltas.append({"content": message["content"]})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        deltas.append({"tool_calls": [{"index": index, **call}]})
+    chunks = [{**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason")}]})
+    if include_usage and document.get("usage"):
+        chunks.append({**head, "choices": [], "usage": document["usage"]})
+    return chunks
+
+
+def _responses_stream(document: dict[str, Any]) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": {**document, "status": "in_progress", "output": []}}]
+    for index, item in enumerate(document["output"]):
+        events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            at = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            events += [{"type": "response.content_part.added", **at, "part": {**item["content"][0], "text": ""}},
+                       {"type": "response.output_text.delta", **at, "delta": text},
+                       {"type": "response.output_text.done", **at, "text": text},
+                       {"type": "response.content_part.done", **at, "part": item["content"][0]}]
+        else:
+            at = {"item_id": item["id"], "output_index": index}
+            events += [{"type": "response.function_call_arguments.delta", **at, "delta": item["arguments"]},
+                       {"type": "response.function_call_arguments.done", **at, "arguments": item["arguments"]}]
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed" if document["status"] == "completed" else "response.incomplete",
+                   "response": document})
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
