@@ -14,9 +14,10 @@ from bench_kernel import Agent, hookimpl
 
 from .agent import FrameworkAgent
 from .context import FactoryContext
+from .runners.remote import RemoteAgent
 from .tools import ToolFailed
 
-__all__ = ["FactoryContext", "FrameworkAgent", "ToolFailed", "register_agents"]
+__all__ = ["FactoryContext", "FrameworkAgent", "RemoteAgent", "ToolFailed", "register_agents"]
 
 
 @hookimpl

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import inspect
+import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +40,7 @@ from bench_kernel import (
 
 from .context import AGENT, Factory, FactoryContext, factory_spec, load_factory, probe_context
 from .endpoint import Endpoint
+from .net import loopback_socket
 from .runners import Runner, framework_version, reset_current_context, runner_for, set_current_context
 from .tools import CallsTurn, Failure, StopTurn, ToolExchange, tool_functions
 
@@ -68,6 +71,9 @@ class BridgeSession(AgentSession):
     """The last model error of the running turn (what a framework failure is recorded as, when there is one)."""
     responses: list[ChatResponse] = attrs.field(factory=list)
     """Model replies since the agent last spoke (their usage and reasoning go on its next message)."""
+    mcp_socket: socket.socket | None = None
+    """Bound at start (so the factory knows `mcp_url`); the MCP server takes it before the first turn."""
+    mcp: contextlib.AsyncExitStack | None = None
 
     # ----------------------------------------------------------------------- the model side (called by the endpoint)
 
@@ -100,6 +106,7 @@ class BridgeSession(AgentSession):
             raise self.failure
         if self.task is None:
             self.model_error = None
+            await self._serve_mcp()
             text = self._user_text(incoming)
             token = set_current_context(self.context)  # the task copies the context: the runner sees this conversation's
             try:
@@ -109,6 +116,15 @@ class BridgeSession(AgentSession):
         else:
             self.exchange.deliver([m for m in incoming if isinstance(m, ToolMessage) and m.requestor == "assistant"])
         return await self._next_step()
+
+    async def _serve_mcp(self) -> None:
+        """Serve the conversation's tools over MCP at `context.mcp_url` from the first turn on (when asked)."""
+        if self.mcp_socket is None or self.mcp is not None:
+            return
+        from .mcp_server import serve_tools
+
+        self.mcp = contextlib.AsyncExitStack()
+        await self.mcp.enter_async_context(serve_tools(self.context.tools, name=self.setup.domain, sock=self.mcp_socket))
 
     def _user_text(self, incoming: Sequence[Message]) -> str:
         """What the framework hears: the user's words since the agent last spoke (the ticket, in the no-user mode)."""
@@ -187,6 +203,11 @@ class BridgeSession(AgentSession):
         self.endpoint.unregister(self.context.api_key)
         with contextlib.suppress(Exception):
             await self.context.aclose()
+        if self.mcp is not None:
+            with contextlib.suppress(Exception):
+                await self.mcp.aclose()
+        elif self.mcp_socket is not None:
+            self.mcp_socket.close()
 
 
 @attrs.define(kw_only=True)
@@ -214,6 +235,8 @@ class FrameworkAgent(Agent):
         """
         options = getattr(options, "agent_options", options) or {}
         factory = self.factory(options)
+        if _serves_mcp(options) and importlib.util.find_spec("mcp") is None:
+            raise ConfigError(f"agent {AGENT!r}: --agent-option mcp=true needs the MCP SDK: pip install 'bench-bridge[mcp]'")
         try:
             built = factory.function(probe_context(options))
             if inspect.isawaitable(built):
@@ -253,14 +276,27 @@ class FrameworkAgent(Agent):
                                  options=options)
         session = BridgeSession(setup=setup, runner=None, agent=None, context=context, exchange=exchange,  # type: ignore[arg-type]
                                 endpoint=endpoint, model=model, wait_s=exchange.wait_s)
+        if _serves_mcp(options):
+            session.mcp_socket = loopback_socket()
+            context.mcp_url = f"http://127.0.0.1:{session.mcp_socket.getsockname()[1]}/mcp"
         context.api_key = endpoint.register(session)
         try:
             session.agent = factory.function(context)
             session.runner = runner_for(session.agent)
         except BaseException:
             endpoint.unregister(context.api_key)
+            if session.mcp_socket is not None:
+                session.mcp_socket.close()
             raise
         return session
+
+
+def _serves_mcp(options: Mapping[str, Any]) -> bool:
+    """`--agent-option mcp=true`: the conversation's tools are also served over MCP at `context.mcp_url`."""
+    value = options.get("mcp", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"agent {AGENT!r}: mcp must be true or false, not {value!r}")
+    return value
 
 
 def _tool_errors(options: Mapping[str, Any]) -> str:

@@ -20,6 +20,8 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
+from bench_bridge.net import loopback_socket
+
 ToolFunction = Callable[..., Awaitable[Any]]
 
 STARTUP_TIMEOUT_S = 10.0
@@ -30,14 +32,15 @@ SHUTDOWN_TIMEOUT_S = 5.0
 
 
 @contextlib.asynccontextmanager
-async def serve_tools(tools: Sequence[ToolFunction], *, name: str = "bench") -> AsyncIterator[str]:
-    """Serve `tools` over MCP on a free loopback port for the block; yields the endpoint URL."""
+async def serve_tools(tools: Sequence[ToolFunction], *, name: str = "bench",
+                      sock: socket.socket | None = None) -> AsyncIterator[str]:
+    """Serve `tools` over MCP on a free loopback port (or on `sock`, bound beforehand) for the block; yields the URL."""
     # Stateless: no session outlives its request, so a client left connected cannot hold the stop up.
     app = _mcp_server(tools, name).streamable_http_app(host="127.0.0.1", stateless_http=True, json_response=True)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
                             timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S))
     server = _InLoopServer(config)
-    sock = _loopback_socket()
+    sock = sock or loopback_socket()
     task = asyncio.create_task(server.serve(sockets=[sock]), name=f"mcp-server-{name}")
     try:
         await _started(server, task)
@@ -91,14 +94,6 @@ class _InLoopServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def _loopback_socket() -> socket.socket:
-    """A listening-ready socket on a free 127.0.0.1 port (bound here, so the port is known before serving)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
 
 
 async def _started(server: uvicorn.Server, task: asyncio.Task[None]) -> None:

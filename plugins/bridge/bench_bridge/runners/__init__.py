@@ -48,6 +48,7 @@ RUNNERS: list[tuple[str, str] | Runner] = [
     ("bench_bridge.runners.agents_sdk", "AgentsSDKRunner"),
     ("bench_bridge.runners.langgraph", "LangGraphRunner"),
     ("bench_bridge.runners.pydantic_ai", "PydanticAIRunner"),
+    ("bench_bridge.runners.remote", "RemoteRunner"),
 ]
 """Every runner, tried in order: (module, class) pairs imported when needed, or runner objects."""
 
