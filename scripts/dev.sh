@@ -3,7 +3,7 @@
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
-#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines)
+#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm)
 #                                     # and the long fuzz profile (BENCH_FUZZ=long: thousands of examples per input boundary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,8 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/bridge[agents-sdk,langgraph,pydantic-ai,mcp]"
     # Ray for bench-ray's executor tests (a local 2-CPU cluster): ~100 MB from PyPI.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/ray[ray]"
+    # litellm for bench-litellm's backend tests (tau2-bench's provider strings, against the loopback fake server).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/litellm[litellm]"
     if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
         { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } || echo "chromium could not be installed: the browser tests will skip" >&2
     fi
@@ -80,6 +82,6 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
 esac

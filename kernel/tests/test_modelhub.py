@@ -103,6 +103,37 @@ def test_every_call_is_ledgered_with_its_cost(tmp_path: Path) -> None:
     assert models.cost("agent") == entry.cost and models.cost("user") == 0.0
 
 
+@attrs.define(eq=False)
+class PricingClient(ModelClient):
+    """A backend that prices its own calls (as bench-litellm does from litellm's price map), when it knows the model."""
+
+    cost: float | None
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(content="ok", prompt_tokens=1000, completion_tokens=500, cost=self.cost)
+
+
+@pytest.mark.parametrize(("model", "backend_cost", "ledgered"), [
+    ("provider/priced", 0.25, 0.25),  # the backend's own price
+    ("gpt-4.1-mini", None, (1000 * 0.40 + 500 * 1.60) / 1e6),  # not priced by the backend: the price table
+    ("provider/unpriced", None, None),  # priced by neither: unknown, never 0
+])
+def test_a_backends_own_price_is_ledgered_else_the_price_table(model, backend_cost, ledgered) -> None:
+    @attrs.define(kw_only=True)
+    class Pricing(Model):
+        name: str = "pricing"
+
+        def client(self, config: ModelConfig) -> ModelClient:
+            return PricingClient(backend_cost)
+
+    models_hub = ModelHub(configs={"agent": ModelConfig(backend="pricing", model=model)}, backends={"pricing": Pricing()},
+                          prices=DEFAULT_PRICES)
+    models = ConversationModels(models_hub)
+    asyncio.run(models.complete("agent", HELLO))
+    assert models.ledger[0].cost == (pytest.approx(ledgered) if ledgered is not None else None)
+    assert models_hub.spent == pytest.approx(ledgered or 0.0)
+
+
 def test_the_cache_answers_a_repeated_request_without_the_backend(tmp_path: Path) -> None:
     models_hub, backend = hub(tmp_path, use_cache=True)
     first = asyncio.run(ConversationModels(models_hub).complete("agent", HELLO))

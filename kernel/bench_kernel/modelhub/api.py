@@ -67,6 +67,8 @@ class ChatResponse:
     latency_ms: int | None = None
     attempts: int = 1
     raw: Mapping[str, Any] | None = None
+    cost: float | None = None
+    """USD the backend itself priced the call at (bench-litellm: litellm's price map); None leaves it to the run's price table."""
 
 
 @attrs.frozen(kw_only=True)

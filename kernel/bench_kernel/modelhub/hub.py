@@ -210,7 +210,9 @@ class ModelHub:
             # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
             _record(ledger, _failed(role, config, "chat", started, redact_exception(exc), key))
             raise
-        cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
+        cost = response.cost
+        if cost is None:  # the backend did not price it: the run's price table does, or the cost stays unknown
+            cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
         self.spent += cost or 0.0
         _record(ledger, _entry(role, config, key, response, cost=cost, cached=False))
         if key is not None and self.store is not None:
