@@ -21,7 +21,7 @@ from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.modelhub.redact import redact
-from bench_kernel.plugins import apply_commands, collect, get_plugin_manager
+from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides,
                               source=config_file or "command line")
-    plugin_set = _plugins_for_run(config.plugins)
+    plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
     try:
         with Progress(progress_mode) as progress:
             summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished,

@@ -101,6 +101,23 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
     return plugins
 
 
+def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]) -> list[str] | None:
+    """The selection plus the installed plugin named like each model backend the run configures (unless blocked).
+
+    `--agent-backend litellm` (or the default `openai`) needs the plugin that registers that backend: naming the
+    role's backend names its plugin, so `--plugin mock --agent-model M` works without `--plugin openai`.
+    """
+    if selected is None:
+        return None
+    available = installed_entry_points()
+    blocked = {s[3:] for s in selected if s.startswith("no:")}
+    wanted = [s for s in selected if not s.startswith("no:")]
+    if not wanted:
+        return list(selected)  # only blocks: every installed plugin loads anyway
+    added = [b for b in dict.fromkeys(backends) if b in available and b not in blocked and b not in wanted]
+    return [*selected, *added]
+
+
 def _identity(obj: object) -> object:
     return obj
 

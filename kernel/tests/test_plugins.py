@@ -13,7 +13,7 @@ from toy_domain import ToyDomain, ToyPlugin
 
 from bench_kernel import Agent, Domain, hookimpl
 from bench_kernel.errors import DuplicateRegistrationError, UnknownComponentError, UnknownPluginError
-from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, collect, get_plugin_manager
+from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, collect, get_plugin_manager, installed_entry_points, with_backend_plugins
 
 BUILTIN = DEFAULT_PLUGINS[0]
 BUILTINS = DEFAULT_PLUGINS
@@ -252,3 +252,14 @@ def test_each_call_builds_a_fresh_manager() -> None:
     assert collect(with_toy).names("domain") == ["toy"]
     # Collecting twice from one manager gives the same components again (no state kept in the kernel).
     assert collect(with_toy).names("domain") == ["toy"]
+
+
+def test_a_configured_model_backend_brings_its_plugin_into_the_selection() -> None:
+    installed = installed_entry_points()
+    if "openai" not in installed or "mock" not in installed:
+        pytest.skip("needs bench-openai and bench-mock installed (bash scripts/dev.sh setup)")
+    assert with_backend_plugins(["mock"], ["openai", "openai"]) == ["mock", "openai"]
+    assert with_backend_plugins(["mock", "openai"], ["openai"]) == ["mock", "openai"]
+    assert with_backend_plugins(["mock", "no:openai"], ["openai"]) == ["mock", "no:openai"]  # a block wins
+    assert with_backend_plugins(["mock"], ["no-such-backend"]) == ["mock"]  # left to the clear "no backend" error
+    assert with_backend_plugins(None, ["openai"]) is None  # every installed plugin loads anyway

@@ -32,7 +32,7 @@ from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
 from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
 from bench_kernel.modelhub.redact import redact
-from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
+from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.serialization import canonical_json, structure, unstructure, utc_now
 from bench_kernel.store.lease import HEARTBEAT_S
@@ -474,7 +474,7 @@ def _installed_owners() -> dict[str, str]:
 async def prepare(config: RunConfig, store_path: Path | str,
                   plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
     """Load plugins, domain and tasks, check model credentials, open the store, begin or resume the run, plan it."""
-    plugins = plugins or get_plugin_manager(config.plugins)
+    plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
     registry = collect(plugins)
     data = load_domain(registry, config)
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)

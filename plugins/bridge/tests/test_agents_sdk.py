@@ -6,18 +6,16 @@ which sends every call through bench's model access to the fake server's chat co
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from bench_kernel.testing import FakeOpenAIServer, cli, plan_change_world
+from bench_kernel.testing import FakeOpenAIServer, plan_change_world
 
 pytest.importorskip("agents", reason="pip install 'bench-bridge[agents-sdk]' (openai-agents==0.24.0)")
+
+from bridge_runs import bench_run, rows, tool_turns
 
 FACTORY = '''\
 from agents import Agent, function_tool
@@ -41,31 +39,6 @@ def factory(tmp_path: Path) -> str:
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer(plan_change_world()) as fake:
         yield fake
-
-
-def bench_run(server: FakeOpenAIServer, factory: str, db: Path, *more: str) -> str:
-    args = ["run", "--plugin", "mock", "--plugin", "bridge", "--plugin", "llm", "--plugin", "openai",
-            "--agent", "framework", "--agent-option", f"factory={factory}",
-            "--agent-model", "fake-model", "--agent-base-url", server.base_url,
-            "--task-id", "upgrade_by_email", "--no-baseline", "--db", str(db), *more]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def rows(db: Path, sql: str) -> list[dict[str, Any]]:
-    connection = sqlite3.connect(db)
-    connection.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in connection.execute(sql)]
-    finally:
-        connection.close()
-
-
-def tool_turns(db: Path, run_id: str) -> list[list[str]]:
-    messages = [json.loads(r["message_json"]) for r in rows(db, "select * from messages order by rowid")
-                if r["conversation_id"].startswith(run_id + "/")]
-    return [[c["name"] for c in m["tool_calls"]] for m in messages if m["role"] == "assistant" and m.get("tool_calls")]
 
 
 def test_multi_turn_with_the_simulated_user_then_from_the_cache(server: FakeOpenAIServer, factory: str, tmp_path: Path) -> None:

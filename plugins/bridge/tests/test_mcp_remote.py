@@ -26,8 +26,8 @@ from bench_kernel.testing import FakeOpenAIServer, cli
 
 pytest.importorskip("mcp", reason="pip install 'bench-bridge[mcp]' (mcp==2.3.*)")
 
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 TASK = "upgrade_by_email"
 
@@ -61,7 +61,7 @@ def remote_agent() -> Iterator[tuple[str, dict[str, Any]]]:
     seen: dict[str, Any] = {"actions": gold_actions(), "turns": 0}
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
+        def do_POST(self) -> None:
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen["turns"] += 1
             text = asyncio.run(play_turn(payload, seen)) if seen["turns"] == 1 else "Is there anything else?"
@@ -112,3 +112,17 @@ def test_an_mcp_agent_in_another_process_lists_calls_and_is_scored(remote_agent:
     assert called == [name for name, _ in seen["actions"]]  # executed by bench's environment, in order
     assert reward == 1.0  # and scored
     assert ledger == 1  # the agent's own model call went through bench's model access
+
+
+def test_the_issue_command_needs_no_backend_plugin_named(remote_agent: tuple[str, dict[str, Any]], tmp_path: Path) -> None:
+    """`--plugin mock --plugin bridge` alone: the agent role's backend (openai) brings its own plugin."""
+    url, seen = remote_agent
+    factory = tmp_path / "remote_factory.py"
+    factory.write_text(f"from bench_bridge import RemoteAgent\n\n\ndef make(ctx):\n    return RemoteAgent({url!r})\n")
+    with FakeOpenAIServer() as server:
+        result = CliRunner().invoke(cli, [
+            "run", "--plugin", "mock", "--plugin", "bridge", "--agent", "framework", "--agent-option", f"factory={factory}:make",
+            "--agent-option", "mcp=true", "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--task-id", TASK,
+            "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["average_reward"]["value"] == 1.0
