@@ -116,7 +116,7 @@ def test_an_mcp_agent_in_another_process_lists_calls_and_is_scored(remote_agent:
 
 def test_the_issue_command_needs_no_backend_plugin_named(remote_agent: tuple[str, dict[str, Any]], tmp_path: Path) -> None:
     """`--plugin mock --plugin bridge` alone: the agent role's backend (openai) brings its own plugin."""
-    url, seen = remote_agent
+    url, _ = remote_agent
     factory = tmp_path / "remote_factory.py"
     factory.write_text(f"from bench_bridge import RemoteAgent\n\n\ndef make(ctx):\n    return RemoteAgent({url!r})\n")
     with FakeOpenAIServer() as server:
