@@ -125,6 +125,9 @@ def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(
     db, clean = tmp_path / "stopped.db", tmp_path / "clean.db"
     with FakeOpenAIServer(world, latency_s=0.05) as server:
         args = [*llm_args(server.base_url, db, trials=60), "--workers", "2"]
+        # Slow replies while the run is to be stopped: on a loaded machine it could otherwise finish all 60 between
+        # the 4th stored conversation and the signal (seen under two test suites at once).
+        server.latency_s = 0.5
         process = subprocess.Popen([str(BENCH), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_for(db, 4, process)
@@ -135,6 +138,7 @@ def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(
             if process.poll() is None:
                 process.kill()
                 process.wait()
+        server.latency_s = 0.05
         assert len(workers) >= 2 and gone(workers), "worker processes outlived the run's process"
         with sqlite3.connect(db) as conn:
             [(status,)] = conn.execute("select status from runs").fetchall()

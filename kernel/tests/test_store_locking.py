@@ -245,3 +245,36 @@ def test_commands_that_read_open_a_writable_database_as_usual(tmp_path: Path) ->
     store = Store.for_reading(tmp_path / "runs.db")
     store.add_event("r", "x", {})  # writable: migrated and opened read-write
     store.close()
+
+
+def test_a_lock_sqlite_reports_without_waiting_during_migration_is_retried(tmp_path: Path, monkeypatch: Any) -> None:
+    from bench_kernel.store import store as store_module
+
+    real, failures = store_module.migrate, []
+
+    def flaky(*args: Any) -> None:
+        if len(failures) < 2:  # as SQLite answers the side of a lock deadlock it breaks, at once
+            failures.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        real(*args)
+
+    monkeypatch.setattr(store_module, "migrate", flaky)
+    Store(tmp_path / "r.db").close()
+    assert len(failures) == 2
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("select count(*) from _sqlite_migrations").fetchone()[0] > 0
+
+
+def test_other_migration_errors_are_not_retried(tmp_path: Path, monkeypatch: Any) -> None:
+    from bench_kernel.store import store as store_module
+
+    calls = []
+
+    def broken(*args: Any) -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("no such table: nope")
+
+    monkeypatch.setattr(store_module, "migrate", broken)
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        Store(tmp_path / "r.db")
+    assert calls == [1]

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,7 @@ class Store:
         self.db.execute("PRAGMA synchronous = NORMAL")
         # Checkpoint the WAL every ~16 MB instead of every 4 MB: fewer synchronous checkpoints inside commits.
         self.db.execute("PRAGMA wal_autocheckpoint = 4000")
-        migrate(self.db, (kernel_migrations, *extra_migrations), self._write)
+        _migrate_retrying(self.db, (kernel_migrations, *extra_migrations), self._write)
 
     @classmethod
     def over(cls, connection: sqlite3.Connection, path: Path) -> Store:
@@ -501,6 +502,29 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+MIGRATE_ATTEMPTS = 20
+
+
+def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations],
+                      write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+    """`migrate`, again after a "database is locked" that SQLite gave without waiting.
+
+    Processes opening a fresh database at once: one switching it to WAL (which needs the exclusive lock) while
+    another holds a write lock is a deadlock SQLite breaks by failing one side at once, busy_timeout or not (seen
+    under heavy load). Migrating is idempotent, so the failed side tries again after a short pause.
+    """
+    for attempt in range(1, MIGRATE_ATTEMPTS + 1):
+        try:
+            migrate(db, migration_sets, write)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == MIGRATE_ATTEMPTS:
+                raise
+            if db.conn.in_transaction:
+                db.conn.rollback()
+            time.sleep(0.05 * attempt)
 
 
 def migrate(db: Database, migration_sets: Sequence[Migrations],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -32,7 +32,7 @@ class AgentsSDKRunner:
         from agents import Runner
 
         items = [*(state or []), {"role": "user", "content": message}]
-        result = await Runner.run(agent, items, max_turns=self.max_turns, run_config=self._config())  # type: ignore[arg-type]
+        result = await Runner.run(cast(Any, agent), items, max_turns=self.max_turns, run_config=self._config())
         return _text(result.final_output), result.to_input_list()
 
     def _config(self) -> Any:
