@@ -23,6 +23,7 @@ from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
+from bench_kernel.scaffold import KINDS
 
 if TYPE_CHECKING:
     from bench_kernel.plugins import PluginSet
@@ -461,6 +462,18 @@ def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **op
         click.echo("\n".join(checks.compare_expected(data, results, Path(expected))), err=fmt == "json")
     if any(not r["ok"] for r in results):
         sys.exit(1)
+
+
+@cli.command(name="new")
+@click.argument("kind", metavar="KIND", type=click.Choice(list(KINDS)))
+@click.argument("name")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+def new_command(kind: str, name: str, directory: str | None) -> None:
+    """Write a ready plugin distribution bench-NAME of KIND into DIRECTORY (default ./NAME)."""
+    from bench_kernel.scaffold.new import new_plugin, next_steps
+
+    target = new_plugin(kind, name, Path(directory) if directory else None)
+    click.echo(next_steps(kind, name, target))
 
 
 @cli.group(name="profile")

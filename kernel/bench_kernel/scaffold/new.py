@@ -1,0 +1,130 @@
+"""Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from the packaged templates.
+
+Templates are plain files under `templates/`, in layers: `common` for every kind, `practice` for every kind but
+a domain (a tiny domain its tests play on), then the kind's own. A file ending in `.tmpl` is rendered by replacing
+the markers below and written without the suffix; a `package` folder becomes the module's folder. A kind's
+`README.about.md` is not written: it fills the README's `{{about}}` marker.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from bench_kernel.errors import ConfigError
+from bench_kernel.scaffold import KINDS
+
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# Names the kernel already uses: a plugin of that name would shadow the kernel or clash with a built-in.
+RESERVED = {"kernel", "testing", "oracle", "scripted", "identity", "local"}
+ABOUT = "README.about.md"
+
+
+def check_name(name: str) -> None:
+    """Refuse a name that cannot be a module, an entry point and a distribution at once."""
+    if not NAME_PATTERN.fullmatch(name) or keyword.iskeyword(name):
+        raise ConfigError(f"plugin name {name!r} must start with a letter and hold only letters, digits and underscores "
+                          f"(it becomes the module bench_{name})")
+    if name.lower() in RESERVED:
+        raise ConfigError(f"plugin name {name!r} is taken by the kernel; choose another")
+
+
+def class_prefix(name: str) -> str:
+    """`my_library` -> `MyLibrary`: the prefix of the generated classes."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def markers(kind: str, name: str) -> dict[str, str]:
+    """What each marker in a template becomes."""
+    return {
+        "{{name}}": name,
+        "{{module}}": f"bench_{name}",
+        "{{dist}}": f"bench-{name}",
+        "{{Class}}": class_prefix(name),
+        "{{kind}}": kind,
+        "{{description}}": KINDS[kind][0].upper() + KINDS[kind][1:],
+        "{{about}}": "",
+    }
+
+
+def render(text: str, values: dict[str, str]) -> str:
+    """Replace every marker in text."""
+    for marker, value in values.items():
+        text = text.replace(marker, value)
+    return text
+
+
+def template_files(kind: str) -> dict[str, Traversable]:
+    """Relative output path -> template, later layers overriding earlier ones."""
+    root = files("bench_kernel.scaffold").joinpath("templates")
+    layers = ["common"] + ([] if kind == "domain" else ["practice"]) + [kind]
+    found: dict[str, Traversable] = {}
+    for layer in layers:
+        found.update(_walk(root.joinpath(layer), ""))
+    return found
+
+
+def _walk(folder: Traversable, prefix: str) -> dict[str, Traversable]:
+    found: dict[str, Traversable] = {}
+    for entry in folder.iterdir():
+        if entry.name == "__pycache__":
+            continue
+        relative = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            found.update(_walk(entry, relative + "/"))
+        else:
+            found[relative] = entry
+    return found
+
+
+def output_path(relative: str, module: str) -> str:
+    """Where a template lands: `package/` renamed to the module, `.tmpl` dropped."""
+    parts = [module if part == "package" else part for part in relative.split("/")]
+    path = "/".join(parts)
+    return path.removesuffix(".tmpl")
+
+
+def new_plugin(kind: str, name: str, directory: Path | None = None) -> Path:
+    """Write the distribution `bench-NAME` of this kind into directory (default ./NAME); return the directory."""
+    if kind not in KINDS:
+        raise ConfigError(f"unknown kind {kind!r}: choose one of {', '.join(KINDS)}")
+    check_name(name)
+    target = Path(directory) if directory is not None else Path(name)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ConfigError(f"{target} exists and is not an empty directory: choose another DIR")
+    values = markers(kind, name)
+    templates = template_files(kind)
+    about = templates.pop(ABOUT, None)
+    if about is not None:
+        values["{{about}}"] = render(about.read_text(encoding="utf-8"), values).strip()
+    for relative, template in sorted(templates.items()):
+        path = target / output_path(relative, values["{{module}}"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if relative.endswith(".tmpl"):
+            path.write_text(render(template.read_text(encoding="utf-8"), values), encoding="utf-8")
+        else:
+            path.write_bytes(template.read_bytes())
+    return target
+
+
+# How to see each kind at work once installed (`bench new` prints it; the READMEs say the same).
+TRY: dict[str, list[str]] = {
+    "domain": ["bench check --plugin {name}", "bench run --plugin {name}"],
+    "metric": ["bench run --plugin mock --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
+    "channel": ["bench run --plugin mock --plugin {name} --channel {name}"],
+    "agent": ["bench run --plugin mock --plugin {name} --agent {name}"],
+    "user": ["bench run --plugin mock --plugin {name} --user {name}"],
+    "judge": ["bench run --plugin YOUR_DOMAIN --plugin {name} --judge {name}   (tasks with nl_assertions)"],
+    "executor": ["bench run --plugin mock --plugin {name} --executor {name}"],
+    "section": ["bench run --plugin mock --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
+}
+
+
+def next_steps(kind: str, name: str, target: Path) -> str:
+    """What `bench new` prints: what it wrote and the commands that install, test and try it."""
+    lines = [f"wrote bench-{name}, {KINDS[kind]}, into {target}", "next:",
+             f"  pip install -e '{target}[test]'", f"  pytest {target}"]
+    return "\n".join(lines + [f"  {line.format(name=name)}" for line in TRY[kind]])

@@ -1,0 +1,151 @@
+"""`bench new KIND NAME [DIR]`: the names it takes, the directory it refuses, and the plugins it writes.
+
+The install tests generate each kind under a name of their own (unique per test run), pip-install it into a
+folder of their own (`--target`, put on PYTHONPATH for the subprocesses only), then run its generated tests and
+the commands its README names: nothing is installed into the test's environment, so parallel runs cannot collide
+and nothing is left to uninstall. The end-to-end test (BENCH_SCAFFOLD_E2E=1) does what a plugin author does, in a
+clean virtual environment holding only the kernel's wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+import venv
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench_kernel.cli import cli
+from bench_kernel.errors import ConfigError
+from bench_kernel.scaffold import KINDS
+from bench_kernel.scaffold.new import class_prefix, new_plugin
+
+KERNEL = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TOGETHER_WITH_MOCK = {"metric": [], "channel": ["--channel"], "agent": ["--agent"]}
+"""Kinds the done-when runs together with the mock domain, and the option that selects the plugin's component."""
+
+
+@pytest.mark.parametrize("name", ["lib-x", "9lives", "with space", "", "bench.x", "class", "kernel", "oracle"])
+def test_names_that_cannot_be_a_module_and_an_entry_point_are_refused(name: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="plugin name"):
+        new_plugin("domain", name, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_refuses_a_non_empty_directory_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(cli, ["new", "domain", "library", str(tmp_path / "taken")])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {tmp_path / 'taken'} exists and is not an empty directory: choose another DIR"]
+    assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
+
+
+def test_the_cli_writes_into_NAME_by_default_and_says_what_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(cli, ["new", "metric", "turns"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "turns" / "bench_turns" / "metric.py").is_file()
+    assert "pip install -e 'turns[test]'" in result.output
+    assert CliRunner().invoke(cli, ["new", "agent", "bot", "empty"]).exit_code == 0  # an empty directory is fine
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_renders_completely(kind: str, tmp_path: Path) -> None:
+    target = new_plugin(kind, "my_thing", tmp_path / "out")
+    files = {p.relative_to(target).as_posix(): p.read_text(encoding="utf-8") for p in target.rglob("*") if p.is_file()}
+    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "bench_my_thing/__init__.py"} <= set(files)
+    assert any(path.startswith("tests/test_") for path in files)
+    leftovers = {path for path, text in files.items() if "{{" in text or "package" in path.split("/")[0]}
+    assert not leftovers
+    assert 'my_thing = "bench_my_thing"' in files["pyproject.toml"]
+    assert 'name = "bench-my_thing"' in files["pyproject.toml"]
+    assert "## What it is" in files["README.md"]
+    assert "README.about.md" not in files
+    for path, text in files.items():
+        if path.endswith(".py"):
+            compile(text, path, "exec")
+
+
+def test_class_prefix() -> None:
+    assert class_prefix("my_library") == "MyLibrary"
+    assert class_prefix("x2") == "X2"
+
+
+# --------------------------------------------------------------------------- installed and run
+
+
+def run_checked(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run a command; fail the test with its output when it fails."""
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def rewards(report_json: str) -> dict[str, float]:
+    """Task id -> mean reward of the agent's conversations, from `bench run --format json`."""
+    report = json.loads(report_json)
+    return {row["task_id"]: row["mean_reward"] for row in report["tasks"]}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_path: Path) -> None:
+    name = f"s_{kind}_{uuid.uuid4().hex[:8]}"  # unique: a parallel run generates its own
+    target = new_plugin(kind, name, tmp_path / name)
+    site = tmp_path / "site"
+    env = {**os.environ, "PYTHONPATH": str(site), "BENCH_DB": str(tmp_path / "bench.db")}
+    run_checked([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(target)],
+                tmp_path, env)
+    # Run from tmp_path: the module is then imported from the installed copy (its data files must be in the wheel).
+    run_checked([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(target)], tmp_path, env)
+    if (BIN / "ruff").exists():  # `bash scripts/dev.sh lint` installs it: the generated code is clean under its own settings
+        run_checked([str(BIN / "ruff"), "check", "--no-cache", "."], target, env)
+    bench = str(BIN / "bench")
+    if kind == "domain":
+        run_checked([bench, "check", "--plugin", name], tmp_path, env)
+        done = run_checked([bench, "run", "--plugin", name, "--format", "json", "--progress", "none"], tmp_path, env)
+        assert set(rewards(done.stdout).values()) == {1.0}
+    elif kind in TOGETHER_WITH_MOCK:
+        chosen = [*TOGETHER_WITH_MOCK[kind], name] if TOGETHER_WITH_MOCK[kind] else []
+        done = run_checked([bench, "run", "--plugin", "mock", "--plugin", name, *chosen, "--format", "json",
+                            "--progress", "none"], tmp_path, env)
+        report = json.loads(done.stdout)
+        assert report["status"] == "complete"
+        assert not report["infrastructure_errors"], report["infrastructure_errors"]
+        if kind == "metric":
+            assert {s["name"] for s in report["sections"]} == {name, f"{name}:{name}"}
+        if kind == "channel":
+            assert set(rewards(done.stdout).values()) == {1.0}
+
+
+@pytest.mark.skipif(os.environ.get("BENCH_SCAFFOLD_E2E") != "1", reason="opt-in: BENCH_SCAFFOLD_E2E=1 (builds a wheel, a venv)")
+def test_end_to_end_in_a_clean_environment_with_only_the_kernel_wheel(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "BENCH_DB")}
+    run_checked([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path / "dist"),
+                 str(KERNEL)], tmp_path, env)
+    [wheel] = (tmp_path / "dist").glob("bench_kernel-*.whl")
+    venv.create(tmp_path / "venv", with_pip=True)
+    bin_dir = tmp_path / "venv" / "bin"
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    work = tmp_path / "work"
+    work.mkdir()
+    for command in (["pip", "install", "--quiet", str(wheel)],
+                    ["bench", "new", "domain", "library"],
+                    ["pip", "install", "--quiet", "./library[test]"],
+                    ["pytest", "-q", "library"],
+                    ["bench", "check", "--plugin", "library"],
+                    ["bench", "run", "--plugin", "library", "--format", "json", "--progress", "none"]):
+        done = run_checked([str(bin_dir / command[0]), *command[1:]], work, env, timeout=900)
+    assert set(rewards(done.stdout).values()) == {1.0}
+    installed = run_checked([str(bin_dir / "pip"), "list", "--format", "json"], work, env).stdout
+    assert {"bench-kernel", "bench-library"} <= {p["name"] for p in json.loads(installed)}
+    print(f"end to end in {time.perf_counter() - started:.1f} s")
