@@ -25,6 +25,7 @@ class PluginError(BenchError):
 
     def __init__(self, plugin: str, message: str) -> None:
         self.plugin = plugin
+        self.detail = message
         super().__init__(f"plugin {plugin!r}: {message}")
 
 

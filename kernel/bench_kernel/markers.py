@@ -2,5 +2,6 @@
 
 import pluggy
 
-hookspec = pluggy.HookspecMarker("bench")
-hookimpl = pluggy.HookimplMarker("bench")
+PROJECT = "bench"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)

@@ -13,6 +13,7 @@ import pluggy
 
 from bench_kernel import hookspecs
 from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
+from bench_kernel.loadchecks import component_problems, unmarked_hooks
 from bench_kernel.logs import get_logger
 
 GROUP = "bench"
@@ -142,10 +143,29 @@ def _load_entry_point(plugins: PluginSet, ep: md.EntryPoint) -> None:
 def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: str | None) -> None:
     plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=_version(dist)))
     try:
-        plugins.pm.register(_hashable(load()), name=name)
+        obj = load()
+        _refuse_unmarked_hooks(name, obj)
+        plugins.pm.register(_hashable(obj), name=name)
         plugins.pm.check_pending()
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others down
         plugins.fail(name, _describe(exc))
+
+
+def _refuse_unmarked_hooks(name: str, obj: object) -> None:
+    unmarked = unmarked_hooks(obj, _hook_names())
+    if unmarked:
+        raise PluginError(name, f"{_object_name(obj)} has functions named like hooks but not marked with "
+                                f"@bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)} "
+                                "(add the decorator above each)")
+
+
+@functools.cache
+def _hook_names() -> tuple[str, ...]:
+    return tuple(n for n in dir(hookspecs) if n.startswith("register_") and callable(getattr(hookspecs, n)))
+
+
+def _object_name(obj: object) -> str:
+    return f"module {obj.__name__}" if isinstance(obj, type(functools)) else f"{type(obj).__name__} {obj!r:.60}"
 
 
 class _HookHolder:
@@ -173,6 +193,8 @@ def _hashable(obj: object) -> object:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, pluggy.PluginValidationError):
         return f"invalid hook implementation: {exc}"
+    if isinstance(exc, PluginError):
+        return exc.detail  # the plugin is named by whoever reports the failure
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -245,6 +267,9 @@ def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry
         name = getattr(component, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(plugin_name, f"registered a {kind} without a name: {component!r:.80}")
+        problems = component_problems(kind, component)
+        if problems:
+            raise PluginError(plugin_name, "; ".join(problems))
         if kind in NAMESPACED_KINDS:
             name = f"{plugin_name}:{name}"
         for reg in (registry, staged):

@@ -252,7 +252,11 @@ class Notes(Toolkit):
 
     @tool(ToolKind.THINK)
     def think(self, thought: str) -> str:
-        """Think out loud."""
+        """Think out loud.
+
+        Args:
+            thought: The thought.
+        """
         return ""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import enum
 import json
+import re
 from typing import Any, Literal
 
 import attrs
@@ -96,7 +97,7 @@ class Toolkit:
 
 
 def test_sample_tool_gives_the_exact_schema():
-    assert function_schema(update_reservation) == {
+    assert function_schema(update_reservation, strict=False) == {
         "type": "function",
         "function": {
             "name": "update_reservation",
@@ -159,7 +160,7 @@ def test_sample_tool_gives_the_exact_schema():
 
 
 def test_schema_is_json_serialisable_and_keeps_parameter_order():
-    schema = function_schema(update_reservation)
+    schema = function_schema(update_reservation, strict=False)
     assert json.loads(json.dumps(schema)) == schema
     assert list(schema["function"]["parameters"]["properties"])[:3] == [
         "reservation_id",
@@ -169,13 +170,13 @@ def test_schema_is_json_serialisable_and_keeps_parameter_order():
 
 
 def test_summary_only_docstring_has_no_blank_line():
-    schema = function_schema(Toolkit().get_user)
+    schema = function_schema(Toolkit().get_user, strict=False)
     assert schema["function"]["description"] == "Get a user."
 
 
 def test_method_skips_self_bound_or_not():
     for func in (Toolkit().get_user, Toolkit.get_user):
-        params = function_schema(func)["function"]["parameters"]
+        params = function_schema(func, strict=False)["function"]["parameters"]
         assert list(params["properties"]) == ["user_id", "verbose"]
         assert params["required"] == ["user_id"]
         assert params["properties"]["verbose"] == {
@@ -186,7 +187,7 @@ def test_method_skips_self_bound_or_not():
 
 
 def test_name_override_and_missing_docstring():
-    schema = function_schema(no_doc, name="renamed")
+    schema = function_schema(no_doc, name="renamed", strict=False)
     assert schema["function"]["name"] == "renamed"
     assert schema["function"]["description"] == "renamed"
     assert schema["function"]["parameters"] == {
@@ -200,7 +201,7 @@ def test_enum_annotations_list_their_values():
     def pick(cabin: Cabin, levels: list[Literal[1, 2]] = [1]) -> None:  # noqa: B006
         """Pick."""
 
-    props = function_schema(pick)["function"]["parameters"]["properties"]
+    props = function_schema(pick, strict=False)["function"]["parameters"]["properties"]
     assert props["cabin"] == {"title": "Cabin", "type": "string", "enum": ["economy", "business"]}
     assert props["levels"] == {
         "title": "Levels",
@@ -214,7 +215,7 @@ def test_enum_default_shows_its_value_and_unserialisable_default_is_left_out():
     def pick(cabin: Cabin = Cabin.BUSINESS, when: Any = datetime.date(2024, 1, 2)) -> None:
         """Pick."""
 
-    props = function_schema(pick)["function"]["parameters"]["properties"]
+    props = function_schema(pick, strict=False)["function"]["parameters"]["properties"]
     assert props["cabin"]["default"] == "business"
     assert "default" not in props["when"]
 
@@ -324,3 +325,67 @@ def test_enum_members_become_their_values():
     assert tool_result_text(Cabin.BUSINESS) == "business"
     assert tool_result_text(Status.CLOSED) == "closed"
     assert tool_result_text({"s": Status.OPEN, "c": Cabin.ECONOMY}) == '{"s": "open", "c": "economy"}'
+
+
+# --------------------------------------------------------------------------- docstrings checked at load (strict)
+
+
+def test_a_parameter_the_docstring_leaves_out_is_refused_naming_tool_and_parameter():
+    with pytest.raises(ValueError, match=r"tool 'get_user': docstring does not document parameters \['verbose'\]"):
+        function_schema(Toolkit().get_user)
+    with pytest.raises(ValueError, match=r"tool 'renamed': docstring does not document parameters \['x', 'y'\]"):
+        function_schema(no_doc, name="renamed")
+
+
+def test_a_documented_type_that_disagrees_with_the_annotation_is_refused():
+    def book(seats: str, note: str | None = None) -> None:
+        """Book.
+
+        Args:
+            seats (int): How many seats.
+            note: A note.
+        """
+
+    with pytest.raises(ValueError, match=r"tool 'book', parameter 'seats': the docstring says \(int\) but the annotation is str"):
+        function_schema(book)
+
+
+@pytest.mark.parametrize("written, annotation", [
+    ("str", str), ("string", str), ("Optional[str]", str | None), ("str, optional", str | None), ("int", int),
+    ("List[str]", list[str]), ("list of str", list[str]), ("Dict[str, Any]", dict[str, Any]), ("dict", dict[str, int]),
+    ("int | str", int), ("str or None", str | None), ("Cabin", Cabin), ("Passenger", Passenger), ("bool", bool | None),
+    ("SomethingUnknown", int), ("Literal['a']", str), ("float", float), ("Union[int, str]", str),
+])
+def test_documented_types_that_agree_or_cannot_be_read_pass(written: str, annotation: Any):
+    def tool(x):
+        return x
+
+    tool.__doc__ = f"Tool.\n\nArgs:\n    x ({written}): The x.\n"
+    tool.__annotations__ = {"x": annotation}
+    assert function_schema(tool)["function"]["parameters"]["properties"]["x"]["description"] == "The x."
+
+
+@pytest.mark.parametrize("written, annotation", [
+    ("int", str), ("str", int), ("List[str]", str), ("dict", list[str]), ("bool", str | None), ("float", int),
+    ("Passenger", str), ("Optional[int]", str),
+])
+def test_documented_types_that_disagree_are_refused(written: str, annotation: Any):
+    def tool(x):
+        return x
+
+    tool.__doc__ = f"Tool.\n\nArgs:\n    x ({written}): The x.\n"
+    tool.__annotations__ = {"x": annotation}
+    with pytest.raises(ValueError, match=rf"parameter 'x': the docstring says \({re.escape(written)}\)"):
+        function_schema(tool)
+
+
+def test_a_lenient_schema_still_refuses_unknown_documented_parameters():
+    def typo(reservation_id: str) -> None:
+        """Typo.
+
+        Args:
+            reservaton_id: The reservation.
+        """
+
+    with pytest.raises(ValueError, match="reservaton_id"):
+        function_schema(typo, strict=False)

@@ -22,11 +22,12 @@ from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
-from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.errors import BenchError, ConfigError, ParticipantError
 from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, evaluate, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.evaluation.rewards import Evaluation
+from bench_kernel.loadchecks import session_problem
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub, role_option_hint
@@ -813,6 +814,11 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
         channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
         sessions.append(channel)
+        unusable = _unusable_sessions(ctx.registry, history, [("agent", agent, agent_session), ("user simulator", user, user_session),
+                                                     ("channel", channel_kind, channel)])
+        if unusable is not None:
+            termination = unusable.termination
+            return unusable
         convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
                                        limits=limits, channel=channel, events=events)
         termination = convo.termination
@@ -826,6 +832,31 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
                 session.termination = termination  # what close() may tell the participant's own service
             if session is not None:
                 await session.close()
+
+
+def _unusable_sessions(registry: Registry, history: list[Message], sessions: list[tuple[str, Any, Any]]) -> Conversation | None:
+    """A sync `respond` (or channel method) shows here, before the first await, as an error naming plugin and class.
+
+    Sessions whose class `start` declares were checked at registration; this catches the others.
+    An agent's or user's mistake ends the conversation as that participant's error; a channel's is the run's own.
+    """
+    for kind, component, session in sessions:
+        if session is None:
+            continue
+        problem = session_problem(kind, component, session, _origin(registry, kind, component.name))
+        if problem is None:
+            continue
+        if kind == "channel":
+            raise ParticipantError(problem)
+        reason = TerminationReason.AGENT_ERROR if kind == "agent" else TerminationReason.USER_ERROR
+        log.error("conversation.unusable_session", error=problem)
+        who = "agent" if kind == "agent" else "user"
+        return Conversation(messages=list(history), termination=reason, error=f"{who}: ParticipantError: {problem}")
+    return None
+
+
+def _origin(registry: Registry, kind: str, name: str) -> str | None:
+    return registry.origins.get((kind, name))
 
 
 def agent_cost(agent: Agent, models: ConversationModels) -> float | None:

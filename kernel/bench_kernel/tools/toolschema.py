@@ -47,6 +47,8 @@ class _Docstring:
     summary: str
     details: str
     args: dict[str, str]
+    types: dict[str, str] = attrs.field(factory=dict)
+    """The type written in parentheses after each documented name (``name (int): ...``), when there is one."""
 
 
 def _parse_docstring(doc: str | None) -> _Docstring:
@@ -57,45 +59,61 @@ def _parse_docstring(doc: str | None) -> _Docstring:
     # tau2 (via docstring_parser) takes only the first line as the summary, the rest as details
     summary, _, details = head.partition("\n")
     args: dict[str, str] = {}
+    types: dict[str, str] = {}
     for header, following in zip(headers, [*headers[1:], None], strict=False):
         if header.group(1) in _ARG_SECTIONS:
             body = text[header.end() : following.start() if following else len(text)]
-            args.update(_parse_args(body))
-    return _Docstring(summary.strip(), details.strip(), args)
+            for name, written, description in _parse_args(body):
+                args[name] = description
+                if written:
+                    types[name] = written
+    return _Docstring(summary.strip(), details.strip(), args, types)
 
 
-def _parse_args(body: str) -> dict[str, str]:
-    """Map each entry of an Args section body to its (possibly multi-line) description."""
+def _parse_args(body: str) -> list[tuple[str, str, str]]:
+    """Each entry of an Args section body: its name, written type and (possibly multi-line) description."""
     entries: list[list[str]] = []
     for line in textwrap.dedent(body).splitlines():
         if line and not line[0].isspace():
             entries.append([line])
         elif entries:
             entries[-1].append(line)
-    return dict(_parse_arg_entry(lines) for lines in entries)
+    return [_parse_arg_entry(lines) for lines in entries]
 
 
-def _parse_arg_entry(lines: list[str]) -> tuple[str, str]:
-    """Return the name and description of one Args entry such as ``name (int): text``."""
+def _parse_arg_entry(lines: list[str]) -> tuple[str, str, str]:
+    """Return the name, written type and description of one Args entry such as ``name (int): text``."""
     spec, _, first = lines[0].partition(":")
-    name = spec.split("(", 1)[0].strip().lstrip("*")
+    name, _, written = spec.partition("(")
     # continuation lines keep their line breaks, as docstring_parser does for tau2
     rest = inspect.cleandoc("\n".join(lines[1:]))
-    return name, "\n".join(part for part in (first.strip(), rest) if part)
+    description = "\n".join(part for part in (first.strip(), rest) if part)
+    return name.strip().lstrip("*"), written.rpartition(")")[0].strip(), description
 
 
 # --------------------------------------------------------------------------- schemas
 
 
-def function_schema(func: Callable[..., Any], *, name: str | None = None) -> dict[str, Any]:
-    """Build the OpenAI function-calling schema of func from its signature and docstring."""
+def function_schema(func: Callable[..., Any], *, name: str | None = None, strict: bool = True) -> dict[str, Any]:
+    """Build the OpenAI function-calling schema of func from its signature and docstring.
+
+    Strict (what a domain's tools get at load): a parameter the docstring leaves out, or documents with a type its
+    annotation disagrees with, is refused. Not strict: such a parameter gets a schema without description, as tau2's
+    wrapper gives it. A documented parameter the signature lacks is refused either way.
+    """
     tool_name = name or func.__name__
     doc = _parse_docstring(func.__doc__)
     params = _tool_parameters(func, tool_name)
     unknown = sorted(set(doc.args) - set(params) - _SKIPPED)
     if unknown:
         raise ValueError(f"tool {tool_name!r}: docstring documents unknown parameters {unknown}")
+    missing = [p for p in params if p not in doc.args] if strict else []
+    if missing:
+        raise ValueError(f"tool {tool_name!r}: docstring does not document parameters {missing} "
+                         "(add each under Args: as `name (type): what it is`; the model sees only what is written)")
     hints = _type_hints(func, tool_name)
+    if strict:
+        _check_documented_types(func, tool_name, doc, hints)
     properties: dict[str, Any] = {}
     for param in params.values():
         try:
@@ -134,6 +152,92 @@ def _type_hints(func: Callable[..., Any], tool_name: str) -> dict[str, Any]:
         return typing.get_type_hints(func)
     except Exception as exc:
         raise ValueError(f"tool {tool_name!r}: cannot resolve its annotations: {exc}") from exc
+
+
+def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docstring, hints: dict[str, Any]) -> None:
+    """Refuse a documented type that cannot hold what the annotation says (compared as JSON types)."""
+    for name, written in doc.types.items():
+        if name not in hints:
+            continue
+        documented = _written_kinds(written, getattr(func, "__globals__", {}))
+        try:
+            annotated = _schema_kinds(_type_schema(hints[name]))
+        except TypeError:
+            continue  # reported when the parameter's schema is built
+        if documented and annotated and not documented & annotated:
+            raise ValueError(f"tool {tool_name!r}, parameter {name!r}: the docstring says ({written}) but the annotation "
+                             f"is {_annotation_text(hints[name])} ({' or '.join(sorted(documented))} against "
+                             f"{' or '.join(sorted(annotated))})")
+
+
+_WRITTEN_KINDS = {
+    "str": "string", "string": "string", "int": "integer", "integer": "integer", "float": "number", "number": "number",
+    "bool": "boolean", "boolean": "boolean", "list": "array", "sequence": "array", "tuple": "array", "set": "array",
+    "frozenset": "array", "array": "array", "iterable": "array", "dict": "object", "mapping": "object", "object": "object",
+}
+_WRAPPERS = frozenset({"optional", "required", "annotated"})
+
+
+def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
+    """The JSON types a docstring's written type allows, or an empty set when it cannot be read (then not compared)."""
+    text = re.sub(r",\s*(optional|required)\s*$", "", written.strip(), flags=re.IGNORECASE).strip()
+    if not text:
+        return set()
+    parts = _split_union(text)
+    if len(parts) > 1:
+        kinds = [_written_kinds(p, namespace) for p in parts if p.lower() not in ("none", "null")]
+        return set().union(*kinds) if all(kinds) else set()
+    head, _, inner = text.partition("[")
+    head = head.strip().split(".")[-1]
+    if head.lower() in _WRAPPERS and inner:
+        return _written_kinds(inner.rpartition("]")[0].split(",")[0] if head.lower() == "annotated" else
+                              inner.rpartition("]")[0], namespace)
+    if head.lower() == "union" and inner:
+        return _written_kinds(" | ".join(_split_top(inner.rpartition("]")[0], ",")), namespace)
+    if head.lower() in _WRITTEN_KINDS:
+        return {_WRITTEN_KINDS[head.lower()]}
+    found = namespace.get(head)
+    if isinstance(found, type):
+        try:
+            return _schema_kinds(_type_schema(found))
+        except TypeError:
+            return set()
+    return set()
+
+
+def _split_union(text: str) -> list[str]:
+    """The members of `A | B` or `A or B` at the top level (brackets kept whole)."""
+    members = _split_top(text, "|")
+    if len(members) == 1:
+        members = [m for part in members for m in re.split(r"\s+or\s+", part)]
+    return members
+
+
+def _split_top(text: str, separator: str) -> list[str]:
+    """Split on a separator outside brackets."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += char == "["
+        depth -= char == "]"
+        if char == separator and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+def _schema_kinds(schema: dict[str, Any]) -> set[str]:
+    """The JSON types a schema allows (empty when it allows anything or only enumerates values)."""
+    if "anyOf" in schema:
+        kinds = [_schema_kinds(member) for member in schema["anyOf"]]
+        return set().union(*kinds) if all(kinds) else set()
+    kind = schema.get("type")
+    return {kind} if isinstance(kind, str) else set()
+
+
+def _annotation_text(annotation: Any) -> str:
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
 
 
 def _description(doc: _Docstring, tool_name: str) -> str:

@@ -1,0 +1,116 @@
+"""Checks made when a plugin loads and registers: mistakes that would otherwise surface mid-run, unnamed.
+
+- A method the kernel awaits written as a plain `def` (a channel's `to_agent`, a session's `respond`, a judge's
+  `judge`), or one it calls without awaiting written as `async def` (`is_stop`, `summarize`, a section's `build`).
+- Functions named like hooks without the `@bench_kernel.hookimpl` marker, which pluggy silently ignores.
+- Sessions are checked through the class `start` is annotated to return; a session whose class only shows at the
+  first conversation is checked there (`session_problem`), with the same message.
+
+Every message names the plugin and the object (class and method) at fault.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from bench_kernel.markers import PROJECT
+
+ASYNC, PLAIN = "async", "plain"
+# Per component kind: the component's own methods and how the kernel calls them.
+COMPONENT_METHODS: dict[str, dict[str, str]] = {
+    "judge": {"judge": ASYNC},
+    "metric": {"summarize": PLAIN},  # score may be either: the kernel awaits it only when it is awaitable
+    "reward component": {"score": ASYNC, "applies": PLAIN},
+    "report section": {"build": PLAIN},
+    "executor": {"execute": ASYNC, "check": PLAIN},
+    "channel": {"start": PLAIN},
+    "agent": {"start": PLAIN},
+    "user simulator": {"start": PLAIN},
+}
+# Per kind that starts sessions: the session's methods and how the kernel calls them.
+SESSION_METHODS: dict[str, dict[str, str]] = {
+    "channel": {"to_agent": ASYNC, "to_user": ASYNC, "close": ASYNC},
+    "agent": {"respond": ASYNC, "is_stop": PLAIN, "close": ASYNC},
+    "user simulator": {"respond": ASYNC, "is_stop": PLAIN, "close": ASYNC},
+}
+
+
+def component_problems(kind: str, component: object) -> list[str]:
+    """What is wrong with a registered component's methods, and with its declared session class's."""
+    owner = type(component)
+    problems = _method_problems(owner, COMPONENT_METHODS.get(kind, {}))
+    session = declared_session(component) if kind in SESSION_METHODS else None
+    if session is not None:
+        problems += _method_problems(session, SESSION_METHODS[kind], f" (the session class {owner.__name__}.start returns)")
+    return [f"{kind} {_name(component)!r}: {p}" for p in problems]
+
+
+def session_problem(kind: str, component: object, session: object, plugin: str | None) -> str | None:
+    """The first conversation's check of a session whose class `start` did not declare (None when it conforms)."""
+    problems = _session_class_problems(typing.cast(typing.Hashable, type(session)), kind)
+    if not problems:
+        return None
+    who = f"plugin {plugin!r}: " if plugin else ""
+    return f"{who}{kind} {_name(component)!r}: " + "; ".join(problems)
+
+
+@functools.cache
+def _session_class_problems(cls: typing.Hashable, kind: str) -> tuple[str, ...]:
+    assert isinstance(cls, type)
+    return tuple(_method_problems(cls, SESSION_METHODS.get(kind, {})))
+
+
+def declared_session(component: object) -> type | None:
+    """The session class `start` is annotated to return, when its annotation resolves to a class."""
+    start = getattr(type(component), "start", None)
+    if start is None:
+        return None
+    try:
+        hint = typing.get_type_hints(start).get("return")
+    except Exception:  # noqa: BLE001 - an annotation naming what only type checkers import: checked at first use
+        return None
+    return hint if isinstance(hint, type) else None
+
+
+def _method_problems(cls: type, methods: dict[str, str], where: str = "") -> list[str]:
+    problems = []
+    for name, wanted in methods.items():
+        method = inspect.getattr_static(cls, name, None)
+        if isinstance(method, staticmethod | classmethod):
+            method = method.__func__
+        if not inspect.isfunction(method):
+            continue
+        is_async = _is_async(method)
+        if wanted == ASYNC and not is_async:
+            problems.append(f"{_qualname(cls, name)} is a plain def, but the kernel awaits it: write `async def {name}`{where}")
+        elif wanted == PLAIN and is_async:
+            problems.append(f"{_qualname(cls, name)} is an async def, but the kernel calls it without awaiting: "
+                            f"write `def {name}`{where}")
+    return problems
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    # A decorator that keeps __wrapped__ may hide the coroutine function it wraps.
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(inspect.unwrap(function))
+
+
+def _qualname(cls: type, method: str) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}.{method}"
+
+
+def _name(component: object) -> str:
+    return str(getattr(component, "name", type(component).__name__))
+
+
+def unmarked_hooks(plugin: object, hook_names: typing.Iterable[str]) -> list[str]:
+    """Functions of a plugin object named like a hook but without the hookimpl marker (pluggy registers none of them)."""
+    found = []
+    for name in hook_names:
+        value = getattr(plugin, name, None)
+        if callable(value) and not hasattr(value, f"{PROJECT}_impl") and not hasattr(value, f"{PROJECT}_spec"):
+            found.append(name)
+    return found
