@@ -77,8 +77,9 @@ if TYPE_CHECKING:
         TranscriptionClient,
         TranscriptionRequest,
     )
-    from bench_kernel.modelhub.hub import ConversationModels, ModelHub
-    from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+    from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
+    from bench_kernel.modelhub.prices import Price
+    from bench_kernel.plugins import PluginInfo, PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
     from bench_kernel.profiles.profile import (
         PLACEHOLDER,
         PLACEHOLDERS,
@@ -131,7 +132,7 @@ if TYPE_CHECKING:
         unstructure,
         utc_now,
     )
-    from bench_kernel.store.store import MetricValue, Store
+    from bench_kernel.store.store import MetricValue, RunRecord, Store
     from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
     from bench_kernel.tasks.domain import (
@@ -150,8 +151,10 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
     from bench_kernel.tasks.schema import (
         Action,
+        Description,
         EnvAssertion,
         EnvFunctionCall,
+        EvaluationCriteria,
         InitializationData,
         InitialState,
         RewardRule,
@@ -162,6 +165,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
+    from bench_kernel.tools.toolschema import ToolResultStyle
 
 __all__ = [
     "DATA_DIR_VARIABLE",
@@ -198,6 +202,7 @@ __all__ = [
     "ConversationModels",
     "ConversationResult",
     "ConversationSetup",
+    "Description",
     "DoNothingAgent",
     "Domain",
     "DomainData",
@@ -209,6 +214,7 @@ __all__ = [
     "EnvAssertion",
     "EnvFunctionCall",
     "Environment",
+    "EvaluationCriteria",
     "Event",
     "EventLog",
     "Executor",
@@ -223,6 +229,7 @@ __all__ = [
     "InitializationData",
     "Judge",
     "JudgeRequest",
+    "LedgerEntry",
     "LocalExecutor",
     "Message",
     "MessageStyle",
@@ -248,7 +255,9 @@ __all__ = [
     "Persona",
     "PersonaChange",
     "PluginError",
+    "PluginInfo",
     "PluginSet",
+    "Price",
     "ProductRule",
     "Profile",
     "Registry",
@@ -262,6 +271,7 @@ __all__ = [
     "RewardType",
     "RunConfig",
     "RunContext",
+    "RunRecord",
     "RunSummary",
     "RunView",
     "ScriptedUser",
@@ -286,6 +296,7 @@ __all__ = [
     "ToolError",
     "ToolKind",
     "ToolMessage",
+    "ToolResultStyle",
     "Toolkit",
     "Transcription",
     "TranscriptionClient",
@@ -391,8 +402,9 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "ModelClient", "ModelConfig", "SpeechClient", "SpeechRequest", "Transcription", "TranscriptionClient",
         "TranscriptionRequest",
     ),
-    "bench_kernel.modelhub.hub": ("ConversationModels", "ModelHub"),
-    "bench_kernel.plugins": ("PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.modelhub.hub": ("ConversationModels", "LedgerEntry", "ModelHub"),
+    "bench_kernel.modelhub.prices": ("Price",),
+    "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
     "bench_kernel.profiles.profile": (
         "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "MessageStyle", "Profile", "load_profile", "trial_seeds",
     ),
@@ -414,7 +426,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "canonical_json", "converter", "load_tasks", "read_json", "structure", "structure_tasks", "unstructure",
         "utc_now",
     ),
-    "bench_kernel.store.store": ("MetricValue", "Store"),
+    "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store"),
     "bench_kernel.tasks.checks": ("check_tasks", "checked_plugins", "render_check"),
     "bench_kernel.tasks.compose": (
         "Composer", "Composition", "Subtask", "compose", "composed_id", "verify", "with_personas",
@@ -429,11 +441,12 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),
     "bench_kernel.tasks.schema": (
-        "Action", "EnvAssertion", "EnvFunctionCall", "InitializationData", "InitialState", "RewardRule", "RewardType",
-        "StructuredUserInstructions", "Task", "UserScenario",
+        "Action", "Description", "EnvAssertion", "EnvFunctionCall", "EvaluationCriteria", "InitializationData", "InitialState",
+        "RewardRule", "RewardType", "StructuredUserInstructions", "Task", "UserScenario",
     ),
     "bench_kernel.tools.environment": ("Environment", "ToolKind", "Toolkit", "tool"),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
+    "bench_kernel.tools.toolschema": ("ToolResultStyle",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
 

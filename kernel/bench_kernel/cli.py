@@ -188,6 +188,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
                    "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
+@click.option("--allow-broken-tasks", is_flag=True,
+              help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
+                   "lists them and says their rewards are not meaningful.")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...")

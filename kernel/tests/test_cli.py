@@ -6,13 +6,15 @@ import csv
 import io
 import json
 import re
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from click.testing import CliRunner, Result
-from toy_domain import TASKS, _instructions
+from toy_domain import TASKS, ToyDomain, _instructions
 
 from bench_kernel import hookimpl
 from bench_kernel.cli import cli
@@ -26,6 +28,7 @@ MISSING_COUNTER_TASKS = [
     for n in (1, 2)
 ]
 # The oracle switches the lamp on, and the assertion wants it off: a task the oracle fails, so reports are not all 1.0.
+# Broken by design (its assertion fails on the gold state): runs that include it pass --allow-broken-tasks.
 LAMP_OFF_TASK = {
     "id": "lamp-off", "user_scenario": {"instructions": _instructions("My lamp is off.")},
     "evaluation_criteria": {"actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
@@ -233,7 +236,7 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
     use_plugins(tasks=[*TASKS, LAMP_OFF_TASK])
     db = tmp_path / "runs.db"
 
-    ran = invoke("run", "--db", str(db), "--trials", "2", "--format", "json")
+    ran = invoke("run", "--db", str(db), "--trials", "2", "--format", "json", "--allow-broken-tasks")
     assert ran.exit_code == 0, ran.output
     run_id = only_run_id(db)
     reports = {fmt: invoke("report", run_id, "--db", str(db), "--format", fmt) for fmt in ("json", "csv", "markdown", "table")}
@@ -248,6 +251,8 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
 
     figures = json_figures(report)
     rows = csv_figures(reports["csv"].stdout)
+    broken = rows.pop("gold_replay_failed[task=lamp-off]")
+    assert "lamp_is" in broken["error"] and "rewards not meaningful" in broken["error"]
     assert list(rows) == list(figures)
     assert {m: float(r["value"]) for m, r in rows.items()} == figures
     table_lines = reports["table"].stdout.splitlines()
@@ -261,6 +266,56 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
         assert any(line.split()[:2] == [metric, f"{value:.3f}"] and " ".join(line.split()).endswith(counted) for line in table_lines), \
             metric
         assert f"| {metric} | {value:.3f} |" in reports["markdown"].stdout, metric
+
+
+def test_a_run_refuses_tasks_whose_gold_replay_fails_before_storing_anything(use_plugins: Callable[..., None],
+                                                                             tmp_path: Path) -> None:
+    broken_action = {**TASKS[1], "id": "read-z", "evaluation_criteria": {
+        "actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]}}
+    use_plugins(tasks=[*TASKS, LAMP_OFF_TASK, broken_action])
+    db = tmp_path / "runs.db"
+
+    refused = run_toy(db)
+
+    message = assert_clean_error(refused, "2 of 5 selected tasks of domain 'toy' cannot be scored",
+                                 "lamp-off (env assertion user:lamp_is({'on': False}) fails on the gold state",
+                                 "read-z (gold action z1 get_counter: Error: Counter zz not found)", "--allow-broken-tasks")
+    assert "inc-a" not in message
+    assert not db.exists() or sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0
+    assert run_toy(db, "--task-id", "inc-a", "--task-id", "lamp").exit_code == 0  # the sound tasks alone run
+
+    allowed = invoke("run", "--db", str(db), "--allow-broken-tasks", "--run-id", "b")
+    assert allowed.exit_code == 0, allowed.output
+    report = invoke("report", "b", "--db", str(db), "--format", "json")
+    failures = {f["task_id"]: f for f in json.loads(report.stdout)["gold_failures"]}
+    assert set(failures) == {"lamp-off", "read-z"} and not failures["read-z"]["scored_as_reference"]
+    assert failures["read-z"]["problems"] == ["gold action z1 get_counter: Error: Counter zz not found"]
+    for fmt in ("table", "markdown"):
+        text = invoke("report", "b", "--db", str(db), "--format", fmt).stdout
+        assert ("task read-z: gold replay fails (rewards not meaningful: run with --allow-broken-tasks): "
+                "gold action z1 get_counter: Error: Counter zz not found") in text, text
+    assert "Errors and tasks whose gold replay fails" in allowed.stdout
+
+
+def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says_so(use_plugins: Callable[..., None],
+                                                                                   tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    broken_action = {**TASKS[1], "id": "read-z", "evaluation_criteria": {
+        "actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]}}
+    original = ToyDomain.load
+    monkeypatch.setattr(ToyDomain, "load", lambda self, options: attrs.evolve(original(self, options),
+                                                                              failed_gold_actions_scored=True))
+    use_plugins(tasks=[*TASKS, broken_action])
+    db = tmp_path / "runs.db"
+
+    ran = invoke("run", "--db", str(db), "--format", "csv", "--run-id", "r")
+
+    assert ran.exit_code == 0, ran.output
+    row = csv_figures(ran.stdout)["gold_replay_failed[task=read-z]"]
+    assert row["error"] == ("gold action z1 get_counter: Error: Counter zz not found (scored as the domain's reference "
+                            "implementation scores it: against the state the other gold actions leave)")
+    use_plugins(tasks=[*TASKS, broken_action, LAMP_OFF_TASK])  # a failing assertion is refused whatever the domain says
+    assert_clean_error(invoke("run", "--db", str(db), "--run-id", "s"), "1 of 5 selected tasks", "lamp-off")
 
 
 def test_runs_lists_the_run(use_plugins: Callable[..., None], tmp_path: Path) -> None:

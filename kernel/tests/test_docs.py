@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import types
 from pathlib import Path
+
+import attrs
 
 import bench_kernel
 import bench_kernel.testing
@@ -78,3 +81,27 @@ def test_the_readme_quickstart_has_exactly_two_commands() -> None:
     assert block is not None
     commands = [line for line in block.group(1).splitlines() if line.strip() and not line.strip().startswith("#")]
     assert [c.split("#")[0].strip() for c in commands] == ["bash scripts/dev.sh demo", "bash scripts/dev.sh test"]
+
+
+TASKS_DOC = DOCS.with_name("tasks.md")
+TASK_RECORDS = ("Task", "Description", "UserScenario", "StructuredUserInstructions", "InitialState", "InitializationData",
+                "EnvFunctionCall", "EvaluationCriteria", "Action", "EnvAssertion", "RewardRule")
+
+
+def test_every_task_field_is_documented_in_its_records_table() -> None:
+    doc = TASKS_DOC.read_text(encoding="utf-8")
+    missing = []
+    for name in TASK_RECORDS:
+        heading = re.search(rf"^#+ .*`bench_kernel\.{name}`.*$", doc, re.M)
+        assert heading is not None, f"docs/tasks.md has no section for {name}"
+        table = doc[heading.end():].split("\n#", 1)[0]
+        missing += [f"{name}.{f.name}" for f in attrs.fields(getattr(bench_kernel, name)) if f"| `{f.name}` |" not in table]
+    assert not missing, missing
+
+
+def test_the_task_file_example_loads() -> None:
+    block = re.search(r"```json\n(.*?)```", TASKS_DOC.read_text(encoding="utf-8"), re.S)
+    assert block is not None
+    tasks = bench_kernel.structure_tasks(json.loads(block.group(1)), source="docs/tasks.md")
+    assert tasks[0].evaluation_criteria is not None and tasks[0].evaluation_criteria.reward_basis == ["DB", "COMMUNICATE"]
+    assert [a.action_id for a in tasks[0].gold_actions()] == ["a1", "a2"]

@@ -106,13 +106,22 @@ def test_bad_arguments_are_an_error_message_not_an_exception(env: Environment, a
     assert env.hashes() == before
 
 
-def test_successful_call_returns_tau2_text_and_mutates(env: Environment) -> None:
+def test_successful_call_returns_plain_json_and_mutates(env: Environment) -> None:
     before = env.hashes()
     result = env.execute(call("increment", name="a", by=2))
     assert result.error is False
-    assert json.loads(result.content) == {"value": "2"}, "numbers in plain dicts are shown as strings (tau2)"
+    assert json.loads(result.content) == {"value": 2}, "numbers stay numbers by default"
     assert env.agent_tools.state.counters["a"] == {"value": 2}
     assert env.hashes()[0] != before[0] and env.hashes()[1] == before[1]
+
+
+def test_a_domain_that_asks_for_tau2s_rendering_gets_strings_in_plain_dicts(data: DomainData) -> None:
+    import attrs
+
+    env = build_environment(attrs.evolve(data, tool_results="tau2"), None)
+    assert json.loads(env.execute(call("increment", name="a", by=2)).content) == {"value": "2"}
+    with pytest.raises(ValueError, match="tool_results"):
+        attrs.evolve(data, tool_results="yaml")
 
 
 def test_execute_counts_every_call(env: Environment) -> None:
@@ -265,5 +274,5 @@ def test_a_new_toolkit_works_end_to_end() -> None:
     assert names(env.agent_schemas()) == ["add_note", "think"]
     assert env.mutates(call("add_note", key="k", text="t")) and not env.mutates(call("think", thought="hm"))
     result = env.execute(call("add_note", key="k", text="t"))
-    assert (result.content, result.error) == ('"1"', False), "a bare int is shown as a quoted string (tau2)"
+    assert (result.content, result.error) == ("1", False), "a bare int is plain JSON by default"
     assert env.execute(call("think", thought="hm")).content == ""

@@ -37,10 +37,10 @@ ATTRIBUTED_TASKS = [
 
 def run_and_report(use_plugins: Callable[..., None], tmp_path: Path, extra: Sequence[tuple[str, object]],
                    *report_args: str, run_args: Sequence[str] = ("--trials", "2")) -> tuple[Path, str, dict[str, Result]]:
-    """`bench run` with these plugins, then `bench report` of that run in every format."""
+    """`bench run` with these plugins, then `bench report` of that run in every format (lamp-off is broken by design)."""
     use_plugins(tasks=ATTRIBUTED_TASKS, extra=extra)
     db = tmp_path / "runs.db"
-    ran = invoke("run", "--db", str(db), "--format", "none", "--run-id", "r", *run_args)
+    ran = invoke("run", "--db", str(db), "--format", "none", "--run-id", "r", "--allow-broken-tasks", *run_args)
     assert ran.exit_code == 0, ran.output
     return db, "r", {fmt: report(db, "r", "--format", fmt, *report_args) for fmt in FORMATS}
 
@@ -159,6 +159,9 @@ def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_sti
     assert line in out["table"].stdout and line in out["markdown"].stdout
     assert "Agent turns per conversation (report-demo)" in out["table"].stdout  # the others still render
     assert sections(out["json"])["broken"]["error"] == "KeyError: 'no such column'"
+    row = csv_rows(out["csv"].stdout)["section:broken"]  # the default CSV names the failed section and why
+    assert (row["errors"], row["n_of"], row["error"]) == ("1", "section of plugin cracked", "KeyError: 'no such column'")
+    assert "section broken failed: KeyError: &#x27;no such column&#x27;" in report(db, run_id, "--format", "html").stdout
     assert_clean_error(report(db, run_id, "--section", "broken", "--format", "csv"),
                        "plugin 'cracked'", "report section 'broken' failed: KeyError")
     assert_clean_error(report(db, run_id, "--section", "prose", "--format", "csv"), "report section 'prose' has no tables")
@@ -231,11 +234,18 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
         def register_metrics(self, register: Callable[[Metric], None]) -> None:
             register(Fragile())
 
-    _, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
+    db, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
 
     assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["errors"] == 2
+    assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["error_messages"] == {
+        "RuntimeError: judge model returned nothing": 2}
     assert csv_rows(out["csv"].stdout)["fragile:fragile"] == {
-        "metric": "fragile:fragile", "value": "1.0", "low": "1.0", "high": "1.0", "n": "6", "errors": "2", "n_of": "conversations"}
+        "metric": "fragile:fragile", "value": "1.0", "low": "1.0", "high": "1.0", "n": "6", "errors": "2", "n_of": "conversations",
+        "error": "RuntimeError: judge model returned nothing (x2)"}
+    for fmt in ("table", "markdown"):
+        assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in out[fmt].stdout
+    page = report(db, "r", "--format", "html").stdout
+    assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in page
     assert "| fragile:fragile | 1.000 | 1.000 | 1.000 | 6 conversations | 2 |" in out["markdown"].stdout
     table_line = next(line for line in out["table"].stdout.splitlines() if line.startswith("fragile:fragile"))
     assert table_line.split()[-3:] == ["6", "conversations", "2"]
@@ -300,7 +310,7 @@ def test_every_figure_breaks_down_by_task_attributes_in_every_format(use_plugins
     assert breakdowns["persona"]["(none)"]["figures"]["report-demo:reward_per_turn"] == round(1 / 3, 6)
     rows = csv_rows(out["csv"].stdout)
     assert rows["pass^1[persona=EASY_1]"] == {"metric": "pass^1[persona=EASY_1]", "value": "1.0", "low": "", "high": "",
-                                                   "n": "1", "errors": "0", "n_of": "tasks"}
+                                                   "n": "1", "errors": "0", "n_of": "tasks", "error": ""}
     assert rows["report-demo:reward_per_turn[intent=device]"]["value"] == "0.166667"  # lamp 1/3, lamp-off 0
     assert "By persona" in out["table"].stdout and "## By intent" in out["markdown"].stdout
     assert "| EASY_1 | 2 | 1 | 1.000 | 1.000 |" in out["markdown"].stdout

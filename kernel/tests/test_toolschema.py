@@ -272,15 +272,30 @@ def test_none_is_null():
 
 def test_bare_scalars_are_stringified_then_json_dumped_like_tau2():
     # tau2 only skips json.dumps for str, so str(5) is dumped again and gains quotes
-    assert tool_result_text(5) == '"5"'
-    assert tool_result_text(True) == '"True"'
-    assert tool_result_text(2.5) == '"2.5"'
+    assert tool_result_text(5, "tau2") == '"5"'
+    assert tool_result_text(True, "tau2") == '"True"'
+    assert tool_result_text(2.5, "tau2") == '"2.5"'
 
 
 def test_containers_stringify_nested_scalars():
-    assert tool_result_text({"a": 1, "b": [2.5, None, "x"]}) == '{"a": "1", "b": ["2.5", null, "x"]}'
-    assert tool_result_text((1, False)) == '["1", "False"]'
-    assert tool_result_text([]) == "[]"
+    assert tool_result_text({"a": 1, "b": [2.5, None, "x"]}, "tau2") == '{"a": "1", "b": ["2.5", null, "x"]}'
+    assert tool_result_text((1, False), "tau2") == '["1", "False"]'
+    assert tool_result_text([], "tau2") == "[]"
+
+
+def test_plain_json_is_the_default_numbers_and_booleans_stay_what_they_are():
+    assert tool_result_text({"max_loans": 3, "active": True, "fee": 2.5, "b": [1, None, "x"]}) == (
+        '{"max_loans": 3, "active": true, "fee": 2.5, "b": [1, null, "x"]}')
+    assert tool_result_text(5) == "5"
+    assert tool_result_text(False) == "false"
+    assert tool_result_text((1, False)) == "[1, false]"
+    assert tool_result_text({"on": datetime.date(2024, 5, 1), "s": Status.OPEN}) == '{"on": "2024-05-01", "s": "open"}'
+    assert tool_result_text([Passenger("Bo", 7)]) == tool_result_text([Passenger("Bo", 7)], "tau2")
+
+
+def test_an_unknown_style_is_refused():
+    with pytest.raises(ValueError, match="unknown tool result style 'yaml'"):
+        tool_result_text({"a": 1}, "yaml")  # type: ignore[arg-type]
 
 
 def test_attrs_record_keeps_numbers_and_enum_values():

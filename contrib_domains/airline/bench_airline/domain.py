@@ -32,5 +32,7 @@ class AirlineDomain(Domain):
             agent_state=state_from_json(read_json(data_dir / "db.json")),
             sync_gold_actions=False,
             reference_hash=ReferenceHasher(),
+            tool_results="tau2",  # tool messages exactly as tau2 renders them
+            failed_gold_actions_scored=True,  # tau2 swallows a failing gold action and scores against what is left
             source=str(data_dir),
         )

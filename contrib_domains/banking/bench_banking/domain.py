@@ -43,7 +43,8 @@ class BankingDomain(Domain):
         data = DomainData(name=self.name, tasks=read_tasks(tasks, options), policy=(root / "policy.md").read_text(encoding="utf-8"),
                           solo_policy=solo.read_text(encoding="utf-8") if solo.is_file() else None,
                           agent_toolkit=CompatBankingTools if compat else BankingTools, agent_state=state_from(read_db(db), str(db)),
-                          source=str(root))
+                          source=str(root), tool_results="tau2",  # AgentChangeBench is a tau2 fork: its tool texts
+                          failed_gold_actions_scored=True)
         return attrs.evolve(data, task_problems=tuple(p for t in data.tasks for p in inconsistencies(t, data.agent_state)))
 
 

@@ -33,6 +33,8 @@ class RetailDomain(Domain):
             # tau2 runs gold actions without syncing (retail has nothing to sync anyway).
             sync_gold_actions=False,
             reference_hash=reference_hash,
+            tool_results="tau2",  # tool messages exactly as tau2 renders them
+            failed_gold_actions_scored=True,  # tau2 swallows a failing gold action (15 of its 114 tasks have one)
             source=str(data_dir),
         )
 

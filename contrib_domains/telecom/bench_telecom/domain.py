@@ -90,7 +90,8 @@ def _data(data_dir: Path, *, policy_files: tuple[str, ...], phone: type[PhoneToo
         name="telecom", tasks=[], policy=_policy(texts[0], texts[1]), solo_policy=_policy(texts[2], solo_manual),
         agent_toolkit=TelecomTools, agent_state=agent_state_from(read_toml(data_dir / "db.toml"), str(data_dir / "db.toml")),
         user_toolkit=phone, user_state=phone_state, sync=sync_phone, sync_gold_actions=False,
-        reference_hash=agent_reference_hash, reference_user_hash=phone_reference_hash, source=source)
+        reference_hash=agent_reference_hash, reference_user_hash=phone_reference_hash, source=source,
+        tool_results="tau2", failed_gold_actions_scored=True)  # tau2's tool message texts and gold-failure semantics
 
 
 def _policy(main: str, manual: str) -> str:

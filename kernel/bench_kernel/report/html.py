@@ -8,9 +8,9 @@ from typing import Any
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.report.plots import PLOTS, TITLES
-from bench_kernel.report.report import Report, _header_lines, _headline_rows
+from bench_kernel.report.report import PROBLEMS_TITLE, Report, _header_lines, _headline_rows, problem_lines
 
-SECTIONS = ("summary", "figures", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
+SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}.error{color:#b00020}
@@ -47,6 +47,8 @@ def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_not
         _section("figures", "Figures (95% bootstrap intervals)", table(
             ["metric", "value", "95% low", "95% high", "n", "errors"],
             [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)])),
+        _section("problems", PROBLEMS_TITLE, "".join(f'<p class="error">{escape(line)}</p>' for line in problem_lines(report))
+                 or "<p>None: every metric and section computed, every task's gold replay ran.</p>"),
         _section("terminations", "Terminations of agent conversations",
                  table(["reason", "conversations"], [[k, v] for k, v in report.terminations.items()])),
         _section("flips", "Flips across trials", table(["figure", "value"], [[k, v] for k, v in report.flips.items()])),

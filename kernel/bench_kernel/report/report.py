@@ -31,6 +31,11 @@ from bench_kernel.store.store import RunRecord, Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
+GOLD_FAILURES_EVENT = "run.gold_failures"
+"""The run event `bench run` stores listing the tasks whose gold replay fails (run/runner.py writes it)."""
+NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
+SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
+PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"
 
 
 @attrs.frozen(kw_only=True)
@@ -61,6 +66,9 @@ class Report:
     """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
     breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
     """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
+    gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
+    """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
+    meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -94,6 +102,7 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         counts=_counts(rows, outcomes),
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
+        gold_failures=list((store.last_run_event(run_id, (GOLD_FAILURES_EVENT,)) or {}).get("tasks", [])),
     )
 
 
@@ -284,14 +293,18 @@ def _num(x: float) -> float | None:
 def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[str, dict[str, Any]]:
     grouped: dict[str, list[float]] = defaultdict(list)
     errors: Counter[str] = Counter()
+    messages: dict[str, Counter[str]] = defaultdict(Counter)
     for v in values:
         name = v["metric"][len(prefix):]
         if v["value"] is not None:
             grouped[name].append(v["value"])
         elif v.get("error"):
             errors[name] += 1
+            messages[name][v["error"]] += 1
     names = sorted(set(grouped) | set(errors))
-    return {n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n]} for n in names}
+    # error_messages: each distinct message with the conversations it ended, the most frequent first
+    return {n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n],
+                "error_messages": dict(messages[n].most_common())} for n in names}
 
 
 def _baseline(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -325,25 +338,62 @@ def render(report: Report, fmt: str) -> str:
     return _text(report, markdown=fmt == "markdown")
 
 
-SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of"]
+SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "error"]
 
 
 def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures, then the figures by task attribute (`name[attribute=value]`), as rows of SUMMARY_COLUMNS.
+    """The headline figures, the figures by task attribute (`name[attribute=value]`), then failed sections
+    (`section:NAME`) and tasks whose gold replay fails (`gold_replay_failed[task=ID]`), as rows of SUMMARY_COLUMNS.
 
-    n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed.
+    n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed and
+    error says why (each distinct message, with the conversations it ended when there are several).
     """
-    return [*_headline_rows(report), *_breakdown_rows(report)]
+    return [*_headline_rows(report), *_breakdown_rows(report), *_problem_rows(report)]
+
+
+def _problem_rows(report: Report) -> list[dict[str, Any]]:
+    empty = {"value": None, "low": None, "high": None}
+    rows = [{"metric": f"section:{s['name']}", **empty, "n": 1, "errors": 1, "n_of": f"section of plugin {s['plugin']}",
+             "error": s["error"]} for s in report.sections if s["error"]]
+    rows += [{"metric": f"gold_replay_failed[task={f['task_id']}]", **empty, "n": len(f["problems"]), "errors": 0,
+              "n_of": "gold problems", "error": f"{'; '.join(f['problems'])} ({_verdict(f)})"} for f in report.gold_failures]
+    return rows
+
+
+def _verdict(failure: dict[str, Any]) -> str:
+    return SCORED_AS_REFERENCE if failure.get("scored_as_reference") else NOT_MEANINGFUL
+
+
+def error_text(messages: dict[str, int]) -> str:
+    """Distinct error messages in one cell: each with its count when there are several or it repeats."""
+    if len(messages) == 1 and next(iter(messages.values())) == 1:
+        return next(iter(messages))
+    return " | ".join(f"{message} (x{count})" for message, count in messages.items())
+
+
+def problem_lines(report: Report) -> list[str]:
+    """What the run could not score, one line each: metrics and components that raised (with their messages), then
+    tasks whose gold replay fails. Failed sections say so where they would have been."""
+    lines = []
+    for kind, figures in (("component", report.components), ("metric", report.metrics)):
+        for name, figure in figures.items():
+            for message, count in figure.get("error_messages", {}).items():
+                lines.append(f"{kind} {name} failed on {_plural(count, 'conversation')}: {message}")
+    for f in report.gold_failures:
+        lines.append(f"task {f['task_id']}: gold replay fails ({_verdict(f)}): {'; '.join(f['problems'])}")
+    return lines
 
 
 def _headline_rows(report: Report) -> list[dict[str, Any]]:
     keys = ("value", "low", "high", "n", "errors")
     convs = {"n_of": "conversations"}
-    rows = [{"metric": "average_reward", **report.average_reward, "errors": 0, **convs}]
+    rows: list[dict[str, Any]] = [{"metric": "average_reward", **report.average_reward, "errors": 0, **convs}]
     rows += [{"metric": f"pass^{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_hat_k.items()]
     rows += [{"metric": f"pass@{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_at_k.items()]
-    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}, **convs} for name, v in report.components.items()]
-    rows += [{"metric": name, **{k: v[k] for k in keys}, **convs} for name, v in report.metrics.items()]
+    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})}
+             for name, v in report.components.items()]
+    rows += [{"metric": name, **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})}
+             for name, v in report.metrics.items()]
     rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
               "n": c["calls"], "errors": c["errors"], "n_of": "calls"} for c in report.costs]
     if report.baseline:
@@ -391,6 +441,9 @@ def _text(report: Report, markdown: bool) -> str:
     out += _table(["metric", "value", "95% low", "95% high", "n", "errors"],
                   [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
                   markdown)
+    problems = problem_lines(report)
+    if problems:
+        out += ["", f"{head}{PROBLEMS_TITLE}", *(f"- {line}" if markdown else f"  {line}" for line in problems)]
     out += ["", f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]

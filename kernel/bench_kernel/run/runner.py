@@ -57,10 +57,14 @@ BASELINE_USER = "scripted"
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
-                  "executor_options", "workers")
+                  "executor_options", "workers", "allow_broken_tasks")
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
+GOLD_FAILURES_EVENT = "run.gold_failures"
+"""The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
+MAX_LISTED = 20
+"""Broken tasks a refusal names one by one."""
 OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
 
 
@@ -126,6 +130,8 @@ class RunConfig:
     executor_options: dict[str, Any] = attrs.field(factory=dict)
     workers: int = 1
     """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
+    allow_broken_tasks: bool = False
+    """Run tasks whose gold replay fails (refused otherwise, before anything is stored); the report lists them."""
 
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""
@@ -486,6 +492,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
+    golds, failures = gold_failures(data, tasks)
+    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
                       concurrency=config.concurrency, max_in_flight=config.max_in_flight)
@@ -512,11 +520,13 @@ async def prepare(config: RunConfig, store_path: Path | str,
         raise
     try:
         models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
+        if failures:  # what the report lists: tasks whose rewards are not meaningful, or scored as the reference does
+            store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
         ctx = RunContext(
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
             models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
-            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile,
+            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile, golds=golds,
         )
         units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     except BaseException:
@@ -525,6 +535,45 @@ async def prepare(config: RunConfig, store_path: Path | str,
         await models.aclose()
         raise
     return ctx, units, skipped, not new
+
+
+def gold_failures(data: DomainData, tasks: Sequence[Task]) -> tuple[dict[str, GoldReplay], list[dict[str, Any]]]:
+    """Every task's gold replay, and the tasks whose gold actions fail or whose env assertions fail on the gold state.
+
+    Each failure is {task_id, problems, scored_as_reference}: the last is True when the only problems are failing gold
+    actions and the domain's reference implementation scores such tasks anyway (`DomainData.failed_gold_actions_scored`).
+    A set-up that raises is left to the conversations, which record it as an infrastructure error (never a score).
+    """
+    golds: dict[str, GoldReplay] = {}
+    failures: list[dict[str, Any]] = []
+    for task in tasks:
+        try:
+            gold = golds[task.id] = replay_gold(data, task)
+        except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
+            continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
+        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in gold.assertion_checks if not c.met]
+        problems = [f"gold action {error}" for error in gold.action_errors] + assertions
+        if problems:
+            failures.append({"task_id": task.id, "problems": problems,
+                             "scored_as_reference": data.failed_gold_actions_scored and not assertions})
+    return golds, failures
+
+
+def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool) -> None:
+    """Refuse a run whose tasks cannot be scored (their gold replay fails), unless it allows broken tasks."""
+    refused = [f for f in failures if not f["scored_as_reference"]]
+    if not refused:
+        return
+    if allowed:
+        log.warning("run.broken_tasks", tasks=[f["task_id"] for f in refused], why="--allow-broken-tasks: rewards not meaningful")
+        return
+    shown = [f"{f['task_id']} ({'; '.join(f['problems'])})" for f in refused[:MAX_LISTED]]
+    more = f"; and {len(refused) - MAX_LISTED} more (`bench check` lists them all)" if len(refused) > MAX_LISTED else ""
+    raise ConfigError(
+        f"{len(refused)} of {len(tasks)} selected tasks of domain {data.name!r} cannot be scored, their gold replay fails "
+        f"(as `bench check` reports; a correct agent would not score 1): {'; '.join(shown)}{more}. Fix the tasks, leave "
+        "them out (--task-id, --num-tasks, --split) or run them anyway with --allow-broken-tasks (the report then lists "
+        "them and says their rewards are not meaningful)")
 
 
 def _entry_point_names(plugins: PluginSet) -> list[str]:

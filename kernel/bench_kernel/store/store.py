@@ -52,17 +52,34 @@ class PluginRows:
 
 @attrs.frozen(kw_only=True)
 class RunRecord:
-    """A stored run."""
+    """A stored run: read its fields as attributes (`run.id`) or by key (`run["id"]`), like the rows of `RunView`."""
 
     id: str
     created_utc: str
     updated_utc: str
     status: str
+    """running, complete, partial, failed or interrupted."""
     config: dict[str, Any]
+    """The run's configuration as stored (its identity: what decides its results)."""
     config_hash: str
     plugins: list[dict[str, Any]]
+    """The plugins the run loaded: name, distribution, version, builtin."""
     task_sets: dict[str, str]
+    """Domain name -> content hash of its tasks and policy."""
     seed: int
+
+    def __getitem__(self, key: str) -> Any:
+        """A field by name, so report code written against row dicts reads a run the same way."""
+        if key not in RUN_FIELDS:
+            raise KeyError(f"{key!r}: a run record has {', '.join(RUN_FIELDS)}")
+        return getattr(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        """The field names (`dict(run)` gives the record as a plain dict)."""
+        return RUN_FIELDS
+
+
+RUN_FIELDS: tuple[str, ...] = tuple(f.name for f in attrs.fields(RunRecord))
 
 
 def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:

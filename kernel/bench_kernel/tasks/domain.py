@@ -20,6 +20,7 @@ from bench_kernel.tasks.extensions import TaskVocabulary
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, Toolkit
 from bench_kernel.tools.state import State
+from bench_kernel.tools.toolschema import TOOL_RESULT_STYLES, ToolResultStyle
 
 
 @attrs.frozen(kw_only=True)
@@ -57,6 +58,14 @@ class DomainData:
     """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     reference_user_hash: Callable[[State], str] | None = None
     """The reference implementation's hash of a user (device) state, for dual-control domains."""
+    tool_results: ToolResultStyle = attrs.field(default="json", validator=attrs.validators.in_(TOOL_RESULT_STYLES))
+    """How a tool's return value reaches the model: "json" (plain JSON: numbers stay numbers, booleans booleans) or
+    "tau2" (tau2's rendering, which turns the numbers and booleans inside plain lists and dicts into strings, e.g.
+    `{"max_loans": "3"}`): domains that must send tau2's exact tool messages set "tau2"."""
+    failed_gold_actions_scored: bool = False
+    """The domain's reference implementation swallows a gold action that fails and scores conversations against the
+    state the other gold actions leave (tau2 does): `bench run` then takes such tasks, and its report lists them,
+    instead of refusing them. Set-ups that raise and env assertions that fail on the gold state are refused still."""
     source: str = ""
     task_problems: tuple[str, ...] = ()
     """Inconsistencies plugins found in the tasks' own data (the tasks still run); `bench tasks` lists them."""
@@ -179,7 +188,8 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     user = data.user_toolkit(data.user_state.fork()) if data.user_toolkit and data.user_state else None
     if user is None and has_user_setup(task):
         user = UserProfile(State.from_records({"profile": {"user": {}}}))
-    env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo)
+    env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo,
+                      tool_results=data.tool_results)
     if data.sync is not None:
         env.sync = data.sync
     if data.advance is not None:

@@ -16,7 +16,7 @@ from bench_kernel.errors import ToolError
 from bench_kernel.evaluation.results import Check
 from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
 from bench_kernel.tools.state import State
-from bench_kernel.tools.toolschema import function_schema, tool_result_text
+from bench_kernel.tools.toolschema import ToolResultStyle, function_schema, tool_result_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,6 +112,8 @@ class Environment:
     world moves on by itself (a booking confirmed some turns later) change their state here and
     record what happened with `events.emit` (the events belong to the next message)."""
     tool_calls: int = 0
+    tool_results: ToolResultStyle = "json"
+    """How tool return values become message texts (`DomainData.tool_results`): plain JSON, or tau2's rendering."""
 
     def toolkit_for(self, requestor: Requestor, name: str | None = None) -> Toolkit:
         """The toolkit a call from requestor goes to (solo agents reach the user's tools)."""
@@ -129,7 +131,7 @@ class Environment:
         self.tool_calls += 1
         try:
             result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
-            content, error = tool_result_text(result), False
+            content, error = tool_result_text(result, self.tool_results), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is information for the caller
             content, error = f"Error: {_error_text(exc)}", True
         if sync and not error:

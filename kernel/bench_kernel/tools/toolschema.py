@@ -1,8 +1,9 @@
 """OpenAI function schemas from Python tools, and the text a tool's return value shows the model.
 
 Both follow tau2-bench so prompts and tool messages read the same as there: schemas mirror what
-its pydantic-and-docstring tool wrapper emits (inlined, without ``anyOf`` for optionals), and
-results follow its ``Environment.to_json_str``.
+its pydantic-and-docstring tool wrapper emits (inlined, without ``anyOf`` for optionals). Results are
+plain JSON by default; a domain that mirrors tau2 asks for tau2's ``Environment.to_json_str`` rendering
+(`DomainData.tool_results = "tau2"`), which turns the numbers and booleans of plain containers into strings.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ import textwrap
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 import attrs
 
-__all__ = ["function_schema", "tool_result_text"]
+__all__ = ["TOOL_RESULT_STYLES", "ToolResultStyle", "function_schema", "tool_result_text"]
+
+ToolResultStyle = Literal["json", "tau2"]
+"""How a tool's return value becomes its message text: plain JSON, or tau2's rendering (scalars in plain containers as strings)."""
+TOOL_RESULT_STYLES: tuple[str, ...] = get_args(ToolResultStyle)
 
 _SKIPPED = frozenset({"self", "cls"})
 _ARG_SECTIONS = frozenset({"Args", "Arguments", "Parameters", "Params"})
@@ -343,13 +348,38 @@ def _attrs_schema(cls: type) -> dict[str, Any]:
 # --------------------------------------------------------------------------- results
 
 
-def tool_result_text(value: object) -> str:
-    """Serialise a tool's return value into the tool message text, as tau2's to_json_str does."""
+def tool_result_text(value: object, style: ToolResultStyle = "json") -> str:
+    """Serialise a tool's return value into the tool message text: plain JSON, or as tau2's to_json_str does.
+
+    Strings pass unchanged in both styles. "json" keeps numbers and booleans as JSON numbers and booleans;
+    "tau2" turns those inside plain lists and dicts (and a bare one) into strings, as tau2 does.
+    """
     if isinstance(value, enum.Enum):
         value = value.value
     if isinstance(value, str):
         return value
-    return json.dumps(_plain(value), default=_leftover)
+    if style == "tau2":
+        return json.dumps(_plain(value), default=_leftover)
+    if style != "json":
+        raise ValueError(f"unknown tool result style {style!r} (known: {', '.join(TOOL_RESULT_STYLES)})")
+    return json.dumps(_json_data(value), default=_leftover)
+
+
+def _json_data(value: Any) -> Any:
+    """Turn value into JSON data, keeping numbers and booleans as they are."""
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=True)
+    if isinstance(value, enum.Enum):
+        return _json_data(value.value)
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_data(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _json_data(item) for key, item in value.items()}
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    return str(value)
 
 
 def _plain(value: Any) -> Any:
