@@ -88,8 +88,9 @@ def skip_reason(command: str) -> str | None:
 
 
 def bench(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bench_kernel", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    # Run where the reader works (BENCH_HOME), never in the checkout: a command that writes files must not leave them here.
+    return subprocess.run([sys.executable, "-m", "bench_kernel", *args], cwd=env["BENCH_HOME"], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
 
 
 def run_id_of(done: subprocess.CompletedProcess[str]) -> str:
@@ -102,7 +103,7 @@ def run_id_of(done: subprocess.CompletedProcess[str]) -> str:
 def reader(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """What a reader has by the time a page's command needs it: a database with the runs the pages start, files."""
     home = tmp_path_factory.mktemp("reader")
-    env = {**os.environ, "BENCH_DB": str(home / "bench.db"), "BENCH_LOG_LEVEL": "error"}
+    env = {**os.environ, "BENCH_DB": str(home / "bench.db"), "BENCH_LOG_LEVEL": "error", "BENCH_HOME": str(home)}
     for key in [k for k in env if k.endswith("_API_KEY")]:
         del env[key]  # offline: nothing may reach a real endpoint
     runs = {}
@@ -127,7 +128,8 @@ def filled(command: str, reader: dict[str, object]) -> list[str]:
     places = {"RUN": run, "RUN_ID": run, "RUN_A": runs["mock"], "RUN_B": runs["mock"], "OTHER_RUN": runs["mock"],
               "mock-oracle-1a2b3c4d": runs["mock"], "DIR": str(home / "profile"), "my_tasks.json": str(home / "my_tasks.json"),
               "results.json": str(home / "results.json"), "plots/": str(home / "plots")}
-    return [places.get(w, w) for w in words]
+    # Paths the pages write relative to the checkout (../shared/...) are made absolute: commands run in the reader's home.
+    return [str(REPO / w) if w.startswith("../") else places.get(w, w) for w in words]
 
 
 def test_the_pages_show_commands_and_every_skip_entry_is_used() -> None:
