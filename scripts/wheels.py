@@ -7,6 +7,10 @@ copied out of the repository and run there, so an import of an undeclared distri
 wheel, or a path into the monorepo fails here. Run by `bash scripts/dev.sh wheels [NAME...]`.
 
     python scripts/wheels.py [NAME...]   # NAME: bench-mock, mock or contrib_domains/mock; none means all
+
+Work files go to $BENCH_WHEELS_DIR (default $TMPDIR/bench-wheels): dist/ (our wheels, rebuilt every time), wheelhouse/
+(third-party wheels, kept: delete it to take newer releases), envs/ and tests/ (one per distribution, made afresh).
+Tests read the shared reference data from $BENCH_REFERENCE, set to ../shared/reference when that folder exists.
 """
 
 from __future__ import annotations
@@ -115,7 +119,7 @@ def wheel(dist: Distribution) -> Path:
 
 def fill_wheelhouse(dists: list[Distribution]) -> None:
     """Third-party wheels for every distribution and its test extra: offline from what is there, else from PyPI."""
-    wanted: list[str | Path] = [f"{wheel(d)}[test]" for d in dists]
+    wanted: list[str | Path] = ["pip", *(f"{wheel(d)}[test]" for d in dists)]
     local: list[str | Path] = ["--find-links", WORK / "dist", "--find-links", WORK / "wheelhouse", "-w", WORK / "wheelhouse"]
     try:
         pip("wheel", "--no-index", *local, *wanted, quiet=True)
@@ -124,7 +128,7 @@ def fill_wheelhouse(dists: list[Distribution]) -> None:
         pip("wheel", *local, *wanted)
 
 
-def test_alone(dist: Distribution, every: dict[str, Distribution], reference: Path | None) -> tuple[float, float, str, bool]:
+def run_alone(dist: Distribution, every: dict[str, Distribution], reference: Path | None) -> tuple[float, float, str, bool]:
     """Install `dist` with only what it declares into a fresh venv and run its tests there: (install s, test s, summary, ok)."""
     start = time.monotonic()
     env_dir, test_dir = WORK / "envs" / dist.name, WORK / "tests" / dist.name
@@ -133,7 +137,8 @@ def test_alone(dist: Distribution, every: dict[str, Distribution], reference: Pa
     run([sys.executable, "-m", "venv", "--without-pip", env_dir])
     others = [wheel(every[name]) for name in closure(dist, every)]
     python = env_dir / "bin/python"
-    pip("install", "--no-index", "--find-links", WORK / "wheelhouse", f"{wheel(dist)}[test]", *others, python=python)
+    # pip as in any venv (tests may install throwaway plugins), from the wheelhouse: faster than venv's ensurepip
+    pip("install", "--no-index", "--find-links", WORK / "wheelhouse", "pip", f"{wheel(dist)}[test]", *others, python=python)
     pip("check", python=python)
     installed = time.monotonic()
     if not (dist.path / "tests").is_dir():
@@ -170,7 +175,7 @@ def main(argv: list[str]) -> int:
     every = discover()
     chosen = select(every, argv)
     WORK.mkdir(parents=True, exist_ok=True)
-    reference = (REPO.parent / "shared" / "reference").resolve()
+    reference = Path(os.environ.get("BENCH_REFERENCE") or REPO.parent / "shared" / "reference").resolve()
     reference_or_none = reference if reference.is_dir() else None
     t0 = time.monotonic()
     build_wheels(list(every.values()))
@@ -181,7 +186,7 @@ def main(argv: list[str]) -> int:
     rows, failed = [], []
     for dist in chosen:
         try:
-            install_s, test_s, summary, ok = test_alone(dist, every, reference_or_none)
+            install_s, test_s, summary, ok = run_alone(dist, every, reference_or_none)
         except subprocess.CalledProcessError as error:
             install_s, test_s, summary, ok = 0.0, 0.0, f"install failed: {error}", False
         rows.append((dist.name, install_s, test_s, summary))

@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import tomllib
-from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any
@@ -102,17 +101,33 @@ def test_its_tests_import_no_other_distributions_test_helpers(dist: Any) -> None
     assert not borrowed, f"{dist.name}'s tests import test helpers of other distributions: {borrowed}"
 
 
+def glob_matches(pattern: str, path: str) -> bool:
+    """setuptools' package-data glob: `*` and `?` within one folder, `**/` any number of folders."""
+    regex = ""
+    for segment in pattern.split("/"):
+        if segment == "**":
+            regex += "(?:[^/]+/)*"
+        else:
+            regex += "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment) + "/"
+    return re.fullmatch(regex.removesuffix("/"), path) is not None
+
+
+def test_package_data_globs_match_as_setuptools_does() -> None:
+    assert glob_matches("data/*", "data/db.json") and not glob_matches("data/*", "data/x/db.json")
+    assert glob_matches("templates/**/*", "templates/a/b/c.tmpl") and glob_matches("templates/**/*", "templates/c")
+    assert not glob_matches("*.toml", "profiles/x.toml") and glob_matches("p?.md", "p1.md")
+
+
 @ids
 def test_every_data_file_of_its_package_is_in_the_wheel(dist: Any) -> None:
     config = tomllib.loads((dist.path / "pyproject.toml").read_text()).get("tool", {}).get("setuptools", {})
     patterns = config.get("package-data", {})
     missing = []
     for file in package_files(dist):
-        if file.suffix in (".py", ".pyc"):
+        if file.suffix in (".py", ".pyc"):  # setuptools ships a package's modules by itself
             continue
-        package, rest = file.parts[0], PurePosixPath(*file.parts[1:])
-        globs = [PurePosixPath(g) for g in patterns.get(package, [])]
-        if not any(len(g.parts) == len(rest.parts) and all(map(fnmatch, rest.parts, g.parts)) for g in globs):
+        package, rest = file.parts[0], "/".join(file.parts[1:])
+        if not any(glob_matches(pattern, rest) for pattern in patterns.get(package, [])):
             missing.append(str(file))
     assert not missing, f"{dist.name}: not in [tool.setuptools.package-data], so not in the wheel: {missing}"
 
