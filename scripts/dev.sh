@@ -3,7 +3,7 @@
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
-#   bash scripts/dev.sh wheels [NAME...]   # every distribution's wheel, each tested alone in a clean venv (~5 min; scripts/wheels.py)
+#   bash scripts/dev.sh wheels [NAME...]   # every distribution's wheel, each tested alone in a clean venv (~4 min; scripts/wheels.py)
 #   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm)
 #                                     # and the long fuzz profile (BENCH_FUZZ=long: thousands of examples per input boundary)
 set -euo pipefail
