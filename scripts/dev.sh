@@ -3,6 +3,7 @@
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
+#   bash scripts/dev.sh wheels [NAME...]   # every distribution's wheel, each tested alone in a clean venv (~4 min; scripts/wheels.py)
 #   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm)
 #                                     # and the long fuzz profile (BENCH_FUZZ=long: thousands of examples per input boundary)
 set -euo pipefail
@@ -82,6 +83,7 @@ case "${1:-}" in
     demo) setup; shift; "$venv/bin/bench" run --plugin mock "$@" ;;
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
+    wheels) shift; "$python" scripts/wheels.py "$@" ;;
     test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
-    *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|test-extras [args...]" >&2; exit 2 ;;
+    *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -125,10 +125,8 @@ if TYPE_CHECKING:
     from bench_kernel.serialization import (
         canonical_json,
         converter,
-        load_tasks,
         read_json,
         structure,
-        structure_tasks,
         unstructure,
         utc_now,
     )
@@ -148,6 +146,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
     from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
+    from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
     from bench_kernel.tasks.schema import (
         Action,
@@ -423,8 +422,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "run_async", "run_unit", "score_metrics", "task_vocabulary",
     ),
     "bench_kernel.serialization": (
-        "canonical_json", "converter", "load_tasks", "read_json", "structure", "structure_tasks", "unstructure",
-        "utc_now",
+        "canonical_json", "converter", "read_json", "structure", "unstructure", "utc_now",
     ),
     "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store"),
     "bench_kernel.tasks.checks": ("check_tasks", "checked_plugins", "render_check"),
@@ -439,6 +437,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.tasks.goals": (
         "DECIDED", "FINISHED", "GOAL_STATUSES", "Goal", "GoalsExtension", "StatusEntry", "goal_problems", "task_goals",
     ),
+    "bench_kernel.tasks.loading": ("load_tasks", "structure_tasks"),
     "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),
     "bench_kernel.tasks.schema": (
         "Action", "Description", "EnvAssertion", "EnvFunctionCall", "EvaluationCriteria", "InitializationData", "InitialState",

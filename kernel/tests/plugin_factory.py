@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import attrs
+import pytest
 
 KERNEL_TESTS = Path(__file__).resolve().parent
 BENCH = Path(sys.executable).parent / "bench"
@@ -114,3 +115,15 @@ def no_installed_plugins() -> list[str]:
     from bench_kernel.plugins import installed_entry_points
 
     return [f"no:{name}" for name in installed_entry_points()]
+
+
+def needs_installed(*names: str) -> pytest.MarkDecorator:
+    """Skip a test that runs first-party plugins when they are not installed (the kernel's wheel tested alone).
+
+    The kernel cannot declare them in its test extra (each of them depends on the kernel); the workspace's
+    test command installs every plugin, so these tests always run there.
+    """
+    from bench_kernel.plugins import installed_entry_points
+
+    missing = [name for name in names if name not in installed_entry_points()]
+    return pytest.mark.skipif(bool(missing), reason=f"needs the plugin(s) {', '.join(missing)} installed (bash scripts/dev.sh setup)")

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
+from plugin_factory import needs_installed
 from toy_domain import ToyPlugin
 
 from bench_kernel import ConversationResult, Executor, ModelConfig, RunContext, Unit, hookimpl, run_unit, worker_spec
@@ -113,6 +114,7 @@ def test_each_worker_gets_its_share_of_the_in_flight_limits(tmp_path: Path) -> N
     assert spec.run_id == ctx.run_id and Path(spec.store_path).is_absolute() and spec.plugins == ["toy"]
 
 
+@needs_installed("mock")
 def test_a_workers_model_hub_allows_its_share_of_conversations_in_flight(tmp_path: Path) -> None:
     """A worker's endpoints take its share of --concurrency (not 1 request at a time, the hub's bare default)."""
     from bench_kernel import Outbox, get_plugin_manager, worker_context

@@ -26,8 +26,9 @@ from bench_kernel.conversation.messages import ToolCall, ToolMessage
 from bench_kernel.errors import BenchError, ConfigError, TaskFileError
 from bench_kernel.run.runconfig import build_run_config, read_run_file, run_config_problems
 from bench_kernel.run.runner import RunConfig
-from bench_kernel.serialization import canonical_json, load_tasks, unstructure
+from bench_kernel.serialization import canonical_json, unstructure
 from bench_kernel.tasks.domain import DomainOptions, build_environment
+from bench_kernel.tasks.loading import load_tasks
 
 LONG = os.environ.get("BENCH_FUZZ") == "long"
 FUZZ = settings(max_examples=3000 if LONG else 30, deadline=None, derandomize=not LONG, database=None,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bench_kernel import Goal, GoalsExtension, StatusEntry, TaskFileError, TaskVocabulary, goal_problems, task_goals
-from bench_kernel.serialization import load_tasks
 from bench_kernel.tasks.goals import dependency_cycle
+from bench_kernel.tasks.loading import load_tasks
 
 
 def goal(goal_id: str, *deps: str, **extra: Any) -> dict[str, Any]:

@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from plugin_factory import needs_installed
 
 from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError, TaskFileError
 from bench_kernel.run.runconfig import build_run_config, read_run_file
-from bench_kernel.serialization import MAX_PROBLEMS, load_tasks
+from bench_kernel.serialization import MAX_PROBLEMS
 from bench_kernel.tasks.domain import DomainOptions, read_tasks
+from bench_kernel.tasks.loading import load_tasks
 
 
 def task(**fields: Any) -> dict[str, Any]:
@@ -94,6 +96,7 @@ def test_many_broken_tasks_stop_after_a_bounded_number_of_problems(tmp_path: Pat
     assert "9980 more tasks not checked" in caught.value.problems[-1]
 
 
+@needs_installed("mock")
 def test_bench_tasks_refuses_an_empty_task_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["tasks", "-p", "mock", "--tasks-file", str(write(tmp_path, "[]"))])
     assert result.exit_code == 1, result.output
@@ -101,6 +104,7 @@ def test_bench_tasks_refuses_an_empty_task_file(tmp_path: Path) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@needs_installed("mock")
 def test_a_lone_surrogate_is_refused_by_bench_tasks_before_bench_run_meets_it(tmp_path: Path) -> None:
     path = write(tmp_path, json.dumps([task(id="\udcff")]))
     result = CliRunner().invoke(cli, ["tasks", "-p", "mock", "--tasks-file", str(path)])

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 from click.testing import Result
+from plugin_factory import needs_installed
 from report_plugin import MetricOnly, ReportDemo
 from test_cli import LAMP_OFF_TASK, assert_clean_error, invoke
 from toy_domain import TASKS
@@ -201,6 +202,7 @@ def test_a_plugin_of_the_run_no_longer_installed_is_a_note(use_plugins: Callable
     assert body["sections"] == [] and "report-demo:reward_per_turn" in body["metrics"]  # stored values still count
 
 
+@needs_installed("mock", "airline")
 def test_the_report_registry_holds_the_run_plugins_still_installed() -> None:
     installed = bench_kernel.installed_entry_points()
     assert "mock" in installed and "airline" in installed  # the dev environment installs every plugin

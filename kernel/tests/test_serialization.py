@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,11 @@ import pytest
 from bench_kernel import DomainOptions, TaskExtension, TaskFileError, TaskVocabulary, read_tasks
 from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError
-from bench_kernel.serialization import content_hash, converter, load_tasks, structure, unstructure
+from bench_kernel.serialization import content_hash, converter, structure, unstructure
+from bench_kernel.tasks.loading import load_tasks
 from bench_kernel.tasks.schema import RewardType, StructuredUserInstructions, Task, UserScenario
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference"
+REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[2] / ".." / "shared" / "reference")
 
 # (file, expected number of tasks)
 REFERENCE_TASK_FILES = [

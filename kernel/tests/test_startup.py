@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_factory import needs_installed
 
 import bench_kernel
 
@@ -74,6 +75,7 @@ def test_the_cli_module_loads_no_report_runner_or_structlog() -> None:
     assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.tasks.checks")) == []
 
 
+@needs_installed("mock")
 def test_a_run_that_logs_nothing_loads_neither_structlog_nor_the_report(tmp_path: Path) -> None:
     code = ("import sys\nfrom bench_kernel.cli import main\n"
             "sys.argv = ['bench', 'run', '--plugin', 'mock', '--db', 'r.db', '--format', 'none', '--progress', 'none']\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from plugin_factory import needs_installed
 
 from bench_kernel.cli import cli
 from bench_kernel.errors import StoreError
@@ -44,12 +45,14 @@ def clean_failure(result: Result, *phrases: str) -> None:
         assert phrase in result.output, result.output
 
 
+@needs_installed("mock")
 def test_a_missing_directory_says_to_create_it(tmp_path: Path) -> None:
     db = tmp_path / "missing" / "dir" / "b.db"
     clean_failure(bench("run", "-p", "mock", "--db", str(db), "--format", "none"),
                   f"the directory {db.parent} does not exist: create it or pass another --db")
 
 
+@needs_installed("mock")
 @pytest.mark.parametrize("content", [b"hello, not a database\n", b"SQLite format 3\x00" + b"\xff" * 200])
 def test_a_file_that_is_not_a_results_database_is_refused_by_run_report_and_runs(tmp_path: Path, content: bytes) -> None:
     db = tmp_path / "b.db"
@@ -59,6 +62,7 @@ def test_a_file_that_is_not_a_results_database_is_refused_by_run_report_and_runs
     assert db.read_bytes() == content  # never overwritten
 
 
+@needs_installed("mock")
 def test_a_damaged_database_is_named_as_such(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     run_id = finished_run(db)
@@ -85,6 +89,7 @@ def read_only_file(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["chattr", "-i", str(db)], check=True)
 
 
+@needs_installed("mock")
 def test_report_and_runs_work_on_a_read_only_database_and_run_refuses_it_cleanly(read_only_file: Path) -> None:
     before = conversations(read_only_file)
     run_id = str(open_store_for_reading(read_only_file).runs()[0]["id"])
@@ -104,6 +109,7 @@ def test_store_errors_say_what_to_do() -> None:
         assert isinstance(error, StoreError) and advice in str(error) and str(error).startswith("results database x.db: ")
 
 
+@needs_installed("mock")
 def test_a_full_disk_mid_run_is_a_clean_error_and_finished_conversations_survive(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     finished_run(db)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from bench_airline.tools import AirlineTools
 
 from bench_kernel import DomainData, DomainOptions, Environment, ToolCall, ToolMessage
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "tau2"
+REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "tau2"
 
 SMALL_DB: dict[str, Any] = {
     "flights": {

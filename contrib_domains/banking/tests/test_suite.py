@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from importlib.resources import files
 from pathlib import Path
@@ -12,7 +13,7 @@ from bench_banking.generate import DEFAULT_SEED, write_suite
 
 from bench_kernel import ConfigError, DomainOptions, Mode, RunConfig, Store, run
 
-ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench" / "banking"
+ACB = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "agentchangebench" / "banking"
 PACKAGED = Path(str(files("bench_banking").joinpath("data")))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from bench_retail import RetailDomain
 
 from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "tau2"
+REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "tau2"
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from bench_telecom import TelecomDomain
 
 from bench_kernel import DomainData, DomainOptions, Environment, build_environment
 
-REFERENCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "tau2"
+REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "tau2"
 TAU2_DIR = REFERENCE / "telecom"
 SKIP_REASON = f"tau2's telecom files are not at {TAU2_DIR} (they live in ../shared/reference, beside the checkout)"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 
 from bench_kernel.testing import cli
 
-ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench"
+ACB = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "agentchangebench"
 
 
 def tasks_file(tmp_path: Path, shifts: int, goals: list[str]) -> Path:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from bench_kernel import ConfigError, RunConfig, Store, collect, get_plugin_manager, load_domain, run
 
-ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench"
+ACB = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "agentchangebench"
 
 
 def airline_tasks() -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from bench_changebench.scoring import action_score, communicate_score, tool_call
 
 from bench_kernel import AssistantMessage, Message, Task, TaskVocabulary, ToolCall, ToolMessage, UserMessage, structure_tasks
 
-SAMPLE = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench" / "results" / "banking_gpt-4.1_tsr_sample.json"
+REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference")
+SAMPLE = REFERENCE / "agentchangebench" / "results" / "banking_gpt-4.1_tsr_sample.json"
 
 
 def message(raw: dict[str, Any]) -> Message:

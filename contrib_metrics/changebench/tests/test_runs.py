@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from bench_kernel import RunConfig, Store, run
 
-ACB = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference" / "agentchangebench"
+ACB = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference") / "agentchangebench"
 
 
 @pytest.mark.parametrize("domain", ["airline", "retail"])

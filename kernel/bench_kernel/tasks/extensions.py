@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import attrs
 
+from bench_kernel.serialization import structure
+
 Parent = Literal["task", "user_scenario", "evaluation_criteria"]
 PARENT_PATHS: dict[str, tuple[str, ...]] = {"task": (), "user_scenario": ("user_scenario",),
                                              "evaluation_criteria": ("evaluation_criteria",)}
@@ -39,8 +41,6 @@ class TaskExtension:
 
     def load(self, raw: Any, *, source: str, root: str) -> Any:
         """The field's value from its JSON (default: structured into `type`; errors name source and path)."""
-        from bench_kernel.serialization import structure
-
         return structure(raw, self.type, source=source, root=root)
 
     def problems(self, value: Any) -> list[str]:

@@ -21,9 +21,10 @@ from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.markers import hookimpl
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.run.runner import MetricInputs, RunConfig, prepare, run
-from bench_kernel.serialization import structure_tasks, utc_now
+from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
+from bench_kernel.tasks.loading import structure_tasks
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import ToolKind, Toolkit, tool
 from bench_kernel.tools.state import State

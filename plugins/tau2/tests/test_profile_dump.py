@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from bench_kernel import ConfigError, load_profile
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
+SHARED = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference")
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 
 FAKE_TAU2 = {

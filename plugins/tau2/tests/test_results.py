@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 from bench_kernel import Store
 from bench_kernel.testing import FakeOpenAIServer, bench_cli
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "reference"
+SHARED = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference")
 
 
 cli = bench_cli(["tau2"])
