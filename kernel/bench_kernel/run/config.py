@@ -1,0 +1,129 @@
+"""A run's configuration: what decides its results (its identity and hash) and how it is executed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from bench_kernel.conversation.messages import Mode
+from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.modelhub.prices import Price
+from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.serialization import canonical_json, unstructure
+
+if TYPE_CHECKING:
+    pass
+
+
+EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
+                  "executor_options", "workers", "allow_broken_tasks")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
+
+
+@attrs.frozen(kw_only=True)
+class RunConfig:
+    """Everything that decides a run's results (and, apart from them, how it is executed)."""
+
+    domain: str | None = None
+    agent: str = "oracle"
+    user: str = "scripted"
+    judge: str | None = None
+    mode: Mode = Mode.DEFAULT
+    channel: str = "identity"
+    trials: int = 1
+    task_ids: list[str] | None = None
+    split: str | None = None
+    num_tasks: int | None = None
+    seed: int = 300
+    max_steps: int = 200
+    max_errors: int = 10
+    conversation_timeout_s: float | None = None
+    baseline: bool = True
+    data_dir: str | None = None
+    tasks_file: str | None = None
+    plugins: list[str] | None = None
+    agent_options: dict[str, Any] = attrs.field(factory=dict)
+    user_options: dict[str, Any] = attrs.field(factory=dict)
+    models: dict[str, ModelConfig] = attrs.field(factory=dict)
+    """Model per role (agent, user, judge); keys are named by variable, never stored."""
+    persona: str | None = None
+    """Give every task this registered persona (its key is kept as the conversations' `persona` attribute)."""
+    persona_file: str | None = None
+    """A JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json)."""
+    shifts: int | None = None
+    """Chain every task with this many of the domain's following tasks: a goal-shift run on any domain."""
+    shift_plan: str | None = None
+    """A JSON list of {task, then: [ids]}: the chains to run instead of --shifts."""
+    turns_per_goal: int | None = None
+    """The scripted user moves to its next goal after this many of its turns even when the agent has not finished."""
+    channel_options: dict[str, Any] | None = None
+    """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
+    paired: bool | None = None
+    """Also play every agent conversation without the channel (arm "text", same seed) to compare the modalities."""
+    exposure: str | None = None
+    """What the agent is told about the customer: "none", "persona" (the task's persona text) or "context" (a
+    profile a profiler infers from the conversation every 3 user messages), MM-tau-p²'s conditions."""
+    sweep: dict[str, list[Any]] | None = None
+    """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
+    value its own arm named "snr_db=5" (same seeds), so a report compares them."""
+    profile: str | None = None
+    """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
+    # Execution only: not part of the configuration hash.
+    run_id: str | None = None
+    concurrency: int = 32
+    max_in_flight: int | None = None
+    """Requests in flight per endpoint at most, for endpoints whose roles set no max_concurrency (default: concurrency x roles)."""
+    run_timeout_s: float | None = None
+    cache: bool = False
+    max_cost: float | None = None
+    prices: dict[str, Price] = attrs.field(factory=dict)
+    executor: str = "local"
+    """Where conversations are played (a registered executor: local, or a plugin's such as ray); this process stores."""
+    executor_options: dict[str, Any] = attrs.field(factory=dict)
+    workers: int = 1
+    """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
+    allow_broken_tasks: bool = False
+    """Run tasks whose gold replay fails (refused otherwise, before anything is stored); the report lists them."""
+
+    def identity(self) -> dict[str, Any]:
+        """The result-deciding part of the configuration, as stored and hashed."""
+        data = unstructure(self)
+        for key in EXECUTION_ONLY:
+            data.pop(key)
+        for key in OPTIONAL_IDENTITY:  # left out while unset, so runs configured before they existed keep their ids
+            if data.get(key) is None:
+                data.pop(key, None)
+        for role in data["models"].values():
+            for key in ("timeout_s", "max_concurrency", "max_retries"):
+                role.pop(key)
+        return data
+
+    def recorded_identity(self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults, and
+        the agent's fingerprint when it has one."""
+        sampling = {role: dict(values) for role, values in profile.sampling.items()}
+        recorded = {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
+        return {**recorded, "agent_fingerprint": dict(agent_fingerprint)} if agent_fingerprint else recorded
+
+    def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None,
+                    agent_fingerprint: Mapping[str, str] | None = None) -> str:
+        """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
+
+        The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
+        counts by name and content, so two runs that differ only in profile never share an id; the agent's
+        fingerprint (`Agent.fingerprint`) counts when it is not empty, so runs of agents without one keep their ids.
+        """
+        identity = self.identity()
+        identity["profile"] = (profile or load_profile(self.profile)).identity()
+        if agent_fingerprint:
+            identity["agent_fingerprint"] = dict(agent_fingerprint)
+        if task_sets is not None:
+            identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
+            if "persona_file" in identity:
+                identity["persona_file"] = "content in task_sets"
+        return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+

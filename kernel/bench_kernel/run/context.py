@@ -1,0 +1,69 @@
+"""What every conversation of a run shares."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from bench_kernel.conversation.channels import Channel, IdentityChannel
+from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, replay_gold
+from bench_kernel.evaluation.metric import Judge, Metric
+from bench_kernel.evaluation.rewards import Evaluation
+from bench_kernel.modelhub.hub import ModelHub
+from bench_kernel.plugins import Registry
+from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.store.store import Store
+from bench_kernel.tasks.domain import DomainData
+from bench_kernel.tasks.extensions import task_attributes
+from bench_kernel.tasks.schema import Task
+
+if TYPE_CHECKING:
+    from bench_kernel.run.executors import Executor
+
+from bench_kernel.run.config import RunConfig
+
+
+@attrs.define
+class RunContext:
+    """What every conversation of a run shares."""
+
+    run_id: str
+    config: RunConfig
+    data: DomainData
+    agent: Agent
+    user: UserSimulator | None
+    baseline_agent: Agent
+    baseline_user: UserSimulator | None
+    judge: Judge | None
+    metrics: list[tuple[str, Metric]]
+    registry: Registry
+    store: Store
+    models: ModelHub
+    channel: Channel = attrs.field(factory=IdentityChannel)
+    evaluation: Evaluation = attrs.field(factory=default_evaluation)
+    golds: dict[str, GoldReplay] = attrs.field(factory=dict)
+    attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    executor: Executor | None = None
+    """None plays in this process (what `local` does with one worker)."""
+    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    """What the run's models see beyond the task data."""
+    store_path: str = ""
+    plugins: list[str] | None = None
+    """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
+
+    def task_attributes(self, task: Task) -> dict[str, str]:
+        """The task's attributes for report breakdowns, computed once per run."""
+        if task.id not in self.attributes:
+            extensions = list(self.registry.components.get("task extension", {}).values())
+            self.attributes[task.id] = task_attributes(self.data.name, task, extensions)
+        return self.attributes[task.id]
+
+    def gold(self, task: Task) -> GoldReplay:
+        """The task's gold replay, computed once per run (it does not depend on the trial)."""
+        if task.id not in self.golds:
+            self.golds[task.id] = replay_gold(self.data, task)
+        return self.golds[task.id]
+
+

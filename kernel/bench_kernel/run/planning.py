@@ -1,0 +1,324 @@
+"""Before a run: its domain, tasks, arms and (task, trial) units, its components resolved and checked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from bench_kernel.conversation.channels import Channel
+from bench_kernel.conversation.messages import Mode
+from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.evaluation.evaluator import GoldReplay, replay_gold
+from bench_kernel.evaluation.metric import Judge, Metric
+from bench_kernel.evaluation.rewards import Evaluation
+from bench_kernel.logs import get_logger
+from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.modelhub.hub import role_option_hint
+from bench_kernel.plugins import Registry, collect, get_plugin_manager
+from bench_kernel.profiles.profile import Profile
+from bench_kernel.serialization import structure
+from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
+from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
+from bench_kernel.tasks.fit import check_fit, check_toolkits
+from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
+from bench_kernel.tasks.schema import Task
+from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
+
+if TYPE_CHECKING:
+    pass
+
+from bench_kernel.run.config import RunConfig
+
+log = get_logger()
+BASELINE_AGENT = "do-nothing"
+BASELINE_USER = "scripted"
+TEXT_ARM = "text"
+"""The arm of a paired run that plays each agent conversation again without the channel."""
+EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
+GOLD_FAILURES_EVENT = "run.gold_failures"
+"""The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
+MAX_LISTED = 20
+"""Broken tasks a refusal names one by one."""
+@attrs.frozen
+class Unit:
+    """One conversation to run."""
+
+    arm: str
+    task: Task
+    trial: int
+
+
+def load_domain(registry: Registry, config: RunConfig) -> DomainData:
+    """Pick the run's domain and load its data and tasks."""
+    name = config.domain or _only_domain(registry)
+    domain: Domain = registry.get("domain", name)
+    options = DomainOptions(
+        data_dir=Path(config.data_dir) if config.data_dir else None,
+        tasks_file=Path(config.tasks_file) if config.tasks_file else None,
+        split=config.split,
+        vocabulary=task_vocabulary(registry),
+    )
+    plugin = registry.origin("domain", name)
+    where = config.tasks_file or config.data_dir or f"the {plugin} plugin's packaged suite"
+    try:
+        data = domain.load(options)
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
+    check_toolkits(data, plugin)
+    check_fit(data, str(where))
+    data = _with_personas(registry, config, data)
+    problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
+    return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
+
+
+def _with_personas(registry: Registry, config: RunConfig, data: DomainData) -> DomainData:
+    """Persona keys of the tasks (or the run's --persona) replaced by their texts."""
+    registered = [registry.get("persona", name) for name in registry.names("persona")]
+    overrides = read_persona_file(Path(config.persona_file)) if config.persona_file else None
+    texts = persona_texts(registered, data.name, overrides)
+    tasks = apply_personas(data.tasks, texts, forced=config.persona)
+    return data if tasks == data.tasks else attrs.evolve(data, tasks=tasks)
+
+
+def _only_domain(registry: Registry) -> str:
+    names = registry.names("domain")
+    if len(names) != 1:
+        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
+    return names[0]
+
+
+def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
+    """The run's tasks: the split's (already applied), then --task-id, then --num-tasks."""
+    tasks = data.tasks
+    if config.task_ids:
+        known = {t.id for t in tasks}
+        missing = [i for i in config.task_ids if i not in known]
+        if missing:
+            raise ConfigError(f"unknown task ids in domain {data.name!r}: {', '.join(missing)}")
+        tasks = [t for t in tasks if t.id in set(config.task_ids)]
+    if config.num_tasks is not None:
+        tasks = tasks[: config.num_tasks]
+    if not tasks:
+        raise ConfigError(f"no tasks selected in domain {data.name!r}")
+    return tasks
+
+
+def shifted_tasks(data: DomainData, tasks: list[Task], config: RunConfig, registry: Registry | None = None) -> list[Task]:
+    """The run's tasks chained into goal-shift tasks when the run asks for it (--shifts, --shift-plan), or when a
+    loaded metric measures shifts (`default_shifts`, e.g. bench-gsrt) and the tasks have no shifts of their own."""
+    shifts = config.shifts or (_default_shifts(registry, tasks) if not config.shift_plan else None)
+    if not shifts and not config.shift_plan:
+        return tasks
+
+    def sound(task: Task) -> bool:
+        try:
+            gold = replay_gold(data, task)
+        except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
+            return False
+        return not gold.action_errors and all(c.met for c in gold.assertion_checks)
+
+    if config.shift_plan:
+        return named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
+    return plan_chains(tasks, data.tasks, shifts or 0, sound, config.turns_per_goal)
+
+
+def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
+    if registry is None or any("goal_shifts" in t.extensions for t in tasks):
+        return None  # tasks that carry their own goal shifts (AgentChangeBench's) are run as they are
+    wanted = [getattr(m, "default_shifts", None) for m in registry.components.get("metric", {}).values()]
+    found = max((w for w in wanted if isinstance(w, int) and w > 0), default=None)
+    if found:
+        log.info("run.shifts", shifts=found, why="a loaded metric measures goal shifts; --shifts or --shift-plan to choose")
+    return found
+
+
+def sweep_arms(config: RunConfig) -> list[str]:
+    """The arms a sweep adds: "key=value" for every value but the first (which is the agent arm's)."""
+    return [f"{key}={json.dumps(value)}" for key, values in (config.sweep or {}).items() for value in values[1:]]
+
+
+def arm_channel_options(config: RunConfig, arm: str) -> dict[str, Any]:
+    """The channel options a conversation of this arm plays with (a sweep value overrides the run's)."""
+    options = dict(config.channel_options or {})
+    for key, values in (config.sweep or {}).items():
+        if values:
+            options[key] = values[0]
+    key, sep, raw = arm.partition("=")
+    if sep and config.sweep and key in config.sweep:
+        options[key] = json.loads(raw)
+    return options
+
+
+def evaluated(arm: str) -> bool:
+    """True for arms that play the evaluated agent (agent, text, sweep arms), False for the baseline."""
+    return arm in EVALUATED_ARMS or "=" in arm
+
+
+def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
+    """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
+    wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
+    if config.paired:
+        wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
+    for arm in sweep_arms(config):
+        wanted += [Unit(arm, task, trial) for trial in range(config.trials) for task in tasks]
+    if config.baseline and config.agent != BASELINE_AGENT:
+        wanted += [Unit("baseline", task, 0) for task in tasks]
+    todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
+    return todo, len(wanted) - len(todo)
+
+
+def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
+    if judge is not None:
+        return
+    # Only tasks that have assertions to judge need a judge (tau2 retail: 40 such tasks, not every NL-basis one).
+    needing = [t.id for t in tasks if t.evaluation_criteria and t.evaluation_criteria.nl_assertions_to_judge()]
+    if needing:
+        raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): "
+                          "choose a judge with --judge")
+
+
+def with_channel_defaults(config: RunConfig, channel: Channel) -> RunConfig:
+    """The configuration with the channel's own defaults for the model roles it needs and the run left unconfigured."""
+    missing = {role: spec for role, spec in channel.default_models.items() if role not in config.models}
+    if not missing:
+        return config
+    added = {role: structure(dict(spec), ModelConfig, source=f"channel {channel.name!r} default for {role}")
+             for role, spec in missing.items()}
+    return attrs.evolve(config, models={**config.models, **added})
+
+
+def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
+    for component in components:
+        for role in getattr(component, "model_roles", ()) if component is not None else ():
+            if role not in config.models:
+                raise ConfigError(f"{component.name!r} needs a model for the {role} role: "
+                                  f"give {role_option_hint(role)} or [models.{role}] in a run file")
+
+
+@attrs.frozen(kw_only=True)
+class _Resolved:
+    """Every component a run names, resolved before the store is touched."""
+
+    agent: Agent
+    user: UserSimulator | None
+    baseline_agent: Agent
+    baseline_user: UserSimulator | None
+    judge: Judge | None
+    channel: Channel
+    evaluation: Evaluation
+    metrics: list[tuple[str, Metric]]
+
+
+def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | None = None) -> dict[str, str]:
+    """The agent's fingerprint, checked: a str -> str mapping; a failing or malformed one refuses the run."""
+    where = f"agent {agent.name!r}" + (f" (plugin {plugin!r})" if plugin else "")
+    try:
+        found = agent.fingerprint(options)
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"{where} could not compute its fingerprint: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(found, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+        raise ConfigError(f"{where}: fingerprint() must return a dict of str to str, got {found!r:.200}")
+    return dict(found)
+
+
+def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
+    """Resolve names and refuse what cannot work, so that a mistyped --agent never leaves a begun run behind."""
+    data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
+    solo = config.mode is Mode.NO_USER
+    resolved = _Resolved(
+        agent=registry.get("agent", config.agent),
+        user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
+        baseline_agent=registry.get("agent", BASELINE_AGENT),
+        baseline_user=None if solo else registry.get("user simulator", scripted_user(BASELINE_USER, data)),
+        judge=registry.get("judge", config.judge) if config.judge else None,
+        channel=registry.get("channel", config.channel),
+        evaluation=Evaluation(components=registry.components.get("reward component", {}),
+                              rules=registry.components.get("combination rule", {})),
+        metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
+    )
+    resolved.evaluation.validate(tasks)
+    _check_judge(tasks, resolved.judge)
+    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
+                                *(m for _, m in resolved.metrics)])
+    return resolved
+
+
+def profile_fits(profile: Profile, data: DomainData, tasks: Sequence[Task], mode: Mode) -> None:
+    """Refuse, before anything is stored, a profile whose tool schemas do not cover the tools the domain offers."""
+    if not tasks or not profile.covers(data.name):
+        return
+    solo = mode is Mode.NO_USER
+    env = build_environment(data, tasks[0], solo=solo)
+    profile.present_tools(data.name, "agent", env.agent_schemas(), solo=solo)
+    user_tools = env.user_schemas()
+    if user_tools is not None:
+        profile.present_tools(data.name, "user", user_tools)
+
+
+def scripted_user(name: str, data: DomainData) -> str:
+    """The user simulator a run gets for `name`: the domain's own scripted user in place of the kernel's."""
+    return data.scripted_user if name == BASELINE_USER and data.scripted_user else name
+
+
+def task_vocabulary(registry: Registry) -> TaskVocabulary:
+    """What the loaded plugins let task files say, with the owners of every installed plugin's fields for error hints."""
+    return TaskVocabulary(extensions=list(registry.components.get("task extension", {}).values()),
+                          reward_components=frozenset(registry.components.get("reward component", {})),
+                          reward_rules=frozenset(registry.components.get("combination rule", {})),
+                          owners=_installed_owners)
+
+
+def _installed_owners() -> dict[str, str]:
+    registry = collect(get_plugin_manager(None))
+    return {ext.location: registry.origin("task extension", name)
+            for name, ext in registry.components.get("task extension", {}).items()}
+
+
+def gold_failures(data: DomainData, tasks: Sequence[Task]) -> tuple[dict[str, GoldReplay], list[dict[str, Any]]]:
+    """Every task's gold replay, and the tasks whose gold actions fail or whose env assertions fail on the gold state.
+
+    Each failure is {task_id, problems, scored_as_reference}: the last is True when the only problems are failing gold
+    actions and the domain's reference implementation scores such tasks anyway (`DomainData.failed_gold_actions_scored`).
+    A set-up that raises is left to the conversations, which record it as an infrastructure error (never a score).
+    """
+    golds: dict[str, GoldReplay] = {}
+    failures: list[dict[str, Any]] = []
+    for task in tasks:
+        try:
+            gold = golds[task.id] = replay_gold(data, task)
+        except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
+            continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
+        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in gold.assertion_checks if not c.met]
+        problems = [f"gold action {error}" for error in gold.action_errors] + assertions
+        if problems:
+            failures.append({"task_id": task.id, "problems": problems,
+                             "scored_as_reference": data.failed_gold_actions_scored and not assertions})
+    return golds, failures
+
+
+def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool) -> None:
+    """Refuse a run whose tasks cannot be scored (their gold replay fails), unless it allows broken tasks."""
+    refused = [f for f in failures if not f["scored_as_reference"]]
+    if not refused:
+        return
+    if allowed:
+        log.warning("run.broken_tasks", tasks=[f["task_id"] for f in refused], why="--allow-broken-tasks: rewards not meaningful")
+        return
+    shown = [f"{f['task_id']} ({'; '.join(f['problems'])})" for f in refused[:MAX_LISTED]]
+    more = f"; and {len(refused) - MAX_LISTED} more (`bench check` lists them all)" if len(refused) > MAX_LISTED else ""
+    raise ConfigError(
+        f"{len(refused)} of {len(tasks)} selected tasks of domain {data.name!r} cannot be scored, their gold replay fails "
+        f"(as `bench check` reports; a correct agent would not score 1): {'; '.join(shown)}{more}. Fix the tasks, leave "
+        "them out (--task-id, --num-tasks, --split) or run them anyway with --allow-broken-tasks (the report then lists "
+        "them and says their rewards are not meaningful)")
+
+

@@ -1,0 +1,176 @@
+"""One conversation: set it up, play it, evaluate it, score it, store it (an unexpected failure is stored too)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from bench_kernel.conversation.channels import Channel, IdentityChannel
+from bench_kernel.conversation.events import EventLog
+from bench_kernel.conversation.messages import Message, Mode, TerminationReason
+from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
+from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from bench_kernel.errors import ParticipantError
+from bench_kernel.evaluation.evaluator import evaluate
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.loadchecks import session_problem
+from bench_kernel.logs import bind_context, get_logger
+from bench_kernel.modelhub.hub import ConversationModels
+from bench_kernel.modelhub.redact import redact
+from bench_kernel.plugins import Registry
+from bench_kernel.serialization import utc_now
+from bench_kernel.store.store import MetricValue, PluginRows
+from bench_kernel.tasks.domain import build_environment
+from bench_kernel.tasks.schema import Task
+from bench_kernel.tools.environment import Environment
+
+if TYPE_CHECKING:
+    pass
+
+from bench_kernel.run.context import RunContext
+from bench_kernel.run.planning import TEXT_ARM, Unit, arm_channel_options, evaluated
+from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
+
+log = get_logger()
+async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
+    """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
+    bind_context(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
+    started_utc, t0 = utc_now(), time.perf_counter()
+    cid = f"{ctx.run_id}/{unit.arm}/{unit.task.id}/{unit.trial}"
+    models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=unit.arm)
+    try:
+        result, metrics, rows = await _converse(ctx, unit, models, started_utc, t0)
+    except Exception as exc:  # noqa: BLE001 - recorded, excluded from metrics, re-run on resume
+        log.error("conversation.infrastructure_error", error=repr(exc))
+        result, metrics, rows = _infrastructure_error(ctx, unit, started_utc, t0, exc), [], []
+    ctx.store.save_conversation(result, metrics, plugin_rows=rows)
+    return result
+
+
+async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
+                    t0: float) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
+    config, task = ctx.config, unit.task
+    agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
+    channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
+    profile = ctx.profile
+    seed = profile.conversation_seed(config.seed, task.id, unit.trial)
+    env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
+    opening = task.initial_state.message_history or [] if task.initial_state else []
+    history = stamp_history(initial_messages(opening, config.mode, profile.greeting))
+    events = EventLog()
+    user_tools = env.user_schemas(task.user_tools)
+    setup = ConversationSetup(
+        task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
+        agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas(), solo=config.mode is Mode.NO_USER),
+        user_tools=None if user_tools is None else profile.present_tools(ctx.data.name, "user", user_tools),
+        history=tuple(history), profile=profile,
+        options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
+        events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
+        exposure=config.exposure or "none",
+    )
+    convo = await _play(ctx, agent, user, setup, env, history, events, channel)
+    assert convo.termination is not None
+    gold = ctx.gold(task)
+    reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
+                                 models=models, evaluation=ctx.evaluation, events=events, profile=profile)
+    result = ConversationResult(
+        run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
+        user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
+        reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
+        duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
+        agent_cost=agent_cost(agent, models), user_cost=models.cost("user"), channel=channel.name,
+        attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
+    )
+    values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
+    return result, component_values(result) + values, rows
+
+
+async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup: ConversationSetup, env: Environment,
+                history: list[Message], events: EventLog, channel_kind: Channel) -> Conversation:
+    config = ctx.config
+    limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
+    sessions: list[Any] = []
+    termination: TerminationReason | None = None  # stays None when the conversation is cancelled
+    try:
+        agent_session = agent.start(setup)
+        sessions.append(agent_session)
+        user_session = user.start(setup) if user is not None else None
+        sessions.append(user_session)
+        # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
+        channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
+        sessions.append(channel)
+        unusable = _unusable_sessions(ctx.registry, history, [("agent", agent, agent_session), ("user simulator", user, user_session),
+                                                     ("channel", channel_kind, channel)])
+        if unusable is not None:
+            termination = unusable.termination
+            return unusable
+        convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
+                                       limits=limits, channel=channel, events=events)
+        termination = convo.termination
+        return convo
+    except Exception:
+        termination = TerminationReason.INFRASTRUCTURE_ERROR
+        raise
+    finally:
+        for session in sessions:
+            if isinstance(session, AgentSession | UserSession):
+                session.termination = termination  # what close() may tell the participant's own service
+            if session is not None:
+                await session.close()
+
+
+def _unusable_sessions(registry: Registry, history: list[Message], sessions: list[tuple[str, Any, Any]]) -> Conversation | None:
+    """A sync `respond` (or channel method) shows here, before the first await, as an error naming plugin and class.
+
+    Sessions whose class `start` declares were checked at registration; this catches the others.
+    An agent's or user's mistake ends the conversation as that participant's error; a channel's is the run's own.
+    """
+    for kind, component, session in sessions:
+        if session is None:
+            continue
+        problem = session_problem(kind, component, session, _origin(registry, kind, component.name))
+        if problem is None:
+            continue
+        if kind == "channel":
+            raise ParticipantError(problem)
+        reason = TerminationReason.AGENT_ERROR if kind == "agent" else TerminationReason.USER_ERROR
+        log.error("conversation.unusable_session", error=problem)
+        who = "agent" if kind == "agent" else "user"
+        return Conversation(messages=list(history), termination=reason, error=f"{who}: ParticipantError: {problem}")
+    return None
+
+
+def _origin(registry: Registry, kind: str, name: str) -> str | None:
+    return registry.origins.get((kind, name))
+
+
+def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
+    """The agent's cost in one conversation: its ledgered calls' sum, or None (unknown) when bench saw none of the
+    calls an agent that calls models itself may have made."""
+    if agent.calls_models_itself and not any(entry.role == "agent" for entry in models.ledger):
+        return None
+    return models.cost("agent")
+
+
+async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,
+                                inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
+    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge, profile=ctx.profile)
+
+
+def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
+    agent = ctx.agent if evaluated(unit.arm) else ctx.baseline_agent
+    user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
+    return ConversationResult(
+        run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
+        seed=ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
+        user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
+        reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
+        error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task),
+    )
+
+
+def _safe_attributes(ctx: RunContext, task: Task) -> dict[str, str]:
+    try:
+        return ctx.task_attributes(task)
+    except Exception:  # noqa: BLE001 - an infrastructure error is stored whatever a plugin's attributes do
+        return {"domain": ctx.data.name}

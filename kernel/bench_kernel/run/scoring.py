@@ -1,0 +1,87 @@
+"""After a conversation: the kernel's own metric values and the plugins' metrics, each failure recorded."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from bench_kernel.conversation.events import EventLog
+from bench_kernel.evaluation.evaluator import GoldReplay
+from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
+from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.modelhub.hub import ConversationModels
+from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.serialization import unstructure
+from bench_kernel.store.store import MetricValue, PluginRows
+from bench_kernel.tasks.schema import Task
+from bench_kernel.tools.environment import Environment
+
+if TYPE_CHECKING:
+    pass
+
+
+KERNEL = "bench-kernel"
+"""The plugin column of the kernel's own metric values (reward, component.*)."""
+def component_values(result: ConversationResult) -> list[MetricValue]:
+    """The reward and every reward component of a conversation, as metric values."""
+    info = result.reward_info
+    values = [MetricValue(metric="reward", plugin=KERNEL, value=result.reward,
+                          details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None)]
+    for c in info.components if info else []:
+        values.append(MetricValue(metric=f"component.{c.component}", plugin=KERNEL, value=c.score,
+                                  details={"checks": unstructure(c.checks), "note": c.note}, error=c.error))
+    return values
+
+
+@attrs.frozen
+class MetricInputs:
+    """What a conversation leaves for its metrics besides the result."""
+
+    task: Task
+    events: EventLog
+    final_env: Environment
+    gold: GoldReplay
+    models: ConversationModels | None = None
+
+
+async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: ConversationResult, inputs: MetricInputs, *,
+                        judge: Judge | None = None, profile: Profile | None = None) -> tuple[list[MetricValue], list[PluginRows]]:
+    """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception.
+
+    Runs call it for each conversation; importers call it for conversations built elsewhere.
+    """
+    values: list[MetricValue] = []
+    rows: list[PluginRows] = []
+    for plugin, metric in metrics:
+        context = MetricContext(task=inputs.task, result=result, events=inputs.events, final_env=inputs.final_env,
+                                gold=inputs.gold, judge=judge, models=inputs.models,
+                                role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}",
+                                profile=profile or load_profile(None))
+        try:
+            values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
+        except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
+            values.append(MetricValue(metric=metric.name, plugin=plugin, value=None, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        if context.rows:
+            rows.append(PluginRows(plugin=plugin, metric=metric.name, rows=list(context.rows)))
+    return values, rows
+
+
+async def _awaited(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, float | None]) -> list[MetricValue]:
+    """A metric's result as stored values: `name` for the "" key, `name.key` for the others."""
+    result = scored if isinstance(scored, MetricResult) else MetricResult(values=scored)
+    out = []
+    for key, value in result.values.items():
+        number = None if value is None else float(value)
+        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number,
+                               details=result.details.get(key)))
+    return out
+
+
