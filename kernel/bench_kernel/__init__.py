@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
-    from bench_kernel.report.report import Report, build_report, run_registry
+    from bench_kernel.report.report import Report, agent_label, build_report, run_registry
     from bench_kernel.report.sections import ReportSection, Section, SectionTable
     from bench_kernel.report.view import RunView, open_read_only
     from bench_kernel.run.executors import (
@@ -308,6 +308,7 @@ __all__ = [
     "UserSimulator",
     "WorkerSpec",
     "Writer",
+    "agent_label",
     "all_met",
     "apply_personas",
     "build_environment",
@@ -409,7 +410,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
-    "bench_kernel.report.report": ("Report", "build_report", "run_registry"),
+    "bench_kernel.report.report": ("Report", "agent_label", "build_report", "run_registry"),
     "bench_kernel.report.sections": ("ReportSection", "Section", "SectionTable"),
     "bench_kernel.report.view": ("RunView", "open_read_only"),
     "bench_kernel.run.executors": (

@@ -477,7 +477,7 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
     models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
     data = header.get("data") if not header.get("split") else f"{header.get('data')}, split {header.get('split')}"
     plugins = ", ".join(f"{name} {version or '(unknown version)'}" for name, version in header.get("plugins", {}).items())
-    return [f"domain {header.get('domain')} ({data}), agent {_agent_label(header)}, user {header.get('user')}, "
+    return [f"domain {header.get('domain')} ({data}), agent {agent_label(header)}, user {header.get('user')}, "
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}",
@@ -485,7 +485,7 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
 
 
-def _agent_label(header: dict[str, Any]) -> str:
+def agent_label(header: dict[str, Any]) -> str:
     """The agent with what identifies its code (its fingerprint) and the models it reported using."""
     details = [f"{key} {_short(value)}" for key, value in (header.get("agent_fingerprint") or {}).items()]
     if header.get("agent_models"):

@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import urlencode
 
-from bench_kernel import Store, build_report, compare_stored, is_success, run_registry
+from bench_kernel import Store, agent_label, build_report, compare_stored, is_success, run_registry
 
 KERNEL = "bench-kernel"
 
@@ -82,19 +82,6 @@ def run_page(store: Store, run_id: str, database: str) -> dict[str, Any]:
         "tasks": _tasks(store, run_id, report.tasks),
         "sections": report.sections,
     }
-
-
-def agent_label(header: dict[str, Any]) -> str:
-    """The agent as the report header names it: with its fingerprint and the models it reported using."""
-    details = [f"{key} {_short(value)}" for key, value in (header.get("agent_fingerprint") or {}).items()]
-    if header.get("agent_models"):
-        details.append(f"reports model {', '.join(header['agent_models'])}")
-    return f"{header.get('agent')} ({', '.join(details)})" if details else str(header.get("agent"))
-
-
-def _short(value: str) -> str:
-    """A long hex digest cut to 12 characters."""
-    return f"{value[:12]}…" if len(value) > 16 and all(c in "0123456789abcdef" for c in value) else value
 
 
 def _tasks(store: Store, run_id: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
