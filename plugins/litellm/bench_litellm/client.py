@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import attrs
 from bench_openai.client import RetryPolicy, is_retryable_status, parse_retry_after
-from bench_openai.parsing import arguments_object, snippet
+from bench_openai.parsing import completion_of, message_of, read_api_key, snippet
 
 from bench_kernel import (
     ChatRequest,
@@ -37,7 +37,6 @@ from bench_kernel import (
     ModelHTTPError,
     ModelResponseError,
     ModelUnavailableError,
-    ToolCall,
     get_logger,
 )
 
@@ -83,7 +82,7 @@ class LiteLLMClient(ModelClient):
         self.config = config
         self.retry = RetryPolicy.from_config(config)
         self.litellm_params = _litellm_params(config)
-        self._api_key = _read_api_key(config.api_key_env)
+        self._api_key = read_api_key(config.api_key_env)
         self.litellm = import_litellm()
         self.provider, self.api_base, self._provider_key = self._resolve_provider()
         self._slots = asyncio.Semaphore(limit)
@@ -242,31 +241,8 @@ class LiteLLMClient(ModelClient):
     # ----------------------------------------------------------------------- parsing
 
     def parse_completion(self, body: dict[str, Any]) -> ChatResponse:
-        """choices[0] and usage; refuses a message with neither content nor tool calls."""
-        choices = body.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-            raise ModelResponseError(f"{self._where}: the reply has no choices[0].message: {snippet(body)}")
-        message = choice["message"]
-        calls = message.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ModelResponseError(f"{self._where}: tool_calls is not a list: {snippet(calls)}")
-        content, tool_calls = _text_of(message.get("content")), [self.parse_tool_call(call) for call in calls]
-        if not content and not tool_calls:
-            raise ModelResponseError(f"{self._where}: the reply has neither content nor tool calls: {snippet(choice)}")
-        found = body.get("usage")
-        usage: dict[str, Any] = found if isinstance(found, dict) else {}
-        return ChatResponse(content=content, tool_calls=tool_calls, reasoning=_reasoning_of(message),
-                            finish_reason=choice.get("finish_reason"), prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-                            completion_tokens=_int_or_none(usage.get("completion_tokens")))
-
-    def parse_tool_call(self, call: Any) -> ToolCall:
-        """One tool call in OpenAI's shape (litellm gives every provider's that way); arguments must be a JSON object."""
-        function = call.get("function") if isinstance(call, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(name, str) or not name:
-            raise ModelResponseError(f"{self._where}: a tool call has no function name: {snippet(call)}")
-        return ToolCall(id=str(call.get("id") or ""), name=name, arguments=arguments_object(name, function.get("arguments")))
+        """choices[0] and usage, read as bench-openai reads them (litellm gives every provider's reply in OpenAI's shape)."""
+        return completion_of(body, self._where, lambda message: message_of(message, self._where))
 
     # ----------------------------------------------------------------------- helpers
 
@@ -294,16 +270,6 @@ def _litellm_params(config: ModelConfig) -> dict[str, Any]:
     return dict(params)
 
 
-def _read_api_key(variable: str | None) -> str | None:
-    """The key from the named environment variable; the error names the variable, never a value."""
-    if variable is None:
-        return None
-    key = os.environ.get(variable)
-    if not key:
-        raise ConfigError(f"environment variable {variable} is not set; it must hold the API key")
-    return key
-
-
 def _retryable(error: ModelError) -> bool:
     return isinstance(error, ModelUnavailableError) or (isinstance(error, ModelHTTPError) and error.retryable)
 
@@ -326,28 +292,6 @@ def _plain(reply: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ModelResponseError(f"litellm answered something that is not a completion: {snippet(body)}")
     return body
-
-
-def _text_of(content: Any) -> str | None:
-    """Content as text: a string, or the text parts of a list of content parts."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text") or None
-    raise ModelResponseError(f"message content is neither text nor content parts: {snippet(content)}")
-
-
-def _reasoning_of(message: dict[str, Any]) -> str | None:
-    """litellm's `reasoning_content` (every provider's thinking lands there), or `reasoning`."""
-    for field in ("reasoning_content", "reasoning"):
-        value = message.get(field)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _loopback(url: str) -> bool:

@@ -15,7 +15,6 @@ import functools
 import hashlib
 import json
 import math
-import os
 import random
 import ssl
 import time
@@ -43,7 +42,15 @@ from bench_kernel import (
     ToolCall,
     get_logger,
 )
-from bench_openai.parsing import arguments_object, snippet
+from bench_openai.parsing import (
+    arguments_object,
+    completion_of,
+    message_of,
+    read_api_key,
+    reasoning_of,
+    snippet,
+    tool_call_of,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -153,7 +160,7 @@ class OpenAIClient(ModelClient):
         self.max_in_flight = limit
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.retry = RetryPolicy.from_config(config)
-        self._api_key = _read_api_key(config.api_key_env)
+        self._api_key = read_api_key(config.api_key_env)
         self.http = config.options.get("http", HTTP_STACKS[0])
         if self.http not in HTTP_STACKS:
             raise ConfigError(f"model {config.model!r}: option http must be one of {', '.join(HTTP_STACKS)}, not {self.http!r}")
@@ -371,40 +378,15 @@ class OpenAIClient(ModelClient):
 
     def parse_completion(self, body: dict[str, Any]) -> ChatResponse:
         """choices[0] and usage; refuses a message with neither content nor tool calls."""
-        choices = body.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-            raise ModelResponseError(f"{self._where}: the reply has no choices[0].message: {snippet(body)}")
-        parsed = self.parse_message(choice["message"])
-        if not parsed.content and not parsed.tool_calls:
-            raise ModelResponseError(f"{self._where}: the reply has neither content nor tool calls: {snippet(choice)}")
-        usage = body.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        return attrs.evolve(
-            parsed,
-            finish_reason=choice.get("finish_reason"),
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-        )
+        return completion_of(body, self._where, self.parse_message)
 
     def parse_message(self, message: dict[str, Any]) -> ChatResponse:
         """Content, tool calls and reasoning of choices[0].message."""
-        calls = message.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ModelResponseError(f"{self._where}: tool_calls is not a list: {snippet(calls)}")
-        return ChatResponse(
-            content=_text_of(message.get("content")),
-            tool_calls=[self.parse_tool_call(call) for call in calls],
-            reasoning=self.parse_reasoning(message),
-        )
+        return message_of(message, self._where, self.parse_tool_call, self.parse_reasoning)
 
     def parse_tool_call(self, call: Any) -> ToolCall:
         """One OpenAI tool call: {"id", "type": "function", "function": {"name", "arguments": "<JSON>"}}."""
-        function = call.get("function") if isinstance(call, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(name, str) or not name:
-            raise ModelResponseError(f"{self._where}: a tool call has no function name: {snippet(call)}")
-        return ToolCall(id=str(call.get("id") or ""), name=name, arguments=self.parse_arguments(name, function.get("arguments")))
+        return tool_call_of(call, self._where, self.parse_arguments)
 
     def parse_arguments(self, name: str, arguments: Any) -> dict[str, Any]:
         """A tool call's arguments as an object; missing or empty means no arguments."""
@@ -412,11 +394,7 @@ class OpenAIClient(ModelClient):
 
     def parse_reasoning(self, message: dict[str, Any]) -> str | None:
         """The reasoning text servers put beside the content (`reasoning_content`, or `reasoning`)."""
-        for field in ("reasoning_content", "reasoning"):
-            value = message.get(field)
-            if isinstance(value, str) and value:
-                return value
-        return None
+        return reasoning_of(message)
 
     # ----------------------------------------------------------------------- helpers
 
@@ -458,29 +436,6 @@ def _positive_int(config: ModelConfig, option: str, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(f"model {config.model!r}: option {option} must be a positive integer, not {value!r}")
     return value
-
-
-def _read_api_key(variable: str | None) -> str | None:
-    """The key from the named environment variable; the error names the variable, never a value."""
-    if variable is None:
-        return None
-    key = os.environ.get(variable)
-    if not key:
-        raise ConfigError(f"environment variable {variable} is not set; it must hold the API key")
-    return key
-
-
-def _text_of(content: Any) -> str | None:
-    """Content as text: a string, or the text parts of a list of content parts."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text") or None
-    raise ModelResponseError(f"message content is neither text nor content parts: {snippet(content)}")
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _describe(exc: BaseException) -> str:

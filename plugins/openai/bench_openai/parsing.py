@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from typing import Any
 
-from bench_kernel import ModelResponseError
+import attrs
+
+from bench_kernel import ChatResponse, ConfigError, ModelResponseError, ToolCall
 
 
 def arguments_object(name: str, arguments: Any) -> dict[str, Any]:
@@ -27,3 +31,72 @@ def snippet(value: Any, limit: int = 200) -> str:
     """A short text of a value for error messages."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def read_api_key(variable: str | None) -> str | None:
+    """The key from the named environment variable; the error names the variable, never a value."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise ConfigError(f"environment variable {variable} is not set; it must hold the API key")
+    return key
+
+
+def text_of(content: Any) -> str | None:
+    """Content as text: a string, or the text parts of a list of content parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text") or None
+    raise ModelResponseError(f"message content is neither text nor content parts: {snippet(content)}")
+
+
+def int_or_none(value: Any) -> int | None:
+    """A token count as an int, or None when the reply holds none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def reasoning_of(message: dict[str, Any]) -> str | None:
+    """The reasoning text servers put beside the content (`reasoning_content`, or `reasoning`)."""
+    for field in ("reasoning_content", "reasoning"):
+        value = message.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def tool_call_of(call: Any, where: str,
+                 parse_arguments: Callable[[str, Any], dict[str, Any]] = arguments_object) -> ToolCall:
+    """One OpenAI tool call: {"id", "type": "function", "function": {"name", "arguments": "<JSON>"}}."""
+    function = call.get("function") if isinstance(call, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(name, str) or not name:
+        raise ModelResponseError(f"{where}: a tool call has no function name: {snippet(call)}")
+    return ToolCall(id=str(call.get("id") or ""), name=name, arguments=parse_arguments(name, function.get("arguments")))
+
+
+def message_of(message: dict[str, Any], where: str, parse_tool_call: Callable[[Any], ToolCall] | None = None,
+               parse_reasoning: Callable[[dict[str, Any]], str | None] = reasoning_of) -> ChatResponse:
+    """Content, tool calls and reasoning of choices[0].message."""
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ModelResponseError(f"{where}: tool_calls is not a list: {snippet(calls)}")
+    parse = parse_tool_call or (lambda call: tool_call_of(call, where))
+    return ChatResponse(content=text_of(message.get("content")), tool_calls=[parse(call) for call in calls],
+                        reasoning=parse_reasoning(message))
+
+
+def completion_of(body: dict[str, Any], where: str, parse_message: Callable[[dict[str, Any]], ChatResponse]) -> ChatResponse:
+    """choices[0] and usage of a completion body; refuses a message with neither content nor tool calls."""
+    choices = body.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise ModelResponseError(f"{where}: the reply has no choices[0].message: {snippet(body)}")
+    parsed = parse_message(choice["message"])
+    if not parsed.content and not parsed.tool_calls:
+        raise ModelResponseError(f"{where}: the reply has neither content nor tool calls: {snippet(choice)}")
+    found = body.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    return attrs.evolve(parsed, finish_reason=choice.get("finish_reason"), prompt_tokens=int_or_none(usage.get("prompt_tokens")),
+                        completion_tokens=int_or_none(usage.get("completion_tokens")))
