@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         load_profile,
         trial_seeds,
     )
+    from bench_kernel.profiles.prompts import agent_instructions, done_tool_name, plan_text, python_call
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
     from bench_kernel.report.report import Report, agent_label, build_report, run_registry
@@ -308,6 +309,7 @@ __all__ = [
     "UserSimulator",
     "WorkerSpec",
     "Writer",
+    "agent_instructions",
     "agent_label",
     "all_met",
     "apply_personas",
@@ -324,6 +326,7 @@ __all__ = [
     "converter",
     "data_dir_for",
     "db_option",
+    "done_tool_name",
     "echo_report",
     "evaluate",
     "executor_option",
@@ -341,7 +344,9 @@ __all__ = [
     "packaged_or_external",
     "parse_key_values",
     "persona_texts",
+    "plan_text",
     "plugin_option",
+    "python_call",
     "read_json",
     "read_tasks",
     "render_check",
@@ -405,6 +410,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.modelhub.hub": ("ConversationModels", "LedgerEntry", "ModelHub"),
     "bench_kernel.modelhub.prices": ("Price",),
     "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.profiles.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
     "bench_kernel.profiles.profile": (
         "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "MessageStyle", "Profile", "load_profile", "trial_seeds",
     ),

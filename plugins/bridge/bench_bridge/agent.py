@@ -36,6 +36,7 @@ from bench_kernel import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    agent_instructions,
 )
 
 from .context import AGENT, Factory, FactoryContext, factory_spec, load_factory, probe_context
@@ -305,30 +306,3 @@ def _tool_errors(options: Mapping[str, Any]) -> str:
         raise ConfigError(f"agent {AGENT!r}: tool_errors must be 'return' (the error text is the tool's result) or "
                           f"'raise' (the tool raises bench_bridge.ToolFailed), not {value!r}")
     return str(value)
-
-
-def agent_instructions(setup: ConversationSetup) -> str:
-    """The system prompt bench's own agents get, rendered from the run's profile for the conversation's mode."""
-    profile, values = setup.profile, {"policy": setup.policy, "domain": setup.domain}
-    if setup.mode is Mode.NO_USER:
-        done = str(profile.done_tool["function"]["name"])
-        parts = [profile.render("agent_solo", **values, ticket=setup.task.ticket or "", done_tool=done)]
-    elif setup.mode is Mode.ORACLE_PLAN:
-        parts = [profile.render("agent_plan", **values, plan=_plan(setup))]
-    else:
-        parts = [profile.render("agent", **values)]
-    if setup.exposure == "persona" and setup.task.user_scenario.persona:
-        parts.append(profile.render("persona", persona=setup.task.user_scenario.persona))
-    return "\n\n".join(parts)
-
-
-def _plan(setup: ConversationSetup) -> str:
-    import json
-
-    profile, steps = setup.profile, []
-    for n, action in enumerate(setup.task.gold_actions(), start=1):
-        key = "plan_step_user" if action.requestor == "user" else "plan_step_agent"
-        call = f"{action.name}({', '.join(f'{k}={v}' for k, v in action.arguments.items())})"
-        steps.append(profile.render(key, n=str(n), name=action.name, call=call,
-                                    arguments=json.dumps(action.arguments, ensure_ascii=False, sort_keys=True)))
-    return profile.text("plan_separator").join(steps)

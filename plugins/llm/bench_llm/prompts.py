@@ -10,50 +10,27 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bench_kernel import Action, ConversationSetup, Mode, Profile
+from bench_kernel import ConversationSetup, Mode, Profile, agent_instructions, done_tool_name
 
 RESPOND_ACTION = "respond"
 
 
 def done_tool(profile: Profile) -> str:
     """The name of the tool a solo agent calls to end its work."""
-    return str(profile.done_tool["function"]["name"])
-
-
-def python_call(action: Action) -> str:
-    """An action as `name(k=v, ...)`, each value as Python's str() shows it (how tau2's plans spell a step)."""
-    return f"{action.name}({', '.join(f'{k}={v}' for k, v in action.arguments.items())})"
-
-
-def plan_steps(profile: Profile, actions: Sequence[Action]) -> str:
-    """The gold actions as the profile's numbered plan: agent actions to perform, customer actions to ask for."""
-    steps = []
-    for n, action in enumerate(actions, start=1):
-        key = "plan_step_user" if action.requestor == "user" else "plan_step_agent"
-        steps.append(profile.render(key, n=str(n), name=action.name, call=python_call(action),
-                                    arguments=json.dumps(action.arguments, ensure_ascii=False, sort_keys=True)))
-    return profile.text("plan_separator").join(steps)
+    return done_tool_name(profile)
 
 
 def agent_prompt(setup: ConversationSetup, *, text_tools: Sequence[dict[str, Any]] | None = None,
                  thought: bool = True) -> str:
-    """The agent's system prompt: the mode's template, then the text tool format and the persona when they apply."""
-    profile, solo = setup.profile, setup.mode is Mode.NO_USER
-    values = {"policy": setup.policy, "domain": setup.domain}
-    if solo:
-        parts = [profile.render("agent_solo", **values, ticket=setup.task.ticket or "", done_tool=done_tool(profile))]
-    elif setup.mode is Mode.ORACLE_PLAN:
-        parts = [profile.render("agent_plan", **values, plan=plan_steps(profile, setup.task.gold_actions()))]
-    else:
-        parts = [profile.render("agent", **values)]
-    if text_tools is not None:
-        speak = (profile.render("speak_solo", done_tool=done_tool(profile)) if solo
-                 else profile.render("speak_to_user", respond=RESPOND_ACTION))
-        parts.append(profile.render("text_tools", tools=json.dumps(list(text_tools), indent=2, ensure_ascii=False)))
-        parts.append(profile.render("react_format" if thought else "act_format", speak=speak))
-    if setup.exposure == "persona" and setup.task.user_scenario.persona:
-        parts.append(profile.render("persona", persona=setup.task.user_scenario.persona))
-    return "\n\n".join(parts)
+    """The agent's system prompt: the kernel's (mode template, persona) with the text tool format when it applies."""
+    if text_tools is None:
+        return agent_instructions(setup)
+    profile = setup.profile
+    speak = (profile.render("speak_solo", done_tool=done_tool(profile)) if setup.mode is Mode.NO_USER
+             else profile.render("speak_to_user", respond=RESPOND_ACTION))
+    return agent_instructions(setup, [
+        profile.render("text_tools", tools=json.dumps(list(text_tools), indent=2, ensure_ascii=False)),
+        profile.render("react_format" if thought else "act_format", speak=speak)])
 
 
 def user_prompt(setup: ConversationSetup) -> str:
