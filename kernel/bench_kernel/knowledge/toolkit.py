@@ -16,15 +16,26 @@ from typing import Any
 import attrs
 
 from bench_kernel.errors import ToolError
-from bench_kernel.knowledge import dense, rerank, sandbox
 from bench_kernel.knowledge.bm25 import BM25Index
+from bench_kernel.knowledge.dense import DENSE, cosine_ranking, query_text
 from bench_kernel.knowledge.documents import Document, KnowledgeBase
 from bench_kernel.knowledge.grep import grep
+from bench_kernel.knowledge.rerank import rerank
+from bench_kernel.knowledge.sandbox import (
+    BLOCKED_EXIT_CODE,
+    CommandResult,
+    Export,
+    blocked_reason,
+    sandbox_problem,
+    shared_export,
+)
 from bench_kernel.knowledge.variants import RetrievalSettings, missing_roles
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.tools.environment import ToolKind, Toolkit, tool
 
 Hits = list[tuple[Document, float]]
+_BM25_INDEXES: dict[str, BM25Index] = {}
+"""BM25 indexes by knowledge-base content hash: every toolkit class over the same documents shares one."""
 
 
 @attrs.define
@@ -58,8 +69,11 @@ class KnowledgeSearch:
 
     @functools.cached_property
     def bm25(self) -> BM25Index:
-        """The BM25 index of the contents (built on first use: about a second for tau2's 698 documents)."""
-        return BM25Index(self.contents)
+        """The BM25 index of the contents, built on first use (about 0.1 s for tau2's 698 documents) once per process."""
+        index = _BM25_INDEXES.get(self.kb.content_hash)
+        if index is None:
+            index = _BM25_INDEXES[self.kb.content_hash] = BM25Index(self.contents)
+        return index
 
     def bm25_hits(self, query: str) -> Hits:
         """The top_k documents by BM25, zero scores included."""
@@ -76,12 +90,12 @@ class KnowledgeSearch:
             raise ToolError("the query is empty: nothing to embed")
         role = self.settings.embeddings_role
         started = time.perf_counter()
-        text = dense.query_text(query, models.config(role).model, self.settings.query_instruction)
-        vector = await dense.DENSE.query_vector(models, role, text)
+        text = query_text(query, models.config(role).model, self.settings.query_instruction)
+        vector = await DENSE.query_vector(models, role, text)
         timing.query_ms = _ms_since(started)
-        documents = await dense.DENSE.document_vectors(models, role, self.kb, self.settings.embedding_batch_size)
+        documents = await DENSE.document_vectors(models, role, self.kb, self.settings.embedding_batch_size)
         started = time.perf_counter()
-        ranked = dense.cosine_ranking(vector, documents, self.settings.top_k)
+        ranked = cosine_ranking(vector, documents, self.settings.top_k)
         timing.retrieval_ms = _ms_since(started)
         return [(self.kb.documents[i], score) for i, score in ranked]
 
@@ -91,7 +105,7 @@ class KnowledgeSearch:
             return hits
         prompts = [(n, profile.render("knowledge_rerank", query=query, document=doc.content))
                    for n, (doc, _) in enumerate(hits) if doc.content]
-        kept = await rerank.rerank(models, self.settings.reranker_role, prompts, min_score=self.settings.reranker_min_score,
+        kept = await rerank(models, self.settings.reranker_role, prompts, min_score=self.settings.reranker_min_score,
                                    concurrency=self.settings.reranker_concurrency)
         return [(hits[n][0], score) for n, score in kept]
 
@@ -251,9 +265,9 @@ async def shell_tool(self: Toolkit, command: str) -> str:
 
 async def _shell(toolkit: Toolkit, command: str) -> str:
     settings, profile = _search(toolkit).settings, _profile(toolkit)
-    reason = sandbox.blocked_reason(command)
+    reason = blocked_reason(command)
     if reason is not None:
-        result = sandbox.CommandResult(sandbox.BLOCKED_EXIT_CODE, "", profile.render("knowledge_shell_blocked", reason=reason))
+        result = CommandResult(BLOCKED_EXIT_CODE, "", profile.render("knowledge_shell_blocked", reason=reason))
     else:
         timeout_text = profile.render("knowledge_shell_timeout", seconds=f"{settings.shell_timeout_s:g}")
         try:
@@ -263,7 +277,7 @@ async def _shell(toolkit: Toolkit, command: str) -> str:
     return shell_text(profile, command, result)
 
 
-def shell_text(profile: Profile, command: str, result: sandbox.CommandResult) -> str:
+def shell_text(profile: Profile, command: str, result: CommandResult) -> str:
     """tau2's mapping of a command's outcome to the tool's text."""
     if result.code != 0:
         if result.code == 1 and "grep" in command and not result.stderr:
@@ -274,14 +288,14 @@ def shell_text(profile: Profile, command: str, result: sandbox.CommandResult) ->
     return result.stdout or "(no output)"
 
 
-def _export(toolkit: Toolkit) -> sandbox.Export:
+def _export(toolkit: Toolkit) -> Export:
     search = _search(toolkit)
     if search.settings.variant.shell != "write":
-        return sandbox.shared_export(search.kb)
+        return shared_export(search.kb)
     # Each toolkit (one conversation) writes in its own copy, removed when the toolkit is dropped.
-    own: sandbox.Export | None = vars(toolkit).get("_knowledge_export")
+    own: Export | None = vars(toolkit).get("_knowledge_export")
     if own is None:
-        own = vars(toolkit)["_knowledge_export"] = sandbox.Export(search.kb, writable=True)
+        own = vars(toolkit)["_knowledge_export"] = Export(search.kb, writable=True)
     return own
 
 
@@ -311,7 +325,7 @@ def refusal(settings: RetrievalSettings, roles: Collection[str] | None = None) -
     model roles are given, a missing embeddings or reranker role."""
     problems = []
     if "sandbox" in settings.variant.needs:
-        problem = sandbox.sandbox_problem()
+        problem = sandbox_problem()
         if problem is not None:
             problems.append(f"the {settings.name} retrieval variant needs a sandbox for its shell tool: {problem}")
     if roles is not None:
