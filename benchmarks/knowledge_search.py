@@ -27,7 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_kernel import ConversationModels, ModelConfig, ModelHub, State, ToolContext, Toolkit
+from bench_kernel import (
+    ConversationModels,
+    ModelConfig,
+    ModelHub,
+    State,
+    ToolContext,
+    Toolkit,
+    collect,
+    get_plugin_manager,
+    installed_entry_points,
+)
 from bench_kernel.knowledge import KnowledgeBase, knowledge_toolkit, refusal, resolve_variant
 from bench_kernel.testing import FakeOpenAIServer
 
@@ -91,14 +101,12 @@ def main() -> None:
 
 
 def dense_search(kb: KnowledgeBase, queries: list[str], repeat: int) -> None:
-    try:
-        from bench_openai import OpenAIModel
-    except ImportError:
+    if "openai" not in installed_entry_points():
         print("  KB_search_dense: skipped (bench-openai is not installed)")
         return
+    backend = collect(get_plugin_manager(["openai"])).get("model", "openai")
     with FakeOpenAIServer() as server:
-        hub = ModelHub(configs={"embeddings": ModelConfig(model="m", base_url=server.base_url)},
-                       backends={"openai": OpenAIModel(name="openai")})
+        hub = ModelHub(configs={"embeddings": ModelConfig(model="m", base_url=server.base_url)}, backends={"openai": backend})
         models = ConversationModels(hub=hub)
         tools = knowledge_toolkit(Toolkit, kb, resolve_variant("alltools"))(State.from_records({}), context=ToolContext(models=models))
 

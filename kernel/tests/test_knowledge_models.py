@@ -14,7 +14,18 @@ import attrs
 import pytest
 from plugin_factory import needs_installed
 
-from bench_kernel import ConversationModels, ModelConfig, ModelHub, State, ToolContext, ToolError, Toolkit, load_profile
+from bench_kernel import (
+    ConversationModels,
+    ModelConfig,
+    ModelHub,
+    State,
+    ToolContext,
+    ToolError,
+    Toolkit,
+    collect,
+    get_plugin_manager,
+    load_profile,
+)
 from bench_kernel.knowledge import QWEN_QUERY_INSTRUCTION, Document, KnowledgeBase, knowledge_toolkit, resolve_variant
 from bench_kernel.knowledge.dense import DENSE, cosine_ranking, normalized, query_text
 from bench_kernel.run.runconfig import model_overrides
@@ -38,12 +49,15 @@ def fresh_vectors() -> Iterator[None]:
     DENSE.clear()
 
 
-def models_for(server: FakeOpenAIServer, **roles: dict[str, Any]) -> ConversationModels:
-    from bench_openai import OpenAIModel
+def openai_backend() -> Any:
+    """bench-openai's backend, reached through its entry point (the kernel's tests cannot depend on it)."""
+    return collect(get_plugin_manager(["openai"])).get("model", "openai")
 
+
+def models_for(server: FakeOpenAIServer, **roles: dict[str, Any]) -> ConversationModels:
     configs = {role: ModelConfig(base_url=server.base_url, options={"retry_base_s": 0.001, "retry_max_s": 0.01},
                                  max_retries=2, **fields) for role, fields in roles.items()}
-    return ConversationModels(hub=ModelHub(configs=configs, backends={"openai": OpenAIModel(name="openai")}))
+    return ConversationModels(hub=ModelHub(configs=configs, backends={"openai": openai_backend()}))
 
 
 def toolkit(models: ConversationModels, variant: str, profile: Any = None, **options: Any) -> Toolkit:
