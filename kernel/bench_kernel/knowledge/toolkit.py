@@ -106,7 +106,7 @@ class KnowledgeSearch:
         prompts = [(n, profile.render("knowledge_rerank", query=query, document=doc.content))
                    for n, (doc, _) in enumerate(hits) if doc.content]
         kept = await rerank(models, self.settings.reranker_role, prompts, min_score=self.settings.reranker_min_score,
-                                   concurrency=self.settings.reranker_concurrency)
+                            concurrency=self.settings.reranker_concurrency)
         return [(hits[n][0], score) for n, score in kept]
 
 
