@@ -186,6 +186,7 @@ def test_bm25_returns_top_k_with_zero_scores_in_document_order_and_nothing_for_a
     assert BM25Index(["a b", "c d", "e f", "a"]).top("a", 2) == [(0, 0.0), (1, 0.0)]  # idf 0: in half the documents
     assert index.top("zzz", 2) == [(0, 0.0), (1, 0.0)]
     assert index.top("   ", 5) == [] and BM25Index([]).top("a", 5) == []
+    assert BM25Index(["", " "]).top("a", 5) == [(0, 0.0), (1, 0.0)]  # documents without words
 
 
 def test_bm25_rankings_and_scores_equal_tau2s_for_recorded_queries(tau2_kb: KnowledgeBase) -> None:

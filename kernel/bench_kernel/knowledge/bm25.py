@@ -39,8 +39,9 @@ class BM25Index:
             for token, count in counts.items():
                 self.postings.setdefault(token, []).append((index, count))
         self.avgdl = sum(lengths) / self.size if self.size else 0.0
-        # rank_bm25's per-document term: k1 * (1 - b + b * doc_len / avgdl), evaluated left to right as numpy does.
-        self.length_norm = [k1 * (1 - b + b * length / self.avgdl) for length in lengths]
+        # rank_bm25's per-document term: k1 * (1 - b + b * doc_len / avgdl), evaluated left to right as numpy does
+        # (texts without tokens make avgdl 0, but then no token has postings and the term is never used).
+        self.length_norm = [k1 * (1 - b + b * length / self.avgdl) if self.avgdl else k1 for length in lengths]
         self.idf = self._idf()
 
     def _idf(self) -> dict[str, float]:
