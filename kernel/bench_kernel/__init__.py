@@ -163,7 +163,7 @@ if TYPE_CHECKING:
         Task,
         UserScenario,
     )
-    from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
+    from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
     from bench_kernel.tools.toolschema import ToolResultStyle
 
@@ -293,6 +293,7 @@ __all__ = [
     "TaskVocabulary",
     "TerminationReason",
     "ToolCall",
+    "ToolContext",
     "ToolError",
     "ToolKind",
     "ToolMessage",
@@ -450,7 +451,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "Action", "Description", "EnvAssertion", "EnvFunctionCall", "EvaluationCriteria", "InitializationData", "InitialState",
         "RewardRule", "RewardType", "StructuredUserInstructions", "Task", "UserScenario",
     ),
-    "bench_kernel.tools.environment": ("Environment", "ToolKind", "Toolkit", "tool"),
+    "bench_kernel.tools.environment": ("Environment", "ToolContext", "ToolKind", "Toolkit", "tool"),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
     "bench_kernel.tools.toolschema": ("ToolResultStyle",),
 }

@@ -88,6 +88,11 @@ def domain_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--split", help="Task split (from the split file next to the tasks file)."),
         click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's."),
         click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory."),
+        click.option("--retrieval", help="Knowledge-retrieval variant for domains whose agent searches documents "
+                                         "(tau2's names: bm25, grep_only, full_kb, terminal_use, ...; docs/knowledge.md)."),
+        click.option("--retrieval-option", "retrieval_options", multiple=True, callback=_key_values,
+                     help="KEY=VALUE setting of the retrieval variant (repeatable): top_k, grep_top_k, case_sensitive, "
+                          "reranker_min_score."),
     ]):
         func = option(func)
     return func

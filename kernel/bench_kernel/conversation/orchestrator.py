@@ -172,7 +172,7 @@ async def _loop(convo: Conversation, parties: _Parties, limits: Limits) -> None:
     convo.termination = _stopped_already(convo.messages, parties.agent, parties.user)
     while convo.termination is None:
         if turn.to == "env":
-            turn = _environment_turn(convo, parties.env, turn)
+            turn = await _environment_turn(convo, parties.env, turn)
         elif turn.to == "agent":
             turn = await _agent_turn(convo, parties, turn)
         else:
@@ -193,10 +193,11 @@ def _stopped_already(history: Sequence[Message], agent: AgentSession, user: User
     return None
 
 
-def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
+async def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
     assert turn.pending is not None and turn.pending.tool_calls
     start, now = len(convo.messages), utc_now()
-    results = [env.execute(call, turn_idx=start + i, timestamp=now) for i, call in enumerate(turn.pending.tool_calls)]
+    results = [await env.execute_async(call, turn_idx=start + i, timestamp=now)
+               for i, call in enumerate(turn.pending.tool_calls)]
     convo.errors += sum(r.error for r in results)
     convo.messages.extend(results)
     return _Turn(turn.caller, "env", list(results))

@@ -117,6 +117,9 @@ class Profile:
     texts: Mapping[str, str]
     tools: Mapping[str, Mapping[str, list[dict[str, Any]] | None]] = attrs.field(factory=dict)
     """Per domain, the schemas to send for the agent's and the user's tools; a domain not here uses its own."""
+    discoverable: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.field(factory=dict)
+    """Per domain and side, the texts of tools the model discovers mid-conversation (not in its tool list):
+    {name: {"description", "params": [{"name", "type", "optional", "description"}], "returns"}}."""
     done_tool: Mapping[str, Any]
     sampling: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     seed_policy: str = "conversation"
@@ -158,6 +161,10 @@ class Profile:
             raise ConfigError(f"profile {self.name!r} has no schema for the {domain} {side} tool(s) {', '.join(missing)} "
                               f"(it was made from another version of the domain; dump it again)")
         return [known[name] for name in known if name in offered]
+
+    def discoverable_tools(self, domain: str, side: str) -> Mapping[str, Mapping[str, Any]] | None:
+        """The texts of a domain's discoverable tools on one side, or None when the profile leaves them to the domain."""
+        return self.discoverable.get(domain, {}).get(side)
 
     def covers(self, domain: str) -> bool:
         """True when the profile brings its own tool schemas for the domain."""
@@ -239,12 +246,13 @@ def _read(directory: Path, base: Profile | None) -> Profile:
         raise ConfigError(f"{directory}: no profile directory there (see docs/profiles.md)")
     settings = _settings(directory / "profile.toml")
     texts = {**(base.texts if base else {}), **_texts(directory / "texts")}
-    tools = _tools(directory / "tools")
+    tools, discoverable = _tools(directory / "tools")
     done = _done_tool(directory / "tools" / "done.json") or (base.done_tool if base else None)
     conversation = settings.conversation
     fields: dict[str, Any] = {
         "name": settings.name, "description": settings.description, "source": settings.source,
         "path": None if base is None else str(directory.resolve()), "texts": texts, "tools": tools,
+        "discoverable": discoverable,
         "done_tool": done, "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
         "seed_policy": settings.seed.policy or (base.seed_policy if base else "conversation"),
         "greeting": _pick(conversation.greeting, base and base.greeting, "greeting"),
@@ -307,19 +315,38 @@ def _texts(directory: Path) -> dict[str, str]:
     return texts
 
 
-def _tools(directory: Path) -> dict[str, dict[str, list[dict[str, Any]] | None]]:
+def _tools(directory: Path) -> tuple[dict[str, dict[str, list[dict[str, Any]] | None]], dict[str, dict[str, dict[str, Any]]]]:
     if not directory.is_dir():
-        return {}
-    found = {}
+        return {}, {}
+    found, discoverable = {}, {}
     for path in sorted(directory.glob("*.json")):
         if path.name != "done.json":
-            found[path.stem] = _domain_tools(path, read_json(path))
-    return found
+            data = read_json(path)
+            found[path.stem] = _domain_tools(path, data)
+            if isinstance(data, dict) and "discoverable" in data:
+                discoverable[path.stem] = _discoverable(path, data["discoverable"])
+    return found, discoverable
+
+
+def _discoverable(path: Path, data: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(data, dict) or set(data) - set(SIDES):
+        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}}} @ $.discoverable')
+    for side, tools in data.items():
+        if not isinstance(tools, dict):
+            raise ConfigError(f"{path}: expected an object of tool name -> texts @ $.discoverable.{side}")
+        for name, texts in tools.items():
+            where = f"$.discoverable.{side}.{name}"
+            if not isinstance(texts, dict) or not isinstance(texts.get("description"), str):
+                raise ConfigError(f'{path}: expected {{"description": str, "params": [...], "returns": str}} @ {where}')
+            params = texts.get("params", [])
+            if not isinstance(params, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in params):
+                raise ConfigError(f'{path}: expected a list of {{"name", "type", "optional", "description"}} @ {where}.params')
+    return data
 
 
 def _domain_tools(path: Path, data: Any) -> dict[str, list[dict[str, Any]] | None]:
-    if not isinstance(data, dict) or set(data) - set(SIDES) or "agent" not in data:
-        raise ConfigError(f'{path}: expected {{"agent": [schemas], "user": [schemas] or null}} @ $')
+    if not isinstance(data, dict) or set(data) - {*SIDES, "discoverable"} or "agent" not in data:
+        raise ConfigError(f'{path}: expected {{"agent": [schemas], "user": [schemas] or null, "discoverable": ...}} @ $')
     sides: dict[str, list[dict[str, Any]] | None] = {}
     for side in SIDES:
         schemas = data.get(side)
@@ -371,6 +398,8 @@ def _content_hash(fields: Mapping[str, Any]) -> str:
     content = {k: v for k, v in fields.items() if k not in ("source", "path", "description")}
     # Key order inside tool schemas is part of what is sent, so schemas are hashed as the JSON text they are sent as.
     content["tools"] = {d: {s: json.dumps(v) for s, v in sides.items()} for d, sides in fields["tools"].items()}
+    if not content.get("discoverable"):
+        content.pop("discoverable", None)  # profiles made before discoverable tools existed keep their hashes
     content["done_tool"] = json.dumps(fields["done_tool"])
     content["messages"] = attrs.asdict(fields["messages"])
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()

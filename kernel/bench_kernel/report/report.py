@@ -166,7 +166,13 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
             "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
             "seed": config.get("seed"), "profile": _profile_label(config.get("profile")), "tasks": tasks,
             "plugins": _plugin_versions(run.plugins),
+            **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
             **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {})}
+
+
+def _retrieval_label(config: dict[str, Any]) -> str:
+    options = config.get("retrieval_options") or {}
+    return str(config["retrieval"]) + (f" ({', '.join(f'{k}={v}' for k, v in sorted(options.items()))})" if options else "")
 
 
 def _reported_models(store: Store, run_id: str) -> dict[str, Any]:

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
                   "executor_options", "workers", "allow_broken_tasks")
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
+OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep",
+                     "exposure", "retrieval", "retrieval_options")
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +45,10 @@ class RunConfig:
     baseline: bool = True
     data_dir: str | None = None
     tasks_file: str | None = None
+    retrieval: str | None = None
+    """The knowledge-retrieval variant (`--retrieval`) of a domain whose agent searches documents (docs/knowledge.md)."""
+    retrieval_options: dict[str, Any] | None = None
+    """Its settings (`--retrieval-option KEY=VALUE`), e.g. {"top_k": 5}."""
     plugins: list[str] | None = None
     agent_options: dict[str, Any] = attrs.field(factory=dict)
     user_options: dict[str, Any] = attrs.field(factory=dict)

@@ -62,6 +62,8 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         tasks_file=Path(config.tasks_file) if config.tasks_file else None,
         split=config.split,
         vocabulary=task_vocabulary(registry),
+        retrieval=config.retrieval,
+        retrieval_options={k: str(v) for k, v in (config.retrieval_options or {}).items()},
     )
     plugin = registry.origin("domain", name)
     where = config.tasks_file or config.data_dir or f"the {plugin} plugin's packaged suite"
@@ -71,6 +73,8 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         raise
     except Exception as exc:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) could not load {where}: {type(exc).__name__}: {exc}") from exc
+    if (config.retrieval is not None or config.retrieval_options) and data.retrieval is None:
+        raise ConfigError(f"domain {name!r} (plugin {plugin!r}) has no knowledge-retrieval variants: drop --retrieval")
     check_toolkits(data, plugin)
     check_fit(data, str(where))
     data = _with_personas(registry, config, data)

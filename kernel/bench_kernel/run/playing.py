@@ -22,7 +22,7 @@ from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import MetricValue, PluginRows
 from bench_kernel.tasks.domain import build_environment
 from bench_kernel.tasks.schema import Task
-from bench_kernel.tools.environment import Environment
+from bench_kernel.tools.environment import Environment, ToolContext
 
 if TYPE_CHECKING:
     pass
@@ -54,13 +54,13 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
     profile = ctx.profile
     seed = profile.conversation_seed(config.seed, task.id, unit.trial)
-    env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER)
+    env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER, context=ToolContext(profile=profile, models=models))
     opening = task.initial_state.message_history or [] if task.initial_state else []
     history = stamp_history(initial_messages(opening, config.mode, profile.greeting))
     events = EventLog()
     user_tools = env.user_schemas(task.user_tools)
     setup = ConversationSetup(
-        task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode),
+        task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode, task),
         agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas(), solo=config.mode is Mode.NO_USER),
         user_tools=None if user_tools is None else profile.present_tools(ctx.data.name, "user", user_tools),
         history=tuple(history), profile=profile,

@@ -91,6 +91,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
     plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
     registry = collect(plugins)
     data = load_domain(registry, config)
+    if data.retrieval is not None and config.retrieval != data.retrieval:
+        config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, tasks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from bench_kernel.serialization import canonical_json, read_json, structure, uns
 from bench_kernel.tasks.extensions import TaskVocabulary
 from bench_kernel.tasks.loading import load_tasks
 from bench_kernel.tasks.schema import Task
-from bench_kernel.tools.environment import Environment, Toolkit
+from bench_kernel.tools.environment import Environment, ToolContext, Toolkit
 from bench_kernel.tools.state import State
 from bench_kernel.tools.toolschema import TOOL_RESULT_STYLES, ToolResultStyle
 
@@ -33,6 +33,10 @@ class DomainOptions:
     split: str | None = None
     vocabulary: TaskVocabulary | None = None
     """What the loaded plugins let task files say (extension fields, reward components, rules); `read_tasks` uses it."""
+    retrieval: str | None = None
+    """The knowledge-retrieval variant asked for (`--retrieval`), for domains whose agent searches a knowledge base."""
+    retrieval_options: Mapping[str, str] = attrs.field(factory=dict, converter=lambda m: dict(sorted(dict(m).items())))
+    """Settings of that variant (`--retrieval-option KEY=VALUE`: top_k, grep_top_k, ...)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +50,13 @@ class DomainData:
     agent_state: State
     user_toolkit: type[Toolkit] | None = None
     user_state: State | None = None
+    shared_user_state: bool = False
+    """The user's toolkit works on the agent's very state (one database for both sides, as tau2's banking_knowledge);
+    `user_state` is then unused."""
+    task_policy: Callable[[Task], str] | None = None
+    """The agent's policy for one task, when it depends on the task (e.g. the documents a task needs, given up front)."""
+    retrieval: str | None = None
+    """The knowledge-retrieval variant the data was loaded for (part of the run's identity and header)."""
     solo_policy: str | None = None
     sync: Callable[[Environment], None] | None = None
     sync_gold_actions: bool = True
@@ -78,12 +89,14 @@ class DomainData:
                 return task
         raise ConfigError(f"task {task_id!r} not found in domain {self.name!r}")
 
-    def policy_for(self, mode: Mode) -> str:
-        """The policy text the agent gets in this mode."""
+    def policy_for(self, mode: Mode, task: Task | None = None) -> str:
+        """The policy text the agent gets in this mode (for this task, when the domain's policy depends on it)."""
         if mode is Mode.NO_USER:
             if self.solo_policy is None:
                 raise ConfigError(f"domain {self.name!r} does not support the no-user mode")
             return self.solo_policy
+        if task is not None and self.task_policy is not None:
+            return self.task_policy(task)
         return self.policy
 
     def content_hash(self) -> str:
@@ -184,13 +197,18 @@ def has_user_setup(task: Task | None) -> bool:
     return bool(data is not None and data.user_data) or any(a.env_type == "user" for a in init.initialization_actions or [])
 
 
-def build_environment(data: DomainData, task: Task | None, *, solo: bool = False) -> Environment:
-    """A fresh environment for a task: pristine states forked, then the task's initial state applied."""
-    user = data.user_toolkit(data.user_state.fork()) if data.user_toolkit and data.user_state else None
+def build_environment(data: DomainData, task: Task | None, *, solo: bool = False,
+                      context: ToolContext | None = None) -> Environment:
+    """A fresh environment for a task: pristine states forked, then the task's initial state applied.
+
+    Both toolkits get `context` (the conversation's profile and models, when playing one) with `task` set.
+    """
+    context = attrs.evolve(context or ToolContext(), task=task)
+    agent = data.agent_toolkit(data.agent_state.fork(), context=context)
+    user = _user_toolkit(data, agent.state, context)
     if user is None and has_user_setup(task):
-        user = UserProfile(State.from_records({"profile": {"user": {}}}))
-    env = Environment(agent_tools=data.agent_toolkit(data.agent_state.fork()), user_tools=user, solo=solo,
-                      tool_results=data.tool_results)
+        user = UserProfile(State.from_records({"profile": {"user": {}}}), context=context)
+    env = Environment(agent_tools=agent, user_tools=user, solo=solo, tool_results=data.tool_results)
     if data.sync is not None:
         env.sync = data.sync
     if data.advance is not None:
@@ -198,6 +216,14 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     if task is not None and task.initial_state is not None:
         apply_initial_state(env, task)
     return env
+
+
+def _user_toolkit(data: DomainData, agent_state: State, context: ToolContext) -> Toolkit | None:
+    if data.user_toolkit is None:
+        return None
+    if data.shared_user_state:
+        return data.user_toolkit(agent_state, context=context)
+    return data.user_toolkit(data.user_state.fork(), context=context) if data.user_state is not None else None
 
 
 def apply_initial_state(env: Environment, task: Task) -> None:

@@ -102,7 +102,7 @@ def kit_setup(mode: Mode = Mode.DEFAULT, *, channel: str = "identity", options: 
     data = kit_data()
     task = next(t for t in data.tasks if t.id == task_id)
     env = build_environment(data, task, solo=mode is Mode.NO_USER)
-    return ConversationSetup(task=task, domain=data.name, mode=mode, seed=0, policy=data.policy_for(mode),
+    return ConversationSetup(task=task, domain=data.name, mode=mode, seed=0, policy=data.policy_for(mode, task),
                              agent_tools=env.agent_schemas(), user_tools=None, history=tuple(initial_messages([], mode)),
                              options=dict(options or {}), events=EventLog(), channel=channel, models=models,
                              channel_options=dict(channel_options or {}))

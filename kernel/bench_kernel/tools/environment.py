@@ -14,7 +14,7 @@ from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Requestor, ToolCall, ToolMessage
 from bench_kernel.errors import ToolError
 from bench_kernel.evaluation.results import Check
-from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
+from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall, Task
 from bench_kernel.tools.state import State
 from bench_kernel.tools.toolschema import ToolResultStyle, function_schema, tool_result_text
 
@@ -54,11 +54,25 @@ class ToolSpec:
         return self.kind is ToolKind.WRITE
 
 
+@attrs.define(kw_only=True)
+class ToolContext:
+    """What a toolkit may know of the conversation it serves, beyond its state (all None outside a conversation)."""
+
+    task: Task | None = None
+    """The task being played (e.g. a per-task allowlist derived from its gold actions)."""
+    profile: Any = None
+    """The run's `Profile`: texts a tool shows the model (e.g. descriptions of tools discovered mid-conversation)."""
+    models: Any = None
+    """The conversation's model access, for tools that call models (`await models.embed(role, texts)`)."""
+
+
 @attrs.define
 class Toolkit:
     """A domain's tools over one state; subclasses add methods marked with `@tool`."""
 
     state: State
+    context: ToolContext = attrs.field(factory=ToolContext, kw_only=True)
+    """The conversation the toolkit serves (`build_environment` sets it)."""
     hidden_methods: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
@@ -131,9 +145,29 @@ class Environment:
         self.tool_calls += 1
         try:
             result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
+            if inspect.isawaitable(result):
+                _close(result)
+                raise ToolError(f"tool {call.name!r} calls models and runs only inside a conversation")
             content, error = tool_result_text(result, self.tool_results), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is information for the caller
             content, error = f"Error: {_error_text(exc)}", True
+        return self._message(call, content, error, sync, turn_idx, timestamp)
+
+    async def execute_async(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None,
+                            timestamp: str | None = None) -> ToolMessage:
+        """Run a tool call inside a conversation, awaiting tools written as coroutines (those that call models)."""
+        self.tool_calls += 1
+        try:
+            result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
+            if inspect.isawaitable(result):
+                result = await result
+            content, error = tool_result_text(result, self.tool_results), False
+        except Exception as exc:  # noqa: BLE001 - a tool failure is information for the caller
+            content, error = f"Error: {_error_text(exc)}", True
+        return self._message(call, content, error, sync, turn_idx, timestamp)
+
+    def _message(self, call: ToolCall, content: str, error: bool, sync: bool, turn_idx: int | None,
+                 timestamp: str | None) -> ToolMessage:
         if sync and not error:
             self.sync(self)
         return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error, turn_idx=turn_idx,
@@ -191,6 +225,12 @@ class Environment:
             return False
         spec = toolkit.specs().get(call.name)
         return spec is not None and spec.mutates
+
+
+def _close(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if close is not None:
+        close()  # a coroutine never awaited would warn at garbage collection
 
 
 def _error_text(exc: BaseException) -> str:
