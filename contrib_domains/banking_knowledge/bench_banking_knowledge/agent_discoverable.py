@@ -1983,7 +1983,7 @@ def _limit_request_problem(card_id: str, limit_type: str, new_limit: Any) -> str
     return None
 
 
-def _account_limit_problem(account_id: str, account: Mapping[str, Any]) -> str | None:
+def _account_limit_problem(account_id: Any, account: Mapping[str, Any]) -> str | None:
     """Why the card's account allows no temporary increase (not OPEN, under 60 days old), or None."""
     if account.get("status") != "OPEN":
         return f"Error: The linked account '{account_id}' is not in good standing. Account status: {account.get('status')}."
@@ -2014,19 +2014,3 @@ def _current_limit(card: Mapping[str, Any], account: Mapping[str, Any], limit_ty
     if current is None:
         return f"Error: The card does not have a {label.lower()} configured. This may be a restricted account type where limits are set by account policy and cannot be modified."
     return current, label
-
-
-# tau2's call wrapper shows a TypeError's text ("KnowledgeTools.<tool>() missing 1 required positional
-# argument: ...") and its replay compares that text, so the tools carry tau2's class name in their
-# qualified names; the alias keeps them findable under that name (pickle looks functions up by it).
-KnowledgeTools = AgentDiscoverableTools
-
-
-def _take_tau2_class_name(cls: type) -> None:
-    """Give every discoverable tool of cls the qualified name `KnowledgeTools.<tool>`."""
-    for name, member in vars(cls).items():
-        if getattr(member, "__bench_discoverable__", None) is not None:
-            member.__qualname__ = f"KnowledgeTools.{name}"
-
-
-_take_tau2_class_name(AgentDiscoverableTools)
