@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from bench_kernel import ToolKind
 
 from . import ids
-from .discovery import discoverable, tool_info
+from .discovery import DEFAULT_RETURNS, discoverable, tool_info
 
 if TYPE_CHECKING:
     from .db import BankDB, Record
@@ -259,10 +259,17 @@ class AgentDiscoverableTools:
         return "\n".join([head, "", f"Executed: {tool}", title, body])
 
     def _success_line(self, name: str) -> str:
-        """A tool's success line: the profile's text for it when the run's profile carries one, else our docstring's."""
+        """A tool's success line: the run's profile's (tau2's text under tau2's profile), else our docstring's."""
         profile = getattr(getattr(self, "context", None), "profile", None)
         texts = None if profile is None else profile.discoverable_tools("banking_knowledge", "agent")
-        return tool_info(getattr(type(self), name), texts).returns
+        info = tool_info(getattr(type(self), name), texts)
+        if info.returns != DEFAULT_RETURNS:
+            return info.returns
+        # tau2's parser keeps the Returns section of an argument-less tool inside its description
+        # and reports the default success line, so tau2's texts carry the line there.
+        _, found, after = info.description.partition("Returns:")
+        lines = [line.strip() for line in after.splitlines() if line.strip()]
+        return lines[0] if found and lines else info.returns
 
     def _protocol_step(self, name: str) -> str:
         """The answer of an argument-less transfer-protocol tool: its success line, then what ran."""
