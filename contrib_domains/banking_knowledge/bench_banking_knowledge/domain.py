@@ -28,6 +28,7 @@ from .policy import PolicyPlan, build_policy
 from .tasks import lenient_task_json
 from .tools import BankingKnowledgeTools
 from .user_tools import BankingKnowledgeUserTools
+from .users import NAME as SCRIPTED_USER
 
 NAME = "banking_knowledge"
 DEFAULT_VARIANT = "no_knowledge"
@@ -86,6 +87,7 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
         tool_results="tau2",  # tool messages exactly as tau2 renders them
         failed_gold_actions_scored=True,  # tau2 swallows a failing gold action and scores against what is left
         retrieval=variant,
+        scripted_user=SCRIPTED_USER,
         source=str(data_dir),
         task_problems=tuple(problems),
     )
