@@ -16,13 +16,13 @@ SUITE_HASHES = Path(__file__).parent / "data" / "suite_hashes.json"
 
 @pytest.fixture(scope="module")
 def suite() -> DomainData:
-    """Our packaged suite, variant no_knowledge (the default)."""
+    """Our packaged suite, variant bm25 (the default)."""
     return BankingKnowledgeDomain().load(DomainOptions())
 
 
 def test_suite_loads_with_documents_tasks_and_both_sides(suite: DomainData) -> None:
     assert 12 <= len(suite.tasks) <= 20
-    assert suite.retrieval == "no_knowledge" and suite.shared_user_state and not suite.task_problems
+    assert suite.retrieval == "bm25" and suite.shared_user_state and not suite.task_problems
     bases = {basis for task in suite.tasks for basis in task.evaluation_criteria.reward_basis}  # type: ignore[union-attr]
     assert bases == {"DB", "ACTION"}
     names = {a.name for task in suite.tasks for a in task.gold_actions()}
