@@ -104,7 +104,7 @@ def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--ROLE-model, -backend, -base-url, -api-key-env and -sampling for the agent, user and judge."""
+    """--ROLE-model, -backend, -base-url, -api-key-env and -sampling for the agent, user, judge and embeddings roles."""
     for role in reversed(ROLES):
         up = role.upper()
         for option in reversed([

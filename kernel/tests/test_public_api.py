@@ -1,4 +1,5 @@
-"""The public surface: plugins import `bench_kernel` (and `bench_kernel.testing` in tests), never a kernel submodule."""
+"""The public surface: plugins import `bench_kernel` (plus `bench_kernel.knowledge`, the retrieval toolkit a domain
+adds, and `bench_kernel.testing` in tests), never another kernel submodule."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ import attrs
 import pytest
 
 import bench_kernel
+import bench_kernel.knowledge
 import bench_kernel.testing
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_ROOTS = ("plugins", "contrib_domains", "contrib_metrics", "contrib_judges", "tests")
-ALLOWED = {"bench_kernel", "bench_kernel.testing"}
+ALLOWED = {"bench_kernel", "bench_kernel.knowledge", "bench_kernel.testing"}
 
 
 def _kernel_imports(path: Path) -> list[tuple[int, str]]:
@@ -43,7 +45,7 @@ def test_plugins_import_only_the_public_api() -> None:
 
 
 def test_every_public_name_resolves() -> None:
-    for module in (bench_kernel, bench_kernel.testing):
+    for module in (bench_kernel, bench_kernel.knowledge, bench_kernel.testing):
         missing = [name for name in module.__all__ if not hasattr(module, name)]
         assert not missing, f"{module.__name__}.__all__ names what it does not export: {missing}"
         assert sorted(module.__all__) == sorted(set(module.__all__))

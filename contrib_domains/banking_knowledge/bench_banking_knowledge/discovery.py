@@ -20,6 +20,26 @@ from bench_kernel import ToolKind
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_RETURNS = "Action completed successfully."
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+FORMATS: dict[str, str] = {
+    "card": "Name: {{name}}\nWhat it does: {{description}}\nArguments:\n{{params}}",
+    "param_required": "  * {{name}} ({{type}}, required): {{description}}",
+    "param_optional": "  * {{name}} ({{type}}, optional): {{description}}",
+    "param_separator": "\n",
+    "no_params": "  none",
+    "unlocked": ("Unlocked {{name}}.\n\n{{card}}\n\nRun it with `call_discoverable_agent_tool`: "
+                 "agent_tool_name='{{name}}' and its arguments as a JSON object text."),
+    "given": ("Gave {{name}} to the customer: {{description}}\nSuggested arguments: {{arguments}}\n\n"
+              "The customer runs it with `call_discoverable_user_tool` (discoverable_tool_name='{{name}}', the same arguments)."),
+    "no_arguments": "none",
+}
+"""Our layouts of the unlock and give messages; a profile's `formats` (tau2's layouts under tau2's profile) replace them."""
+
+
+def render(template: str, values: Mapping[str, str]) -> str:
+    """Fill `{{key}}` placeholders in one pass (values are never scanned for placeholders)."""
+    return PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), template)
 _ARGS_HEADER = re.compile(r"\n\s*Args:\s*\n")
 _RETURNS_HEADER = re.compile(r"\n\s*Returns:\s*\n")
 _PARAM_LINE = re.compile(r"^\s*(\w+)\s*(?:\(([^)]+)\))?\s*:\s*(.+?)$", re.MULTILINE)
@@ -70,12 +90,21 @@ class ToolInfo:
     params: tuple[Param, ...] = ()
     returns: str = DEFAULT_RETURNS
 
-    def agent_text(self) -> str:
+    def card(self, formats: Mapping[str, str] = FORMATS) -> str:
         """The tool as the unlock output shows it: name, description, one line per parameter."""
-        lines = [f"  - {p.name}: {p.type} ({'optional' if p.optional else 'required'}) - {p.description}"
-                 for p in self.params]
-        listing = "\n".join(lines) if lines else "  (no parameters)"
-        return f"Tool: {self.name}\nDescription: {self.description}\nParameters:\n{listing}"
+        lines = [render(formats["param_optional" if p.optional else "param_required"],
+                        {"name": p.name, "type": p.type, "description": p.description}) for p in self.params]
+        params = formats["param_separator"].join(lines) if lines else formats["no_params"]
+        return render(formats["card"], {"name": self.name, "description": self.description, "params": params})
+
+    def unlocked_text(self, formats: Mapping[str, str] = FORMATS) -> str:
+        """What unlocking the tool answers."""
+        return render(formats["unlocked"], {"name": self.name, "description": self.description, "card": self.card(formats)})
+
+    def given_text(self, arguments: str | None, formats: Mapping[str, str] = FORMATS) -> str:
+        """What giving the tool to the customer answers (arguments as shown, None when there are none)."""
+        shown = formats["no_arguments"] if arguments is None else arguments
+        return render(formats["given"], {"name": self.name, "description": self.description, "arguments": shown})
 
 
 def parse_docstring(name: str, doc: str) -> ToolInfo:

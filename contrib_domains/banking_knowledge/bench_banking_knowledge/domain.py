@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +15,26 @@ from bench_kernel import (
     DomainData,
     DomainOptions,
     Task,
-    Toolkit,
     data_dir_for,
     packaged_or_external,
     read_json,
     structure_tasks,
 )
+from bench_kernel.knowledge import KnowledgeBase, RetrievalSettings, knowledge_toolkit, refusal, resolve_variant
 
 from .db import ReferenceHasher, state_from_json
-from .documents import Document, load_documents
 from .policy import PolicyPlan, build_policy
 from .tasks import lenient_task_json
 from .tools import BankingKnowledgeTools
 from .user_tools import BankingKnowledgeUserTools
+from .users import NAME as SCRIPTED_USER
 
 NAME = "banking_knowledge"
-DEFAULT_VARIANT = "no_knowledge"
+DEFAULT_VARIANT = "bm25"
+"""bench's default: exact offline (tau2's own default, alltools, needs an embeddings model and a sandbox)."""
 
-PLANS: dict[str, PolicyPlan] = {
-    "no_knowledge": PolicyPlan(template="no_knowledge"),
-    "full_kb": PolicyPlan(template="full_kb", documents="all"),
-    "golden_retrieval": PolicyPlan(template="required_docs", documents="required"),
-}
-"""The variants that add no retrieval tool, and how their policy is made."""
+POLICY_DOCUMENTS = {"standard": "none", "full_kb": "all", "golden": "required"}
+PROVIDERS = {"openai": "OpenAI", "openrouter": "OpenRouter"}
 
 
 @attrs.define(kw_only=True)
@@ -63,21 +60,21 @@ def find_data_dir(options: DomainOptions) -> Path:
 
 def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> DomainData:
     """The domain's data from one directory: db.json, documents/, prompts/, tasks/task_*.json."""
-    variant = options.retrieval or DEFAULT_VARIANT
-    plan = PLANS.get(variant)
-    if plan is None:
-        raise ConfigError(f"unknown retrieval variant {variant!r} for {name}: known are {', '.join(sorted(PLANS))}")
-    documents = load_documents(data_dir / "documents")
+    settings = resolve_variant(options.retrieval or DEFAULT_VARIANT, options.retrieval_options)
+    why_not = refusal(settings)
+    if why_not is not None:
+        raise ConfigError(why_not)
+    kb = KnowledgeBase.from_directory(data_dir / "documents")
     tasks, problems = load_tasks(data_dir, options)
     state, notes = state_from_json(read_json(data_dir / "db.json"))
     hasher = ReferenceHasher(notes)
-    prompts = data_dir / "prompts"
+    prompts, plan = data_dir / "prompts", policy_plan(settings)
     return DomainData(
         name=name,
         tasks=tasks,
-        policy=build_policy(prompts, plan, documents),
-        task_policy=_task_policy(prompts, plan, documents),
-        agent_toolkit=agent_toolkit(variant),
+        policy=build_policy(prompts, plan, kb.documents),
+        task_policy=_task_policy(prompts, plan, kb),
+        agent_toolkit=knowledge_toolkit(BankingKnowledgeTools, kb, settings),
         agent_state=state,
         user_toolkit=BankingKnowledgeUserTools,
         shared_user_state=True,  # tau2 keeps one database for both sides
@@ -85,21 +82,26 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
         reference_user_hash=hasher,
         tool_results="tau2",  # tool messages exactly as tau2 renders them
         failed_gold_actions_scored=True,  # tau2 swallows a failing gold action and scores against what is left
-        retrieval=variant,
+        retrieval=settings.name,
+        scripted_user=SCRIPTED_USER,
         source=str(data_dir),
         task_problems=tuple(problems),
     )
 
 
-def _task_policy(prompts: Path, plan: PolicyPlan, documents: tuple[Document, ...]) -> Any:
+def policy_plan(settings: RetrievalSettings) -> PolicyPlan:
+    """How a variant's policy is made from the prompt files."""
+    variant = settings.variant
+    dense = None
+    if variant.all_tools and variant.embedding_provider and variant.embedding_model:
+        dense = (PROVIDERS.get(variant.embedding_provider, variant.embedding_provider), variant.embedding_model)
+    return PolicyPlan(template=variant.template, documents=POLICY_DOCUMENTS[variant.policy], dense=dense)
+
+
+def _task_policy(prompts: Path, plan: PolicyPlan, kb: KnowledgeBase) -> Callable[[Task], str] | None:
     if plan.documents != "required":
         return None
-    return lambda task: build_policy(prompts, plan, documents, task)
-
-
-def agent_toolkit(variant: str) -> type[Toolkit]:
-    """The agent's toolkit class for a retrieval variant."""
-    return BankingKnowledgeTools
+    return lambda task: build_policy(prompts, plan, kb.documents, task)
 
 
 def load_tasks(data_dir: Path, options: DomainOptions) -> tuple[list[Task], list[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -18,7 +18,7 @@ import attrs
 from bench_kernel import ToolKind, Toolkit
 
 from .db import BankDB
-from .discovery import ToolInfo, discoverable_kind, discoverable_methods, tool_info
+from .discovery import FORMATS, ToolInfo, discoverable_kind, discoverable_methods, tool_info
 
 DOMAIN = "banking_knowledge"
 
@@ -72,6 +72,12 @@ class HiddenToolsToolkit(Toolkit):
         """The profile's texts for this side's discoverable tools, or None to use our docstrings."""
         profile = self.context.profile
         return None if profile is None else profile.discoverable_tools(DOMAIN, side)
+
+    def formats(self) -> Mapping[str, str]:
+        """The layouts of the unlock and give messages: the profile's when it has them, else ours."""
+        profile = self.context.profile
+        found = None if profile is None else profile.discoverable_formats(DOMAIN)
+        return {**FORMATS, **found} if found else FORMATS
 
     def describe(self, method: Callable[..., Any], side: str) -> ToolInfo:
         """What the discovery outputs say about one discoverable tool."""

@@ -190,10 +190,7 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
         info = self.describe(method, "user")
         self.db.add("user_discoverable_tools", ids.user_tool_id(discoverable_tool_name),
                     {"tool_name": discoverable_tool_name, "status": "GIVEN"})
-        shown = json.dumps(args, indent=2) if args else "(no arguments)"
-        return (f"Tool given to user: {discoverable_tool_name}\nDescription: {info.description}\nArguments: {shown}\n\n"
-                "The user can now execute this action by calling `call_discoverable_user_tool` "
-                f"with discoverable_tool_name='{discoverable_tool_name}' and the same arguments.")
+        return info.given_text(json.dumps(args, indent=2) if args else None, self.formats())
 
     @tool(ToolKind.WRITE)
     def unlock_discoverable_agent_tool(self, agent_tool_name: str) -> str:
@@ -206,9 +203,7 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
         if method is None:
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
         info = self.unlocked[agent_tool_name] = self.describe(method, "agent")
-        return (f"Tool unlocked: {agent_tool_name}\nDescription: {info.description}\n\n{info.agent_text()}\n\n"
-                "You can now use this tool by calling `call_discoverable_agent_tool` with "
-                f"agent_tool_name='{agent_tool_name}' and the required arguments.")
+        return info.unlocked_text(self.formats())
 
     @tool(ToolKind.WRITE)
     def call_discoverable_agent_tool(self, agent_tool_name: str, arguments: str = "{}") -> Any:

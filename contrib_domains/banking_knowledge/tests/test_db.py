@@ -153,10 +153,26 @@ def test_discoverable_marks_and_docstrings() -> None:
     assert [(p.name, p.type, p.optional) for p in info.params] == [
         ("account_id", "string", False), ("amount", "number", False), ("note", "string", True)]
     assert info.returns == "Money moved."
-    assert info.agent_text().splitlines()[-3:] == [
-        "  - account_id: string (required) - The account to debit",
-        "  - amount: number (required) - How much, in dollars",
-        "  - note: string (optional) - A free note"]
+    assert info.card().splitlines()[-3:] == [
+        "  * account_id (string, required): The account to debit",
+        "  * amount (number, required): How much, in dollars",
+        "  * note (string, optional): A free note"]
     bare = parse_docstring("look_5678", inspect.getdoc(_Kit.look_5678) or "")
     assert (bare.description, bare.returns) == ("Look at something.", "Looked.")
-    assert bare.agent_text().endswith("Parameters:\n  (no parameters)")
+    assert bare.card().endswith("Arguments:\n  none")
+
+
+LAYOUTS = {"card": "[{{name}}|{{description}}|{{params}}]", "param_required": "{{name}}:{{type}}!",
+           "param_optional": "{{name}}:{{type}}?", "param_separator": ",", "no_params": "-",
+           "unlocked": "U {{name}} {{card}}", "given": "G {{name}} {{description}} {{arguments}}", "no_arguments": "()"}
+
+
+def test_a_profiles_layouts_shape_the_unlock_and_give_messages() -> None:
+    import inspect
+
+    info = parse_docstring("move_money_1234", inspect.getdoc(_Kit.move_money_1234) or "")
+    assert info.unlocked_text(LAYOUTS) == (
+        "U move_money_1234 [move_money_1234|Move money out of an account.\n\nSays nothing more.|"
+        "account_id:string!,amount:number!,note:string?]")
+    assert info.given_text(None, LAYOUTS).endswith("Says nothing more. ()")
+    assert info.given_text('{"a": "{{name}}"}', LAYOUTS).endswith('{"a": "{{name}}"}')  # values are not re-scanned

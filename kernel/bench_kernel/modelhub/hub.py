@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -36,8 +36,9 @@ from bench_kernel.modelhub.redact import add_secret_variables, redact_exception
 from bench_kernel.serialization import canonical_json, check_plain_data, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 
-ROLES = ("agent", "user", "judge")
-"""Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file."""
+ROLES = ("agent", "user", "judge", "embeddings")
+"""Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file.
+`embeddings` is the role that embeds texts (dense knowledge retrieval, the memory judge's index)."""
 log = get_logger()
 C = TypeVar("C")
 R = TypeVar("R")
@@ -334,8 +335,10 @@ class ConversationModels:
         """A transcription for a role."""
         return await self.hub.transcribe(role, request, self.record)
 
-    async def embed(self, role: str, request: EmbeddingRequest) -> Embeddings:
-        """Embeddings for a role."""
+    async def embed(self, role: str, request: EmbeddingRequest | Sequence[str]) -> Embeddings:
+        """Embeddings for a role: one vector per text of the request (or of a plain list of texts), in order."""
+        if not isinstance(request, EmbeddingRequest):
+            request = EmbeddingRequest(texts=list(request))
         return await self.hub.embed(role, request, self.record)
 
     def cost(self, role: str) -> float | None:

@@ -18,10 +18,14 @@ in the chat shape), so one script serves both APIs.
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
+import hashlib
 import http
 import itertools
 import json
+import re
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -148,8 +152,24 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply.text(content if isinstance(content, str) and content else "ok")
 
 
+EMBEDDING_DIMENSIONS = 64
+
+
+def hashed_vector(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic embedding: each lower-cased word adds +1 or -1 at a position picked by its sha256.
+
+    Texts sharing words get a higher cosine, so a ranking by it is meaningful enough to test with.
+    """
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[int.from_bytes(digest[:4], "big") % dimensions] += 1.0 if digest[4] & 1 else -1.0
+    return vector
+
+
 class FakeOpenAIServer:
-    """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions`, `POST /v1/responses` and `GET /v1/models`.
+    """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/embeddings`
+    and `GET /v1/models`.
 
     Completions are answered from `replies` in order, then by `responder(body)`, which returns a `Reply` or
     a plain assistant message (`choices[0].message`, e.g. from a plugin that does not import this module). With `api_key`
@@ -157,14 +177,18 @@ class FakeOpenAIServer:
     completion reply. A long benchmark can pass `record=False`: requests are kept without headers and bodies
     (method, path and time only). With `record` on, `recording()` gives every completion exchange (request body as
     received, key order kept, and the reply document sent) in the JSON-lines shape `write_recording` writes, and
-    `replay_responder` answers from such a recording, in order.
+    `replay_responder` answers from such a recording, in order. Embeddings are `embedder(text)` for each input
+    (by default `hashed_vector`), sent as lists of numbers or, when asked, as base64 of float32 values; an
+    embedder that raises gets a 500.
     """
 
     def __init__(
         self, responder: Responder | None = None, *, replies: Iterable[Reply] = (), api_key: str | None = None,
         latency_s: float = 0.0, models: Iterable[str] = ("fake-model",), record: bool = True,
+        embedder: Callable[[str], list[float]] | None = None,
     ) -> None:
         self.responder = responder or echo_responder
+        self.embedder = embedder or hashed_vector
         self.api_key = api_key
         self.latency_s = latency_s
         self.models = list(models)
@@ -204,6 +228,11 @@ class FakeOpenAIServer:
     def responses(self) -> list[Any]:
         """Bodies of the Responses API requests read so far (as sent, not turned into chat bodies)."""
         return [r.body for r in self.requests if r.path == "/v1/responses"]
+
+    @property
+    def embeddings(self) -> list[Any]:
+        """Bodies of the embeddings requests read so far."""
+        return [r.body for r in self.requests if r.path == "/v1/embeddings"]
 
     @property
     def errors(self) -> list[BaseException]:
@@ -333,11 +362,32 @@ class FakeOpenAIServer:
         if request.method == "GET" and request.path == "/v1/models":
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
             return _render(Reply.raw({"object": "list", "data": data}))
-        if request.method != "POST" or request.path not in ("/v1/chat/completions", "/v1/responses"):
+        if request.method != "POST" or request.path not in ("/v1/chat/completions", "/v1/responses", "/v1/embeddings"):
             return _render(Reply.error(404, f"no route {request.method} {request.path}"))
         if not isinstance(request.body, dict):
             return _render(Reply.error(400, "the request body is not a JSON object"))
+        if request.path == "/v1/embeddings":
+            return self._embed(request.body)
         return await self._complete(request.body, request.path)
+
+    def _embed(self, body: dict[str, Any]) -> bytes:
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            return _render(Reply.error(400, "input must be a text or a non-empty list of texts"))
+        try:
+            vectors = [self.embedder(text) for text in texts]
+        except Exception as exc:  # noqa: BLE001 - reported to the test through .errors and a 500
+            with self._lock:
+                self._errors.append(exc)
+            return _render(Reply.error(500, f"embedder raised {type(exc).__name__}: {exc}"))
+        packed = body.get("encoding_format") == "base64"
+        data = [{"object": "embedding", "index": i,
+                 "embedding": base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() if packed else v}
+                for i, v in enumerate(vectors)]
+        tokens = sum(len(text.split()) for text in texts)
+        return _render(Reply.raw({"object": "list", "data": data, "model": str(body.get("model", "")),
+                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}))
 
     async def _complete(self, body: dict[str, Any], path: str = "/v1/chat/completions") -> bytes | None:
         self._in_flight += 1

@@ -32,6 +32,9 @@ from bench_kernel import (
     ChatResponse,
     ConfigError,
     ContextOverflowError,
+    EmbeddingClient,
+    EmbeddingRequest,
+    Embeddings,
     ModelAuthError,
     ModelClient,
     ModelConfig,
@@ -45,6 +48,7 @@ from bench_kernel import (
 from bench_openai.parsing import (
     arguments_object,
     completion_of,
+    embeddings_of,
     message_of,
     read_api_key,
     reasoning_of,
@@ -138,8 +142,10 @@ class HTTPReply:
     headers: collections.abc.Mapping[str, str]
 
 
-class OpenAIClient(ModelClient):
+class OpenAIClient(ModelClient, EmbeddingClient):
     """One endpoint for one role: at most `max_concurrency` requests in flight (the run resolves it), retried with backoff.
+
+    It serves chat roles (`complete`: POST /chat/completions) and embeddings roles (`embed`: POST /embeddings).
 
     Requests go through one aiohttp session (option `http = "aiohttp"`, the default) or httpx (`http = "httpx"`).
     With httpx the connections are split over small pools (`connections_per_pool`, default 8), because
@@ -225,14 +231,14 @@ class OpenAIClient(ModelClient):
     def _auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
-    async def _post(self, index: int, content: bytes) -> HTTPReply:
-        """POST /chat/completions through the configured stack (`index`: the slot's httpx pool)."""
+    async def _post(self, index: int, content: bytes, path: str = "/chat/completions") -> HTTPReply:
+        """POST to `path` (/chat/completions, /embeddings) through the configured stack (`index`: the slot's httpx pool)."""
         if self.http == "httpx":
-            response = await self._pool(index).post("/chat/completions", content=content, headers=JSON_HEADERS)
+            response = await self._pool(index).post(path, content=content, headers=JSON_HEADERS)
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
         proxy, proxy_auth = self._proxy or (None, None)
-        async with session.post(self.base_url + "/chat/completions", data=content, headers=JSON_HEADERS, proxy=proxy,
+        async with session.post(self.base_url + path, data=content, headers=JSON_HEADERS, proxy=proxy,
                                 proxy_auth=proxy_auth) as reply:
             return await _read(reply)
 
@@ -300,12 +306,38 @@ class OpenAIClient(ModelClient):
         rest.pop("messages", None)
         return {"model": self.config.model, "messages": request.messages, **dict(sorted(rest.items()))}
 
-    async def _post_with_retries(self, content: bytes) -> tuple[HTTPReply, int]:
+    async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        """One vector per text (POST /embeddings), retried on transient failures like a completion.
+
+        Vectors come base64-encoded as float32 unless the role's sampling sets `encoding_format`, as the OpenAI
+        SDK asks for them (so they are the very float32 values it returns); a server answering with lists of
+        numbers is read too.
+        """
+        started = time.perf_counter()
+        content = encode_body(self.build_embeddings_payload(request))
+        response, attempts = await self._post_with_retries(content, "/embeddings")
+        try:
+            if response.status_code >= 300:
+                raise self.status_error(response)
+            vectors, tokens = embeddings_of(self.parse_body(response.text), len(request.texts), self._where)
+        except ModelError as exc:
+            exc.attempts = attempts
+            raise
+        return Embeddings(vectors=vectors, prompt_tokens=tokens, latency_ms=round((time.perf_counter() - started) * 1000))
+
+    def build_embeddings_payload(self, request: EmbeddingRequest) -> dict[str, Any]:
+        """The JSON body of an embeddings request: model and input, then the role's sampling (e.g. dimensions)."""
+        rest: dict[str, Any] = {"encoding_format": "base64", **self.config.sampling}
+        rest.pop("model", None)
+        rest.pop("input", None)
+        return {"model": self.config.model, "input": list(request.texts), **dict(sorted(rest.items()))}
+
+    async def _post_with_retries(self, content: bytes, path: str = "/chat/completions") -> tuple[HTTPReply, int]:
         """The first response that is not worth retrying, and how many attempts it took."""
         rng: random.Random | None = None
         for attempt in range(1, self.retry.max_retries + 2):
             try:
-                outcome, retry_after = await self._attempt(content)
+                outcome, retry_after = await self._attempt(content, path)
             except ModelError as exc:
                 exc.attempts = attempt
                 raise
@@ -324,12 +356,12 @@ class OpenAIClient(ModelClient):
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def _attempt(self, content: bytes) -> tuple[HTTPReply | Exception, float | None]:
+    async def _attempt(self, content: bytes, path: str = "/chat/completions") -> tuple[HTTPReply | Exception, float | None]:
         """A final response, or a retryable failure with the server's Retry-After."""
         try:
             index = await self._slots.get()
             try:
-                response = await self._post(index, content)
+                response = await self._post(index, content, path)
             finally:
                 self._slots.put_nowait(index)
         except self._retryable as exc:

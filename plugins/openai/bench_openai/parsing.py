@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import array
+import base64
+import binascii
 import json
+import math
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -100,3 +105,42 @@ def completion_of(body: dict[str, Any], where: str, parse_message: Callable[[dic
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     return attrs.evolve(parsed, finish_reason=choice.get("finish_reason"), prompt_tokens=int_or_none(usage.get("prompt_tokens")),
                         completion_tokens=int_or_none(usage.get("completion_tokens")))
+
+
+def embeddings_of(body: dict[str, Any], count: int, where: str) -> tuple[list[list[float]], int | None]:
+    """The vectors of an embeddings reply (`data[i].embedding`, in `index` order) and its prompt tokens.
+
+    An embedding is a list of numbers or base64 of little-endian float32 values (`encoding_format: base64`).
+    """
+    data = body.get("data")
+    if not isinstance(data, list) or len(data) != count:
+        raise ModelResponseError(f"{where}: expected {count} embeddings in data, got {snippet(data)}")
+    if not all(isinstance(item, dict) for item in data):
+        raise ModelResponseError(f"{where}: an item of data is not an object: {snippet(data)}")
+    order = [item["index"] if isinstance(item.get("index"), int) else n for n, item in enumerate(data)]
+    items = [item for _, item in sorted(zip(order, data, strict=True), key=lambda pair: pair[0])]
+    vectors = [_vector(item.get("embedding"), where) for item in items]
+    usage = body.get("usage")
+    return vectors, int_or_none(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+
+
+def _vector(value: Any, where: str) -> list[float]:
+    if isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ModelResponseError(f"{where}: an embedding is not base64: {snippet(value)}") from None
+        if len(raw) % 4:
+            raise ModelResponseError(f"{where}: a base64 embedding is not a whole number of float32 values")
+        floats = array.array("f", raw)
+        if sys.byteorder == "big":
+            floats.byteswap()
+        vector = floats.tolist()
+    elif isinstance(value, list) and value and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+        vector = [float(x) for x in value]
+    else:
+        raise ModelResponseError(f"{where}: an embedding is neither a list of numbers nor base64: {snippet(value)}")
+    if not vector or not all(map(math.isfinite, vector)):
+        raise ModelResponseError(f"{where}: an embedding is empty or holds a value that is not a finite number")
+    return vector
+
