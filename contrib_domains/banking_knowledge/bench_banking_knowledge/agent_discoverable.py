@@ -7,8 +7,9 @@ validation order, records and result texts. tau2 re-grades a conversation by rep
 output with the recorded one, so results and error texts are kept byte for byte. Failures are
 returned as `Error: ...` texts, as tau2 returns them; an argument of the wrong JSON type fails
 where Python fails on it in tau2's code (the call wrapper reports a TypeError as invalid arguments).
-Our own wording: the canned prose of the three transfer-protocol tools (under a profile with tau2's
-texts they answer with the profile's success line, which is tau2's) and the ATM envelope scans.
+Our own wording: the canned prose of the three transfer-protocol tools (under a profile dumped from
+tau2 they answer with the line its texts carry for them, tau2's) and the ATM envelope scans (so a
+re-grade by tau2 of a conversation that fetched one of the three scanned deposits would differ there).
 
 tau2's quirks, kept because they change the database hash or a replayed output:
 - balances are written as "123.45" by some tools and "$123.45" by others;
@@ -19,6 +20,7 @@ tau2's quirks, kept because they change the database hash or a replayed output:
 - `submit_interest_discrepancy_report_7294` reports success and stores nothing;
 - `approve_credit_limit_increase_5847` does not count ORDERED replacement orders as pending;
 - `get_payment_history_6183` sorts MM/DD/YYYY dates as text;
+- `set_debit_card_recurring_block_7382` upper-cases the card's status before checking it, the other card tools do not;
 - lookups built by pasting an id into a JSON text (tau2's) answer "Invalid JSON" for an id with a quote.
 """
 
