@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench_kernel import ConfigError, State, TaskFileError, ToolError, Toolkit, ToolKind, load_profile, tool
+from bench_kernel import ConfigError, State, TaskFileError, ToolError, ToolKind, Toolkit, load_profile, tool
 from bench_kernel.knowledge import (
     OPTIONS,
     VARIANTS,
@@ -89,7 +89,7 @@ def test_a_directory_loads_in_glob_order_and_finds_documents_by_id(tmp_path: Pat
 ])
 def test_a_malformed_document_names_its_file_and_json_path(tmp_path: Path, data: Any, where: str) -> None:
     write_doc(tmp_path, "bad.json", data)
-    with pytest.raises(TaskFileError, match="bad.json") as caught:
+    with pytest.raises(TaskFileError, match=r"bad\.json") as caught:
         KnowledgeBase.from_directory(tmp_path)
     assert where in str(caught.value)
 
