@@ -1,0 +1,92 @@
+"""A toolkit base whose discoverable tools run when named but stay out of the model's tool list.
+
+tau2 keeps discoverable methods among a toolkit's tools: a call that names one directly runs it
+(no unlock, no call log) and evaluation replays it when it writes. `specs()` therefore lists
+them (so calls reach them and replays see their kind) while `schemas()` offers only the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from bench_kernel import ToolKind, Toolkit
+
+from .db import BankDB
+from .discovery import FORMATS, ToolInfo, discoverable_kind, discoverable_methods, tool_info
+
+DOMAIN = "banking_knowledge"
+
+
+def parse_arguments(text: str) -> Any:
+    """A discovery call's JSON arguments with every integer read as a float, as tau2 reads them."""
+    return json.loads(text, parse_int=float)
+
+
+def type_error_text(exc: TypeError, method: Callable[..., Any], owner: str) -> str:
+    """A TypeError's text naming the method as tau2's class does (`KnowledgeTools.name()`)."""
+    name = getattr(method, "__name__", "")
+    return str(exc).replace(f"{getattr(method, '__qualname__', name)}(", f"{owner}.{name}(")
+
+
+@attrs.define
+class HiddenToolsToolkit(Toolkit):
+    """A toolkit over the bank database whose discoverable tools are callable but never offered."""
+
+    @classmethod
+    @functools.cache
+    def specs(cls) -> dict[str, Any]:
+        """Offered tools plus discoverable ones (schemas of the latter are built leniently, never sent)."""
+        # super() with its arguments: attrs rebuilds slotted classes, and the cache hides the rebuilt class cell
+        found = dict(super(HiddenToolsToolkit, cls).specs())  # noqa: UP008
+        template = next(iter(found.values()))  # the kernel's spec type, without importing a submodule
+        for name, method in discoverable_methods(cls).items():
+            kind = discoverable_kind(method) or ToolKind.READ
+            found[name] = attrs.evolve(template, name=name, kind=kind, schema=_schema(name, method))
+        return dict(sorted(found.items()))
+
+    @classmethod
+    @functools.cache
+    def discoverable(cls) -> dict[str, Callable[..., Any]]:
+        """The discoverable tools of this toolkit class, by name."""
+        return discoverable_methods(cls)
+
+    def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Schemas of the offered tools only (optionally those named in include)."""
+        hidden = self.discoverable()
+        offered = [name for name in self.specs() if name not in hidden]
+        names = offered if include is None else [n for n in include if n in offered]
+        return [self.specs()[n].schema for n in names]
+
+    @property
+    def db(self) -> BankDB:
+        """The bank database this toolkit works on."""
+        return BankDB(self.state)
+
+    def texts(self, side: str) -> Any:
+        """The profile's texts for this side's discoverable tools, or None to use our docstrings."""
+        profile = self.context.profile
+        return None if profile is None else profile.discoverable_tools(DOMAIN, side)
+
+    def formats(self) -> Mapping[str, str]:
+        """The layouts of the unlock and give messages: the profile's when it has them, else ours."""
+        profile = self.context.profile
+        found = None if profile is None else profile.discoverable_formats(DOMAIN)
+        return {**FORMATS, **found} if found else FORMATS
+
+    def describe(self, method: Callable[..., Any], side: str) -> ToolInfo:
+        """What the discovery outputs say about one discoverable tool."""
+        return tool_info(method, self.texts(side))
+
+
+def _schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
+    """A plain schema for a discoverable tool (kept for completeness: it is never sent)."""
+    params = {n: {"type": "string"} for n in list(inspect.signature(method).parameters)[1:]}
+    description = (inspect.getdoc(method) or name).split("\n")[0]
+    return {"type": "function", "function": {"name": name, "description": description,
+                                             "parameters": {"type": "object", "properties": params}}}
