@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench_kernel import Domain, UserSimulator, hookimpl
+from bench_kernel import Domain, hookimpl
 
 from .domain import BankingKnowledgeDomain
-from .users import BankingKnowledgeScriptedUser
 
-__all__ = ["BankingKnowledgeDomain", "BankingKnowledgeScriptedUser", "register_domains", "register_user_simulators"]
+__all__ = ["BankingKnowledgeDomain", "register_domains"]
 
 
 @hookimpl
 def register_domains(register: Callable[[Domain], None]) -> None:
     """Register the domain; its data is read later, in BankingKnowledgeDomain.load."""
     register(BankingKnowledgeDomain(name="banking_knowledge"))
-
-
-@hookimpl
-def register_user_simulators(register: Callable[[UserSimulator], None]) -> None:
-    """Register the domain's scripted user (what runs asking for `scripted` use on this domain's tasks)."""
-    register(BankingKnowledgeScriptedUser())

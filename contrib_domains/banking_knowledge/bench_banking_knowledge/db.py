@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import State
+from bench_kernel import ConfigError, State
 
 Record = dict[str, Any]
 
@@ -158,14 +158,31 @@ class BankDB:
         return self.format_records(table, rows)
 
 
-def state_from_json(data: Mapping[str, Any]) -> tuple[State, dict[str, str]]:
-    """The pristine state of every table (empty when db.json lacks it) and each table's notes."""
+def state_from_json(data: Any, source: str = "db.json") -> tuple[State, dict[str, str]]:
+    """The pristine state of every table (empty when db.json lacks it) and each table's notes; ConfigError naming
+    the file and JSON path where the file does not have tau2's shape ({table: {"data": {id: record}, "notes": text}})."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: expected an object of tables @ $")
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
-        raise ValueError(f"db.json has tables tau2's database does not: {unknown}")
+        raise ConfigError(f"{source}: a table tau2's database does not have @ $.{unknown[0]} (known: {', '.join(TABLES)})")
+    for name, table in data.items():
+        _check_table(source, name, table)
     records = {name: dict((data.get(name) or {}).get("data") or {}) for name in TABLES}
     notes = {name: str((data.get(name) or {}).get("notes") or "") for name in TABLES}
     return State.from_records(records), notes
+
+
+def _check_table(source: str, name: str, table: Any) -> None:
+    if not isinstance(table, Mapping) or set(table) - {"data", "notes"}:
+        raise ConfigError(f'{source}: expected {{"data": {{record id: record}}, "notes": text}} @ $.{name}')
+    if not isinstance(table.get("data", {}), Mapping):
+        raise ConfigError(f"{source}: expected an object of record id -> record @ $.{name}.data")
+    for key, record in (table.get("data") or {}).items():
+        if not isinstance(record, Mapping):
+            raise ConfigError(f"{source}: expected a record (an object) @ $.{name}.data.{key}")
+    if not isinstance(table.get("notes", ""), str):
+        raise ConfigError(f"{source}: expected a text @ $.{name}.notes")
 
 
 class ReferenceHasher:

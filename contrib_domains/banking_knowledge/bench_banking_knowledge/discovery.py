@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from bench_kernel import ToolKind
+from bench_kernel import ToolKind, tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,11 +47,15 @@ _OPTIONAL = re.compile(r",?\s*optional", re.IGNORECASE)
 
 
 def discoverable(kind: ToolKind) -> Callable[[F], F]:
-    """Mark a toolkit method as a discoverable tool of this kind (WRITE ones are replayed and always logged)."""
+    """Mark a toolkit method as a discoverable tool of this kind (WRITE ones are replayed and always logged).
+
+    It is also a hidden kernel tool: tau2 runs a discoverable method that a call names directly (no unlock, no
+    log) and replays it when it writes, but never offers it in the tool list.
+    """
 
     def mark(func: F) -> F:
         func.__bench_discoverable__ = ToolKind(kind)  # type: ignore[attr-defined]
-        return func
+        return tool(kind, offered=False)(func)
 
     return mark
 

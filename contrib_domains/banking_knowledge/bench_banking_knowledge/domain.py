@@ -27,7 +27,6 @@ from .policy import PolicyPlan, build_policy
 from .tasks import lenient_task_json
 from .tools import BankingKnowledgeTools
 from .user_tools import BankingKnowledgeUserTools
-from .users import NAME as SCRIPTED_USER
 
 NAME = "banking_knowledge"
 DEFAULT_VARIANT = "bm25"
@@ -66,7 +65,7 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
         raise ConfigError(why_not)
     kb = KnowledgeBase.from_directory(data_dir / "documents")
     tasks, problems = load_tasks(data_dir, options)
-    state, notes = state_from_json(read_json(data_dir / "db.json"))
+    state, notes = state_from_json(read_json(data_dir / "db.json"), str(data_dir / "db.json"))
     hasher = ReferenceHasher(notes)
     prompts, plan = data_dir / "prompts", policy_plan(settings)
     return DomainData(
@@ -83,7 +82,7 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
         tool_results="tau2",  # tool messages exactly as tau2 renders them
         failed_gold_actions_scored=True,  # tau2 swallows a failing gold action and scores against what is left
         retrieval=settings.name,
-        scripted_user=SCRIPTED_USER,
+        model_roles=settings.model_roles(),
         source=str(data_dir),
         task_problems=tuple(problems),
     )
@@ -108,6 +107,7 @@ def load_tasks(data_dir: Path, options: DomainOptions) -> tuple[list[Task], list
     """tau2's tasks (one file per task, by file name; `--tasks-file` for a list) as tau2 reads them, and what it ignores."""
     if options.split not in (None, "base"):
         raise ConfigError(f"{NAME} has no task splits (tau2 loads every task): drop --split {options.split}")
+    sources: list[str] | None = None
     if options.tasks_file is not None:
         raw = read_json(options.tasks_file)
         items = raw["tasks"] if isinstance(raw, dict) and "tasks" in raw else raw
@@ -117,30 +117,31 @@ def load_tasks(data_dir: Path, options: DomainOptions) -> tuple[list[Task], list
         if not files:
             raise ConfigError(f"no tasks in {data_dir / 'tasks'}: expected task_*.json files")
         items = [read_json(path) for path in files]
-        source = str(data_dir / "tasks")
+        source, sources = str(data_dir / "tasks"), [str(path) for path in files]
     if not isinstance(items, list):
         raise ConfigError(f"{source}: expected a list of tasks")
     problems: list[str] = []
     owned = [ext.location for ext in options.vocabulary.extensions] if options.vocabulary else []
     cleaned = [lenient_task_json(item, problems, owned) for item in items]
-    tasks = structure_tasks(cleaned, options.vocabulary, source=source)
-    return [with_table_patches(task) for task in tasks], problems
+    tasks = structure_tasks(cleaned, options.vocabulary, source=source, sources=sources)
+    where = sources or [source] * len(tasks)
+    return [with_table_patches(task, file) for task, file in zip(tasks, where, strict=True)], problems
 
 
-def with_table_patches(task: Task) -> Task:
+def with_table_patches(task: Task, source: str) -> Task:
     """tau2's `{table: {"data": {id: fields}}}` patches as the kernel's `{table: {id: fields}}` (notes are never patched)."""
     init = task.initial_state
     if init is None or init.initialization_data is None or not init.initialization_data.agent_data:
         return task
     patch = init.initialization_data.agent_data
-    tables = {table: _table_records(task.id, table, body) for table, body in patch.items()}
+    tables = {table: _table_records(source, table, body) for table, body in patch.items()}
     data = attrs.evolve(init.initialization_data, agent_data=tables)
     return attrs.evolve(task, initial_state=attrs.evolve(init, initialization_data=data))
 
 
-def _table_records(task_id: str, table: str, body: Any) -> dict[str, Any]:
+def _table_records(source: str, table: str, body: Any) -> dict[str, Any]:
     if not isinstance(body, Mapping) or set(body) - {"data"}:
-        raise ConfigError(f"task {task_id}: initialization data for table {table!r} must be "
-                          f'{{"data": {{record id: fields}}}}, got {json.dumps(body)[:80]}')
+        raise ConfigError(f'{source}: expected {{"data": {{record id: fields}}}}, got {json.dumps(body)[:80]} '
+                          f"@ $.initial_state.initialization_data.agent_data.{table}")
     return dict(body.get("data") or {})
 

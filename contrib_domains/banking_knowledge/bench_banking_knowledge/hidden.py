@@ -1,24 +1,23 @@
 """A toolkit base whose discoverable tools run when named but stay out of the model's tool list.
 
 tau2 keeps discoverable methods among a toolkit's tools: a call that names one directly runs it
-(no unlock, no call log) and evaluation replays it when it writes. `specs()` therefore lists
-them (so calls reach them and replays see their kind) while `schemas()` offers only the rest.
+(no unlock, no call log) and evaluation replays it when it writes. They are the kernel's hidden
+tools (`@tool(kind, offered=False)`, which `discoverable` applies): in `specs()`, not in `schemas()`.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-from bench_kernel import ToolKind, Toolkit
+from bench_kernel import Toolkit
 
 from .db import BankDB
-from .discovery import FORMATS, ToolInfo, discoverable_kind, discoverable_methods, tool_info
+from .discovery import FORMATS, ToolInfo, discoverable_methods, tool_info
 
 DOMAIN = "banking_knowledge"
 
@@ -40,28 +39,9 @@ class HiddenToolsToolkit(Toolkit):
 
     @classmethod
     @functools.cache
-    def specs(cls) -> dict[str, Any]:
-        """Offered tools plus discoverable ones (schemas of the latter are built leniently, never sent)."""
-        # super() with its arguments: attrs rebuilds slotted classes, and the cache hides the rebuilt class cell
-        found = dict(super(HiddenToolsToolkit, cls).specs())  # noqa: UP008
-        template = next(iter(found.values()))  # the kernel's spec type, without importing a submodule
-        for name, method in discoverable_methods(cls).items():
-            kind = discoverable_kind(method) or ToolKind.READ
-            found[name] = attrs.evolve(template, name=name, kind=kind, schema=_schema(name, method))
-        return dict(sorted(found.items()))
-
-    @classmethod
-    @functools.cache
     def discoverable(cls) -> dict[str, Callable[..., Any]]:
         """The discoverable tools of this toolkit class, by name."""
         return discoverable_methods(cls)
-
-    def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """Schemas of the offered tools only (optionally those named in include)."""
-        hidden = self.discoverable()
-        offered = [name for name in self.specs() if name not in hidden]
-        names = offered if include is None else [n for n in include if n in offered]
-        return [self.specs()[n].schema for n in names]
 
     @property
     def db(self) -> BankDB:
@@ -82,11 +62,3 @@ class HiddenToolsToolkit(Toolkit):
     def describe(self, method: Callable[..., Any], side: str) -> ToolInfo:
         """What the discovery outputs say about one discoverable tool."""
         return tool_info(method, self.texts(side))
-
-
-def _schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
-    """A plain schema for a discoverable tool (kept for completeness: it is never sent)."""
-    params = {n: {"type": "string"} for n in list(inspect.signature(method).parameters)[1:]}
-    description = (inspect.getdoc(method) or name).split("\n")[0]
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": {"type": "object", "properties": params}}}

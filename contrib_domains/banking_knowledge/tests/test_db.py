@@ -11,7 +11,7 @@ from bench_banking_knowledge import ids
 from bench_banking_knowledge.db import TABLES, BankDB, ReferenceHasher, state_from_json
 from bench_banking_knowledge.discovery import discoverable, discoverable_kind, discoverable_methods, parse_docstring
 
-from bench_kernel import ToolKind
+from bench_kernel import ConfigError, ToolKind
 
 DB_JSON: dict[str, Any] = {
     "users": {"data": {
@@ -43,8 +43,21 @@ def test_every_table_exists_and_unknown_tables_are_refused() -> None:
     state, notes = state_from_json(DB_JSON)
     assert set(state.tables) == set(TABLES) and len(TABLES) == 23
     assert notes["users"] == "people" and notes["task_config"] == ""
-    with pytest.raises(ValueError, match="interest_discrepancy_reports"):
+    with pytest.raises(ConfigError, match=r"db.json: a table .* @ \$\.interest_discrepancy_reports"):
         state_from_json({"interest_discrepancy_reports": {"data": {}}})
+
+
+@pytest.mark.parametrize(("db", "where"), [
+    ([], r"@ \$$"),
+    ({"users": 5}, r"@ \$\.users$"),
+    ({"users": {"data": [], "notes": ""}}, r"@ \$\.users\.data$"),
+    ({"users": {"data": {"123": 7}}}, r"@ \$\.users\.data\.123$"),
+    ({"users": {"data": {}, "notes": 3}}, r"@ \$\.users\.notes$"),
+    ({"users": {"data": {}, "rows": []}}, r"@ \$\.users$"),
+])
+def test_a_malformed_database_names_the_file_and_json_path(db: object, where: str) -> None:
+    with pytest.raises(ConfigError, match=where):
+        state_from_json(db, "/data/db.json")
 
 
 def test_query_operators_and_and_semantics(bank: tuple[BankDB, ReferenceHasher]) -> None:

@@ -48,3 +48,20 @@ def test_every_required_document_exists(suite: DomainData) -> None:
     assert 30 <= len(documents) <= 60
     for task in suite.tasks:
         assert set(task.required_documents or []) <= documents, task.id
+
+
+def test_a_malformed_task_file_is_named_with_the_json_path(tmp_path: Path) -> None:
+    import shutil
+
+    from bench_banking_knowledge.domain import find_data_dir
+
+    from bench_kernel import BenchError
+
+    data = tmp_path / "data"
+    shutil.copytree(find_data_dir(DomainOptions()), data)
+    broken = sorted((data / "tasks").glob("task_*.json"))[2]
+    task = json.loads(broken.read_text())
+    task["evaluation_criteria"]["actions"] = 5
+    broken.write_text(json.dumps(task))
+    with pytest.raises(BenchError, match=rf"{broken.name}: expected a list, got an integer 5 @ \$\.evaluation_criteria\.actions"):
+        BankingKnowledgeDomain().load(DomainOptions(data_dir=data))

@@ -6,11 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 import pytest
 from bench_banking_knowledge import BankingKnowledgeDomain, ids
 from bench_banking_knowledge.db import BankDB
-from bench_banking_knowledge.users import opening_without_stop_tokens
 
 from bench_kernel import (
     Action,
@@ -177,9 +175,5 @@ def test_searching_our_documents(call: Call) -> None:
     assert found.startswith("1. Checking the cash back on a purchase\n   ID: doc_credit_cards_cash_back_checks_001")
 
 
-def test_the_scripted_user_opens_without_stop_tokens(suite: DomainData) -> None:
-    task = suite.tasks[0]
-    free = attrs.evolve(task, user_scenario=attrs.evolve(task.user_scenario, instructions="Ask. Then say ###STOP###."))
-    assert opening_without_stop_tokens(free).user_scenario.script == ["Ask. Then say ."]
-    assert opening_without_stop_tokens(task) is task  # structured scenarios open as the kernel's user opens them
+def test_the_clock_is_fixed() -> None:
     assert json.dumps(ids.TODAY) == '"11/14/2025"'

@@ -142,6 +142,10 @@ class RetrievalSettings:
         """The variant's name."""
         return self.variant.name
 
+    def model_roles(self) -> tuple[str, ...]:
+        """The model roles its tools call (`DomainData.model_roles`: a run refuses to start without them)."""
+        return tuple(missing_roles(self, ()))
+
     def options(self) -> dict[str, Any]:
         """The settings that differ from the defaults, by option name."""
         defaults = RetrievalSettings(variant=self.variant)

@@ -486,7 +486,7 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
     return [f"domain {header.get('domain')} ({data}), agent {agent_label(header)}, user {header.get('user')}, "
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
-            f"seed {header.get('seed')}",
+            f"seed {header.get('seed')}" + (f", retrieval {header['retrieval']}" if header.get("retrieval") else ""),
             f"profile: {header.get('profile')}",
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +28,28 @@ def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Tas
     return structure_tasks(data, vocabulary, source=str(path), root=root)
 
 
-def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$") -> list[Task]:
-    """Structure task objects (already parsed JSON), handing plugin-owned fields to the vocabulary's extensions."""
+def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$",
+                    sources: Sequence[str] | None = None) -> list[Task]:
+    """Structure task objects (already parsed JSON), handing plugin-owned fields to the vocabulary's extensions.
+
+    `sources` names the file of each item when every task has a file of its own (tau2's `tasks/task_*.json`):
+    a problem then names that file, with the JSON path inside it.
+    """
     path = source
     vocabulary = vocabulary or TaskVocabulary()
     tasks: list[Task] = []
     problems: list[str] = []
     for i, item in enumerate(data):
+        at = root if sources is not None else f"{root}[{i}]"
         try:
-            task = _structure_task(item, vocabulary, source=path, root=f"{root}[{i}]")
+            task = _structure_task(item, vocabulary, source=path, root=at)
         except TaskFileError as exc:
             problems += [_with_owner(p, vocabulary) for p in exc.problems]
         else:
-            problems += _unknown_names(task, vocabulary, f"{root}[{i}]")
+            problems += _unknown_names(task, vocabulary, at)
             tasks.append(task)
+        if problems and sources is not None:
+            raise TaskFileError(sources[i], problems)
         if len(problems) >= MAX_PROBLEMS and i + 1 < len(data):
             problems = [*problems[:MAX_PROBLEMS], f"stopped after {MAX_PROBLEMS} problems ({len(data) - i - 1} more tasks not checked)"]
             break
