@@ -78,6 +78,8 @@ class Driver:
         self.summary: RunSummary | None = None
         self.finished = 0
         self._trials: dict[str, int] = {}
+        self._playing: set[tuple[str, int]] = set()
+        """(task, trial) of the episodes in play: a trial is played by one environment at a time."""
         self._pending: set[Episode] = set()
         self._barrier: asyncio.Future[None] | None = None
         self._closed = False
@@ -213,6 +215,7 @@ class Driver:
         episode.runner = self.loop.create_task(run_unit(self._context(), Unit("agent", task, episode.trial)), context=context)
         episode.runner.add_done_callback(episode.ended)
         episode.runner.add_done_callback(self._count)
+        episode.runner.add_done_callback(lambda _: self._playing.discard((task.id, episode.trial)))
         self.slots[slot] = episode
         return episode
 
@@ -238,10 +241,10 @@ class Driver:
             trial = self._trials.get(task_id, 0)
         if not 0 <= trial <= MAX_TRIAL:
             raise ValueError(f"a trial (the seed given to reset) is an integer from 0 to 2**63 - 1, not {trial}")
-        playing = {(ep.task.id, ep.trial) for ep in self.slots if ep is not None and not ep.over}
-        if (task_id, trial) in playing:
+        if (task_id, trial) in self._playing:
             raise ValueError(f"trial {trial} of task {task_id!r} is already in play in another environment of this vector")
         self._trials[task_id] = max(self._trials.get(task_id, 0), trial + 1)
+        self._playing.add((task_id, trial))
         return trial
 
     def _arrived(self, episode: Episode) -> None:

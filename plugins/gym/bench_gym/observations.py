@@ -16,7 +16,7 @@ import attrs
 from bench_llm.chat import agent_view, new_messages, user_view
 from bench_llm.prompts import user_prompt
 
-from bench_kernel import ConversationSetup, Message, Mode, TerminationReason, agent_instructions, done_tool_name, unstructure
+from bench_kernel import ConversationSetup, Message, Mode, TerminationReason, agent_instructions, done_tool_name
 
 from .config import Side
 from .episode import Episode
@@ -103,7 +103,7 @@ def ending(episode: Episode, run_id: str) -> Outcome:
     shown = result.messages[episode.cursor:]
     reward_info = result.reward_info
     info = {**identity(episode, run_id), "seed": result.seed, "termination": result.termination_reason.value,
-            "reward_info": unstructure(reward_info) if reward_info is not None else None,
+            "reward_info": reward_info,
             "components": _components(reward_info.components if reward_info is not None else ()),
             "error": result.error}
     return Outcome(observation={"messages": chat_view(episode.side, shown, episode.setup)},

@@ -137,3 +137,14 @@ def _seeds(seed: int | Sequence[int | None] | None, n: int) -> list[int | None]:
     if len(seed) != n:
         raise ValueError(f"expected {n} seeds, got {len(seed)}")
     return list(seed)
+
+
+def env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
+    """Environment i's own info out of a vector's batched infos (what the single environment's step would give)."""
+    found: dict[str, Any] = {}
+    for key, value in infos.items():
+        if key.startswith("_") or not infos.get(f"_{key}", np.ones(i + 1, dtype=np.bool_))[i]:
+            continue
+        item = env_info(value, i) if isinstance(value, dict) else value[i]
+        found[key] = item.item() if isinstance(item, np.generic) else item
+    return found
