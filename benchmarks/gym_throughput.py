@@ -25,10 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import bench_gym
 import gymnasium
 import numpy as np
-
-import bench_gym
 from bench_gym.policies import GoldReplayPolicy, RandomPolicy
 from bench_gym.vector import env_info
 

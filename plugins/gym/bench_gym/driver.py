@@ -110,6 +110,11 @@ class Driver:
                                 f"not {type(order.action).__name__}")
         return self._call(self._advance(orders))
 
+    def over(self, slot: int) -> bool:
+        """True when the slot's conversation has ended (its end may not be reported yet)."""
+        episode = self.slots[slot]
+        return episode is not None and episode.over
+
     def close(self) -> RunSummary | None:
         """Drop the episodes in play (nothing of them is stored), end the run and stop the loop; the run's summary."""
         if self._closed:
