@@ -21,6 +21,7 @@ import attrs
 
 from bench_kernel import (
     BenchError,
+    BudgetExceededError,
     ConfigError,
     ConversationResult,
     MetricValue,
@@ -200,6 +201,7 @@ class Driver:
         await asyncio.gather(*runners, return_exceptions=True)
 
     async def _advance(self, orders: Mapping[int, Order]) -> dict[int, Outcome]:
+        self._check(orders)
         for slot, order in orders.items():
             episode = self._start(slot, order) if isinstance(order, Reset) else self._act(slot, order)
             if not episode.over:
@@ -209,11 +211,40 @@ class Driver:
             await self._barrier
         return {slot: self._outcome(slot, order) for slot, order in orders.items()}
 
+    def _check(self, orders: Mapping[int, Order]) -> None:
+        """Refuse a batch, before any of it happens, that names an unknown task, a trial in play or a finished episode."""
+        resets = {slot: order for slot, order in orders.items() if isinstance(order, Reset)}
+        if resets and self._context().models.exhausted:
+            raise BudgetExceededError(f"the run's cost cap of {self.config.max_cost} USD is reached: no episode can start")
+        named = [(order.task_id, order.trial) for order in resets.values() if order.trial is not None]
+        kept = {(ep.task.id, ep.trial) for slot, ep in enumerate(self.slots)
+                if named and ep is not None and not ep.over and slot not in resets}
+        for slot, order in orders.items():
+            if isinstance(order, Reset):
+                self._check_reset(order, kept, named)
+            else:
+                self._check_act(slot)
+
+    def _check_reset(self, order: Reset, kept: set[tuple[str, int]], named: Sequence[tuple[str, int | None]]) -> None:
+        if order.task_id not in self.tasks:
+            raise ConfigError(f"no task {order.task_id!r} among this environment's {len(self.tasks)} tasks")
+        if order.trial is None:
+            return
+        if not 0 <= order.trial <= MAX_TRIAL:
+            raise ValueError(f"a trial (the seed given to reset) is an integer from 0 to 2**63 - 1, not {order.trial}")
+        if (order.task_id, order.trial) in kept or named.count((order.task_id, order.trial)) > 1:
+            raise ValueError(f"trial {order.trial} of task {order.task_id!r} is in play in another environment of this vector")
+
+    def _check_act(self, slot: int) -> None:
+        episode = self.slots[slot]
+        if episode is None:
+            raise EpisodeOver("no episode in play: call reset() first")
+        if episode.reported:
+            raise EpisodeOver("the episode has ended: call reset() to start the next")
+
     def _start(self, slot: int, order: Reset) -> Episode:
         self._abandon(slot)
-        task = self.tasks.get(order.task_id)
-        if task is None:
-            raise ConfigError(f"no task {order.task_id!r} among this environment's {len(self.tasks)} tasks")
+        task = self.tasks[order.task_id]
         episode = Episode(task=task, trial=self._trial(task.id, order.trial), side=self.config.side, arrived=self._arrived)
         context = contextvars.copy_context()
         context.run(CURRENT.set, episode)
@@ -226,10 +257,7 @@ class Driver:
 
     def _act(self, slot: int, order: Act) -> Episode:
         episode = self.slots[slot]
-        if episode is None:
-            raise EpisodeOver("no episode in play: call reset() first")
-        if episode.reported:
-            raise EpisodeOver("the episode has ended: call reset() to start the next")
+        assert episode is not None
         if episode.waiting:
             episode.act(order.action)
         return episode
@@ -239,15 +267,15 @@ class Driver:
         episode = self.slots[slot]
         if episode is not None and episode.runner is not None and not episode.runner.done():
             self._pending.discard(episode)
+            self._playing.discard((episode.task.id, episode.trial))
             episode.runner.cancel()
 
     def _trial(self, task_id: str, trial: int | None) -> int:
+        """The trial asked for (checked), else the task's next one that was neither stored nor played here."""
         if trial is None:
             trial = self._trials.get(task_id, 0)
-        if not 0 <= trial <= MAX_TRIAL:
-            raise ValueError(f"a trial (the seed given to reset) is an integer from 0 to 2**63 - 1, not {trial}")
-        if (task_id, trial) in self._playing:
-            raise ValueError(f"trial {trial} of task {task_id!r} is already in play in another environment of this vector")
+            while (task_id, trial) in self._playing:
+                trial += 1
         self._trials[task_id] = max(self._trials.get(task_id, 0), trial + 1)
         self._playing.add((task_id, trial))
         return trial

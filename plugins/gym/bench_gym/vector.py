@@ -64,6 +64,8 @@ class BenchVectorEnv(VectorEnv[Any, Any, Any]):
             if s is not None:
                 self._rngs[i] = np.random.default_rng(s)
         task_ids = (options or {}).get("task_id")
+        if task_ids is not None and not isinstance(task_ids, str) and len(task_ids) != self.num_envs:
+            raise ValueError(f"options['task_id'] is one task id or {self.num_envs} of them, not {len(task_ids)}")
         orders: dict[int, Order] = {i: Reset(self._task(i, task_ids), seeds[i]) for i in range(self.num_envs)}
         outcomes = self._advance(orders)
         self._ended[:] = False

@@ -127,3 +127,22 @@ def test_the_other_sides_model_calls_overlap_on_the_loop(make_vec: Any, fake_ope
     assert server.max_in_flight == N  # every environment's customer was asked at once
     _, _rewards, terminated, _, infos = envs.step(["Done."] * N)
     assert terminated.all() and list(infos["termination"]) == ["user_stop"] * N
+
+
+def test_a_batch_that_cannot_happen_is_refused_before_any_of_it_does(make_vec: Any) -> None:
+    envs = make_vec(domain="mock", task_id="upgrade_by_email", num_envs=2)
+    _, infos = envs.reset(seed=0)
+    with pytest.raises(ValueError, match="trial 5 of task 'upgrade_by_email' is in play"):
+        envs.reset(seed=[5, 5])
+    with pytest.raises(ValueError, match="one task id or 2 of them"):
+        envs.reset(options={"task_id": ["upgrade_by_email"]})
+    _, _, terminated, _, infos = envs.step(["Is there anything else?"] * 2)  # the episodes of the first reset go on
+    assert terminated.all() and list(infos["trial"]) == [0, 1]
+
+
+def test_no_episode_starts_once_the_cost_cap_is_reached(make_vec: Any, gymnasium: Any) -> None:
+    from bench_kernel import BudgetExceededError
+
+    envs = make_vec(domain="mock", num_envs=2, max_cost=0.0)
+    with pytest.raises(BudgetExceededError, match="cost cap"):
+        envs.reset()
