@@ -13,11 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import numpy as np
 
 from bench_kernel import Action, StructuredUserInstructions, Task
-
-from .spaces import ChatAction
 
 DEVICE_REQUEST = "Please do this on your device: "
 """How the agent asks the customer for a device action (bench's scripted user performs `name({json})` it reads)."""
@@ -136,14 +133,19 @@ class RandomPolicy:
     on the user side the stop token now and then. Reproducible: seeded from `seed` and the episode's conversation seed."""
 
     seed: int = 0
-    space: ChatAction = attrs.field(factory=ChatAction)
+    space: Any = None
 
     def start(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> None:
         """Take the episode's tools and seed the draws."""
+        import numpy as np
+
+        from .spaces import ChatAction  # gymnasium's, imported when a random policy is used
+
         tokens = info.get("stop_tokens")
         self.space = ChatAction(observation.get("tools") or [], stop=tokens[0] if tokens else None,
                                 seed=np.random.default_rng([self.seed, info["seed"]]))
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
         """A random message."""
-        return self.space.sample()
+        message: dict[str, Any] = self.space.sample()
+        return message

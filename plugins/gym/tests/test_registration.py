@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("gymnasium", reason="gymnasium is not installed: pip install bench-gym (it depends on it)")
+
 
 def run(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

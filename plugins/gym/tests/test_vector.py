@@ -6,13 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from bench_gym.policies import GoldReplayPolicy, RandomPolicy, ScriptedCustomerPolicy
-from bench_gym.vector import AgentVectorEnv, env_info
 
 from bench_kernel import Store
 from bench_kernel.testing import Reply
+
+pytest.importorskip("gymnasium", reason="gymnasium is not installed: pip install bench-gym (it depends on it)")
+import numpy as np
+from bench_gym.vector import AgentVectorEnv, env_info
 
 N = 8
 
