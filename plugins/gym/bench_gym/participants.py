@@ -135,7 +135,7 @@ class GymExecutor(Executor):
         return await self.driver.serve(ctx, units, on_finished)
 
 
-@attrs.define
+@attrs.define(eq=False)  # pluggy keeps plugins in sets: hashed by identity
 class EnvironmentParts:
     """The in-process plugin object of one environment's run: its policy participant and its executor."""
 

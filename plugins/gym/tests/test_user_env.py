@@ -10,6 +10,7 @@ from bench_gym.policies import DoNothingPolicy, RandomPolicy, ScriptedCustomerPo
 from gym_episodes import play
 
 from bench_kernel import ConfigError
+from bench_kernel.testing import Reply
 
 
 def test_the_scripted_customer_earns_one_on_tau2_telecom(make_env: Any, tau2_telecom: Path) -> None:
@@ -74,3 +75,20 @@ def test_the_other_side_is_named_as_in_bench_run(make_env: Any, gymnasium: Any) 
     assert env.unwrapped.run_id.startswith("mock-do-nothing-")
     with pytest.raises(ConfigError, match="unknown environment argument 'user'"):
         gymnasium.make("bench/User-v0", domain="mock", user="scripted")
+
+
+def agent(body: dict[str, Any]) -> Reply:
+    heard = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    return Reply.text(f"You said {len(heard)} things; how can I help?")
+
+
+def test_a_model_agent_on_the_other_side(make_env: Any, fake_openai_server: Any) -> None:
+    server = fake_openai_server(agent)
+    env = make_env("bench/User-v0", domain="mock", task_id="plan_price_question", agent="llm-fc", plugins=["llm"],
+                   models={"agent": {"model": "fake-model", "base_url": server.base_url}})
+    env.reset(seed=0)
+    observation, *_ = env.step("What does the Fiber 1000 plan cost?")
+    assert observation["messages"] == [{"role": "user", "content": "You said 1 things; how can I help?"}]
+    _, reward, terminated, _, info = env.step("Never mind. ###STOP###")
+    assert terminated and info["termination"] == "user_stop" and reward == 0.0
+    assert server.completions[0]["seed"] == info["seed"]  # the conversation's seed reaches the model
