@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import contextvars
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -25,6 +25,7 @@ from bench_kernel import (
     ConfigError,
     ConversationResult,
     MetricValue,
+    PluginSet,
     RunContext,
     RunSummary,
     Store,
@@ -128,7 +129,12 @@ class Driver:
         return self.summary
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # Ctrl-C while waiting: the loop stops waiting too (the episodes stay as they are)
+            raise
 
     def _stop_loop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -148,7 +154,7 @@ class Driver:
             self._run.result()  # raises what ended the run
             raise BenchError("the run ended before the environment could play an episode")
 
-    def _plugins(self, selected: list[str] | None) -> Any:
+    def _plugins(self, selected: list[str] | None) -> PluginSet:
         parts = EnvironmentParts(driver=self, side=self.config.side, policy_name=self.config.policy_name,
                                  person=self.config.person)
         plugins = get_plugin_manager(selected, extra=[(PLUGIN, parts)])
@@ -159,7 +165,7 @@ class Driver:
                            for p in plugins.plugins]
         return plugins
 
-    async def serve(self, ctx: RunContext, units: list[Unit], on_finished: Any) -> int:
+    async def serve(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
         """The executor's body: episodes as the policy asks for them (and the baseline units) until the driver closes."""
         self.ctx, self._on_finished = ctx, on_finished
         wanted = set(ctx.config.task_ids or ())
