@@ -30,6 +30,9 @@ SKIPPED: dict[str, str] = {
     r"^bench view$": "serves Datasette until it is stopped",
     r"results\.json --plugin banking": "needs a real AgentChangeBench results file",
     r"^bench import atod-dialogues dialogues\.json": "needs ATOD's released dialogue file",
+    r"^bench review RUN --reviewer-model|--section review\b": (
+        "the reviewer role needs a model endpoint and its API key (run against the local fake server by "
+        "contrib_judges/review/tests)"),
     r"\[--db FILE\]": "a synopsis of the options, not a command",
     r"^bench new domain library$|--plugin library$": (
         "the bench new walk-through installs the generated plugin between its commands (pip install): run end to end by "

@@ -6,7 +6,7 @@ import hashlib
 import math
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -188,7 +188,7 @@ class Agreement:
     chance agreement is 1 (both gave one and the same label to every item: kappa is undefined)."""
 
 
-def judge_agreement(table: Mapping[tuple[Hashable, Hashable], int]) -> Agreement:
+def judge_agreement(table: Mapping[tuple[Any, Any], int]) -> Agreement:
     """Agreement of two judges from the count of items per (first judge's label, second judge's label)."""
     n = sum(table.values())
     if n == 0:
