@@ -119,7 +119,8 @@ class Profile:
     """Per domain, the schemas to send for the agent's and the user's tools; a domain not here uses its own."""
     discoverable: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.field(factory=dict)
     """Per domain and side, the texts of tools the model discovers mid-conversation (not in its tool list):
-    {name: {"description", "params": [{"name", "type", "optional", "description"}], "returns"}}."""
+    {name: {"description", "params": [{"name", "type", "optional", "description"}], "returns"}}; under "formats", the
+    domain's templates for the messages that show them (their keys are the domain's)."""
     done_tool: Mapping[str, Any]
     sampling: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     seed_policy: str = "conversation"
@@ -165,6 +166,10 @@ class Profile:
     def discoverable_tools(self, domain: str, side: str) -> Mapping[str, Mapping[str, Any]] | None:
         """The texts of a domain's discoverable tools on one side, or None when the profile leaves them to the domain."""
         return self.discoverable.get(domain, {}).get(side)
+
+    def discoverable_formats(self, domain: str) -> Mapping[str, str]:
+        """The domain's templates for messages about discoverable tools ({} when the domain's own apply)."""
+        return self.discoverable.get(domain, {}).get("formats") or {}
 
     def covers(self, domain: str) -> bool:
         """True when the profile brings its own tool schemas for the domain."""
@@ -329,9 +334,13 @@ def _tools(directory: Path) -> tuple[dict[str, dict[str, list[dict[str, Any]] | 
 
 
 def _discoverable(path: Path, data: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(data, dict) or set(data) - set(SIDES):
-        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}}} @ $.discoverable')
-    for side, tools in data.items():
+    if not isinstance(data, dict) or set(data) - {*SIDES, "formats"}:
+        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}, "formats": {{key: template}}}} '
+                          "@ $.discoverable")
+    formats = data.get("formats", {})
+    if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
+        raise ConfigError(f"{path}: expected an object of template name -> text @ $.discoverable.formats")
+    for side, tools in ((side, data[side]) for side in SIDES if side in data):
         if not isinstance(tools, dict):
             raise ConfigError(f"{path}: expected an object of tool name -> texts @ $.discoverable.{side}")
         for name, texts in tools.items():

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.metadata
+import inspect
 import json
 import re
 from typing import Any
@@ -266,6 +267,8 @@ def domain_tools(name: str) -> dict[str, Any]:
     """One domain's agent tools (in the order tau2 sends them) and user tools (None when it has none)."""
     from tau2.registry import registry
 
+    if name == KNOWLEDGE_DOMAIN:
+        return knowledge_tools()
     environment = registry.get_env_constructor(name)()
     agent = [tool.openai_schema for tool in environment.get_tools()]
     try:
@@ -274,6 +277,139 @@ def domain_tools(name: str) -> dict[str, Any]:
         user = None
     json.dumps([agent, user])  # plain JSON or fail here, naming the domain
     return {"agent": agent, "user": user}
+
+
+KNOWLEDGE_DOMAIN = "banking_knowledge"
+PROBE_TOOL = "zqprobe_tool_0001"
+PROBE = {"description": "ZQDESC one.", "p1": "zqalpha", "t1": "zqtype1", "d1": "ZQFIRST param.", "p2": "zqbeta",
+         "t2": "zqtype2", "d2": "ZQSECOND param."}
+
+
+def knowledge_tools() -> dict[str, Any]:
+    """banking_knowledge: every retrieval variant's agent tools in one order consistent with each variant's, the user's
+    tools, and what discovering a hidden tool shows (per-tool texts parsed by tau2 itself, the message layouts)."""
+    from tau2.domains.banking_knowledge import retrieval_toolkits
+    from tau2.domains.banking_knowledge import tools as bk
+
+    toolkits = [c for _, c in inspect.getmembers(retrieval_toolkits, inspect.isclass) if issubclass(c, bk.KnowledgeTools)]
+    orders = [list(_tools_of(c)) for c in [bk.KnowledgeTools, *toolkits]]
+    schemas = {name: tool.openai_schema for c in [bk.KnowledgeTools, *toolkits] for name, tool in _tools_of(c).items()}
+    agent = [schemas[name] for name in merged_order(orders)]
+    user = [tool.openai_schema for tool in _tools_of(bk.KnowledgeUserTools).values()]
+    discoverable = {"agent": _discoverable_texts(bk, bk.KnowledgeTools), "user": _discoverable_texts(bk, bk.KnowledgeUserTools),
+                    "formats": discovery_formats(bk)}
+    json.dumps([agent, user, discoverable])
+    return {"agent": agent, "user": user, "discoverable": discoverable}
+
+
+def _tools_of(toolkit: Any) -> dict[str, Any]:
+    # The tool objects hang on the class; building an instance would start the variant's search backends.
+    return dict(toolkit.__new__(toolkit).get_tools())
+
+
+def merged_order(orders: list[list[str]]) -> list[str]:
+    """One order of every name that keeps each list's own order (tau2 offers a variant's tools in its class's order)."""
+    after: dict[str, set[str]] = {}
+    for order in orders:
+        for i, name in enumerate(order):
+            after.setdefault(name, set()).update(order[:i])
+    merged: list[str] = []
+    pending = list(dict.fromkeys(name for order in orders for name in order))
+    while pending:
+        ready = next((n for n in pending if after[n] <= set(merged)), None)
+        if ready is None:
+            raise DumpError(f"banking_knowledge: the variants order their tools inconsistently: {orders}")
+        merged.append(ready)
+        pending.remove(ready)
+    return merged
+
+
+def _discoverable_texts(bk: Any, toolkit: Any) -> dict[str, Any]:
+    found = {}
+    for name, method in toolkit.__new__(toolkit).get_discoverable_tools().items():
+        info = bk.parse_discoverable_tool_docstring(method)
+        params = [{"name": p, "type": d["type"], "optional": not d["required"], "description": d["description"]}
+                  for p, d in info["parameters"].items()]
+        found[name] = {"description": info["description"], "params": params, "returns": info["success_message"]}
+    return found
+
+
+def discovery_formats(bk: Any) -> dict[str, str]:
+    """The layouts of the unlock and give messages as templates, each checked against tau2's own output."""
+    p = PROBE
+    info = {"name": PROBE_TOOL, "description": p["description"],
+            "parameters": {p["p1"]: {"type": p["t1"], "description": p["d1"], "required": True},
+                           p["p2"]: {"type": p["t2"], "description": p["d2"], "required": False}}}
+    card = bk.format_discoverable_tool_for_agent(info)
+    bare = bk.format_discoverable_tool_for_agent({**info, "parameters": {}})
+    line1 = f"{p['p1']}: {p['t1']}"
+    lines = card.split("\n")
+    first = next(i for i, line in enumerate(lines) if line1 in line)
+    required = _fields(lines[first], p["p1"], p["t1"], p["d1"])
+    optional = _fields(lines[first + 1], p["p2"], p["t2"], p["d2"])
+    params_text = "\n".join(lines[first:first + 2])
+    card_template = _fields(card.replace(params_text, "{{params}}"), PROBE_TOOL, None, p["description"])
+    no_params = bare[len(card_template.split("{{params}}")[0].replace("{{name}}", PROBE_TOOL)
+                         .replace("{{description}}", p["description"])):]
+    formats = {"card": card_template, "param_required": required, "param_optional": optional, "param_separator": "\n",
+               "no_params": no_params}
+    named = {"name": PROBE_TOOL, "description": p["description"]}
+    params = "\n".join(render(t, {**named, "name": n, "type": k, "description": d})
+                       for t, n, k, d in ((required, p["p1"], p["t1"], p["d1"]), (optional, p["p2"], p["t2"], p["d2"])))
+    check("banking_knowledge card", card_template, {**named, "params": params}, card)
+    check("banking_knowledge card without parameters", card_template, {**named, "params": no_params}, bare)
+    formats.update(_unlock_and_give(bk, card, info))
+    return formats
+
+
+def _fields(text: str, name: str, kind: str | None, description: str) -> str:
+    out = text.replace(name, "{{name}}").replace(description, "{{description}}")
+    return out.replace(kind, "{{type}}") if kind else out
+
+
+def _unlock_and_give(bk: Any, card: str, info: dict[str, Any]) -> dict[str, str]:
+    from tau2.environment.toolkit import ToolType, is_discoverable_tool
+
+    p = PROBE
+
+    def probe(self: Any, zqalpha: str, zqbeta: str = "") -> str:
+        return ""
+
+    probe.__doc__ = f"{p['description']}\n\nArgs:\n    {p['p1']} ({p['t1']}): {p['d1']}\n    {p['p2']} ({p['t2']}, optional): {p['d2']}\n"
+    probe.__name__ = PROBE_TOOL
+    tool = is_discoverable_tool(ToolType.WRITE)(probe)
+    toolkit: Any = type("ProbeTools", (bk.KnowledgeTools,), {PROBE_TOOL: tool})
+    agent = toolkit.__new__(toolkit)
+    agent._agent_discoverable_tools_state = {}
+    unlocked = agent.unlock_discoverable_agent_tool(PROBE_TOOL)
+    if card not in unlocked:
+        raise DumpError("banking_knowledge: the unlock message does not contain the tool card")
+    unlock_template = _fields(unlocked.replace(card, "{{card}}"), PROBE_TOOL, None, p["description"])
+    given = _give(bk, tool, agent, json.dumps({p["p1"]: "zqvalue"}))
+    arguments = json.dumps({p["p1"]: "zqvalue"}, indent=2)
+    give_template = _fields(given.replace(arguments, "{{arguments}}"), PROBE_TOOL, None, p["description"])
+    head, _, tail = give_template.replace("{{name}}", PROBE_TOOL).replace("{{description}}", p["description"]).partition("{{arguments}}")
+    empty = _give(bk, tool, agent, "{}")
+    if not (empty.startswith(head) and empty.endswith(tail)):
+        raise DumpError("banking_knowledge: the give message's layout depends on its arguments")
+    no_arguments = empty[len(head):len(empty) - len(tail)]
+    named = {"name": PROBE_TOOL, "description": p["description"]}
+    check("banking_knowledge unlocked", unlock_template, {**named, "card": card}, unlocked)
+    check("banking_knowledge given", give_template, {**named, "arguments": arguments}, given)
+    check("banking_knowledge given without arguments", give_template, {**named, "arguments": no_arguments}, empty)
+    return {"unlocked": unlock_template, "given": give_template, "no_arguments": no_arguments}
+
+
+def _give(bk: Any, tool: Any, agent: Any, arguments: str) -> str:
+    from tau2.domains.banking_knowledge.environment import get_db
+
+    agent.db = get_db()
+    agent._user_discoverable_tools_state = {}
+    setattr(bk.KnowledgeUserTools, PROBE_TOOL, tool)
+    try:
+        return str(agent.give_discoverable_user_tool(PROBE_TOOL, arguments))
+    finally:
+        delattr(bk.KnowledgeUserTools, PROBE_TOOL)
 
 
 def all_tools(names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:

@@ -31,7 +31,8 @@ class Tau2Dump:
 
     source: dict[str, Any]
     texts: dict[str, str]
-    tools: dict[str, dict[str, list[dict[str, Any]] | None]]
+    tools: dict[str, dict[str, Any]]
+    """Per domain: "agent" and "user" schemas, and "discoverable" texts for domains with hidden tools."""
     failed_domains: dict[str, str]
     done_tool: dict[str, Any]
     sampling: dict[str, dict[str, Any]]
@@ -159,12 +160,15 @@ def _check_placeholders(key: str, text: str, where: str) -> None:
         raise ConfigError(f"{where}: text {key!r} uses {{{{{unknown[0]}}}}}, which it does not take @ $.texts.{key}")
 
 
-def _domain_tools(sides: Any, where: str, path: str) -> dict[str, list[dict[str, Any]] | None]:
+def _domain_tools(sides: Any, where: str, path: str) -> dict[str, Any]:
     found = _mapping(sides, where, path)
     agent = found.get("agent")
     user = found.get("user")
-    return {"agent": _schemas(agent, where, f"{path}.agent"),
-            "user": None if user is None else _schemas(user, where, f"{path}.user")}
+    tools: dict[str, Any] = {"agent": _schemas(agent, where, f"{path}.agent"),
+                             "user": None if user is None else _schemas(user, where, f"{path}.user")}
+    if "discoverable" in found:
+        tools["discoverable"] = dict(_mapping(found["discoverable"], where, f"{path}.discoverable"))
+    return tools
 
 
 def _schemas(value: Any, where: str, path: str) -> list[dict[str, Any]]:

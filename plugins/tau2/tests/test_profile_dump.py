@@ -466,3 +466,33 @@ def test_real_tau2_matches_recordings(real_profile: tuple[Path, str, Path], doma
     assert all(("content" in m) == settings["messages"]["null_content"] for m in callers)
     assert {b["temperature"] for b in agent} == {settings["sampling"]["agent"]["temperature"]}
     assert {b["temperature"] for b in user} == {settings["sampling"]["user"]["temperature"]}
+
+
+# --- banking_knowledge: one tool order for every retrieval variant -------------------------------------------------
+
+
+def dump_module() -> Any:
+    """tau2_dump.py imported as a module (it is stdlib-only and imports nothing of tau2 at import time)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tau2_dump_under_test", DUMP_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_variant_orders_merge_into_one_that_keeps_each() -> None:
+    dump = dump_module()
+    base = ["transfer", "get_time", "log"]
+    orders = [base, ["KB_search", *base], ["KB_search", "grep", *base], ["bm25", "dense", "shell", *base], ["shell", *base]]
+    merged = dump.merged_order(orders)
+    for order in orders:
+        assert [name for name in merged if name in order] == order
+    assert merged[-3:] == base
+
+
+def test_variant_orders_that_contradict_each_other_are_refused() -> None:
+    dump = dump_module()
+    with pytest.raises(dump.DumpError, match="inconsistently"):
+        dump.merged_order([["a", "b"], ["b", "a"]])

@@ -53,5 +53,5 @@ def test_with_real_engines_noise_makes_the_listening_oracle_fail_on_a_misheard_p
     (tmp_path / "clean").mkdir()
     (tmp_path / "noisy").mkdir()
     assert reward(None, "clean")[0] == 1.0  # (Whisper tiny may drop a digit in the long opening; a repeat fixes it)
-    noisy_reward, misheard = reward(-2.0, "noisy")
+    noisy_reward, misheard = reward(-6.0, "noisy")  # well below the level Whisper tiny still copes with (about -2 dB)
     assert noisy_reward == 0.0 and misheard and misheard[0]["meant"] == "612-555-0142"
