@@ -84,3 +84,38 @@ class ScriptedTau2World:
 
 def _draw(key: str, seed: int | None) -> int:
     return int(hashlib.sha256(f"{key}:{seed}".encode()).hexdigest()[:8], 16)
+
+
+def serve(data: str, fail_every: int) -> None:
+    """Serve the world for tau2's airline, retail and telecom (base split) from `data` on 127.0.0.1 until interrupted."""
+    import time
+    from pathlib import Path
+
+    from bench_kernel import RunConfig, collect, get_plugin_manager, load_domain
+    from bench_kernel.testing import FakeOpenAIServer
+
+    tasks = {}
+    for domain in ("airline", "retail", "telecom"):
+        config = RunConfig(domain=domain, data_dir=str(Path(data) / domain), split="base" if domain == "telecom" else None)
+        tasks[domain] = load_domain(collect(get_plugin_manager([domain])), config).tasks
+    server = FakeOpenAIServer(ScriptedTau2World(tasks, fail_every=fail_every), record=False,
+                              models=["scripted-agent", "scripted-user", "scripted-judge"])
+    server.start()
+    print(f"serving the scripted tau2 world at {server.base_url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve the scripted agent, user and judge of tau2's domains.")
+    parser.add_argument("--data", required=True, help="tau2's data: a directory with airline/, retail/, telecom/")
+    parser.add_argument("--fail-every", type=int, default=5, help="leave out the agent's last step in about 1 (task, trial) in N")
+    args = parser.parse_args()
+    serve(args.data, args.fail_every)
