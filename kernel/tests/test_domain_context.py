@@ -191,3 +191,35 @@ def test_a_state_built_for_both_sides_is_one_object() -> None:
     state = State.from_records({"counters": {"a": {"value": 0}}})
     tools = LedgerTools(state)
     assert tools.context.task is None and tools.context.models is None
+
+
+def test_a_domain_whose_tools_call_a_model_role_refuses_to_start_without_it(tmp_path: Path) -> None:
+    @attrs.define(kw_only=True)
+    class Needy(ContextDomain):
+        def load(self, options: DomainOptions) -> DomainData:
+            return attrs.evolve(super().load(options), model_roles=("embeddings",))
+
+    plugins = get_plugin_manager([], extra=[("ctx", ToyPlugin(Needy(tasks=TASKS[:2]))), ("asking", AgentPlugin())])
+    with pytest.raises(ConfigError, match="domain 'ctx' with retrieval 'plain' needs a model for the embeddings role"):
+        run(RunConfig(domain="ctx", agent="asking", baseline=False, mode=Mode.NO_USER), tmp_path / "r.db", plugins=plugins)
+    assert not (tmp_path / "r.db").exists() or Store(tmp_path / "r.db").runs() == []
+
+
+class SecretTools(CounterTools):
+    """Counters with a hidden tool."""
+
+    @tool(ToolKind.WRITE, offered=False)
+    def reset_counter_7311(self, name: str) -> str:
+        """Free-form text the model never sees as a schema."""
+        self.state.counters[name] = {"value": 0}
+        return "reset"
+
+
+def test_a_hidden_tool_runs_when_named_and_replays_by_kind_but_is_never_offered() -> None:
+    data = attrs.evolve(ToyDomain(tasks=TASKS[:1]).load(DomainOptions()), agent_toolkit=SecretTools)
+    env = build_environment(data, None)
+    assert "reset_counter_7311" not in {s["function"]["name"] for s in env.agent_schemas()}
+    assert SecretTools.specs()["reset_counter_7311"].offered is False
+    call = ToolCall(id="h", name="reset_counter_7311", arguments={"name": "b"})
+    assert env.mutates(call) and env.execute(call).content == "reset"
+    assert env.agent_tools.state.counters["b"]["value"] == 0

@@ -454,3 +454,10 @@ def test_environment_ticks_after_every_step_and_its_events_belong_to_the_next_me
     [(event, change)] = log.typed(GoalStatusChange)
     assert change.status == "completed" and event.message_index == 3 and event.source == "toy"
     assert convo.messages[2].content == "One moment." and convo.messages[3].content == "Is it confirmed?"
+
+
+def test_the_scripted_users_opening_line_leaves_out_the_stop_tokens_its_scenario_mentions() -> None:
+    from bench_kernel.builtin.participants import opening_line
+
+    scenario = "You want a new card. When the agent has ordered it, say ###STOP###; if refused, ###TRANSFER###."
+    assert opening_line(scenario) == "You want a new card. When the agent has ordered it, say ; if refused, ."

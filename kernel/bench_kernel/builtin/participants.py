@@ -15,7 +15,14 @@ import attrs
 
 from bench_kernel.conversation.events import GoalShift
 from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
-from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from bench_kernel.conversation.participants import (
+    STOP_TOKENS,
+    Agent,
+    AgentSession,
+    ConversationSetup,
+    UserSession,
+    UserSimulator,
+)
 from bench_kernel.markers import hookimpl
 from bench_kernel.tasks.personas import Persona
 from bench_kernel.tasks.schema import Action, StructuredUserInstructions
@@ -196,11 +203,18 @@ class ScriptedSession(UserSession):
 
 
 def opening_line(instructions: StructuredUserInstructions | str) -> str:
-    """What the scripted user says first: why it calls and what it knows."""
+    """What the scripted user says first: why it calls and what it knows (without the stop tokens the scenario
+    mentions, e.g. "say ###STOP### when done", which would end the conversation at its first message)."""
     if isinstance(instructions, str):
-        return instructions
+        return _without_stop_tokens(instructions)
     parts = [instructions.reason_for_call, instructions.known_info or "", instructions.task_instructions]
-    return " ".join(p.strip() for p in parts if p and p.strip())
+    return _without_stop_tokens(" ".join(p.strip() for p in parts if p and p.strip()))
+
+
+def _without_stop_tokens(text: str) -> str:
+    for token in STOP_TOKENS:
+        text = text.replace(token, "")
+    return text
 
 
 def _last_text(incoming: Sequence[Message]) -> str:

@@ -253,6 +253,11 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     _check_judge(tasks, resolved.judge)
     _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
                                 *(m for _, m in resolved.metrics)])
+    for role in data.model_roles:
+        if role not in config.models:
+            variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
+            raise ConfigError(f"domain {data.name!r}{variant} needs a model for the {role} role: "
+                              f"give {role_option_hint(role)} or [models.{role}] in a run file")
     return resolved
 
 

@@ -57,6 +57,9 @@ class DomainData:
     """The agent's policy for one task, when it depends on the task (e.g. the documents a task needs, given up front)."""
     retrieval: str | None = None
     """The knowledge-retrieval variant the data was loaded for (part of the run's identity and header)."""
+    model_roles: tuple[str, ...] = ()
+    """Model roles the domain's tools call (e.g. "embeddings" for dense retrieval, "reranker"): a run refuses to start
+    without a model for each."""
     solo_policy: str | None = None
     sync: Callable[[Environment], None] | None = None
     sync_gold_actions: bool = True

@@ -71,7 +71,7 @@ def check_tool_schemas(data: DomainData) -> list[str]:
             continue
         problems += [f"{toolkit.__name__}.{name}: no description" for name, spec in specs.items()
                      if not spec.schema["function"].get("description")]
-        if toolkit is data.agent_toolkit and not specs:
+        if toolkit is data.agent_toolkit and not any(spec.offered for spec in specs.values()):
             problems.append(f"{toolkit.__name__}: no tool marked with @tool")
     return problems
 

@@ -30,11 +30,16 @@ class ToolKind(str, enum.Enum):
     GENERIC = "generic"
 
 
-def tool(kind: ToolKind = ToolKind.READ) -> Callable[[F], F]:
-    """Mark a toolkit method as a tool the model may call."""
+def tool(kind: ToolKind = ToolKind.READ, *, offered: bool = True) -> Callable[[F], F]:
+    """Mark a toolkit method as a tool the model may call.
+
+    `offered=False` makes a hidden tool: it runs when a call names it and replays by its kind, but it is never in the
+    tool list sent to the model (tools the model learns of mid-conversation, e.g. from documents it searched).
+    """
 
     def mark(func: F) -> F:
         func.__bench_tool__ = ToolKind(kind)  # type: ignore[attr-defined]
+        func.__bench_offered__ = offered  # type: ignore[attr-defined]
         return func
 
     return mark
@@ -42,11 +47,12 @@ def tool(kind: ToolKind = ToolKind.READ) -> Callable[[F], F]:
 
 @attrs.frozen
 class ToolSpec:
-    """A tool's name, kind and OpenAI function schema."""
+    """A tool's name, kind and OpenAI function schema (hidden tools: a plain one, never sent)."""
 
     name: str
     kind: ToolKind
     schema: dict[str, Any]
+    offered: bool = True
 
     @property
     def mutates(self) -> bool:
@@ -82,13 +88,17 @@ class Toolkit:
         found = {}
         for name, member in inspect.getmembers(cls, inspect.isfunction):
             kind = getattr(member, "__bench_tool__", None)
-            if kind is not None:
+            if kind is None:
+                continue
+            if getattr(member, "__bench_offered__", True):
                 found[name] = ToolSpec(name, kind, function_schema(member, name=name))
+            else:
+                found[name] = ToolSpec(name, kind, _hidden_schema(name, member), offered=False)
         return dict(sorted(found.items()))
 
     def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """OpenAI schemas of the tools, optionally restricted to the names in include."""
-        specs = self.specs()
+        """OpenAI schemas of the offered tools, optionally restricted to the names in include."""
+        specs = {name: spec for name, spec in self.specs().items() if spec.offered}
         names = list(specs) if include is None else [n for n in include if n in specs]
         return [specs[n].schema for n in names]
 
@@ -103,6 +113,14 @@ class Toolkit:
         if name.startswith("_") or name in self.hidden_methods or not callable(getattr(self, name, None)):
             raise ToolError(f"Function '{name}' not found.")
         return getattr(self, name)(**arguments)
+
+
+def _hidden_schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
+    # Never sent: the model learns of a hidden tool from the domain's own texts, so its docstring is free-form.
+    params = {p: {"type": "string"} for p in list(inspect.signature(method).parameters)[1:]}
+    description = (inspect.getdoc(method) or name).split("\n")[0]
+    return {"type": "function", "function": {"name": name, "description": description,
+                                             "parameters": {"type": "object", "properties": params}}}
 
 
 def _sync_nothing(env: Environment) -> None:
