@@ -30,6 +30,12 @@ SKIPPED: dict[str, str] = {
     r"^bench view$": "serves Datasette until it is stopped",
     r"results\.json --plugin banking": "needs a real AgentChangeBench results file",
     r"^bench import atod-dialogues dialogues\.json": "needs ATOD's released dialogue file",
+    r"^bench export tau2-submission AIRLINE_RUN": (
+        "needs complete runs of tau2's domains on tau2's data (plugins/tau2/tests/test_submission.py runs the export on "
+        "runs of a scripted world)"),
+    r"^bench review RUN --reviewer-model|--section review\b": (
+        "the reviewer role needs a model endpoint and its API key (run against the local fake server by "
+        "contrib_judges/review/tests)"),
     r"\[--db FILE\]": "a synopsis of the options, not a command",
     r"^bench new domain library$|--plugin library$": (
         "the bench new walk-through installs the generated plugin between its commands (pip install): run end to end by "

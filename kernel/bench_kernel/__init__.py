@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
     from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
+    from bench_kernel.evaluation.stats import Agreement, judge_agreement
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
     from bench_kernel.modelhub.api import (
@@ -78,7 +79,7 @@ if TYPE_CHECKING:
         TranscriptionRequest,
     )
     from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
-    from bench_kernel.modelhub.prices import Price
+    from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
     from bench_kernel.plugins import PluginInfo, PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
     from bench_kernel.profiles.profile import (
         PLACEHOLDER,
@@ -108,7 +109,7 @@ if TYPE_CHECKING:
         worker_context,
         worker_spec,
     )
-    from bench_kernel.run.runconfig import model_option_configs, parse_key_values
+    from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,
         RunConfig,
@@ -170,6 +171,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DATA_DIR_VARIABLE",
     "DECIDED",
+    "DEFAULT_PRICES",
     "FINISHED",
     "GOAL_STATUSES",
     "GREETING",
@@ -181,6 +183,7 @@ __all__ = [
     "Action",
     "Agent",
     "AgentSession",
+    "Agreement",
     "AssistantMessage",
     "Audio",
     "BaseTable",
@@ -337,6 +340,7 @@ __all__ = [
     "hookimpl",
     "installed_entry_points",
     "is_success",
+    "judge_agreement",
     "load_domain",
     "load_profile",
     "load_tasks",
@@ -347,6 +351,7 @@ __all__ = [
     "persona_texts",
     "plan_text",
     "plugin_option",
+    "price_overrides",
     "python_call",
     "read_json",
     "read_tasks",
@@ -398,6 +403,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
     "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
     "bench_kernel.evaluation.results": ("Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
+    "bench_kernel.evaluation.stats": ("Agreement", "judge_agreement"),
     "bench_kernel.evaluation.rewards": (
         "CombinationRule", "ProductRule", "RewardComponent", "RewardContext", "all_met",
     ),
@@ -409,7 +415,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "TranscriptionRequest",
     ),
     "bench_kernel.modelhub.hub": ("ConversationModels", "LedgerEntry", "ModelHub"),
-    "bench_kernel.modelhub.prices": ("Price",),
+    "bench_kernel.modelhub.prices": ("DEFAULT_PRICES", "Price"),
     "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
     "bench_kernel.profiles.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
     "bench_kernel.profiles.profile": (
@@ -424,7 +430,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "Executor", "ExecutorError", "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
         "stop_spending", "worker_context", "worker_spec",
     ),
-    "bench_kernel.run.runconfig": ("model_option_configs", "parse_key_values"),
+    "bench_kernel.run.runconfig": ("model_option_configs", "parse_key_values", "price_overrides"),
     "bench_kernel.run.runner": (
         "MetricInputs", "RunConfig", "RunContext", "RunSummary", "Unit", "component_values", "load_domain", "run",
         "run_async", "run_unit", "score_metrics", "task_vocabulary",

@@ -7,10 +7,12 @@ import math
 import pytest
 
 from bench_kernel.evaluation.stats import (
+    Agreement,
     Estimate,
     TaskOutcomes,
     bootstrap_ci,
     flip_summary,
+    judge_agreement,
     max_k,
     mean_estimate,
     pass_at_k,
@@ -171,3 +173,20 @@ def test_flip_summary() -> None:
     assert summary["mixed_share"] == pytest.approx(0.5)
     assert summary["mean_flip_rate"] == pytest.approx((2 / 3 + 1) / 4)
     assert flip_summary([]) == {"tasks": 0, "mixed_tasks": 0, "mixed_share": 0.0, "mean_flip_rate": 0.0}
+
+
+def test_judge_agreement_observed_and_kappa_by_hand() -> None:
+    # 50 items: observed 0.7; chance 0.5*0.6 + 0.5*0.4 = 0.5; kappa (0.7 - 0.5) / 0.5 = 0.4
+    found = judge_agreement({(T, T): 20, (T, F): 5, (F, T): 10, (F, F): 15})
+    assert found.items == 50 and found.observed == pytest.approx(0.7) and found.kappa == pytest.approx(0.4)
+    # three labels, one the second judge never gives: chance 0.4*0.5 + 0.4*0.5 + 0.2*0 = 0.4, observed 0.6
+    three = judge_agreement({("a", "a"): 4, ("b", "b"): 2, ("b", "a"): 2, ("c", "b"): 2})
+    assert three.observed == pytest.approx(0.6) and three.kappa == pytest.approx((0.6 - 0.4) / 0.6)
+
+
+def test_judge_agreement_degenerate_tables() -> None:
+    assert judge_agreement({}) == Agreement(items=0, observed=None, kappa=None)
+    assert judge_agreement({(T, T): 0, (F, F): 0}) == Agreement(items=0, observed=None, kappa=None)
+    assert judge_agreement({(F, F): 7}) == Agreement(items=7, observed=1.0, kappa=None)  # one label only: chance is 1
+    opposite = judge_agreement({(T, F): 3, (F, T): 3})
+    assert opposite.observed == 0.0 and opposite.kappa == pytest.approx(-1.0)

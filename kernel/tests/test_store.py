@@ -191,6 +191,17 @@ def test_begin_run_with_changed_tasks_conflicts(store: Store) -> None:
         store.begin_run("r", config, "h", [], {"toy": "def"}, 1)
 
 
+def test_a_plugin_that_adds_results_later_lists_itself_with_the_run_once(store: Store) -> None:
+    begin(store)
+    added = {"name": "review", "distribution": "bench-review", "version": "0.1.0", "builtin": False}
+    assert store.add_run_plugin("r", added) is True
+    assert store.add_run_plugin("r", added) is False  # listed already: left as it is
+    plugins = store.run("r").plugins
+    assert [p["name"] for p in plugins] == ["toy", "review"] and plugins[1]["added_utc"]
+    assert sorted(r["name"] for r in store.db.query("select name from plugins_used where run_id = 'r'")) == ["review", "toy"]
+    assert begin(store) is False  # a resume of the run is not a changed configuration
+
+
 def test_missing_run_names_recent_ones(store: Store) -> None:
     begin(store, "known")
     assert store.run("nope", missing_ok=True) is None

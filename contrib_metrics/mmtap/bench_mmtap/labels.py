@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_kernel import AssistantMessage, ChatRequest, Message, UserMessage
+from bench_kernel import AssistantMessage, ChatRequest, Message, UserMessage, judge_agreement
 
 AGENT_LABELS = ("asks_repeat", "asks_confirmation", "redundant")
 USER_LABELS = ("restates", "agrees")
@@ -136,11 +136,6 @@ def agreement(first: Labels, second: Labels) -> dict[str, dict[str, int]]:
 
 def kappa(cells: Mapping[str, int]) -> tuple[float | None, float | None]:
     """(observed agreement, Cohen's kappa) of a 2x2 table; kappa is None when chance agreement is 1 (one verdict only)."""
-    n = sum(cells.values())
-    if n == 0:
-        return None, None
-    observed = (cells["yes_yes"] + cells["no_no"]) / n
-    first_yes = (cells["yes_yes"] + cells["yes_no"]) / n
-    second_yes = (cells["yes_yes"] + cells["no_yes"]) / n
-    chance = first_yes * second_yes + (1 - first_yes) * (1 - second_yes)
-    return observed, (observed - chance) / (1 - chance) if chance < 1 else None
+    found = judge_agreement({(True, True): cells["yes_yes"], (True, False): cells["yes_no"], (False, True): cells["no_yes"],
+                             (False, False): cells["no_no"]})
+    return found.observed, found.kappa

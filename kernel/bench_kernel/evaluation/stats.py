@@ -1,12 +1,12 @@
-"""Reliability metrics (pass^k, pass@k, flips) with seeded bootstrap confidence intervals."""
+"""Reliability metrics (pass^k, pass@k, flips) with seeded bootstrap confidence intervals, and agreement between judges."""
 
 from __future__ import annotations
 
 import hashlib
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -173,3 +173,31 @@ def flip_summary(outcomes: Sequence[TaskOutcomes]) -> dict[str, int | float]:
         "mixed_share": mixed_tasks / tasks if tasks else 0.0,
         "mean_flip_rate": _mean([task.flip_rate for task in outcomes]) if tasks else 0.0,
     }
+
+
+@attrs.frozen
+class Agreement:
+    """How far two judges agree on the same items: observed agreement and Cohen's kappa."""
+
+    items: int
+    """Items both judges labelled."""
+    observed: float | None
+    """Share of items given the same label; None without items."""
+    kappa: float | None
+    """Cohen's kappa: agreement beyond what the judges' label frequencies give by chance; None without items, or when
+    chance agreement is 1 (both gave one and the same label to every item: kappa is undefined)."""
+
+
+def judge_agreement(table: Mapping[tuple[Any, Any], int]) -> Agreement:
+    """Agreement of two judges from the count of items per (first judge's label, second judge's label)."""
+    n = sum(table.values())
+    if n == 0:
+        return Agreement(items=0, observed=None, kappa=None)
+    observed = sum(count for (a, b), count in table.items() if a == b) / n
+    first: dict[Hashable, int] = {}
+    second: dict[Hashable, int] = {}
+    for (a, b), count in table.items():
+        first[a] = first.get(a, 0) + count
+        second[b] = second.get(b, 0) + count
+    chance = sum((first[label] / n) * (second.get(label, 0) / n) for label in first)
+    return Agreement(items=n, observed=observed, kappa=(observed - chance) / (1 - chance) if chance < 1 else None)

@@ -307,6 +307,23 @@ class Store:
             self.db.table("runs").update(run_id, lease)
         return False
 
+    def add_run_plugin(self, run_id: str, plugin: dict[str, Any]) -> bool:
+        """Record a plugin that stored results of its own for a run after the run (`bench review RUN`); True if new.
+
+        `bench report` builds its sections from the plugins the run lists, so a plugin that adds results later
+        lists itself, with `added_utc`, to have its sections shown. A plugin the run already lists is left as it is.
+        """
+        with self._write():
+            run = self.run(run_id)
+            assert run is not None
+            if any(p["name"] == plugin["name"] for p in run.plugins):
+                return False
+            entry = {**plugin, "added_utc": utc_now()}
+            self.db.execute("update runs set plugins_json = ? where id = ?", [canonical_json([*run.plugins, entry]), run_id])
+            self.db.table("plugins_used").insert({"run_id": run_id, "name": entry["name"], "distribution": entry.get("distribution"),
+                                                  "version": entry.get("version")}, replace=True)
+        return True
+
     def heartbeat(self, run_id: str) -> None:
         """Show that this store's process is still running the run (while it holds the lease)."""
         with self._write():

@@ -1,12 +1,13 @@
 """bench-tau2: tau2-bench results files, exported from our runs and imported (re-scored offline) from theirs,
 and tau2's profile dumped from the user's own tau2 install.
 
-Adds `bench export tau2-results RUN` and `bench import tau2-results FILE` to the kernel's
-`import`/`export` command groups, and the `bench tau2` group with `bench tau2 profile`.
+Adds `bench export tau2-results RUN`, `bench export tau2-submission RUN... -o DIR` and `bench import tau2-results FILE`
+to the kernel's `import`/`export` command groups, and the `bench tau2` group with `bench tau2 profile`.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -15,9 +16,11 @@ import click
 import bench_kernel
 from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
 from bench_tau2.results import TASK_SOURCES, ImportSummary, export_run, import_results
+from bench_tau2.submission import Exported, Submitter, export_submission
 from bench_tau2.tau2_profile import WrittenProfile, make_tau2_profile
 
-__all__ = ["TASK_SOURCES", "ImportSummary", "WrittenProfile", "export_run", "import_results", "make_tau2_profile"]
+__all__ = ["TASK_SOURCES", "Exported", "ImportSummary", "Submitter", "WrittenProfile", "export_run", "export_submission",
+           "import_results", "make_tau2_profile"]
 
 
 @click.command(name="tau2-results")
@@ -84,6 +87,65 @@ def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
         click.echo(text)
 
 
+@click.command(name="tau2-submission")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
+@click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The submission directory to write (submission.json and trajectories/).")
+@click.option("--model-organization", required=True, help="Who developed the model.")
+@click.option("--model-name", help="The model's name on the leaderboard (default: the runs' agent model).")
+@click.option("--submitting-organization", help="Who ran the evaluation (default: the model organization).")
+@click.option("--email", help="Contact email for questions about the submission.")
+@click.option("--contact-name", help="The submitter's name.")
+@click.option("--github", help="The submitter's GitHub user name.")
+@click.option("--reasoning-effort", help="The reasoning effort the model ran with (high, low, none, ...).")
+@click.option("--reference", "references", multiple=True, metavar="TITLE=URL",
+              help="A link to a paper, repository or post (repeatable); custom submissions should link their method.")
+@click.option("--notes", help="Methodology notes added after bench's own.")
+@click.option("--new", "is_new", is_flag=True, help="Ask the leaderboard to highlight the model as new.")
+@click.option("--date", "submission_date", type=click.DateTime(["%Y-%m-%d"]), help="The submission date (default today).")
+@click.option("--force", is_flag=True, help="Replace a submission written into the directory before.")
+@db_option
+def export_submission_command(run_ids: tuple[str, ...], output: Path, model_organization: str, model_name: str | None,
+                              submitting_organization: str | None, email: str | None, contact_name: str | None,
+                              github: str | None, reasoning_effort: str | None, references: tuple[str, ...], notes: str | None,
+                              is_new: bool, submission_date: datetime.datetime | None, force: bool, db_path: str) -> None:
+    """Write tau2-bench's leaderboard submission (submission.json and trajectories) from one run per domain.
+
+    Refuses what the leaderboard refuses (task filters, missing tasks or trials, mixed models, incomplete runs), naming
+    each reason; the methodology is "standard" only with tau2's profile, data and scaffold, else "custom" with the
+    differences named. Check the directory with tau2's own `tau2 submit validate DIR`.
+    """
+    require_db(db_path)
+    pairs = [r.partition("=") for r in references]
+    if any(not title or not sep or not url for title, sep, url in pairs):
+        raise ConfigError("--reference takes TITLE=URL")
+    submitter = Submitter(model_name=model_name, model_organization=model_organization,
+                          submitting_organization=submitting_organization, email=email, contact_name=contact_name,
+                          github=github, reasoning_effort=reasoning_effort, references=[(t, u) for t, _, u in pairs],
+                          notes=notes, is_new=is_new, date=submission_date.date() if submission_date else None)
+    store = Store(db_path)
+    try:
+        exported = export_submission(store, run_ids, output, submitter, force=force)
+    finally:
+        store.close()
+    for line in submission_lines(exported):
+        click.echo(line, err=True)
+
+
+def submission_lines(exported: Exported) -> list[str]:
+    """What `bench export tau2-submission` tells its user: where, which type and why, the figures, what to do next."""
+    submission = exported.submission
+    lines = [f"wrote {exported.directory}/submission.json and {len(exported.files)} trajectory file(s): "
+             f"{submission['submission_type']} submission of {submission['model_name']}"]
+    lines += [f"  custom because: {change}" for change in exported.changes]
+    for domain, results in submission["results"].items():
+        figures = ", ".join(f"pass^{k} {results[f'pass_{k}']:.2f}%" for k in range(1, 5) if f"pass_{k}" in results)
+        lines.append(f"  {domain}: {figures}" + (f", cost {results['cost']:.4f} USD per conversation" if "cost" in results else ""))
+    lines += [f"note: {note}" for note in exported.notes]
+    lines.append(f"check it with tau2's own validator: tau2 submit validate {exported.directory}")
+    return lines
+
+
 @click.group(name="tau2")
 def tau2_group() -> None:
     """tau2-bench's own commands."""
@@ -122,8 +184,8 @@ def profile_lines(written: WrittenProfile) -> list[str]:
 
 @bench_kernel.hookimpl
 def register_commands(cli: click.Group) -> None:
-    """`bench import tau2-results`, `bench export tau2-results` and the `bench tau2` group."""
-    for group, command in (("import", import_tau2), ("export", export_tau2)):
+    """`bench import tau2-results`, `bench export tau2-results`, `bench export tau2-submission` and the `bench tau2` group."""
+    for group, command in (("import", import_tau2), ("export", export_tau2), ("export", export_submission_command)):
         target = cli.commands.get(group)
         if not isinstance(target, click.Group):
             raise ConfigError(f"the bench CLI has no {group!r} command group")
