@@ -67,7 +67,7 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
     tasks, problems = load_tasks(data_dir, options)
     state, notes = state_from_json(read_json(data_dir / "db.json"), str(data_dir / "db.json"))
     hasher = ReferenceHasher(notes)
-    prompts, plan = data_dir / "prompts", policy_plan(settings)
+    prompts, plan = data_dir / "prompts", policy_plan(settings, options.profile)
     return DomainData(
         name=name,
         tasks=tasks,
@@ -88,13 +88,16 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
     )
 
 
-def policy_plan(settings: RetrievalSettings) -> PolicyPlan:
-    """How a variant's policy is made from the prompt files."""
+def policy_plan(settings: RetrievalSettings, profile: Any = None) -> PolicyPlan:
+    """How a variant's policy is made from the prompt files (the dense search's sentence from the profile when it
+    has one for this variant: tau2 writes it in code, so `bench tau2 profile` dumps it)."""
     variant = settings.variant
     dense = None
     if variant.all_tools and variant.embedding_provider and variant.embedding_model:
         dense = (PROVIDERS.get(variant.embedding_provider, variant.embedding_provider), variant.embedding_model)
-    return PolicyPlan(template=variant.template, documents=POLICY_DOCUMENTS[variant.policy], dense=dense)
+    formats = profile.discoverable_formats(NAME) if profile is not None else {}
+    return PolicyPlan(template=variant.template, documents=POLICY_DOCUMENTS[variant.policy], dense=dense,
+                      dense_text=formats.get(f"dense_instructions.{settings.name}"))
 
 
 def _task_policy(prompts: Path, plan: PolicyPlan, kb: KnowledgeBase) -> Callable[[Task], str] | None:

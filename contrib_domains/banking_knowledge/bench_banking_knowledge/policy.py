@@ -49,6 +49,8 @@ class PolicyPlan:
     """"none", "all" (the full knowledge base) or "required" (each task's documents)."""
     dense: tuple[str, str] | None = None
     """(provider, model) of the dense search, for templates that describe it."""
+    dense_text: str | None = None
+    """The profile's sentence for it (tau2's, under tau2's profile), instead of ours."""
 
 
 def read_template(prompts: Path, stem: str) -> str:
@@ -105,7 +107,7 @@ def build_policy(prompts: Path, plan: PolicyPlan, documents: Sequence[DocumentLi
     elif plan.documents == "required":
         text = with_required_documents(text, documents, (getattr(task, "required_documents", None) or []))
     if plan.dense is not None:
-        text = text.replace(DENSE_INSTRUCTIONS, dense_instructions(*plan.dense))
+        text = text.replace(DENSE_INSTRUCTIONS, plan.dense_text if plan.dense_text is not None else dense_instructions(*plan.dense))
     if not text.strip():
         raise ConfigError(f"the policy of template {plan.template!r} is empty")
     return text

@@ -20,7 +20,7 @@ from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import Registry, collect, get_plugin_manager
-from bench_kernel.profiles.profile import Profile
+from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.serialization import structure
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
@@ -64,6 +64,7 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         vocabulary=task_vocabulary(registry),
         retrieval=config.retrieval,
         retrieval_options={k: str(v) for k, v in (config.retrieval_options or {}).items()},
+        profile=load_profile(config.profile),
     )
     plugin = registry.origin("domain", name)
     where = config.tasks_file or config.data_dir or f"the {plugin} plugin's packaged suite"

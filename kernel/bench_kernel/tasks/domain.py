@@ -37,6 +37,8 @@ class DomainOptions:
     """The knowledge-retrieval variant asked for (`--retrieval`), for domains whose agent searches a knowledge base."""
     retrieval_options: Mapping[str, str] = attrs.field(factory=dict, converter=lambda m: dict(sorted(dict(m).items())))
     """Settings of that variant (`--retrieval-option KEY=VALUE`: top_k, grep_top_k, ...)."""
+    profile: Any = None
+    """The run's `Profile`, for domains that assemble texts the model sees from it (None: bench's own applies)."""
 
 
 @attrs.frozen(kw_only=True)

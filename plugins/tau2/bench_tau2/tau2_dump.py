@@ -297,9 +297,21 @@ def knowledge_tools() -> dict[str, Any]:
     agent = [schemas[name] for name in merged_order(orders)]
     user = [tool.openai_schema for tool in _tools_of(bk.KnowledgeUserTools).values()]
     discoverable = {"agent": _discoverable_texts(bk, bk.KnowledgeTools), "user": _discoverable_texts(bk, bk.KnowledgeUserTools),
-                    "formats": discovery_formats(bk)}
+                    "formats": {**discovery_formats(bk), **dense_instructions()}}
     json.dumps([agent, user, discoverable])
     return {"agent": agent, "user": user, "discoverable": discoverable}
+
+
+def dense_instructions() -> dict[str, str]:
+    """The sentence tau2's policy gives the dense search, per variant that has one (tau2 writes it in code)."""
+    from tau2.domains.banking_knowledge import retrieval
+
+    found = {}
+    for name in sorted(retrieval.RETRIEVAL_VARIANTS):
+        variant = retrieval.resolve_variant(name)
+        if variant.kb_search_bm25 is not None and variant.kb_search_dense is not None:
+            found[f"dense_instructions.{name}"] = retrieval.format_all_tools_dense_instructions(variant)
+    return found
 
 
 def _tools_of(toolkit: Any) -> dict[str, Any]:
