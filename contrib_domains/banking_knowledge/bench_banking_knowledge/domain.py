@@ -82,6 +82,7 @@ def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> Domai
         tool_results="tau2",  # tool messages exactly as tau2 renders them
         failed_gold_actions_scored=True,  # tau2 swallows a failing gold action and scores against what is left
         retrieval=settings.name,
+        agent_data_patch=table_patches,
         model_roles=settings.model_roles(),
         source=str(data_dir),
         task_problems=tuple(problems),
@@ -127,19 +128,22 @@ def load_tasks(data_dir: Path, options: DomainOptions) -> tuple[list[Task], list
     owned = [ext.location for ext in options.vocabulary.extensions] if options.vocabulary else []
     cleaned = [lenient_task_json(item, problems, owned) for item in items]
     tasks = structure_tasks(cleaned, options.vocabulary, source=source, sources=sources)
-    where = sources or [source] * len(tasks)
-    return [with_table_patches(task, file) for task, file in zip(tasks, where, strict=True)], problems
+    for task, file in zip(tasks, sources or [source] * len(tasks), strict=True):
+        _check_table_patches(task, file)
+    return tasks, problems
 
 
-def with_table_patches(task: Task, source: str) -> Task:
-    """tau2's `{table: {"data": {id: fields}}}` patches as the kernel's `{table: {id: fields}}` (notes are never patched)."""
+def _check_table_patches(task: Task, source: str) -> None:
     init = task.initial_state
-    if init is None or init.initialization_data is None or not init.initialization_data.agent_data:
-        return task
-    patch = init.initialization_data.agent_data
-    tables = {table: _table_records(source, table, body) for table, body in patch.items()}
-    data = attrs.evolve(init.initialization_data, agent_data=tables)
-    return attrs.evolve(task, initial_state=attrs.evolve(init, initialization_data=data))
+    if init is not None and init.initialization_data is not None and init.initialization_data.agent_data:
+        for table, body in init.initialization_data.agent_data.items():
+            _table_records(source, table, body)
+
+
+def table_patches(agent_data: Mapping[str, Any]) -> dict[str, Any]:
+    """tau2's `{table: {"data": {id: fields}}}` patches as the kernel's `{table: {id: fields}}` (notes are never
+    patched); the tasks keep tau2's spelling, so an exported task is the file's own."""
+    return {table: dict((body or {}).get("data") or {}) for table, body in agent_data.items()}
 
 
 def _table_records(source: str, table: str, body: Any) -> dict[str, Any]:

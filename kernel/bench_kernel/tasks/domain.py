@@ -59,6 +59,10 @@ class DomainData:
     """The agent's policy for one task, when it depends on the task (e.g. the documents a task needs, given up front)."""
     retrieval: str | None = None
     """The knowledge-retrieval variant the data was loaded for (part of the run's identity and header)."""
+    agent_data_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Turns a task's `initialization_data.agent_data`, as the domain's task files spell it, into the kernel's
+    {table: {record id: partial record}} patch (tau2's banking_knowledge nests records under "data"). Tasks keep
+    their own spelling, so exported tasks are the files' own."""
     model_roles: tuple[str, ...] = ()
     """Model roles the domain's tools call (e.g. "embeddings" for dense retrieval, "reranker"): a run refuses to start
     without a model for each."""
@@ -219,7 +223,7 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     if data.advance is not None:
         env.advance = data.advance
     if task is not None and task.initial_state is not None:
-        apply_initial_state(env, task)
+        apply_initial_state(env, task, agent_patch=data.agent_data_patch)
     return env
 
 
@@ -231,12 +235,15 @@ def _user_toolkit(data: DomainData, agent_state: State, context: ToolContext) ->
     return data.user_toolkit(data.user_state.fork(), context=context) if data.user_state is not None else None
 
 
-def apply_initial_state(env: Environment, task: Task) -> None:
-    """Apply initialization data, actions and the replay of a task's message history."""
+def apply_initial_state(env: Environment, task: Task, *,
+                        agent_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None) -> None:
+    """Apply initialization data (agent data through `agent_patch` when the domain spells it its own way), actions
+    and the replay of a task's message history."""
     init = task.initial_state
     assert init is not None
     if init.initialization_data is not None:
-        _patch(env.agent_tools, init.initialization_data.agent_data)
+        agent_data = init.initialization_data.agent_data
+        _patch(env.agent_tools, agent_patch(agent_data) if agent_patch is not None and agent_data else agent_data)
         _patch(env.user_tools, init.initialization_data.user_data)
     for action in init.initialization_actions or []:
         env.run_function(action)
@@ -244,7 +251,7 @@ def apply_initial_state(env: Environment, task: Task) -> None:
     env.sync(env)
 
 
-def _patch(toolkit: Toolkit | None, patch: dict[str, Any] | None) -> None:
+def _patch(toolkit: Toolkit | None, patch: Mapping[str, Any] | None) -> None:
     if patch:
         if toolkit is None:
             raise ConfigError("initialization data for a side that has no toolkit")
