@@ -47,6 +47,13 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
         "profiler": (),
         "judge_system": (),
         "judge_user": ("transcript", "statements"),
+        "knowledge_no_results": (),
+        "knowledge_no_matches": ("pattern",),
+        "knowledge_rerank": ("query", "document"),
+        "knowledge_shell_blocked": ("reason",),
+        "knowledge_shell_timeout": ("seconds",),
+        "knowledge_shell_no_matches": (),
+        "knowledge_shell_failed": ("code",),
     }.items()
 }
 """The texts every LLM participant of bench knows, and the placeholders each may use; a plugin may add its own keys."""
