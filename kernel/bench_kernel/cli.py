@@ -205,6 +205,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--model-option", "model_options", multiple=True, callback=_key_values,
               help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.")
 @click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
+@click.option("--no-speech-cache", is_flag=True,
+              help="Synthesise and recognise every spoken turn anew (by default each text is spoken once per engine and "
+                   "voice, and each recording recognised once, for every arm, noise level, trial and resume of the run).")
 @click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
@@ -271,8 +274,8 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)
-    renames = {"no_baseline": ("baseline", lambda v: not v), "plugins": ("plugins", lambda v: list(v) or None),
-               "task_ids": ("task_ids", lambda v: list(v) or None)}
+    renames = {"no_baseline": ("baseline", lambda v: not v), "no_speech_cache": ("speech_cache", lambda v: not v),
+               "plugins": ("plugins", lambda v: list(v) or None), "task_ids": ("task_ids", lambda v: list(v) or None)}
     for key, value in given.items():
         if key.startswith(ROLE_PREFIXES):
             continue

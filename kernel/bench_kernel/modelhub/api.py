@@ -88,7 +88,9 @@ class Audio:
     sample_rate: int
     format: str = "wav"
     latency_ms: int | None = None
-    """How long the engine took to produce it."""
+    """How long the engine took to produce it (0 when the run's speech cache answered)."""
+    cached: bool = False
+    """Answered from the run's speech cache: no engine ran for this request."""
 
 
 @attrs.frozen(kw_only=True)
@@ -107,6 +109,8 @@ class Transcription:
     text: str
     latency_ms: int | None = None
     raw: Mapping[str, Any] | None = None
+    cached: bool = False
+    """Answered from the run's speech cache (the same recording was recognised before): no engine ran."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,7 +1,9 @@
-"""A run's access to models: one client per endpoint, a response cache, the call ledger and the cost cap."""
+"""A run's access to models: one client per endpoint, a response cache, a speech cache, the call ledger and the cost cap."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hashlib
 import json
 import re
@@ -92,6 +94,40 @@ def request_key(config: ModelConfig, request: ChatRequest) -> str:
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
+def speech_key(config: ModelConfig, request: SpeechRequest | TranscriptionRequest) -> str:
+    """The speech cache's key: engine and voice (or recogniser model), the role's options and the request; a recording
+    to transcribe counts by its sha256, so only the very same samples (noise included) are recognised once."""
+    if isinstance(request, TranscriptionRequest):
+        audio = request.audio
+        body: dict[str, Any] = {"audio_sha256": hashlib.sha256(audio.data).hexdigest(), "format": audio.format,
+                                "sample_rate": audio.sample_rate, "language": request.language}
+    else:
+        body = {"text": request.text, "voice": request.voice}
+    payload = {"kind": "asr" if isinstance(request, TranscriptionRequest) else "tts", "endpoint": config.endpoint_key(),
+               "options": config.options, "sampling": config.sampling, "request": {**body, "options": dict(request.options)}}
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+def _audio_json(audio: Audio) -> str:
+    return json.dumps({"data": base64.b64encode(audio.data).decode("ascii"), "sample_rate": audio.sample_rate,
+                       "format": audio.format})
+
+
+def _audio_from_json(text: str) -> Audio:
+    data = json.loads(text)
+    return Audio(data=base64.b64decode(data["data"]), sample_rate=data["sample_rate"], format=data["format"],
+                 latency_ms=0, cached=True)
+
+
+def _transcription_json(transcription: Transcription) -> str:
+    return canonical_json({"text": transcription.text, "raw": unstructure(transcription.raw)})
+
+
+def _transcription_from_json(text: str) -> Transcription:
+    data = json.loads(text)
+    return Transcription(text=data["text"], raw=data["raw"], latency_ms=0, cached=True)
+
+
 @attrs.define
 class ModelHub:
     """Everything model-related that the conversations of one run share."""
@@ -108,9 +144,14 @@ class ModelHub:
     """Conversations the run holds in flight: the default limit of an endpoint is this times the roles sharing it."""
     max_in_flight: int | None = None
     """--max-in-flight: the limit of every endpoint none of whose roles sets max_concurrency."""
+    speech_cache: bool = True
+    """Keep synthesised speech and transcriptions in the store (`speech_key`), so every arm, noise level, trial and
+    resume of the run reuses them; off with --no-speech-cache."""
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
     _by_role: dict[str, AnyClient] = attrs.field(factory=dict, init=False)
     """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
+    _speaking: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict, init=False)
+    """Speech requests in flight by key: a conversation asking for one waits for it rather than asking the engine too."""
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -221,30 +262,70 @@ class ModelHub:
         return response
 
     async def synthesize(self, role: str, request: SpeechRequest, ledger: Sink) -> Audio:
-        """Speech for a `tts` role; ledgered (never cached: audio is large and engines are local)."""
-        return await self._other(role, "tts", ledger, lambda: self.typed_client(role, SpeechClient).synthesize(request))
+        """Speech for a `tts` role: from the speech cache when this engine and voice said the text before; ledgered."""
+        def call() -> Awaitable[Audio]:
+            return self.typed_client(role, SpeechClient).synthesize(request)
+        if not self.speech_cache:
+            return await self._other(role, "tts", ledger, call)
+        return await self._reused(role, "tts", speech_key(self.config(role), request), ledger, call,
+                                  _audio_json, _audio_from_json)
 
     async def transcribe(self, role: str, request: TranscriptionRequest, ledger: Sink) -> Transcription:
-        """A transcription for an `asr` role; ledgered."""
-        return await self._other(role, "asr", ledger, lambda: self.typed_client(role, TranscriptionClient).transcribe(request))
+        """A transcription for an `asr` role: from the speech cache when this recogniser heard the same recording; ledgered."""
+        def call() -> Awaitable[Transcription]:
+            return self.typed_client(role, TranscriptionClient).transcribe(request)
+        if not self.speech_cache:
+            return await self._other(role, "asr", ledger, call)
+        return await self._reused(role, "asr", speech_key(self.config(role), request), ledger, call,
+                                  _transcription_json, _transcription_from_json)
+
+    async def _reused(self, role: str, kind: str, key: str, ledger: Sink, call: Callable[[], Awaitable[R]],
+                      dump: Callable[[R], str], load: Callable[[str], R]) -> R:
+        """The answer stored under key (this run, any process, any earlier attempt), or the one being made for another
+        conversation, or the engine's (then stored, committed with the loop's turn so a killed run keeps it)."""
+        self._check_budget()
+        while (pending := self._speaking.get(key)) is not None:
+            text = await asyncio.shield(pending)
+            if text is not None:  # None: that call failed, and this conversation asks for itself
+                return self._hit(role, kind, key, ledger, load(text))
+        stored = self.store.cache_get(key) if self.store is not None else None
+        if stored is not None:
+            return self._hit(role, kind, key, ledger, load(stored))
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._speaking[key] = future
+        text = None
+        try:
+            result = await self._other(role, kind, ledger, call, key)
+            text = dump(result)
+            if self.store is not None:
+                self.store.cache_put(key, text)
+            return result
+        finally:
+            del self._speaking[key]
+            future.set_result(text)
+
+    def _hit(self, role: str, kind: str, key: str, ledger: Sink, result: R) -> R:
+        _record(ledger, LedgerEntry(role=role, model=self.config(role).model, request_hash=key, prompt_tokens=None,
+                                    completion_tokens=None, latency_ms=0, cost=0.0, cached=True, attempts=0, kind=kind))
+        return result
 
     async def embed(self, role: str, request: EmbeddingRequest, ledger: Sink) -> Embeddings:
         """Embeddings for an `embeddings` role; ledgered."""
         return await self._other(role, "embeddings", ledger, lambda: self.typed_client(role, EmbeddingClient).embed(request))
 
-    async def _other(self, role: str, kind: str, ledger: Sink, call: Callable[[], Awaitable[R]]) -> R:
+    async def _other(self, role: str, kind: str, ledger: Sink, call: Callable[[], Awaitable[R]], key: str | None = None) -> R:
         self._check_budget()
         config = self.config(role)
         started = time.perf_counter()
         try:
             result = await call()
         except ModelError as exc:
-            _record(ledger, _failed(role, config, kind, started, redact_exception(exc)))
+            _record(ledger, _failed(role, config, kind, started, redact_exception(exc), key))
             raise
         tokens = getattr(result, "prompt_tokens", None)
         cost = cost_of(self.prices, config.model, tokens or 0, 0)
         self.spent += cost or 0.0
-        _record(ledger, LedgerEntry(role=role, model=config.model, request_hash=None, prompt_tokens=tokens,
+        _record(ledger, LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=tokens,
                                     completion_tokens=None, latency_ms=int(1000 * (time.perf_counter() - started)),
                                     cost=cost, cached=False, kind=kind))
         return result

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
-                  "executor_options", "workers", "allow_broken_tasks")
+                  "executor_options", "workers", "allow_broken_tasks", "speech_cache")
 OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep",
                      "exposure", "retrieval", "retrieval_options")
 
@@ -83,6 +83,9 @@ class RunConfig:
     """Requests in flight per endpoint at most, for endpoints whose roles set no max_concurrency (default: concurrency x roles)."""
     run_timeout_s: float | None = None
     cache: bool = False
+    speech_cache: bool = True
+    """Synthesise each text once per engine and voice, and recognise each recording once, for the whole run (every arm,
+    noise level, trial and resume), keeping both in the results database; --no-speech-cache turns it off."""
     max_cost: float | None = None
     prices: dict[str, Price] = attrs.field(factory=dict)
     executor: str = "local"

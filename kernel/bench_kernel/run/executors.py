@@ -167,7 +167,9 @@ class Outbox:
 
     def __init__(self, send: Callable[[Message], None], store_path: str | None, cache: bool) -> None:
         self.send = send
-        self.reader: Store | None = open_store_for_reading(store_path) if cache and store_path else None
+        self.cache_path = store_path if cache else None
+        self.reader: Store | None = None
+        """Opened at the first cache read: a run that never reads the cache (no --cache, no speech) opens nothing."""
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
         """Send a model call to the writer as soon as it is made."""
@@ -179,8 +181,12 @@ class Outbox:
         self.send(("done", result.conversation_id, result, list(metrics), list(plugin_rows)))
 
     def cache_get(self, key: str) -> str | None:
-        """A cached response from the results database (read only)."""
-        return self.reader.cache_get(key) if self.reader is not None else None
+        """A cached response (or speech) from the results database (read only)."""
+        if self.cache_path is None:
+            return None
+        if self.reader is None:
+            self.reader = open_store_for_reading(self.cache_path)
+        return self.reader.cache_get(key)
 
     def cache_put(self, key: str, response_json: str) -> None:
         """Send a response to cache to the writer."""
@@ -204,7 +210,8 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     profile = spec.profile or load_profile(config.profile)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}), store=store,
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
-                      spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight)
+                      spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight,
+                      speech_cache=config.speech_cache)
     return RunContext(run_id=spec.run_id, config=config, data=data, agent=parts.agent, user=parts.user,
                       baseline_agent=parts.baseline_agent, baseline_user=parts.baseline_user, judge=parts.judge,
                       metrics=parts.metrics, registry=registry, store=store, models=models, channel=parts.channel,
@@ -237,7 +244,7 @@ def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: 
 
 async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[Message]], None], stop: Any) -> None:
     batch: list[Message] = []
-    outbox = Outbox(batch.append, spec.store_path, spec.config.cache)
+    outbox = Outbox(batch.append, spec.store_path, spec.config.cache or spec.config.speech_cache)
     ctx = worker_context(spec, [u.task for u in units], outbox)
 
     def flush() -> None:

@@ -105,7 +105,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
-                      concurrency=config.concurrency, max_in_flight=config.max_in_flight)
+                      concurrency=config.concurrency, max_in_flight=config.max_in_flight, speech_cache=config.speech_cache)
     for limit in models.throttled():
         log.warning("model.in_flight_below_concurrency", endpoint=limit.endpoint, roles=limit.roles,
                     max_in_flight=limit.limit, concurrency=config.concurrency, source=limit.source)
