@@ -389,7 +389,8 @@ def print_table(results: dict[str, dict[str, list[dict[str, Any]]]], args: argpa
     widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
     for r in table:
         print("  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(r)))
-    print(f"\nmedian of {args.repeat} fresh processes per cell; 'a / b' = engine calls / speech-cache hits")
+    repeats = max(len(runs) for side in results.values() for runs in side.values())
+    print(f"\nmedian of {repeats} fresh processes per cell; 'a / b' = engine calls / speech-cache hits")
     for note in same_results(results):
         print(note)
 

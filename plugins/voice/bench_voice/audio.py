@@ -1,7 +1,9 @@
-"""Audio helpers without numpy: WAV in and out, white noise at a signal-to-noise ratio, and word error rate.
+"""Audio helpers: WAV in and out, white noise at a signal-to-noise ratio, and word error rate.
 
 Noise is drawn from `random.Random(seed)` (the seed derives from the conversation and the turn), so
-the same conversation hears the same noise every time.
+the same conversation hears the same noise every time. Without numpy each sample costs a Python
+`gauss` call (about 0.65 s of CPU for the 54 s opening of a telecom call); with numpy (which the
+engines bring) the same samples come out about ten times faster (`_noisy_with_numpy`).
 """
 
 from __future__ import annotations
@@ -60,9 +62,50 @@ def with_noise(pcm: Pcm, snr_db: float, seed: int) -> Pcm:
     if power == 0:
         return pcm
     sigma = math.sqrt(power / (10 ** (snr_db / 10)))
+    try:
+        import numpy  # noqa: F401 - only whether it is there
+    except ImportError:
+        return Pcm(_noisy_in_python(pcm.samples, sigma, seed), pcm.rate)
+    return Pcm(_noisy_with_numpy(pcm.samples, sigma, seed), pcm.rate)
+
+
+def _noisy_in_python(samples: array.array, sigma: float, seed: int) -> array.array:
+    """The definition: each sample plus `Random(seed).gauss(0.0, sigma)`, truncated and clipped to 16 bits."""
     rng = Random(seed)
-    noisy = array.array("h", (max(-32768, min(32767, int(s + rng.gauss(0.0, sigma)))) for s in pcm.samples))
-    return Pcm(noisy, pcm.rate)
+    return array.array("h", (max(-32768, min(32767, int(s + rng.gauss(0.0, sigma)))) for s in samples))
+
+
+NEAR_INTEGER = 1e-6
+"""numpy's cos, sin and log may differ from the C library's in the last bits (a relative 1e-15 at most, so at most
+1e-10 on a noisy sample); a sample that close to an integer could truncate the other way, so it is computed again
+exactly as `_noisy_in_python` does."""
+
+
+def _noisy_with_numpy(samples: array.array, sigma: float, seed: int) -> array.array:
+    """The same samples as `_noisy_in_python`, drawn with numpy.
+
+    `Random.gauss` draws two uniforms from the Mersenne Twister per pair of samples (Box-Muller: the first sample of a
+    pair gets the cosine, the second the sine); numpy's legacy MT19937, given `Random(seed)`'s state, draws the very same
+    uniforms. Only cos, sin and log are numpy's own, hence the exact second pass near integers.
+    """
+    import numpy as np
+
+    n = len(samples)
+    state = Random(seed).getstate()[1]
+    twister = np.random.RandomState()
+    twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1], 0, 0.0))
+    uniforms = twister.random_sample(2 * ((n + 1) // 2))
+    angle, radius = uniforms[0::2] * math.tau, np.sqrt(-2.0 * np.log(1.0 - uniforms[1::2]))
+    gauss = np.empty(len(uniforms))
+    gauss[0::2], gauss[1::2] = np.cos(angle) * radius, np.sin(angle) * radius
+    noisy = np.frombuffer(samples, dtype=np.int16).astype(np.float64) + (0.0 + gauss[:n] * sigma)
+    out = np.clip(np.trunc(noisy), -32768, 32767).astype(np.int16)
+    for i in np.flatnonzero(np.abs(noisy - np.round(noisy)) < NEAR_INTEGER).tolist():
+        pair = 2 * (i // 2)
+        x2pi, g2rad = float(uniforms[pair]) * math.tau, math.sqrt(-2.0 * math.log(1.0 - float(uniforms[pair + 1])))
+        z = (math.cos(x2pi) if i % 2 == 0 else math.sin(x2pi)) * g2rad
+        out[i] = max(-32768, min(32767, int(samples[i] + (0.0 + z * sigma))))
+    return array.array("h", out.tobytes())
 
 
 def digest(data: bytes) -> str:

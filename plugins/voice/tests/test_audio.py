@@ -36,3 +36,26 @@ def test_word_error_rate_on_canonical_words() -> None:
     assert word_error_rate("cancel booking ZQ51", "cancel looking ZQ51") == pytest.approx(1 / 5)  # cancel booking zq 5 1
     assert word_error_rate("", "") == 0.0 and word_error_rate("", "noise") == 1.0
     assert word_error_rate("yes", "") == 1.0
+
+
+@pytest.mark.parametrize("snr_db", [20.0, -2.0, -30.0])  # -30 dB clips most samples
+@pytest.mark.parametrize("length", [1, 2, 1001, 16000])
+def test_numpy_draws_the_very_same_noise_as_random_gauss(snr_db: float, length: int) -> None:
+    """The noise stays exactly what `Random(seed).gauss` gives (what every run before numpy heard), sample for sample."""
+    pytest.importorskip("numpy", reason="numpy is not installed (the engines bring it): only the pure Python noise runs")
+    from bench_voice.audio import _noisy_in_python, _noisy_with_numpy
+
+    samples = tone().samples[:length]
+    for seed in (7, 123_456_789, 2**40 + 3):
+        sigma = math.sqrt(max(1.0, sum(s * s for s in samples) / length) / 10 ** (snr_db / 10))
+        assert _noisy_with_numpy(samples, sigma, seed) == _noisy_in_python(samples, sigma, seed)
+
+
+def test_noise_near_an_integer_is_computed_again_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the margin widened to every sample, the second pass alone computes them all: still the same samples."""
+    pytest.importorskip("numpy", reason="numpy is not installed (the engines bring it): only the pure Python noise runs")
+    from bench_voice import audio
+
+    monkeypatch.setattr(audio, "NEAR_INTEGER", 1.0)
+    samples = tone().samples[:999]
+    assert audio._noisy_with_numpy(samples, 300.0, 11) == audio._noisy_in_python(samples, 300.0, 11)
