@@ -15,6 +15,7 @@ import math
 import re
 import wave
 from random import Random
+from types import ModuleType
 
 import attrs
 
@@ -58,15 +59,26 @@ def write_wav(pcm: Pcm) -> bytes:
 
 def with_noise(pcm: Pcm, snr_db: float, seed: int) -> Pcm:
     """The recording with white noise added so that signal power / noise power = 10^(snr_db/10)."""
-    power = sum(s * s for s in pcm.samples) / max(1, len(pcm.samples))
+    np = _numpy()
+    if np is None:
+        energy = sum(s * s for s in pcm.samples)
+    else:
+        wide = np.frombuffer(pcm.samples, dtype=np.int16).astype(np.int64)
+        energy = int(wide @ wide)  # an exact integer, as the sum above (no overflow below 2^33 samples)
+    power = energy / max(1, len(pcm.samples))
     if power == 0:
         return pcm
     sigma = math.sqrt(power / (10 ** (snr_db / 10)))
+    noisy = _noisy_in_python(pcm.samples, sigma, seed) if np is None else _noisy_with_numpy(pcm.samples, sigma, seed)
+    return Pcm(noisy, pcm.rate)
+
+
+def _numpy() -> ModuleType | None:
     try:
-        import numpy  # noqa: F401 - only whether it is there
+        import numpy
     except ImportError:
-        return Pcm(_noisy_in_python(pcm.samples, sigma, seed), pcm.rate)
-    return Pcm(_noisy_with_numpy(pcm.samples, sigma, seed), pcm.rate)
+        return None
+    return numpy
 
 
 def _noisy_in_python(samples: array.array, sigma: float, seed: int) -> array.array:

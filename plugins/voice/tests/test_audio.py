@@ -59,3 +59,12 @@ def test_noise_near_an_integer_is_computed_again_exactly(monkeypatch: pytest.Mon
     monkeypatch.setattr(audio, "NEAR_INTEGER", 1.0)
     samples = tone().samples[:999]
     assert audio._noisy_with_numpy(samples, 300.0, 11) == audio._noisy_in_python(samples, 300.0, 11)
+
+
+def test_without_numpy_the_noise_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench_voice import audio
+
+    pcm = tone()
+    with_numpy = with_noise(pcm, -2.0, seed=5)
+    monkeypatch.setattr(audio, "_numpy", lambda: None)
+    assert with_noise(pcm, -2.0, seed=5).samples == with_numpy.samples
