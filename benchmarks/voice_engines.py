@@ -46,9 +46,12 @@ SENTENCES = [
     "The speed test says excellent, thank you very much for your help.",
 ]
 LEVELS = (20.0, -2.0)
-"""The noise levels of the paired run, as `--snr` parses them (the second arm is named snr_db=-2.0)."""
+"""The noise levels of the paired run, as `--snr` parses them."""
+SECOND_ARM = f"snr_db={json.dumps(LEVELS[1])}"
 KILL_AFTER = 2
 """Voice conversations stored before the resume measurement kills its run."""
+Results = dict[str, dict[str, list[dict[str, Any]]]]
+"""{side: {measurement: [figures of each repeat]}}."""
 
 
 # --------------------------------------------------------------------------- measurements (each in its own process)
@@ -256,14 +259,14 @@ def child(kind: str, args: argparse.Namespace, pythonpath: str | None) -> dict[s
         return json.loads(Path(out.name).read_text())
 
 
-def collect(args: argparse.Namespace) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def collect(args: argparse.Namespace) -> Results:
     """{side: {measurement: [result per repeat]}}, the sides interleaved so a busy spell hits both."""
     sides = ["before", "after"] if args.only is None else [args.only]
     results: dict[str, dict[str, list[dict[str, Any]]]] = {side: {} for side in sides}
     with tempfile.TemporaryDirectory() as folder:
         paths = {"before": before_source(args.before, Path(folder)) if "before" in sides else None, "after": None}
         for _ in range(args.repeat):
-            for kind in ("engines", "conversations", "paired", "resume"):
+            for kind in args.measurements.split(","):
                 for side in sides:
                     print(f"  {side}: {kind} ...", file=sys.stderr, flush=True)
                     results[side].setdefault(kind, []).append(child(kind, args, paths[side]))
@@ -322,53 +325,79 @@ def outcomes(store: dict[str, Any]) -> dict[str, Any]:
             for arm, slot in store.items()}
 
 
-def rows(results: dict[str, dict[str, list[dict[str, Any]]]], args: argparse.Namespace) -> list[tuple[str, ...]]:
-    """The table's rows: a label and one cell per side."""
-    sides = list(results)
-    second = f"snr_db={json.dumps(LEVELS[1])}"
-    out: list[tuple[str, ...]] = []
+class Table:
+    """Rows of a label and one cell per side: the median over the repeats of one figure of one measurement."""
 
-    def row(label: str, kind: str, pick: Callable[[dict[str, Any]], Any], fmt: str = "{:.2f}") -> None:
-        out.append((label, *(cell(median(results[s][kind], pick), fmt) for s in sides)))
+    def __init__(self, results: Results) -> None:
+        self.results = results
+        self.rows: list[tuple[str, ...]] = []
 
-    def section(title: str) -> None:
-        out.append((title, *[""] * len(sides)))
+    def section(self, title: str) -> None:
+        """A heading row."""
+        self.rows.append((title, *[""] * len(self.results)))
 
-    section(f"engines, {args.utterances} utterances")
-    row("  TTS CPU s / utterance (piper joe)", "engines", lambda r: r["tts"]["cpu"], "{:.3f}")
-    row("  ASR CPU s / utterance, one at a time", "engines", lambda r: r["asr"]["cpu"], "{:.3f}")
-    row("  ASR CPU s / utterance, two at once", "engines", lambda r: r["asr_pairs"]["cpu"], "{:.3f}")
-    row("  ASR wall s / utterance, two at once", "engines", lambda r: r["asr_pairs"]["wall"], "{:.3f}")
-    row("  clean WER", "engines", lambda r: r["wer"], "{:.3f}")
-    n = args.conversations
-    section(f"{n} telecom voice conversations (oracle, clean)")
-    row("  CPU s / conversation", "conversations", lambda r: r["cpu"] / n, "{:.1f}")
-    row("  wall s / conversation", "conversations", lambda r: r["wall"] / n, "{:.1f}")
-    row("  syntheses / TTS hits", "conversations", lambda r: engine_calls(r["store"], ["agent"], "tts"), "{:g}")
-    row("  recognitions / ASR hits", "conversations", lambda r: engine_calls(r["store"], ["agent"], "asr"), "{:g}")
-    row("  WER", "conversations", lambda r: mean_wer(r["store"], ["agent"]), "{:.3f}")
-    section(f"paired run, {args.tasks} telecom tasks at {LEVELS[0]:g} and {LEVELS[1]:g} dB (listening oracle)")
-    row("  CPU s / voice conversation", "paired", lambda r: r["cpu"] / voice_conversations(r["store"]), "{:.1f}")
-    row("  wall s / voice conversation", "paired", lambda r: r["wall"] / voice_conversations(r["store"]), "{:.1f}")
-    for arm, label in (("agent", f"{LEVELS[0]:g} dB"), (second, f"{LEVELS[1]:g} dB")):
-        row(f"  syntheses / TTS hits at {label}", "paired", lambda r, a=arm: engine_calls(r["store"], [a], "tts"), "{:g}")
-        row(f"  recognitions / ASR hits at {label}", "paired", lambda r, a=arm: engine_calls(r["store"], [a], "asr"), "{:g}")
-        row(f"  WER at {label}", "paired", lambda r, a=arm: mean_wer(r["store"], [a]), "{:.3f}")
-        row(f"  pass^1 at {label}", "paired", lambda r, a=arm: pass_rate(r["store"], a), "{:.2f}")
-    row("  pass^1 text arm", "paired", lambda r: pass_rate(r["store"], "text"), "{:.2f}")
-    section(f"the paired run killed after {KILL_AFTER} voice conversations, then resumed")
-    voice = ["agent", second]
-    row("  syntheses / TTS hits before the kill", "resume", lambda r: engine_calls(r["killed"], voice, "tts"), "{:g}")
-    row("  syntheses / TTS hits in the resume", "resume", lambda r: tuple(
-        a - b for a, b in zip(engine_calls(r["resumed"], voice, "tts"), engine_calls(r["killed"], voice, "tts"), strict=True)),
-        "{:g}")
-    row("  texts synthesised more than once", "resume", lambda r: calls(r["resumed"], voice, "tts") - len(
-        {t[0] for arm in voice for c in r["resumed"].get(arm, {}).get("conversations", {}).values() for t in c["turns"]}), "{:g}")
-    row("  CPU s of the killed run / of the resume", "resume", lambda r: (r["cpu_killed"], r["cpu_resume"]), "{:.1f}")
-    return out
+    def row(self, label: str, kind: str, pick: Callable[[dict[str, Any]], Any], fmt: str = "{:.2f}") -> None:
+        """One figure on every side."""
+        self.rows.append((f"  {label}", *(cell(median(side.get(kind, []), pick), fmt) for side in self.results.values())))
 
 
-def same_results(results: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
+def engine_rows(table: Table, settings: dict[str, Any]) -> None:
+    """Seconds per utterance."""
+    table.section(f"engines, {settings['utterances']} utterances")
+    table.row("TTS CPU s / utterance (piper joe)", "engines", lambda r: r["tts"]["cpu"], "{:.3f}")
+    table.row("ASR CPU s / utterance, one at a time", "engines", lambda r: r["asr"]["cpu"], "{:.3f}")
+    table.row("ASR CPU s / utterance, two at once", "engines", lambda r: r["asr_pairs"]["cpu"], "{:.3f}")
+    table.row("ASR wall s / utterance, two at once", "engines", lambda r: r["asr_pairs"]["wall"], "{:.3f}")
+    table.row("clean WER", "engines", lambda r: r["wer"], "{:.3f}")
+
+
+def conversation_rows(table: Table, settings: dict[str, Any]) -> None:
+    """The issue's figure: clean telecom voice conversations."""
+    n = settings["conversations"]
+    table.section(f"{n} telecom voice conversations (oracle, clean)")
+    table.row("CPU s / conversation", "conversations", lambda r: r["cpu"] / n, "{:.1f}")
+    table.row("wall s / conversation", "conversations", lambda r: r["wall"] / n, "{:.1f}")
+    table.row("syntheses / TTS hits", "conversations", lambda r: engine_calls(r["store"], ["agent"], "tts"), "{:g}")
+    table.row("recognitions / ASR hits", "conversations", lambda r: engine_calls(r["store"], ["agent"], "asr"), "{:g}")
+    table.row("WER", "conversations", lambda r: mean_wer(r["store"], ["agent"]), "{:.3f}")
+
+
+def paired_rows(table: Table, settings: dict[str, Any]) -> None:
+    """The paired run at two noise levels, arm by arm."""
+    table.section(f"paired run, {settings['tasks']} telecom tasks at {LEVELS[0]:g} and {LEVELS[1]:g} dB (listening oracle)")
+    table.row("CPU s / voice conversation", "paired", lambda r: r["cpu"] / voice_conversations(r["store"]), "{:.1f}")
+    table.row("wall s / voice conversation", "paired", lambda r: r["wall"] / voice_conversations(r["store"]), "{:.1f}")
+    for arm, label in (("agent", f"{LEVELS[0]:g} dB"), (SECOND_ARM, f"{LEVELS[1]:g} dB")):
+        table.row(f"syntheses / TTS hits at {label}", "paired", lambda r, a=arm: engine_calls(r["store"], [a], "tts"), "{:g}")
+        table.row(f"recognitions / ASR hits at {label}", "paired", lambda r, a=arm: engine_calls(r["store"], [a], "asr"), "{:g}")
+        table.row(f"WER at {label}", "paired", lambda r, a=arm: mean_wer(r["store"], [a]), "{:.3f}")
+        table.row(f"pass^1 at {label}", "paired", lambda r, a=arm: pass_rate(r["store"], a), "{:.2f}")
+    table.row("pass^1 text arm", "paired", lambda r: pass_rate(r["store"], "text"), "{:.2f}")
+
+
+def resume_rows(table: Table, settings: dict[str, Any]) -> None:
+    """The paired run killed and resumed: what the resume synthesised again."""
+    voice = ["agent", SECOND_ARM]
+
+    def in_resume(r: dict[str, Any]) -> tuple[int, ...]:
+        after, before = engine_calls(r["resumed"], voice, "tts"), engine_calls(r["killed"], voice, "tts")
+        return tuple(a - b for a, b in zip(after, before, strict=True))
+
+    def repeated(r: dict[str, Any]) -> int:
+        texts = {t[0] for arm in voice for c in r["resumed"].get(arm, {}).get("conversations", {}).values() for t in c["turns"]}
+        return calls(r["resumed"], voice, "tts") - len(texts)
+
+    table.section(f"the paired run killed after {KILL_AFTER} voice conversations, then resumed")
+    table.row("syntheses / TTS hits before the kill", "resume", lambda r: engine_calls(r["killed"], voice, "tts"), "{:g}")
+    table.row("syntheses / TTS hits in the resume", "resume", in_resume, "{:g}")
+    table.row("texts synthesised more than once", "resume", repeated, "{:g}")
+    table.row("CPU s of the killed run / of the resume", "resume", lambda r: (r["cpu_killed"], r["cpu_resume"]), "{:.1f}")
+
+
+SECTIONS: dict[str, Callable[[Table, dict[str, Any]], None]] = {
+    "engines": engine_rows, "conversations": conversation_rows, "paired": paired_rows, "resume": resume_rows}
+
+def same_results(results: Results) -> list[str]:
     """Whether transcripts and rewards match across sides, repeats and the resumed run."""
     notes = []
     for kind in ("conversations", "paired"):
@@ -382,13 +411,18 @@ def same_results(results: dict[str, dict[str, list[dict[str, Any]]]]) -> list[st
     return notes
 
 
-def print_table(results: dict[str, dict[str, list[dict[str, Any]]]], args: argparse.Namespace) -> None:
-    """The one table, then the determinism notes and the batching figures."""
-    headers = ("", *[f"{side} ({args.before})" if side == "before" else side for side in results])
-    table = [headers, *rows(results, args)]
-    widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
-    for r in table:
-        print("  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(r)))
+def print_table(saved: dict[str, Any]) -> None:
+    """The one table, then the determinism notes."""
+    results, settings = saved["results"], saved["settings"]
+    table = Table(results)
+    for kind, rows in SECTIONS.items():
+        if any(kind in side for side in results.values()):
+            rows(table, settings)
+    headers = ("", *[f"{side} ({settings['before']})" if side == "before" else side for side in results])
+    lines = [headers, *table.rows]
+    widths = [max(len(r[i]) for r in lines) for i in range(len(headers))]
+    for r in lines:
+        print("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
     repeats = max(len(runs) for side in results.values() for runs in side.values())
     print(f"\nmedian of {repeats} fresh processes per cell; 'a / b' = engine calls / speech-cache hits")
     for note in same_results(results):
@@ -402,6 +436,7 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=3, help="telecom tasks of the paired run at two noise levels")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--measurements", default=",".join(SECTIONS), help="which of them, comma-separated")
     parser.add_argument("--before", default=BEFORE, help="the git ref whose code is 'before'")
     parser.add_argument("--only", choices=["before", "after"], help="measure one side only")
     parser.add_argument("--batching", action="store_true", help="also print Whisper's encoder and decoder cost per batch size")
@@ -414,16 +449,17 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(measure_batching() if args.measure == "batching" else measure(args.measure, args)))
         return
     if args.table:
-        print_table(json.loads(Path(args.table).read_text()), args)
+        print_table(json.loads(Path(args.table).read_text()))
         return
     from bench_voice.engines import INSTALL, missing_engines
 
     if missing_engines():
         raise SystemExit(f"the voice engines are not installed: {INSTALL}")
-    results = collect(args)
+    settings = {key: getattr(args, key) for key in ("utterances", "conversations", "tasks", "before")}
+    saved = {"settings": settings, "results": collect(args)}
     if args.save:
-        Path(args.save).write_text(json.dumps(results))
-    print_table(results, args)
+        Path(args.save).write_text(json.dumps(saved))
+    print_table(saved)
     if args.batching:
         figures = child("batching", args, None)
         print("\nWhisper tiny.en on one thread, CPU s per 30 s window (encoder) and per utterance (decoder, beam 5):")
