@@ -59,6 +59,10 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/ray[ray]"
     # litellm for bench-litellm's backend tests (tau2-bench's provider strings, against the loopback fake server).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/litellm[litellm]"
+    # bubblewrap for the knowledge toolkit's shell sandbox (its tests skip, naming the reason, without it).
+    if ! command -v bwrap >/dev/null; then
+        { apt-get update -qq && apt-get install -y -qq bubblewrap; } || echo "bubblewrap could not be installed: the sandbox tests will skip" >&2
+    fi
     if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
         { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } || echo "chromium could not be installed: the browser tests will skip" >&2
     fi
@@ -84,6 +88,6 @@ case "${1:-}" in
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
     wheels) shift; "$python" scripts/wheels.py "$@" ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm tests/test_report_plots.py kernel/tests/test_knowledge_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac

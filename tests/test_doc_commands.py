@@ -37,11 +37,15 @@ SKIPPED: dict[str, str] = {
         "the reviewer role needs a model endpoint and its API key (run against the local fake server by "
         "contrib_judges/review/tests)"),
     r"\[--db FILE\]": "a synopsis of the options, not a command",
+    r"--retrieval openai_embeddings --embeddings-model": (
+        "the embeddings role needs a model endpoint (tests/test_banking_knowledge_end_to_end.py runs it against the "
+        "local fake server)"),
     r"^bench new domain library$|--plugin library$": (
         "the bench new walk-through installs the generated plugin between its commands (pip install): run end to end by "
         "kernel/tests/test_scaffold.py (BENCH_SCAFFOLD_E2E=1 in a clean venv)"),
 }
 NEEDS_MATPLOTLIB = r"--plots "
+NEEDS_SANDBOX = r"--retrieval (terminal_use|alltools)"
 EXIT_CODES: dict[str, tuple[int, str]] = {
     r"^bench check --plugin retail --data-dir \.\./shared/reference/tau2/retail": (
         1, "tau2's retail data has tasks whose gold actions fail in tau2 itself: bench check lists them and exits 1"),
@@ -87,6 +91,12 @@ def skip_reason(command: str) -> str | None:
             return reason
     if re.search(NEEDS_MATPLOTLIB, command) and importlib.util.find_spec("matplotlib") is None:
         return "plots need matplotlib: pip install 'bench-kernel[plots]'"
+    if re.search(NEEDS_SANDBOX, command):
+        from bench_kernel.knowledge.sandbox import sandbox_problem
+
+        problem = sandbox_problem()
+        if problem is not None:
+            return f"the shell variant needs a sandbox on this machine: {problem}"
     missing = [p for p in re.findall(r"(\.\./shared/\S+)", command) if not (REPO / p).exists()]
     if missing:
         return f"reference data not present: {missing[0]}"
