@@ -92,9 +92,9 @@ def skip_reason(command: str) -> str | None:
     if re.search(NEEDS_MATPLOTLIB, command) and importlib.util.find_spec("matplotlib") is None:
         return "plots need matplotlib: pip install 'bench-kernel[plots]'"
     if re.search(NEEDS_SANDBOX, command):
-        from bench_kernel.knowledge.sandbox import sandbox_problem
+        from bench_kernel.knowledge import refusal, resolve_variant
 
-        problem = sandbox_problem()
+        problem = refusal(resolve_variant("terminal_use", {}))
         if problem is not None:
             return f"the shell variant needs a sandbox on this machine: {problem}"
     missing = [p for p in re.findall(r"(\.\./shared/\S+)", command) if not (REPO / p).exists()]
