@@ -85,7 +85,7 @@ def main() -> None:
     print(f"  import and load (once per process): {time.perf_counter() - started:.1f} s")
 
     model = encoder.load()
-    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False)["input_ids"]]
+    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
     started = time.perf_counter()
     documents = asyncio.run(client.embed(EmbeddingRequest(texts=texts)))
     took = time.perf_counter() - started
