@@ -190,7 +190,8 @@ class ModelHub:
         backend = self.config(role).backend
         gives = getattr(client, "kind", type(client).__name__)
         about = getattr(self.backends.get(backend), "description", "")
-        raise ConfigError(f"the {role} role needs a {getattr(wanted, 'kind', wanted.__name__)} model, but backend {backend!r} "
+        kind = getattr(wanted, "kind", wanted.__name__)
+        raise ConfigError(f"the {role} role needs {'an' if kind[0] in 'aeiou' else 'a'} {kind} model, but backend {backend!r} "
                           f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another "
                           f"backend (--{role}-backend NAME)")
 
