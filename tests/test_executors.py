@@ -206,3 +206,22 @@ def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:
         entries = conn.execute("select count(*) from llm_cache").fetchone()[0]
     assert asked == 30 and entries > 0  # the workers' responses reached the cache through the writer
     assert again == 0 and cached["second"] == 30
+
+
+def test_a_stop_signal_is_never_swallowed_by_a_batch_arriving_in_the_same_loop_turn() -> None:
+    import asyncio
+    import queue
+
+    from bench_kernel.run.executors import _Relay
+
+    async def race() -> None:
+        relay = _Relay(queue.Queue())  # never started: the test feeds its loop-side queue directly
+        getter = asyncio.create_task(relay.get(timeout=5))
+        await asyncio.sleep(0)  # the getter waits for a batch
+        relay.messages.put_nowait([("batch",)])  # a batch arrives...
+        getter.cancel()  # ...in the same turn as the run's cancellation (what a SIGINT handler does)
+        with pytest.raises(asyncio.CancelledError):
+            await getter
+        assert relay.messages.get_nowait() == [("batch",)]  # and the batch is not lost
+
+    asyncio.run(race())
