@@ -9,6 +9,7 @@ engines bring) the same samples come out about ten times faster (`_noisy_with_nu
 from __future__ import annotations
 
 import array
+import functools
 import hashlib
 import io
 import math
@@ -73,6 +74,7 @@ def with_noise(pcm: Pcm, snr_db: float, seed: int) -> Pcm:
     return Pcm(noisy, pcm.rate)
 
 
+@functools.cache
 def _numpy() -> ModuleType | None:
     try:
         import numpy
