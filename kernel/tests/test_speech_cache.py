@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 import pytest
+from plugin_factory import needs_installed
 
 from bench_kernel import (
     Audio,
@@ -169,6 +170,7 @@ def test_without_the_speech_cache_every_request_reaches_the_engine(tmp_path: Pat
     assert hub.store is not None and hub.store.db.execute("select count(*) from llm_cache").fetchone()[0] == 0
 
 
+@needs_installed("mock")
 def test_the_command_line_turns_the_speech_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
