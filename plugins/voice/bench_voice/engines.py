@@ -80,8 +80,9 @@ def _piper(model: str) -> Any:
 
 
 def default_workers() -> int:
-    """Recognitions at once by default: one per CPU, at most 4 (each holds a replica of the model, ~40 MB)."""
-    return max(1, min(4, os.cpu_count() or 1))
+    """Recognitions at once by default: one per CPU this process may use, at most 4 (each holds a replica, ~40 MB)."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, usable))
 
 
 @functools.cache
