@@ -150,20 +150,23 @@ def measure(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespa
 
 
 def startups(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespace, tasks: list[Any],
-             workdir: Path) -> list[float]:
-    """Process start to first request of a one-conversation run, `--startups` times."""
+             workdir: Path) -> list[tuple[float, float]]:
+    """(process start to first request, CPU of the whole process) of a one-conversation run, `--startups` times.
+
+    The CPU is robust to a loaded machine where the wall time is not: it is start-up's plus one conversation's (a few ms).
+    """
     found = []
     for i in range(args.startups):
         seen = len(server.requests)
         argv = command(server.base_url, 1, 1, workdir / f"startup-{i}.db", "process", args.data_dir)
         argv += ["--task-id", tasks[0].id]
-        started, ended, _, _ = launcher.run(argv)
+        started, ended, usage, _ = launcher.run(argv)
         first = next((r.received_at for r in server.requests[seen:] if r.path.endswith("/chat/completions")), ended)
-        found.append(first - started)
+        found.append((first - started, usage.ru_utime + usage.ru_stime))
     return found
 
 
-def table(rows: list[dict[str, Any]], starts: list[float]) -> str:
+def table(rows: list[dict[str, Any]], starts: list[tuple[float, float]]) -> str:
     """Every figure in one markdown table."""
     head = ("| variant | C | conv | req/conv | reward | ideal s | wall s | eff | eff+start | CPU ms/conv | conv/h "
             "| start-up s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -174,8 +177,10 @@ def table(rows: list[dict[str, Any]], starts: list[float]) -> str:
                      f"| {r['efficiency_with_startup']} | {r['cpu_ms_per_conversation']} | {r['conversations_per_hour']:,} "
                      f"| {r['startup_s']} | {round(r['peak_rss_kib'] / 1024)} |")
     if starts:
+        walls, cpus = [w for w, _ in starts], [c for _, c in starts]
         lines.append(f"\nstart-up, one-conversation run from a shell ({len(starts)} runs): median "
-                     f"{statistics.median(starts):.3f} s, min {min(starts):.3f} s, max {max(starts):.3f} s")
+                     f"{statistics.median(walls):.3f} s, min {min(walls):.3f} s, max {max(walls):.3f} s; "
+                     f"CPU of the whole run: median {statistics.median(cpus):.3f} s, min {min(cpus):.3f} s")
     return "\n".join(lines)
 
 
@@ -189,26 +194,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=os.environ.get("BENCH_TAU2_DATA_DIR") or None)
     parser.add_argument("--latency-s", type=float, default=0.2)
-    parser.add_argument("--levels", default="32,256,1024")
+    parser.add_argument("--levels", default="32,256,1024", help="Concurrency levels (empty: start-up only).")
     parser.add_argument("--conversations", default="1=50,32=200,256=1300,1024=5150",
                         help="Conversations per level (rounded up to whole trials of the suite); default 5 waves.")
     parser.add_argument("--variants", default="process,workers2")
     parser.add_argument("--repeat", type=int, default=1, help="Measure every level this many times.")
     parser.add_argument("--startups", type=int, default=5, help="One-conversation runs timed for start-up (0: none).")
+    parser.add_argument("--serve", action="store_true",
+                        help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand).")
     args = parser.parse_args()
     tasks, args.data_dir = load_tasks(args.data_dir)
+    if args.serve:
+        with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server:
+            print(server.base_url, flush=True)
+            sys.stdin.read()
+        return
     counts = level_counts(args.conversations)
     rows: list[dict[str, Any]] = []
     launcher = Launcher(compile_bytecode=False)
     with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server, \
             tempfile.TemporaryDirectory() as tmp:
         starts = startups(launcher, server, args, tasks, Path(tmp))
-        for variant in args.variants.split(","):
+        for variant in filter(None, args.variants.split(",")):
             why = unavailable(variant)
             if why:
                 print(json.dumps({"variant": variant, "unavailable": why}), flush=True)
                 continue
-            for level in (int(x) for x in args.levels.split(",")):
+            for level in (int(x) for x in args.levels.split(",") if x):
                 for _ in range(args.repeat):
                     found = measure(launcher, server, args, tasks, level, counts.get(level, 5 * level), variant, Path(tmp))
                     rows.append(found)
