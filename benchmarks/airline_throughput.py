@@ -96,12 +96,16 @@ def load_tasks(data_dir: Path | None) -> tuple[list[Any], Path | None]:
     return read_tasks(packaged_or_external("bench_airline", options, "airline") / "tasks.json", options), found
 
 
+BENCH: list[str] = []
+"""The `bench` executable measured (`--bench`; default: the one beside this interpreter)."""
+
+
 def command(base_url: str, concurrency: int, trials: int, db: Path, variant: str, data_dir: Path | None) -> list[str]:
     """The `bench run` command line of one measurement."""
     settings = [("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120")]
     roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in settings]
     data = ["--data-dir", str(data_dir)] if data_dir else []
-    return [*bench_command(), "run", "--plugin", "airline", "--plugin", "openai", "--plugin", "llm", *data,
+    return [*(BENCH or bench_command()), "run", "--plugin", "airline", "--plugin", "openai", "--plugin", "llm", *data,
             "--agent", "llm-fc", "--user", "llm-user", "--trials", str(trials), "--no-baseline",
             "--concurrency", str(concurrency), "--db", str(db), "--run-id", f"c{concurrency}", "--format", "none",
             *roles, *VARIANTS[variant]]
@@ -200,10 +204,12 @@ def main() -> None:
     parser.add_argument("--variants", default="process,workers2")
     parser.add_argument("--repeat", type=int, default=1, help="Measure every level this many times.")
     parser.add_argument("--startups", type=int, default=5, help="One-conversation runs timed for start-up (0: none).")
+    parser.add_argument("--bench", help="The bench executable to measure, e.g. a fresh clone's .venv/bin/bench (default: this venv's).")
     parser.add_argument("--serve", action="store_true",
                         help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand).")
     args = parser.parse_args()
     tasks, args.data_dir = load_tasks(args.data_dir)
+    BENCH[:] = [args.bench] if args.bench else []
     if args.serve:
         with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server:
             print(server.base_url, flush=True)

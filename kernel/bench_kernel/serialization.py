@@ -262,8 +262,12 @@ def check_plain_data(data: Any, root: str = "$", *, numbers: bool = True) -> lis
             continue
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            if isinstance(key, str) and not _encodable(key):
+            if isinstance(key, str) and not key.isascii() and not _encodable(key):
                 problems.append(f"a lone surrogate (invalid Unicode) in a key @ {_spell(root, path)}")
+            kind = type(item)
+            # Every reply and data file passes here: the common plain kinds are settled without a call.
+            if (kind is str and item.isascii()) or kind is int or kind is bool or item is None:
+                continue
             if isinstance(item, dict | list):
                 stack.append((item, (*path, key)))
             elif (problem := _scalar_problem(item, numbers)) is not None:
