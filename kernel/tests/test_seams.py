@@ -536,6 +536,21 @@ def test_speech_transcription_and_embedding_roles_are_ledgered_and_kind_checked(
     assert ledger[0]["cost"] is None and ledger[2]["cost"] == pytest.approx(2e-6)
 
 
+@pytest.mark.parametrize(("role", "model", "message"), [
+    ("agent", "embed", "the agent role needs a chat model, but backend 'engines' gives embeddings clients only"),
+    ("embeddings", "tts", "the embeddings role needs an embeddings model, but backend 'engines' gives tts clients only"),
+])
+def test_a_built_in_role_on_a_backend_of_another_kind_refuses_to_start(role: str, model: str, message: str) -> None:
+    import asyncio
+
+    from bench_kernel.modelhub.hub import ModelHub
+
+    hub = ModelHub(configs={role: ModelConfig(backend="engines", model=model)}, backends={"engines": Engines()})
+    with pytest.raises(ConfigError, match=message):
+        asyncio.run(hub.check())
+    asyncio.run(ModelHub(configs={"tts": ModelConfig(backend="engines", model="tts")}, backends={"engines": Engines()}).check())
+
+
 @attrs.define(kw_only=True)
 class BrokenJudge(bench_kernel.Judge):
     name: str = "broken-judge"

@@ -16,17 +16,10 @@ import attrs
 from bench_kernel import ToolKind, tool
 
 from . import ids
+from .agent_discoverable import AgentDiscoverableTools
 from .discovery import ToolInfo, discoverable_kind
 from .hidden import HiddenToolsToolkit, parse_arguments, type_error_text
 from .user_tools import BankingKnowledgeUserTools
-
-try:  # bk-agent's 44 hidden agent tools; the toolkit works (with none) until they are merged
-    from .agent_discoverable import AgentDiscoverableTools
-except ImportError:  # pragma: no cover - only before the merge
-
-    class AgentDiscoverableTools:  # type: ignore[no-redef]
-        """No hidden agent tools yet."""
-
 
 AGENT_CLASS = "KnowledgeTools"
 

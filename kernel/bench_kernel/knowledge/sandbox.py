@@ -190,7 +190,8 @@ async def run_sandboxed(directory: Path, command: str, *, writable: bool, timeou
             *argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
             user=NOBODY if nobody else None, group=NOBODY if nobody else None, extra_groups=[] if nobody else None)
         try:
-            code = await asyncio.wait_for(process.wait(), timeout_s)
+            async with asyncio.timeout(timeout_s):  # not wait_for, which can swallow a cancellation on Python 3.11
+                code = await process.wait()
         except TimeoutError:
             _kill(process)
             await process.wait()

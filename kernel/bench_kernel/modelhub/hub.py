@@ -39,6 +39,9 @@ from bench_kernel.store.store import Store, utc_now
 ROLES = ("agent", "user", "judge", "embeddings")
 """Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file.
 `embeddings` is the role that embeds texts (dense knowledge retrieval, the memory judge's index)."""
+ROLE_KINDS: dict[str, type[AnyClient]] = {"agent": ModelClient, "user": ModelClient, "judge": ModelClient,
+                                          "embeddings": EmbeddingClient}
+"""The client kind each built-in role needs: a run refuses to start when its backend gives another kind."""
 log = get_logger()
 C = TypeVar("C")
 R = TypeVar("R")
@@ -172,10 +175,25 @@ class ModelHub:
     async def check(self) -> None:
         """Create every role's client and verify its credentials before the run starts."""
         for role in self.configs:
+            self.check_kind(role)
             try:
                 await self.client(role).check()
             except ModelError as exc:
                 raise redact_exception(exc) from None
+
+    def check_kind(self, role: str) -> None:
+        """Refuse a built-in role whose backend cannot serve it (e.g. an agent on an embeddings-only backend)."""
+        wanted = ROLE_KINDS.get(role)
+        client = self.client(role)
+        if wanted is None or isinstance(client, wanted):
+            return
+        backend = self.config(role).backend
+        gives = getattr(client, "kind", type(client).__name__)
+        about = getattr(self.backends.get(backend), "description", "")
+        kind = getattr(wanted, "kind", wanted.__name__)
+        raise ConfigError(f"the {role} role needs {'an' if kind[0] in 'aeiou' else 'a'} {kind} model, but backend {backend!r} "
+                          f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another "
+                          f"backend (--{role}-backend NAME)")
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""

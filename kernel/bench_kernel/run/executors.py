@@ -346,8 +346,11 @@ class _Relay:
 
     async def get(self, timeout: float) -> list[Message] | None:
         """The next batch of messages, or None after `timeout` seconds without one."""
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result when a batch arrives in the same
+        # loop turn as the run's cancellation (a stop signal), swallowing it, and the run played on to its end.
         try:
-            return await asyncio.wait_for(self.messages.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self.messages.get()
         except TimeoutError:
             return None
 

@@ -197,7 +197,8 @@ class ToolExchange:
         elif not self.sent:
             self.sent = True
             self._send(self.batch)
-        result = await asyncio.wait_for(asyncio.shield(proposal.result), self.wait_s)
+        async with asyncio.timeout(self.wait_s):  # not wait_for: on Python 3.11 it can swallow a cancellation
+            result = await asyncio.shield(proposal.result)
         if result.error and self.raise_errors:
             raise ToolFailed(result.content or "the tool refused the call")
         return result.content or ""
