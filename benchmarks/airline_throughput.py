@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from throughput import VARIANTS, Launcher, bench_command, unavailable
 
 from bench_kernel import DomainOptions, Store
-from bench_kernel.testing import FakeOpenAIServer
 from bench_kernel.tasks.domain import data_dir_for, packaged_or_external, read_tasks
+from bench_kernel.testing import FakeOpenAIServer
 
 MARKER = "booking reference case "
 """How the scripted customer names its task in its first words, so the scripted agent knows which gold actions to replay."""
