@@ -2,6 +2,8 @@
 
     python benchmarks/airline_throughput.py [--data-dir DIR] [--latency-s 0.2] [--levels 32,256,1024]
         [--conversations 32=200,256=1300,1024=5150] [--variants process,workers2] [--repeat 1] [--startups 5]
+        [--bench PATH]    # measure another installation, e.g. a fresh clone's .venv/bin/bench
+    python benchmarks/airline_throughput.py --serve   # only the scripted server: prints its URL (profile a run by hand)
 
 The airline variant of `throughput.py`: the same launcher, the same measures, and a scripted server that makes
 airline conversations. The server (bench's test server, in this process) answers every chat completion after
@@ -15,11 +17,11 @@ Figures, one row per level and variant, in one table at the end (and one JSON li
     ideal      the wall time of the same schedule with a harness that costs nothing: C slots take the conversations in
                bench's order (trial-major), each lasting its own requests x latency (= waves x requests x latency when
                every conversation has the same length)
-    eff        ideal / (last reply - first request): the harness's own delay once requests flow
+    eff        ideal / (process end - first request): the harness's own delay once requests flow
     eff+start  ideal / (process end - process start): start-up included, as an outside driver measures it
     CPU ms/conv   user + system CPU of the whole process (start-up included) per conversation
     start-up   process start to the server's first chat completion
-The `start-up` table measures a small run (`--startups` times, one conversation each) with the bytecode as the
+The start-up line measures a small run (`--startups` times, one conversation each) with the bytecode as the
 installation has it (nothing compiled here, unlike throughput.py): what a user gets from a shell after set-up.
 Data: `--data-dir` or $BENCH_TAU2_DATA_DIR (tau2's airline directory, or its parent); without either, the airline
 plugin's own generated suite. Figures are printed, never asserted.
