@@ -100,9 +100,10 @@ def with_bytecode() -> dict[str, str]:
 class Launcher:
     """A small process that runs each measured child and reports its times and resource usage."""
 
-    def __init__(self) -> None:
+    def __init__(self, compile_bytecode: bool = True) -> None:
+        env = with_bytecode() if compile_bytecode else dict(os.environ)  # else: the bytecode the installation has
         self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     env=with_bytecode())
+                                     env=env)
 
     def run(self, argv: list[str]) -> tuple[float, float, Any, int]:
         """(start time, end time, rusage, exit status) of one child process."""

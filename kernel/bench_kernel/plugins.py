@@ -92,9 +92,10 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     plugins = PluginSet(pm)
+    kernel_version = _version("bench-kernel")  # each look-up by name scans every installed distribution
     for module in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(module), name=module)
-        plugins.plugins.append(PluginInfo(name=module, distribution="bench-kernel", version=_version("bench-kernel"), builtin=True))
+        plugins.plugins.append(PluginInfo(name=module, distribution="bench-kernel", version=kernel_version, builtin=True))
     for ep in _entry_points_to_load(selected):
         _load_entry_point(plugins, ep)
     for name, obj in extra:
@@ -137,11 +138,13 @@ def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]
 
 
 def _load_entry_point(plugins: PluginSet, ep: md.EntryPoint) -> None:
-    _register(plugins, ep.name, ep.load, ep.dist.name if ep.dist else None)
+    # The entry point's own distribution has its version at hand: no scan of the installed ones by name.
+    dist = ep.dist
+    _register(plugins, ep.name, ep.load, dist.name if dist else None, dist.version if dist else None)
 
 
-def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: str | None) -> None:
-    plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=_version(dist)))
+def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: str | None, version: str | None = None) -> None:
+    plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=version or _version(dist)))
     try:
         obj = load()
         _refuse_unmarked_hooks(name, obj)

@@ -184,18 +184,49 @@ def unstructure(obj: Any) -> Any:
 def read_json(path: Path) -> Any:
     """Read a JSON data file, naming the file and where it is wrong: not UTF-8, not JSON, too deep, lone surrogates."""
     text = read_text(path)
+    floats = _FloatWatch()
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=floats)
     except json.JSONDecodeError as exc:
         raise TaskFileError(str(path), [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
     except ValueError as exc:
         raise TaskFileError(str(path), [str(exc)]) from exc
     except RecursionError as exc:
         raise TaskFileError(str(path), [f"nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"]) from exc
-    problems = check_plain_data(data)
+    problems = check_plain_data(data) if floats.non_finite or _may_hold_surrogates(text) or _too_deep(data) else []
     if problems:
         raise TaskFileError(str(path), problems)
     return data
+
+
+class _FloatWatch:
+    """json's parse_float that notes a number too large for a float (read as inf), so the full check runs then."""
+
+    def __init__(self) -> None:
+        self.non_finite = False
+
+    def __call__(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.non_finite = True
+        return value
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    # A lone surrogate can only come from a \uD800-\uDFFF escape: UTF-8 text cannot carry one.
+    return "\\u" in text and ("\\ud" in text or "\\uD" in text)
+
+
+def _too_deep(data: Any) -> bool:
+    """True when some array or object is nested MAX_DEPTH levels deep (the full check then says where)."""
+    level = [data] if type(data) is dict or type(data) is list else []
+    depth = 0
+    while level:
+        if depth >= MAX_DEPTH:
+            return True
+        depth += 1
+        level = [v for c in level for v in (c.values() if type(c) is dict else c) if type(v) is dict or type(v) is list]
+    return False
 
 
 def read_text(path: Path) -> str:
@@ -231,8 +262,12 @@ def check_plain_data(data: Any, root: str = "$", *, numbers: bool = True) -> lis
             continue
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            if isinstance(key, str) and not _encodable(key):
+            if isinstance(key, str) and not key.isascii() and not _encodable(key):
                 problems.append(f"a lone surrogate (invalid Unicode) in a key @ {_spell(root, path)}")
+            kind = type(item)
+            # Every reply and data file passes here: the common plain kinds are settled without a call.
+            if (kind is str and item.isascii()) or kind is int or kind is bool or item is None:
+                continue
             if isinstance(item, dict | list):
                 stack.append((item, (*path, key)))
             elif (problem := _scalar_problem(item, numbers)) is not None:

@@ -14,7 +14,7 @@ from plugin_factory import needs_installed
 from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError, TaskFileError
 from bench_kernel.run.runconfig import build_run_config, read_run_file
-from bench_kernel.serialization import MAX_PROBLEMS
+from bench_kernel.serialization import MAX_PROBLEMS, check_plain_data, read_json
 from bench_kernel.tasks.domain import DomainOptions, read_tasks
 from bench_kernel.tasks.loading import load_tasks
 
@@ -177,3 +177,31 @@ def test_command_line_options_get_the_run_file_rules(tmp_path: Path, args: list[
     assert message in result.output, result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
     assert not (tmp_path / "b.db").exists()  # refused before anything is stored
+
+
+# --------------------------------------------------------------------------- read_json's fast path
+
+READ_JSON_CASES = [
+    pytest.param('{"a": [1e999]}', id="overflow-to-inf"),
+    pytest.param('{"a": -1e999, "b": 1.5}', id="overflow-to-minus-inf"),
+    pytest.param('{"\\ud800": 1}', id="lone-surrogate-key"),
+    pytest.param('["ok", "\\uDFFF"]', id="lone-surrogate-upper-case"),
+    pytest.param("[" * 101 + "]" * 101, id="101-deep"),
+    pytest.param('{"a": ' + "[" * 100 + "]" * 100 + "}", id="101-deep-in-object"),
+]
+
+
+@pytest.mark.parametrize("content", READ_JSON_CASES)
+def test_read_json_finds_what_the_full_check_finds(tmp_path: Path, content: str) -> None:
+    # read_json walks the whole data only when the text could hold a problem: the problems are the full check's.
+    path = write(tmp_path, content, "data.json")
+    expected = check_plain_data(json.loads(content))
+    assert expected
+    with pytest.raises(TaskFileError) as caught:
+        read_json(path)
+    assert all(problem in str(caught.value) for problem in expected)
+
+
+@pytest.mark.parametrize("content", ['{"emoji": "\\ud83d\\ude00", "x": 1e300}', "[" * 100 + "]" * 100, '{"a": 1.5e-300}'])
+def test_read_json_takes_plain_data_with_escapes_and_large_numbers(tmp_path: Path, content: str) -> None:
+    assert read_json(write(tmp_path, content, "data.json")) == json.loads(content)

@@ -345,3 +345,25 @@ def test_report_json_has_the_headline_figures(tmp_path: Path) -> None:
     assert data["baseline"]["agent"] == "do-nothing" and data["baseline"]["conversations"] == 3
     assert data["baseline"]["pass_rate"] == 0.0
     assert data["terminations"] == {"user_stop": 6}
+
+
+def test_gold_states_are_hashed_when_a_task_is_first_scored_not_before_the_run_begins(tmp_path: Path) -> None:
+    # Hashing a large database (tau2's airline: ~40 ms) waits for the first conversation of each task: before the
+    # first request, prepare only replays the gold actions to find the tasks it must refuse.
+    import asyncio
+
+    from bench_kernel.run.runner import execute, prepare
+
+    async def both() -> tuple[int, int, list[float]]:
+        ctx, units, _, _ = await prepare(RunConfig(domain="toy", agent="oracle", baseline=False), tmp_path / "runs.db", plugins())
+        try:
+            before = len(ctx.golds)
+            await execute(ctx, units)
+            return before, len(ctx.golds), [r["reward"] for r in ctx.store.conversations(ctx.run_id)]
+        finally:
+            await ctx.models.aclose()
+            ctx.store.close()
+
+    before, after, rewards = asyncio.run(both())
+    assert before == 0 and after == len(TASKS)
+    assert rewards and all(r == 1.0 for r in rewards)

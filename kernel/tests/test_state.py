@@ -30,6 +30,23 @@ def test_fork_isolates_writes_in_both_directions() -> None:
     assert "u3" in right.users and "u3" not in left.users and "u3" not in base.users
 
 
+def test_keys_values_items_and_len_are_the_visible_records_with_or_without_an_overlay() -> None:
+    # An unchanged table is scanned straight from its shared records; a changed one through its overlay.
+    state = pristine().fork()
+    users = state.users
+    assert (list(users), len(users)) == (["u1", "u2"], 2)
+    assert list(users.values()) == list(users.base.records.values())
+    assert list(users.items()) == list(users.base.records.items())
+    users.edit("u1")["name"] = "Anna"
+    del users["u2"]
+    users["u3"] = {"name": "Cy"}
+    assert (list(users), len(users)) == (["u1", "u3"], 2)
+    assert [u["name"] for u in users.values()] == ["Anna", "Cy"]
+    assert [(k, u["name"]) for k, u in users.items()] == [("u1", "Anna"), ("u3", "Cy")]
+    assert {"name": "Cy"} in users.values() and ("u2", users.base.records["u2"]) not in users.items()
+    assert dict(users) == {"u1": users["u1"], "u3": {"name": "Cy"}}
+
+
 def test_fork_of_a_fork_copies_the_overlay() -> None:
     first = pristine().fork()
     first.users.edit("u1")["tags"].append("c")

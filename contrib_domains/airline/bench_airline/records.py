@@ -322,6 +322,8 @@ def _choice_error(value: Any, choices: tuple[str, ...], field: str) -> FieldErro
 
 def as_int(value: Any, field: str = "value", model: str = "Model") -> int:
     """An int as a lax pydantic int field takes it: bools, ints, integral floats, integer strings."""
+    if type(value) is int:  # nearly every number of a database: settled without the checks (7 MB to load)
+        return value
     error = _int_error(value, field)
     if error is not None:
         raise CoercionError(model, [error])
@@ -379,6 +381,10 @@ PAYMENT_FIELDS: FieldSpecs = (("payment_id", "str"), ("amount", "int"))
 
 def passenger_from(raw: Mapping[str, Any]) -> Passenger:
     """A Passenger from a dict (extra keys ignored)."""
+    if type(raw) is dict:  # the common case, settled without the checks: three strings
+        first, last, dob = raw.get("first_name"), raw.get("last_name"), raw.get("dob")
+        if type(first) is str and type(last) is str and type(dob) is str:
+            return Passenger(first_name=first, last_name=last, dob=dob)
     return Passenger(**validated("Passenger", PASSENGER_FIELDS, raw))
 
 
@@ -389,6 +395,10 @@ def flight_info_from(raw: Mapping[str, Any]) -> FlightInfo:
 
 def payment_from(raw: Mapping[str, Any]) -> Payment:
     """A Payment from a dict; the amount becomes an int."""
+    if type(raw) is dict:  # the common case, settled without the checks: a string and an int
+        payment_id, amount = raw.get("payment_id"), raw.get("amount")
+        if type(payment_id) is str and type(amount) is int:
+            return Payment(payment_id=payment_id, amount=amount)
     return Payment(**validated("Payment", PAYMENT_FIELDS, raw))
 
 
@@ -413,7 +423,12 @@ def date_status_from(raw: Mapping[str, Any]) -> FlightDateStatus:
     cls = _STATUS_TYPES.get(status)
     if cls is None:
         raise ValueError(f"unknown flight status {status!r}")
-    return cls(**{f.name: raw[f.name] for f in attrs.fields(cls) if f.name != "status"})
+    return cls(**{name: raw[name] for name in _status_fields(cls)})
+
+
+@functools.cache
+def _status_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls) if f.name != "status")
 
 
 def flight_from(raw: Mapping[str, Any]) -> Flight:

@@ -56,21 +56,37 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
 
     with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs).
     """
+    env, errors = _gold_environment(data, task)
+    agent_hash, user_hash = env.hashes()
+    reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
+    user_reference = (data.reference_user_hash(env.user_tools.state)
+                      if with_reference and data.reference_user_hash and env.user_tools is not None else None)
+    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors,
+                      assertion_checks=_gold_assertion_checks(data, task, env), reference_hash=reference,
+                      reference_user_hash=user_reference)
+
+
+def gold_problems(data: DomainData, task: Task) -> tuple[list[str], list[Check]]:
+    """What `replay_gold` says of a task's gold replay (failing gold actions, env assertion checks), without hashing
+    the gold state: hashing a large database costs tens of milliseconds the first time (tau2's airline: ~40 ms)."""
+    env, errors = _gold_environment(data, task)
+    return errors, _gold_assertion_checks(data, task, env)
+
+
+def _gold_environment(data: DomainData, task: Task) -> tuple[Environment, list[str]]:
     env = build_environment(data, task)
     errors = []
     for action in task.gold_actions():
         result = env.execute(action.as_tool_call(), sync=data.sync_gold_actions)
         if result.error:
             errors.append(f"{action.action_id} {action.name}: {result.content}")
-    agent_hash, user_hash = env.hashes()
-    reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
-    user_reference = (data.reference_user_hash(env.user_tools.state)
-                      if with_reference and data.reference_user_hash and env.user_tools is not None else None)
+    return env, errors
+
+
+def _gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
     criteria = task.evaluation_criteria
     checked = env if data.sync_gold_actions or data.sync is None else _live_replay(data, task)
-    checks = [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
-    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors, assertion_checks=checks,
-                      reference_hash=reference, reference_user_hash=user_reference)
+    return [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
 
 
 def _live_replay(data: DomainData, task: Task) -> Environment:

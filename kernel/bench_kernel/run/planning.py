@@ -13,7 +13,7 @@ from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
-from bench_kernel.evaluation.evaluator import GoldReplay, replay_gold
+from bench_kernel.evaluation.evaluator import gold_problems
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
@@ -124,10 +124,10 @@ def shifted_tasks(data: DomainData, tasks: list[Task], config: RunConfig, regist
 
     def sound(task: Task) -> bool:
         try:
-            gold = replay_gold(data, task)
+            action_errors, checks = gold_problems(data, task)
         except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
             return False
-        return not gold.action_errors and all(c.met for c in gold.assertion_checks)
+        return not action_errors and all(c.met for c in checks)
 
     if config.shift_plan:
         return named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
@@ -293,26 +293,27 @@ def _installed_owners() -> dict[str, str]:
             for name, ext in registry.components.get("task extension", {}).items()}
 
 
-def gold_failures(data: DomainData, tasks: Sequence[Task]) -> tuple[dict[str, GoldReplay], list[dict[str, Any]]]:
-    """Every task's gold replay, and the tasks whose gold actions fail or whose env assertions fail on the gold state.
+def gold_failures(data: DomainData, tasks: Sequence[Task]) -> list[dict[str, Any]]:
+    """The tasks whose gold actions fail or whose env assertions fail on the gold state.
 
     Each failure is {task_id, problems, scored_as_reference}: the last is True when the only problems are failing gold
     actions and the domain's reference implementation scores such tasks anyway (`DomainData.failed_gold_actions_scored`).
     A set-up that raises is left to the conversations, which record it as an infrastructure error (never a score).
+    The gold states are not hashed here: a run hashes each task's when its first conversation is scored
+    (`RunContext.gold`), so a large database is hashed after the first request rather than before it.
     """
-    golds: dict[str, GoldReplay] = {}
     failures: list[dict[str, Any]] = []
     for task in tasks:
         try:
-            gold = golds[task.id] = replay_gold(data, task)
+            action_errors, checks = gold_problems(data, task)
         except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
             continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
-        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in gold.assertion_checks if not c.met]
-        problems = [f"gold action {error}" for error in gold.action_errors] + assertions
+        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in checks if not c.met]
+        problems = [f"gold action {error}" for error in action_errors] + assertions
         if problems:
             failures.append({"task_id": task.id, "problems": problems,
                              "scored_as_reference": data.failed_gold_actions_scored and not assertions})
-    return golds, failures
+    return failures
 
 
 def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool) -> None:

@@ -101,7 +101,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
-    golds, failures = gold_failures(data, tasks)
+    failures = gold_failures(data, tasks)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
@@ -135,7 +135,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
             models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
-            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile, golds=golds,
+            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile,
         )
         units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     except BaseException:

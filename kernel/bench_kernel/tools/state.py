@@ -12,7 +12,7 @@ import copy
 import hashlib
 import json
 import weakref
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping, MutableMapping, ValuesView
 from typing import Any
 
 import attrs
@@ -92,6 +92,11 @@ class Table(MutableMapping[str, Any]):
         return value is not _DELETED
 
     def __iter__(self) -> Iterator[str]:
+        if not self.overlay:  # nothing changed yet: the shared keys as they are (tools scan whole tables)
+            return iter(self.base.records)
+        return self._visible_keys()
+
+    def _visible_keys(self) -> Iterator[str]:
         for key in self.base.records:
             if self.overlay.get(key, _MISSING) is not _DELETED:
                 yield key
@@ -100,7 +105,17 @@ class Table(MutableMapping[str, Any]):
                 yield key
 
     def __len__(self) -> int:
+        if not self.overlay:
+            return len(self.base.records)
         return sum(1 for _ in self)
+
+    def values(self) -> ValuesView[Any]:
+        """The visible records (a view, as a dict's; scanning an unchanged table reads the shared records directly)."""
+        return _TableValues(self)
+
+    def items(self) -> ItemsView[str, Any]:
+        """The visible (key, record) pairs (a view, as a dict's)."""
+        return _TableItems(self)
 
     def edit(self, key: str) -> Any:
         """A private, mutable copy of a record, stored in the overlay and returned."""
@@ -125,6 +140,30 @@ class Table(MutableMapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """Every visible record, as JSON-ready data (for dumps, not for hot paths)."""
         return {k: converter.unstructure(self[k]) for k in self}
+
+
+class _TableValues(ValuesView[Any]):
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self.table = table
+
+    def __iter__(self) -> Iterator[Any]:
+        table = self.table
+        if not table.overlay:
+            return iter(table.base.records.values())
+        return (table[key] for key in table)
+
+
+class _TableItems(ItemsView[str, Any]):
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self.table = table
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        table = self.table
+        if not table.overlay:
+            return iter(table.base.records.items())
+        return ((key, table[key]) for key in table)
 
 
 class _Deleted:
