@@ -402,9 +402,11 @@ def same_results(results: Results) -> list[str]:
     notes = []
     for kind in ("conversations", "paired"):
         seen = [outcomes(r["store"]) for side in results.values() for r in side.get(kind, [])]
+        if not seen:
+            continue
         resumed = [outcomes(r["resumed"]) for side in results.values() for r in side.get("resume", [])] if kind == "paired" else []
         everything = seen + resumed
-        turns = sum(len(c[1]) for arm in seen[0].values() for c in arm.values()) if seen else 0
+        turns = sum(len(c[1]) for arm in seen[0].values() for c in arm.values())
         verdict = "the same" if all(o == everything[0] for o in everything) else "DIFFERENT"
         notes.append(f"{kind}: transcripts ({turns} turns) and rewards {verdict} in every side, repeat"
                      + (" and resumed run" if resumed else ""))
