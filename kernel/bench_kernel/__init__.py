@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from bench_kernel.afterimport import after_import
     from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
     from bench_kernel.cli import db_option, echo_report, plugin_option, require_db
     from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
@@ -313,6 +314,7 @@ __all__ = [
     "UserSimulator",
     "WorkerSpec",
     "Writer",
+    "after_import",
     "agent_instructions",
     "agent_label",
     "all_met",
@@ -458,6 +460,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "RewardRule", "RewardType", "StructuredUserInstructions", "Task", "UserScenario",
     ),
     "bench_kernel.tools.environment": ("Environment", "ToolContext", "ToolKind", "Toolkit", "tool"),
+    "bench_kernel.afterimport": ("after_import",),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
     "bench_kernel.tools.toolschema": ("ToolResultStyle",),
 }

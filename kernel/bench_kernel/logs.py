@@ -9,18 +9,15 @@ first imported, by whoever imports it (a plugin may still use structlog directly
 from __future__ import annotations
 
 import contextvars
-import importlib.util
 import logging
 import sys
 from collections.abc import Mapping
-from importlib.machinery import ModuleSpec
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from bench_kernel.afterimport import after_import
 from bench_kernel.modelhub.redact import redact
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from structlog.typing import EventDict, WrappedLogger
 
@@ -43,10 +40,7 @@ def configure_logging(level: str = "warning", *, json_logs: bool | None = None) 
         json_logs = not sys.stderr.isatty()
     _threshold = getattr(logging, level.upper())
     _pending = (_threshold, json_logs)
-    if "structlog" in sys.modules:
-        _apply_pending()
-    elif not any(isinstance(finder, _ConfigureOnImport) and not finder.used for finder in sys.meta_path):
-        sys.meta_path.insert(0, _ConfigureOnImport())
+    after_import("structlog", _apply_pending)
 
 
 def _apply_pending() -> None:
@@ -73,35 +67,6 @@ def _apply_pending() -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-
-
-class _ConfigureOnImport:
-    """A meta path finder that applies the pending configuration right after structlog's module has run.
-
-    It stays in sys.meta_path once used (a finder removed while another thread walks the list could make that
-    thread skip one), answering None for every module.
-    """
-
-    def __init__(self) -> None:
-        self.used = False
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        """structlog's own spec, its loader made to configure after loading; None for any other module."""
-        if fullname != "structlog" or self.used:
-            return None
-        self.used = True  # before find_spec below, which asks this finder again
-        spec = importlib.util.find_spec(fullname)
-        loader = spec.loader if spec is not None else None
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        run_module = loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run_module(module)
-            _apply_pending()
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader instance
-        return spec
 
 
 def bind_context(**values: Any) -> None:

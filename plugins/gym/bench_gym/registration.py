@@ -7,11 +7,7 @@ gymnasium's own import, by whoever makes it (the kernel configures structlog the
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Sequence
-from importlib.machinery import ModuleSpec
-from types import ModuleType
+from bench_kernel import after_import
 
 AGENT_ENV_ID = "bench/Agent-v0"
 USER_ENV_ID = "bench/User-v0"
@@ -29,36 +25,4 @@ def register_environments() -> None:
 
 def register_when_gymnasium_loads() -> None:
     """Register now if gymnasium is imported, else as soon as it is."""
-    if "gymnasium" in sys.modules:
-        register_environments()
-    elif not any(isinstance(finder, _RegisterOnImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterOnImport())
-
-
-class _RegisterOnImport:
-    """A meta path finder that registers the environments right after gymnasium's package has run.
-
-    It stays in sys.meta_path once used (removing a finder while another thread walks the list could make that
-    thread skip one), answering None for every module.
-    """
-
-    def __init__(self) -> None:
-        self.used = False
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
-        """gymnasium's own spec, its loader made to register after loading; None for any other module."""
-        if fullname != "gymnasium" or self.used:
-            return None
-        self.used = True  # before find_spec below, which asks this finder again
-        spec = importlib.util.find_spec(fullname)
-        loader = spec.loader if spec is not None else None
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        run_module = loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run_module(module)
-            register_environments()
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader instance
-        return spec
+    after_import("gymnasium", register_environments)
