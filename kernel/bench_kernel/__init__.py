@@ -61,6 +61,17 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
     from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
     from bench_kernel.evaluation.stats import Agreement, judge_agreement
+    from bench_kernel.knowledge import (
+        RETRIEVAL_VARIANTS,
+        BM25Index,
+        Document,
+        KnowledgeBase,
+        RetrievalSettings,
+        RetrievalVariant,
+        knowledge_toolkit,
+        resolve_variant,
+        retrieval_refusal,
+    )
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
     from bench_kernel.modelhub.api import (
@@ -180,6 +191,7 @@ __all__ = [
     "PLACEHOLDERS",
     "PROFILE_FORMAT",
     "PROFILE_NAME",
+    "RETRIEVAL_VARIANTS",
     "STOP_TOKENS",
     "Action",
     "Agent",
@@ -187,6 +199,7 @@ __all__ = [
     "Agreement",
     "AssistantMessage",
     "Audio",
+    "BM25Index",
     "BaseTable",
     "BenchError",
     "BudgetExceededError",
@@ -208,6 +221,7 @@ __all__ = [
     "ConversationSetup",
     "Description",
     "DoNothingAgent",
+    "Document",
     "Domain",
     "DomainData",
     "DomainOptions",
@@ -233,6 +247,7 @@ __all__ = [
     "InitializationData",
     "Judge",
     "JudgeRequest",
+    "KnowledgeBase",
     "LedgerEntry",
     "LocalExecutor",
     "Message",
@@ -268,6 +283,8 @@ __all__ = [
     "Report",
     "ReportSection",
     "Requestor",
+    "RetrievalSettings",
+    "RetrievalVariant",
     "RewardComponent",
     "RewardContext",
     "RewardInfo",
@@ -343,6 +360,7 @@ __all__ = [
     "installed_entry_points",
     "is_success",
     "judge_agreement",
+    "knowledge_toolkit",
     "load_domain",
     "load_profile",
     "load_tasks",
@@ -363,6 +381,8 @@ __all__ = [
     "replay_gold",
     "replay_trajectory",
     "require_db",
+    "resolve_variant",
+    "retrieval_refusal",
     "run",
     "run_async",
     "run_registry",
@@ -461,6 +481,8 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.tools.environment": ("Environment", "ToolContext", "ToolKind", "Toolkit", "tool"),
     "bench_kernel.afterimport": ("after_import",),
+    "bench_kernel.knowledge": ("BM25Index", "Document", "KnowledgeBase", "RETRIEVAL_VARIANTS", "RetrievalSettings",
+                               "RetrievalVariant", "knowledge_toolkit", "resolve_variant", "retrieval_refusal"),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
     "bench_kernel.tools.toolschema": ("ToolResultStyle",),
 }

@@ -1,5 +1,4 @@
-"""The public surface: plugins import `bench_kernel` (plus `bench_kernel.knowledge`, the retrieval toolkit a domain
-adds, and `bench_kernel.testing` in tests), never another kernel submodule."""
+"""The public surface: plugins import `bench_kernel` (and `bench_kernel.testing` in tests), never a kernel submodule."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import bench_kernel.testing
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_ROOTS = ("plugins", "contrib_domains", "contrib_metrics", "contrib_judges", "tests")
-ALLOWED = {"bench_kernel", "bench_kernel.knowledge", "bench_kernel.testing"}
+ALLOWED = {"bench_kernel", "bench_kernel.testing"}
 
 
 def _kernel_imports(path: Path) -> list[tuple[int, str]]:

@@ -14,13 +14,17 @@ from bench_kernel import (
     Domain,
     DomainData,
     DomainOptions,
+    KnowledgeBase,
+    RetrievalSettings,
     Task,
     data_dir_for,
+    knowledge_toolkit,
     packaged_or_external,
     read_json,
+    resolve_variant,
+    retrieval_refusal,
     structure_tasks,
 )
-from bench_kernel.knowledge import KnowledgeBase, RetrievalSettings, knowledge_toolkit, refusal, resolve_variant
 
 from .db import ReferenceHasher, state_from_json
 from .policy import PolicyPlan, build_policy
@@ -60,7 +64,7 @@ def find_data_dir(options: DomainOptions) -> Path:
 def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> DomainData:
     """The domain's data from one directory: db.json, documents/, prompts/, tasks/task_*.json."""
     settings = resolve_variant(options.retrieval or DEFAULT_VARIANT, options.retrieval_options)
-    why_not = refusal(settings)
+    why_not = retrieval_refusal(settings)
     if why_not is not None:
         raise ConfigError(why_not)
     kb = KnowledgeBase.from_directory(data_dir / "documents")

@@ -22,10 +22,16 @@ from bench_kernel.knowledge.variants import (
     resolve_variant,
 )
 
+RETRIEVAL_VARIANTS = VARIANTS
+"""`VARIANTS` under the name the package root exports it by."""
+retrieval_refusal = refusal
+"""`refusal` under the name the package root exports it by."""
+
 __all__ = [
     "DEFAULT_VARIANT",
     "OPTIONS",
     "QWEN_QUERY_INSTRUCTION",
+    "RETRIEVAL_VARIANTS",
     "VARIANTS",
     "BM25Index",
     "Document",
@@ -40,5 +46,6 @@ __all__ = [
     "query_text",
     "refusal",
     "resolve_variant",
+    "retrieval_refusal",
     "tokenize",
 ]
