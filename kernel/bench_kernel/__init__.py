@@ -13,6 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from bench_kernel.codecache import install as _install_code_cache
+
+_install_code_cache()  # before any kernel module defines its attrs classes
+
 if TYPE_CHECKING:
     from bench_kernel.afterimport import after_import
     from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
