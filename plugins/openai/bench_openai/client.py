@@ -20,6 +20,11 @@ import ssl
 import time
 from typing import TYPE_CHECKING, Any, Self
 
+# isort: split
+import bench_openai.tls  # noqa: F401 - first: aiohttp's default TLS contexts then load their CAs when first used
+
+# isort: split
+
 import aiohttp
 import attrs
 import certifi
