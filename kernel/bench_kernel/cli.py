@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bench_kernel.conversation.messages import Mode
-from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.modelhub.redact import redact
@@ -52,6 +52,10 @@ class BenchGroup(click.Group):
             if os.environ.get("BENCH_DEBUG"):
                 raise
             raise click.ClickException(redact(str(exc))) from exc
+        except DeferredDataError as exc:  # a domain's data read on first use, outside a run (a run raises exc.error)
+            if os.environ.get("BENCH_DEBUG"):
+                raise
+            raise click.ClickException(redact(str(exc.error))) from exc
 
 
 def _db_path(ctx: click.Context) -> str:

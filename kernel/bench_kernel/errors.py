@@ -20,6 +20,19 @@ class TaskFileError(ConfigError):
         super().__init__(f"{path}: " + "; ".join(problems))
 
 
+class DeferredDataError(BaseException):
+    """A domain's data, loaded on first use (`State.deferred`), could not be loaded; `error` says why.
+
+    A BaseException, as KeyboardInterrupt is, so that no handler of one tool call, conversation or metric takes it
+    for its own failure (every conversation would meet it): a run stops with `error` before storing a conversation,
+    and the CLI prints it as it prints any BenchError.
+    """
+
+    def __init__(self, error: BenchError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class PluginError(BenchError):
     """A plugin failed to load, register or validate."""
 

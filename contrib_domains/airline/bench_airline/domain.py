@@ -6,9 +6,9 @@ from pathlib import Path
 
 import attrs
 
-from bench_kernel import Domain, DomainData, DomainOptions, packaged_or_external, read_json, read_tasks
+from bench_kernel import Domain, DomainData, DomainOptions, packaged_or_external, read_tasks
 
-from .records import ReferenceHasher, state_from_json
+from .records import ReferenceHasher, deferred_state
 from .tools import AirlineTools
 
 
@@ -29,7 +29,8 @@ class AirlineDomain(Domain):
             tasks=read_tasks(data_dir / "tasks.json", options),
             policy=(data_dir / "policy.md").read_text(encoding="utf-8"),
             agent_toolkit=AirlineTools,
-            agent_state=state_from_json(read_json(data_dir / "db.json")),
+            # Read and built while the run waits for its first replies (a problem still stops it, named).
+            agent_state=deferred_state(data_dir / "db.json"),
             sync_gold_actions=False,
             reference_hash=ReferenceHasher(),
             tool_results="tau2",  # tool messages exactly as tau2 renders them

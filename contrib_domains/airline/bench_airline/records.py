@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
-from bench_kernel import BaseTable, DumpHasher, State, Table, converter
+from bench_kernel import BaseTable, DumpHasher, State, Table, TaskFileError, converter, read_json
 
 FlightType = Literal["round_trip", "one_way"]
 CabinClass = Literal["business", "economy", "basic_economy"]
@@ -418,12 +419,18 @@ def date_status_from(raw: Mapping[str, Any]) -> FlightDateStatus:
     """A flight date's status record, chosen by its status field."""
     status = raw["status"]
     if status == "available":
-        return FlightAvailable(available_seats={c: as_int(n, c) for c, n in raw["available_seats"].items()},
-                               prices={c: as_int(n, c) for c, n in raw["prices"].items()})
+        return FlightAvailable(available_seats=_ints(raw["available_seats"]), prices=_ints(raw["prices"]))
     cls = _STATUS_TYPES.get(status)
     if cls is None:
         raise ValueError(f"unknown flight status {status!r}")
     return cls(**{name: raw[name] for name in _status_fields(cls)})
+
+
+def _ints(raw: Mapping[str, Any]) -> dict[str, int]:
+    """{cabin: count or price} with every value an int, as as_int takes them."""
+    if type(raw) is dict and all(type(n) is int for n in raw.values()):  # nearly always: no call per value
+        return dict(raw)
+    return {c: as_int(n, c) for c, n in raw.items()}
 
 
 @functools.cache
@@ -487,18 +494,27 @@ def install_structure_hooks() -> None:
         converter.register_structure_hook(cls, lambda raw, _, build=build: build(raw))
 
 
-def state_from_json(data: Mapping[str, Any]) -> State:
-    """The pristine airline state from a db.json object (unknown top-level tables are refused)."""
+def records_from_json(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """{table: {key: record}} from a db.json object (unknown top-level tables are refused)."""
     install_structure_hooks()
     unknown = sorted(set(data) - set(TABLES))
     missing = sorted(set(TABLES) - set(data))
     if unknown or missing:
         raise ValueError(f"airline db: unknown tables {unknown}, missing tables {missing}")
-    tables = {}
-    for name in TABLES:
-        build = _BUILDERS[name]
-        tables[name] = Table(BaseTable({key: build(raw) for key, raw in data[name].items()}, RECORD_TYPES[name]))
-    return State(tables)
+    return {name: {key: _BUILDERS[name](raw) for key, raw in data[name].items()} for name in TABLES}
+
+
+def state_from_json(data: Mapping[str, Any]) -> State:
+    """The pristine airline state from a db.json object, built now."""
+    return State({name: Table(BaseTable(records, RECORD_TYPES[name])) for name, records in records_from_json(data).items()})
+
+
+def deferred_state(path: Path) -> State:
+    """The pristine airline state of a db.json file, read and built when first needed (see State.deferred)."""
+    install_structure_hooks()  # the kernel structures records for task patches before the file may have been read
+    if not path.is_file():  # what is cheap to find out is found out now
+        raise TaskFileError(str(path), ["file not found" if not path.exists() else "is not a file"])
+    return State.deferred(RECORD_TYPES, lambda: records_from_json(read_json(path)))
 
 
 # --------------------------------------------------------------------------- tau2's dump and DB hash

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -52,6 +52,8 @@ class RunContext:
     store_path: str = ""
     plugins: list[str] | None = None
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
+    later_gold_failures: list[dict[str, Any]] | None = None
+    """Filled when the domain's deferred data is loaded (the gold replays need it): recorded then, not in `prepare`."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""

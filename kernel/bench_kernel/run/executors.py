@@ -79,6 +79,10 @@ class Executor:
         """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
         raise NotImplementedError
 
+    def plays_in_this_process(self, config: RunConfig) -> bool:
+        """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
+        return False
+
 
 @attrs.define(kw_only=True)
 class LocalExecutor(Executor):
@@ -91,9 +95,13 @@ class LocalExecutor(Executor):
         """Play in this process, or in worker processes when the run asks for more than one."""
         # More workers than conversations in flight would put more in flight than --concurrency allows.
         workers = min(ctx.config.workers, len(units), ctx.config.concurrency)
-        if workers <= 1:
+        if workers <= 1:  # (plays_in_this_process says this before the units are known)
             return await execute(ctx, units, on_finished)
         return await run_in_processes(ctx, units, on_finished, workers)
+
+    def plays_in_this_process(self, config: RunConfig) -> bool:
+        """True for one worker (or one conversation in flight)."""
+        return min(config.workers, config.concurrency) <= 1
 
 
 # --------------------------------------------------------------------------- the writer (the run's process)

@@ -7,14 +7,15 @@ import contextlib
 import gc
 import signal
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.errors import BenchError
+from bench_kernel.errors import BenchError, DeferredDataError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
@@ -55,6 +56,9 @@ from bench_kernel.store.store import Store, open_store
 
 if TYPE_CHECKING:
     from bench_kernel.run.executors import Executor
+    from bench_kernel.tasks.domain import DomainData
+    from bench_kernel.tasks.schema import Task
+    from bench_kernel.tools.state import State
 
 
 log = get_logger()
@@ -101,7 +105,8 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
-    failures = gold_failures(data, tasks)
+    later = _gold_check_after_loading(data, tasks, config, executor)
+    failures = [] if later is not None else gold_failures(data, tasks)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
@@ -135,7 +140,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
             models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
-            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile,
+            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile, later_gold_failures=later,
         )
         units, skipped = plan_units(tasks, config, store.finished_units(run_id))
     except BaseException:
@@ -144,6 +149,36 @@ async def prepare(config: RunConfig, store_path: Path | str,
         await models.aclose()
         raise
     return ctx, units, skipped, not new
+
+
+def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: RunConfig,
+                              executor: Executor) -> list[dict[str, Any]] | None:
+    """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
+
+    Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
+    set the check refuses stops the run before any conversation is stored, as it would have before it began.
+    """
+    pending = [source for state in _states(data) for source in state.pending_loads()]
+    if not pending:
+        return None
+    if not executor.plays_in_this_process(config):
+        # Worker processes load their own copy: this process loads it now and checks the gold replays as usual.
+        for source in pending:
+            source.load()
+        return None
+    found: list[dict[str, Any]] = []
+
+    def check() -> None:
+        failures = gold_failures(data, tasks)
+        refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
+        found.extend(failures)
+
+    pending[-1].add_check(check)  # after the last loader: the replays may read every deferred table
+    return found
+
+
+def _states(data: DomainData) -> list[State]:
+    return [data.agent_state, *([data.user_state] if data.user_state is not None else [])]
 
 
 def _entry_point_names(plugins: PluginSet) -> list[str]:
@@ -175,9 +210,61 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             # run: yielding once per conversation lets signals and the heartbeat in.
             await asyncio.sleep(0)
 
-    workers = max(1, min(ctx.config.concurrency, len(units)))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
+    loading = preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx)) if units else None
+    try:
+        await asyncio.gather(*tasks, *([loading] if loading is not None else []))
+    except DeferredDataError as exc:  # no conversation met it as its own error: none is stored, the run stops
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise exc.error from None
     return finished
+
+
+PRELOAD_AFTER_S = 0.005
+"""How long a run's first conversations have to send their first requests before deferred data is built."""
+
+
+def _record_later_gold_failures(ctx: RunContext) -> None:
+    if ctx.later_gold_failures:
+        ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
+
+
+def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> asyncio.Future[None] | None:
+    """Build a domain's deferred tables in a thread, once the first requests are out (None if nothing is deferred).
+
+    The conversations wait for their first replies meanwhile; one that needs a record sooner builds it itself (the
+    loader runs once, behind a lock). The future fails with DeferredDataError if the loader does.
+    """
+    pending = [source for state in _states(data) for source in state.pending_loads()]
+    if not pending:
+        return None
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: DeferredDataError | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+            return
+        if on_loaded is not None:
+            on_loaded()
+        done.set_result(None)
+
+    def build() -> None:
+        error = None
+        try:
+            for source in pending:
+                source.load()
+        except DeferredDataError as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the run ended (a signal) before the data was built
+            loop.call_soon_threadsafe(settle, error)
+
+    loop.call_later(PRELOAD_AFTER_S, lambda: threading.Thread(target=build, name="bench-preload", daemon=True).start())
+    return done
 
 
 def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
@@ -201,6 +288,8 @@ async def run_async(config: RunConfig, store_path: Path | str, *, plugins: Plugi
     with _cancel_on_signals(handle_signals) as interrupts:
         try:
             ctx, units, skipped, resumed = await prepare(config, store_path, plugins)
+        except DeferredDataError as exc:  # a domain's deferred data, loaded early (e.g. for worker processes)
+            raise exc.error from None
         except asyncio.CancelledError:
             if interrupts.signum is None:
                 raise

@@ -11,12 +11,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import threading
 import weakref
 from collections.abc import Callable, ItemsView, Iterator, Mapping, MutableMapping, ValuesView
 from typing import Any
 
 import attrs
 
+from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.serialization import canonical_json, converter
 
 _MOD = 1 << 256
@@ -29,14 +31,97 @@ def record_digest(key: str, record: Any) -> int:
     return int.from_bytes(hashlib.sha256(data.encode()).digest(), "big")
 
 
+class DeferredTables:
+    """The records of several tables, built by one loader the first time any of them is needed (thread-safe).
+
+    Checks added with `add_check` run right after the loader, before any other thread sees a record; a failure of
+    either is kept and raised again, as DeferredDataError, wherever the records are asked for.
+    """
+
+    def __init__(self, load: Callable[[], Mapping[str, Mapping[str, Any]]]) -> None:
+        self._load: Callable[[], Mapping[str, Mapping[str, Any]]] | None = load
+        self._checks: list[Callable[[], None]] = []
+        self._tables: dict[str, dict[str, Any]] | None = None
+        self._ready = False
+        self._error: DeferredDataError | None = None
+        self._lock = threading.RLock()  # re-entered by the loading thread when a check reads records
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the loader has run (successfully or not)."""
+        return self._load is None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the records are loaded and checked."""
+        return self._ready
+
+    def add_check(self, check: Callable[[], None]) -> None:
+        """Run `check` after loading, before the records are given out; what it raises stops whoever needs them."""
+        if self._load is None:
+            raise RuntimeError("the deferred tables are loaded already")
+        self._checks.append(check)
+
+    def table(self, name: str) -> dict[str, Any]:
+        """One table's records, loading every table first if needed."""
+        if not self._ready:
+            self.load()
+        assert self._tables is not None
+        if name not in self._tables:
+            raise DeferredDataError(ConfigError(f"the deferred data has no table {name!r} "
+                                                f"(it has {', '.join(sorted(self._tables))})"))
+        return self._tables[name]
+
+    def load(self) -> None:
+        """Run the loader and the checks once; raise their failure (now and on every later call)."""
+        with self._lock:
+            if self._load is not None:
+                load, self._load = self._load, None
+                try:
+                    self._tables = {name: dict(records) for name, records in load().items()}
+                    for check in self._checks:
+                        check()
+                    self._ready = True
+                except BenchError as exc:
+                    self._error = DeferredDataError(exc)
+                except DeferredDataError as exc:
+                    self._error = exc
+                except Exception as exc:  # noqa: BLE001 - any failure of a domain's loader stops the run, named
+                    self._error = DeferredDataError(ConfigError(f"loading the domain's data: {type(exc).__name__}: {exc}"))
+                    self._error.__cause__ = exc
+        if self._error is not None:
+            raise self._error
+
+
 class BaseTable:
     """A table's shared, read-only records, with its digest computed once."""
 
-    def __init__(self, records: Mapping[str, Any], record_type: type | None = None) -> None:
-        self.records: dict[str, Any] = dict(records)
+    def __init__(self, records: Mapping[str, Any] | None, record_type: type | None = None, *,
+                 deferred: tuple[DeferredTables, str] | None = None) -> None:
+        self._records: dict[str, Any] | None = None if records is None else dict(records)
+        self._deferred = deferred
+        if (records is None) == (deferred is None):
+            raise ValueError("a BaseTable takes either its records or where its deferred records come from")
         self.record_type = record_type
         self._digests: dict[str, int] | None = None
         self._total: int | None = None
+
+    @property
+    def records(self) -> dict[str, Any]:
+        """The shared records (built on first use for a deferred table)."""
+        records = self._records
+        if records is None:
+            assert self._deferred is not None
+            source, name = self._deferred
+            records = source.table(name)
+            if source.ready:  # (not while the loader's own checks read it: they may still refuse the data)
+                self._records = records
+        return records
+
+    @property
+    def pending(self) -> DeferredTables | None:
+        """The loader this table still waits for, if any."""
+        return None if self._records is not None or self._deferred is None else self._deferred[0]
 
     def digest_of(self, key: str) -> int:
         """The cached digest of one base record."""
@@ -193,6 +278,33 @@ class State:
                 records = {k: converter.structure(v, rtype) for k, v in records.items()}
             tables[name] = Table(BaseTable(records, rtype))
         return cls(tables)
+
+    @classmethod
+    def deferred(cls, types: Mapping[str, type | None], load: Callable[[], Mapping[str, Mapping[str, Any]]]) -> State:
+        """A pristine state whose tables (named by `types`, with their record types) `load` builds on first use.
+
+        `load` returns {table: {key: record}} with records already built. A run starts its conversations (and so
+        sends its first requests) before the records exist and builds them while it waits for the first replies;
+        a failure of `load` stops the run with DeferredDataError before any conversation is stored.
+        """
+        source = DeferredTables(load)
+        return cls({name: Table(BaseTable(None, rtype, deferred=(source, name))) for name, rtype in types.items()})
+
+    def pending_loads(self) -> list[DeferredTables]:
+        """The loaders of this state's deferred tables that have not run yet."""
+        found: list[DeferredTables] = []
+        for table in self.tables.values():
+            source = table.base.pending
+            if source is not None and not source.loaded and source not in found:
+                found.append(source)
+        return found
+
+    def load_deferred(self) -> None:
+        """Build every deferred table now (waiting for a build under way); raise DeferredDataError if that failed."""
+        for table in self.tables.values():
+            source = table.base.pending
+            if source is not None:
+                source.load()
 
     def __getitem__(self, name: str) -> Table:
         return self.tables[name]
