@@ -14,7 +14,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" 
 
 @pytest.mark.parametrize(("plugin", "data", "fragment"), [
     ("mock", "mock", "do not fit the mock domain (is this another domain's data?): task 'create_task_1' names create_task"),
-    ("retail", "airline", "could not load"),
+    ("retail", "airline", "do not fit the retail domain (is this another domain's data?)"),
     # airline reads its database when first needed: the tasks' tool names give the data away before that
     ("airline", "retail", "do not fit the airline domain (is this another domain's data?)"),
 ])

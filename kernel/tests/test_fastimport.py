@@ -23,3 +23,25 @@ def test_a_module_hidden_in_the_block_cannot_be_imported_there_and_an_imported_o
             import bench_never_such_module  # noqa: F401
         assert sys.modules["sys"] is sys
     assert "bench_never_such_module" not in sys.modules
+
+
+def test_sqlite_utils_patterns_compile_on_first_use_and_match_as_compiled() -> None:
+    import re
+
+    import sqlite_utils.db
+
+    from bench_kernel.store import store  # noqa: F401 - imports sqlite_utils as the store does
+    from bench_kernel.store.fastimport import LazyPattern, lazy_patterns
+
+    pattern = sqlite_utils.db._virtual_table_using_re
+    schema = "CREATE VIRTUAL TABLE [docs_fts] USING FTS5 (title, content='docs')"
+    if isinstance(pattern, LazyPattern):  # (another test may have imported sqlite_utils first, the usual way)
+        assert pattern._compiled is None or pattern._compiled.pattern == pattern._args[0]
+    assert pattern.match(schema).group("squarequoted_table", "using") == ("docs_fts", "FTS5")
+    assert pattern.match("CREATE TABLE t (x)") is None
+    with lazy_patterns(__name__):
+        lazy = re.compile(r"a+b", re.I)
+        other = sys.modules["re"].sub  # calls from elsewhere are untouched
+    assert isinstance(lazy, LazyPattern) and lazy._compiled is None
+    assert lazy.findall("AAb ab b") == ["AAb", "ab"] and isinstance(lazy._compiled, re.Pattern)
+    assert other("x", "y", "x") == "y" and re.compile("q").pattern == "q"

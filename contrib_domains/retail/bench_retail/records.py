@@ -11,14 +11,13 @@ floats; a price difference an exchange computes from no items stays the int 0).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
-from bench_kernel import BaseTable, DumpHasher, State, Table, converter
+from bench_kernel import BaseTable, DumpHasher, State, Table, TaskFileError, converter, read_json
 
 OrderStatus = Literal[
     "processed", "pending", "pending (item modified)", "delivered", "cancelled",
@@ -176,12 +175,17 @@ _BASES: dict[tuple[str, int, int], dict[str, BaseTable]] = {}
 
 
 def load_state(db_path: Path) -> State:
-    """A pristine state over db.json; the parsed base tables are shared by every load in a process."""
-    stat = db_path.stat()
+    """A pristine state over db.json, read and built when first needed (see State.deferred); the base tables are
+    shared by every load of the same file in a process."""
+    try:
+        stat = db_path.stat()
+    except OSError as exc:  # what is cheap to find out is found out now
+        raise TaskFileError(str(db_path), ["file not found" if isinstance(exc, FileNotFoundError) else str(exc)]) from exc
     key = (str(db_path.resolve()), stat.st_mtime_ns, stat.st_size)
     bases = _BASES.get(key)
     if bases is None:
-        bases = _BASES[key] = base_tables(json.loads(db_path.read_text(encoding="utf-8")))
+        state = State.deferred(TABLE_TYPES, lambda: {name: base.records for name, base in base_tables(read_json(db_path)).items()})
+        bases = _BASES[key] = {name: table.base for name, table in state.tables.items()}
     return State({name: Table(base) for name, base in bases.items()})
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import builtins
 import json
 import pathlib
+import re
 import shutil
+import sqlite3
+import subprocess
+import sys
 from importlib.resources import files
 
 import bench_retail
@@ -14,7 +18,7 @@ import pytest
 from bench_retail import RetailDomain
 
 from bench_kernel import DATA_DIR_VARIABLE as DATA_DIR_ENV
-from bench_kernel import ConfigError, DomainOptions
+from bench_kernel import ConfigError, DeferredDataError, DomainOptions
 
 
 def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,3 +77,24 @@ def test_the_shared_tables_are_parsed_once(data) -> None:
     again = RetailDomain().load(DomainOptions())
     assert again.agent_state["orders"].base is data.agent_state["orders"].base
     assert again.agent_state is not data.agent_state
+
+
+def test_a_broken_database_stops_the_run_with_its_file_and_place_and_stores_nothing(tmp_path: pathlib.Path) -> None:
+    packaged = pathlib.Path(str(files("bench_retail").joinpath("data")))
+    data_dir = tmp_path / "retail"
+    data_dir.mkdir()
+    for name in ("tasks.json", "policy.md"):
+        (data_dir / name).write_bytes((packaged / name).read_bytes())
+    text = (packaged / "db.json").read_text()
+    (data_dir / "db.json").write_text(text[: len(text) // 3])
+    db = tmp_path / "runs.db"
+    done = subprocess.run([str(pathlib.Path(sys.executable).with_name("bench")), "run", "--plugin", "retail", "--data-dir",
+                           str(data_dir), "--db", str(db), "--num-tasks", "3", "--format", "none", "--progress", "none"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert re.search(r"db\.json: not valid JSON: .* at line \d+ column \d+", done.stderr), done.stderr
+    with sqlite3.connect(db) as store:
+        assert store.execute("select count(*) from conversations").fetchone()[0] == 0
+    data = RetailDomain(name="retail").load(DomainOptions(data_dir=data_dir))  # read when first needed
+    with pytest.raises(DeferredDataError, match=r"db\.json: not valid JSON"):
+        data.agent_state.fork().orders.get("#W0000000")

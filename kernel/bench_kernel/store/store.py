@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.store.fastimport import without_unused_modules
+from bench_kernel.store.fastimport import lazy_patterns, without_unused_modules
 
-with without_unused_modules("numpy", "pandas"):
+with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db"):
     from sqlite_utils import Database, Migrations
 
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
