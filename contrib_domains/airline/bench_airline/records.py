@@ -485,11 +485,18 @@ _BUILDERS = {"flights": flight_from, "users": user_from, "reservations": reserva
 RECORD_TYPES: dict[str, type] = {"flights": Flight, "users": User, "reservations": Reservation}
 
 
+_HOOKS_INSTALLED: list[bool] = []
+
+
 def install_structure_hooks() -> None:
     """Make the kernel converter build our records as tau2 validates them (extra keys ignored, lax numbers).
 
-    The kernel structures records when it applies a task's initialization_data patch.
+    The kernel structures records when it applies a task's initialization_data patch. Once per process: registering
+    again would clear the converter's dispatch cache under another thread (a run builds its records in one).
     """
+    if _HOOKS_INSTALLED:
+        return
+    _HOOKS_INSTALLED.append(True)
     for cls, build in ((Flight, flight_from), (User, user_from), (Reservation, reservation_from)):
         converter.register_structure_hook(cls, lambda raw, _, build=build: build(raw))
 
