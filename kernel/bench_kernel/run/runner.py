@@ -251,6 +251,8 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
             return
         if on_loaded is not None:
             on_loaded()
+        if gc.get_freeze_count():  # the run froze what set-up built out of every collection: these records too
+            gc.freeze()
         done.set_result(None)
 
     def build() -> None:
