@@ -164,3 +164,23 @@ def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_befor
     finally:
         store.close()
     assert [f["task_id"] for f in events[0]["tasks"]] == ["read-z"] and len(events) == 1
+
+
+def test_the_preload_future_fails_rather_than_hangs_when_what_follows_the_load_fails() -> None:
+    import asyncio
+
+    from bench_kernel.run.runner import preload
+
+    data = DeferredToyDomain().load(DomainOptions())
+
+    def broken() -> None:
+        raise OSError("disk full")
+
+    async def main() -> None:
+        loading = preload(data, on_loaded=broken)
+        assert loading is not None
+        with pytest.raises(OSError, match="disk full"):
+            await asyncio.wait_for(loading, 10)
+        assert preload(data) is None  # loaded: nothing left to build
+
+    asyncio.run(main())

@@ -249,8 +249,12 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
         if error is not None:
             done.set_exception(error)
             return
-        if on_loaded is not None:
-            on_loaded()
+        try:
+            if on_loaded is not None:
+                on_loaded()
+        except Exception as exc:  # noqa: BLE001 - (a store that cannot record the event) fails the run, never hangs it
+            done.set_exception(exc)
+            return
         if gc.get_freeze_count():  # the run froze what set-up built out of every collection: these records too
             gc.freeze()
         done.set_result(None)
