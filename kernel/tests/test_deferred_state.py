@@ -184,3 +184,18 @@ def test_the_preload_future_fails_rather_than_hangs_when_what_follows_the_load_f
         assert preload(data) is None  # loaded: nothing left to build
 
     asyncio.run(main())
+
+
+def test_an_interrupted_load_is_not_a_verdict_and_runs_again() -> None:
+    calls: list[int] = []
+
+    def load() -> Mapping[str, Mapping[str, Any]]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return {"counters": {k: dict(v) for k, v in COUNTERS.items()}}
+
+    state = State.deferred({"counters": None}, load)
+    with pytest.raises(KeyboardInterrupt):
+        state.fork().counters["a"]
+    assert state.fork().counters["a"] == {"value": 0} and len(calls) == 2

@@ -89,6 +89,9 @@ class DeferredTables:
                 except Exception as exc:  # noqa: BLE001 - any failure of a domain's loader stops the run, named
                     self._error = DeferredDataError(ConfigError(f"loading the domain's data: {type(exc).__name__}: {exc}"))
                     self._error.__cause__ = exc
+                except BaseException:  # interrupted (KeyboardInterrupt in a program without signal handling): not a verdict
+                    self._load, self._tables = load, None
+                    raise
         if self._error is not None:
             raise self._error
 
