@@ -160,7 +160,8 @@ class Table(MutableMapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         value = self.overlay.get(key, _MISSING)
         if value is _MISSING:
-            return self.base.records[key]
+            records = self.base._records  # the records once built, without the property's call (the hottest read)
+            return (records if records is not None else self.base.records)[key]
         if value is _DELETED:
             raise KeyError(key)
         return value
