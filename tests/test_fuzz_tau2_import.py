@@ -65,3 +65,18 @@ def test_a_mutated_results_file_imports_or_is_one_clean_error(exported: Any, dat
                                           "--db", str(Path(folder) / "i.db")])
     assert result.exception is None or isinstance(result.exception, SystemExit), (path, repr(result.exception))
     assert result.exit_code in (0, 1), result.output
+
+
+def test_every_top_level_field_and_info_field_of_another_type_is_one_clean_error_or_imports(exported: Any) -> None:
+    # Found by the long fuzz: `"info": true` crashed the import (AttributeError) instead of a clean answer.
+    paths = [p for p in _paths(exported) if 1 <= len(p) <= 2 and (len(p) == 1 or p[0] == "info")]
+    assert ("info",) in paths and len(paths) > 5
+    for path in paths:
+        for value in (True, 7, "x", []):
+            with tempfile.TemporaryDirectory() as folder:
+                results = Path(folder) / "results.json"
+                results.write_text(json.dumps(_replace(exported, path, value)))
+                result = CliRunner().invoke(COMMANDS, ["import", "tau2-results", str(results), "-p", "mock", "-p", "tau2",
+                                                  "--db", str(Path(folder) / "i.db")])
+            assert result.exception is None or isinstance(result.exception, SystemExit), (path, value, repr(result.exception))
+            assert result.exit_code in (0, 1), result.output

@@ -252,7 +252,7 @@ def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | N
     document = results.document
     config = {"imported_from": str(path), "domain": data.name, "tasks": tasks, "data_dir": data_dir,
               "agent": _implementation(document, "agent_info"), "user": _implementation(document, "user_info"),
-              "trials": (document.get("info") or {}).get("num_trials"), "judge": judge_obj.name if judge_obj else None}
+              "trials": _object(document.get("info")).get("num_trials"), "judge": judge_obj.name if judge_obj else None}
     run_id = run_id or "import-" + hashlib.sha256(results.path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
@@ -290,7 +290,7 @@ async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, dat
                   metrics: list[tuple[str, Metric]]) -> list[Skipped]:
     """Store every simulation bench can re-score; the others are returned, each with its reason."""
     store.begin_run(run_id, config, hashlib.sha256(canonical_json(config).encode()).hexdigest(), [],
-                    {data.name: data.content_hash()}, _seed(results.document.get("info") or {}))
+                    {data.name: data.content_hash()}, _seed(_object(results.document.get("info"))))
     done = store.finished_units(run_id)
     skipped = list(results.skipped)
     for sim in results.simulations:
