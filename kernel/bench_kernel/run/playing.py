@@ -45,9 +45,7 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
         result, metrics, rows = _infrastructure_error(ctx, unit, started_utc, t0, exc), [], []
     # A conversation that read no deferred record still waits for them (and their gold check) to be stored: a run
     # whose data or tasks turn out broken then stores nothing.
-    ctx.data.agent_state.load_deferred()
-    if ctx.data.user_state is not None:
-        ctx.data.user_state.load_deferred()
+    ctx.data.load_deferred()
     ctx.store.save_conversation(result, metrics, plugin_rows=rows)
     return result
 

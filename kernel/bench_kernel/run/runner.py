@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from bench_kernel.run.executors import Executor
     from bench_kernel.tasks.domain import DomainData
     from bench_kernel.tasks.schema import Task
-    from bench_kernel.tools.state import State
 
 
 log = get_logger()
@@ -158,7 +157,7 @@ def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: R
     Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
     set the check refuses stops the run before any conversation is stored, as it would have before it began.
     """
-    pending = [source for state in _states(data) for source in state.pending_loads()]
+    pending = data.pending_loads()
     if not pending:
         return None
     if not executor.plays_in_this_process(config):
@@ -175,10 +174,6 @@ def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: R
 
     pending[-1].add_check(check)  # after the last loader: the replays may read every deferred table
     return found
-
-
-def _states(data: DomainData) -> list[State]:
-    return [data.agent_state, *([data.user_state] if data.user_state is not None else [])]
 
 
 def _entry_point_names(plugins: PluginSet) -> list[str]:
@@ -237,7 +232,7 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
     The conversations wait for their first replies meanwhile; one that needs a record sooner builds it itself (the
     loader runs once, behind a lock). The future fails with DeferredDataError if the loader does.
     """
-    pending = [source for state in _states(data) for source in state.pending_loads()]
+    pending = data.pending_loads()
     if not pending:
         return None
     loop = asyncio.get_running_loop()

@@ -20,7 +20,7 @@ from bench_kernel.tasks.extensions import TaskVocabulary
 from bench_kernel.tasks.loading import load_tasks
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, ToolContext, Toolkit
-from bench_kernel.tools.state import State
+from bench_kernel.tools.state import DeferredTables, State
 from bench_kernel.tools.toolschema import TOOL_RESULT_STYLES, ToolResultStyle
 
 
@@ -90,6 +90,17 @@ class DomainData:
     source: str = ""
     task_problems: tuple[str, ...] = ()
     """Inconsistencies plugins found in the tasks' own data (the tasks still run); `bench tasks` lists them."""
+
+    def pending_loads(self) -> list[DeferredTables]:
+        """The loaders of the agent's and the user's deferred tables that have not run yet (see State.deferred)."""
+        states = [self.agent_state, *([self.user_state] if self.user_state is not None else [])]
+        return [source for state in states for source in state.pending_loads()]
+
+    def load_deferred(self) -> None:
+        """Build every deferred table of both sides now; raise DeferredDataError if that failed."""
+        self.agent_state.load_deferred()
+        if self.user_state is not None:
+            self.user_state.load_deferred()
 
     def task(self, task_id: str) -> Task:
         """The task with this id."""
