@@ -13,8 +13,10 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.duplex import Chunk, Side, Utterance
 from bench_kernel.conversation.messages import AssistantMessage, UserMessage
 from bench_kernel.conversation.participants import ConversationSetup
+from bench_kernel.conversation.speech import paced_utterance
 
 
 class ChannelSession:
@@ -27,6 +29,29 @@ class ChannelSession:
     async def to_user(self, message: AssistantMessage) -> AssistantMessage:
         """What the user receives of an agent message."""
         return message
+
+    async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
+        """Full duplex: the text spoken as tick-sized chunks (the base class: text-paced audio, no speech engine).
+
+        `index` counts the side's utterances from 0; a channel with effects draws its per-utterance randomness from
+        the conversation's seed and this index.
+        """
+        return paced_utterance(text, side, tick_ms=tick_ms, index=index)
+
+    def on_line(self, chunk: Chunk, side: Side, tick: int, *, tick_ms: int) -> Chunk:
+        """Full duplex: what the line does to one side's chunk this tick (noise, bursts, telephony, frame drops, ...)."""
+        return chunk
+
+    async def hear(self, audio: bytes, side: Side, text: str) -> str:
+        """Full duplex: what a turn-based listener makes of one utterance's audio (mu-law 8 kHz); `text` is what was meant.
+
+        The base class hears the text as meant; a speech channel recognises the audio.
+        """
+        return text
+
+    def conditions(self) -> dict[str, Any]:
+        """Full duplex: the conversation's speech conditions (complexity, persona, voice, noise), for the timeline."""
+        return {}
 
     async def close(self) -> None:
         """Release what the session holds."""

@@ -1,0 +1,71 @@
+"""Speech without a speech engine: text-paced audio for full-duplex runs that have no TTS.
+
+A text takes as long as a person needs to say it (about 15 characters a second) and its audio is a quiet,
+deterministic tone, so a full-duplex conversation has real timing offline and in tests. A speech channel
+(bench-voice) replaces this with synthesised speech.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+from bench_kernel.conversation.duplex import SAMPLE_RATE, Chunk, Side, Utterance, fit, tick_bytes
+
+CHARS_PER_SECOND = 15.0
+"""About 150 words a minute."""
+
+
+def _mulaw(sample: int) -> int:
+    """One 16-bit sample as G.711 mu-law."""
+    bias, clip = 0x84, 32635
+    sign = 0x80 if sample < 0 else 0
+    magnitude = min(abs(sample), clip) + bias
+    exponent = 7
+    for bit in range(7, -1, -1):
+        if magnitude & (0x4000 >> (7 - bit)):
+            exponent = bit
+            break
+    mantissa = (magnitude >> (exponent + 3)) & 0x0F
+    return ~(sign | (exponent << 4) | mantissa) & 0xFF
+
+
+def _tone(side: Side, tick_ms: int) -> bytes:
+    # A side's own pitch, so the two voices can be told apart in a recording.
+    hz = 140.0 if side == "agent" else 210.0
+    n = tick_bytes(tick_ms)
+    return bytes(_mulaw(int(2000 * math.sin(2 * math.pi * hz * i / SAMPLE_RATE))) for i in range(n))
+
+
+_TONES: dict[tuple[str, int], bytes] = {}
+
+
+def tone(side: Side, tick_ms: int) -> bytes:
+    """One tick of the side's tone (computed once per side and tick length)."""
+    key = (side, tick_ms)
+    if key not in _TONES:
+        _TONES[key] = _tone(side, tick_ms)
+    return _TONES[key]
+
+
+def utterance_id(side: Side, index: int, text: str) -> str:
+    """A stable id for an utterance (the same text said at the same place gets the same id)."""
+    return hashlib.sha256(f"{side}:{index}:{text}".encode()).hexdigest()[:16]
+
+
+def spread(text: str, n_chunks: int) -> list[str]:
+    """The text over n chunks, character i in chunk floor(i * n / len) (as tau2 spreads an utterance)."""
+    parts = [""] * n_chunks
+    for i, char in enumerate(text):
+        parts[i * n_chunks // len(text)] += char
+    return parts
+
+
+def paced_utterance(text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
+    """The text as tick chunks of a tone lasting as long as the text takes to say."""
+    seconds = len(text) / CHARS_PER_SECOND
+    n = max(1, math.ceil(seconds * 1000 / tick_ms))
+    uid = utterance_id(side, index, text)
+    audio = fit(tone(side, tick_ms), tick_ms)
+    chunks = tuple(Chunk(audio=audio, text=part, speech=True, utterance=uid) for part in spread(text, n))
+    return Utterance(chunks=chunks, text=text)
