@@ -34,12 +34,17 @@ class ChannelSession:
         """Full duplex: the text spoken as tick-sized chunks (the base class: text-paced audio, no speech engine).
 
         `index` counts the side's utterances from 0; a channel with effects draws its per-utterance randomness from
-        the conversation's seed and this index.
+        the conversation's seed and this index. The chunks' audio may be in the channel's own format (e.g. 16 kHz
+        PCM): what reaches the other side is what `on_line` makes of it, which must be one tick of mu-law 8 kHz.
         """
         return paced_utterance(text, side, tick_ms=tick_ms, index=index)
 
     def on_line(self, chunk: Chunk, side: Side, tick: int, *, tick_ms: int) -> Chunk:
-        """Full duplex: what the line does to one side's chunk this tick (noise, bursts, telephony, frame drops, ...)."""
+        """Full duplex: one side's chunk as the line carries it this tick (noise, bursts, telephony, frame drops, ...).
+
+        Called for every tick of both sides, silent ones included (their audio is empty); the result's audio is mu-law
+        8 kHz (the loop pads or cuts it to one tick) and its `effects` name what was applied.
+        """
         return chunk
 
     async def hear(self, audio: bytes, side: Side, text: str) -> str:
