@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from bench_kernel.conversation.duplex import MAX_SECONDS, SPEECH_COMPLEXITIES, TICK_MS
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
@@ -155,7 +156,14 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--user", default="scripted", show_default=True,
               help="User simulator (scripted: the domain's own scripted user when it names one).")
 @click.option("--judge", help="Judge for NL assertions.")
-@click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True)
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True,
+              help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).")
+@click.option("--tick-ms", type=click.IntRange(20, 2000), default=TICK_MS, show_default=True,
+              help="Full duplex: the length of a tick of simulated time in milliseconds.")
+@click.option("--max-duration", "max_seconds", type=click.FloatRange(1), default=MAX_SECONDS, show_default=True,
+              help="Full duplex: a conversation's maximum length in simulated seconds (tau2's default).")
+@click.option("--speech-complexity", type=click.Choice(SPEECH_COMPLEXITIES), default="control", show_default=True,
+              help="Full duplex: the speech conditions (tau2's levels): control is clean audio; the others need bench-voice.")
 @click.option("--channel", default="identity", show_default=True,
               help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
 @click.option("--paired", is_flag=True, default=None,
@@ -262,6 +270,9 @@ def resume_command(args: Sequence[str], run_id: str) -> str:
     return shlex.join(["bench", *args, *([] if named else ["--run-id", run_id])])
 
 
+DUPLEX_OPTIONS = {"tick_ms": "tick_ms", "max_seconds": "max_seconds", "speech_complexity": "speech_complexity"}
+
+
 def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
     from bench_kernel.run.runconfig import model_overrides, price_overrides
@@ -273,8 +284,13 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     if snr:
         out["sweep"] = {"snr_db": list(snr)}
     keep = given.pop("keep_audio", None)
+    duplex = {name: given.pop(key) for key, name in DUPLEX_OPTIONS.items() if key in given}
     if keep:
         given["channel_options"] = {**(given.get("channel_options") or {}), "keep_audio": keep}
+    if given.get("mode") == Mode.FULL_DUPLEX.value:
+        out["duplex"] = {**duplex, **({"keep_audio": keep} if keep else {})}
+    elif duplex:
+        raise click.UsageError(f"--{next(iter(duplex)).replace('_', '-')} applies to --mode full-duplex only")
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)

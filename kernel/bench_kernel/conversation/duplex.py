@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 import attrs
 
 from bench_kernel.conversation.messages import ToolCall
+from bench_kernel.serialization import unstructure
 
 SAMPLE_RATE = 8000
 """Audio between the two sides is G.711 mu-law, 8 kHz, mono: one byte per sample (telephony, as tau2's voice track)."""
@@ -23,6 +24,10 @@ SILENCE_BYTE = 0xFF
 TICK_MS = 200
 MAX_SECONDS = 1200.0
 """tau2's default maximum length of a full-duplex conversation in simulated seconds."""
+
+SPEECH_COMPLEXITIES = ("control", "regular", "control_audio", "control_accents", "control_behavior", "control_audio_accents",
+                       "control_audio_behavior", "control_accents_behavior")
+"""tau2's speech complexity levels: clean, realistic, and the six ablations between them."""
 
 Side = Literal["agent", "user"]
 ACTIONS = ("keep_talking", "stop_talking", "generate_message", "wait", "backchannel")
@@ -185,6 +190,14 @@ class Timeline:
     def seconds(self) -> float:
         """The conversation's simulated length."""
         return self.ticks * self.tick_ms / 1000
+
+    def as_data(self) -> dict[str, Any]:
+        """The timeline as stored: entries without their empty fields (a long conversation has thousands)."""
+        data = unstructure(self)
+        for side in ("agent", "user"):
+            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], False)}
+                          for entry in data[side]]
+        return data
 
 
 @attrs.frozen(kw_only=True)

@@ -29,6 +29,8 @@ class Mode(str, enum.Enum):
     DEFAULT = "default"
     NO_USER = "no-user"
     ORACLE_PLAN = "oracle-plan"
+    FULL_DUPLEX = "full-duplex"
+    """bench's: user and agent stream audio at once in ticks (tau2's voice track); otherwise as the default mode."""
 
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.prices import Price
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
                   "executor_options", "workers", "allow_broken_tasks", "speech_cache")
 OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep",
-                     "exposure", "retrieval", "retrieval_options")
+                     "exposure", "retrieval", "retrieval_options", "duplex")
 
 
 @attrs.frozen(kw_only=True)
@@ -74,6 +75,8 @@ class RunConfig:
     sweep: dict[str, list[Any]] | None = None
     """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
     value its own arm named "snr_db=5" (same seeds), so a report compares them."""
+    duplex: DuplexSettings | None = None
+    """The full-duplex settings (tick, time limit, speech complexity, turn-taking), set in --mode full-duplex only."""
     profile: str | None = None
     """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
     # Execution only: not part of the configuration hash.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from bench_kernel.conversation.channels import Channel
+from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
@@ -187,6 +188,30 @@ def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
     if needing:
         raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): "
                           "choose a judge with --judge")
+
+
+SPEECH_CHANNEL = "voice"
+"""The channel a full-duplex run speaks through when its plugin is loaded and the run names none."""
+
+
+def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[Task]) -> RunConfig:
+    """A full-duplex run's settings and channel; duplex settings outside full duplex, and task histories in it, refused."""
+    if config.mode is not Mode.FULL_DUPLEX:
+        if config.duplex is not None:
+            raise ConfigError("duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only")
+        return config
+    settings = config.duplex or DuplexSettings()
+    channel = config.channel
+    if channel == "identity" and SPEECH_CHANNEL in registry.components.get("channel", {}):
+        channel = SPEECH_CHANNEL
+    if settings.speech_complexity != "control" and channel == "identity":
+        raise ConfigError(f"--speech-complexity {settings.speech_complexity} needs a speech channel: "
+                          "pip install 'bench-voice[engines]' and add --plugin voice")
+    with_history = [t.id for t in tasks if t.initial_state and t.initial_state.message_history]
+    if with_history:
+        raise ConfigError(f"{len(with_history)} tasks open with a message history (e.g. {with_history[0]!r}), which a "
+                          "full-duplex conversation cannot replay (as in tau2): leave them out with --task-id")
+    return attrs.evolve(config, duplex=settings, channel=channel)
 
 
 def with_channel_defaults(config: RunConfig, channel: Channel) -> RunConfig:

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bench_kernel.conversation.channels import Channel, IdentityChannel
+from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
+from bench_kernel.conversation.duplex_loop import run_duplex
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
-from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from bench_kernel.conversation.participants import (
+    Agent,
+    AgentSession,
+    ConversationSetup,
+    DuplexAgentSession,
+    DuplexUserSession,
+    UserSession,
+    UserSimulator,
+)
+from bench_kernel.conversation.turntaking import TurnBasedAgent, TurnTakingUser
 from bench_kernel.errors import ParticipantError
 from bench_kernel.evaluation.evaluator import evaluate
 from bench_kernel.evaluation.results import ConversationResult
@@ -18,18 +28,14 @@ from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ConversationModels
 from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import Registry
+from bench_kernel.run.context import RunContext
+from bench_kernel.run.planning import TEXT_ARM, Unit, arm_channel_options, evaluated
+from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
 from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import MetricValue, PluginRows
 from bench_kernel.tasks.domain import build_environment
 from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, ToolContext
-
-if TYPE_CHECKING:
-    pass
-
-from bench_kernel.run.context import RunContext
-from bench_kernel.run.planning import TEXT_ARM, Unit, arm_channel_options, evaluated
-from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
 
 log = get_logger()
 async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
@@ -69,7 +75,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         history=tuple(history), profile=profile,
         options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
         events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
-        exposure=config.exposure or "none",
+        exposure=config.exposure or "none", duplex=config.duplex, data_dir=config.data_dir,
     )
     convo = await _play(ctx, agent, user, setup, env, history, events, channel)
     assert convo.termination is not None
@@ -107,8 +113,11 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         if unusable is not None:
             termination = unusable.termination
             return unusable
-        convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
-                                       limits=limits, channel=channel, events=events)
+        if config.mode is Mode.FULL_DUPLEX:
+            convo = await _play_duplex(ctx, setup, env, agent_session, user_session, channel, events, limits)
+        else:
+            convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
+                                           limits=limits, channel=channel, events=events)
         termination = convo.termination
         return convo
     except Exception:
@@ -120,6 +129,20 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
                 session.termination = termination  # what close() may tell the participant's own service
             if session is not None:
                 await session.close()
+
+
+async def _play_duplex(ctx: RunContext, setup: ConversationSetup, env: Environment, agent: AgentSession,
+                       user: UserSession | None, channel: ChannelSession | None, events: EventLog, limits: Limits) -> Conversation:
+    """A full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
+    settings = setup.duplex
+    assert settings is not None and user is not None
+    line = channel or ChannelSession()
+    duplex_agent = agent if isinstance(agent, DuplexAgentSession) else TurnBasedAgent(agent, line, settings)
+    duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
+    audio_name = f"{setup.task.id[:80].replace('/', '_')}-{setup.seed}-{ctx.run_id[-8:]}"
+    convo = await run_duplex(env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits,
+                             audio_name=audio_name, history=setup.history)
+    return convo
 
 
 def _unusable_sessions(registry: Registry, history: list[Message], sessions: list[tuple[str, Any, Any]]) -> Conversation | None:

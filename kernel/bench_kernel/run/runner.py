@@ -47,6 +47,7 @@ from bench_kernel.run.planning import (
     sweep_arms,
     task_vocabulary,
     with_channel_defaults,
+    with_duplex_defaults,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_values, score_metrics
@@ -97,6 +98,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     if data.retrieval is not None and config.retrieval != data.retrieval:
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    config = with_duplex_defaults(config, registry, tasks)
     config = with_channel_defaults(config, registry.get("channel", config.channel))
     parts = resolve_components(registry, config, data, tasks)
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))

@@ -1,0 +1,280 @@
+"""The full-duplex loop: every tick the user, then the agent, produce one chunk; tool calls run within the tick.
+
+Each side hears the other's chunk of the previous tick (as in tau2, so every direction has one tick of delay). A
+call's results reach its caller on the next tick. The loop writes the transcript trajectory as it goes (a side's text
+becomes a message when its speech run ends, when it calls tools and at the end), keeps the `Timeline` and stores it,
+with one `duplex.speech` event per speech run, when the conversation ends however it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import wave
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from bench_kernel.conversation.channels import ChannelSession
+from bench_kernel.conversation.duplex import (
+    Chunk,
+    DuplexSettings,
+    Side,
+    SpeechSegment,
+    Timeline,
+    TimelineEntry,
+    ToolStamp,
+    fit,
+    silence,
+)
+from bench_kernel.conversation.events import Event, EventLog
+from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, ToolMessage, UserMessage
+from bench_kernel.conversation.orchestrator import Conversation, Limits, stamp_history
+from bench_kernel.conversation.participants import DuplexAgentSession, DuplexUserSession
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.logs import get_logger
+from bench_kernel.serialization import utc_now
+from bench_kernel.tools.environment import Environment
+
+log = get_logger()
+QUIET = ("wait", "keep_talking")
+
+
+@attrs.define
+class _Voice:
+    """One side's open speech: the text said since its last message and the current speech run."""
+
+    side: Side
+    text: str = ""
+    first_tick: int | None = None
+    run_start: int | None = None
+    runs: list[tuple[int, int]] = attrs.field(factory=list)
+    entries: list[TimelineEntry] = attrs.field(factory=list)
+
+
+@attrs.define
+class _Recorder:
+    """Writes the trajectory and the timeline while the loop runs."""
+
+    convo: Conversation
+    env: Environment
+    settings: DuplexSettings
+    agent: _Voice = attrs.field(factory=lambda: _Voice("agent"))
+    user: _Voice = attrs.field(factory=lambda: _Voice("user"))
+    tools: list[ToolStamp] = attrs.field(factory=list)
+    ticks: int = 0
+    audio: dict[str, list[bytes]] | None = None
+
+    def voice(self, side: Side) -> _Voice:
+        """The side's open speech."""
+        return self.agent if side == "agent" else self.user
+
+    def take(self, side: Side, tick: int, chunk: Chunk) -> None:
+        """Note one side's chunk: its speech run, its text, what the timeline keeps."""
+        voice = self.voice(side)
+        if chunk.speech and voice.run_start is None:
+            voice.run_start = tick
+        elif not chunk.speech and voice.run_start is not None:
+            voice.runs.append((voice.run_start, tick))
+            voice.run_start = None
+            self.flush(side, tick)
+        if chunk.text and not chunk.stop:
+            voice.first_tick = tick if voice.first_tick is None else voice.first_tick
+            voice.text += chunk.text
+        action = chunk.action if chunk.action not in QUIET else None
+        if chunk.text or action or chunk.effects or chunk.truncated or chunk.vad:
+            voice.entries.append(TimelineEntry(tick=tick, text=chunk.text, utterance=chunk.utterance, action=action,
+                                               effects=tuple(chunk.effects), truncated=chunk.truncated, vad=chunk.vad))
+        if self.audio is not None:
+            self.audio[side].append(chunk.audio)
+
+    def flush(self, side: Side, tick: int, calls: Sequence[ToolCall] = (), extra: str = "") -> Message | None:
+        """The side's text since its last message (and its calls) as a message of the trajectory."""
+        voice = self.voice(side)
+        text = " ".join(part for part in (voice.text.strip(), extra.strip()) if part)
+        if not text and not calls:
+            return None
+        start = voice.first_tick if voice.first_tick is not None else tick
+        cls = AssistantMessage if side == "agent" else UserMessage
+        requestor = "assistant" if side == "agent" else "user"
+        message = cls(content=text or None, tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
+                      turn_idx=len(self.convo.messages), timestamp=utc_now(),
+                      raw_data={"tick": start, "end_tick": tick})
+        self.convo.messages.append(message)
+        voice.text, voice.first_tick = "", None
+        return message
+
+    async def call(self, side: Side, tick: int, calls: Sequence[ToolCall]) -> list[ToolMessage]:
+        """Run a side's calls now, in order; the results go into the trajectory after the calling message."""
+        self.flush(side, tick, calls)
+        results = []
+        for call in calls:
+            result = await self.env.execute_async(call, turn_idx=len(self.convo.messages), timestamp=utc_now())
+            self.convo.messages.append(result)
+            self.convo.errors += result.error
+            self.tools.append(ToolStamp(tick=tick, requestor=side, id=call.id, name=call.name, error=result.error))
+            results.append(result)
+        return results
+
+    def finish(self, tick: int) -> None:
+        """Close open speech runs and write what is left of both sides' text, the earlier speaker first."""
+        for voice in (self.agent, self.user):
+            if voice.run_start is not None:
+                voice.runs.append((voice.run_start, tick))
+                voice.run_start = None
+        order = sorted((self.agent, self.user), key=lambda v: v.first_tick if v.first_tick is not None else tick)
+        for voice in order:
+            self.flush(voice.side, tick)
+
+    def timeline(self, conditions: dict[str, Any]) -> Timeline:
+        """What the conversation was, tick by tick."""
+        return Timeline(tick_ms=self.settings.tick_ms, ticks=self.ticks, agent_speech=self.agent.runs,
+                        user_speech=self.user.runs, agent=self.agent.entries, user=self.user.entries, tools=self.tools,
+                        conditions=conditions)
+
+
+async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUserSession, *, channel: ChannelSession,
+                     settings: DuplexSettings, events: EventLog, limits: Limits = Limits(),
+                     audio_name: str | None = None, history: Sequence[Message] = ()) -> Conversation:
+    """Play one full-duplex conversation to its end (never raises for participant failures).
+
+    The history (the agent's unspoken greeting, as in tau2) opens the trajectory; nothing of it is said on the line.
+    """
+    convo = Conversation(messages=stamp_history(history))
+    events.position = lambda: len(convo.messages)
+    events.clock = utc_now
+    recorder = _Recorder(convo, env, settings, audio={"agent": [], "user": []} if settings.keep_audio else None)
+    try:
+        if limits.timeout_s is None:
+            await _ticks(recorder, agent, user, channel, limits)
+        else:
+            async with asyncio.timeout(limits.timeout_s):
+                await _ticks(recorder, agent, user, channel, limits)
+    except TimeoutError:
+        convo.termination = TerminationReason.TIMEOUT
+    finally:
+        recorder.finish(recorder.ticks)
+        _store_timeline(recorder, channel, events, audio_name)
+    return convo
+
+
+async def _ticks(rec: _Recorder, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession,
+                 limits: Limits) -> None:
+    convo, tick_ms = rec.convo, rec.settings.tick_ms
+    quiet = Chunk(audio=silence(tick_ms))
+    to_user, to_agent = quiet, quiet
+    user_results: list[ToolMessage] = []
+    agent_results: list[ToolMessage] = []
+    for tick in range(rec.settings.max_ticks + 1):
+        rec.ticks = tick + 1
+        said = await _step(convo, user, "user", tick, to_user, user_results)
+        if said is None:
+            return
+        said = _on_line(channel, said, "user", tick, tick_ms)
+        rec.take("user", tick, said)
+        user_results = await rec.call("user", tick, said.tool_calls) if said.tool_calls else []
+        if said.stop:
+            rec.flush("user", tick, extra=said.text)
+            convo.termination = TerminationReason.USER_STOP
+        heard_by_agent, to_agent = to_agent, said.without_calls()
+        answer = await _step(convo, agent, "agent", tick, heard_by_agent, agent_results)
+        if answer is None:
+            return
+        answer = _on_line(channel, answer, "agent", tick, tick_ms)
+        rec.take("agent", tick, answer)
+        agent_results = await rec.call("agent", tick, answer.tool_calls) if answer.tool_calls else []
+        to_user = answer.without_calls()
+        convo.steps = tick + 1
+        if answer.stop and convo.termination is None:
+            convo.termination = TerminationReason.AGENT_STOP
+        if convo.termination is None and convo.errors >= limits.max_errors:
+            convo.termination = TerminationReason.TOO_MANY_ERRORS
+        if convo.termination is not None:
+            return
+        if tick % 20 == 19:
+            await asyncio.sleep(0)  # ticks whose engines answer at once never suspend: let other conversations run
+    convo.termination = TerminationReason.MAX_STEPS
+
+
+async def _step(convo: Conversation, session: DuplexAgentSession | DuplexUserSession, side: Side, tick: int,
+                heard: Chunk, results: list[ToolMessage]) -> Chunk | None:
+    try:
+        chunk = await session.step(tick, heard, results)
+        if not isinstance(chunk, Chunk):
+            raise TypeError(f"step() must return a Chunk, got {type(chunk).__name__}")
+        return chunk
+    except INFRASTRUCTURE_FAILURES:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing participant ends only its own conversation
+        convo.termination = TerminationReason.AGENT_ERROR if side == "agent" else TerminationReason.USER_ERROR
+        convo.error = f"{side}: {type(exc).__name__}: {exc}"
+        log.warning("conversation.participant_failed", who=side, error=convo.error, tick=tick)
+        return None
+
+
+def _on_line(channel: ChannelSession, chunk: Chunk, side: Side, tick: int, tick_ms: int) -> Chunk:
+    carried = channel.on_line(chunk, side, tick, tick_ms=tick_ms)
+    return attrs.evolve(carried, audio=fit(carried.audio, tick_ms))
+
+
+def _store_timeline(rec: _Recorder, channel: ChannelSession, events: EventLog, audio_name: str | None) -> None:
+    timeline = rec.timeline(_conditions(channel))
+    if rec.audio is not None and audio_name and rec.settings.keep_audio:
+        timeline.audio_file = str(write_stereo(Path(rec.settings.keep_audio) / f"{audio_name}.wav", rec.audio))
+    events.emit(Event(kind=Timeline.kind, data=timeline.as_data()), source="duplex", message_index=len(rec.convo.messages))
+    for segment in segments(timeline):
+        events.emit(segment, source="duplex", message_index=len(rec.convo.messages))
+
+
+def _conditions(channel: ChannelSession) -> dict[str, Any]:
+    try:
+        return dict(channel.conditions())
+    except Exception as exc:  # noqa: BLE001 - the timeline is kept whatever the channel's report does
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def segments(timeline: Timeline) -> list[SpeechSegment]:
+    """Every speech run of both sides with its text, in order of start."""
+    found = []
+    for side, runs, entries in (("agent", timeline.agent_speech, timeline.agent), ("user", timeline.user_speech, timeline.user)):
+        other = timeline.user_speech if side == "agent" else timeline.agent_speech
+        for start, end in runs:
+            inside = [e for e in entries if start <= e.tick < end]
+            text = "".join(e.text for e in inside).strip()
+            first_action = next((e.action for e in inside if e.action), None)
+            cut = any(e.truncated for e in entries if start <= e.tick <= end) or any(
+                e.action == "stop_talking" and start < e.tick <= end for e in entries)
+            found.append(SpeechSegment(side=side, start_tick=start, end_tick=end, text=text,  # type: ignore[arg-type]
+                                       backchannel=first_action == "backchannel", interrupted=cut,
+                                       overlapped=any(s <= start < e for s, e in other)))
+    return sorted(found, key=lambda s: (s.start_tick, s.side != "agent"))
+
+
+_ULAW_TO_PCM: list[int] = []
+
+
+def _ulaw_table() -> list[int]:
+    if not _ULAW_TO_PCM:
+        for byte in range(256):
+            value = ~byte & 0xFF
+            sign, exponent, mantissa = value & 0x80, (value >> 4) & 0x07, value & 0x0F
+            magnitude = ((mantissa << 3) + 0x84) << exponent
+            _ULAW_TO_PCM.append(-(magnitude - 0x84) if sign else magnitude - 0x84)
+    return _ULAW_TO_PCM
+
+
+def write_stereo(path: Path, audio: dict[str, list[bytes]]) -> Path:
+    """Both sides' mu-law audio as one 8 kHz stereo WAV: the user left, the agent right."""
+    table = _ulaw_table()
+    left, right = b"".join(audio["user"]), b"".join(audio["agent"])
+    frames = bytearray()
+    for a, b in zip(left, right, strict=False):
+        frames += table[a].to_bytes(2, "little", signed=True) + table[b].to_bytes(2, "little", signed=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(2)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(bytes(frames))
+    return path
