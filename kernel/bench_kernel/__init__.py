@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.conversation.realtime import RealtimeAdapter, RealtimeSettings, TickOutput
     from bench_kernel.conversation.speech import paced_utterance, spread, utterance_id
+    from bench_kernel.conversation.turntaking import TurnBasedAgent, TurnTakingUser, split_stop
     from bench_kernel.errors import (
         BenchError,
         BudgetExceededError,
@@ -359,7 +360,9 @@ __all__ = [
     "Transcription",
     "TranscriptionClient",
     "TranscriptionRequest",
+    "TurnBasedAgent",
     "TurnTakingSettings",
+    "TurnTakingUser",
     "Unit",
     "UserMessage",
     "UserProfile",
@@ -429,6 +432,7 @@ __all__ = [
     "run_unit",
     "score_metrics",
     "silence",
+    "split_stop",
     "spread",
     "stop_spending",
     "structure",
@@ -453,6 +457,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "TurnTakingSettings", "Utterance", "fit", "silence", "tick_bytes",
     ),
     "bench_kernel.conversation.realtime": ("RealtimeAdapter", "RealtimeSettings", "TickOutput",),
+    "bench_kernel.conversation.turntaking": ("TurnBasedAgent", "TurnTakingUser", "split_stop"),
     "bench_kernel.conversation.speech": ("paced_utterance", "spread", "utterance_id",),
     "bench_kernel.builtin.participants": ("DoNothingAgent", "OracleAgent", "ScriptedUser"),
     "bench_kernel.cli": ("db_option", "echo_report", "plugin_option", "require_db"),

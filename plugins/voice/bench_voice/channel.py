@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import attrs
 
@@ -23,16 +23,22 @@ from bench_kernel import (
     Audio,
     Channel,
     ChannelSession,
+    Chunk,
     ConversationSetup,
     SpeechRequest,
     TranscriptionRequest,
     UserMessage,
+    Utterance,
 )
 
 from .audio import digest, read_wav, with_noise, word_error_rate, write_wav
 from .fields import accuracy, fields_in, for_speech
 
+if TYPE_CHECKING:
+    from .duplex import DuplexVoice
+
 CONTROL = re.compile(r"###[A-Z-]+###")
+Side = Literal["agent", "user"]
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +73,8 @@ class VoiceSession(ChannelSession):
 
     setup: ConversationSetup
     turn: int = 0
+    speech: DuplexVoice | None = None
+    """Full duplex: the conversation's speech conditions and line state (made on first use)."""
 
     @property
     def options(self) -> dict[str, Any]:
@@ -117,6 +125,29 @@ class VoiceSession(ChannelSession):
                                          fields_heard=right, misheard=misheard),
                                source="voice")
         return heard.text
+
+    async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
+        """Full duplex: the text spoken by the `tts` role as tick chunks of 16 kHz PCM (the user's with its effects)."""
+        return await self._duplex().render(text, side, tick_ms=tick_ms, index=index)
+
+    def on_line(self, chunk: Chunk, side: Side, tick: int, *, tick_ms: int) -> Chunk:
+        """Full duplex: one tick as mu-law 8 kHz; the user's with noise, bursts, inserts, telephony and frame drops."""
+        return self._duplex().on_line(chunk, side, tick, tick_ms=tick_ms)
+
+    async def hear(self, audio: bytes, side: Side, text: str) -> str:
+        """Full duplex: what the `asr` role recognises in an utterance's mu-law audio."""
+        return await self._duplex().hear(audio, side, text)
+
+    def conditions(self) -> dict[str, Any]:
+        """Full duplex: the conversation's speech conditions (level, persona, voice, noise files, seed, source)."""
+        return self._duplex().conditions.as_dict()
+
+    def _duplex(self) -> DuplexVoice:
+        if self.speech is None:
+            from .duplex import DuplexVoice  # numpy and scipy load only when a full-duplex conversation starts
+
+            self.speech = DuplexVoice.start(self.setup)
+        return self.speech
 
     def _keep(self, data: bytes) -> None:
         folder = self.options.get("keep_audio")
