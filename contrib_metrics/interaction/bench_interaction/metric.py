@@ -34,7 +34,7 @@ class Interaction(Metric):
     description: str = ("Full duplex turn-taking: response and yield latency and rate, interruptions, selectivity "
                         "(tau2's panel), overlap, silence, yield time, latency percentiles.")
 
-    def score(self, context: MetricContext) -> Mapping[str, float | None]:
+    async def score(self, context: MetricContext) -> Mapping[str, float | None]:
         """Every figure of a conversation that has a timeline; nothing for one that does not (it was not full duplex)."""
         stored = context.events.of_kind(KIND)
         if not stored:

@@ -50,7 +50,7 @@ class Segment:
     other_at_end: bool
     """The other side speaks on the first tick after the segment (False when the segment runs to the end)."""
     action: str = ""
-    """The user's turn-taking action on the segment's first tick ("" when none was recorded)."""
+    """The user's first turn-taking action recorded in the segment ("" when none was)."""
     vocal_tic: bool = False
     non_directed: bool = False
 
@@ -148,14 +148,15 @@ def insert_kinds(effects: Iterable[Mapping[str, Any]]) -> set[str]:
 
 def segments(side: str, own: Sequence[bool], other: Sequence[bool], timeline: Timeline) -> list[Segment]:
     """One side's speech segments, with the user's action and speech-insert flags."""
-    entries = {e.tick: e for e in (timeline.user if side == "user" else timeline.agent)}
+    entries = timeline.user if side == "user" else timeline.agent
     out = []
     for start, end in runs_of(own):
-        kinds = set().union(*(insert_kinds(entries[t].effects) for t in range(start, end) if t in entries))
-        first = entries.get(start)
+        inside = [e for e in entries if start <= e.tick < end]
+        kinds = set().union(*(insert_kinds(e.effects) for e in inside))
+        # The first action recorded in the run (its first tick's in tau2's data; the loop records none for keep_talking).
+        action = next((e.action for e in inside if e.action), "")
         out.append(Segment(side=side, start=start, end=end, other_at_start=other[start],
-                           other_at_end=end < len(other) and other[end],
-                           action=(first.action or "") if first is not None else "",
+                           other_at_end=end < len(other) and other[end], action=action,
                            vocal_tic="vocal_tic" in kinds, non_directed="non_directed" in kinds))
     return out
 
@@ -368,7 +369,7 @@ def run_figures(timelines: Sequence[Timeline]) -> dict[str, float | None]:
     per = [{**panel(a.events), **extras([a])} for a in analyses]
     for name in (*PANEL, *EXTRAS):
         if name not in COUNTS:
-            pooled[f"{name} (mean per conversation)"] = mean([p[name] for p in per if p[name] is not None])
+            pooled[f"{name} (mean per conversation)"] = mean([v for p in per if (v := p[name]) is not None])
     return pooled
 
 

@@ -70,10 +70,10 @@ class Speech:
 
 @attrs.define
 class Counters:
-    """tau2's per-tick bookkeeping of who spoke when (in ticks)."""
+    """tau2's per-tick bookkeeping of who spoke when (in ticks); at tick 0 both silences are 0 ticks long."""
 
-    since_other: int = 0
-    since_self: int = 0
+    since_other: int = -1
+    since_self: int = -1
     other_run: int = 0
     self_run: int = 0
 

@@ -6,11 +6,23 @@ from collections.abc import Callable
 
 import attrs
 
-from bench_kernel import Agent, Channel, Metric, Model, ModelConfig, SpeechClient, TaskExtension, TranscriptionClient, hookimpl
+from bench_kernel import (
+    Agent,
+    Channel,
+    Metric,
+    Model,
+    ModelConfig,
+    ReportSection,
+    SpeechClient,
+    TaskExtension,
+    TranscriptionClient,
+    hookimpl,
+)
 
 from .channel import VoiceChannel
 
-__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models", "register_task_extensions"]
+__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models", "register_report_sections",
+           "register_task_extensions"]
 
 
 @attrs.define(kw_only=True)
@@ -75,3 +87,11 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
 def register_channels(register: Callable[[Channel], None]) -> None:
     """The voice channel."""
     register(VoiceChannel())
+
+
+@hookimpl
+def register_report_sections(register: Callable[[ReportSection], None]) -> None:
+    """Pass rate by transcription difficulty (tau2's audio_difficulty.json) of full-duplex runs."""
+    from .difficulty import DifficultySection
+
+    register(DifficultySection())

@@ -302,7 +302,7 @@ def poisson_fires(rng: Random, per_minute: float, tick_ms: int) -> bool:
 
 @attrs.define
 class GilbertElliott:
-    """Two-state frame loss: good (no loss) and bad (loss 0.2); the long-run loss rate is `loss`."""
+    """Two-state frame loss: good (no loss) and bad (loss 0.2); the long-run loss rate is `rate`, bursts last `burst_ms`."""
 
     settings: FrameDropSettings
     rng: Random
@@ -311,10 +311,11 @@ class GilbertElliott:
     def drops(self, tick_ms: int) -> bool:
         """Step the state for one tick, then decide whether the tick loses a frame."""
         loss = min(self.settings.rate, BAD_STATE_LOSS - 1e-9)
-        to_good = 1000.0 / self.settings.burst_ms  # per second: bursts last burst_ms on average
-        to_bad = to_good * loss / (BAD_STATE_LOSS - loss)
-        rate = to_good if self.bad else to_bad
-        if self.rng.random() < 1 - math.exp(-rate * tick_ms / 1000):
+        to_good = 1 - math.exp(-(1000.0 / self.settings.burst_ms) * tick_ms / 1000)
+        # tau2 turns both rates into per-tick chances separately, which at 200 ms ticks nearly doubles the loss (0.0375
+        # for 0.02); deriving the good->bad chance from the per-tick bad->good one keeps P(bad) x 0.2 equal to the rate.
+        to_bad = min(1.0, to_good * loss / (BAD_STATE_LOSS - loss))
+        if self.rng.random() < (to_good if self.bad else to_bad):
             self.bad = not self.bad
         return self.rng.random() < (BAD_STATE_LOSS if self.bad else 0.0)
 

@@ -111,14 +111,14 @@ class PiperSpeech(SpeechClient):
 
     async def synthesize(self, request: SpeechRequest) -> Audio:
         """Speak one text."""
-        return await asyncio.to_thread(self._speak, request.text)
+        return await asyncio.to_thread(self._speak, request.text, request.voice or self.config.model)
 
-    def _speak(self, text: str) -> Audio:
+    def _speak(self, text: str, model: str) -> Audio:
         from piper.config import SynthesisConfig
 
         started = time.perf_counter()
         with _LOCK:
-            voice = _piper(self.config.model)
+            voice = _piper(model)
         out = io.BytesIO()
         with wave.open(out, "wb") as wav:
             voice.synthesize_wav(text, wav, syn_config=SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0))

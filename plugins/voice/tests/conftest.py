@@ -110,3 +110,66 @@ def byte_models() -> dict[str, ModelConfig]:
 def byte_plugin() -> BytePlugin:
     """The plugin object registering the byte-coded engines."""
     return BytePlugin()
+
+
+REFERENCE = "/work/shared/reference/tau2"
+"""tau2's data (tasks_voice.json, audio_difficulty.json, noise files), when this machine has it; tests skip without it."""
+NOISE = f"{REFERENCE}/voice/background_noise_audio_pcm_mono_verified"
+
+
+def reference(relative: str) -> str:
+    """A path under the tau2 reference data, or skip the test saying what is missing."""
+    from pathlib import Path
+
+    path = Path(REFERENCE) / relative
+    if not path.exists():
+        pytest.skip(f"tau2 reference data not present: {path} (copy tau2's data/tau2/domains and data/voice there to run this)")
+    return str(path)
+
+
+def voiced(text: str, rate: int = 22050) -> bytes:
+    """A speech-like WAV for a text: a voiced buzz with one syllable envelope per character pair (no engine needed)."""
+    import numpy as np
+
+    from bench_voice.audio import Pcm, write_wav
+
+    n = max(1, len(text)) * rate // 15
+    t = np.arange(n) / rate
+    pitch = 120 + 10 * np.sin(2 * np.pi * 0.5 * t)
+    buzz = sum(np.sin(2 * np.pi * k * pitch * t) / k for k in range(1, 12))
+    syllables = 0.5 + 0.5 * np.sin(2 * np.pi * 7.5 * t)
+    samples = np.clip(3000 * buzz * syllables, -32768, 32767).astype(np.int16)
+    return write_wav(Pcm(array.array("h", samples.tobytes()), rate))
+
+
+@attrs.define
+class FakeModels:
+    """A conversation's model access without engines: speech-like audio for any text, a fixed transcript."""
+
+    spoken: list[SpeechRequest] = attrs.field(factory=list)
+    heard: list[TranscriptionRequest] = attrs.field(factory=list)
+
+    def has(self, role: str) -> bool:
+        return role in ("tts", "asr")
+
+    def config(self, role: str) -> ModelConfig:
+        return ModelConfig(backend="fake", model="fake-voice" if role == "tts" else "fake-asr")
+
+    async def synthesize(self, role: str, request: SpeechRequest) -> Audio:
+        self.spoken.append(request)
+        return Audio(data=voiced(request.text), sample_rate=22050)
+
+    async def transcribe(self, role: str, request: TranscriptionRequest) -> Transcription:
+        self.heard.append(request)
+        return Transcription(text="heard", latency_ms=1)
+
+
+def duplex_setup(models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None,
+                 tick_ms: int = 200, **options: Any) -> Any:
+    """A full-duplex conversation's setup for the voice channel."""
+    from bench_kernel import ConversationSetup, DuplexSettings, Mode, Task, UserScenario
+
+    task = Task(id=task_id, user_scenario=UserScenario(instructions="Ask for help."))
+    return ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=seed, policy="", agent_tools=[], user_tools=None,
+                             models=models, channel="voice", channel_options=options,
+                             duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level), data_dir=data_dir)

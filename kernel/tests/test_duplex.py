@@ -1,0 +1,258 @@
+"""Full duplex: the tick loop, the turn-taking user and the turn-based agent, and full-duplex runs end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import wave
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+import sqlite_utils
+from test_cli import assert_clean_error, invoke, only_run_id
+from test_orchestrator import ScriptedUser
+from toy_domain import ToyDomain
+
+from bench_kernel import DomainOptions, build_environment, structure
+from bench_kernel.conversation.channels import ChannelSession
+from bench_kernel.conversation.duplex import Chunk, DuplexSettings, Timeline, silence, tick_bytes
+from bench_kernel.conversation.duplex_loop import run_duplex, segments
+from bench_kernel.conversation.events import EventLog
+from bench_kernel.conversation.messages import TerminationReason, ToolCall, ToolMessage, UserMessage
+from bench_kernel.conversation.orchestrator import Conversation, Limits
+from bench_kernel.conversation.participants import DuplexAgentSession, DuplexUserSession
+from bench_kernel.conversation.speech import paced_utterance, spread
+from bench_kernel.conversation.turntaking import TurnTakingUser, split_stop
+
+SETTINGS = DuplexSettings(max_seconds=60)
+
+
+@attrs.define
+class Recorded(DuplexAgentSession):
+    """An agent that plays a script of chunks by tick and records what it heard."""
+
+    script: dict[int, Chunk] = attrs.field(factory=dict)
+    heard: list[tuple[int, Chunk, list[ToolMessage]]] = attrs.field(factory=list)
+
+    async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
+        """The scripted chunk of this tick, else silence."""
+        self.heard.append((tick, heard, list(results)))
+        return self.script.get(tick, Chunk())
+
+
+@attrs.define
+class Talker(DuplexUserSession):
+    """A user that says one word per tick from `start`, for `ticks` ticks, then stops at `stop_at`."""
+
+    start: int = 0
+    ticks: int = 3
+    stop_at: int = 10
+    heard: list[tuple[int, Chunk]] = attrs.field(factory=list)
+
+    async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
+        """A word per tick, then silence, then the stop."""
+        self.heard.append((tick, heard))
+        if tick == self.stop_at:
+            return Chunk(text="###STOP###", stop=True)
+        if self.start <= tick < self.start + self.ticks:
+            return Chunk(text=f"w{tick} ", speech=True, utterance="u1")
+        return Chunk()
+
+
+def play(agent: DuplexAgentSession, user: DuplexUserSession, settings: DuplexSettings = SETTINGS,
+         channel: ChannelSession | None = None, events: EventLog | None = None, **limits: float) -> Conversation:
+    env = build_environment(ToyDomain().load(DomainOptions()), None)
+    return asyncio.run(run_duplex(env, agent, user, channel=channel or ChannelSession(), settings=settings,
+                                  events=events or EventLog(), limits=Limits(**limits)))  # type: ignore[arg-type]
+
+
+def timeline_of(events: EventLog) -> Timeline:
+    [event] = events.of_kind("duplex.timeline")
+    return structure(event.data, Timeline, source="timeline")
+
+
+def test_each_side_hears_the_other_one_tick_late() -> None:
+    agent = Recorded(script={2: Chunk(text="hello", speech=True, utterance="a1")})
+    user = Talker(start=0, ticks=2, stop_at=6)
+    play(agent, user)
+    # The user spoke at ticks 0 and 1: the agent hears those words at ticks 1 and 2.
+    assert [(t, c.text) for t, c, _ in agent.heard if c.text] == [(1, "w0 "), (2, "w1 ")]
+    # The agent spoke at tick 2: the user hears it at tick 3.
+    assert [(t, c.text) for t, c in user.heard if c.text] == [(3, "hello")]
+    assert all(len(c.audio) == tick_bytes(200) for _, c, _ in agent.heard)
+
+
+def test_tool_calls_run_in_their_tick_and_results_come_next_tick() -> None:
+    call = ToolCall(id="c1", name="get_counter", arguments={"name": "a"})
+    agent = Recorded(script={3: Chunk(tool_calls=(call,))})
+    events = EventLog()
+    convo = play(agent, Talker(start=0, ticks=1, stop_at=8), events=events)
+    results = {t: r for t, _, r in agent.heard if r}
+    assert list(results) == [4] and results[4][0].id == "c1" and not results[4][0].error
+    roles = [m.role for m in convo.messages]
+    assert roles[:3] == ["user", "assistant", "tool"]  # the user's words ended at tick 1, before the call at tick 3
+    assert convo.messages[1].raw_data == {"tick": 3, "end_tick": 3}
+    [stamp] = timeline_of(events).tools
+    assert (stamp.tick, stamp.requestor, stamp.name) == (3, "agent", "get_counter")
+    # The user never sees the agent's calls.
+    assert all(not c.tool_calls for _, c in Talker().heard)
+
+
+def test_a_user_stop_ends_the_conversation_after_the_agent_runs_once_more() -> None:
+    agent = Recorded()
+    convo = play(agent, Talker(start=0, ticks=2, stop_at=5))
+    assert convo.termination is TerminationReason.USER_STOP
+    assert agent.heard[-1][0] == 5  # the agent still ran in the stop's tick
+    assert convo.messages[-1].content == "###STOP###"
+
+
+def test_the_time_limit_ends_the_conversation_as_max_steps_and_keeps_its_timeline() -> None:
+    events = EventLog()
+    convo = play(Recorded(), Talker(stop_at=10_000), settings=DuplexSettings(max_seconds=2), events=events)
+    assert convo.termination is TerminationReason.MAX_STEPS
+    assert timeline_of(events).ticks == 11  # ticks 0..10: 2 s of 200 ms ticks plus tick 0, as tau2 counts
+
+
+def test_a_failing_agent_ends_only_its_conversation_as_an_agent_error() -> None:
+    @attrs.define
+    class Broken(DuplexAgentSession):
+        async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
+            if tick == 4:
+                raise ValueError("garbage from the model")
+            return Chunk()
+
+    events = EventLog()
+    convo = play(Broken(), Talker(start=0, ticks=2), events=events)
+    assert convo.termination is TerminationReason.AGENT_ERROR
+    assert convo.error == "agent: ValueError: garbage from the model"
+    assert timeline_of(events).ticks == 5
+
+
+def test_a_step_that_returns_no_chunk_is_the_participants_error() -> None:
+    @attrs.define
+    class Wrong(DuplexUserSession):
+        async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
+            return "hello"  # type: ignore[return-value]
+
+    convo = play(Recorded(), Wrong())
+    assert convo.termination is TerminationReason.USER_ERROR
+    assert "step() must return a Chunk, got str" in (convo.error or "")
+
+
+def test_speech_runs_segments_and_overlap_are_in_the_timeline() -> None:
+    agent = Recorded(script={t: Chunk(text="x", speech=True, utterance="a1") for t in range(2, 5)})
+    events = EventLog()
+    play(agent, Talker(start=0, ticks=4, stop_at=7), events=events)
+    timeline = timeline_of(events)
+    assert timeline.user_speech == [(0, 4)] and timeline.agent_speech == [(2, 5)]
+    found = [(s.side, s.start_tick, s.end_tick, s.overlapped) for s in segments(timeline)]
+    assert found == [("user", 0, 4, False), ("agent", 2, 5, True)]
+    assert [e.kind for e in events.events].count("duplex.speech") == 2
+
+
+def test_text_paced_speech_lasts_as_long_as_the_text_takes_to_say() -> None:
+    utterance = paced_utterance("x" * 30, "user", tick_ms=200, index=0)
+    assert len(utterance.chunks) == 10  # 30 characters at 15 a second: 2 s, 10 ticks
+    assert "".join(c.text for c in utterance.chunks) == "x" * 30
+    assert all(c.speech and len(c.audio) == 1600 and c.audio != silence(200) for c in utterance.chunks)
+    assert spread("abcd", 3) == ["ab", "c", "d"]
+    assert split_stop("Thanks, bye. ###STOP###") == ("Thanks, bye.", "###STOP###")
+
+
+def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None:
+    inner = ScriptedUser(UserMessage(content="I need help."), UserMessage(content="Bye ###STOP###"))
+    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    agent = Recorded()
+    events = EventLog()
+    convo = play(agent, user, events=events)
+    timeline = timeline_of(events)
+    # Nobody speaks at first; the user starts when its own silence exceeds 5 s (25 ticks) and the agent's 1 s.
+    assert timeline.user_speech[0][0] == 26
+    first = [e for e in timeline.user if e.action][0]
+    assert (first.tick, first.action) == (26, "generate_message")
+    assert convo.termination is TerminationReason.USER_STOP
+    assert [m.content for m in convo.messages if m.role == "user"] == ["I need help.", "Bye", "###STOP###"]
+
+
+def test_the_user_stops_talking_when_the_agent_talks_over_it() -> None:
+    inner = ScriptedUser(UserMessage(content="word " * 40), UserMessage(content="###STOP###"))
+    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    # The agent barges in at tick 30, four ticks after the user began, and keeps talking for 3 s.
+    agent = Recorded(script={t: Chunk(text="y", speech=True, utterance="a1") for t in range(30, 45)})
+    events = EventLog()
+    play(agent, user, events=events)
+    timeline = timeline_of(events)
+    stop = [e for e in timeline.user if e.action == "stop_talking"]
+    # The user hears the agent from tick 31; after 1 s (5 ticks) of being talked over it stops, at tick 35.
+    assert [e.tick for e in stop] == [35]
+    assert timeline.user_speech[0] == (26, 35)
+    [user_segment] = [s for s in segments(timeline) if s.side == "user"][:1]
+    assert user_segment.interrupted
+
+
+def test_the_turn_taking_user_performs_tool_calls_and_speaks_their_result_after() -> None:
+    call = ToolCall(id="u1", name="look_at_lamp", requestor="user")
+    inner = ScriptedUser(UserMessage(tool_calls=[call]), UserMessage(content="It is off."), UserMessage(content="###STOP###"))
+    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    events = EventLog()
+    convo = play(Recorded(), user, events=events)
+    stamps = timeline_of(events).tools
+    assert [(s.tick, s.requestor, s.name) for s in stamps] == [(26, "user", "look_at_lamp")]
+    assert [m.role for m in convo.messages[:3]] == ["user", "tool", "user"]
+    assert convo.messages[2].raw_data["tick"] == 28  # the reply is spoken from the tick after the result arrived
+
+
+def test_kept_audio_is_a_stereo_recording_of_both_sides(tmp_path: Path) -> None:
+    events = EventLog()
+    agent = Recorded(script={t: Chunk(audio=paced_utterance("hi", "agent", tick_ms=200, index=0).chunks[0].audio,
+                                      speech=True, text="h") for t in range(3, 5)})
+    play(agent, Talker(start=0, ticks=2, stop_at=6), settings=DuplexSettings(keep_audio=str(tmp_path)), events=events)
+    timeline = timeline_of(events)
+    # The loop names the file only when told a name; without one nothing is written.
+    assert timeline.audio_file is None
+    env = build_environment(ToyDomain().load(DomainOptions()), None)
+    events = EventLog()
+    asyncio.run(run_duplex(env, Recorded(), Talker(start=0, ticks=2, stop_at=6), channel=ChannelSession(),
+                           settings=DuplexSettings(keep_audio=str(tmp_path)), events=events, audio_name="conv"))
+    path = Path(timeline_of(events).audio_file or "")
+    with wave.open(str(path)) as recording:
+        assert (recording.getnchannels(), recording.getframerate(), recording.getnframes()) == (2, 8000, 7 * 1600)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def test_a_full_duplex_run_of_the_oracle_and_the_scripted_user_scores_every_task(use_plugins: Callable[..., None],
+                                                                                 tmp_path: Path) -> None:
+    use_plugins()
+    db = tmp_path / "r.db"
+    result = invoke("run", "--db", str(db), "--mode", "full-duplex", "--format", "json", "--allow-broken-tasks",
+                    "--keep-audio", str(tmp_path / "audio"))
+    assert result.exit_code == 0, result.output
+    assert '"full-duplex"' in result.stdout
+    run_id = only_run_id(db)
+    database = sqlite_utils.Database(db)
+    rows = list(database.query("select task_id, reward, termination_reason from conversations where arm = 'agent'"))
+    kinds = {r["kind"] for r in database.query("select distinct kind from conversation_events")}
+    assert {r["task_id"]: r["reward"] for r in rows if r["task_id"] != "lamp-off"} == {
+        r["task_id"]: 1.0 for r in rows if r["task_id"] != "lamp-off"}
+    assert {r["termination_reason"] for r in rows} == {"user_stop"}
+    assert {"duplex.timeline", "duplex.speech"} <= kinds
+    assert list((tmp_path / "audio").glob("*.wav")), "kept audio"
+    again = invoke("run", "--db", str(db), "--mode", "full-duplex", "--format", "none", "--allow-broken-tasks",
+                   "--keep-audio", str(tmp_path / "audio"))
+    assert again.exit_code == 0 and "0 conversations run" in again.stderr, again.output
+    assert only_run_id(db) == run_id
+
+
+def test_duplex_options_outside_full_duplex_are_refused(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins()
+    result = invoke("run", "--db", str(tmp_path / "r.db"), "--tick-ms", "100")
+    assert result.exit_code != 0 and "--tick-ms applies to --mode full-duplex only" in result.output
+
+
+def test_speech_conditions_other_than_control_need_a_speech_channel(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins()
+    result = invoke("run", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex", "--speech-complexity", "regular")
+    assert_clean_error(result, "--speech-complexity regular needs a speech channel", "bench-voice[engines]")
+    assert not (tmp_path / "r.db").exists()
