@@ -110,6 +110,22 @@ class ModelResponseError(ModelError):
     """The reply was empty, not parsable, or a tool call had broken arguments."""
 
 
+class RealtimeError(ModelError):
+    """A realtime session broke down on the provider's side: an `error` event, or an event that breaks its protocol.
+
+    The agent's error (its conversation ends as `agent_error`); `code` is the provider's error code, or
+    "malformed_event" for an event bench could not read.
+    """
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class RealtimeConnectionError(ModelUnavailableError):
+    """A realtime session could not be opened, or its socket dropped (an infrastructure failure: retried on resume)."""
+
+
 class BudgetExceededError(BenchError):
     """The run's cost cap was reached; the run stops cleanly and can be resumed."""
 

@@ -168,7 +168,7 @@ def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None
     timeline = timeline_of(events)
     # Nobody speaks at first; the user starts when its own silence exceeds 5 s (25 ticks) and the agent's 1 s.
     assert timeline.user_speech[0][0] == 26
-    first = [e for e in timeline.user if e.action][0]
+    first = next(e for e in timeline.user if e.action)
     assert (first.tick, first.action) == (26, "generate_message")
     assert convo.termination is TerminationReason.USER_STOP
     assert [m.content for m in convo.messages if m.role == "user"] == ["I need help.", "Bye", "###STOP###"]
