@@ -8,6 +8,7 @@ a tic or phrase it heard while silent. Segment [a, b) means ticks a..b-1 carry s
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,8 +17,8 @@ from bench_interaction.timeline_metrics import PANEL, conversation_figures, few_
 from bench_kernel import Timeline, TimelineEntry
 
 
-def timeline(ticks: int, agent: list[tuple[int, int]] = (), user: list[tuple[int, int]] = (),  # type: ignore[assignment]
-             entries: list[TimelineEntry] = (), tick_ms: int = 200) -> Timeline:  # type: ignore[assignment]
+def timeline(ticks: int, agent: Sequence[tuple[int, int]] = (), user: Sequence[tuple[int, int]] = (),
+             entries: Sequence[TimelineEntry] = (), tick_ms: int = 200) -> Timeline:
     """A timeline as the duplex loop stores it, round-tripped through JSON like the stored event's data."""
     built = Timeline(tick_ms=tick_ms, ticks=ticks, agent_speech=list(agent), user_speech=list(user), user=list(entries))
     return load_timeline(json.loads(json.dumps(built.as_data())))

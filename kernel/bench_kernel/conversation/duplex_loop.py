@@ -29,7 +29,15 @@ from bench_kernel.conversation.duplex import (
     silence,
 )
 from bench_kernel.conversation.events import Event, EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, ToolMessage, UserMessage
+from bench_kernel.conversation.messages import (
+    AssistantMessage,
+    Message,
+    Requestor,
+    TerminationReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from bench_kernel.conversation.orchestrator import Conversation, Limits, stamp_history
 from bench_kernel.conversation.participants import DuplexAgentSession, DuplexUserSession
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
@@ -97,7 +105,7 @@ class _Recorder:
             return None
         start = voice.first_tick if voice.first_tick is not None else tick
         cls = AssistantMessage if side == "agent" else UserMessage
-        requestor = "assistant" if side == "agent" else "user"
+        requestor: Requestor = "assistant" if side == "agent" else "user"
         message = cls(content=text or None, tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
                       turn_idx=len(self.convo.messages), timestamp=utc_now(),
                       raw_data={"tick": start, "end_tick": tick})

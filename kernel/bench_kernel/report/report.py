@@ -167,7 +167,14 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
             "seed": config.get("seed"), "profile": _profile_label(config.get("profile")), "tasks": tasks,
             "plugins": _plugin_versions(run.plugins),
             **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
+            **({"duplex": _duplex_label(config["duplex"])} if config.get("duplex") else {}),
             **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {})}
+
+
+def _duplex_label(duplex: dict[str, Any]) -> str:
+    """A full-duplex run's settings in a few words."""
+    return (f"ticks of {duplex.get('tick_ms')} ms, at most {duplex.get('max_seconds')} s, "
+            f"speech complexity {duplex.get('speech_complexity')}")
 
 
 def _retrieval_label(config: dict[str, Any]) -> str:
@@ -487,6 +494,7 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
             f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}" + (f", retrieval {header['retrieval']}" if header.get("retrieval") else ""),
+            *([f"full duplex: {header['duplex']}"] if header.get("duplex") else []),
             f"profile: {header.get('profile')}",
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
 
