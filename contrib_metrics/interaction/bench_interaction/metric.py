@@ -57,6 +57,10 @@ def run_timelines(view: RunView) -> list[tuple[dict[str, Any], Timeline]]:
     return [(rows[cid], timeline) for cid, timeline in found.items()]
 
 
+MAX_STRIPS = 12
+"""Timeline strips a report draws at most (the command `bench interaction-plots` draws them all)."""
+
+
 @attrs.define(kw_only=True)
 class InteractionSection(ReportSection):
     """The run's interaction panel (tau2's names, rates on few events flagged), bench's figures and one row per conversation."""
@@ -75,6 +79,16 @@ class InteractionSection(ReportSection):
         flagged = few_events(figures)
         return Section(title=self.title, tables=[panel_table(figures, events, len(found)), extras_table(figures),
                                                  conversations_table(found)], notes=notes(flagged))
+
+    def plots(self, view: RunView) -> dict[str, bytes]:
+        """The latency histogram and the first conversations' timeline strips (`bench report --plots`, the HTML report)."""
+        if not run_timelines(view):
+            return {}
+        from .plots import render
+
+        charts = render(view)
+        strips = [name for name in charts if name.startswith("timeline_")][MAX_STRIPS:]
+        return {name: png for name, png in charts.items() if name not in strips}
 
 
 def panel_table(figures: Mapping[str, float | None], events: list[Any], conversations: int) -> SectionTable:

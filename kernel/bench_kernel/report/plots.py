@@ -167,8 +167,10 @@ DRAWERS: dict[str, Callable[[Any, Any], None]] = {
 
 def render_plots(store: Store, run_ids: list[str]) -> dict[str, bytes]:
     """Every chart of the runs (the first is the main one; all share the pass^k and cost charts) as PNG bytes."""
+    from bench_kernel.report.report import section_plots
+
     data = plot_data(store, run_ids)
-    return {name: draw(name, data[name]) for name in PLOTS}
+    return {**{name: draw(name, data[name]) for name in PLOTS}, **section_plots(store, run_ids[0])}
 
 
 def write_plots(store: Store, run_ids: list[str], directory: Path) -> list[Path]:

@@ -24,6 +24,7 @@ from bench_kernel.evaluation.stats import (
     pass_at_k_estimate,
     pass_hat_k_estimate,
 )
+from bench_kernel.logs import get_logger
 from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.report.sections import Section, SectionTable
 from bench_kernel.report.view import RunView, read_only
@@ -157,6 +158,9 @@ def _mean_or_none(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
+log = get_logger()
+
+
 def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
     config = run.config
     models = {role: f"{m.get('backend')}/{m.get('model')}" for role, m in (config.get("models") or {}).items()}
@@ -260,6 +264,23 @@ def _plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
             out.append(_guarded(name, own.plugin, f"{name} (run-level)",
                                 lambda summarize=summarize, name=name, own=own: _summary_section(name, summarize(own))))
     return [s for s in out if s is not None]
+
+
+def section_plots(store: Store, run_id: str) -> dict[str, bytes]:
+    """The charts the run's plugin sections draw, named SECTION.CHART; a section whose charts fail is left out."""
+    run = store.run(run_id)
+    registry = run_registry(run)[0] if run is not None else None
+    if registry is None or run is None:
+        return {}
+    out: dict[str, bytes] = {}
+    for name, section in registry.components.get("report section", {}).items():
+        own = attrs.evolve(RunView(store, run), plugin=registry.origin("report section", name))
+        try:
+            with read_only(store.db):
+                out.update({f"{name}.{chart}": png for chart, png in section.plots(own).items()})
+        except Exception as exc:  # noqa: BLE001 - one broken chart never hides the report
+            log.warning("report.section_plots_failed", section=name, error=f"{type(exc).__name__}: {exc}")
+    return out
 
 
 def _summary_section(name: str, figures: Any) -> Section | None:

@@ -46,3 +46,7 @@ class ReportSection:
     def build(self, view: RunView) -> Section:
         """The section's content for one run."""
         raise NotImplementedError
+
+    def plots(self, view: RunView) -> dict[str, bytes]:
+        """The section's charts for one run, PNG bytes by name (`bench report --plots` and the HTML report add them)."""
+        return {}
