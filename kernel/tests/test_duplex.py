@@ -162,7 +162,7 @@ def test_text_paced_speech_lasts_as_long_as_the_text_takes_to_say() -> None:
 def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None:
     inner = ScriptedUser(UserMessage(content="I need help."), UserMessage(content="Bye ###STOP###"))
     user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
-    agent = Recorded()
+    agent = Recorded(script={t: Chunk(text="ok ", speech=True, utterance="a1") for t in range(40, 43)})
     events = EventLog()
     convo = play(agent, user, events=events)
     timeline = timeline_of(events)
@@ -172,6 +172,17 @@ def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None
     assert (first.tick, first.action) == (26, "generate_message")
     assert convo.termination is TerminationReason.USER_STOP
     assert [m.content for m in convo.messages if m.role == "user"] == ["I need help.", "Bye", "###STOP###"]
+
+
+def test_the_user_checks_in_twice_when_the_agent_stays_silent_then_waits_for_the_time_limit() -> None:
+    inner = ScriptedUser(UserMessage(content="I need help."), UserMessage(content="Bye ###STOP###"))
+    events = EventLog()
+    convo = play(Recorded(), TurnTakingUser(inner, ChannelSession(), SETTINGS), events=events)
+    said = [m.content for m in convo.messages if m.role == "user"]
+    # The scenario never moves on unheard: two check-ins, then silence until the limit.
+    assert said == ["I need help.", "Hello? Are you still there?", "Hello? I'm still waiting."]
+    assert convo.termination is TerminationReason.MAX_STEPS
+    assert len(inner.received) == 1
 
 
 def test_the_user_stops_talking_when_the_agent_talks_over_it() -> None:

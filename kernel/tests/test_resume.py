@@ -48,9 +48,9 @@ TOY_E2E = PluginPackage(dist="bench-toy-e2e", module="bench_toy_e2e", entry="toy
     ''')
 
 
-def run_args(db: Path) -> list[str]:
+def run_args(db: Path, mode: str = "default") -> list[str]:
     """The one run configuration of this test, into db."""
-    return ["run", "--plugin", "toy", "--db", str(db), "--trials", str(TRIALS), "--concurrency", "4",
+    return ["run", "--plugin", "toy", "--db", str(db), "--trials", str(TRIALS), "--concurrency", "4", "--mode", mode,
             "--max-steps", str(4 * STEPS), "--format", "none", "--allow-broken-tasks"]  # LAMP_OFF is broken by design
 
 
@@ -101,14 +101,15 @@ def report_json(run_id: str, db: Path, env: dict[str, str], cwd: Path) -> dict[s
     return json.loads(done.stdout)
 
 
-def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["default", "full-duplex"])
+def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path, mode: str) -> None:
     site = tmp_path / "site"
     TOY_E2E.install_by_hand(site)
     env = bench_env([site, KERNEL_TESTS])
     killed_db, clean_db = tmp_path / "killed.db", tmp_path / "clean.db"
 
     with (tmp_path / "killed.out").open("w") as out, (tmp_path / "killed.err").open("w") as err:
-        process = subprocess.Popen([str(BENCH), *run_args(killed_db)], env=env, cwd=tmp_path, stdout=out, stderr=err, text=True)
+        process = subprocess.Popen([str(BENCH), *run_args(killed_db, mode)], env=env, cwd=tmp_path, stdout=out, stderr=err, text=True)
         try:
             kill_when_stored(process, killed_db, KILL_AFTER)
         finally:
@@ -127,7 +128,7 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
     assert KILL_AFTER <= at_kill < EXPECTED_UNITS
     assert status == "running" and partial == 0
 
-    resumed = run_bench(run_args(killed_db), env, tmp_path)
+    resumed = run_bench(run_args(killed_db, mode), env, tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert f"run {run_id}: {EXPECTED_UNITS - at_kill} conversations to run, {at_kill} already stored" in resumed.stderr
 
@@ -144,7 +145,7 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
     assert len(tasks) == TASKS and {(a, t, n) for a, t, n, _ in units} == expected
     assert infra == 0 and final_status == "complete"
 
-    clean = run_bench(run_args(clean_db), env, tmp_path)
+    clean = run_bench(run_args(clean_db, mode), env, tmp_path)
     assert clean.returncode == 0, clean.stderr
     assert f"run {run_id}: {EXPECTED_UNITS} conversations to run, 0 already stored" in clean.stderr
 

@@ -20,6 +20,8 @@ from bench_kernel.conversation.duplex import Chunk, DuplexSettings, Side
 from bench_kernel.conversation.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import STOP_TOKENS, AgentSession, DuplexAgentSession, DuplexUserSession, UserSession
 
+CHECK_INS = ("Hello? Are you still there?", "Hello? I'm still waiting.")
+"""What a turn-based user says into an agent's silence, at most these two times in a row."""
 _TOKENS = re.compile("|".join(re.escape(t) for t in STOP_TOKENS))
 
 
@@ -104,6 +106,7 @@ class TurnTakingUser(DuplexUserSession):
     delivering_results: bool = False
     backchanneling: bool = False
     last_speech: bool = False
+    check_ins: int = 0
 
     def __attrs_post_init__(self) -> None:
         self.speech = Speech("user", self.channel, self.settings)
@@ -162,7 +165,18 @@ class TurnTakingUser(DuplexUserSession):
                 await self.speech.say(self.backchannel_text(tick), "backchannel")
                 return "backchannel", ()
         if self.counters.since_other > self.ticks(turn.wait_other_s) and self.counters.since_self > self.ticks(turn.wait_self_s):
-            return "generate_message", await self._reply(self._agent_words(), "generate_message")
+            words = self._agent_words()
+            if words or not self.speech.said:
+                self.check_ins = 0
+                return "generate_message", await self._reply(words, "generate_message")
+            # The agent has said nothing since the user's last words (it may be busy with tools): check in, never
+            # move on in the scenario unheard.
+            check_in = self.check_in_text(self.check_ins)
+            if check_in is None:
+                return "wait", ()
+            self.check_ins += 1
+            await self.speech.say(check_in, "generate_message")
+            return "generate_message", ()
         return "wait", ()
 
     def _agent_words(self) -> list[Message]:
@@ -184,6 +198,10 @@ class TurnTakingUser(DuplexUserSession):
         if not spoken and not token:
             raise ValueError("empty message: no text and no tool call")
         return ()
+
+    def check_in_text(self, made: int) -> str | None:
+        """What to say into the agent's silence after `made` check-ins (None: keep waiting; the time limit ends it)."""
+        return CHECK_INS[made] if made < len(CHECK_INS) else None
 
     async def wants_interrupt(self, tick: int) -> bool:
         """Whether to barge in now (the scripted user never does; an LLM user asks its model)."""
