@@ -285,4 +285,4 @@ def write_stereo(path: Path, audio: dict[str, list[bytes]]) -> Path:
         out.setsampwidth(2)
         out.setframerate(8000)
         out.writeframes(bytes(frames))
-    return path
+    return path.resolve()

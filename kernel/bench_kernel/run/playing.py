@@ -77,7 +77,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
         exposure=config.exposure or "none", duplex=config.duplex, data_dir=config.data_dir,
     )
-    convo = await _play(ctx, agent, user, setup, env, history, events, channel)
+    convo = await _play(ctx, agent, user, setup, env, history, events, channel, recording_name(ctx.run_id, unit))
     assert convo.termination is not None
     gold = ctx.gold(task)
     reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
@@ -94,8 +94,14 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     return result, component_values(result) + values, rows
 
 
+def recording_name(run_id: str, unit: Unit) -> str:
+    """The file stem of a conversation's kept recording: one per conversation (run, arm, task, trial)."""
+    stem = f"{run_id}-{unit.arm}-{unit.task.id[:80]}-{unit.trial}"
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in stem)
+
+
 async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup: ConversationSetup, env: Environment,
-                history: list[Message], events: EventLog, channel_kind: Channel) -> Conversation:
+                history: list[Message], events: EventLog, channel_kind: Channel, audio_name: str) -> Conversation:
     config = ctx.config
     limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
     sessions: list[Any] = []
@@ -114,7 +120,7 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
             termination = unusable.termination
             return unusable
         if config.mode is Mode.FULL_DUPLEX:
-            convo = await _play_duplex(ctx, setup, env, agent_session, user_session, channel, events, limits)
+            convo = await _play_duplex(setup, env, agent_session, user_session, channel, events, limits, audio_name)
         else:
             convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
                                            limits=limits, channel=channel, events=events)
@@ -131,15 +137,14 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
                 await session.close()
 
 
-async def _play_duplex(ctx: RunContext, setup: ConversationSetup, env: Environment, agent: AgentSession,
-                       user: UserSession | None, channel: ChannelSession | None, events: EventLog, limits: Limits) -> Conversation:
+async def _play_duplex(setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
+                       channel: ChannelSession | None, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
     """A full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
     settings = setup.duplex
     assert settings is not None and user is not None
     line = channel or ChannelSession()
     duplex_agent = agent if isinstance(agent, DuplexAgentSession) else TurnBasedAgent(agent, line, settings)
     duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
-    audio_name = f"{setup.task.id[:80].replace('/', '_')}-{setup.seed}-{ctx.run_id[-8:]}"
     convo = await run_duplex(env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits,
                              audio_name=audio_name, history=setup.history)
     return convo

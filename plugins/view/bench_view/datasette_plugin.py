@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+import attrs
 from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
 from bench_kernel import BenchError, Store, open_read_only
-from bench_view import pages
+from bench_view import duplex, pages
 
 NAME = "bench-view"
 
@@ -73,6 +75,67 @@ async def conversation_view(datasette: Any, request: Any) -> Response:
     return await page(datasette, request, "bench_conversation.html", context)
 
 
+async def audio_view(datasette: Any, request: Any) -> Any:
+    """A full-duplex conversation's kept recording (?id=CONVERSATION): the WAV file its stored timeline names, nothing else."""
+    conversation_id = request.args.get("id") or ""
+
+    def find(store: Store, database: str) -> Path | str:
+        try:
+            timeline = duplex.load_timeline(store, conversation_id)
+        except BenchError as exc:
+            return str(exc)
+        if timeline is None:
+            known = store.db.execute("select 1 from conversations where id = ?", [conversation_id]).fetchone()
+            return (f"conversation {conversation_id!r} is not a full-duplex conversation: it has no recording" if known
+                    else f"no conversation {conversation_id!r} in this database")
+        try:
+            return duplex.recording(timeline, store.path)
+        except duplex.NoRecording as exc:
+            return f"conversation {conversation_id!r}: {exc}"
+
+    found = await with_store(datasette, find)
+    if isinstance(found, str):
+        return await problem(datasette, request, found, 404)
+    wanted = duplex.byte_range(request.headers.get("range"), found.stat().st_size)
+    if wanted is None:
+        return Response.text("range not satisfiable", status=416,
+                             headers={"content-range": f"bytes */{found.stat().st_size}"})
+    return FileSlice(found, wanted)
+
+
+@attrs.frozen
+class FileSlice:
+    """An ASGI response streaming part of a file (206 with Content-Range) or all of it (200), as audio/wav."""
+
+    path: Path
+    part: duplex.ByteRange
+    chunk: int = 64 * 1024
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The response's headers: type, length, byte ranges, an inline file name."""
+        found = [("content-type", "audio/wav"), ("accept-ranges", "bytes"),
+                 ("content-length", str(self.part.end - self.part.start + 1)),
+                 ("content-disposition", f'inline; filename="{self.path.name}"')]
+        if self.part.partial:
+            found.append(("content-range", f"bytes {self.part.start}-{self.part.end}/{self.part.size}"))
+        return [(k.encode(), v.encode("latin-1", "replace")) for k, v in found]
+
+    async def asgi_send(self, send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        """Send the headers, then the bytes chunk by chunk (a 20-minute recording is about 38 MB)."""
+        await send({"type": "http.response.start", "status": 206 if self.part.partial else 200, "headers": self.headers()})
+        with self.path.open("rb") as source:
+            source.seek(self.part.start)
+            left = self.part.end - self.part.start + 1
+            while left > 0:
+                data = await asyncio.to_thread(source.read, min(self.chunk, left))
+                if not data:
+                    break  # the file shrank under us: end the body rather than hang
+                left -= len(data)
+                await send({"type": "http.response.body", "body": data, "more_body": left > 0})
+        if left > 0:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 async def compare_view(datasette: Any, request: Any) -> Response:
     """Two runs side by side (?a=RUN&b=RUN)."""
     run_a, run_b = request.args.get("a"), request.args.get("b")
@@ -90,7 +153,8 @@ async def compare_view(datasette: Any, request: Any) -> Response:
 def register_routes() -> list[tuple[str, Any]]:
     """Our pages under /-/bench."""
     return [(r"^/-/bench$", index_view), (r"^/-/bench/run$", run_view),
-            (r"^/-/bench/conversation$", conversation_view), (r"^/-/bench/compare$", compare_view)]
+            (r"^/-/bench/conversation$", conversation_view), (r"^/-/bench/compare$", compare_view),
+            (r"^/-/bench/audio$", audio_view)]
 
 
 @hookimpl

@@ -7,9 +7,12 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import urlencode
 
-from bench_kernel import Store, agent_label, build_report, compare_stored, is_success, run_registry
+from bench_kernel import BenchError, SpeechSegment, Store, Timeline, agent_label, build_report, compare_stored, is_success, run_registry
+from bench_view import duplex
 
 KERNEL = "bench-kernel"
+TICK_MS = 200
+"""The kernel's default tick, for speech events of a conversation whose timeline is missing."""
 
 
 def run_url(run_id: str) -> str:
@@ -101,11 +104,17 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
     reward_info = json.loads(conversation["reward_info_json"]) if conversation.get("reward_info_json") else None
     metrics = list(store.db.query("select * from metric_values where conversation_id = ? order by plugin, metric", [conversation_id]))
     calls = list(store.db.query("select * from llm_calls where conversation_id = ? order by id", [conversation_id]))
+    full_duplex, duplex_error = None, None
+    try:
+        full_duplex = duplex.load_timeline(store, conversation_id)
+    except BenchError as exc:  # a malformed timeline spoils its strip, never the rest of the page
+        duplex_error = str(exc)
     return {
         "conversation": conversation, "passed": is_success(conversation["reward"]),
         "attributes": json.loads(conversation.get("attributes_json") or "{}"),
         "run_url": run_url(conversation["run_id"]),
-        "timeline": timeline(store, conversation_id),
+        "timeline": timeline(store, conversation_id, full_duplex.tick_ms if full_duplex else TICK_MS),
+        "duplex": duplex.page(full_duplex, conversation_id, store.path) if full_duplex else duplex_error and {"error": duplex_error},
         "reward_info": reward_info,
         "metrics": [{**m, "details": pretty(m["details_json"])} for m in metrics],
         "llm_calls": calls,
@@ -116,14 +125,17 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
     }
 
 
-def timeline(store: Store, conversation_id: str) -> list[dict[str, Any]]:
-    """Messages in order, each with its tool calls (arguments, result, error) and the events that happened at it."""
+def timeline(store: Store, conversation_id: str, tick_ms: int = TICK_MS) -> list[dict[str, Any]]:
+    """Messages in order, each with its tool calls (arguments, result, error) and the events that happened at it.
+
+    tick_ms (a full-duplex conversation's tick) puts its speech events' ticks in seconds.
+    """
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for call in store.db.query("select * from tool_calls where conversation_id = ? order by message_idx", [conversation_id]):
         calls[call["message_idx"]].append({**call, "arguments": pretty(call["arguments_json"]), "result": pretty(call["result"])})
     events: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for event in store.conversation_events(conversation_id):
-        events[event["message_index"]].append(_event(event))
+        events[event["message_index"]].append(_event(event, tick_ms))
     items = []
     for m in store.messages(conversation_id):
         items += [{"type": "event", **e} for e in events.pop(m["idx"], [])]
@@ -131,12 +143,22 @@ def timeline(store: Store, conversation_id: str) -> list[dict[str, Any]]:
     return items + [{"type": "event", **e} for index in sorted(events, key=lambda i: (i is None, i or 0)) for e in events[index]]
 
 
-def _event(row: dict[str, Any]) -> dict[str, Any]:
+def _event(row: dict[str, Any], tick_ms: int) -> dict[str, Any]:
     data = json.loads(row["data_json"] or "{}")
+    line = _one_line(row["kind"], data, tick_ms)
     return {"kind": row["kind"], "source": row["source"], "ts_utc": row["ts_utc"], "message_index": row["message_index"],
-            "data": data, "meant": data.get("meant"), "heard": data.get("heard"),
-            "fields": [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in sorted(data.items())
+            "data": data, "meant": data.get("meant"), "heard": data.get("heard"), "line": line,
+            "fields": [] if line else [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in sorted(data.items())
                        if k not in ("meant", "heard")]}
+
+
+def _one_line(kind: str, data: dict[str, Any], tick_ms: int) -> str | None:
+    """The line a full-duplex event shows instead of its fields (a timeline's data runs to thousands of entries)."""
+    if kind == Timeline.kind:
+        return duplex.summary(data)
+    if kind == SpeechSegment.kind:
+        return duplex.speech_line(data, tick_ms)
+    return None
 
 
 def compare_page(store: Store, run_a: str, run_b: str, database: str) -> dict[str, Any]:
