@@ -16,7 +16,7 @@ from toy_domain import ToyDomain
 from bench_kernel import DomainOptions, build_environment, structure
 from bench_kernel.conversation.channels import ChannelSession
 from bench_kernel.conversation.duplex import Chunk, DuplexSettings, Timeline, silence, tick_bytes
-from bench_kernel.conversation.duplex_loop import run_duplex, segments
+from bench_kernel.conversation.duplex_loop import run_duplex, speech_segments
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import TerminationReason, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.orchestrator import Conversation, Limits
@@ -145,7 +145,7 @@ def test_speech_runs_segments_and_overlap_are_in_the_timeline() -> None:
     play(agent, Talker(start=0, ticks=4, stop_at=7), events=events)
     timeline = timeline_of(events)
     assert timeline.user_speech == [(0, 4)] and timeline.agent_speech == [(2, 5)]
-    found = [(s.side, s.start_tick, s.end_tick, s.overlapped) for s in segments(timeline)]
+    found = [(s.side, s.start_tick, s.end_tick, s.overlapped) for s in speech_segments(timeline)]
     assert found == [("user", 0, 4, False), ("agent", 2, 5, True)]
     assert [e.kind for e in events.events].count("duplex.speech") == 2
 
@@ -197,7 +197,7 @@ def test_the_user_stops_talking_when_the_agent_talks_over_it() -> None:
     # The user hears the agent from tick 31; after 1 s (5 ticks) of being talked over it stops, at tick 35.
     assert [e.tick for e in stop] == [35]
     assert timeline.user_speech[0] == (26, 35)
-    [user_segment] = [s for s in segments(timeline) if s.side == "user"][:1]
+    [user_segment] = [s for s in speech_segments(timeline) if s.side == "user"][:1]
     assert user_segment.interrupted
 
 

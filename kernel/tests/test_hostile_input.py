@@ -127,7 +127,7 @@ RUN_FILE_CASES = [
     pytest.param("[models]\nagent = 3\n", "[models.agent] must be a table @ $.models.agent", id="model-not-a-table"),
     pytest.param("[models.agent]\nmodel = 'm'\nbase_url = 'http://127.0.0.1:99999/v1'\n",
                  "Port out of range 0-65535): 'http://127.0.0.1:99999/v1' @ $.models.agent.base_url", id="port-99999"),
-    pytest.param("[models.agent]\nmodel = 'm'\nbase_url = 'localhost:8000'\n", "expected an http:// or https:// URL", id="url-without-scheme"),
+    pytest.param("[models.agent]\nmodel = 'm'\nbase_url = 'localhost:8000'\n", "expected an http(s):// or ws(s):// URL", id="url-without-scheme"),
     pytest.param("[models.agent]\nmodel = 'm'\nmax_concurrency = 1000000000\n",
                  "max_concurrency must be between 1 and 4096, not 1000000000 @ $.models.agent.max_concurrency", id="huge-pool"),
     pytest.param("[models.agent]\nmodel = 'm'\ntimeout_s = nan\n", "@ $.models.agent.timeout_s", id="nan-model-timeout"),

@@ -160,13 +160,13 @@ def test_a_paired_run_plays_each_conversation_again_without_the_channel(tmp_path
 
 
 def test_a_channel_fills_the_model_roles_it_needs_with_its_defaults() -> None:
-    from bench_kernel.run.runner import with_channel_defaults
+    from bench_kernel.run.runner import with_component_defaults
 
     channel = bench_kernel.Channel(name="c", model_roles=("tts",), default_models={"tts": {"backend": "piper", "model": "joe"}})
-    config = with_channel_defaults(RunConfig(), channel)
+    config = with_component_defaults(RunConfig(), channel)
     assert (config.models["tts"].backend, config.models["tts"].model) == ("piper", "joe")
     given = RunConfig(models={"tts": bench_kernel.ModelConfig(backend="openai", model="tts-1")})
-    assert with_channel_defaults(given, channel).models["tts"].backend == "openai"
+    assert with_component_defaults(given, channel).models["tts"].backend == "openai"
 
 
 def test_an_unknown_channel_is_refused_before_the_run(tmp_path: Path) -> None:

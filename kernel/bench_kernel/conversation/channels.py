@@ -30,6 +30,9 @@ class ChannelSession:
         """What the user receives of an agent message."""
         return message
 
+    async def begin(self) -> None:
+        """Full duplex: called once before tick 0 (a speech channel synthesises what its effects will insert)."""
+
     async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
         """Full duplex: the text spoken as tick-sized chunks (the base class: text-paced audio, no speech engine).
 

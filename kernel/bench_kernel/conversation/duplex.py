@@ -76,12 +76,16 @@ class Chunk:
     vad: tuple[str, ...] = ()
     """Voice-activity events the agent's engine reported this tick (speech_started, speech_stopped, interrupted)."""
     info: Mapping[str, Any] = attrs.field(factory=dict)
-    """Side-specific details kept in the timeline (timings of the user's decisions, a provider's tick bookkeeping)."""
+    """Side-specific details (a provider's tick bookkeeping, the user's decisions); the timeline keeps TIMELINE_INFO."""
 
     def without_calls(self) -> Chunk:
         """The chunk as the other side receives it (tool calls are private to their caller)."""
         return attrs.evolve(self, tool_calls=()) if self.tool_calls else self
 
+
+TIMELINE_INFO = ("decisions", "interruption_ms")
+"""The keys of `Chunk.info` the timeline keeps: a voice user's interrupt/backchannel decisions with their timings, where a
+realtime agent was cut off. Other keys (per-tick bookkeeping) stay out of the stored timeline."""
 
 EFFECT_TYPES = {
     "burst": "a noise burst starts (file, snr_db)",
@@ -145,6 +149,8 @@ class TimelineEntry:
     effects: tuple[Mapping[str, Any], ...] = ()
     truncated: bool = False
     vad: tuple[str, ...] = ()
+    info: dict[str, Any] = attrs.field(factory=dict)
+    """The chunk's info under TIMELINE_INFO keys."""
 
 
 @attrs.frozen(kw_only=True)
@@ -195,7 +201,7 @@ class Timeline:
         """The timeline as stored: entries without their empty fields (a long conversation has thousands)."""
         data = unstructure(self)
         for side in ("agent", "user"):
-            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], False)}
+            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], {}, False)}
                           for entry in data[side]]
         return data
 

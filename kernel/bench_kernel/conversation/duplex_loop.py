@@ -16,8 +16,10 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.conversation.audio import ULAW_TO_PCM
 from bench_kernel.conversation.channels import ChannelSession
 from bench_kernel.conversation.duplex import (
+    TIMELINE_INFO,
     Chunk,
     DuplexSettings,
     Side,
@@ -91,9 +93,11 @@ class _Recorder:
             voice.first_tick = tick if voice.first_tick is None else voice.first_tick
             voice.text += chunk.text
         action = chunk.action if chunk.action not in QUIET else None
-        if chunk.text or action or chunk.effects or chunk.truncated or chunk.vad:
+        info = {key: chunk.info[key] for key in TIMELINE_INFO if key in chunk.info} if chunk.info else {}
+        if chunk.text or action or chunk.effects or chunk.truncated or chunk.vad or info:
             voice.entries.append(TimelineEntry(tick=tick, text=chunk.text, utterance=chunk.utterance, action=action,
-                                               effects=tuple(chunk.effects), truncated=chunk.truncated, vad=chunk.vad))
+                                               effects=tuple(chunk.effects), truncated=chunk.truncated, vad=chunk.vad,
+                                               info=info))
         if self.audio is not None:
             self.audio[side].append(chunk.audio)
 
@@ -170,6 +174,7 @@ async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUs
 async def _ticks(rec: _Recorder, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession,
                  limits: Limits) -> None:
     convo, tick_ms = rec.convo, rec.settings.tick_ms
+    await channel.begin()
     quiet = Chunk(audio=silence(tick_ms))
     to_user, to_agent = quiet, quiet
     user_results: list[ToolMessage] = []
@@ -231,7 +236,7 @@ def _store_timeline(rec: _Recorder, channel: ChannelSession, events: EventLog, a
     if rec.audio is not None and audio_name and rec.settings.keep_audio:
         timeline.audio_file = str(write_stereo(Path(rec.settings.keep_audio) / f"{audio_name}.wav", rec.audio))
     events.emit(Event(kind=Timeline.kind, data=timeline.as_data()), source="duplex", message_index=len(rec.convo.messages))
-    for segment in segments(timeline):
+    for segment in speech_segments(timeline):
         events.emit(segment, source="duplex", message_index=len(rec.convo.messages))
 
 
@@ -242,7 +247,7 @@ def _conditions(channel: ChannelSession) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def segments(timeline: Timeline) -> list[SpeechSegment]:
+def speech_segments(timeline: Timeline) -> list[SpeechSegment]:
     """Every speech run of both sides with its text, in order of start."""
     found = []
     for side, runs, entries in (("agent", timeline.agent_speech, timeline.agent), ("user", timeline.user_speech, timeline.user)):
@@ -259,22 +264,9 @@ def segments(timeline: Timeline) -> list[SpeechSegment]:
     return sorted(found, key=lambda s: (s.start_tick, s.side != "agent"))
 
 
-_ULAW_TO_PCM: list[int] = []
-
-
-def _ulaw_table() -> list[int]:
-    if not _ULAW_TO_PCM:
-        for byte in range(256):
-            value = ~byte & 0xFF
-            sign, exponent, mantissa = value & 0x80, (value >> 4) & 0x07, value & 0x0F
-            magnitude = ((mantissa << 3) + 0x84) << exponent
-            _ULAW_TO_PCM.append(-(magnitude - 0x84) if sign else magnitude - 0x84)
-    return _ULAW_TO_PCM
-
-
 def write_stereo(path: Path, audio: dict[str, list[bytes]]) -> Path:
     """Both sides' mu-law audio as one 8 kHz stereo WAV: the user left, the agent right."""
-    table = _ulaw_table()
+    table = ULAW_TO_PCM
     left, right = b"".join(audio["user"]), b"".join(audio["agent"])
     frames = bytearray()
     for a, b in zip(left, right, strict=False):

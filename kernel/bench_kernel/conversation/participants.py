@@ -114,6 +114,8 @@ class Agent:
     description: str = ""
     model_roles: tuple[str, ...] = ()
     """Model roles the agent needs configured (checked before a run starts)."""
+    duplex_only: bool = False
+    """The agent plays only full-duplex conversations (a realtime speech model): other modes are refused at start."""
     calls_models_itself: bool = True
     """The agent may call models bench does not see (its own client, a service behind a URL). A conversation in which
     such an agent made no ledgered call of the `agent` role has an unknown `agent_cost` (None), never 0.0. Agents that
@@ -123,6 +125,23 @@ class Agent:
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
         raise NotImplementedError
+
+    def needed_roles(self, options: Mapping[str, Any], registry: Any) -> tuple[str, ...]:
+        """The model roles a run with these agent options needs (checked before it starts); `model_roles` by default.
+
+        An agent that wraps another named in its options (a cascade's `inner=llm-fc`) adds that agent's roles, found in
+        the run's component registry.
+        """
+        return self.model_roles
+
+    def default_models(self, options: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        """Model settings by role for the roles it needs that the run leaves unset, e.g. a realtime agent's backend.
+
+        Given the run's agent options. A role the run configured keeps its settings, except that a spec naming a backend
+        replaces the default backend (`openai`), so `--agent-model M --agent-base-url URL` reaches the agent's own kind
+        of endpoint.
+        """
+        return {}
 
     def fingerprint(self, options: Mapping[str, Any]) -> dict[str, str]:
         """What identifies the code behind the agent beyond its name and options (a source hash, a framework version).
@@ -142,6 +161,8 @@ class UserSimulator:
     description: str = ""
     model_roles: tuple[str, ...] = ()
     """Model roles the simulator needs configured (checked before a run starts)."""
+    duplex_only: bool = False
+    """The simulator plays only full-duplex conversations (a voice user): other modes are refused at start."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""

@@ -10,31 +10,18 @@ from __future__ import annotations
 import hashlib
 import math
 
+from bench_kernel.conversation.audio import ulaw_byte
 from bench_kernel.conversation.duplex import SAMPLE_RATE, Chunk, Side, Utterance, fit, tick_bytes
 
 CHARS_PER_SECOND = 15.0
 """About 150 words a minute."""
 
 
-def _mulaw(sample: int) -> int:
-    """One 16-bit sample as G.711 mu-law."""
-    bias, clip = 0x84, 32635
-    sign = 0x80 if sample < 0 else 0
-    magnitude = min(abs(sample), clip) + bias
-    exponent = 7
-    for bit in range(7, -1, -1):
-        if magnitude & (0x4000 >> (7 - bit)):
-            exponent = bit
-            break
-    mantissa = (magnitude >> (exponent + 3)) & 0x0F
-    return ~(sign | (exponent << 4) | mantissa) & 0xFF
-
-
 def _tone(side: Side, tick_ms: int) -> bytes:
     # A side's own pitch, so the two voices can be told apart in a recording.
     hz = 140.0 if side == "agent" else 210.0
     n = tick_bytes(tick_ms)
-    return bytes(_mulaw(int(2000 * math.sin(2 * math.pi * hz * i / SAMPLE_RATE))) for i in range(n))
+    return bytes(ulaw_byte(int(2000 * math.sin(2 * math.pi * hz * i / SAMPLE_RATE))) for i in range(n))
 
 
 _TONES: dict[tuple[str, int], bytes] = {}

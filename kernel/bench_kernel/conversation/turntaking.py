@@ -111,6 +111,11 @@ class TurnTakingUser(DuplexUserSession):
     def __attrs_post_init__(self) -> None:
         self.speech = Speech("user", self.channel, self.settings)
 
+    def attach(self, channel: ChannelSession) -> None:
+        """Speak through the conversation's channel session (started after the user's own session)."""
+        self.channel = channel
+        self.speech.channel = channel
+
     def ticks(self, seconds: float) -> int:
         """A turn-taking threshold in ticks."""
         return self.settings.turn_taking.ticks(seconds, self.settings.tick_ms)
@@ -230,8 +235,8 @@ class TurnBasedAgent(DuplexAgentSession):
     settings: DuplexSettings
     end_of_turn_s: float = 0.6
     """User silence that ends the user's turn (a voice-activity detector's silence window plus a margin)."""
-    yield_after_s: float = 0.4
-    """User speech over the agent's for this long makes the agent stop."""
+    yield_after_s: float = 0.8
+    """User speech over the agent's for this long makes the agent stop; shorter overlaps (a backchannel) are not a turn."""
     speech: Speech = attrs.field(init=False)
     audio: list[bytes] = attrs.field(factory=list)
     meant: list[str] = attrs.field(factory=list)
@@ -269,6 +274,9 @@ class TurnBasedAgent(DuplexAgentSession):
                 self.speech.drop()
                 return True
             return False
+        if self.overlap and self.speech.talking:
+            # Speech that began and ended under the agent's own without making it stop was a continuer, not a turn.
+            del self.audio[-self.overlap:], self.meant[-self.overlap:]
         self.silent += 1
         self.overlap = 0
         return False

@@ -15,11 +15,15 @@ DEFAULT_IN_FLIGHT = 64
 """Requests in flight of a client made outside a run from a configuration that sets no limit."""
 
 
+DEFAULT_BACKEND = "openai"
+"""The backend a role uses unless told otherwise (bench-openai: any OpenAI-compatible server)."""
+
+
 @attrs.frozen(kw_only=True)
 class ModelConfig:
     """How one role (agent, user, judge) reaches its model; holds the name of the key variable, never the key."""
 
-    backend: str = "openai"
+    backend: str = DEFAULT_BACKEND
     """Registered backend name (a plugin's `register_models`)."""
     model: str
     base_url: str | None = None

@@ -414,6 +414,12 @@ class ConversationModels:
         if self.hub.store is not None and self.run_id:
             self.hub.store.record_llm_call(self.run_id, self.conversation_id, self.arm, entry)
 
+    def charge(self, entry: LedgerEntry) -> None:
+        """Record a call the participant made itself (a realtime session's usage) and count its cost toward --max-cost."""
+        self.record(entry)
+        if not entry.cached:
+            self.hub.spent += entry.cost or 0.0
+
     def has(self, role: str) -> bool:
         """True when the run configured a model for this role."""
         return role in self.hub.configs

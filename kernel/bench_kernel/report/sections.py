@@ -43,8 +43,8 @@ class ReportSection:
     title: str = ""
     description: str = ""
 
-    def build(self, view: RunView) -> Section:
-        """The section's content for one run."""
+    def build(self, view: RunView) -> Section | None:
+        """The section's content for one run (None: nothing to show for this run)."""
         raise NotImplementedError
 
     def plots(self, view: RunView) -> dict[str, bytes]:

@@ -34,7 +34,7 @@ from bench_kernel.run.runner import (
     execute,
     load_domain,
     resolve_components,
-    with_channel_defaults,
+    with_component_defaults,
 )
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -212,7 +212,7 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     registry = collect(plugins)
     config = spec.config
     data = data if data is not None else load_domain(registry, config)
-    config = with_channel_defaults(config, registry.get("channel", config.channel))
+    config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, list(tasks))
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
     profile = spec.profile or load_profile(config.profile)

@@ -18,7 +18,7 @@ from bench_kernel.evaluation.evaluator import gold_problems
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
-from bench_kernel.modelhub.api import ModelConfig
+from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import Registry, collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
@@ -214,19 +214,40 @@ def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[
     return attrs.evolve(config, duplex=settings, channel=channel)
 
 
-def with_channel_defaults(config: RunConfig, channel: Channel) -> RunConfig:
-    """The configuration with the channel's own defaults for the model roles it needs and the run left unconfigured."""
-    missing = {role: spec for role, spec in channel.default_models.items() if role not in config.models}
-    if not missing:
-        return config
-    added = {role: structure(dict(spec), ModelConfig, source=f"channel {channel.name!r} default for {role}")
-             for role, spec in missing.items()}
-    return attrs.evolve(config, models={**config.models, **added})
+def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | None = None) -> RunConfig:
+    """The configuration with the channel's and the agent's own defaults for the model roles they need.
+
+    A role the run left unconfigured takes the default whole. A role the run configured keeps its settings, except that
+    an agent's default naming a backend replaces the default backend (`openai`): `--agent realtime --agent-model M
+    --agent-base-url URL` reaches a realtime endpoint, not a chat one.
+    """
+    models = dict(config.models)
+    agent_defaults = agent.default_models(config.agent_options) if agent is not None else {}
+    for owner, defaults in ((channel.name, channel.default_models), (agent.name if agent else "", agent_defaults)):
+        for role, spec in defaults.items():
+            given = models.get(role)
+            if given is None:
+                models[role] = structure(dict(spec), ModelConfig, source=f"the default {role} model of {owner!r}")
+            elif defaults is agent_defaults and given.backend == DEFAULT_BACKEND and spec.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
+                models[role] = attrs.evolve(given, backend=str(spec["backend"]))
+    return config if models == config.models else attrs.evolve(config, models=models)
 
 
-def _check_model_roles(config: RunConfig, components: list[Any]) -> None:
+def _check_duplex_only(config: RunConfig, participants: list[Any]) -> None:
+    """Refuse, before anything is stored, a participant that plays only full-duplex conversations outside them."""
+    if config.mode is Mode.FULL_DUPLEX:
+        return
+    for participant in participants:
+        if getattr(participant, "duplex_only", False):
+            raise ConfigError(f"{participant.name!r} plays only full-duplex conversations: add --mode full-duplex")
+
+
+def _check_model_roles(config: RunConfig, components: list[Any], registry: Registry | None = None) -> None:
     for component in components:
-        for role in getattr(component, "model_roles", ()) if component is not None else ():
+        roles = getattr(component, "model_roles", ()) if component is not None else ()
+        if isinstance(component, Agent):
+            roles = component.needed_roles(config.agent_options, registry)
+        for role in roles:
             if role not in config.models:
                 raise ConfigError(f"{component.name!r} needs a model for the {role} role: "
                                   f"give {role_option_hint(role)} or [models.{role}] in a run file")
@@ -278,7 +299,8 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     resolved.evaluation.validate(tasks)
     _check_judge(tasks, resolved.judge)
     _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
-                                *(m for _, m in resolved.metrics)])
+                                *(m for _, m in resolved.metrics)], registry)
+    _check_duplex_only(config, [resolved.agent, resolved.user])
     for role in data.model_roles:
         if role not in config.models:
             variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""

@@ -87,7 +87,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
         reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
-        agent_cost=agent_cost(agent, models), user_cost=models.cost("user"), channel=channel.name,
+        agent_cost=agent_cost(agent, models), user_cost=user_cost(models), channel=channel.name,
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
     )
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
@@ -145,6 +145,8 @@ async def _play_duplex(setup: ConversationSetup, env: Environment, agent: AgentS
     line = channel or ChannelSession()
     duplex_agent = agent if isinstance(agent, DuplexAgentSession) else TurnBasedAgent(agent, line, settings)
     duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
+    if isinstance(duplex_user, TurnTakingUser):
+        duplex_user.attach(line)  # a simulator's own turn-taking session was made before the channel's
     convo = await run_duplex(env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits,
                              audio_name=audio_name, history=setup.history)
     return convo
@@ -181,6 +183,13 @@ def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
     if agent.calls_models_itself and not any(entry.role == "agent" for entry in models.ledger):
         return None
     return models.cost("agent")
+
+
+def user_cost(models: ConversationModels) -> float | None:
+    """The user simulator's cost: its `user` role's calls and those of roles named user-* (a voice user's decisions)."""
+    roles = ["user", *sorted({e.role for e in models.ledger if e.role.startswith("user-")})]
+    costs = [models.cost(role) for role in roles]
+    return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,

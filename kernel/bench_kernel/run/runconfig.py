@@ -158,8 +158,9 @@ def _url_problems(url: str, where: str) -> list[str]:
         parts.port  # noqa: B018 - raises on a port out of range
     except ValueError as exc:
         return [f"not a usable URL ({exc}): {url!r} @ {where}"]
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return [f"expected an http:// or https:// URL with a host, not {url!r} @ {where}"]
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+        # ws:// and wss:// are realtime (WebSocket) endpoints; a chat backend given one fails its check by name.
+        return [f"expected an http(s):// or ws(s):// URL with a host, not {url!r} @ {where}"]
     return []
 
 

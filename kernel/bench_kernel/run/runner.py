@@ -46,7 +46,7 @@ from bench_kernel.run.planning import (
     shifted_tasks,
     sweep_arms,
     task_vocabulary,
-    with_channel_defaults,
+    with_component_defaults,
     with_duplex_defaults,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
@@ -99,7 +99,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
     config = with_duplex_defaults(config, registry, tasks)
-    config = with_channel_defaults(config, registry.get("channel", config.channel))
+    config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, tasks)
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))
     executor: Executor = registry.get("executor", config.executor)
@@ -499,5 +499,5 @@ __all__ = [  # the run's stages, importable from here as before they had modules
     "shifted_tasks",
     "sweep_arms",
     "task_vocabulary",
-    "with_channel_defaults",
+    "with_component_defaults",
 ]

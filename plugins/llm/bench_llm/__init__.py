@@ -10,8 +10,9 @@ from .adapter import HttpAgent
 from .agents import FunctionCallingAgent, TextActionAgent
 from .judge import ModelJudge
 from .user import ModelUser
+from .voice import VoiceUser
 
-__all__ = ["FunctionCallingAgent", "HttpAgent", "ModelJudge", "ModelUser", "TextActionAgent",
+__all__ = ["FunctionCallingAgent", "HttpAgent", "ModelJudge", "ModelUser", "TextActionAgent", "VoiceUser",
            "register_agents", "register_judges", "register_user_simulators"]
 
 
@@ -28,8 +29,9 @@ def register_agents(register: Callable[[Agent], None]) -> None:
 
 @hookimpl
 def register_user_simulators(register: Callable[[UserSimulator], None]) -> None:
-    """The model-played customer."""
+    """The model-played customer, in text and on a full-duplex line."""
     register(ModelUser())
+    register(VoiceUser())
 
 
 @hookimpl

@@ -39,6 +39,13 @@ def user_prompt(setup: ConversationSetup) -> str:
     return setup.profile.render(key, scenario=setup.task.user_scenario.render())
 
 
+def voice_user_prompt(setup: ConversationSetup) -> str:
+    """The voice user's system prompt: the profile's voice guidelines (with tools, when it has some), persona, scenario."""
+    key = "voice_user" if setup.user_tools is None else "voice_user_tools"
+    profile = setup.profile
+    return profile.render(key, persona=profile.text("voice_persona"), scenario=setup.task.user_scenario.render())
+
+
 def judge_prompt(profile: Profile, transcript: str, assertions: Sequence[str]) -> list[dict[str, Any]]:
     """The judge's messages: the profile's rules, then the transcript and the numbered statements."""
     statements = "\n".join(f"{i}. {a}" for i, a in enumerate(assertions, start=1))

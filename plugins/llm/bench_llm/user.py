@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from bench_kernel import ConversationSetup, Message, UserMessage, UserSession, UserSimulator
+from bench_kernel import ChatResponse, ConversationSetup, Message, UserMessage, UserSession, UserSimulator
 
 from .chat import ChatLog, chat_log, reasoning_data, require_model, speaker, usage_of, user_view
 from .prompts import user_prompt
@@ -22,13 +22,16 @@ class ModelUserSession(UserSession):
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """Add what arrived, ask the user model, and return its message or device tool calls."""
         self.log.take(incoming)
-        tools = self.setup.user_tools
-        response = await self.log.ask(tools, "auto")
-        calls = self.log.name_calls(response.tool_calls, "user")
-        message = UserMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
-                              raw_data=reasoning_data(response))
+        response = await self.log.ask(self.setup.user_tools, "auto")
+        message = self.message(response)
         self.log.remember(speaker("assistant", message.content, message.tool_calls, self.setup.profile.messages), response)
         return message
+
+    def message(self, response: ChatResponse) -> UserMessage:
+        """The model's reply as the user's message (its tool calls named and given ids)."""
+        calls = self.log.name_calls(response.tool_calls, "user")
+        return UserMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
+                           raw_data=reasoning_data(response))
 
     def is_stop(self, message: UserMessage) -> bool:
         """True when the message carries one of the profile's stop tokens and no tool call."""

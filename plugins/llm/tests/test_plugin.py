@@ -40,7 +40,7 @@ def test_registers_agents_user_simulator_and_judge() -> None:
     assert plugins.failures() == []
     assert {"llm-fc", "llm-react", "llm-act", "http-agent"} <= set(registry.names("agent"))
     assert registry.names("judge") == ["llm-judge"]
-    assert "llm-user" in registry.names("user simulator")
+    assert {"llm-user", "voice-user"} <= set(registry.names("user simulator"))
     for kind in ("agent", "judge", "user simulator"):
         for name in registry.names(kind):
             assert registry.get(kind, name).description
@@ -57,7 +57,7 @@ def test_registration_does_no_io(monkeypatch: pytest.MonkeyPatch) -> None:
     bench_llm.register_agents(found.append)
     bench_llm.register_user_simulators(found.append)
     bench_llm.register_judges(found.append)
-    assert len(found) == 6
+    assert len(found) == 7
 
 
 def test_importing_the_plugin_does_not_import_httpx() -> None:

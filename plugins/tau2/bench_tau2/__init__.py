@@ -15,12 +15,12 @@ import click
 
 import bench_kernel
 from bench_kernel import ConfigError, Store, checked_plugins, db_option, echo_report, plugin_option, require_db
-from bench_tau2.results import TASK_SOURCES, ImportSummary, export_run, import_results
+from bench_tau2.results import TASK_SOURCES, ImportSummary, export_run, import_results, write_results
 from bench_tau2.submission import Exported, Submitter, export_submission
 from bench_tau2.tau2_profile import WrittenProfile, make_tau2_profile
 
 __all__ = ["TASK_SOURCES", "Exported", "ImportSummary", "Submitter", "WrittenProfile", "export_run", "export_submission",
-           "import_results", "make_tau2_profile"]
+           "import_results", "make_tau2_profile", "write_results"]
 
 
 @click.command(name="tau2-results")
@@ -71,20 +71,26 @@ def summary_lines(summary: ImportSummary) -> list[str]:
 
 @click.command(name="tau2-results")
 @click.argument("run_id")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("--output", "-o", type=click.Path(), help="Write here instead of stdout (with --layout dir: a directory or its results.json).")
+@click.option("--layout", type=click.Choice(["json", "dir"]), default="json", show_default=True,
+              help="One JSON file, or tau2's dir format (results.json + simulations/<id>.json, as tau2 writes voice runs).")
 @db_option
-def export_tau2(run_id: str, output: str | None, db_path: str) -> None:
-    """Write a run in tau2's results.json format."""
+def export_tau2(run_id: str, output: str | None, layout: str, db_path: str) -> None:
+    """Write a run in tau2's results format (a full-duplex run as tau2's voice simulations: ticks, mode full_duplex)."""
     require_db(db_path)
+    if layout == "dir" and not output:
+        raise ConfigError("--layout dir writes files: name the directory with --output")
     store = Store(db_path)
     try:
-        text = json.dumps(export_run(store, run_id), indent=2)
+        document = export_run(store, run_id)
     finally:
         store.close()
     if output:
-        Path(output).write_text(text + "\n", encoding="utf-8")
+        written = write_results(document, Path(output), layout)
+        if layout == "dir":
+            click.echo(f"wrote {written[0]} and {len(written) - 1} simulation file(s) in {written[0].parent / 'simulations'}")
     else:
-        click.echo(text)
+        click.echo(json.dumps(document, indent=2))
 
 
 @click.command(name="tau2-submission")

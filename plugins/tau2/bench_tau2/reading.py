@@ -4,7 +4,7 @@ The rule: what the seed's own loader or leaderboard accepts, bench imports; what
 it names (file, JSON path, why) and skips, keeping the rest. Covered here: tau2's two storage formats
 (one JSON document, or `results.json` beside a `simulations/` folder), where the domain is named,
 embedded tasks (AgentChangeBench's null `reward_basis`, repeated ids, unreadable tasks), simulations
-(missing or repeated trials, full-duplex ticks) and messages (fields of newer tau2 versions, grouped
+(missing or repeated trials, full-duplex ticks: `ticks.py`) and messages (fields of newer tau2 versions, grouped
 tool results, free-form usage). bench's own inputs (task files, run files, options) stay strict.
 """
 
@@ -173,9 +173,8 @@ def _task_and_trial(raw: Any, root: str) -> tuple[str, int | None]:
     seed = raw.get("seed")
     if seed is not None and not whole(seed, -SQLITE_INT, SQLITE_INT - 1):
         raise ConfigError(f"seed must be a whole number that fits 64 bits, not {seed!r} @ {root}.seed")
-    if raw.get("messages") is None and raw.get("ticks"):
-        raise ConfigError(f"a full-duplex (voice) simulation: its conversation is stored as ticks @ {root}.ticks, and bench "
-                          "re-scores turn-based conversations only")
+    if raw.get("messages") is None and raw.get("ticks") is not None and not isinstance(raw["ticks"], list):
+        raise ConfigError(f"ticks must be a list @ {root}.ticks")
     if not isinstance(raw.get("messages") or [], list):
         raise ConfigError(f"messages must be a list @ {root}.messages")
     return task_id, trial

@@ -19,6 +19,7 @@ from bench_kernel import (
     ConfigError,
     ConversationResult,
     DomainData,
+    Event,
     EventLog,
     Judge,
     JudgeRequest,
@@ -32,6 +33,7 @@ from bench_kernel import (
     Store,
     Task,
     TerminationReason,
+    Timeline,
     canonical_json,
     collect,
     component_values,
@@ -48,6 +50,7 @@ from bench_kernel import (
     utc_now,
 )
 from bench_tau2.reading import (
+    SIMULATIONS_DIR,
     SQLITE_INT,
     ResultsFile,
     Simulation,
@@ -60,6 +63,7 @@ from bench_tau2.reading import (
     read_results,
     whole,
 )
+from bench_tau2.ticks import LEVELS, MODE, export_duplex, import_duplex, speech_events, timeline_of
 
 log = get_logger()
 
@@ -75,9 +79,13 @@ def export_run(store: Store, run_id: str, plugins: PluginSet | None = None) -> d
     data = load_domain(collect(plugins or get_plugin_manager(config.get("plugins"))), _domain_config(config))
     rows = [r for r in store.conversations(run_id) if r["arm"] == "agent"]
     tasks = {t.id: t for t in data.tasks}
+    info = _info(config, data)
+    duplex = config.get("duplex")
+    if config.get("mode") == "full-duplex" and isinstance(duplex, dict) and duplex.get("speech_complexity") in LEVELS:
+        info["speech_complexity"] = duplex["speech_complexity"]
     return {
         "timestamp": run.created_utc,
-        "info": _info(config, data),
+        "info": info,
         "tasks": [unstructure(tasks[t]) for t in dict.fromkeys(r["task_id"] for r in rows) if t in tasks],
         "simulations": [_simulation(store, r, data, tasks.get(r["task_id"]), solo=config.get("mode") == "no-user") for r in rows],
     }
@@ -127,13 +135,42 @@ def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task 
     for idx, message in enumerate(messages):
         message["turn_idx"] = idx
     reward_info = converter.structure(json.loads(row["reward_info_json"]), RewardInfo) if row["reward_info_json"] else None
+    timeline = next((json.loads(e["data_json"]) for e in store.conversation_events(row["id"]) if e["kind"] == Timeline.kind), None)
+    # A full-duplex conversation is stored as tau2 stores its voice simulations: ticks, no messages (derived on demand).
+    duplex = {} if timeline is None else export_duplex(messages, timeline_of(timeline), row["started_utc"] or "",
+                                                        row["termination_reason"])
     return {
         "id": hashlib.sha256(row["id"].encode()).hexdigest()[:32], "task_id": row["task_id"], "timestamp": row["ended_utc"],
         "start_time": row["started_utc"], "end_time": row["ended_utc"], "duration": (row["duration_ms"] or 0) / 1000,
         "termination_reason": row["termination_reason"], "agent_cost": row["agent_cost"], "user_cost": row["user_cost"],
         "reward_info": _tau2_reward_info(reward_info, task), "messages": messages, "trial": row["trial"], "seed": row["seed"],
-        "final_state": final,
+        "final_state": final, **duplex,
     }
+
+
+def write_results(document: dict[str, Any], path: Path, layout: str) -> list[Path]:
+    """Write a results document as tau2 does: one JSON file, or its "dir" format (results.json + simulations/<id>.json).
+
+    The dir format is what tau2 writes for voice runs; its loader (`Results.load`) reads both and checks the index.
+    """
+    if layout == "json":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        return [path]
+    meta = path if path.suffix == ".json" else path / "results.json"
+    folder = meta.parent / SIMULATIONS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    simulations = document["simulations"]
+    index = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"],
+              "reward": (s.get("reward_info") or {}).get("reward"), "termination_reason": s["termination_reason"],
+              "agent_cost": s["agent_cost"], "duration": s["duration"]} for s in simulations]
+    meta.write_text(json.dumps({**{k: v for k, v in document.items() if k != "simulations"}, "simulation_index": index},
+                               indent=2) + "\n", encoding="utf-8")
+    written = [meta]
+    for sim in simulations:
+        written.append(folder / f"{sim['id']}.json")
+        written[-1].write_text(json.dumps(sim, indent=2) + "\n", encoding="utf-8")
+    return written
 
 
 def _final_state(data: DomainData, task: Task | None, message_json: list[str], *, solo: bool) -> dict[str, Any] | None:
@@ -355,13 +392,21 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
         raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
     task = tasks[sim.task_id]
     raw = sim.raw
-    found = messages(raw.get("messages") or [], sim.root)
+    events = EventLog()
+    if duplex(raw):
+        found, timeline = import_duplex(raw, sim.root)
+        events.emit(Event(kind=Timeline.kind, data=timeline.as_data()), source="duplex", message_index=len(found))
+        for segment in speech_events(timeline):
+            events.emit(segment, source="duplex", message_index=len(found))
+    else:
+        found = messages(raw.get("messages") or [], sim.root)
     common: dict[str, Any] = {
         "run_id": run_id, "arm": "agent", "task_id": sim.task_id, "trial": sim.trial, "seed": _seed(raw), "agent": "imported",
         "user": "imported", "messages": found, "started_utc": str(raw.get("start_time") or utc_now()),
         "ended_utc": str(raw.get("end_time") or utc_now()), "duration_ms": _duration_ms(raw.get("duration")),
         "agent_cost": number(raw.get("agent_cost")), "user_cost": number(raw.get("user_cost")),
         "attributes": {**task.attributes, **({"simulation_id": str(raw["id"])} if raw.get("id") else {})},
+        "events": list(events.events),
     }
     if _infrastructure_error(sim):
         # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
@@ -373,7 +418,12 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
     gold = replay_gold(data, task)
     reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
     result = ConversationResult(termination_reason=termination, reward_info=reward_info, **common)
-    return result, MetricInputs(task=task, events=EventLog(), final_env=env, gold=gold), used
+    return result, MetricInputs(task=task, events=events, final_env=env, gold=gold), used
+
+
+def duplex(raw: dict[str, Any]) -> bool:
+    """A full-duplex (voice) simulation: tau2 stores its ticks and derives the messages from them."""
+    return raw.get("messages") is None and (raw.get("mode") == MODE or isinstance(raw.get("ticks"), list))
 
 
 def _seed(raw: dict[str, Any]) -> int:

@@ -71,11 +71,39 @@ def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None,
     if not dump.tools:
         raise ConfigError(f"{python}: no domain of tau2's registry built ("
                           + "; ".join(f"{d}: {e}" for d, e in dump.failed_domains.items()) + ")")
-    write_profile(output, dump, name=profile_name, python=python)
+    write_profile(output, with_voice_texts(dump), name=profile_name, python=python)
     return WrittenProfile(name=profile_name, directory=output, version=str(dump.source.get("version", "unknown")),
                           tools={d: (len(s["agent"] or []), None if s["user"] is None else len(s["user"]))
                                  for d, s in dump.tools.items()},
                           skipped=dump.failed_domains)
+
+
+VOICE_GUIDELINES = {"voice_user": ("user", "simulation_guidelines.md", "simulation_guidelines_voice.md"),
+                    "voice_user_tools": ("user_tools", "simulation_guidelines_tools.md", "simulation_guidelines_voice_tools.md")}
+"""bench-llm's voice user texts: (the text prompt they follow, tau2's text guidelines file, its voice guidelines file)."""
+PERSONA_SLOT = "<PERSONA_GUIDELINES>"
+
+
+def with_voice_texts(dump: Tau2Dump) -> Tau2Dump:
+    """The dump plus tau2's voice user prompts, when its data dir has the voice guideline files.
+
+    tau2 builds the voice prompt as the text one with the voice guidelines in place of the text guidelines; the
+    persona slot becomes {{persona}}. A prompt that does not hold the text guidelines file verbatim gets none.
+    """
+    data_dir = str(dump.source.get("data_dir") or "")
+    if not data_dir:
+        return dump
+    folder = Path(data_dir) / "tau2" / "user_simulator"
+    found = {}
+    for key, (prompt_key, text_file, voice_file) in VOICE_GUIDELINES.items():
+        try:
+            text, voice = (folder / text_file).read_text(encoding="utf-8"), (folder / voice_file).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        prompt = dump.texts.get(prompt_key, "")
+        if text and prompt.count(text) == 1:
+            found[key] = prompt.replace(text, voice.replace(PERSONA_SLOT, "{{persona}}"))
+    return attrs.evolve(dump, texts={**dump.texts, **found}) if found else dump
 
 
 def check_output_dir(output: Path, force: bool) -> None:

@@ -155,13 +155,14 @@ def test_a_simulation_the_index_lists_without_its_file_is_named(document: dict[s
 # --------------------------------------------------------------------------- simulations
 
 
-def test_a_full_duplex_simulation_is_named_and_skipped(document: dict[str, Any], tmp_path: Path) -> None:
+def test_a_full_duplex_simulation_with_malformed_ticks_is_named_and_skipped(document: dict[str, Any], tmp_path: Path) -> None:
+    """Well-formed full-duplex simulations are imported (test_duplex.py); a malformed tick is named by its JSON path."""
     index, sim = sim_of(document, "upgrade_by_email")
-    sim.update(messages=None, mode="full_duplex", ticks=[{"tick_id": 0, "timestamp": "t", "agent_chunk": None}])
+    sim.update(messages=None, mode="full_duplex", ticks=[{"tick_id": 0, "timestamp": "t", "agent_chunk": "hello"}])
     code, output, _db = import_document(document, tmp_path)
     assert code == 0 and "equals theirs for 11 of 11; 1 skipped" in output, output
     assert f"warning: skipped {tmp_path / 'f.json'}: simulation '{sim['id']}' (task 'upgrade_by_email') @ $.simulations[{index}]: " \
-           f"a full-duplex (voice) simulation: its conversation is stored as ticks @ $.simulations[{index}].ticks" in output
+           f"agent_chunk must be an object or null @ $.simulations[{index}].ticks[0].agent_chunk" in output
 
 
 def test_simulations_without_trial_numbers_take_their_tasks_next_free_trials(document: dict[str, Any], tmp_path: Path) -> None:

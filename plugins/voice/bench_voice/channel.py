@@ -7,6 +7,9 @@ meant and heard differ). Noise is added to the audio the cache gives, so every c
 hears its own noise. With `keep_audio=DIR` the noisy recordings are written there, named by
 conversation seed and turn. With `listen=true` the agent's replies go through the same path before
 the user simulator reads them.
+
+In full duplex the session's `render`, `on_line`, `hear` and `conditions` speak in tick chunks under the run's speech
+complexity (duplex.py, effects.py, complexity.py; numpy and scipy load only then). The turn-based path is unchanged.
 """
 
 from __future__ import annotations
@@ -125,6 +128,10 @@ class VoiceSession(ChannelSession):
                                          fields_heard=right, misheard=misheard),
                                source="voice")
         return heard.text
+
+    async def begin(self) -> None:
+        """Full duplex: the out-of-turn inserts synthesised before tick 0, so one may play from the first tick."""
+        await self._duplex().prepare()
 
     async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
         """Full duplex: the text spoken by the `tts` role as tick chunks of 16 kHz PCM (the user's with its effects)."""

@@ -76,7 +76,7 @@ class DifficultySection(ReportSection):
     title: str = "Pass rate by transcription difficulty (tau2's audio_difficulty.json)"
     description: str = "A full-duplex run's pass rate per authentication difficulty level of its tasks."
 
-    def build(self, view: RunView) -> Section | None:  # type: ignore[override]  # None: nothing to show (the report skips it)
+    def build(self, view: RunView) -> Section | None:
         """The table, or None when the run is not full duplex or its data has no difficulty file."""
         known = difficulties(view.config.get("data_dir"))
         if not known or not view.query("select 1 from conversation_events where run_id = ? and kind = ? limit 1",

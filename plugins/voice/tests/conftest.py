@@ -117,8 +117,7 @@ REFERENCE = "/work/shared/reference/tau2"
 NOISE = f"{REFERENCE}/voice/background_noise_audio_pcm_mono_verified"
 
 
-def reference(relative: str) -> str:
-    """A path under the tau2 reference data, or skip the test saying what is missing."""
+def _reference(relative: str) -> str:
     from pathlib import Path
 
     path = Path(REFERENCE) / relative
@@ -127,10 +126,21 @@ def reference(relative: str) -> str:
     return str(path)
 
 
+@pytest.fixture
+def reference() -> Callable[[str], str]:
+    """A path under the tau2 reference data (`reference("airline")`), or skip the test saying what is missing."""
+    return _reference
+
+
+@pytest.fixture
+def noise_dir() -> str:
+    """tau2's noise files (skips without them)."""
+    return _reference("voice/background_noise_audio_pcm_mono_verified/bursts") and NOISE
+
+
 def voiced(text: str, rate: int = 22050) -> bytes:
     """A speech-like WAV for a text: a voiced buzz with one syllable envelope per character pair (no engine needed)."""
     import numpy as np
-
     from bench_voice.audio import Pcm, write_wav
 
     n = max(1, len(text)) * rate // 15
@@ -164,7 +174,7 @@ class FakeModels:
         return Transcription(text="heard", latency_ms=1)
 
 
-def duplex_setup(models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None,
+def _duplex_setup(models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None,
                  tick_ms: int = 200, **options: Any) -> Any:
     """A full-duplex conversation's setup for the voice channel."""
     from bench_kernel import ConversationSetup, DuplexSettings, Mode, Task, UserScenario
@@ -173,3 +183,15 @@ def duplex_setup(models: Any, *, level: str = "regular", seed: int = 7, task_id:
     return ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=seed, policy="", agent_tools=[], user_tools=None,
                              models=models, channel="voice", channel_options=options,
                              duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level), data_dir=data_dir)
+
+
+@pytest.fixture
+def fake_models() -> FakeModels:
+    """Model access without engines (speech-like audio, a fixed transcript)."""
+    return FakeModels()
+
+
+@pytest.fixture
+def duplex_setup() -> Callable[..., Any]:
+    """`duplex_setup(models, level=..., seed=..., task_id=..., data_dir=..., tick_ms=..., **channel_options)`."""
+    return _duplex_setup
