@@ -115,12 +115,38 @@ PER_CONVERSATION = ("duration_s", "response_rate", "response_latency_mean", "yie
 
 
 def conversations_table(found: list[tuple[dict[str, Any], Timeline]]) -> SectionTable:
-    """One row per full-duplex conversation."""
+    """One row per full-duplex conversation, with its speech conditions and the effects applied to the user's audio."""
     rows = []
     for row, timeline in sorted(found, key=lambda f: (str(f[0]["task_id"]), f[0]["trial"])):
         figures = conversation_figures(timeline)
-        rows.append([row["task_id"], row["trial"], *(_round(figures[name]) for name in PER_CONVERSATION)])
-    return SectionTable(title="Per conversation", headers=["task", "trial", *PER_CONVERSATION], rows=rows)
+        applied = ", ".join([*continuous_effects(timeline.conditions),
+                             *(f"{kind} {count}" for kind, count in sorted(effects_applied(timeline).items()))]) or "none"
+        rows.append([row["task_id"], row["trial"], timeline.conditions.get("level", "-"), applied,
+                     *(_round(figures[name]) for name in PER_CONVERSATION)])
+    return SectionTable(title="Per conversation", headers=["task", "trial", "speech complexity", "effects applied",
+                                                           *PER_CONVERSATION], rows=rows)
+
+
+def continuous_effects(conditions: Mapping[str, Any]) -> list[str]:
+    """The effects that run all along (background noise, telephony) and noise files the conditions could not find."""
+    missing = set(conditions.get("missing_files") or [])
+    background = conditions.get("background_file")
+    out = [f"background noise ({background})"] if background and background not in missing else []
+    out += ["telephony"] if conditions.get("telephony") else []
+    return out + ([f"{len(missing)} noise files missing"] if missing else [])
+
+
+def effects_applied(timeline: Timeline) -> dict[str, int]:
+    """How many times each effect was applied: once per utterance for per-utterance effects, else once per tick."""
+    seen: dict[str, set[Any]] = {}
+    for entry in timeline.user:
+        for effect in entry.effects:
+            kind = str(effect.get("type", "unknown"))
+            if kind == "speech_insert":
+                kind = f"{effect.get('kind', 'insert')}{'' if effect.get('in_turn') else ' (out of turn)'}"
+            per_utterance = kind in ("muffling", "vocal_tic") and entry.utterance is not None
+            seen.setdefault(kind, set()).add(entry.utterance if per_utterance else entry.tick)
+    return {kind: len(marks) for kind, marks in seen.items()}
 
 
 def notes(flagged: list[str]) -> list[str]:

@@ -232,3 +232,19 @@ def test_unknown_effects_and_adjacent_runs() -> None:
                                             entries=[TimelineEntry(tick=2, effects=({"type": "burst", "file": "dog.wav"},
                                                                                     {"type": "muffling"}, {"type": "new"}))]))
     approx(figures, {"response_latency_mean": 1.0, "response_total": 1, "user_turns": 1, "vocal_tic_total": 0})
+
+
+def test_effects_applied_count_per_utterance_or_tick_and_the_continuous_ones_come_from_the_conditions() -> None:
+    from bench_interaction.metric import continuous_effects, effects_applied
+
+    muffled = {"type": "muffling"}
+    entries = [TimelineEntry(tick=t, text="x", utterance="u1", effects=(muffled,)) for t in (5, 6, 7)]
+    entries += [TimelineEntry(tick=9, effects=({"type": "frame_drop", "ms": 150},)),
+                TimelineEntry(tick=12, effects=({"type": "frame_drop", "ms": 150},)),
+                TimelineEntry(tick=20, effects=({"type": "speech_insert", "kind": "non_directed", "in_turn": False},))]
+    found = effects_applied(Timeline(ticks=30, user=entries))
+    # Muffling is marked on each tick of its utterance: one application; frame drops count per tick.
+    assert found == {"muffling": 1, "frame_drop": 2, "non_directed (out of turn)": 1}
+    conditions = {"background_file": "a.wav", "telephony": True, "missing_files": ["b.wav"]}
+    assert continuous_effects(conditions) == ["background noise (a.wav)", "telephony", "1 noise files missing"]
+    assert continuous_effects({"background_file": "a.wav", "missing_files": ["a.wav"]}) == ["1 noise files missing"]
