@@ -24,6 +24,12 @@ else:
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the voice engines are not installed: {INSTALL}")
 
 
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def test_the_cascade_hears_a_spoken_question_and_answers_it_aloud(tmp_path: Path) -> None:
     import bench_realtime
 
@@ -48,3 +54,43 @@ def test_the_cascade_hears_a_spoken_question_and_answers_it_aloud(tmp_path: Path
     assert any("1234" in text for text in spoken)
     calls = {r["role"] for r in db.query("select role from llm_calls")}
     assert {"asr", "tts"} <= calls
+
+
+def cascade_run(tmp_path: Path, level: str) -> dict[str, Any]:
+    """`bench run` of three mock tasks with voice-cascade (llm-fc inside, on the testing kit's fake chat server), the
+    scripted user speaking through bench-voice's line at this speech complexity; the JSON report."""
+    import os
+    import subprocess
+    import sys
+
+    from bench_kernel.testing import FakeOpenAIServer
+
+    tasks = ["upgrade_by_email", "plan_price_question", "reactivate_and_restart"]
+    with FakeOpenAIServer() as server:
+        args = ["run", "--plugin", "mock", "--plugin", "realtime", "--plugin", "voice", "--plugin", "interaction",
+                "--plugin", "llm", "--mode", "full-duplex", "--agent", "voice-cascade", "--agent-model", "m",
+                "--agent-base-url", server.base_url, "--agent-api-key-env", "CASCADE_TEST_KEY", "--user", "scripted",
+                "--speech-complexity", level, "--db", str(tmp_path / f"{level}.db"), "--no-baseline",
+                *(a for t in tasks for a in ("--task-id", t)), "--format", "json"]
+        result = subprocess.run([sys.executable, "-m", "bench_kernel", *args], env={**os.environ, "CASCADE_TEST_KEY": "k"},
+                                capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.skipif(not all(_installed(n) for n in ("bench_mock", "bench_interaction", "bench_llm")),
+                    reason="needs bench-mock, bench-interaction and bench-llm installed")
+def test_a_cascade_run_reports_interaction_metrics_and_a_word_error_rate_that_noise_raises(tmp_path: Path) -> None:
+    control, regular = cascade_run(tmp_path, "control"), cascade_run(tmp_path, "regular")
+    for report in (control, regular):
+        # Every conversation completes (the echoing model solves nothing, so rewards are not the point here).
+        assert report["terminations"] == {"user_stop": 3} and report["infrastructure_errors"] == 0
+        names = set(report["metrics"])
+        assert any("latency" in n for n in names) and any("interrupt" in n for n in names), names
+    wer = "realtime:realtime_asr_wer"
+    assert regular["metrics"][wer]["value"] > control["metrics"][wer]["value"]
+    [section] = [s for s in regular["sections"] if s["name"] == "interaction"]
+    [table] = [t for t in section["tables"] if t["title"] == "Per conversation"]
+    column = table["headers"].index("effects applied")
+    assert [row[table["headers"].index("speech complexity")] for row in table["rows"]] == ["regular"] * 3
+    assert all("telephony" in row[column] for row in table["rows"])
