@@ -114,6 +114,6 @@ case "${1:-}" in
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
     wheels) shift; "$python" scripts/wheels.py "$@" ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py kernel/tests/test_knowledge_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/realtime plugins/llm plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py kernel/tests/test_knowledge_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac
