@@ -6,7 +6,6 @@ import time
 from typing import Any
 
 from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
-from bench_kernel.conversation.duplex_loop import run_duplex
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
@@ -19,7 +18,6 @@ from bench_kernel.conversation.participants import (
     UserSession,
     UserSimulator,
 )
-from bench_kernel.conversation.turntaking import TurnBasedAgent, TurnTakingUser
 from bench_kernel.errors import ParticipantError
 from bench_kernel.evaluation.evaluator import evaluate
 from bench_kernel.evaluation.results import ConversationResult
@@ -140,6 +138,10 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
 async def _play_duplex(setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
                        channel: ChannelSession | None, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
     """A full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
+    # Imported here: text runs, the common case, never load the tick loop (start-up, docs/throughput.md).
+    from bench_kernel.conversation.duplex_loop import run_duplex
+    from bench_kernel.conversation.turntaking import TurnBasedAgent, TurnTakingUser
+
     settings = setup.duplex
     assert settings is not None and user is not None
     line = channel or ChannelSession()
