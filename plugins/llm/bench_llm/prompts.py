@@ -12,6 +12,8 @@ from typing import Any
 
 from bench_kernel import ConversationSetup, Mode, Profile, agent_instructions, done_tool_name
 
+from .texts import own_render, own_text
+
 RESPOND_ACTION = "respond"
 
 
@@ -43,7 +45,7 @@ def voice_user_prompt(setup: ConversationSetup) -> str:
     """The voice user's system prompt: the profile's voice guidelines (with tools, when it has some), persona, scenario."""
     key = "voice_user" if setup.user_tools is None else "voice_user_tools"
     profile = setup.profile
-    return profile.render(key, persona=profile.text("voice_persona"), scenario=setup.task.user_scenario.render())
+    return own_render(profile, key, persona=own_text(profile, "voice_persona"), scenario=setup.task.user_scenario.render())
 
 
 def judge_prompt(profile: Profile, transcript: str, assertions: Sequence[str]) -> list[dict[str, Any]]:

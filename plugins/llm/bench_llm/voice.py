@@ -37,6 +37,7 @@ from bench_kernel import (
 from .chat import chat_log, require_model, user_view
 from .line import Item, Line, chat_messages, transcript
 from .prompts import voice_user_prompt
+from .texts import own_render, own_text
 from .user import ModelUserSession
 
 NAME = "voice-user"
@@ -79,15 +80,15 @@ class HeardUserSession(ModelUserSession):
         """Ask the user model with the call so far (what arrived is already on the line) and a closing reminder."""
         profile = self.setup.profile
         self.log.history = [*chat_messages(heard_items(self.setup, self.line), profile.messages),
-                            {"role": "system", "content": profile.text("voice_reminder")}]
+                            {"role": "system", "content": own_text(profile, "voice_reminder")}]
         return self.message(await self.log.ask(self.setup.user_tools, "auto"))
 
 
 def heard_items(setup: ConversationSetup, line: Line) -> list[Item]:
     """The call written out with the profile's silence note and incomplete-speech marker."""
     profile = setup.profile
-    return line.items(lambda seconds: profile.render("voice_silence", seconds=seconds).strip(),
-                      profile.text("voice_incomplete").strip())
+    return line.items(lambda seconds: own_render(profile, "voice_silence", seconds=seconds).strip(),
+                      own_text(profile, "voice_incomplete").strip())
 
 
 @attrs.define
@@ -128,7 +129,7 @@ class VoiceUserSession(TurnTakingUser):
 
     def backchannel_text(self, tick: int) -> str:
         """A continuer from the profile's list, picked from the conversation's seed (no global randomness)."""
-        phrases = [p.strip() for p in self.setup.profile.text("voice_backchannels").splitlines() if p.strip()]
+        phrases = [p.strip() for p in own_text(self.setup.profile, "voice_backchannels").splitlines() if p.strip()]
         digest = hashlib.sha256(f"{self.setup.seed}/backchannel/{self.backchannels}".encode()).digest()
         self.backchannels += 1
         return phrases[int.from_bytes(digest[:8], "big") % len(phrases)] if phrases else "mm-hmm"
@@ -140,7 +141,7 @@ class VoiceUserSession(TurnTakingUser):
     async def decide(self, decision: str, tick: int) -> bool:
         """One yes/no call on the call's last lines; anything but an exact YES is no, and so is a failed call."""
         text = transcript(heard_items(self.setup, self.line))
-        prompt = self.setup.profile.render(f"voice_{decision}", transcript=text)
+        prompt = own_render(self.setup.profile, f"voice_{decision}", transcript=text)
         models = self.setup.models
         role = DECISION_ROLE if models.has(DECISION_ROLE) else "user"
         started = time.perf_counter()

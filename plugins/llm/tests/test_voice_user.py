@@ -14,6 +14,7 @@ import attrs
 import pytest
 from bench_llm.line import Heard, Line, split_at_contained
 from bench_llm.prompts import voice_user_prompt
+from bench_llm.texts import own_render
 from bench_llm.voice import DECISION_ROLE, VoiceUser, VoiceUserSession, behaviour
 
 from bench_kernel import (
@@ -257,12 +258,16 @@ def test_a_backchannel_inside_the_agents_turn_is_read_where_it_was_said() -> Non
                                                  ("agent", "a6 a7 a8 a9 [...]")]
 
 
-def test_bench_profile_has_the_voice_texts(data: DomainData) -> None:
+def test_the_voice_texts_are_bench_llms_own_and_a_profile_overrides_them(data: DomainData) -> None:
     setup = session_setup(data, StubModels(answers()))
     prompt = voice_user_prompt(setup)
     assert "{{" not in prompt and setup.task.user_scenario.render() in prompt and "Keep your answers brief" in prompt
     assert "Your own devices" in voice_user_prompt(attrs.evolve(setup, user_tools=[{"type": "function"}]))
-    assert setup.profile.render("voice_silence", seconds="4.0") == "[Both parties silent for 4.0 seconds]"
+    assert own_render(setup.profile, "voice_silence", seconds="4.0") == "[Both parties silent for 4.0 seconds]"
+    # Not in bench's profile (its hash, and every earlier run's id, did not change); a profile's text wins.
+    assert "voice_silence" not in setup.profile.texts
+    custom = attrs.evolve(setup.profile, texts={**setup.profile.texts, "voice_silence": "(quiet {{seconds}} s)"})
+    assert own_render(custom, "voice_silence", seconds="4.0") == "(quiet 4.0 s)"
 
 
 def test_tau2_profile_takes_the_voice_guidelines_from_tau2s_data_dir(tmp_path: Path) -> None:
