@@ -30,9 +30,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import attrs
+
+from bench_kernel.testing.background import BackgroundServer
 
 _call_ids = itertools.count()
 _PHRASES = {status.value: status.phrase for status in http.HTTPStatus}
@@ -167,7 +169,7 @@ def hashed_vector(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[flo
     return vector
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(BackgroundServer):
     """An OpenAI-protocol server on 127.0.0.1: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/embeddings`
     and `GET /v1/models`.
 
@@ -181,6 +183,8 @@ class FakeOpenAIServer:
     (by default `hashed_vector`), sent as lists of numbers or, when asked, as base64 of float32 values; an
     embedder that raises gets a 500.
     """
+
+    thread_name = "fake-openai"
 
     def __init__(
         self, responder: Responder | None = None, *, replies: Iterable[Reply] = (), api_key: str | None = None,
@@ -202,8 +206,6 @@ class FakeOpenAIServer:
         self._max_in_flight = 0
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self.port = 0
 
     # ----------------------------------------------------------------------- what tests read
@@ -261,40 +263,6 @@ class FakeOpenAIServer:
 
     # ----------------------------------------------------------------------- life cycle
 
-    def start(self) -> Self:
-        """Serve from a background thread with its own event loop; returns once the port is bound."""
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            try:
-                loop.run_until_complete(self.open())
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the starting thread
-                failure.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            raise failure[0]
-        return self
-
-    def stop(self) -> None:
-        """Close the server and every connection, and end the background thread."""
-        if self._thread is None or self._loop is None:
-            return
-        asyncio.run_coroutine_threadsafe(self.close(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._thread = None
-
     async def open(self) -> None:
         """Bind a free port on the running loop."""
         # A large backlog: a benchmark opens hundreds of connections at once, and a dropped SYN costs a second.
@@ -311,19 +279,6 @@ class FakeOpenAIServer:
         await asyncio.gather(*self._handlers, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     # ----------------------------------------------------------------------- HTTP
 

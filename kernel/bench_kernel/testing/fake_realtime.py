@@ -17,13 +17,11 @@ dropped socket or a close. `at_tick` serves responses (one or a list) at given l
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import math
-import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import attrs
 
@@ -38,6 +36,7 @@ from bench_kernel.conversation.realtime import (
     pcm_to_ulaw,
     ulaw_to_pcm,
 )
+from bench_kernel.testing.background import BackgroundServer
 
 Fault = Literal["error", "malformed", "drop", "close"]
 FRAME_MS = 20
@@ -176,11 +175,12 @@ class FakeSession:
     vad: _Vad | None = None
 
 
-class FakeRealtimeServer:
+class FakeRealtimeServer(BackgroundServer):
     """What both protocols share: life cycle, script, VAD, faults, lockstep and the record of what clients sent."""
 
     protocol = ""
     input_rate = SAMPLE_RATE
+    thread_name = "fake-realtime"
 
     def __init__(self, script: Iterable[ScriptedResponse] = (), *,
                  at_tick: Mapping[int, ScriptedResponse | Sequence[ScriptedResponse]] | None = None,
@@ -197,8 +197,6 @@ class FakeRealtimeServer:
         self.sessions: list[FakeSession] = []
         self.errors: list[BaseException] = []
         self._server: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self.port = 0
 
     # ------------------------------------------------------------------ what tests read
@@ -226,40 +224,6 @@ class FakeRealtimeServer:
 
     # ------------------------------------------------------------------ life cycle
 
-    def start(self) -> Self:
-        """Serve from a background thread with its own event loop; returns once the port is bound."""
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            try:
-                loop.run_until_complete(self.open())
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the starting thread
-                failure.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        self._thread = threading.Thread(target=run, name=f"fake-{self.protocol}", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            raise failure[0]
-        return self
-
-    def stop(self) -> None:
-        """Close the server and every connection, and end the background thread."""
-        if self._thread is None or self._loop is None:
-            return
-        asyncio.run_coroutine_threadsafe(self.close(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._thread = None
-
     async def open(self) -> None:
         """Bind a free port on the running loop."""
         from websockets.asyncio.server import serve
@@ -275,19 +239,6 @@ class FakeRealtimeServer:
         self._server.close()
         await self._server.wait_closed()
         self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     # ------------------------------------------------------------------ serving
 
