@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,17 +64,24 @@ class _Voice:
 
 
 @attrs.define
-class _Recorder:
-    """Writes the trajectory and the timeline while the loop runs."""
+class TranscriptWriter:
+    """Writes a full-duplex conversation's trajectory and timeline from its chunks, tick by tick.
 
-    convo: Conversation
-    env: Environment
-    settings: DuplexSettings
+    The loop feeds it as it plays; an importer of another harness's tick records (bench-tau2) feeds it the same way,
+    so a conversation reads the same however it reached the store. `take` notes a side's chunk (its speech run, its
+    text, what the timeline keeps), `record_calls` a side's tool calls with their results, `finish` closes the rest.
+    """
+
+    messages: list[Message] = attrs.field(factory=list)
+    tick_ms: int = 200
+    clock: Callable[[], str | None] = utc_now
+    """The timestamp each written message gets."""
     agent: _Voice = attrs.field(factory=lambda: _Voice("agent"))
     user: _Voice = attrs.field(factory=lambda: _Voice("user"))
     tools: list[ToolStamp] = attrs.field(factory=list)
     ticks: int = 0
     audio: dict[str, list[bytes]] | None = None
+    """Both sides' audio, kept when the run keeps recordings."""
 
     def voice(self, side: Side) -> _Voice:
         """The side's open speech."""
@@ -111,23 +118,18 @@ class _Recorder:
         cls = AssistantMessage if side == "agent" else UserMessage
         requestor: Requestor = "assistant" if side == "agent" else "user"
         message = cls(content=text or None, tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
-                      turn_idx=len(self.convo.messages), timestamp=utc_now(),
-                      raw_data={"tick": start, "end_tick": tick})
-        self.convo.messages.append(message)
+                      turn_idx=len(self.messages), timestamp=self.clock(), raw_data={"tick": start, "end_tick": tick})
+        self.messages.append(message)
         voice.text, voice.first_tick = "", None
         return message
 
-    async def call(self, side: Side, tick: int, calls: Sequence[ToolCall]) -> list[ToolMessage]:
-        """Run a side's calls now, in order; the results go into the trajectory after the calling message."""
+    def record_calls(self, side: Side, tick: int, calls: Sequence[ToolCall], results: Sequence[ToolMessage]) -> None:
+        """A side's calls of this tick (with the text said before them), then their results, stamped with the tick."""
         self.flush(side, tick, calls)
-        results = []
-        for call in calls:
-            result = await self.env.execute_async(call, turn_idx=len(self.convo.messages), timestamp=utc_now())
-            self.convo.messages.append(result)
-            self.convo.errors += result.error
-            self.tools.append(ToolStamp(tick=tick, requestor=side, id=call.id, name=call.name, error=result.error))
-            results.append(result)
-        return results
+        errors = {r.id: r.error for r in results}
+        self.messages.extend(attrs.evolve(r, turn_idx=len(self.messages) + i) for i, r in enumerate(results))
+        self.tools.extend(ToolStamp(tick=tick, requestor=side, id=c.id, name=c.name, error=errors.get(c.id, False))
+                          for c in calls)
 
     def finish(self, tick: int) -> None:
         """Close open speech runs and write what is left of both sides' text, the earlier speaker first."""
@@ -141,9 +143,29 @@ class _Recorder:
 
     def timeline(self, conditions: dict[str, Any]) -> Timeline:
         """What the conversation was, tick by tick."""
-        return Timeline(tick_ms=self.settings.tick_ms, ticks=self.ticks, agent_speech=self.agent.runs,
+        return Timeline(tick_ms=self.tick_ms, ticks=self.ticks, agent_speech=self.agent.runs,
                         user_speech=self.user.runs, agent=self.agent.entries, user=self.user.entries, tools=self.tools,
                         conditions=conditions)
+
+
+@attrs.define
+class _Play:
+    """What the loop holds besides the writer: the conversation, its environment, its settings."""
+
+    convo: Conversation
+    env: Environment
+    settings: DuplexSettings
+    writer: TranscriptWriter
+
+    async def call(self, side: Side, tick: int, calls: Sequence[ToolCall]) -> list[ToolMessage]:
+        """Run a side's calls now, in order, and write them with their results."""
+        results = []
+        for i, call in enumerate(calls):
+            result = await self.env.execute_async(call, turn_idx=len(self.convo.messages) + 1 + i, timestamp=utc_now())
+            self.convo.errors += result.error
+            results.append(result)
+        self.writer.record_calls(side, tick, calls, results)
+        return results
 
 
 async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUserSession, *, channel: ChannelSession,
@@ -156,37 +178,39 @@ async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUs
     convo = Conversation(messages=stamp_history(history))
     events.position = lambda: len(convo.messages)
     events.clock = utc_now
-    recorder = _Recorder(convo, env, settings, audio={"agent": [], "user": []} if settings.keep_audio else None)
+    writer = TranscriptWriter(messages=convo.messages, tick_ms=settings.tick_ms,
+                              audio={"agent": [], "user": []} if settings.keep_audio else None)
+    play = _Play(convo, env, settings, writer)
     try:
         if limits.timeout_s is None:
-            await _ticks(recorder, agent, user, channel, limits)
+            await _ticks(play, agent, user, channel, limits)
         else:
             async with asyncio.timeout(limits.timeout_s):
-                await _ticks(recorder, agent, user, channel, limits)
+                await _ticks(play, agent, user, channel, limits)
     except TimeoutError:
         convo.termination = TerminationReason.TIMEOUT
     finally:
-        recorder.finish(recorder.ticks)
-        _store_timeline(recorder, channel, events, audio_name)
+        writer.finish(writer.ticks)
+        _store_timeline(play, channel, events, audio_name)
     return convo
 
 
-async def _ticks(rec: _Recorder, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession,
+async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession,
                  limits: Limits) -> None:
-    convo, tick_ms = rec.convo, rec.settings.tick_ms
+    convo, tick_ms, rec = play.convo, play.settings.tick_ms, play.writer
     await channel.begin()
     quiet = Chunk(audio=silence(tick_ms))
     to_user, to_agent = quiet, quiet
     user_results: list[ToolMessage] = []
     agent_results: list[ToolMessage] = []
-    for tick in range(rec.settings.max_ticks + 1):
+    for tick in range(play.settings.max_ticks + 1):
         rec.ticks = tick + 1
         said = await _step(convo, user, "user", tick, to_user, user_results)
         if said is None:
             return
         said = _on_line(channel, said, "user", tick, tick_ms)
         rec.take("user", tick, said)
-        user_results = await rec.call("user", tick, said.tool_calls) if said.tool_calls else []
+        user_results = await play.call("user", tick, said.tool_calls) if said.tool_calls else []
         if said.stop:
             rec.flush("user", tick, extra=said.text)
             convo.termination = TerminationReason.USER_STOP
@@ -196,7 +220,7 @@ async def _ticks(rec: _Recorder, agent: DuplexAgentSession, user: DuplexUserSess
             return
         answer = _on_line(channel, answer, "agent", tick, tick_ms)
         rec.take("agent", tick, answer)
-        agent_results = await rec.call("agent", tick, answer.tool_calls) if answer.tool_calls else []
+        agent_results = await play.call("agent", tick, answer.tool_calls) if answer.tool_calls else []
         to_user = answer.without_calls()
         convo.steps = tick + 1
         if answer.stop and convo.termination is None:
@@ -231,13 +255,15 @@ def _on_line(channel: ChannelSession, chunk: Chunk, side: Side, tick: int, tick_
     return attrs.evolve(carried, audio=fit(carried.audio, tick_ms))
 
 
-def _store_timeline(rec: _Recorder, channel: ChannelSession, events: EventLog, audio_name: str | None) -> None:
-    timeline = rec.timeline(_conditions(channel))
-    if rec.audio is not None and audio_name and rec.settings.keep_audio:
-        timeline.audio_file = str(write_stereo(Path(rec.settings.keep_audio) / f"{audio_name}.wav", rec.audio))
-    events.emit(Event(kind=Timeline.kind, data=timeline.as_data()), source="duplex", message_index=len(rec.convo.messages))
+def _store_timeline(play: _Play, channel: ChannelSession, events: EventLog, audio_name: str | None) -> None:
+    writer, keep = play.writer, play.settings.keep_audio
+    timeline = writer.timeline(_conditions(channel))
+    if writer.audio is not None and audio_name and keep:
+        timeline.audio_file = str(write_stereo(Path(keep) / f"{audio_name}.wav", writer.audio))
+    at = len(play.convo.messages)
+    events.emit(Event(kind=Timeline.kind, data=timeline.as_data()), source="duplex", message_index=at)
     for segment in speech_segments(timeline):
-        events.emit(segment, source="duplex", message_index=len(rec.convo.messages))
+        events.emit(segment, source="duplex", message_index=at)
 
 
 def _conditions(channel: ChannelSession) -> dict[str, Any]:

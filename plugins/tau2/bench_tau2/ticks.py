@@ -18,15 +18,17 @@ import attrs
 
 from bench_kernel import (
     AssistantMessage,
+    Chunk,
     ConfigError,
     Message,
+    Side,
     TaskFileError,
     Timeline,
     TimelineEntry,
     ToolCall,
     ToolMessage,
     ToolStamp,
-    UserMessage,
+    TranscriptWriter,
     converter,
     structure,
 )
@@ -35,7 +37,6 @@ from bench_kernel import (
 from bench_kernel import speech_segments as segments
 from bench_tau2.reading import known_keys, message, whole
 
-Side = Literal["agent", "user"]
 SIDES: tuple[tuple[Side, Literal["user", "assistant"]], ...] = (("user", "user"), ("agent", "assistant"))
 """Each tick's sides in the order both loops play them (user first) and tau2's role names."""
 MODE = "full_duplex"
@@ -306,111 +307,50 @@ def _event(kind: str, start: int, end: int | None, params: dict[str, Any]) -> di
 # --------------------------------------------------------------------------- import
 
 
-@attrs.define
-class _Side:
-    """One side's open speech while ticks are replayed (as bench's loop keeps it)."""
-
-    side: Side
-    text: str = ""
-    first_tick: int | None = None
-    run_start: int | None = None
-    runs: list[tuple[int, int]] = attrs.field(factory=list)
-    entries: list[TimelineEntry] = attrs.field(factory=list)
-    utterance: str | None = None
-
-
-@attrs.define
-class _Replay:
-    """The trajectory and the timeline of a tick list, written as bench's full-duplex loop writes them."""
-
-    messages: list[Message] = attrs.field(factory=list)
-    agent: _Side = attrs.field(factory=lambda: _Side("agent"))
-    user: _Side = attrs.field(factory=lambda: _Side("user"))
-    tools: list[ToolStamp] = attrs.field(factory=list)
-    stamp: str | None = None
-
-    def take(self, voice: _Side, tick: int, chunk: dict[str, Any], stop: bool, where: str) -> None:
-        """Note one side's chunk: its speech run, its text, what the timeline keeps."""
-        speech = chunk.get("contains_speech", True) is not False if chunk else False
-        if speech and voice.run_start is None:
-            voice.run_start = tick
-        elif not speech and voice.run_start is not None:
-            voice.runs.append((voice.run_start, tick))
-            voice.run_start = None
-            self.flush(voice, tick)
-        text = _text(chunk, where, strip_stop=voice.side == "agent")
-        if text and not stop:
-            voice.first_tick = tick if voice.first_tick is None else voice.first_tick
-            voice.text += text
-        entry = _entry(voice, tick, chunk, text, where)
-        if entry.text or entry.action or entry.effects or entry.truncated or entry.vad:
-            voice.entries.append(entry)
-
-    def flush(self, voice: _Side, tick: int, calls: Sequence[ToolCall] = (), extra: str = "") -> None:
-        """The side's text since its last message (and its calls) as a message of the trajectory."""
-        text = " ".join(part for part in (voice.text.strip(), extra.strip()) if part)
-        if not text and not calls:
-            return
-        start = voice.first_tick if voice.first_tick is not None else tick
-        cls = AssistantMessage if voice.side == "agent" else UserMessage
-        requestor: Literal["assistant", "user"] = "assistant" if voice.side == "agent" else "user"
-        self.messages.append(cls(content=text or None, tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
-                                 turn_idx=len(self.messages), timestamp=self.stamp, raw_data={"tick": start, "end_tick": tick}))
-        voice.text, voice.first_tick = "", None
-
-    def call(self, voice: _Side, tick: int, raw: dict[str, Any], where: str) -> None:
-        """A side's tool calls of the tick, then their results, as bench's loop records them."""
-        key = "agent" if voice.side == "agent" else "user"
-        calls = _calls(raw.get(f"{key}_tool_calls"), f"{where}.{key}_tool_calls")
-        results = _results(raw.get(f"{key}_tool_results"), f"{where}.{key}_tool_results")
-        if not calls and not results:
-            return
-        self.flush(voice, tick, calls)
-        errors = {r.id: r.error for r in results}
-        for result in results:
-            self.messages.append(attrs.evolve(result, turn_idx=len(self.messages)))
-        for call in calls:
-            self.tools.append(ToolStamp(tick=tick, requestor=voice.side, id=call.id, name=call.name,
-                                        error=errors.get(call.id, False)))
-
-    def finish(self, tick: int) -> None:
-        """Close open speech runs and write what is left of both sides' text, the earlier speaker first."""
-        for voice in (self.agent, self.user):
-            if voice.run_start is not None:
-                voice.runs.append((voice.run_start, tick))
-                voice.run_start = None
-        for voice in sorted((self.agent, self.user), key=lambda v: v.first_tick if v.first_tick is not None else tick):
-            self.flush(voice, tick)
-
-
 def import_duplex(sim: dict[str, Any], root: str) -> tuple[list[Message], Timeline]:
-    """A full-duplex simulation's trajectory and timeline, from its ticks; malformed ticks raise naming the JSON path."""
+    """A full-duplex simulation's trajectory and timeline, from its ticks; malformed ticks raise naming the JSON path.
+
+    The ticks go through the kernel's `TranscriptWriter`, as bench's own loop writes them, so an imported conversation
+    reads exactly as one played here.
+    """
     raw_ticks = sim.get("ticks")
     if not isinstance(raw_ticks, list):
         raise ConfigError(f"ticks must be a list @ {root}.ticks")
-    replay = _Replay()
+    stamp: list[str | None] = [None]
+    writer = TranscriptWriter(clock=lambda: stamp[0])
+    utterances: dict[str, str | None] = {"agent": None, "user": None}
     greeting = _greeting_of(raw_ticks, root)
     for t, raw in enumerate(raw_ticks):
         where = f"{root}.ticks[{t}]"
         if not isinstance(raw, dict):
             raise ConfigError(f"a tick must be an object @ {where}")
-        replay.stamp = raw.get("timestamp") if isinstance(raw.get("timestamp"), str) else None
+        stamp[0] = raw.get("timestamp") if isinstance(raw.get("timestamp"), str) else None
         user = _chunk_of(raw, "user_chunk", where)
         stop = _is_stop(user, STOP_TOKENS)
-        replay.take(replay.user, t, user, stop, f"{where}.user_chunk")
-        replay.call(replay.user, t, raw, where)
+        writer.take("user", t, _bench_chunk("user", user, stop, utterances, f"{where}.user_chunk"))
+        _record_calls(writer, "user", t, raw, where)
         if stop:
-            replay.flush(replay.user, t, extra=_text(user, where))
+            writer.flush("user", t, extra=_text(user, where))
         agent = _chunk_of(raw, "agent_chunk", where)
         if t == 0 and greeting:
             agent = {**agent, "content": None}
         # The agent's stop is its ###STOP### (dropped from the text); the words spoken with it stay, unlike the user's.
-        replay.take(replay.agent, t, agent, False, f"{where}.agent_chunk")
-        replay.call(replay.agent, t, raw, where)
-    replay.finish(len(raw_ticks))
+        writer.take("agent", t, _bench_chunk("agent", agent, False, utterances, f"{where}.agent_chunk"))
+        _record_calls(writer, "agent", t, raw, where)
+    writer.ticks = len(raw_ticks)
+    writer.finish(len(raw_ticks))
     history: list[Message] = [AssistantMessage(content=greeting, turn_idx=0)] if greeting else []
-    found = [attrs.evolve(m, turn_idx=i) for i, m in enumerate([*history, *replay.messages])]
-    return found, _timeline(sim, raw_ticks, replay)
+    found = [attrs.evolve(m, turn_idx=i) for i, m in enumerate([*history, *writer.messages])]
+    return found, _timeline(sim, raw_ticks, writer)
+
+
+def _record_calls(writer: TranscriptWriter, side: Side, tick: int, raw: dict[str, Any], where: str) -> None:
+    """A side's tool calls of the tick, then their results."""
+    key = "agent" if side == "agent" else "user"
+    calls = _calls(raw.get(f"{key}_tool_calls"), f"{where}.{key}_tool_calls")
+    results = _results(raw.get(f"{key}_tool_results"), f"{where}.{key}_tool_results")
+    if calls or results:
+        writer.record_calls(side, tick, calls, results)
 
 
 def _greeting_of(ticks: list[Any], root: str) -> str:
@@ -442,24 +382,25 @@ def _is_stop(chunk: dict[str, Any], tokens: Sequence[str]) -> bool:
     return isinstance(text, str) and any(token in text for token in tokens)
 
 
-def _entry(voice: _Side, tick: int, chunk: dict[str, Any], text: str, where: str) -> TimelineEntry:
-    """What the timeline keeps of a chunk: text, utterance, a non-default action, effects, truncation, VAD events."""
+def _bench_chunk(side: Side, chunk: dict[str, Any], stop: bool, utterances: dict[str, str | None], where: str) -> Chunk:
+    """A tau2 chunk as bench's: speech, text, utterance, a non-default action, effects, truncation, VAD events."""
+    speech = chunk.get("contains_speech", True) is not False if chunk else False
+    text = _text(chunk, where, strip_stop=side == "agent")
     ids = chunk.get("utterance_ids") if chunk else None
     if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
         raise ConfigError(f"utterance_ids must be a list of strings or null @ {where}.utterance_ids")
     utterance = ids[0] if ids else None
-    first_of_utterance = utterance is not None and utterance != voice.utterance
-    voice.utterance = utterance or voice.utterance
+    first_of_utterance = utterance is not None and utterance != utterances[side]
+    utterances[side] = utterance or utterances[side]
     action = chunk.get("turn_taking_action") if chunk else None
     name = action.get("action") if isinstance(action, dict) else None
     raw = _object(chunk.get("raw_data"))
-    vad = raw.get("vad_events") if voice.side == "agent" else None
-    return TimelineEntry(
-        tick=tick, text=text, utterance=utterance if text else None,
-        action=name if isinstance(name, str) and name not in QUIET and voice.side == "user" else None,
-        effects=_effects_of(chunk, raw, first_of_utterance) if voice.side == "user" else (),
-        truncated=voice.side == "agent" and raw.get("was_truncated") is True,
-        vad=tuple(v for v in vad if isinstance(v, str)) if isinstance(vad, list) else ())
+    vad = raw.get("vad_events") if side == "agent" else None
+    return Chunk(text=text, speech=speech, stop=stop, utterance=utterance if text else None,
+                 action=name if isinstance(name, str) and name not in QUIET and side == "user" else None,
+                 effects=_effects_of(chunk, raw, first_of_utterance) if side == "user" else (),
+                 truncated=side == "agent" and raw.get("was_truncated") is True,
+                 vad=tuple(v for v in vad if isinstance(v, str)) if isinstance(vad, list) else ())
 
 
 def _effects_of(chunk: dict[str, Any], raw: dict[str, Any], first_of_utterance: bool) -> tuple[dict[str, Any], ...]:
@@ -526,7 +467,7 @@ def _results(raw: Any, where: str) -> list[ToolMessage]:
     return found
 
 
-def _timeline(sim: dict[str, Any], ticks: list[Any], replay: _Replay) -> Timeline:
+def _timeline(sim: dict[str, Any], ticks: list[Any], writer: TranscriptWriter) -> Timeline:
     """The timeline of the replayed ticks; bench's own exports carry back their conditions and recording."""
     info = _object(sim.get("info"))
     bench = _object(info.get("bench"))
@@ -536,9 +477,8 @@ def _timeline(sim: dict[str, Any], ticks: list[Any], replay: _Replay) -> Timelin
     kept = bench.get("conditions")
     conditions: dict[str, Any] = kept if isinstance(kept, dict) else _conditions(sim)
     audio = bench.get("audio_file") if isinstance(bench.get("audio_file"), str) else None
-    return Timeline(tick_ms=tick_ms, ticks=len(ticks), agent_speech=replay.agent.runs, user_speech=replay.user.runs,
-                    agent=replay.agent.entries, user=replay.user.entries, tools=replay.tools, conditions=conditions,
-                    audio_file=audio)
+    writer.tick_ms = tick_ms
+    return attrs.evolve(writer.timeline(conditions), audio_file=audio)
 
 
 def _conditions(sim: dict[str, Any]) -> dict[str, Any]:
