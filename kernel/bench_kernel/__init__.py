@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         silence,
         tick_bytes,
     )
-    from bench_kernel.conversation.duplex_loop import TranscriptWriter, run_duplex, speech_segments
+    from bench_kernel.conversation.duplex_loop import OpenSpeech, TranscriptWriter, run_duplex, speech_segments
     from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
     from bench_kernel.conversation.messages import (
         AssistantMessage,
@@ -332,6 +332,7 @@ __all__ = [
     "ModelHub",
     "ModelResponseError",
     "ModelUnavailableError",
+    "OpenSpeech",
     "OracleAgent",
     "Outbox",
     "Pacing",
@@ -511,7 +512,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "SpeechSegment", "Timeline", "TimelineEntry", "ToolStamp",
         "TurnTakingSettings", "Utterance", "fit", "silence", "tick_bytes",
     ),
-    "bench_kernel.conversation.duplex_loop": ("TranscriptWriter", "run_duplex", "speech_segments"),
+    "bench_kernel.conversation.duplex_loop": ("OpenSpeech", "TranscriptWriter", "run_duplex", "speech_segments"),
     "bench_kernel.conversation.audio": ("Resampler", "pcm_bytes", "pcm_samples", "pcm_to_ulaw", "ulaw_byte", "ulaw_to_pcm"),
     "bench_kernel.conversation.realtime": (
         "LOCKSTEP_DONE", "LOCKSTEP_TICK", "PACINGS", "PACKET_MS", "Pacing", "RealtimeAdapter",

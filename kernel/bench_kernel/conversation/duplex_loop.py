@@ -52,7 +52,7 @@ QUIET = ("wait", "keep_talking")
 
 
 @attrs.define
-class _Voice:
+class OpenSpeech:
     """One side's open speech: the text said since its last message and the current speech run."""
 
     side: Side
@@ -76,14 +76,14 @@ class TranscriptWriter:
     tick_ms: int = 200
     clock: Callable[[], str | None] = utc_now
     """The timestamp each written message gets."""
-    agent: _Voice = attrs.field(factory=lambda: _Voice("agent"))
-    user: _Voice = attrs.field(factory=lambda: _Voice("user"))
+    agent: OpenSpeech = attrs.field(factory=lambda: OpenSpeech("agent"))
+    user: OpenSpeech = attrs.field(factory=lambda: OpenSpeech("user"))
     tools: list[ToolStamp] = attrs.field(factory=list)
     ticks: int = 0
     audio: dict[str, list[bytes]] | None = None
     """Both sides' audio, kept when the run keeps recordings."""
 
-    def voice(self, side: Side) -> _Voice:
+    def voice(self, side: Side) -> OpenSpeech:
         """The side's open speech."""
         return self.agent if side == "agent" else self.user
 
