@@ -116,6 +116,8 @@ class Agent:
     """Model roles the agent needs configured (checked before a run starts)."""
     duplex_only: bool = False
     """The agent plays only full-duplex conversations (a realtime speech model): other modes are refused at start."""
+    exposures: tuple[str, ...] = ("none", "persona", "context")
+    """What it can be told about the customer (`--exposure`); a run asking for another is refused at start."""
     calls_models_itself: bool = True
     """The agent may call models bench does not see (its own client, a service behind a URL). A conversation in which
     such an agent made no ledgered call of the `agent` role has an unknown `agent_cost` (None), never 0.0. Agents that

@@ -234,7 +234,11 @@ def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | 
 
 
 def _check_duplex_only(config: RunConfig, participants: list[Any]) -> None:
-    """Refuse, before anything is stored, a participant that plays only full-duplex conversations outside them."""
+    """Refuse, before anything is stored, a participant outside the modes it plays and an exposure the agent lacks."""
+    exposure = config.exposure or "none"
+    agent = participants[0] if participants else None
+    if isinstance(agent, Agent) and exposure not in agent.exposures:
+        raise ConfigError(f"agent {agent.name!r} cannot be given --exposure {exposure} (it takes: {', '.join(agent.exposures)})")
     if config.mode is Mode.FULL_DUPLEX:
         return
     for participant in participants:

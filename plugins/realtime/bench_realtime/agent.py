@@ -93,11 +93,14 @@ def read_key(variable: str | None) -> str | None:
 
 
 def instructions(setup: ConversationSetup) -> str:
-    """Our voice block (or the profile's `realtime_agent` text) and the domain's policy."""
+    """Our voice block (or the profile's `realtime_agent` text) and the domain's policy, then the persona if shown."""
     texts = getattr(setup.profile, "texts", {})
-    if PROFILE_TEXT in texts:
-        return str(setup.profile.render(PROFILE_TEXT, policy=setup.policy))
-    return f"{VOICE_BLOCK}\n\n{setup.policy}"
+    base = (str(setup.profile.render(PROFILE_TEXT, policy=setup.policy)) if PROFILE_TEXT in texts
+            else f"{VOICE_BLOCK}\n\n{setup.policy}")
+    if setup.exposure == "persona" and setup.task.user_scenario.persona:
+        # MM-tau-p2's persona injection, as turn-based agents get it (the profile's `persona` text).
+        return f"{base}\n\n{setup.profile.render('persona', persona=setup.task.user_scenario.persona)}"
+    return base
 
 
 def settings_for(setup: ConversationSetup, provider: str, config: ModelConfig) -> RealtimeSettings:
@@ -140,6 +143,8 @@ class RealtimeAgent(Agent):
     duplex_only: bool = True
     model_roles: tuple[str, ...] = ("agent",)
     calls_models_itself: bool = False
+    exposures: tuple[str, ...] = ("none", "persona")
+    """A provider session's instructions are set once: the persona can be given, an inferred profile (context) not."""
 
     def default_models(self, options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """The agent role's defaults for the chosen provider: its realtime backend, model and key variable."""

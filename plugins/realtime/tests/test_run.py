@@ -79,3 +79,27 @@ def test_a_conversation_that_reaches_the_time_limit_ends_as_max_steps(tmp_path: 
     with FakeOpenAIRealtimeServer([]) as server:
         _, [row] = play(tmp_path, server, tasks=["read-note"], max_seconds=30)
     assert (row["termination_reason"], row["reward"]) == ("max_steps", 0.0)
+
+
+def test_persona_exposure_reaches_the_providers_instructions_and_context_exposure_is_refused(tmp_path: Path) -> None:
+    import attrs
+    import pytest
+    from bench_realtime.agent import instructions
+
+    from bench_kernel import ConfigError
+    from bench_kernel.testing import kit_setup
+
+    setup = kit_setup()
+    persona = "A retired teacher who speaks slowly."
+    shown = attrs.evolve(setup, exposure="persona",
+                         task=attrs.evolve(setup.task, user_scenario=attrs.evolve(setup.task.user_scenario, persona=persona)))
+    assert persona in instructions(shown) and persona not in instructions(attrs.evolve(shown, exposure="none"))
+    with FakeOpenAIRealtimeServer([]) as server:
+        os.environ["BENCH_TEST_REALTIME_KEY"] = "k"
+        plugins = get_plugin_manager(["realtime"], [("conformance-kit", KitPlugin())])
+        models = {"agent": ModelConfig(backend="openai-realtime", model="m", base_url=server.url, api_key_env="BENCH_TEST_REALTIME_KEY")}
+        config = RunConfig(domain=KIT_DOMAIN, agent="realtime", mode=Mode.FULL_DUPLEX, baseline=False, models=models,
+                           exposure="context", duplex=DuplexSettings(max_seconds=10))
+        with pytest.raises(ConfigError, match="cannot be given --exposure context"):
+            run(config, tmp_path / "refused.db", plugins=plugins)
+    assert not (tmp_path / "refused.db").exists()
