@@ -28,6 +28,7 @@ from bench_kernel import (
     ChannelSession,
     Chunk,
     ConversationSetup,
+    ModelUnavailableError,
     SpeechRequest,
     TranscriptionRequest,
     UserMessage,
@@ -151,8 +152,11 @@ class VoiceSession(ChannelSession):
 
     def _duplex(self) -> DuplexVoice:
         if self.speech is None:
-            from .duplex import DuplexVoice  # numpy and scipy load only when a full-duplex conversation starts
-
+            try:
+                from .duplex import DuplexVoice  # numpy and scipy load only when a full-duplex conversation starts
+            except ImportError as exc:  # a tts/asr role on an endpoint, without the engines extra that brings them
+                raise ModelUnavailableError(f"full duplex through the voice channel needs numpy and scipy ({exc}): "
+                                            "pip install 'bench-voice[engines]'") from exc
             self.speech = DuplexVoice.start(self.setup)
         return self.speech
 

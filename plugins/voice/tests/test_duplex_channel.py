@@ -15,6 +15,10 @@ from bench_voice.complexity import conditions_for
 
 from bench_kernel import EFFECT_TYPES, Chunk, ConfigError, tick_bytes
 
+# The duplex line mixes and filters with numpy and scipy (the engines extra brings both).
+pytest.importorskip("numpy", reason="numpy is not installed: pip install 'bench-voice[engines]'")
+pytest.importorskip("scipy", reason="scipy is not installed: pip install 'bench-voice[engines]'")
+
 BABBLE_SEEDS = (18, 28)
 """Seeds whose regular conditions have background babble and, in three sentences, frame drops and muffling (measured:
 Whisper tiny.en hears control speech perfectly, while these have WER 0.07 and 2.5, a loop of repeats)."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 from random import Random
 
 import attrs
-import numpy as np
 import pytest
-from bench_voice.complexity import (
+
+np = pytest.importorskip("numpy", reason="numpy is not installed: pip install 'bench-voice[engines]'")
+pytest.importorskip("scipy", reason="scipy is not installed: pip install 'bench-voice[engines]'")
+
+from bench_voice.complexity import (  # noqa: E402 - after the skips above
     BurstSettings,
     FrameDropSettings,
     InsertSettings,
@@ -16,7 +19,7 @@ from bench_voice.complexity import (
     SpeechConditions,
     conditions_for,
 )
-from bench_voice.effects import (
+from bench_voice.effects import (  # noqa: E402
     PCM_RATE,
     REFERENCE_RMS,
     SILENCE_BYTE,
@@ -37,7 +40,7 @@ from bench_voice.effects import (
     utterance_effects,
 )
 
-from bench_kernel import SAMPLE_RATE, pcm_to_ulaw, tick_bytes
+from bench_kernel import SAMPLE_RATE, pcm_to_ulaw, tick_bytes  # noqa: E402
 
 
 def sine(hz: float, seconds: float, amplitude: float = 8000.0, rate: int = PCM_RATE) -> np.ndarray:
