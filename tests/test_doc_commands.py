@@ -128,7 +128,9 @@ def reader(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         del env[key]  # offline: nothing may reach a real endpoint
     runs = {}
     for name, args in {"mock": ["run", "--plugin", "mock"], "telecom": ["run", "--plugin", "telecom", "--mode", "no-user"],
-                       "services": ["run", "--plugin", "services", "--plugin", "atod"]}.items():
+                       "services": ["run", "--plugin", "services", "--plugin", "atod"],
+                       "duplex": ["run", "--plugin", "mock", "--plugin", "interaction", "--plugin", "no:voice", "--mode",
+                                  "full-duplex", "--num-tasks", "3"]}.items():
         done = bench([*args, "--format", "none", "--progress", "none"], env)
         assert done.returncode == 0, done.stderr
         runs[name] = run_id_of(done)
@@ -141,7 +143,8 @@ def filled(command: str, reader: dict[str, object]) -> list[str]:
     """The command's arguments with the placeholders a reader fills in, output files in a temporary directory."""
     home, runs = reader["home"], reader["runs"]
     assert isinstance(home, Path) and isinstance(runs, dict)
-    run = runs["services"] if "--section atod" in command else runs["telecom"] if "--by persona" in command else runs["mock"]
+    run = (runs["services"] if "--section atod" in command else runs["telecom"] if "--by persona" in command
+           else runs["duplex"] if "--section interaction" in command else runs["mock"])
     words = shlex.split(command)[1:]
     if ">" in words:  # a redirection: the output goes to stdout here
         words = words[: words.index(">")]

@@ -44,5 +44,6 @@ class TestLlmFunctionCallingAgent(AgentConformance):
 
 class TestLlmUser(UserSimulatorConformance):
     plugin = "llm"
+    name = "llm-user"  # bench-llm also registers voice-user (full duplex only: the kit plays turn-based conversations)
     extra = (("scripted-model", ScriptedModelPlugin(SCRIPTED)),)
     models: ClassVar[dict[str, ModelConfig]] = {"user": ModelConfig(backend="scripted", model="user-m")}
