@@ -129,7 +129,7 @@ def reader(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     runs = {}
     for name, args in {"mock": ["run", "--plugin", "mock"], "telecom": ["run", "--plugin", "telecom", "--mode", "no-user"],
                        "services": ["run", "--plugin", "services", "--plugin", "atod"],
-                       "duplex": ["run", "--plugin", "mock", "--plugin", "interaction", "--plugin", "no:voice", "--mode",
+                       "duplex": ["run", "--plugin", "mock", "--plugin", "interaction", "--mode",
                                   "full-duplex", "--num-tasks", "3"]}.items():
         done = bench([*args, "--format", "none", "--progress", "none"], env)
         assert done.returncode == 0, done.stderr

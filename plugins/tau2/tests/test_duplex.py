@@ -35,7 +35,7 @@ def invoke(*args: str) -> str:
 @pytest.fixture(scope="module")
 def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("duplex") / "run.db"
-    invoke("run", "--plugin", "mock", "--plugin", "no:voice", "--mode", "full-duplex", "--no-baseline", "--run-id", "fd",
+    invoke("run", "--plugin", "mock", "--mode", "full-duplex", "--no-baseline", "--run-id", "fd",
            "--db", str(db), "--format", "none", *[a for t in TASKS for a in ("--task-id", t)])
     return db
 
