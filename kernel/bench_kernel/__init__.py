@@ -84,7 +84,16 @@ if TYPE_CHECKING:
         b64encode,
         chat_function,
     )
-    from bench_kernel.conversation.speech import paced_utterance, spread, utterance_id
+    from bench_kernel.conversation.speech import (
+        CONTROL_TOKENS,
+        NUMBER_WORDS,
+        edit_distance,
+        paced_utterance,
+        speech_words,
+        spread,
+        utterance_id,
+        word_error_rate,
+    )
     from bench_kernel.conversation.turntaking import CHECK_INS, Counters, Speech, TurnBasedAgent, TurnTakingUser, split_stop
     from bench_kernel.errors import (
         INFRASTRUCTURE_FAILURES,
@@ -231,6 +240,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTIONS",
     "CHECK_INS",
+    "CONTROL_TOKENS",
     "DATA_DIR_VARIABLE",
     "DECIDED",
     "DEFAULT_PRICES",
@@ -241,6 +251,7 @@ __all__ = [
     "INFRASTRUCTURE_FAILURES",
     "LOCKSTEP_DONE",
     "LOCKSTEP_TICK",
+    "NUMBER_WORDS",
     "PACINGS",
     "PACKET_MS",
     "PLACEHOLDER",
@@ -440,6 +451,7 @@ __all__ = [
     "db_option",
     "done_tool_name",
     "echo_report",
+    "edit_distance",
     "evaluate",
     "executor_option",
     "fit",
@@ -485,6 +497,7 @@ __all__ = [
     "score_metrics",
     "silence",
     "speech_segments",
+    "speech_words",
     "split_stop",
     "spread",
     "stop_spending",
@@ -502,6 +515,7 @@ __all__ = [
     "utterance_id",
     "verify",
     "with_personas",
+    "word_error_rate",
     "worker_context",
     "worker_spec",
 ]
@@ -520,7 +534,9 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "b64decode", "b64encode", "chat_function",
     ),
     "bench_kernel.conversation.turntaking": ("CHECK_INS", "Counters", "Speech", "TurnBasedAgent", "TurnTakingUser", "split_stop"),
-    "bench_kernel.conversation.speech": ("paced_utterance", "spread", "utterance_id",),
+    "bench_kernel.conversation.speech": (
+        "CONTROL_TOKENS", "NUMBER_WORDS", "edit_distance", "paced_utterance", "speech_words", "spread", "utterance_id", "word_error_rate",
+    ),
     "bench_kernel.builtin.participants": ("DoNothingAgent", "OracleAgent", "ScriptedUser"),
     "bench_kernel.cli": ("db_option", "echo_report", "plugin_option", "require_db"),
     "bench_kernel.conversation.channels": ("Channel", "ChannelSession", "IdentityChannel"),

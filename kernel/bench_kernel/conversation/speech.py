@@ -1,4 +1,4 @@
-"""Speech without a speech engine: text-paced audio for full-duplex runs that have no TTS.
+"""Speech without a speech engine, and how speech is scored: text-paced audio, word error rate.
 
 A text takes as long as a person needs to say it (about 15 characters a second) and its audio is a quiet,
 deterministic tone, so a full-duplex conversation has real timing offline and in tests. A speech channel
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
+from collections.abc import Sequence
 
 from bench_kernel.conversation.audio import ulaw_byte
 from bench_kernel.conversation.duplex import SAMPLE_RATE, Chunk, Side, Utterance, fit, tick_bytes
@@ -56,3 +58,34 @@ def paced_utterance(text: str, side: Side, *, tick_ms: int, index: int) -> Utter
     audio = fit(tone(side, tick_ms), tick_ms)
     chunks = tuple(Chunk(audio=audio, text=part, speech=True, utterance=uid) for part in spread(text, n))
     return Utterance(chunks=chunks, text=text)
+
+
+NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+                "seven": "7", "eight": "8", "nine": "9"}
+CONTROL_TOKENS = re.compile(r"###[A-Z-]+###")
+
+
+def speech_words(text: str) -> list[str]:
+    """Text as comparable spoken tokens: lower case, punctuation and control tokens dropped, a digit or digit word each one."""
+    tokens = re.findall(r"[a-z]+|\d", CONTROL_TOKENS.sub(" ", text).lower().replace("'", ""))
+    return [NUMBER_WORDS.get(token, token) for token in tokens]
+
+
+def edit_distance(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
+    """Word-level Levenshtein distance (substitutions, deletions and insertions cost 1)."""
+    previous = list(range(len(hypothesis) + 1))
+    for i, ref in enumerate(reference, start=1):
+        current = [i]
+        for j, hyp in enumerate(hypothesis, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
+        previous = current
+    return previous[-1]
+
+
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """Edit distance between the spoken tokens over the reference's length (an empty reference: 0, or 1 if anything was heard)."""
+    ref, hyp = speech_words(reference), speech_words(hypothesis)
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    return edit_distance(ref, hyp) / len(ref)
+

@@ -7,9 +7,10 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_realtime.cascade.wer import RealtimeAsrWer, conversation_wer, edit_distance, words
+from bench_realtime.cascade.wer import RealtimeAsrWer, conversation_wer
 
-from bench_kernel import Event, EventLog, Timeline, TimelineEntry
+from bench_kernel import Event, EventLog, Timeline, TimelineEntry, edit_distance
+from bench_kernel import speech_words as words
 
 
 def said(*utterances: tuple[str, int, str]) -> Timeline:

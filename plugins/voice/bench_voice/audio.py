@@ -13,15 +13,11 @@ import functools
 import hashlib
 import io
 import math
-import re
 import wave
 from random import Random
 from types import ModuleType
 
 import attrs
-
-NUMBERS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-           "eight": "8", "nine": "9"}
 
 
 @attrs.frozen
@@ -127,23 +123,3 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def words(text: str) -> list[str]:
-    """Text as comparable tokens: lower case, punctuation dropped, digit runs and number words as single digits."""
-    tokens = []
-    for token in re.findall(r"[a-z]+|\d", text.lower().replace("'", "")):
-        tokens.append(NUMBERS.get(token, token))
-    return tokens
-
-
-def word_error_rate(reference: str, hypothesis: str) -> float:
-    """Edit distance between the canonical token lists, over the reference length (0 for an empty reference)."""
-    ref, hyp = words(reference), words(hypothesis)
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, start=1):
-        current = [i]
-        for j, h in enumerate(hyp, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
-        previous = current
-    return previous[-1] / len(ref)

@@ -33,9 +33,10 @@ from bench_kernel import (
     TranscriptionRequest,
     UserMessage,
     Utterance,
+    word_error_rate,
 )
 
-from .audio import digest, read_wav, with_noise, word_error_rate, write_wav
+from .audio import digest, read_wav, with_noise, write_wav
 from .fields import accuracy, fields_in, for_speech
 
 if TYPE_CHECKING:

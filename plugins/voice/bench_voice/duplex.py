@@ -18,9 +18,9 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from bench_kernel import Audio, Chunk, ConversationSetup, SpeechRequest, TranscriptionRequest, Utterance, spread, utterance_id
+from bench_kernel import Audio, Chunk, ConversationSetup, SpeechRequest, TranscriptionRequest, Utterance, spread, utterance_id, word_error_rate
 
-from .audio import Pcm, digest, read_wav, word_error_rate, write_wav
+from .audio import Pcm, digest, read_wav, write_wav
 from .complexity import SpeechConditions, conditions_for
 from .effects import (
     PCM_RATE,

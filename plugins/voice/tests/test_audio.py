@@ -6,7 +6,9 @@ import array
 import math
 
 import pytest
-from bench_voice.audio import Pcm, read_wav, with_noise, word_error_rate, write_wav
+from bench_voice.audio import Pcm, read_wav, with_noise, write_wav
+
+from bench_kernel import word_error_rate
 
 
 def tone() -> Pcm:

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 from bench_voice import VoiceChannel
-from bench_voice.audio import word_error_rate
 from bench_voice.channel import VoiceSession
 from bench_voice.complexity import conditions_for
 
-from bench_kernel import EFFECT_TYPES, Chunk, ConfigError, tick_bytes
+from bench_kernel import EFFECT_TYPES, Chunk, ConfigError, tick_bytes, word_error_rate
 
 # The duplex line mixes and filters with numpy and scipy (the engines extra brings both).
 pytest.importorskip("numpy", reason="numpy is not installed: pip install 'bench-voice[engines]'")

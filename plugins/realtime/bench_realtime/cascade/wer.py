@@ -14,40 +14,17 @@ pair.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from bench_kernel import Metric, MetricContext, MetricResult, RunView, Timeline
+from bench_kernel import Metric, MetricContext, MetricResult, RunView, Timeline, edit_distance, speech_words
 
 TRANSCRIPT_EVENT = "realtime.transcript"
-CONTROL = re.compile(r"###[A-Z-]+###")
 END_GRACE_S = 2.0
 """An unheard utterance ending this close to the call's end is left out (a server VAD needs its silence to commit)."""
-NUMBERS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-           "seven": "7", "eight": "8", "nine": "9"}
-
-
-def words(text: str) -> list[str]:
-    """Comparable tokens: lower case, punctuation and control tokens dropped, digits and digit words one token each."""
-    tokens = re.findall(r"[a-z]+|\d", CONTROL.sub(" ", text).lower().replace("'", ""))
-    return [NUMBERS.get(token, token) for token in tokens]
-
-
-def edit_distance(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
-    """Word-level Levenshtein distance (substitutions, deletions and insertions cost 1)."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, ref in enumerate(reference, start=1):
-        current = [i]
-        for j, hyp in enumerate(hypothesis, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
-        previous = current
-    return previous[-1]
-
-
 @attrs.frozen(kw_only=True)
 class Span:
     """A text over a range of user ticks [start, end] (inclusive)."""
@@ -68,7 +45,7 @@ def utterances(timeline: Timeline) -> list[Span]:
         if entry.utterance is not None and entry.text:
             grouped.setdefault(entry.utterance, []).append((entry.tick, entry.text))
     spans = [Span(start=parts[0][0], end=parts[-1][0], text="".join(t for _, t in parts).strip()) for parts in grouped.values()]
-    return sorted((s for s in spans if words(s.text)), key=lambda s: (s.start, s.end))
+    return sorted((s for s in spans if speech_words(s.text)), key=lambda s: (s.start, s.end))
 
 
 def transcripts(events: Iterable[Mapping[str, Any]]) -> list[Span]:
@@ -128,7 +105,7 @@ def _pair(meant: list[Span], heard: list[Span]) -> Pair:
     hypothesis = " ".join(s.text for s in heard if s.text)
     spans = meant or heard
     return Pair(start=min(s.start for s in spans), end=max(s.end for s in spans), meant=reference, heard=hypothesis,
-                errors=edit_distance(words(reference), words(hypothesis)), reference_words=len(words(reference)))
+                errors=edit_distance(speech_words(reference), speech_words(hypothesis)), reference_words=len(speech_words(reference)))
 
 
 def conversation_wer(timeline: Timeline, heard: Iterable[Mapping[str, Any]]) -> tuple[float | None, list[Pair]]:
