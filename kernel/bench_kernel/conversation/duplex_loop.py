@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import wave
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -274,18 +275,20 @@ def _conditions(channel: ChannelSession) -> dict[str, Any]:
 
 
 def speech_segments(timeline: Timeline) -> list[SpeechSegment]:
-    """Every speech run of both sides with its text, in order of start."""
+    """Every speech run of both sides with the text said in it, in order of start (bisected: a 20-minute call is fast)."""
     found = []
     for side, runs, entries in (("agent", timeline.agent_speech, timeline.agent), ("user", timeline.user_speech, timeline.user)):
         other = timeline.user_speech if side == "agent" else timeline.agent_speech
+        entries = sorted(entries, key=lambda e: e.tick)
+        ticks = [e.tick for e in entries]
         for start, end in runs:
-            inside = [e for e in entries if start <= e.tick < end]
-            text = "".join(e.text for e in inside).strip()
-            first_action = next((e.action for e in inside if e.action), None)
-            cut = any(e.truncated for e in entries if start <= e.tick <= end) or any(
-                e.action == "stop_talking" and start < e.tick <= end for e in entries)
-            found.append(SpeechSegment(side=side, start_tick=start, end_tick=end, text=text,  # type: ignore[arg-type]
-                                       backchannel=first_action == "backchannel", interrupted=cut,
+            inside = entries[bisect_left(ticks, start):bisect_left(ticks, end)]
+            # A truncation from the run's first tick, a yield after it, up to its end tick, cut the run short.
+            near = entries[bisect_left(ticks, start):bisect_right(ticks, end)]
+            found.append(SpeechSegment(side=side, start_tick=start, end_tick=end,  # type: ignore[arg-type]
+                                       text="".join(e.text for e in inside).strip(),
+                                       backchannel=next((e.action for e in inside if e.action), None) == "backchannel",
+                                       interrupted=any(e.truncated or (e.action == "stop_talking" and e.tick > start) for e in near),
                                        overlapped=any(s <= start < e for s, e in other)))
     return sorted(found, key=lambda s: (s.start_tick, s.side != "agent"))
 

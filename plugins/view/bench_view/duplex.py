@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import wave
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from urllib.parse import urlencode
 
 import attrs
 
-from bench_kernel import BenchError, SpeechSegment, Store, Timeline, structure
+from bench_kernel import BenchError, SpeechSegment, Store, Timeline, speech_segments, structure
 
 WIDTH = 1000
 """The strip's width in SVG units; the SVG scales to the page width, so a tick of a 20-minute call is 1/6 unit."""
@@ -107,7 +106,7 @@ def length_note(timeline: Timeline, path: Path) -> str | None:
 def strip(timeline: Timeline) -> dict[str, Any]:
     """The timeline strip's geometry: speech runs as rects, tools, actions, effects and truncations as marks, the axis."""
     scale = (WIDTH - LEFT - RIGHT) / max(timeline.ticks, 1)
-    segments = speech_runs(timeline)
+    segments = speech_segments(timeline)
     runs = [run_rect(segment, timeline, scale) for segment in segments]
     marks = [*tool_marks(timeline, scale), *action_marks(timeline, segments, scale), *effect_marks(timeline, scale)]
     return {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "axis_y": AXIS_Y,
@@ -118,26 +117,6 @@ def strip(timeline: Timeline) -> dict[str, Any]:
 def x_of(tick: float, scale: float) -> float:
     """A tick's x in SVG units."""
     return round(LEFT + tick * scale, 2)
-
-
-def speech_runs(timeline: Timeline) -> list[SpeechSegment]:
-    """Every speech run of both sides with the text said in it, in order of start."""
-    found = []
-    for side in ("user", "agent"):
-        runs, entries = (timeline.user_speech, timeline.user) if side == "user" else (timeline.agent_speech, timeline.agent)
-        other = timeline.agent_speech if side == "user" else timeline.user_speech
-        entries = sorted(entries, key=lambda e: e.tick)  # bisect keeps a 6,000-tick call fast
-        ticks = [e.tick for e in entries]
-        for start, end in runs:
-            inside = entries[bisect_left(ticks, start):bisect_left(ticks, end)]
-            # As the kernel's segments: a truncation from the run's first tick, a yield after it, up to its end tick.
-            near = entries[bisect_left(ticks, start):bisect_right(ticks, end)]
-            found.append(SpeechSegment(
-                side=side, start_tick=start, end_tick=end, text="".join(e.text for e in inside).strip(),
-                backchannel=next((e.action for e in inside if e.action), None) == "backchannel",
-                interrupted=any(e.truncated or (e.action == "stop_talking" and e.tick > start) for e in near),
-                overlapped=any(s <= start < e for s, e in other)))
-    return sorted(found, key=lambda s: (s.start_tick, s.side != "agent"))
 
 
 def run_rect(segment: SpeechSegment, timeline: Timeline, scale: float) -> dict[str, Any]:
