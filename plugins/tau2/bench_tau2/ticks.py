@@ -44,7 +44,6 @@ MODE = "full_duplex"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 """What ends a conversation in a user chunk's text (tau2's `UserSimulator.is_stop`); the agent's is ###STOP###."""
 AGENT_STOP = "###STOP###"
-QUIET = ("wait", "keep_talking")
 """User actions the timeline leaves out (the default of a tick), as bench's loop does."""
 ULAW_8K = {"encoding": "ulaw", "sample_rate": 8000, "channels": 1}
 LEVELS = ("control", "regular", "control_audio", "control_accents", "control_behavior", "control_audio_accents",
@@ -397,7 +396,7 @@ def _bench_chunk(side: Side, chunk: dict[str, Any], stop: bool, utterances: dict
     raw = _object(chunk.get("raw_data"))
     vad = raw.get("vad_events") if side == "agent" else None
     return Chunk(text=text, speech=speech, stop=stop, utterance=utterance if text else None,
-                 action=name if isinstance(name, str) and name not in QUIET and side == "user" else None,
+                 action=name if isinstance(name, str) and side == "user" else None,  # the writer keeps only decisions
                  effects=_effects_of(chunk, raw, first_of_utterance) if side == "user" else (),
                  truncated=side == "agent" and raw.get("was_truncated") is True,
                  vad=tuple(v for v in vad if isinstance(v, str)) if isinstance(vad, list) else ())
