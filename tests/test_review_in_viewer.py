@@ -66,7 +66,9 @@ def test_a_reviewed_run_page_shows_the_findings_linked_to_their_conversations(tm
         assert page is not None, "bench view did not answer"
         assert "Conversation review <span class=\"meta\">(review)</span>" in page
         assert "Error categories (reviewer, full)" in page and "the agent never looked the customer up" in page
-        linked = [unquote(h) for h in re.findall(r'class="section-conversation" href="([^"]+)"', page)]
+        review = page[page.index("Conversation review <span"):]
+        review = review[:review.index("</section>")]  # the review section's links (the failed-checks section has its own)
+        linked = [unquote(h) for h in re.findall(r'class="section-conversation" href="([^"]+)"', review)]
         assert sorted(linked) == sorted(f"/-/bench/conversation?id=idle/agent/{t}/0" for t in ("plan_price_question", "upgrade_by_email"))
         conversation = httpx.get(base + linked[0], timeout=10)
         assert conversation.status_code == 200 and "idle/agent/" in html.unescape(conversation.text)

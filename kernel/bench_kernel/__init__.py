@@ -113,9 +113,10 @@ if TYPE_CHECKING:
         TaskFileError,
         ToolError,
     )
+    from bench_kernel.evaluation.attribution import attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
-    from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo, is_success
+    from bench_kernel.evaluation.results import Attribution, Check, ComponentScore, ConversationResult, RewardInfo, is_success
     from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
     from bench_kernel.evaluation.stats import Agreement, judge_agreement
     from bench_kernel.knowledge import (
@@ -155,6 +156,7 @@ if TYPE_CHECKING:
         PLACEHOLDERS,
         PROFILE_FORMAT,
         PROFILE_NAME,
+        JudgeStyle,
         MessageStyle,
         Profile,
         load_profile,
@@ -178,6 +180,7 @@ if TYPE_CHECKING:
         worker_context,
         worker_spec,
     )
+    from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
     from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,
@@ -218,6 +221,7 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
     from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
+    from bench_kernel.tasks.ordering import task_id_key
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
     from bench_kernel.tasks.schema import (
         Action,
@@ -251,6 +255,7 @@ __all__ = [
     "INFRASTRUCTURE_FAILURES",
     "LOCKSTEP_DONE",
     "LOCKSTEP_TICK",
+    "METHODOLOGY_EVENT",
     "NUMBER_WORDS",
     "PACINGS",
     "PACKET_MS",
@@ -268,6 +273,7 @@ __all__ = [
     "AgentSession",
     "Agreement",
     "AssistantMessage",
+    "Attribution",
     "Audio",
     "BM25Index",
     "BaseTable",
@@ -323,6 +329,7 @@ __all__ = [
     "InitializationData",
     "Judge",
     "JudgeRequest",
+    "JudgeStyle",
     "KnowledgeBase",
     "LedgerEntry",
     "LocalExecutor",
@@ -433,6 +440,7 @@ __all__ = [
     "agent_label",
     "all_met",
     "apply_personas",
+    "attributed",
     "b64decode",
     "b64encode",
     "build_environment",
@@ -466,6 +474,7 @@ __all__ = [
     "load_domain",
     "load_profile",
     "load_tasks",
+    "methodology_lines",
     "model_option_configs",
     "open_read_only",
     "paced_utterance",
@@ -504,6 +513,7 @@ __all__ = [
     "structure",
     "structure_tasks",
     "task_goals",
+    "task_id_key",
     "task_vocabulary",
     "tick_bytes",
     "tool",
@@ -560,7 +570,8 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
     "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
-    "bench_kernel.evaluation.results": ("Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
+    "bench_kernel.evaluation.attribution": ("attributed",),
+    "bench_kernel.evaluation.results": ("Attribution", "Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
     "bench_kernel.evaluation.stats": ("Agreement", "judge_agreement"),
     "bench_kernel.evaluation.rewards": (
         "CombinationRule", "ProductRule", "RewardComponent", "RewardContext", "all_met",
@@ -577,7 +588,8 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
     "bench_kernel.profiles.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
     "bench_kernel.profiles.profile": (
-        "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "MessageStyle", "Profile", "load_profile", "trial_seeds",
+        "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "JudgeStyle", "MessageStyle", "Profile", "load_profile",
+        "trial_seeds",
     ),
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
@@ -588,6 +600,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "Executor", "ExecutorError", "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
         "stop_spending", "worker_context", "worker_spec",
     ),
+    "bench_kernel.run.methodology": ("METHODOLOGY_EVENT", "methodology_lines"),
     "bench_kernel.run.runconfig": ("model_option_configs", "parse_key_values", "price_overrides"),
     "bench_kernel.run.runner": (
         "MetricInputs", "RunConfig", "RunContext", "RunSummary", "Unit", "component_values", "load_domain", "run",
@@ -610,6 +623,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "DECIDED", "FINISHED", "GOAL_STATUSES", "Goal", "GoalsExtension", "StatusEntry", "goal_problems", "task_goals",
     ),
     "bench_kernel.tasks.loading": ("load_tasks", "structure_tasks"),
+    "bench_kernel.tasks.ordering": ("task_id_key",),
     "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),
     "bench_kernel.tasks.schema": (
         "Action", "Description", "EnvAssertion", "EnvFunctionCall", "EvaluationCriteria", "InitializationData", "InitialState",

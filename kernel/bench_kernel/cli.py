@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
+ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
+"""bench_kernel.evaluation.attribution.LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
 
 
 class BenchGroup(click.Group):
@@ -156,6 +158,11 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--user", default="scripted", show_default=True,
               help="User simulator (scripted: the domain's own scripted user when it names one).")
 @click.option("--judge", help="Judge for NL assertions.")
+@click.option("--judge-panel", type=click.IntRange(1),
+              help="Judge NL assertions N times (N odd, each with its own seed) and keep the majority per assertion; "
+                   "the agreement is stored and reported (docs/judges.md).")
+@click.option("--judge-retries", type=click.IntRange(0), default=2, show_default=True,
+              help="Ask the judge again after a failed judgment (unreadable, incomplete); never replays the conversation.")
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True,
               help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).")
 @click.option("--tick-ms", type=click.IntRange(20, 2000), default=TICK_MS, show_default=True,
@@ -208,7 +215,13 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--allow-broken-tasks", is_flag=True,
               help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
                    "lists them and says their rewards are not meaningful.")
+@click.option("--exclude-flagged", "exclude_flagged", multiple=True, callback=lambda c, p, v: _audit_flags(v),
+              help="Leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
+                   "gold_fails); missing audits are run and cached first (docs/audit.md).")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
+@click.option("--retry-attributed", "retry_attributed", multiple=True, type=click.Choice(ATTRIBUTION_LABELS),
+              help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
+                   "to this label (repeatable); the old rows are kept, marked superseded (docs/attribution.md).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...")
 @click.option("--user-option", "user_options", multiple=True, callback=_key_values,
@@ -242,8 +255,8 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
     try:
         with Progress(progress_mode) as progress:
-            summary = runner.run(config, db_path, plugins=plugin_set, on_start=progress.start, on_finished=progress.finished,
-                                 handle_signals=True)
+            summary = runner.run(config, db_path, plugins=plugin_set, on_finished=progress.finished, handle_signals=True,
+                                 on_start=lambda ctx, todo, skipped: _start(progress, progress_mode, ctx, todo, skipped))
     except runner.RunInterrupted as exc:
         click.echo(str(exc), err=True)
         sys.exit(128 + exc.signum)
@@ -262,6 +275,25 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
             "(stored, excluded from every score; run the same command again to retry them)")
     if summary.status == "failed":
         raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
+
+
+def _audit_flags(values: tuple[str, ...]) -> list[str] | None:
+    """--exclude-flagged's names, split at commas and checked."""
+    from bench_kernel.audit.runs import check_flag_names
+
+    try:
+        return check_flag_names(values) or None
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
+    """The run's header: what --exclude-flagged left out, then the progress header."""
+    if ctx.config.exclude_flagged and mode != "none":
+        from bench_kernel.audit.runs import exclusion_line
+
+        click.echo(f"run {ctx.run_id}: {exclusion_line(ctx.store, ctx.run_id) or 'no task excluded'}", err=True)
+    progress.start(ctx, todo, skipped)
 
 
 def resume_command(args: Sequence[str], run_id: str) -> str:
@@ -291,11 +323,15 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
         out["duplex"] = {**duplex, **({"keep_audio": keep} if keep else {})}
     elif duplex:
         raise click.UsageError(f"--{next(iter(duplex)).replace('_', '-')} applies to --mode full-duplex only")
+    for setting in ("judge_panel", "judge_retries"):  # run settings, not the judge role's model settings
+        if setting in given:
+            out[setting] = given.pop(setting)
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)
     renames = {"no_baseline": ("baseline", lambda v: not v), "no_speech_cache": ("speech_cache", lambda v: not v),
-               "plugins": ("plugins", lambda v: list(v) or None), "task_ids": ("task_ids", lambda v: list(v) or None)}
+               "plugins": ("plugins", lambda v: list(v) or None), "task_ids": ("task_ids", lambda v: list(v) or None),
+               "retry_attributed": ("retry_attributed", lambda v: list(v) or None)}
     for key, value in given.items():
         if key.startswith(ROLE_PREFIXES):
             continue
@@ -399,6 +435,24 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
             store.close()
 
 
+@cli.command(name="plan")
+@click.option("--baseline", "run_id", required=True, help="The stored run whose per-task outcomes and ledger size the plan.")
+@db_option
+@click.option("--delta", type=float, required=True, help="The pass^1 difference to detect, between 0 and 1 (0.05: five points).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Level of the two-sided test.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a true difference of --delta.")
+@click.option("--max-trials", type=int, default=16, show_default=True, help="Most trials per task before asking for more tasks.")
+@format_option("table", "json")
+def plan_command(run_id: str, db_path: str, delta: float, alpha: float, power: float, max_trials: int, fmt: str) -> None:
+    """How many trials (or tasks) two runs need to detect a pass^1 difference of --delta, and what they cost (docs/noise.md)."""
+    from bench_kernel.report.plan import build_plan, render_plan
+
+    require_db(db_path)
+    with _store(db_path) as store:
+        plan = build_plan(store, run_id, delta, alpha=alpha, power=power, max_trials=max_trials)
+    click.echo(render_plan(plan, fmt), nl=False)
+
+
 @cli.command(name="runs")
 @db_option
 @format_option("table", "json")
@@ -493,6 +547,32 @@ def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **op
         click.echo("\n".join(checks.compare_expected(data, results, Path(expected))), err=fmt == "json")
     if any(not r["ok"] for r in results):
         sys.exit(1)
+
+
+@cli.command(name="audit")
+@plugin_option
+@domain_options
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Audit conversations in flight.")
+@click.option("--no-cache", is_flag=True, help="Audit every task anew (the new audits replace the stored ones).")
+@db_option
+@format_option("table", "json", "markdown")
+def audit_command(plugins: tuple[str, ...], fmt: str, db_path: str, concurrency: int, no_cache: bool, **options: Any) -> None:
+    """Audit a domain's tasks: the oracle's ceiling, the do-nothing, talk-only and refuse floors, and flags (docs/audit.md)."""
+    from bench_kernel.audit.auditing import audit_domain
+    from bench_kernel.audit.render import render_audit
+    from bench_kernel.run.config import RunConfig
+    from bench_kernel.run.planning import load_domain
+    from bench_kernel.store.store import open_store
+    from bench_kernel.tasks import checks
+
+    registry = collect(checks.checked_plugins(list(plugins) or None, _warn))
+    data = load_domain(registry, RunConfig(**options))  # the domain options, as `bench check` and `bench run` read them
+    store = open_store(db_path, registry.migrations)
+    try:
+        document = audit_domain(registry, data, data.tasks, store, concurrency=concurrency, reuse=not no_cache)
+    finally:
+        store.close()
+    click.echo(render_audit(document, fmt), nl=False)
 
 
 @cli.command(name="new")

@@ -17,8 +17,11 @@ from click.testing import CliRunner, Result
 from toy_domain import TASKS, ToyDomain, _instructions
 
 from bench_kernel import hookimpl
+from bench_kernel.audit.card import validity_rows
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
+from bench_kernel.report.attribution import card_rows as attribution_rows
+from bench_kernel.report.noise import card_rows as noise_rows
 from bench_kernel.store.store import Store
 
 MISSING_COUNTER_TASKS = [
@@ -92,7 +95,7 @@ def test_plugins_json(use_plugins: Callable[..., None]) -> None:
     listed = {p["name"]: p for p in json.loads(result.stdout)}
     builtin = listed["bench_kernel.builtin.participants"]
     assert builtin["builtin"] is True and builtin["error"] is None
-    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"],
+    assert builtin["components"] == {"agent": ["do-nothing", "oracle", "refuse", "talk-only"], "user simulator": ["scripted"],
                                      "persona": ["Easy", "Hard", "None"]}
     assert listed["toy"] == {"name": "toy", "distribution": None, "version": None, "builtin": False, "error": None,
                              "hooks": ["register_domains"], "components": {"domain": ["toy"]}}
@@ -121,8 +124,8 @@ def test_tasks_lists_the_domain_tasks(use_plugins: Callable[..., None]) -> None:
     assert table.exit_code == 0 and as_json.exit_code == 0, table.output + as_json.output
     assert table.stdout.splitlines()[0] == "3 tasks in domain toy (memory), all valid"
     rows = json.loads(as_json.stdout)
-    assert [r["task_id"] for r in rows] == ["inc-a", "read-b", "lamp"]
-    assert rows[2]["user_actions"] == 1 and rows[1]["reward_basis"] == ["DB", "COMMUNICATE"]
+    assert [r["task_id"] for r in rows] == ["inc-a", "lamp", "read-b"]  # in reading order (task_id_key)
+    assert rows[1]["user_actions"] == 1 and rows[2]["reward_basis"] == ["DB", "COMMUNICATE"]
 
 
 def test_check_passes_and_exits_zero(use_plugins: Callable[..., None]) -> None:
@@ -153,7 +156,7 @@ def test_check_json_prints_one_record_per_task(use_plugins: Callable[..., None])
 
     assert result.exit_code == 1, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [r["task_id"] for r in records] == ["inc-a", "read-b", "lamp", "missing-1", "missing-2"]
+    assert [r["task_id"] for r in records] == ["inc-a", "lamp", "missing-1", "missing-2", "read-b"]  # in reading order
     by_id = {r["task_id"]: r for r in records}
     for record in records:
         assert {"task_id", "gold_db_hash", "gold_action_errors"} <= set(record)
@@ -253,6 +256,10 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
     rows = csv_figures(reports["csv"].stdout)
     broken = rows.pop("gold_replay_failed[task=lamp-off]")
     assert "lamp_is" in broken["error"] and "rewards not meaningful" in broken["error"]
+    cards = [*attribution_rows(report["attribution"]), *noise_rows(report["noise"]), *validity_rows(report["validity"])]
+    assert len(cards) > 10
+    for card_row in cards:  # the cards' rows, as their JSON gives them
+        assert rows.pop(card_row["metric"])["value"] == ("" if card_row["value"] is None else str(card_row["value"]))
     assert list(rows) == list(figures)
     assert {m: float(r["value"]) for m, r in rows.items()} == figures
     table_lines = reports["table"].stdout.splitlines()
@@ -378,7 +385,7 @@ def test_report_of_an_unknown_run_lists_recent_runs(use_plugins: Callable[..., N
     assert_clean_error(invoke("report", "unknown", "--db", str(db)), "no run 'unknown'", "recent: known")
 
 
-@pytest.mark.parametrize(("option", "kind", "known"), [("--agent", "agent", "do-nothing, oracle"),
+@pytest.mark.parametrize(("option", "kind", "known"), [("--agent", "agent", "do-nothing, oracle, refuse, talk-only"),
                                                      ("--user", "user simulator", "scripted"),
                                                      ("--judge", "judge", "none")])
 def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(

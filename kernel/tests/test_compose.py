@@ -110,4 +110,4 @@ def test_verification_catches_a_fix_that_does_not_fix(data: DomainData) -> None:
                         setup=[user("switch_lamp", on=True)])
     (task,) = composer.tasks(data)
     assert verify(data, task) == ["[home]lamp_off[PERSONA:None]: after the gold actions user:lamp_is({'on': True}) fails "
-                                  "(returned False)"]
+                                  "(returned False, expected True)"]

@@ -415,7 +415,7 @@ def test_a_raising_judge_is_recorded_not_raised(data: DomainData) -> None:
     info = score(task, [], build_environment(data, task), replay_gold(data, task), judge=BrokenJudge(name="broken"))
     nl = info.component("NL_ASSERTION")
     assert nl.score is None
-    assert nl.error == "broken: RuntimeError: judge model unreachable"
+    assert nl.error == "judge error: judge 'broken': RuntimeError: judge model unreachable (after 3 attempts)"
     assert info.reward == 0.0
 
 

@@ -231,7 +231,7 @@ def test_unknown_component_lists_the_registered_names() -> None:
 
     with pytest.raises(UnknownComponentError, match=r"no domain named 'nope' \(registered: other, toy\)"):
         registry.get("domain", "nope")
-    with pytest.raises(UnknownComponentError, match=r"no agent named 'nope' \(registered: do-nothing, oracle\)"):
+    with pytest.raises(UnknownComponentError, match=r"no agent named 'nope' \(registered: do-nothing, oracle, refuse, talk-only\)"):
         registry.get("agent", "nope")
     with pytest.raises(UnknownComponentError, match=r"no judge named 'nope' \(registered: none\)"):
         registry.get("judge", "nope")

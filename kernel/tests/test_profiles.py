@@ -27,7 +27,7 @@ from bench_kernel.cli import cli
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import ModelConfig
-from bench_kernel.profiles.profile import BUILTIN_DIR, PLACEHOLDERS, Profile, conversation_seed, load_profile, trial_seeds
+from bench_kernel.profiles.profile import BUILTIN_DIR, OPTIONAL_TEXTS, PLACEHOLDERS, Profile, conversation_seed, load_profile, trial_seeds
 from bench_kernel.run.runner import profile_fits
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData, DomainOptions, build_environment
@@ -83,7 +83,7 @@ def test_bench_profile_is_the_default_and_complete() -> None:
     profile = load_profile(None)
 
     assert profile.name == "bench" and profile.path is None
-    assert sorted(key for key in PLACEHOLDERS if not profile.texts.get(key)) == []
+    assert sorted(key for key in PLACEHOLDERS if not profile.texts.get(key)) == sorted(OPTIONAL_TEXTS)
     for role in ("agent", "user", "judge"):
         assert "temperature" in profile.sampling[role], role
     assert profile.seed_policy == "conversation"
@@ -494,6 +494,34 @@ class Observing(Agent):
     def start(self, setup: ConversationSetup) -> AgentSession:
         self.setups.append(setup)
         return OracleSession(setup)
+
+
+@pytest.mark.parametrize(("setting", "agent_hears_it"), [("", True), ("greeting_in_agent_history = true\n", True),
+                                                          ("greeting_in_agent_history = false\n", False)])
+def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(
+        use_plugins: Callable[..., None], tmp_path: Path, setting: str, agent_hears_it: bool) -> None:
+    """AgentChangeBench's orchestrator greets the user but starts the agent's history empty; tau2's gives it both."""
+    directory = write_profile(tmp_path / "mine", MINIMAL_TOML + '[conversation]\ngreeting = "Toy desk."\n' + setting)
+    observing = Observing()
+    use_plugins(extra=[("observing", Registers(agents=[observing]))])
+
+    run_id = run_toy(tmp_path / "runs.db", "--agent", "observing", "--task-id", "inc-a", "--no-baseline",
+                     "--profile", str(directory))
+
+    [setup] = observing.setups
+    assert [m.content for m in setup.history] == (["Toy desk."] if agent_hears_it else [])
+    store = Store(tmp_path / "runs.db")
+    [first, *_] = store.messages(f"{run_id}/agent/inc-a/0")
+    store.close()
+    assert (first["role"], first["content"]) == ("assistant", "Toy desk.")  # the conversation still opens with it
+    assert load_profile(directory).greeting_in_agent_history is agent_hears_it
+
+
+def test_the_greeting_setting_keeps_existing_hashes_unless_it_is_false(tmp_path: Path) -> None:
+    plain = write_profile(tmp_path / "plain", MINIMAL_TOML)
+    stated = write_profile(tmp_path / "stated", MINIMAL_TOML + "[conversation]\ngreeting_in_agent_history = true\n")
+    silent = write_profile(tmp_path / "silent", MINIMAL_TOML + "[conversation]\ngreeting_in_agent_history = false\n")
+    assert load_profile(plain).sha256 == load_profile(stated).sha256 != load_profile(silent).sha256
 
 
 def test_a_run_gives_participants_the_profiles_tools_and_seeds(use_plugins: Callable[..., None], tmp_path: Path) -> None:

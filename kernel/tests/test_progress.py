@@ -32,7 +32,8 @@ LIMITS = [EndpointLimit(endpoint="openai|http://a/v1|m", roles=["agent", "user"]
 
 def context(max_cost: float | None = None) -> Any:
     return SimpleNamespace(run_id="r", config=SimpleNamespace(max_cost=max_cost, concurrency=8),
-                           models=SimpleNamespace(spent=0.0, in_flight_limits=lambda: LIMITS))
+                           models=SimpleNamespace(spent=0.0, in_flight_limits=lambda: LIMITS),
+                           store=SimpleNamespace(last_run_event=lambda run_id, kinds: None))
 
 
 def result(reason: str = "user_stop", error: str | None = None) -> Any:

@@ -381,7 +381,7 @@ def test_an_executor_that_drops_a_unit_fails():
 def test_the_kit_names_a_plugin_that_registers_nothing_of_the_kind_or_several():
     with pytest.raises(AssertionError, match=r"plugin 'broken' registers no channel"):
         load_component("channel", "broken", plugins=kit_plugins(None, [("broken", plugin_of("judge", FairJudge()))]))
-    with pytest.raises(AssertionError, match=r"registers several agents \(do-nothing, oracle\): set `name`"):
+    with pytest.raises(AssertionError, match=r"registers several agents \(do-nothing, oracle, refuse, talk-only\): set `name`"):
         load_component("agent", "bench_kernel.builtin.participants")
 
 

@@ -68,6 +68,8 @@ def reviewer_models(role: str, flags: dict[str, str | None], model_options: tupl
               help="A second reviewer's role, used when it has a model: every conversation is reviewed twice and the "
                    "report gives their agreement.")
 @click.option("--arm", default="agent", show_default=True, help="Which arm's conversations to review.")
+@click.option("--task-id", "task_ids", multiple=True, help="Review only the conversations of this task (repeatable).")
+@click.option("--limit", type=click.IntRange(1), help="Review at most N conversations not yet reviewed (the first in task order).")
 @click.option("--redo", is_flag=True, help="Review again conversations already reviewed (their rows are replaced).")
 @click.option("--cache/--no-cache", default=False, show_default=True, help="Answer repeated requests from the store.")
 @click.option("--max-cost", type=float, help="Stop once the run's reviews have cost this much (USD, every resume counted).")
@@ -78,8 +80,12 @@ def reviewer_models(role: str, flags: dict[str, str | None], model_options: tupl
 @db_option
 def review_command(run_id: str, failed_only: bool, user_only: bool, model_options: tuple[str, ...], role: str,
                    second_role: str, arm: str, redo: bool, cache: bool, max_cost: float | None, prices: tuple[str, ...],
-                   concurrency: int, fmt: str, db_path: str, **flags: str | None) -> None:
-    """Label RUN's conversations with the agent's and the user simulator's errors (a reviewer model); resumable."""
+                   concurrency: int, fmt: str, db_path: str, task_ids: tuple[str, ...], limit: int | None,
+                   **flags: str | None) -> None:
+    """Label RUN's conversations with the agent's and the user simulator's errors (a reviewer model); resumable.
+
+    Exits 1 when a review failed (a model error or a reply that is not a review): run it again to retry those.
+    """
     from .reviewing import ReviewPlan, review_run
 
     require_db(db_path)
@@ -87,13 +93,15 @@ def review_command(run_id: str, failed_only: bool, user_only: bool, model_option
     roles = (role, second_role) if second_role in models and second_role != role else (role,)
     plan = ReviewPlan(run_id=run_id, roles=roles, models=models, mode="user-only" if user_only else "full",
                       failed_only=failed_only, arm=arm, redo=redo, cache=cache, max_cost=max_cost,
-                      prices=price_overrides(prices), concurrency=concurrency)
+                      prices=price_overrides(prices), concurrency=concurrency, task_ids=task_ids, limit=limit)
     summary = review_run(db_path, plan)
     for line in summary_lines(summary):
         click.echo(line, err=True)
     echo_report(db_path, run_id, fmt, section="review")
     if summary.stopped:
         raise ConfigError(f"review stopped: {summary.stopped}; run the same command again (with a higher --max-cost) to go on")
+    if summary.errors:
+        raise ConfigError(f"{len(summary.errors)} review(s) failed (recorded; run the same command again to retry them)")
 
 
 def summary_lines(summary: ReviewSummary) -> list[str]:
@@ -101,11 +109,31 @@ def summary_lines(summary: ReviewSummary) -> list[str]:
     lines = [f"reviewed {summary.reviewed} of {summary.selected} conversation(s) of run {summary.run_id} "
              f"({summary.mode}; reviewer{'s' if len(summary.roles) > 1 else ''} {', '.join(summary.roles)}); "
              f"{summary.skipped} review(s) already stored; {len(summary.errors)} failed (recorded, retried next time)"]
-    lines += [f"  failed: {line}" for line in summary.errors[:20]]
-    if len(summary.errors) > 20:
-        lines.append(f"  ... and {len(summary.errors) - 20} more (the section lists them)")
+    lines += [f"  failed: {line}" for line in grouped_errors(summary.errors)[:MAX_ERROR_LINES]]
+    if len(grouped_errors(summary.errors)) > MAX_ERROR_LINES:
+        lines.append(f"  ... and {len(grouped_errors(summary.errors)) - MAX_ERROR_LINES} more (the section lists them)")
+    if summary.attributed:
+        lines.append(f"attribution: {summary.attributed} failed conversation(s) relabelled from the reviews (docs/attribution.md)")
     lines += [f"note: {note}" for note in summary.notes]
     return lines
+
+
+MAX_ERROR_LINES = 20
+
+
+def grouped_errors(errors: list[str]) -> list[str]:
+    """One line per distinct error, with how many reviews it failed and the first conversation it failed, most frequent first.
+
+    Each error reads "CONVERSATION (ROLE): MESSAGE"; a message repeated across conversations (a refused model, an
+    endpoint down) is one line.
+    """
+    by_message: dict[str, list[str]] = {}
+    for error in errors:
+        where, _, message = error.partition("): ")
+        by_message.setdefault(message or error, []).append(f"{where})" if message else "")
+    ordered = sorted(by_message.items(), key=lambda item: -len(item[1]))
+    return [f"{message} ({len(where)} reviews, e.g. {where[0]})" if len(where) > 1 else f"{where[0]}: {message}".lstrip(": ")
+            for message, where in ordered]
 
 
 @bench_kernel.hookimpl

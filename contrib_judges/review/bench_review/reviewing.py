@@ -41,6 +41,7 @@ from bench_kernel import (
     load_domain,
 )
 
+from .attribution import apply_review_attributions
 from .rubric import ReviewReplyError, Turn, parse_review, reference_text, system_prompt, user_prompt
 from .store import migrations, reviewed_keys, save_review
 
@@ -69,6 +70,10 @@ class ReviewPlan:
     max_cost: float | None = None
     prices: Mapping[str, Price] = attrs.field(factory=dict)
     concurrency: int = 8
+    task_ids: tuple[str, ...] = ()
+    """Review only the conversations of these tasks (`--task-id`, repeatable); all when empty."""
+    limit: int | None = None
+    """Review at most this many conversations not yet reviewed (`--limit`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +92,8 @@ class ReviewSummary:
     notes: list[str]
     stopped: str | None = None
     """Why the review stopped before the end (the cost cap), if it did."""
+    attributed: int = 0
+    """Failed conversations whose attribution the reviews changed (docs/attribution.md)."""
 
 
 def review_run(db_path: str, plan: ReviewPlan, plugins: PluginSet | None = None) -> ReviewSummary:
@@ -108,7 +115,7 @@ def review_run(db_path: str, plan: ReviewPlan, plugins: PluginSet | None = None)
         hub.spent = _review_spend(store, plan.run_id)
         summary = asyncio.run(_review_all(store, hub, plan, data, notes))
         store.add_run_plugin(plan.run_id, _plugin_entry(plugins))
-        return summary
+        return attrs.evolve(summary, attributed=apply_review_attributions(store, plan.run_id, plan.arm, plan.roles[0]))
     finally:
         store.close()
 
@@ -151,10 +158,13 @@ def _review_spend(store: Store, run_id: str) -> float:
 async def _review_all(store: Store, hub: ModelHub, plan: ReviewPlan, data: DomainData, notes: list[str]) -> ReviewSummary:
     """Every selected conversation with every reviewer role, `concurrency` at a time, each stored as it finishes."""
     rows = [r for r in store.conversations(plan.run_id) if r["arm"] == plan.arm and r["termination_reason"] != "infrastructure_error"]
+    rows = _of_tasks(rows, plan.task_ids, plan.run_id)
     if plan.failed_only:
         rows = [r for r in rows if not is_success(r["reward"])]
     done = set() if plan.redo else reviewed_keys(store, plan.run_id)
-    work = [(row, role) for row in rows for role in plan.roles if (row["id"], role, plan.mode) not in done]
+    todo = [row for row in rows if any((row["id"], role, plan.mode) not in done for role in plan.roles)]
+    chosen = {row["id"] for row in todo[:plan.limit]}
+    work = [(row, role) for row in rows for role in plan.roles if (row["id"], role, plan.mode) not in done and row["id"] in chosen]
     errors: list[str] = []
     stopped: list[str] = []
     gate = asyncio.Semaphore(plan.concurrency)
@@ -179,9 +189,20 @@ async def _review_all(store: Store, hub: ModelHub, plan: ReviewPlan, data: Domai
         await asyncio.gather(*(one(row, role) for row, role in work))
     finally:
         await hub.aclose()
-    return ReviewSummary(run_id=plan.run_id, mode=plan.mode, roles=plan.roles, selected=len(rows), skipped=len(rows) * len(plan.roles) - len(work),
+    skipped = sum(1 for row in rows for role in plan.roles if (row["id"], role, plan.mode) in done)
+    return ReviewSummary(run_id=plan.run_id, mode=plan.mode, roles=plan.roles, selected=len(rows), skipped=skipped,
                          reviewed=len(work) - len(errors) - _unfinished(store, plan, work), errors=errors, notes=notes,
                          stopped=stopped[0] if stopped else None)
+
+
+def _of_tasks(rows: list[dict[str, Any]], task_ids: Sequence[str], run_id: str) -> list[dict[str, Any]]:
+    """The rows of these tasks (all rows when none is named); a task the run has no conversation of is refused."""
+    if not task_ids:
+        return rows
+    missing = [t for t in task_ids if not any(r["task_id"] == t for r in rows)]
+    if missing:
+        raise ConfigError(f"run {run_id!r} has no scored conversation of task {missing[0]!r} in this arm")
+    return [r for r in rows if r["task_id"] in set(task_ids)]
 
 
 def _unfinished(store: Store, plan: ReviewPlan, work: Sequence[tuple[dict[str, Any], str]]) -> int:

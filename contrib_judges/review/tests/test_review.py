@@ -110,7 +110,8 @@ def test_a_garbage_reply_is_recorded_for_its_conversation_and_the_others_are_lab
 
     result = review(db, run_id, fake.base_url, "--concurrency", "1")
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a failed review is a failed command, after the others are stored
+    assert "1 review(s) failed (recorded; run the same command again to retry them)" in result.output
     assert "reviewed 2 of 3 conversation(s)" in result.output and "1 failed (recorded, retried next time)" in result.output
     (cid, error, reply_text), = rows(db, "select conversation_id, error, reply_text from reviews where error is not null")
     assert error.startswith("ReviewReplyError: $: not a JSON object") and reply_text == "I think the agent was fine, overall. 7/10"
@@ -118,6 +119,7 @@ def test_a_garbage_reply_is_recorded_for_its_conversation_and_the_others_are_lab
     assert "Reviews that failed" in result.output
     # the next review retries it (and only it): now every conversation holds a review, none twice
     again = review(db, run_id, fake.base_url)
+    assert again.exit_code == 0, again.output
     assert "reviewed 1 of 3 conversation(s)" in again.output and "2 review(s) already stored" in again.output
     assert rows(db, "select count(*), count(error) from reviews") == [(3, 0)]
     assert len(fake.completions) == 4
@@ -251,3 +253,57 @@ def test_refused_credentials_stop_the_review_before_the_first_conversation(tmp_p
     result = review(db, run_id, fake.base_url, "--reviewer-api-key-env", "REVIEW_KEY_FOR_TEST")
     assert result.exit_code == 1 and "Error:" in result.output and not fake.completions
     assert rows(db, "select count(*) from reviews") == [(0,)]
+
+
+def test_repeated_errors_are_one_line_with_their_count(tmp_path: Path, server: Servers) -> None:
+    db = tmp_path / "r.db"
+    run_id = stored_run(db)
+    fake = server(lambda body: Reply.text("no review today"))
+
+    result = review(db, run_id, fake.base_url)
+
+    assert result.exit_code == 1 and "3 review(s) failed" in result.output
+    failed = [line for line in result.output.splitlines() if line.startswith("  failed: ")]
+    assert len(failed) == 1, result.output
+    assert failed[0].startswith("  failed: ReviewReplyError: $: not a JSON object") and "(3 reviews, e.g. " in failed[0]
+
+
+def test_task_id_and_limit_choose_the_conversations(tmp_path: Path, server: Servers) -> None:
+    db = tmp_path / "r.db"
+    run_id = stored_run(db)
+    fake = server()
+
+    one_task = review(db, run_id, fake.base_url, "--task-id", "upgrade_by_email")
+    assert one_task.exit_code == 0 and "reviewed 1 of 1 conversation(s)" in one_task.output
+    assert rows(db, "select c.task_id from reviews r join conversations c on c.id = r.conversation_id") == [("upgrade_by_email",)]
+
+    limited = review(db, run_id, fake.base_url, "--limit", "1")
+    assert limited.exit_code == 0 and "reviewed 1 of 3 conversation(s)" in limited.output and "1 review(s) already stored" in limited.output
+    assert rows(db, "select count(*) from reviews") == [(2,)]
+
+    unknown = review(db, run_id, fake.base_url, "--task-id", "no_such_task")
+    assert unknown.exit_code == 1 and "no scored conversation of task 'no_such_task'" in unknown.output
+
+
+def test_a_critical_user_error_found_by_the_review_sets_the_attribution(tmp_path: Path, server: Servers) -> None:
+    db = tmp_path / "r.db"
+    run_id = stored_run(db)
+    before = rows(db, "select attribution, json_extract(attribution_evidence, '$.rule') from conversations")
+    assert before == [("agent", "default")] * 3  # do-nothing: no rule blames anyone else
+
+    blamed = review(db, run_id, server(user_blamer).base_url)
+
+    assert blamed.exit_code == 0 and "attribution: 3 failed conversation(s) relabelled" in blamed.output
+    labelled = rows(db, "select attribution, attribution_evidence from conversations")
+    assert {label for label, _ in labelled} == {"user-simulator"}
+    evidence = json.loads(labelled[0][1])
+    assert evidence["source"] == "review" and evidence["rule"] == "review:invented_detail"
+    assert "gave an email the scenario lacks" in evidence["evidence"]
+    report = json.loads(CliRunner().invoke(bench_cli([]), ["report", run_id, "--db", str(db), "--format", "json"]).output)
+    assert report["attribution"]["counts"]["user-simulator"] == 3 and report["attribution"]["tasks_dropped"] == 3
+
+    # a new review that finds no user error gives the conversations back to the agent
+    cleared = review(db, run_id, server().base_url, "--redo")
+    assert cleared.exit_code == 0
+    assert rows(db, "select distinct attribution, json_extract(attribution_evidence, '$.source') from conversations") == [
+        ("agent", "review")]

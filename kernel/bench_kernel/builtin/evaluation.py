@@ -7,6 +7,8 @@ from collections.abc import Callable
 from bench_kernel.evaluation.evaluator import builtin_components
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
 from bench_kernel.markers import hookimpl
+from bench_kernel.report.failures import FailedChecks
+from bench_kernel.report.sections import ReportSection
 from bench_kernel.tasks.extensions import TaskExtension
 from bench_kernel.tasks.goals import GoalsExtension
 
@@ -22,6 +24,12 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
 def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
     """tau2's product rule."""
     register(ProductRule())
+
+
+@hookimpl
+def register_report_sections(register: Callable[[ReportSection], None]) -> None:
+    """The failed checks of the reward basis, with what was expected and found."""
+    register(FailedChecks())
 
 
 @hookimpl

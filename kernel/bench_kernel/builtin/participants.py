@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,6 +24,7 @@ from bench_kernel.conversation.participants import (
     UserSimulator,
 )
 from bench_kernel.markers import hookimpl
+from bench_kernel.profiles.profile import Profile
 from bench_kernel.tasks.personas import Persona
 from bench_kernel.tasks.schema import Action, StructuredUserInstructions
 from bench_kernel.tasks.shifts import PLAN
@@ -35,6 +36,16 @@ DEVICE_REQUEST = "Please do this on your device: "
 def device_request(action: Action) -> str:
     """The sentence the oracle uses to ask the user for a device action."""
     return f"{DEVICE_REQUEST}{action.name}({json.dumps(action.arguments, sort_keys=True)})"
+
+
+class Scripted:
+    """A built-in participant that sends no model request: a run with it is custom under any profile, and says why."""
+
+    name: str
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str]:
+        """One reason: scripted, no model request to compare with the profile's."""
+        return ["scripted, sends no model request"]
 
 
 @attrs.define
@@ -91,7 +102,7 @@ class OracleSession(AgentSession):
 
 
 @attrs.define(kw_only=True)
-class OracleAgent(Agent):
+class OracleAgent(Scripted, Agent):
     """Replays gold actions: a ceiling showing each task is solvable as written."""
 
     name: str = "oracle"
@@ -121,7 +132,7 @@ class DoNothingSession(AgentSession):
 
 
 @attrs.define(kw_only=True)
-class DoNothingAgent(Agent):
+class DoNothingAgent(Scripted, Agent):
     """The baseline every report shows: what passes without the agent doing anything."""
 
     name: str = "do-nothing"
@@ -131,6 +142,56 @@ class DoNothingAgent(Agent):
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A fresh do-nothing session."""
         return DoNothingSession(setup)
+
+
+TALK_ONLY_LINE = "Thank you for your patience, I am looking into this for you and will get back to you in a moment."
+"""What the talk-only agent says every turn: a polite stall that promises work and does none (bench's own words)."""
+REFUSE_LINE = "I'm sorry, but I'm not able to help with this request. I have to decline it."
+"""What the refuse agent says every turn (bench's own words)."""
+
+
+@attrs.define
+class ScriptedLineSession(AgentSession):
+    """Never calls a tool; says the same line every turn (solo: stops at once)."""
+
+    setup: ConversationSetup
+    line: str
+
+    async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
+        """The line, or a stop in the no-user mode."""
+        if self.setup.mode is Mode.NO_USER:
+            return AssistantMessage(content=STOP)
+        return AssistantMessage(content=self.line)
+
+    def is_stop(self, message: AssistantMessage) -> bool:
+        """Stops only in the no-user mode."""
+        return self.setup.mode is Mode.NO_USER and STOP in (message.content or "")
+
+
+@attrs.define(kw_only=True)
+class TalkOnlyAgent(Scripted, Agent):
+    """A floor of `bench audit`: stalls politely every turn, never calls a tool."""
+
+    name: str = "talk-only"
+    description: str = "Calls no tool and answers every turn with a polite stalling sentence (an audit floor)."
+    calls_models_itself: bool = False
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        """A fresh stalling session."""
+        return ScriptedLineSession(setup, TALK_ONLY_LINE)
+
+
+@attrs.define(kw_only=True)
+class RefuseAgent(Scripted, Agent):
+    """A floor of `bench audit`: politely refuses every request, never calls a tool."""
+
+    name: str = "refuse"
+    description: str = "Calls no tool and politely refuses every request (an audit floor)."
+    calls_models_itself: bool = False
+
+    def start(self, setup: ConversationSetup) -> AgentSession:
+        """A fresh refusing session."""
+        return ScriptedLineSession(setup, REFUSE_LINE)
 
 
 @attrs.define
@@ -246,7 +307,7 @@ def _json_object_at(text: str, start: int) -> dict[str, Any] | None:
 
 
 @attrs.define(kw_only=True)
-class ScriptedUser(UserSimulator):
+class ScriptedUser(Scripted, UserSimulator):
     """Plays the task's scenario without an LLM."""
 
     name: str = "scripted"
@@ -259,9 +320,11 @@ class ScriptedUser(UserSimulator):
 
 @hookimpl
 def register_agents(register: Callable[[Agent], None]) -> None:
-    """The oracle and do-nothing agents."""
+    """The oracle and do-nothing agents, and the audit's floors (talk-only, refuse)."""
     register(OracleAgent())
     register(DoNothingAgent())
+    register(TalkOnlyAgent())
+    register(RefuseAgent())
 
 
 EXPERTISE = {

@@ -51,6 +51,25 @@ class ConversationSetup:
     data_dir: str | None = None
     """The run's `--data-dir`, when it has one (a speech channel reads tasks_voice.json and noise files there)."""
 
+    def agent_request_tools(self) -> list[dict[str, Any]]:
+        """The tools array a function-calling agent sends under the profile: the agent's tools, then `done` when alone."""
+        tools = list(self.agent_tools)
+        if self.mode is Mode.NO_USER:
+            tools.append(dict(self.profile.done_tool))
+        return tools
+
+    def agent_tool_choice(self) -> str:
+        """The `tool_choice` sent with them: "required" when alone (act, or call `done`), else "auto" (tau2's too)."""
+        return "required" if self.mode is Mode.NO_USER else "auto"
+
+    def for_agent(self) -> ConversationSetup:
+        """The setup the agent starts with: its history lacks the greeting when the profile keeps it out (AgentChangeBench)."""
+        task_history = self.task.initial_state is not None and bool(self.task.initial_state.message_history)
+        if self.profile.greeting_in_agent_history or task_history or self.mode is Mode.NO_USER:
+            return self
+        # The greeting still opens the conversation: the user hears it and the trajectory keeps it.
+        return attrs.evolve(self, history=())
+
 
 class AgentSession:
     """One agent in one conversation."""
@@ -154,6 +173,16 @@ class Agent:
         """
         return {}
 
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """How the agent's model requests depart from what the run's profile fixes, each in a few words.
+
+        Called once per run, before its header, with the run's agent options. `[]` declares that the agent sends the
+        profile's system prompt, tools array, greeting, `tool_choice` and sampling (as `llm-fc` does): with every
+        participant saying so, the run is "standard" under its profile. The default, None, declares nothing, and the
+        run is "custom" ("does not declare that it sends the profile's requests").
+        """
+        return None
+
 
 @attrs.define(kw_only=True)
 class UserSimulator:
@@ -169,3 +198,7 @@ class UserSimulator:
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""
         raise NotImplementedError
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """As `Agent.profile_deviations`, for the simulator's requests (its prompt, greeting handling and sampling)."""
+        return None

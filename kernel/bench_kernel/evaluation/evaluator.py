@@ -8,14 +8,16 @@ and rules (see rewards.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
+from bench_kernel.conversation.events import Event, EventLog
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.evaluation.judging import FAILED_ATTEMPT_EVENT, PANEL_EVENT, JudgeRounds, JudgmentFailed
 from bench_kernel.evaluation.metric import Judge, JudgeRequest
 from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
 from bench_kernel.evaluation.rewards import (
@@ -27,9 +29,11 @@ from bench_kernel.evaluation.rewards import (
     all_met,
 )
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.serialization import converter
 from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
 from bench_kernel.tasks.schema import Action, RewardType, Task
 from bench_kernel.tools.environment import Environment
+from bench_kernel.tools.state import State
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +48,11 @@ class GoldReplay:
     reference_user_hash: str | None = None
     """The domain's reference hash of the gold user state, when the domain defines one."""
     """The domain's reference hash of the gold agent state, when the domain defines one."""
+    agent_changes: Mapping[str, Mapping[str, Any]] | None = None
+    """The records the gold agent state changed from the domain's data, as plain data (None: deleted), by table:
+    a failed DB check names the records that differ (None: not known, the check shows the hashes only)."""
+    user_changes: Mapping[str, Mapping[str, Any]] | None = None
+    """The same for the gold user state."""
 
     @property
     def ok(self) -> bool:
@@ -63,7 +72,8 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
                       if with_reference and data.reference_user_hash and env.user_tools is not None else None)
     return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors,
                       assertion_checks=_gold_assertion_checks(data, task, env), reference_hash=reference,
-                      reference_user_hash=user_reference)
+                      reference_user_hash=user_reference, agent_changes=changed_records(env.agent_tools.state),
+                      user_changes=changed_records(env.user_tools.state) if env.user_tools is not None else {})
 
 
 def gold_problems(data: DomainData, task: Task) -> tuple[list[str], list[Check]]:
@@ -136,8 +146,24 @@ async def evaluate(
     context = RewardContext(task=task, messages=messages, termination=termination, final_env=final_env, gold=gold,
                             judge=judge, seed=seed, models=models, events=events or EventLog(), profile=profile)
     components = [await _guarded(component, context) for component in evaluation.to_compute(task)]
+    return recombine(evaluation, task, components, termination)
+
+
+def recombine(evaluation: Evaluation, task: Task, components: list[ComponentScore],
+              termination: TerminationReason) -> RewardInfo:
+    """The task's rule over its components; a basis component that could not be evaluated never leaves a reward above 0.
+
+    Whatever a plugin's rule does with a missing score, an errored component (a judge error above all) must not pass.
+    """
     rule, params = evaluation.rule_for(task)
-    return rule.combine(list(criteria.reward_basis), components, termination, params)
+    basis = list(task.evaluation_criteria.reward_basis) if task.evaluation_criteria else []
+    info = rule.combine(basis, components, termination, params)
+    by_name = {c.component: c for c in components}
+    unevaluated = [kind for kind in basis if by_name.get(kind) is None or by_name[kind].score is None]
+    if not unevaluated or info.reward <= 0:
+        return info
+    note = "; ".join(filter(None, [info.note, f"reward 0: {', '.join(unevaluated)} could not be evaluated"]))
+    return attrs.evolve(info, reward=0.0, note=note)
 
 
 async def _guarded(component: RewardComponent, context: RewardContext) -> ComponentScore:
@@ -157,11 +183,64 @@ def combine(basis: list[str], components: list[ComponentScore], termination: Ter
 def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
     """Agent and user states equal the gold states."""
     agent_hash, user_hash = final_env.hashes()
-    checks = [Check(subject="agent db", met=agent_hash == gold.agent_hash, detail=f"{agent_hash[:12]} vs gold {gold.agent_hash[:12]}")]
+    met = agent_hash == gold.agent_hash
+    detail = f"{agent_hash[:12]} vs gold {gold.agent_hash[:12]}"
+    checks = [Check(subject="agent db", met=met, detail=detail if met else _db_detail(
+        detail, final_env.agent_tools.state, gold.agent_changes))]
     if user_hash is not None or gold.user_hash is not None:
-        checks.append(Check(subject="user db", met=user_hash == gold.user_hash, detail=f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"))
+        met = user_hash == gold.user_hash
+        detail = f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"
+        user_state = final_env.user_tools.state if final_env.user_tools is not None else None
+        checks.append(Check(subject="user db", met=met, detail=detail if met or user_state is None else _db_detail(
+            detail, user_state, gold.user_changes)))
     note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
     return _score("DB", checks, note)
+
+
+DIFFERING_RECORDS = 10
+"""Records a failed DB check names at most."""
+
+
+def changed_records(state: State) -> dict[str, dict[str, Any]]:
+    """The records a state changed from its shared data, as plain data (None for a deleted record), by table."""
+    return {name: {key: converter.unstructure(table[key]) if key in table else None for key in table.overlay}
+            for name, table in state.tables.items() if table.overlay}
+
+
+def differing_records(state: State, gold_changes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each record where a state and the gold state differ, with the fields that differ (both share the same data)."""
+    ours = changed_records(state)
+    found = []
+    for name in sorted(set(ours) | set(gold_changes)):
+        table = state.tables.get(name)
+        mine, gold = ours.get(name, {}), gold_changes.get(name, {})
+        for key in sorted(set(mine) | set(gold), key=str):
+            base = (converter.unstructure(table.base.records[key])
+                    if table is not None and key in table.base.records else None)
+            a, b = mine.get(key, base), gold.get(key, base)
+            if a != b:
+                found.append(f"{name}/{key}: {_record_difference(a, b)}")
+    return found
+
+
+def _record_difference(ours: Any, gold: Any) -> str:
+    if ours is None:
+        return "missing (the gold state has it)"
+    if gold is None:
+        return "not in the gold state"
+    if isinstance(ours, dict) and isinstance(gold, dict):
+        fields = [k for k in dict.fromkeys([*gold, *ours]) if ours.get(k) != gold.get(k)]
+        return f"{', '.join(map(str, fields))} differ{'s' if len(fields) == 1 else ''}"
+    return "differs"
+
+
+def _db_detail(hashes: str, state: State, gold_changes: Mapping[str, Mapping[str, Any]] | None) -> str:
+    records = differing_records(state, gold_changes) if gold_changes is not None else []
+    if not records:
+        return hashes
+    more = f"; and {len(records) - DIFFERING_RECORDS} more" if len(records) > DIFFERING_RECORDS else ""
+    count = f"{len(records)} records differ" if len(records) > 1 else "1 record differs"
+    return f"{hashes}; {count}: " + "; ".join(records[:DIFFERING_RECORDS]) + more
 
 
 def _names_state_checks(task: Task) -> bool:
@@ -183,8 +262,41 @@ def env_assertion_component(final_env: Environment, task: Task) -> ComponentScor
 def action_component(gold_actions: Sequence[Action], messages: Sequence[Message]) -> ComponentScore:
     """Every gold action was called (tau2's compare_args rules; order and count ignored)."""
     calls = [c for m in messages if isinstance(m, AssistantMessage | UserMessage) for c in m.tool_calls or []]
-    checks = [Check(subject=f"{a.action_id} {a.name}", met=any(action_matches(a, c) for c in calls)) for a in gold_actions]
+    checks = [Check(subject=f"{a.action_id} {a.name}", met=(met := any(action_matches(a, c) for c in calls)),
+                    detail=action_detail(a, calls, met)) for a in gold_actions]
     return _score("ACTION", checks)
+
+
+CLOSEST_CALLS = 3
+"""Calls of the expected tool an ACTION check's detail shows at most (those differing on the fewest compared keys)."""
+
+
+def action_detail(action: Action, calls: Sequence[ToolCall], met: bool) -> str:
+    """The expected call (its compared keys named), and when it was not made the closest calls of the same tool."""
+    compared = ", ".join(action.compare_args) if action.compare_args is not None else "the keys the call gives"
+    expected = f"expected {action.name}({_arguments(action.arguments)}), compared on {compared or 'no key'}"
+    if met:
+        return f"{expected}: called"
+    same = [c for c in calls if c.name == action.name]
+    if not same:
+        made = sorted({c.name for c in calls})
+        return f"{expected}; never called" + (f" (tools called: {', '.join(made)})" if made else " (no tool called)")
+    ranked = sorted(same, key=lambda c: len(differing_keys(action, c)))[:CLOSEST_CALLS]
+    shown = "; ".join(f"{c.name}({_arguments(c.arguments)}) differs on {', '.join(differing_keys(action, c))}" for c in ranked)
+    more = f" (and {len(same) - len(ranked)} more calls of {action.name})" if len(same) > len(ranked) else ""
+    return f"{expected}; closest call{'s' if len(ranked) > 1 else ''}: {shown}{more}"
+
+
+def differing_keys(action: Action, call: ToolCall) -> list[str]:
+    """The keys on which `action_matches` finds a call of the same tool different (a key the gold lacks: `key (not expected)`)."""
+    if action.compare_args is not None:
+        return [k for k in action.compare_args if call.arguments.get(k) != action.arguments.get(k)]
+    return [k if k in action.arguments else f"{k} (not expected)" for k in call.arguments
+            if k not in action.arguments or call.arguments[k] != action.arguments[k]]
+
+
+def _arguments(arguments: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}" for k, v in arguments.items())
 
 
 def action_matches(action: Action, call: ToolCall) -> bool:
@@ -208,22 +320,41 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
 
 
 async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, models: Any = None,
-                       profile: Profile | None = None) -> ComponentScore:
-    """NL assertions, judged by the run's judge; without one the component is not evaluated."""
+                       profile: Profile | None = None, events: EventLog | None = None) -> ComponentScore:
+    """NL assertions, judged by the run's judge (retried, checked, by a panel: judging.py); without one, not evaluated.
+
+    A judgment that fails after its retries is the component's error (docs/judges.md): never a pass, never a replay.
+    """
     assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
     if not assertions:
         return _score("NL_ASSERTION", [])
     if judge is None:
         return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
+    rounds = judge if isinstance(judge, JudgeRounds) else JudgeRounds.around(judge)
+    request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models,
+                           profile=profile or load_profile(None))
+    failed: list[dict[str, Any]] = []
     try:
-        request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models,
-                               profile=profile or load_profile(None))
-        checks = await judge.judge(request)
-    except INFRASTRUCTURE_FAILURES:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a judge failure is recorded on the component
-        return ComponentScore(component="NL_ASSERTION", score=None, error=f"{judge.name}: {type(exc).__name__}: {exc}")
-    return _score("NL_ASSERTION", list(checks))
+        judgment = await rounds.judgment(request, failed)
+    except JudgmentFailed as exc:
+        _record_judging(events, failed, None)
+        return ComponentScore(component="NL_ASSERTION", score=None, note=f"{JUDGE_ERROR_NOTE}: {exc}",
+                              error=f"{JUDGE_ERROR_NOTE}: {exc}")
+    _record_judging(events, failed, judgment.panel_record())
+    return _score("NL_ASSERTION", judgment.checks, judgment.note())
+
+
+JUDGE_ERROR_NOTE = "judge error"
+"""How an NL_ASSERTION component's error begins when the judge never gave a full verdict (attribution reads it)."""
+
+
+def _record_judging(events: EventLog | None, failed: list[dict[str, Any]], panel: dict[str, Any] | None) -> None:
+    if events is None:
+        return
+    for attempt in failed:
+        events.emit(Event(kind=FAILED_ATTEMPT_EVENT, data=attempt), source="bench-kernel:judge")
+    if panel is not None:
+        events.emit(Event(kind=PANEL_EVENT, data=panel), source="bench-kernel:judge")
 
 
 def _score(name: str, checks: list[Check], note: str = "") -> ComponentScore:
@@ -293,7 +424,7 @@ class NLAssertionComponent(RewardComponent):
     async def score(self, context: RewardContext) -> ComponentScore:
         """tau2's NL_ASSERTION check."""
         return await nl_component(context.task, context.messages, context.judge, context.seed, context.models,
-                                  context.profile)
+                                  context.profile, context.events)
 
 
 def builtin_components() -> list[RewardComponent]:

@@ -31,7 +31,16 @@ class JudgeRequest:
     models: Any = None
     """The conversation's model access (bench_kernel.modelhub.ConversationModels), role 'judge'."""
     profile: Profile = attrs.field(factory=lambda: load_profile(None))
-    """The run's profile: a model judge takes its prompt texts and sampling from it."""
+    """The run's profile: a model judge takes its prompt texts, request shape and sampling from it."""
+    attempt: int = 0
+    """0 for the first judgment; n for the n-th retry after a failed one (each with its own `seed`)."""
+    member: int = 0
+    """The panel member asking (0 without a panel); each member has its own `seed`."""
+
+    @property
+    def first(self) -> bool:
+        """True for the judgment a run without a panel sends first (the one a profile's request shape describes)."""
+        return self.attempt == 0 and self.member == 0
 
 
 @attrs.define(kw_only=True)
@@ -42,7 +51,11 @@ class Judge:
     description: str = ""
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
-        """One check per assertion, in order."""
+        """One check per assertion, in order, each with the assertion as its subject and a bool `met`.
+
+        Raise when the verdict cannot be read or misses an assertion: the kernel asks again (docs/judges.md) and
+        records a judge error when every attempt fails; any other answer is refused the same way.
+        """
         raise NotImplementedError
 
 

@@ -44,6 +44,22 @@ class RewardInfo:
         return next((c for c in self.components if c.component == name), None)
 
 
+@attrs.frozen(kw_only=True)
+class Attribution:
+    """Who a failed conversation's failure is attributed to, by which rule, and why (docs/attribution.md)."""
+
+    label: str
+    """agent, user-simulator, task, judge or infrastructure."""
+    rule: str
+    evidence: str
+    source: str = "rules"
+    """rules (bench_kernel.evaluation.attribution) or review (a reviewer model's verdict, bench-review)."""
+
+    def evidence_record(self) -> dict[str, str]:
+        """What the conversations table keeps in `attribution_evidence`."""
+        return {"rule": self.rule, "source": self.source, "evidence": self.evidence}
+
+
 def is_success(reward: float | None) -> bool:
     """tau2's success rule: reward within 1e-6 of 1."""
     return reward is not None and abs(reward - 1.0) <= 1e-6
@@ -75,11 +91,16 @@ class ConversationResult:
     channel: str = "identity"
     attributes: dict[str, str] = attrs.field(factory=dict)
     """The task's attributes (domain, persona, plugin-derived ones) for report breakdowns."""
+    attribution: Attribution | None = None
+    """Who the failure is attributed to (None for a conversation that passed)."""
+    retry: int = 0
+    """0 for the unit's first conversation; n for its n-th replay by `bench run --retry-attributed`."""
 
     @property
     def conversation_id(self) -> str:
-        """Stable id of this (run, arm, task, trial)."""
-        return f"{self.run_id}/{self.arm}/{self.task_id}/{self.trial}"
+        """Stable id of this (run, arm, task, trial), and of the retry when it is one."""
+        base = f"{self.run_id}/{self.arm}/{self.task_id}/{self.trial}"
+        return f"{base}/retry{self.retry}" if self.retry else base
 
     @property
     def reward(self) -> float | None:

@@ -47,6 +47,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
         "profiler": (),
         "judge_system": (),
         "judge_user": ("transcript", "statements"),
+        "judge_line": ("role", "content"),
         "knowledge_no_results": (),
         "knowledge_no_matches": ("pattern",),
         "knowledge_rerank": ("query", "document"),
@@ -57,6 +58,8 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     }.items()
 }
 """The texts every LLM participant of bench knows, and the placeholders each may use; a plugin may add its own keys."""
+OPTIONAL_TEXTS = frozenset({"judge_line"})
+"""Texts bench's own profile does without: only a profile whose settings ask for them uses them ([judge] transcript)."""
 SIDES = ("agent", "user")
 TOOL_CALL_FIELDS = frozenset({"id", "type", "function", "name"})
 TOOL_MESSAGE_FIELDS = frozenset({"role", "content", "tool_call_id"})
@@ -76,6 +79,42 @@ class MessageStyle:
     """An assistant message that only calls tools carries `"content": null`; False leaves the key out."""
 
 
+JUDGE_TRANSCRIPTS = ("bench", "lines")
+JUDGE_STATEMENTS = ("numbered", "python_list")
+JUDGE_VERDICTS = ("index", "echo")
+
+
+@attrs.frozen(kw_only=True)
+class JudgeStyle:
+    """How the NL-assertion judge's request is shaped and its reply read (docs/judges.md); bench's own by default."""
+
+    transcript: str = "bench"
+    """"bench": bench-llm's transcript (speakers, tool calls, tool results); "lines": the `judge_line` text per message."""
+    line_separator: str = "\n"
+    """Between two `judge_line`s."""
+    no_content: str = "None"
+    """What `judge_line` shows as the content of a message that has none (one that only calls tools)."""
+    statements: str = "numbered"
+    """"numbered": `N. text` per line, N the statement's id; "python_list": the texts as Python's repr of a list."""
+    verdicts: str = "index"
+    """"index": each verdict names its statement's number; "echo": each verdict repeats its statement's text."""
+    response_format: bool = True
+    """Ask for a JSON object (`response_format`)."""
+    seed: bool = True
+    """Send the conversation's seed with the first judgment (retries and panel members always carry their own)."""
+
+
+@attrs.frozen(kw_only=True)
+class _Judge:
+    transcript: str | None = None
+    line_separator: str | None = None
+    no_content: str | None = None
+    statements: str | None = None
+    verdicts: str | None = None
+    response_format: bool | None = None
+    seed: bool | None = None
+
+
 @attrs.frozen(kw_only=True)
 class _Seed:
     policy: str | None = None
@@ -84,6 +123,7 @@ class _Seed:
 @attrs.frozen(kw_only=True)
 class _Conversation:
     greeting: str | None = None
+    greeting_in_agent_history: bool | None = None
     user_stop_tokens: list[str] | None = None
     solo_stop_token: str | None = None
 
@@ -109,6 +149,7 @@ class _ProfileFile:
     conversation: _Conversation = attrs.field(factory=_Conversation)
     messages: _Messages = attrs.field(factory=_Messages)
     meaning: dict[str, str] = attrs.field(factory=dict)
+    judge: _Judge = attrs.field(factory=_Judge)
 
 
 @attrs.frozen(kw_only=True)
@@ -133,9 +174,13 @@ class Profile:
     seed_policy: str = "conversation"
     greeting: str
     user_stop_tokens: tuple[str, ...]
+    greeting_in_agent_history: bool = True
+    """The agent's own history starts with the greeting (tau2's); False: only the user hears it (AgentChangeBench's)."""
     solo_stop_token: str
     messages: MessageStyle = attrs.field(factory=MessageStyle)
     meaning: Mapping[str, str] = attrs.field(factory=dict)
+    judge: JudgeStyle = attrs.field(factory=JudgeStyle)
+    """How the NL-assertion judge's request is shaped and its reply read ([judge] in profile.toml)."""
     sha256: str = ""
 
     def render(self, key: str, **values: str) -> str:
@@ -204,8 +249,10 @@ class Profile:
         """What `bench profile show` prints: identity, provenance, constants, texts and tool coverage."""
         return {"name": self.name, "sha256": self.sha256, "path": self.path or "built in", "description": self.description,
                 "source": dict(self.source), "seed_policy": self.seed_policy, "sampling": {r: dict(v) for r, v in self.sampling.items()},
-                "greeting": self.greeting, "user_stop_tokens": list(self.user_stop_tokens),
+                "greeting": self.greeting, "greeting_in_agent_history": self.greeting_in_agent_history,
+                "user_stop_tokens": list(self.user_stop_tokens),
                 "solo_stop_token": self.solo_stop_token, "messages": attrs.asdict(self.messages),
+                "judge": attrs.asdict(self.judge),
                 "texts": {key: f"{len(text)} characters" for key, text in sorted(self.texts.items())},
                 "tools": {domain: {side: len(schemas) if schemas is not None else None for side, schemas in sides.items()}
                           for domain, sides in sorted(self.tools.items())} or "the domains' own schemas"}
@@ -268,10 +315,13 @@ def _read(directory: Path, base: Profile | None) -> Profile:
         "done_tool": done, "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
         "seed_policy": settings.seed.policy or (base.seed_policy if base else "conversation"),
         "greeting": _pick(conversation.greeting, base and base.greeting, "greeting"),
+        "greeting_in_agent_history": _pick(conversation.greeting_in_agent_history,
+                                           base.greeting_in_agent_history if base else True, "greeting_in_agent_history"),
         "user_stop_tokens": tuple(_pick(conversation.user_stop_tokens, base and list(base.user_stop_tokens), "user_stop_tokens")),
         "solo_stop_token": _pick(conversation.solo_stop_token, base and base.solo_stop_token, "solo_stop_token"),
         "messages": _message_style(directory / "profile.toml", settings.messages, base.messages if base else MessageStyle()),
         "meaning": {**(base.meaning if base else {}), **settings.meaning},
+        "judge": _judge_style(directory / "profile.toml", settings.judge, base.judge if base else JudgeStyle()),
     }
     if fields["done_tool"] is None:
         raise ConfigError(f"{directory}: no tools/done.json")
@@ -311,6 +361,14 @@ def _message_style(path: Path, own: _Messages, base: MessageStyle) -> MessageSty
         if unknown:
             raise ConfigError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(sorted(allowed))}) @ $.messages.{key}")
     return MessageStyle(**{**attrs.asdict(base, recurse=False), **fields})
+
+
+def _judge_style(path: Path, own: _Judge, base: JudgeStyle) -> JudgeStyle:
+    fields = {k: v for k, v in attrs.asdict(own).items() if v is not None}
+    for key, allowed in (("transcript", JUDGE_TRANSCRIPTS), ("statements", JUDGE_STATEMENTS), ("verdicts", JUDGE_VERDICTS)):
+        if key in fields and fields[key] not in allowed:
+            raise ConfigError(f"{path}: unknown judge {key} {fields[key]!r} (known: {', '.join(allowed)}) @ $.judge.{key}")
+    return attrs.evolve(base, **fields)
 
 
 def _texts(directory: Path) -> dict[str, str]:
@@ -418,4 +476,10 @@ def _content_hash(fields: Mapping[str, Any]) -> str:
         content.pop("discoverable", None)  # profiles made before discoverable tools existed keep their hashes
     content["done_tool"] = json.dumps(fields["done_tool"])
     content["messages"] = attrs.asdict(fields["messages"])
+    if content.get("greeting_in_agent_history", True):
+        content.pop("greeting_in_agent_history", None)  # the default: profiles made before the key keep their hashes
+    # bench's own judge style is left out, so profiles made before [judge] existed (bench's included) keep their hashes.
+    content["judge"] = attrs.asdict(fields["judge"])
+    if fields["judge"] == JudgeStyle():
+        content.pop("judge")
     return hashlib.sha256(canonical_json(content).encode()).hexdigest()

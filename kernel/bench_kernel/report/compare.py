@@ -13,8 +13,10 @@ import attrs
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.results import is_success
-from bench_kernel.evaluation.stats import Estimate, bootstrap_ci, pass_hat_k
+from bench_kernel.evaluation.stats import Estimate, TaskOutcomes, bootstrap_ci, pass_hat_k
+from bench_kernel.report.noise import pair_noise, pair_noise_line
 from bench_kernel.store.store import Store
+from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
@@ -81,6 +83,8 @@ class Comparison:
     pass_hat_k: dict[str, dict[str, Any]]
     tasks: list[dict[str, Any]]
     flips: dict[str, list[str]]
+    noise: dict[str, Any] | None = None
+    """Whether the pass^1 difference is within what the two runs can detect (report/noise.py); None without common tasks."""
 
 
 def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Sequence[dict[str, Any]],
@@ -90,16 +94,22 @@ def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Se
     common = sorted(set(a) & set(b))
     seed = f"compare:{run_a}:{run_b}"
     k_max = min((min(len(a[t].successes), len(b[t].successes)) for t in common), default=0)
-    tasks = [_task_row(a[t], b[t]) for t in common]
+    tasks = [_task_row(a[t], b[t]) for t in sorted(common, key=task_id_key)]  # reading order; the intervals keep theirs
+    pass_k = {str(k): _figure([(task_pass_hat_k(a[t], k), task_pass_hat_k(b[t], k)) for t in common],
+                              f"{seed}:pass^{k}", resamples) for k in range(1, k_max + 1)}
     return Comparison(
         run_a=run_a, run_b=run_b, agents=agents or {}, common_tasks=len(common),
         only_in_a=sorted(set(a) - set(b)), only_in_b=sorted(set(b) - set(a)),
         mean_reward=_figure([(a[t].mean_reward, b[t].mean_reward) for t in common], f"{seed}:mean_reward", resamples),
-        pass_hat_k={str(k): _figure([(task_pass_hat_k(a[t], k), task_pass_hat_k(b[t], k)) for t in common],
-                                    f"{seed}:pass^{k}", resamples) for k in range(1, k_max + 1)},
+        pass_hat_k=pass_k,
         tasks=tasks,
         flips={kind: [row["task_id"] for row in tasks if row["flip"] == kind] for kind in ("gained", "lost")},
+        noise=pair_noise([_outcomes(a[t]) for t in common], [_outcomes(b[t]) for t in common], pass_k.get("1")),
     )
+
+
+def _outcomes(record: TaskRecord) -> TaskOutcomes:
+    return TaskOutcomes(record.task_id, record.successes)
 
 
 def _figure(pairs: list[tuple[float, float]], seed: str, resamples: int) -> dict[str, Any]:
@@ -148,6 +158,7 @@ def render_comparison(c: Comparison, fmt: str) -> str:
     figures = [("mean_reward", c.mean_reward), *((f"pass^{k}", v) for k, v in c.pass_hat_k.items())]
     out += _table(["figure", "A", "B", "B - A", "95% low", "95% high", "tasks"],
                   [[name, f["a"], f["b"], f["difference"], f["low"], f["high"], f["n"]] for name, f in figures], markdown)
+    out += ["", f"{head}{pair_noise_line(c.noise)}"]
     out += ["", f"{head}Flips: {len(c.flips['gained'])} gained ({', '.join(c.flips['gained']) or 'none'}), "
                 f"{len(c.flips['lost'])} lost ({', '.join(c.flips['lost']) or 'none'})", ""]
     out += _table(["task", "successes A", "successes B", "reward A", "reward B", "B - A", "flip"],

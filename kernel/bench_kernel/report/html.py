@@ -7,10 +7,11 @@ from html import escape
 from typing import Any
 
 from bench_kernel.errors import ConfigError
+from bench_kernel.report.noise import card_lines
 from bench_kernel.report.plots import PLOTS, TITLES
 from bench_kernel.report.report import PROBLEMS_TITLE, Report, _header_lines, _headline_rows, problem_lines
 
-SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
+SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "noise", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}.error{color:#b00020}
@@ -52,11 +53,13 @@ def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_not
         _section("terminations", "Terminations of agent conversations",
                  table(["reason", "conversations"], [[k, v] for k, v in report.terminations.items()])),
         _section("flips", "Flips across trials", table(["figure", "value"], [[k, v] for k, v in report.flips.items()])),
+        _section("noise", "Noise: what two runs of this size can tell apart", "".join(f"<p>{escape(line)}</p>" for line in card_lines(report.noise))),
         _section("costs", "Model calls and cost per arm, role and model", _costs(report)),
         _section("breakdowns", "Figures by task attribute", _breakdowns(report)),
         _section("tasks", "Tasks", table(
-            ["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
-            [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks])),
+            ["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
+            [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
+             for t in report.tasks])),
         _section("plugin-sections", "Plugin sections", "".join(_plugin_section(s) for s in report.sections)
                  or "<p>No plugin sections in this run.</p>"),
         _section("plots", "Plots", _plots(plots, plots_note)),

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.audit.card import validity_card, validity_lines, validity_rows
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import BenchError, ConfigError, PluginError
 from bench_kernel.evaluation.results import is_success
@@ -26,12 +27,19 @@ from bench_kernel.evaluation.stats import (
 )
 from bench_kernel.logs import get_logger
 from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.report.attribution import attribution_card, superseded_count
+from bench_kernel.report.attribution import card_lines as attribution_lines
+from bench_kernel.report.attribution import card_rows as attribution_rows
+from bench_kernel.report.noise import card_lines, card_rows, noise_card, task_flip_probability
 from bench_kernel.report.sections import Section, SectionTable
 from bench_kernel.report.view import RunView, read_only
 from bench_kernel.store.store import RunRecord, Store
+from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
+SHOWN_KERNEL = ("judge.agreement",)
+"""The kernel's own metric values the report shows among the metrics (a judge panel's agreement: docs/judges.md)."""
 GOLD_FAILURES_EVENT = "run.gold_failures"
 """The run event `bench run` stores listing the tasks whose gold replay fails (run/runner.py writes it)."""
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
@@ -70,6 +78,13 @@ class Report:
     gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
     """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
     meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
+    noise: dict[str, Any] = attrs.field(factory=dict)
+    """The noise card (report/noise.py, docs/noise.md): MDD of pass^1 for two runs of this size, flip shares."""
+    validity: dict[str, Any] = attrs.field(factory=dict)
+    """The validity card (audit/card.py, docs/audit.md): floors, ceiling and audit flags of the run's tasks."""
+    attribution: dict[str, Any] = attrs.field(factory=dict)
+    """The attribution card (report/attribution.py, docs/attribution.md): failed agent conversations by label, pass^k
+    over the conversations attributable to the agent (`pass_hat_k_agent`), what dropped out, what was replayed."""
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -93,7 +108,8 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
                                   and v["metric"].startswith("component.")], seed, "component."),
         # Plugin metrics are chosen by their plugin, never by name: a plugin's "reward" is its own metric.
         metrics=_metric_means([{**v, "metric": f"{v['plugin']}:{v['metric']}"} for v in values
-                               if v["conversation_id"] in agent_ids and v["plugin"] != KERNEL], seed, ""),
+                               if v["conversation_id"] in agent_ids and (v["plugin"] != KERNEL or v["metric"] in SHOWN_KERNEL)],
+                              seed, ""),
         terminations=dict(sorted(Counter(r["termination_reason"] for r in rows if r["arm"] == "agent").items())),
         flips=flip_summary(outcomes),
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
@@ -104,6 +120,10 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
         gold_failures=list((store.last_run_event(run_id, (GOLD_FAILURES_EVENT,)) or {}).get("tasks", [])),
+        noise=noise_card(outcomes),
+        validity=validity_card(store, run, rows),
+        attribution=attribution_card([r for r in rows if r["arm"] == "agent"], superseded_count(store, run_id), k_max, seed,
+                                     task_outcomes),
     )
 
 
@@ -344,7 +364,7 @@ def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[
 def _baseline(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not rows:
         return None
-    passed = sorted(r["task_id"] for r in rows if is_success(r["reward"]))
+    passed = sorted((r["task_id"] for r in rows if is_success(r["reward"])), key=task_id_key)
     return {"agent": rows[0]["agent"], "conversations": len(rows), "pass_rate": round(len(passed) / len(rows), 6), "passed_tasks": passed}
 
 
@@ -355,8 +375,9 @@ def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], r
     baseline = {r["task_id"]: is_success(r["reward"]) for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA}
     return [
         {"task_id": o.task_id, "trials": o.n, "successes": o.c, "mean_reward": round(sum(rewards[o.task_id]) / o.n, 6),
-         "flips": o.flips, "flip_rate": round(o.flip_rate, 6), "baseline_passes": baseline.get(o.task_id)}
-        for o in outcomes
+         "flips": o.flips, "flip_rate": round(o.flip_rate, 6), "baseline_passes": baseline.get(o.task_id),
+         "flip_probability": task_flip_probability(o)}
+        for o in sorted(outcomes, key=lambda o: task_id_key(o.task_id))  # shown in reading order; the intervals keep theirs
     ]
 
 
@@ -376,13 +397,14 @@ SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "err
 
 
 def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures, the figures by task attribute (`name[attribute=value]`), then failed sections
+    """The headline figures, the noise card (`noise.mdd`, ...), the figures by task attribute (`name[attribute=value]`), then failed sections
     (`section:NAME`) and tasks whose gold replay fails (`gold_replay_failed[task=ID]`), as rows of SUMMARY_COLUMNS.
 
     n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed and
     error says why (each distinct message, with the conversations it ended when there are several).
     """
-    return [*_headline_rows(report), *_breakdown_rows(report), *_problem_rows(report)]
+    return [*_headline_rows(report), *card_rows(report.noise), *validity_rows(report.validity),
+            *attribution_rows(report.attribution), *_breakdown_rows(report), *_problem_rows(report)]
 
 
 def _problem_rows(report: Report) -> list[dict[str, Any]]:
@@ -481,6 +503,10 @@ def _text(report: Report, markdown: bool) -> str:
     out += ["", f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
+    out += [f"{head}Noise", *(f"- {line}" if markdown else f"  {line}" for line in card_lines(report.noise)), ""]
+    out += [f"{head}Validity", *(f"- {line}" if markdown else f"  {line}" for line in validity_lines(report.validity)), ""]
+    if report.attribution:
+        out += [f"{head}Attribution", *(f"- {line}" if markdown else f"  {line}" for line in attribution_lines(report.attribution)), ""]
     if report.costs:
         headers = ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"]
         rows = [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
@@ -490,8 +516,9 @@ def _text(report: Report, markdown: bool) -> str:
         names = sorted({name for g in b["groups"] for name in g["figures"]}, key=lambda n: (n not in ("average_reward", "pass^1"), n))
         rows = [[g["value"], g["conversations"], g["tasks"], *(g["figures"].get(n) for n in names)] for g in b["groups"]]
         out += [f"{head}By {b['attribute']}", *_table([b["attribute"], "conversations", "tasks", *names], rows, markdown), ""]
-    out += _table(["task", "trials", "successes", "mean reward", "flips", "baseline passes"],
-                  [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t["baseline_passes"]] for t in report.tasks], markdown)
+    out += _table(["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
+                  [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
+                   for t in report.tasks], markdown)
     for section in report.sections:
         out += ["", *_section_lines(section, markdown)]
     return "\n".join(out) + "\n"

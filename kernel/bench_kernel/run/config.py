@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
 
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
-                  "executor_options", "workers", "allow_broken_tasks", "speech_cache")
+                  "executor_options", "workers", "allow_broken_tasks", "speech_cache", "retry_attributed",
+                  "judge_retries")
 OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep",
-                     "exposure", "retrieval", "retrieval_options", "duplex")
+                     "exposure", "retrieval", "retrieval_options", "duplex", "exclude_flagged",
+                     "judge_panel")
 
 
 @attrs.frozen(kw_only=True)
@@ -79,6 +81,10 @@ class RunConfig:
     """The full-duplex settings (tick, time limit, speech complexity, turn-taking), set in --mode full-duplex only."""
     profile: str | None = None
     """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
+    judge_panel: int | None = None
+    """Judge NL assertions this many times (odd), each with its own seed, and keep the majority (docs/judges.md)."""
+    exclude_flagged: list[str] | None = None
+    """Leave out the selected tasks that `bench audit` flags with one of these flags (docs/audit.md)."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -96,8 +102,13 @@ class RunConfig:
     executor_options: dict[str, Any] = attrs.field(factory=dict)
     workers: int = 1
     """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
+    judge_retries: int = 2
+    """Ask the judge again this many times after a failed judgment (an unreadable or incomplete verdict)."""
     allow_broken_tasks: bool = False
     """Run tasks whose gold replay fails (refused otherwise, before anything is stored); the report lists them."""
+    retry_attributed: list[str] | None = None
+    """Play again, as new rows, the finished conversations whose failure is attributed to one of these labels
+    (`--retry-attributed user-simulator`, docs/attribution.md); the rows they replace are kept, marked superseded."""
 
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""

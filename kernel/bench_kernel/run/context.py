@@ -54,6 +54,8 @@ class RunContext:
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
     later_gold_failures: list[dict[str, Any]] | None = None
     """Filled when the domain's deferred data is loaded (the gold replays need it): recorded then, not in `prepare`."""
+    tasks: list[Task] = attrs.field(factory=list)
+    """The run's tasks as planned (a resume judges stored conversations of them again: run/rejudge.py)."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""

@@ -14,7 +14,9 @@ from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.evaluation.attribution import JUDGE, LABELS
 from bench_kernel.evaluation.evaluator import gold_problems
+from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
@@ -23,6 +25,7 @@ from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import Registry, collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.serialization import structure
+from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
@@ -41,6 +44,8 @@ BASELINE_USER = "scripted"
 TEXT_ARM = "text"
 """The arm of a paired run that plays each agent conversation again without the channel."""
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
+RETRY_EVENT = "run.retry_attributed"
+"""The run event listing the replays of a `--retry-attributed` pass [arm, task, trial, retry], so a resume finishes it."""
 GOLD_FAILURES_EVENT = "run.gold_failures"
 """The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
 MAX_LISTED = 20
@@ -52,6 +57,8 @@ class Unit:
     arm: str
     task: Task
     trial: int
+    retry: int = 0
+    """0 for the unit's first conversation; n for its n-th replay (`--retry-attributed`)."""
 
 
 def load_domain(registry: Registry, config: RunConfig) -> DomainData:
@@ -167,8 +174,13 @@ def evaluated(arm: str) -> bool:
     return arm in EVALUATED_ARMS or "=" in arm
 
 
-def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]]) -> tuple[list[Unit], int]:
-    """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
+def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]],
+               retries: Mapping[tuple[str, str, int], int] | None = None) -> tuple[list[Unit], int]:
+    """Units still to run (trial-major, as tau2 orders them) and how many were already done.
+
+    `retries` gives the replay ordinal of units whose newest row is a replay (`--retry-attributed`): one that ended
+    in an infrastructure error is played again under the same ordinal.
+    """
     wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
     if config.paired:
         wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
@@ -177,7 +189,42 @@ def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, i
     if config.baseline and config.agent != BASELINE_AGENT:
         wanted += [Unit("baseline", task, 0) for task in tasks]
     todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
+    if retries:
+        todo = [attrs.evolve(u, retry=retries.get((u.arm, u.task.id, u.trial), 0)) for u in todo]
     return todo, len(wanted) - len(todo)
+
+
+def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig) -> tuple[list[Unit], int]:
+    """The units a (begun or resumed) run still plays, and how many it had stored: `plan_units`, then the replays
+    `--retry-attributed` asks for."""
+    units, skipped = plan_units(tasks, config, store.finished_units(run_id), store.current_retries(run_id))
+    # Judge faults are judged again (run/rejudge.py), never played again.
+    labels = [label for label in config.retry_attributed or () if label != JUDGE]
+    replays = retry_units(store, run_id, tasks, labels) if labels else []
+    # A replayed unit is counted once, as one to play: the run's planned total stays its units'.
+    return units + replays, skipped - len(replays)
+
+
+def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[str]) -> list[Unit]:
+    """The replays of one `--retry-attributed` pass: the unfinished ones of the last pass (a resume), else a new pass
+    over the evaluated arms' newest finished rows attributed to one of `labels`, recorded as a run event first."""
+    unknown = sorted(set(labels) - set(LABELS))
+    if unknown:
+        raise ConfigError(f"--retry-attributed {unknown[0]!r}: not a label ({', '.join(LABELS)})")
+    by_id = {t.id: t for t in tasks}
+    current = store.current_retries(run_id)
+    last = store.last_run_event(run_id, (RETRY_EVENT,))
+    left = [u for u in (last or {}).get("units", []) if current.get((u[0], u[1], u[2]), 0) < u[3] and u[1] in by_id]
+    if left:
+        log.info("run.retry_attributed", resumed=len(left), labels=(last or {}).get("labels"))
+        return [Unit(arm, by_id[task], trial, retry) for arm, task, trial, retry in left]
+    chosen = [Unit(arm, by_id[task], trial, retry + 1) for arm, task, trial, retry in store.attributed_units(run_id, labels)
+              if task in by_id and evaluated(arm)]
+    if chosen:
+        units = [[u.arm, u.task.id, u.trial, u.retry] for u in chosen]
+        store.add_event(run_id, RETRY_EVENT, {"labels": list(labels), "units": units})
+    log.info("run.retry_attributed", replays=len(chosen), labels=list(labels))
+    return chosen
 
 
 def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
@@ -294,7 +341,8 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
         baseline_agent=registry.get("agent", BASELINE_AGENT),
         baseline_user=None if solo else registry.get("user simulator", scripted_user(BASELINE_USER, data)),
-        judge=registry.get("judge", config.judge) if config.judge else None,
+        judge=JudgeRounds.around(registry.get("judge", config.judge), retries=config.judge_retries,
+                                 panel=config.judge_panel or 1) if config.judge else None,
         channel=registry.get("channel", config.channel),
         evaluation=Evaluation(components=registry.components.get("reward component", {}),
                               rules=registry.components.get("combination rule", {})),

@@ -19,8 +19,9 @@ from bench_kernel.conversation.participants import (
     UserSimulator,
 )
 from bench_kernel.errors import ParticipantError
+from bench_kernel.evaluation.attribution import INFRASTRUCTURE, attributed, retry_seed
 from bench_kernel.evaluation.evaluator import evaluate
-from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.evaluation.results import Attribution, ConversationResult
 from bench_kernel.loadchecks import session_problem
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ConversationModels
@@ -40,7 +41,7 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
     bind_context(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
     started_utc, t0 = utc_now(), time.perf_counter()
-    cid = f"{ctx.run_id}/{unit.arm}/{unit.task.id}/{unit.trial}"
+    cid = f"{ctx.run_id}/{unit.arm}/{unit.task.id}/{unit.trial}" + (f"/retry{unit.retry}" if unit.retry else "")
     models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=unit.arm)
     try:
         result, metrics, rows = await _converse(ctx, unit, models, started_utc, t0)
@@ -60,7 +61,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
     channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
     profile = ctx.profile
-    seed = profile.conversation_seed(config.seed, task.id, unit.trial)
+    seed = retry_seed(profile.conversation_seed(config.seed, task.id, unit.trial), unit.retry)
     env = build_environment(ctx.data, task, solo=config.mode is Mode.NO_USER, context=ToolContext(profile=profile, models=models))
     opening = task.initial_state.message_history or [] if task.initial_state else []
     history = stamp_history(initial_messages(opening, config.mode, profile.greeting))
@@ -87,7 +88,9 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
         agent_cost=agent_cost(agent, models), user_cost=user_cost(models), channel=channel.name,
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
+        retry=unit.retry,
     )
+    result = attributed(result, task, ctx.data, env, gold, ctx.store)
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
     return result, component_values(result) + values, rows
 
@@ -105,7 +108,7 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
     sessions: list[Any] = []
     termination: TerminationReason | None = None  # stays None when the conversation is cancelled
     try:
-        agent_session = agent.start(setup)
+        agent_session = agent.start(setup.for_agent())
         sessions.append(agent_session)
         user_session = user.start(setup) if user is not None else None
         sessions.append(user_session)
@@ -204,11 +207,13 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
     user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
     return ConversationResult(
         run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
-        seed=ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), agent=agent.name,
+        seed=retry_seed(ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), unit.retry), agent=agent.name,
         user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
         reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task),
+        error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task), retry=unit.retry,
+        attribution=Attribution(label=INFRASTRUCTURE, rule="infrastructure_error", evidence=redact(f"{type(exc).__name__}: {exc}")),
     )
+
 
 
 def _safe_attributes(ctx: RunContext, task: Task) -> dict[str, str]:

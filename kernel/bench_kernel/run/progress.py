@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import attrs
 
 from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
 
 MODES = ("auto", "live", "lines", "none")
 NORMAL_ENDS = {TerminationReason.USER_STOP.value, TerminationReason.AGENT_STOP.value}
@@ -98,6 +99,8 @@ class Progress:
         if self.mode == "none":
             return
         self._write(f"run {ctx.run_id}: {todo} conversations to run, {skipped} already stored")
+        for line in methodology_lines(ctx.store.last_run_event(ctx.run_id, (METHODOLOGY_EVENT,))):
+            self._write(line)
         for line in in_flight_lines(ctx.config.concurrency, ctx.models.in_flight_limits()):
             self._write(line)
         if self.mode == "live" and todo:

@@ -93,6 +93,11 @@ def run_config_problems(config: RunConfig) -> list[str]:
                 for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal",
                              "workers")
                 if (value := getattr(config, name)) is not None and value < 1]
+    if config.judge_panel is not None and (config.judge_panel < 1 or config.judge_panel % 2 == 0):
+        problems.append(f"judge_panel must be an odd number of judges (a majority decides), not {config.judge_panel} "
+                        f"@ {run}.judge_panel")
+    if config.judge_retries < 0:
+        problems.append(f"judge_retries must be at least 0, not {config.judge_retries} @ {run}.judge_retries")
     if config.trials > MAX_TRIALS:
         problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
     if config.concurrency > MAX_CONCURRENCY:

@@ -24,6 +24,7 @@ from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_ba
 from bench_kernel.profiles.profile import load_profile
 from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
 from bench_kernel.run.context import RunContext
+from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology
 from bench_kernel.run.planning import (
     BASELINE_AGENT,
     BASELINE_USER,
@@ -37,6 +38,7 @@ from bench_kernel.run.planning import (
     evaluated,
     gold_failures,
     load_domain,
+    plan_stored,
     plan_units,
     profile_fits,
     refuse_unscorable,
@@ -50,6 +52,7 @@ from bench_kernel.run.planning import (
     with_duplex_defaults,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
+from bench_kernel.run.rejudge import rejudge_stored
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_values, score_metrics
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.lease import HEARTBEAT_S
@@ -98,6 +101,11 @@ async def prepare(config: RunConfig, store_path: Path | str,
     if data.retrieval is not None and config.retrieval != data.retrieval:
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    excluded: dict[str, list[str]] = {}
+    if config.exclude_flagged:  # bench audit's flags (docs/audit.md): computed, or read from the store's cache
+        from bench_kernel.audit.runs import exclude_flagged
+
+        tasks, excluded = await exclude_flagged(registry, data, tasks, config.exclude_flagged, store_path)
     config = with_duplex_defaults(config, registry, tasks)
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, tasks)
@@ -106,6 +114,7 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
+    methodology = await profile_methodology(parts.agent, parts.user, config, profile)  # the header's standard or custom
     later = _gold_check_after_loading(data, tasks, config, executor)
     failures = [] if later is not None else gold_failures(data, tasks)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
@@ -137,19 +146,35 @@ async def prepare(config: RunConfig, store_path: Path | str,
         models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
         if failures:  # what the report lists: tasks whose rewards are not meaningful, or scored as the reference does
             store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
+        store.add_event(run_id, METHODOLOGY_EVENT, methodology)
+        if config.exclude_flagged:  # the header and the report say what --exclude-flagged left out (docs/audit.md)
+            from bench_kernel.audit.runs import record_exclusion
+
+            record_exclusion(store, run_id, config.exclude_flagged, excluded)
         ctx = RunContext(
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
             models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
             store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile, later_gold_failures=later,
+            tasks=list(tasks),
         )
-        units, skipped = plan_units(tasks, config, store.finished_units(run_id))
+        units, skipped = plan_stored(store, run_id, tasks, config)
     except BaseException:
         store.set_status(run_id, "interrupted")  # gives the lease back
         store.close()
         await models.aclose()
         raise
     return ctx, units, skipped, not new
+
+
+def _record_static_flags(ctx: RunContext) -> None:
+    """The static audit flags of the run's tasks, for its validity card: once per run, after its conversations,
+    so neither its start-up nor its loop pays for them (docs/audit.md)."""
+    from bench_kernel.audit.runs import STATIC_FLAGS_EVENT, record_static_flags
+
+    if ctx.store.last_run_event(ctx.run_id, (STATIC_FLAGS_EVENT,)) is None:
+        ctx.data.load_deferred()
+        record_static_flags(ctx.store, ctx.run_id, ctx.data, ctx.tasks)
 
 
 def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: RunConfig,
@@ -322,8 +347,11 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
     try:
         if on_start is not None:
             on_start(ctx, len(units), skipped)
+        # A resume judges again the stored conversations whose judge failed: never replays them (docs/judges.md).
+        rejudged = await rejudge_stored(ctx, attributed_to_judge="judge" in (ctx.config.retry_attributed or ())) if resumed else 0
         ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started",
-                            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx)})
+                            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx),
+                             **({"rejudged": rejudged} if rejudged else {})})
         stopped_early = False
         try:
             stopped_early = await _execute_with_deadline(ctx, units, counted)
@@ -332,6 +360,8 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
                 raise
             _uncancel()
         interrupts.armed = False  # from here on the run ends by itself: what it stored is recorded whatever comes
+        if interrupts.signum is None and not stopped_early:
+            _record_static_flags(ctx)
         counts = ctx.store.unit_counts(ctx.run_id)
         signum = interrupts.signum
         status = "interrupted" if signum else run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)

@@ -199,3 +199,30 @@ def m012_run_lease(db: Database) -> None:
     db.table("runs").add_column("holder_started", str)
     db.table("runs").add_column("holder_token", str)
     db.table("runs").add_column("heartbeat_utc", str)
+
+
+@migrations(name="m013_task_audits")
+def m013_task_audits(db: Database) -> None:
+    # One audit per task content and domain data (`bench audit`): re-audits, runs and reports reuse it.
+    db.table("task_audits").create(
+        {"domain": str, "task_id": str, "task_hash": str, "data_fingerprint": str, "audit_version": str,
+         "audit_json": str, "created_utc": str},
+        pk=("domain", "task_id", "task_hash", "data_fingerprint", "audit_version"),
+    )
+
+
+@migrations(name="m014_conversation_attribution")
+def m014_conversation_attribution(db: Database) -> None:
+    # Who a failed conversation's failure is attributed to (docs/attribution.md), and the replays of
+    # `bench run --retry-attributed`: a replay is a new row (its id ends /retryN) and the row it replaces is kept,
+    # marked superseded_by the replay's id. One current (unsuperseded) row per (run, arm, task, trial).
+    conversations = db.table("conversations")
+    conversations.add_column("attribution", str)
+    conversations.add_column("attribution_evidence", str)
+    conversations.add_column("retry", int, not_null_default=0)
+    conversations.add_column("superseded_by", str)
+    db.execute("drop index if exists idx_conversations_run_id_arm_task_id_trial")
+    db.execute("create unique index idx_conversations_current on conversations (run_id, arm, task_id, trial) "
+               "where superseded_by is null")
+    db.execute("create unique index idx_conversations_run_id_arm_task_id_trial_retry on conversations "
+               "(run_id, arm, task_id, trial, retry)")

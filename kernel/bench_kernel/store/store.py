@@ -19,9 +19,10 @@ from bench_kernel.store.fastimport import lazy_patterns, without_unused_modules
 with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db"):
     from sqlite_utils import Database, Migrations
 
+from bench_kernel.conversation.events import Event
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
-from bench_kernel.evaluation.results import ConversationResult
+from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.lease import Holder, heartbeat_age_s, holder_alive
 from bench_kernel.store.migrations import migrations as kernel_migrations
@@ -354,7 +355,7 @@ class Store:
                    json_extract(r.config_json, '$.profile.name') as profile,
                    json_extract(r.config_json, '$.profile.sha256') as profile_sha256,
                    count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
-                 from runs r left join conversations c on c.run_id = r.id
+                 from runs r left join conversations c on c.run_id = r.id and c.superseded_by is null
                  group by r.id order by r.created_utc"""
         rows = []
         for row in self.db.query(sql):
@@ -368,13 +369,13 @@ class Store:
 
     def unit_counts(self, run_id: str) -> dict[str, int]:
         """How many conversations a run has stored, and how many of them are infrastructure errors."""
-        sql = "select count(*), sum(termination_reason = ?) from conversations where run_id = ?"
+        sql = "select count(*), sum(termination_reason = ?) from conversations where run_id = ? and superseded_by is null"
         stored, infra = self.db.execute(sql, [TerminationReason.INFRASTRUCTURE_ERROR.value, run_id]).fetchone()
         return {"stored": int(stored or 0), "infrastructure_errors": int(infra or 0)}
 
     def finished_units(self, run_id: str) -> set[tuple[str, str, int]]:
-        """(arm, task, trial) of every conversation that finished (infrastructure errors excluded)."""
-        sql = "select arm, task_id, trial from conversations where run_id = ? and termination_reason != ?"
+        """(arm, task, trial) of every unit whose newest conversation finished (infrastructure errors excluded)."""
+        sql = "select arm, task_id, trial from conversations where run_id = ? and termination_reason != ? and superseded_by is null"
         rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value]).fetchall()
         return {(a, t, int(n)) for a, t, n in rows}
 
@@ -389,6 +390,9 @@ class Store:
         cid = result.conversation_id
         with self._write(grouped=True):
             self._delete_conversation(cid)
+            if result.retry:  # the unit's earlier row is kept, marked as replaced by this one
+                self.db.execute("update conversations set superseded_by = ? where run_id = ? and arm = ? and task_id = ? "
+                                "and trial = ? and superseded_by is null", [cid, result.run_id, result.arm, result.task_id, result.trial])
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
@@ -499,14 +503,57 @@ class Store:
                    and m.message_json like '%"model"%' and {_REPORTED_MODEL} is not null order by model"""
         return [row["model"] for row in self.db.query(sql, [run_id])]
 
-    def conversations(self, run_id: str) -> list[dict[str, Any]]:
-        """Every stored conversation of a run, in (arm, task, trial) order."""
-        sql = "select * from conversations where run_id = ? order by arm, task_id, trial"
+    def conversations(self, run_id: str, *, include_superseded: bool = False) -> list[dict[str, Any]]:
+        """Every stored conversation of a run, in (arm, task, trial) order: the newest row of each unit (rows a
+        `--retry-attributed` replay superseded only with include_superseded)."""
+        current = "" if include_superseded else " and superseded_by is null"
+        sql = f"select * from conversations where run_id = ?{current} order by arm, task_id, trial, retry"
         return list(self.db.query(sql, [run_id]))
+
+    def current_retries(self, run_id: str) -> dict[tuple[str, str, int], int]:
+        """(arm, task, trial) -> retry ordinal of each unit whose newest row is a replay (`--retry-attributed`)."""
+        sql = "select arm, task_id, trial, retry from conversations where run_id = ? and superseded_by is null and retry > 0"
+        return {(a, t, int(n)): int(r) for a, t, n, r in self.db.execute(sql, [run_id]).fetchall()}
+
+    def attributed_units(self, run_id: str, labels: Sequence[str]) -> list[tuple[str, str, int, int]]:
+        """(arm, task, trial, retry) of the finished newest rows whose failure is attributed to one of these labels."""
+        marks = ", ".join("?" * len(labels))
+        sql = (f"select arm, task_id, trial, retry from conversations where run_id = ? and superseded_by is null "
+               f"and termination_reason != ? and attribution in ({marks}) order by arm, task_id, trial")
+        rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value, *labels]).fetchall()
+        return [(a, t, int(n), int(r)) for a, t, n, r in rows]
+
+    def set_attribution(self, conversation_id: str, label: str | None, evidence: dict[str, Any] | None) -> None:
+        """Replace a stored conversation's attribution (a reviewer's verdict, a new judgment); None: it passed."""
+        with self._write():
+            self.db.execute("update conversations set attribution = ?, attribution_evidence = ? where id = ?",
+                            [label, None if evidence is None else canonical_json(evidence), conversation_id])
 
     def metric_values(self, run_id: str) -> list[dict[str, Any]]:
         """Every metric value of a run."""
         return list(self.db.query("select * from metric_values where run_id = ? order by conversation_id, metric", [run_id]))
+
+    def replace_judgment(self, conversation_id: str, reward_info: RewardInfo, values: Sequence[MetricValue],
+                         events: Sequence[Event]) -> None:
+        """A stored conversation judged again (docs/judges.md): its reward, these metric values and new events, in one
+        transaction; messages, tool calls and every other value stay."""
+        with self._write(grouped=True):
+            self.db.execute("update conversations set reward = ?, reward_info_json = ? where id = ?",
+                            [reward_info.reward, canonical_json(unstructure(reward_info)), conversation_id])
+            row = self.db.execute("select c.run_id, coalesce(max(e.idx) + 1, 0) from conversations c left join "
+                                  "conversation_events e on e.conversation_id = c.id where c.id = ?", [conversation_id]).fetchone()
+            run_id, first = row[0], int(row[1])
+            for value in values:
+                self.db.execute("delete from metric_values where conversation_id = ? and metric = ? and plugin = ?",
+                                [conversation_id, value.metric, value.plugin])
+            self._insert("metric_values", [{"run_id": run_id, "conversation_id": conversation_id, "metric": m.metric,
+                                            "plugin": m.plugin, "value": m.value, "error": m.error,
+                                            "details_json": None if m.details is None else canonical_json(m.details)}
+                                           for m in values])
+            self._insert("conversation_events", [
+                {"conversation_id": conversation_id, "idx": first + i, "run_id": run_id, "message_index": e.message_index,
+                 "kind": e.kind, "source": e.source, "data_json": canonical_json(e.data), "ts_utc": e.ts_utc}
+                for i, e in enumerate(events)])
 
     def messages(self, conversation_id: str) -> list[dict[str, Any]]:
         """A conversation's messages, in order."""
@@ -673,6 +720,9 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
         "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
         "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages), "channel": r.channel,
         "attributes_json": canonical_json(r.attributes) if r.attributes else None,
+        "attribution": r.attribution.label if r.attribution else None,
+        "attribution_evidence": canonical_json(r.attribution.evidence_record()) if r.attribution else None,
+        "retry": r.retry,
     }
 
 

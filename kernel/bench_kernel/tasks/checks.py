@@ -15,6 +15,7 @@ from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
 from bench_kernel.run.runner import RunConfig, load_domain
 from bench_kernel.serialization import read_json
 from bench_kernel.tasks.domain import DomainData, build_environment
+from bench_kernel.tasks.ordering import task_id_key
 from bench_kernel.tasks.schema import Task
 
 log = get_logger()
@@ -53,7 +54,7 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
             "has_ticket": t.ticket is not None,
             "problems": [p for p in data.task_problems if p.startswith(f"task {t.id!r}:")],
         }
-        for t in data.tasks
+        for t in sorted(data.tasks, key=lambda t: task_id_key(t.id))
     ]
 
 
@@ -82,7 +83,7 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
     if data.user_state is not None:
         data.user_state.content_hash()
     results = []
-    for task in data.tasks:
+    for task in sorted(data.tasks, key=lambda t: task_id_key(t.id)):
         try:
             results.append(check_task(data, task))
         except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash

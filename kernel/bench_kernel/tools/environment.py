@@ -215,7 +215,11 @@ class Environment:
         if not isinstance(result, bool):
             return Check(subject=subject, met=False, detail=f"returned {result!r}, not a bool")
         met = result == assertion.assert_value
-        return Check(subject=subject, met=met, detail=assertion.message or f"returned {result}")
+        if met:
+            return Check(subject=subject, met=met, detail=assertion.message or f"returned {result}")
+        # A failure says what was expected and what came back, then what the task says it means.
+        found = f"returned {result}, expected {assertion.assert_value}"
+        return Check(subject=subject, met=met, detail=f"{found}: {assertion.message}" if assertion.message else found)
 
     def agent_schemas(self) -> list[dict[str, Any]]:
         """What the agent may call (agent tools, plus user tools in solo mode)."""

@@ -33,17 +33,27 @@ from bench_kernel import (
     ModelError,
     ModelUnavailableError,
     ParticipantError,
+    Profile,
     ToolCall,
     ToolMessage,
     UserMessage,
     agent_instructions,
+    done_tool_name,
 )
 
 from .context import AGENT, Factory, FactoryContext, factory_spec, load_factory, probe_context
 from .endpoint import Endpoint
 from .net import loopback_socket
-from .runners import Runner, framework_version, reset_current_context, runner_for, set_current_context
+from .runners import (
+    Runner,
+    framework_version,
+    opening_state,
+    reset_current_context,
+    runner_for,
+    set_current_context,
+)
 from .tools import CallsTurn, Failure, StopTurn, ToolExchange, tool_functions
+from .wire import opening_messages
 
 INFRASTRUCTURE = (BudgetExceededError, ModelUnavailableError)
 """Failures that are not the agent's: they end the conversation as an infrastructure error, re-run on resume."""
@@ -75,6 +85,8 @@ class BridgeSession(AgentSession):
     mcp_socket: socket.socket | None = None
     """Bound at start (so the factory knows `mcp_url`); the MCP server takes it before the first turn."""
     mcp: contextlib.AsyncExitStack | None = None
+    opened: bool = False
+    """Whether the framework's history was started from the conversation's opening."""
 
     # ----------------------------------------------------------------------- the model side (called by the endpoint)
 
@@ -109,6 +121,8 @@ class BridgeSession(AgentSession):
             self.model_error = None
             await self._serve_mcp()
             text = self._user_text(incoming)
+            if not self.opened:  # the framework's history starts with the conversation's opening (the greeting)
+                self.state, self.opened = opening_state(self.runner, self.context.history), True
             token = set_current_context(self.context)  # the task copies the context: the runner sees this conversation's
             try:
                 self.task = asyncio.create_task(self.runner.turn(self.agent, self.state, text))
@@ -254,27 +268,33 @@ class FrameworkAgent(Agent):
         return {"factory": factory.spec, "factory_sha256": factory.source_sha256, "framework": runner.name,
                 "framework_version": framework_version(runner) or "unknown"}
 
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """Its own agent loop, and what its first model request in a probe turn lacks of the profile (probe.py)."""
+        from .probe import framework_deviations
+
+        return await framework_deviations(self.factory(options), options, profile)
+
     def start(self, setup: ConversationSetup) -> AgentSession:
         """Bind the conversation's token and tools, build the framework's agent with the factory, find its runner."""
         options = dict(setup.options.get("agent") or {})
         factory = self.factory(options)
         exchange = ToolExchange(tool_names=frozenset(), raise_errors=_tool_errors(options) == "raise",
                                 wait_s=float(options.get("timeout_s", DEFAULT_WAIT_S)))
-        schemas = [dict(s) for s in setup.agent_tools]
         if setup.mode is Mode.NO_USER:
-            done = dict(setup.profile.done_tool)
-            if any(s["function"]["name"] == done["function"]["name"] for s in schemas):
-                raise ConfigError(f"the domain has a tool named {done['function']['name']!r}, which agent {AGENT!r} "
+            done = done_tool_name(setup.profile)
+            if any(s["function"]["name"] == done for s in setup.agent_tools):
+                raise ConfigError(f"the domain has a tool named {done!r}, which agent {AGENT!r} "
                                   "reserves to end the work in the no-user mode")
-            schemas.append(done)
-            exchange.done_tool = done["function"]["name"]
+            exchange.done_tool = done
+        schemas = [dict(s) for s in setup.agent_request_tools()]  # llm-fc's tools array: the profile's, byte for byte
         exchange.tool_names = frozenset(s["function"]["name"] for s in schemas)
         endpoint = Endpoint.shared()
         model = setup.models.config("agent").model
         context = FactoryContext(model=model, base_url=endpoint.base_url, api_key="", tools=tool_functions(schemas, exchange),
                                  tool_schemas=schemas, instructions=agent_instructions(setup), mode=setup.mode.value,
                                  ticket=setup.task.ticket if setup.mode is Mode.NO_USER else None, setup=setup,
-                                 options=options)
+                                 options=options, tool_choice=setup.agent_tool_choice(),
+                                 history=opening_messages(setup.history), invoke=exchange.invoke)
         session = BridgeSession(setup=setup, runner=None, agent=None, context=context, exchange=exchange,  # type: ignore[arg-type]
                                 endpoint=endpoint, model=model, wait_s=exchange.wait_s)
         if _serves_mcp(options):

@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -35,7 +36,8 @@ class FactoryContext:
     tools: list[Callable[..., Awaitable[str]]]
     """The conversation's tools as async functions with real signatures and docstrings."""
     tool_schemas: list[dict[str, Any]]
-    """The same tools as OpenAI schemas, exactly as bench's own agents send them."""
+    """The same tools as the OpenAI tools array `llm-fc` sends under the run's profile, byte for byte (the profile's
+    schemas, in its order; `done` last in the no-user mode): bind these to send the profile's tools."""
     instructions: str
     """The system prompt, rendered from the run's profile (policy, mode, `done` tool) as bench's agents get it."""
     mode: str
@@ -46,12 +48,24 @@ class FactoryContext:
     """The whole conversation set-up (None in the probe call made before the run starts)."""
     options: Mapping[str, Any] = attrs.field(factory=dict)
     """The agent options (`--agent-option KEY=VALUE`), for the factory's own settings."""
+    tool_choice: str | None = None
+    """The `tool_choice` `llm-fc` sends with those tools ("auto"; "required" in the no-user mode)."""
+    history: list[dict[str, Any]] = attrs.field(factory=list)
+    """The conversation's opening as chat messages (the profile's greeting, or the task's history): the runner starts
+    the framework's own history with it."""
     mcp_url: str | None = None
     """Where the same tools are served over MCP for this conversation (with `api_key` as the bearer token), when the run
     serves them (bench_bridge.mcp_server); None otherwise."""
     probe: bool = False
-    """True for the one call made before the run, to check the factory and learn its framework."""
+    """True for the calls made before the run: the factory's check (no tools) and the profile check (probe.py)."""
+    _invoke: Callable[[str, dict[str, Any]], Awaitable[str]] | None = None
     _client: Any = None
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Run one of `tool_schemas` by its name with JSON arguments, through bench, as the tool functions do."""
+        if self._invoke is None:
+            raise ConfigError(f"agent {AGENT!r}: the factory's check has no tools to call")
+        return await self._invoke(name, json.loads(json.dumps(dict(arguments), default=str)))
 
     @property
     def client(self) -> Any:

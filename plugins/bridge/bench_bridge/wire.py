@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from bench_kernel import ChatRequest, ChatResponse, ToolCall
+from bench_kernel import AssistantMessage, ChatRequest, ChatResponse, Message, ToolCall, ToolMessage, UserMessage
 
 CHAT_SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "presence_penalty",
                  "frequency_penalty", "logit_bias", "parallel_tool_calls", "reasoning_effort")
@@ -159,6 +159,32 @@ def _text(content: Any) -> str:
             raise BadRequest(f"the bridge serves text only, not content parts of type {kind!r}")
         texts.append(str(part.get("text") or ""))
     return "".join(texts)
+
+
+# --------------------------------------------------------------------------- the opening history
+
+
+def opening_messages(history: Sequence[Message]) -> list[dict[str, Any]]:
+    """The conversation's opening as the agent sees it, as chat messages: the profile's greeting, or the task's history.
+
+    The user messages that close it are left out: they are what the framework's first turn is started with.
+    """
+    kept = list(history)
+    while kept and isinstance(kept[-1], UserMessage):
+        kept.pop()
+    messages: list[dict[str, Any]] = []
+    for m in kept:
+        if isinstance(m, AssistantMessage):
+            message: dict[str, Any] = {"role": "assistant", "content": m.content}
+            if m.tool_calls:
+                message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}}
+                                         for c in m.tool_calls]
+            messages.append(message)
+        elif isinstance(m, UserMessage) and m.has_text():
+            messages.append({"role": "user", "content": m.content})  # the user's device actions are not the agent's to see
+        elif isinstance(m, ToolMessage) and m.requestor == "assistant":
+            messages.append({"role": "tool", "tool_call_id": m.id, "content": m.content or ""})
+    return messages
 
 
 # --------------------------------------------------------------------------- replies

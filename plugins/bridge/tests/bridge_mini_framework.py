@@ -88,6 +88,9 @@ class MiniRunner:
     def matches(self, agent: object) -> bool:
         return type(agent).__name__ == "MiniAgent"
 
+    def opening(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(messages)  # its history is chat messages already
+
     async def turn(self, agent: Any, state: Any, message: str) -> tuple[str, Any]:
         return await agent.run(state, message)
 

@@ -8,7 +8,7 @@ In the no-user mode the agent works from the task's ticket and ends by calling `
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -24,6 +24,7 @@ from bench_kernel import (
     MessageStyle,
     Mode,
     ModelResponseError,
+    Profile,
     ToolCall,
     ToolMessage,
     UserMessage,
@@ -60,7 +61,7 @@ class FunctionCallingSession(AgentSession):
         """Add what arrived to the history, ask the model, and turn its reply into a message."""
         self.log.take(incoming)
         solo = self.setup.mode is Mode.NO_USER
-        response = await self.log.ask(self.tools, "required" if solo else "auto")
+        response = await self.log.ask(self.tools, self.setup.agent_tool_choice())
         calls = self.log.name_calls(response.tool_calls, "assistant")
         done = done_tool(self.setup.profile)
         if solo and any(c.name == done for c in calls):
@@ -87,11 +88,19 @@ class FunctionCallingAgent(Agent):
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A session with our instructions, the policy, and the mode's ticket, plan or `done` tool."""
         require_model(setup.models, "agent", f"agent {self.name!r}")
-        tools = list(setup.agent_tools)
         if setup.mode is Mode.NO_USER:
-            _refuse_clash(tools, done_tool(setup.profile), "to end the work in the no-user mode", self.name)
-            tools.append(dict(setup.profile.done_tool))
-        return FunctionCallingSession(setup, chat_log(setup, "agent", agent_prompt(setup), agent_view), tools)
+            _refuse_clash(setup.agent_tools, done_tool(setup.profile), "to end the work in the no-user mode", self.name)
+        return FunctionCallingSession(setup, chat_log(setup, "agent", agent_prompt(setup), agent_view),
+                                      setup.agent_request_tools())
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """Nothing: it sends the profile's prompt, tools array, greeting, tool_choice and sampling (bar kept reasoning)."""
+        return keep_reasoning_deviation(options)
+
+
+def keep_reasoning_deviation(options: Mapping[str, Any]) -> list[str]:
+    """What `keep_reasoning` adds to a participant's requests beyond the profile's."""
+    return ["keeps the model's reasoning in its history (keep_reasoning)"] if options.get("keep_reasoning") else []
 
 
 def _refuse_clash(tools: Sequence[dict[str, Any]], name: str, purpose: str, agent: str) -> None:
@@ -264,3 +273,8 @@ class TextActionAgent(Agent):
             raise ConfigError(f"agent {self.name!r}: on_parse_error must be one of {', '.join(ON_PARSE_ERROR)}, "
                               f"not {on_parse_error!r}")
         return TextActionSession(setup, chat_log(setup, "agent", system, text_view), on_parse_error)
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """Its tools are described in its system prompt and answered in text, not sent as the profile's tools array."""
+        return ["tools described in its system prompt, actions written as text (no tools array, no tool_choice)",
+                *keep_reasoning_deviation(options)]

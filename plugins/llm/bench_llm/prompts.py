@@ -49,7 +49,13 @@ def voice_user_prompt(setup: ConversationSetup) -> str:
 
 
 def judge_prompt(profile: Profile, transcript: str, assertions: Sequence[str]) -> list[dict[str, Any]]:
-    """The judge's messages: the profile's rules, then the transcript and the numbered statements."""
-    statements = "\n".join(f"{i}. {a}" for i, a in enumerate(assertions, start=1))
-    question = profile.render("judge_user", transcript=transcript, statements=statements)
+    """The judge's messages: the profile's rules, then the transcript and the statements (their ids: docs/judges.md)."""
+    question = profile.render("judge_user", transcript=transcript, statements=judge_statements(profile, assertions))
     return [{"role": "system", "content": profile.text("judge_system")}, {"role": "user", "content": question}]
+
+
+def judge_statements(profile: Profile, assertions: Sequence[str]) -> str:
+    """The statements as the profile's judge lists them: numbered (the number is the id) or as a Python list."""
+    if profile.judge.statements == "python_list":
+        return repr(list(assertions))  # the texts are the ids: the judge repeats the one it grades
+    return "\n".join(f"{i}. {a}" for i, a in enumerate(assertions, start=1))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
-from bench_kernel import ChatResponse, ConversationSetup, Message, UserMessage, UserSession, UserSimulator
+from bench_kernel import ChatResponse, ConversationSetup, Message, Profile, UserMessage, UserSession, UserSimulator
 
+from .agents import keep_reasoning_deviation
 from .chat import ChatLog, chat_log, reasoning_data, require_model, speaker, usage_of, user_view
 from .prompts import user_prompt
 
@@ -51,3 +53,7 @@ class ModelUser(UserSimulator):
         """A session with our guidelines and the task's scenario."""
         require_model(setup.models, "user", f"user simulator {self.name!r}")
         return ModelUserSession(setup, chat_log(setup, "user", user_prompt(setup), user_view))
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """Nothing: its prompt, history and sampling are the profile's (bar kept reasoning)."""
+        return keep_reasoning_deviation(options)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench_llm.judge import read_verdicts, transcript
+from bench_llm.judge import judge_request, judge_transcript, read_verdicts, transcript
+from bench_llm.prompts import judge_statements
 from bench_llm.testing import text_reply
 
 from bench_kernel import (
@@ -16,12 +17,18 @@ from bench_kernel import (
     ChatResponse,
     ConfigError,
     DomainData,
+    JudgeRequest,
+    JudgeStyle,
     ModelResponseError,
+    Task,
     ToolCall,
     ToolMessage,
     UserMessage,
+    UserScenario,
+    load_profile,
 )
 
+TASK = Task(id="t", user_scenario=UserScenario(instructions="x"))
 ASSERTIONS = ["The agent moves the customer to the Fiber 1000 plan.", "The agent is polite."]
 
 
@@ -73,7 +80,7 @@ def test_an_unreadable_or_partial_reply_is_a_component_error(run_bench, nl_tasks
     row = out.conversation("upgrade_by_email")
     assert (row["termination_reason"], row["reward"]) == ("user_stop", 0.0)
     component = out.component("upgrade_by_email", "NL_ASSERTION")
-    assert component["score"] is None and component["error"].startswith("llm-judge: ModelResponseError")
+    assert component["score"] is None and component["error"].startswith("judge error: judge 'llm-judge': ModelResponseError")
 
 
 def test_without_a_judge_model_the_run_is_refused(run_bench, nl_tasks: str) -> None:
@@ -81,11 +88,51 @@ def test_without_a_judge_model_the_run_is_refused(run_bench, nl_tasks: str) -> N
         run_bench({}, agent="oracle", judge="llm-judge", tasks_file=nl_tasks)
 
 
-def test_read_verdicts_is_lenient_about_form() -> None:
-    unnumbered = json.dumps({"results": [{"met": "yes", "reasoning": "a"}, {"metExpectation": False}]})
-    assert [(c.met, c.detail) for c in read_verdicts(unnumbered, ["x", "y"])] == [(True, "a"), (False, "")]
-    bare_list = json.dumps([{"index": 2, "met": True}, {"index": 1, "met": False}])
-    assert [c.met for c in read_verdicts(bare_list, ["x", "y"])] == [False, True]
+def test_read_verdicts_finds_each_verdict_by_its_statement_number() -> None:
+    bare_list = json.dumps([{"index": 2, "met": True}, {"index": 1, "met": False, "reasoning": "a"}])
+    assert [(c.subject, c.met, c.detail) for c in read_verdicts(bare_list, ["x", "y"])] == [("x", False, "a"), ("y", True, "")]
+    tau2_keys = json.dumps({"results": [{"index": 1, "metExpectation": True}]})
+    assert [c.met for c in read_verdicts(tau2_keys, ["x"])] == [True]
+
+
+@pytest.mark.parametrize(("reply", "problem"), [
+    ({"results": [{"met": True}, {"met": False}]}, "names no statement number"),
+    ({"verdicts": [{"index": 1, "met": True}]}, r"no verdict for statement\(s\) \[2\]"),
+    ({"verdicts": [{"index": 1, "met": True}, {"index": 1, "met": False}]}, "two verdicts for statement 1"),
+    ({"verdicts": [{"index": 1, "met": True}, {"index": 5, "met": False}]}, "statement 5, which does not exist"),
+    ({"verdicts": [{"index": "1", "met": True}, {"index": 2, "met": True}]}, "names no statement number"),
+    ({"verdicts": [{"index": 1, "met": "yes"}, {"index": 2, "met": True}]}, 'no true/false "met"'),
+])
+def test_read_verdicts_refuses_a_verdict_it_cannot_tie_to_one_statement(reply: dict, problem: str) -> None:
+    with pytest.raises(ModelResponseError, match=problem):
+        read_verdicts(json.dumps(reply), ["x", "y"])
+
+
+ECHO = JudgeStyle(verdicts="echo", statements="python_list")
+
+
+def test_echoed_verdicts_are_matched_to_statements_by_normalised_text() -> None:
+    statements = ["Agent should tell the user it's $8.", 'Agent says "done".', "Agent says done"]
+    reply = {"results": [
+        {"expectedOutcome": "agent says DONE", "reasoning": "r3", "metExpectation": False},
+        {"expectedOutcome": "  Agent should tell   the user it\u2019s $8", "reasoning": "r1", "metExpectation": True},
+        {"expectedOutcome": "Agent says 'done'.", "reasoning": "r2", "metExpectation": True}]}
+    checks = read_verdicts(json.dumps(reply), statements, ECHO)
+    # identical statements (after normalising) take their verdicts in order
+    assert [(c.subject, c.met, c.detail) for c in checks] == [
+        (statements[0], True, "r1"), (statements[1], False, "r3"), (statements[2], True, "r2")]
+
+
+@pytest.mark.parametrize(("results", "problem"), [
+    ([{"reasoning": "r", "metExpectation": True}], "does not repeat its statement"),
+    ([{"expectedOutcome": "x", "metExpectation": True}, {"expectedOutcome": "X.", "metExpectation": True}], "two verdicts for"),
+    ([{"expectedOutcome": "z", "metExpectation": True}], "a verdict for an unknown statement"),
+    ([{"expectedOutcome": "x", "metExpectation": True}], r"no verdict for statement\(s\) \[2\]"),
+    ([{"expectedOutcome": "x", "metExpectation": 1}, {"expectedOutcome": "y", "metExpectation": True}], 'no true/false "met"'),
+])
+def test_echoed_verdicts_must_each_name_one_statement_once(results: list, problem: str) -> None:
+    with pytest.raises(ModelResponseError, match=problem):
+        read_verdicts(json.dumps({"results": results}), ["x", "y"], ECHO)
 
 
 def test_read_verdicts_accepts_raw_newlines_in_strings() -> None:
@@ -95,7 +142,7 @@ def test_read_verdicts_accepts_raw_newlines_in_strings() -> None:
 
 
 @pytest.mark.parametrize("reply", [
-    None, "", "[1, 2]", '{"verdicts": "all good"}', '{"verdicts": [{"index": 1, "met": "maybe"}]}'])
+    None, "", "  \n", "[1, 2]", '{"verdicts": "all good"}', '{"verdicts": [{"index": 1, "met": "maybe"}]}'])
 def test_read_verdicts_refuses_what_it_cannot_read(reply: str | None) -> None:
     with pytest.raises(ModelResponseError):
         read_verdicts(reply, ["x"])
@@ -116,3 +163,23 @@ def test_transcript_shows_both_sides_and_their_tools() -> None:
         'agent calls get_customer({"customer_id": "C-9"})',
         "tool result for the agent (error): Error: No customer with id 'C-9'.",
     ]
+
+
+def test_a_profile_can_show_the_transcript_one_line_per_message(tmp_path: Path) -> None:
+    directory = tmp_path / "profile"
+    (directory / "texts").mkdir(parents=True)
+    (directory / "profile.toml").write_text('format = 1\nname = "lines"\n[judge]\ntranscript = "lines"\n'
+                                            'statements = "python_list"\nverdicts = "echo"\nno_content = "(none)"\n'
+                                            'response_format = false\nseed = false\n')
+    (directory / "texts" / "judge_line.md").write_text("<{{role}}> {{content}}")
+    profile = load_profile(directory)
+    messages = [AssistantMessage(content="Hi!\nHow can I help?"),
+                AssistantMessage(tool_calls=[ToolCall(id="a1", name="get_customer", arguments={})]),
+                ToolMessage(id="a1", content="{}"), UserMessage(content="Bye")]
+    assert judge_transcript(profile, messages) == "<assistant> Hi!\nHow can I help?\n<assistant> (none)\n<tool> {}\n<user> Bye"
+    assert judge_statements(profile, ["it's", 'a "b"']) == repr(["it's", 'a "b"'])
+    first = judge_request(JudgeRequest(task=TASK, messages=messages, assertions=["x"], seed=7, profile=profile))
+    assert (first.seed, first.response_format) == (None, None)  # as the profile's judge sends it
+    retry = judge_request(JudgeRequest(task=TASK, messages=messages, assertions=["x"], seed=9, profile=profile, attempt=1))
+    assert retry.seed == 9  # a retry always carries its own seed: never the same request twice
+    assert load_profile(None).sha256 != profile.sha256

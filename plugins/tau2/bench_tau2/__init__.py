@@ -65,6 +65,7 @@ def summary_lines(summary: ImportSummary) -> list[str]:
         other = "current" if summary.tasks == "embedded" else "embedded"
         shown = ", ".join(summary.differing_tasks[:10]) + (", ..." if len(summary.differing_tasks) > 10 else "")
         lines.append(f"warning: {len(summary.differing_tasks)} task(s) differ between the file and domain {summary.domain!r} "
+                     f"in {', '.join(summary.differing_fields)} "
                      f"(graded with the {summary.tasks} version; --tasks {other} for the other): {shown}")
     return lines
 
@@ -163,7 +164,8 @@ def tau2_group() -> None:
 @click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The profile directory to write (docs/profiles.md).")
 @click.option("--data-dir", type=click.Path(file_okay=False, exists=True),
-              help="tau2's data directory (TAU2_DATA_DIR for the dump: user-simulator guidelines, domain data).")
+              help="tau2's data directory (TAU2_DATA_DIR for the dump: user-simulator guidelines, domain data); default: "
+                   "TAU2_DATA_DIR, else the one tau2 finds, else data/ of the checkout pip installed tau2 from.")
 @click.option("--domain", "domains", multiple=True,
               help="A domain of tau2's registry (repeatable; default: every domain whose environment builds).")
 @click.option("--user-simulator", help="The registry name of the tau2 user simulator whose prompt to take "
@@ -184,6 +186,8 @@ def profile_lines(written: WrittenProfile) -> list[str]:
     shown = ", ".join(f"{domain} ({agent} agent tools, " + ("no user tools" if user is None else f"{user} user tools") + ")"
                       for domain, (agent, user) in written.tools.items())
     lines = [f"wrote profile {written.name!r} (tau2 {written.version}) to {written.directory}: {shown}"]
+    if written.data_dir:
+        lines.append(f"  tau2's data read from {written.data_dir}")
     lines += [f"  skipped domain {domain!r}: {error}" for domain, error in written.skipped.items()]
     return lines
 

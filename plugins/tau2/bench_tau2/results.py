@@ -247,7 +247,9 @@ class ImportSummary:
     """Simulations the file stores as infrastructure errors: kept as such, neither graded nor compared."""
     tasks: str = "embedded"
     differing_tasks: list[str] = attrs.field(factory=list)
-    """Ids of tasks whose embedded and current versions differ."""
+    """Ids of tasks whose embedded and current versions differ (in fields other than those bench derives)."""
+    differing_fields: list[str] = attrs.field(factory=list)
+    """The task fields in which they differ, e.g. evaluation_criteria."""
     skipped: list[str] = attrs.field(factory=list)
     """Simulations bench could not import, each named (file, id, task, JSON path) with the reason."""
     unrewarded: int = 0
@@ -306,15 +308,27 @@ def _implementation(document: dict[str, Any], key: str) -> Any:
     return part.get("implementation") if isinstance(part, dict) else None
 
 
-def _tasks(embedded: dict[str, Task], data: DomainData, *, prefer: str) -> tuple[dict[str, Task], list[str]]:
-    """The tasks that grade the import, and the ids whose embedded and current versions differ.
+def _tasks(embedded: dict[str, Task], data: DomainData, *, prefer: str) -> tuple[dict[str, Task], dict[str, list[str]]]:
+    """The tasks that grade the import, and per id whose embedded and current versions differ, the fields that do.
 
     Plugin-owned fields such as goal_shifts are parsed by their plugins; a task only one side has is used as it is.
     """
     current = {t.id: t for t in data.tasks}
-    differing = sorted((i for i in embedded.keys() & current.keys() if embedded[i] != current[i]), key=_natural)
+    found = {i: differing_fields(embedded[i], current[i]) for i in embedded.keys() & current.keys()}
+    differing = {i: found[i] for i in sorted(found, key=_natural) if found[i]}
     first, second = (embedded, current) if prefer == "embedded" else (current, embedded)
     return {**second, **first}, differing
+
+
+DERIVED_FIELDS = frozenset({"attributes"})
+"""Task fields bench derives itself (report labels such as telecom's intent and persona; tau2's tasks have none), so a
+file's task never carries them: left out when its version is compared with the domain's."""
+
+
+def differing_fields(embedded: Task, current: Task) -> list[str]:
+    """The fields in which a file's version of a task differs from the domain's, bench's derived labels left out."""
+    return [f.name for f in attrs.fields(type(current))
+            if f.name not in DERIVED_FIELDS and getattr(embedded, f.name) != getattr(current, f.name)]
 
 
 def _natural(task_id: str) -> list[tuple[int, int | str]]:
@@ -364,7 +378,7 @@ def _termination_notes(simulations: list[Simulation]) -> list[str]:
 
 
 def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulation], skipped: list[Skipped], tasks: str,
-             differing: list[str], notes: list[str]) -> ImportSummary:
+             differing: dict[str, list[str]], notes: list[str]) -> ImportSummary:
     """Agreement between the stored rewards and the file's, whether stored by this import or an earlier one."""
     ours = {(r["task_id"], r["trial"]): r["reward"] for r in store.conversations(run_id) if r["arm"] == "agent"}
     agreeing, disagreeing, infrastructure, unrewarded, stored = 0, [], 0, 0, 0
@@ -382,7 +396,8 @@ def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulatio
         else:
             disagreeing.append(f"{sim.task_id}/{sim.trial}: theirs {sim.theirs}, ours {reward}")
     return ImportSummary(run_id=run_id, domain=domain, conversations=stored, agreeing=agreeing, disagreeing=disagreeing,
-                         infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=differing,
+                         infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=list(differing),
+                         differing_fields=sorted({f for fields in differing.values() for f in fields}),
                          skipped=[str(s) for s in skipped], unrewarded=unrewarded, notes=notes)
 
 

@@ -12,8 +12,9 @@ arguments, implementation) differ, and tasks that are not tau2's (its validator 
 The methodology is "standard" only when every run used tau2's scaffold as bench reproduces it: tau2's profile (dumped by
 `bench tau2 profile`, unchanged since the run), tau2-bench 1.0.1's data files (checked by content hash), the LLM agent
 and user simulator with nothing else in the conversation (default mode, no channel, persona, goal shift or option),
-tau2's step limits, and no NL assertion judged with bench's judge prompt. Otherwise it is "custom", and every
-difference is named in `methodology.notes` and `verification.details`.
+tau2's step limits, and NL assertions judged once by llm-judge with tau2's judge texts from that profile. Otherwise it is "custom", and every
+difference is named in `methodology.notes` and `verification.details`. A framework agent (bench-bridge's `framework`)
+is custom, named with the reasons its run header gave (its own loop, and what it sends that the profile does not fix).
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from typing import Any
 import attrs
 
 from bench_kernel import (
+    METHODOLOGY_EVENT,
     BenchError,
     ConfigError,
     DomainData,
+    JudgeStyle,
     RunConfig,
     RunRecord,
     Store,
@@ -80,6 +83,8 @@ TAU2_SCAFFOLD = {"agent": "llm-fc", "user": "llm-user", "mode": "default", "chan
 NOT_TAU2 = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
 """Run settings that add something tau2's runs do not have."""
 FILTERS = ("task_ids", "num_tasks", "tasks_file")
+FRAMEWORK_AGENT = "framework"
+"""bench-bridge's agent: a framework's own loop, whose departures from the profile the run header lists."""
 
 
 @attrs.frozen(kw_only=True)
@@ -120,6 +125,8 @@ class _Run:
     record: RunRecord
     data: DomainData
     document: dict[str, Any]
+    methodology: dict[str, Any] = attrs.field(factory=dict)
+    """The run header's verdict under its profile (the run's `run.methodology` event; {} for runs made before it)."""
 
 
 def export_submission(store: Store, run_ids: Sequence[str], output: Path, submitter: Submitter, *, force: bool = False) -> Exported:
@@ -155,7 +162,8 @@ def _load(store: Store, run_id: str) -> _Run:
         data = load_domain(collect(plugins), RunConfig(**settings))
     except BenchError as exc:
         raise ConfigError(f"run {run_id!r}: its domain's data no longer loads ({exc})") from exc
-    return _Run(record=record, data=data, document=export_run(store, run_id, plugins))
+    return _Run(record=record, data=data, document=export_run(store, run_id, plugins),
+                methodology=store.last_run_event(run_id, (METHODOLOGY_EVENT,)) or {})
 
 
 def _refusals(run: _Run) -> list[str]:
@@ -247,17 +255,30 @@ def _changes(run: _Run) -> list[str]:
     """How one run differs from tau2's standard evaluation, each in words; empty: standard."""
     config, domain = run.record.config, run.data.name
     who = f"{domain} (run {run.record.id})"
+    framework = config.get("agent") == FRAMEWORK_AGENT  # its scaffold and options: what the run header said (below)
     changes = [f"{who}: {key} {config.get(key)!r} where tau2's default run has {value!r}"
-               for key, value in TAU2_SCAFFOLD.items() if config.get(key) != value]
+               for key, value in TAU2_SCAFFOLD.items() if config.get(key) != value and not (framework and key == "agent")]
+    changes += [f"{who}: {c}" for c in _framework_changes(run)] if framework else []
     changes += [f"{who}: {key} {config[key]!r} (tau2's runs have none)" for key in NOT_TAU2 if config.get(key) not in (None, False, {}, [])]
-    changes += [f"{who}: {side} options {config[side]!r}" for side in ("agent_options", "user_options") if config.get(side)]
+    changes += [f"{who}: {side} options {config[side]!r}" for side in ("agent_options", "user_options")
+                if config.get(side) and not (framework and side == "agent_options")]
     changes += [f"{who}: {c}" for c in _profile_changes(config.get("profile") or {}, domain)]
     changes += [f"{who}: {c}" for c in _data_changes(run.data)]
-    if _judged(run):
-        judge = (config.get("models") or {}).get("judge", {}).get("model")
-        changes.append(f"{who}: NL assertions judged by bench's {config.get('judge')} (model {judge}) with bench's judge "
-                       "prompt; tau2's judge prompt is not part of a profile")
+    judged = _judged(run)
+    if judged:
+        changes.append(f"{who}: {judged}")
     return changes
+
+
+def _framework_changes(run: _Run) -> list[str]:
+    """A framework agent (bench-bridge): the agent's reasons from the run header, which probed what it sends."""
+    fingerprint = run.record.config.get("agent_fingerprint") or {}
+    factory = f"factory {fingerprint.get('factory', '?')}"
+    reasons = [r for r in run.methodology.get("reasons", []) if r.startswith(f"agent {FRAMEWORK_AGENT!r}")]
+    if not reasons:  # a run made before the header's check: nothing says what its requests held
+        framework = f"{fingerprint.get('framework', '?')} {fingerprint.get('framework_version', '')}".strip()
+        return [f"agent {FRAMEWORK_AGENT!r} ({framework}, {factory}): its own agent loop and requests, not tau2's agent"]
+    return [f"{reasons[0]} ({factory})", *reasons[1:]]
 
 
 def _profile_changes(recorded: Mapping[str, Any], domain: str) -> list[str]:
@@ -289,9 +310,29 @@ def _data_changes(data: DomainData) -> list[str]:
     return [f"data file(s) {', '.join(differ)} differ from tau2-bench {TAU2_VERSION}'s"] if differ else []
 
 
-def _judged(run: _Run) -> bool:
-    """Whether some task's reward rested on NL assertions, judged by bench's judge."""
-    return any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in run.data.tasks)
+def _judged(run: _Run) -> str | None:
+    """How the run's NL assertions were judged otherwise than tau2 judges them (None: as tau2 does, or none to judge).
+
+    tau2's way: one judgment by llm-judge under a profile that carries tau2's judge texts and request shape (`bench
+    tau2 profile` dumps them from the user's tau2: docs/judges.md), so the judge model got tau2's own request.
+    """
+    if not any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in run.data.tasks):
+        return None
+    config = run.record.config
+    judge = (config.get("models") or {}).get("judge", {}).get("model")
+    if config.get("judge") != "llm-judge":
+        return f"NL assertions judged by {config.get('judge')!r} (model {judge}), not by llm-judge with tau2's judge request"
+    if (config.get("judge_panel") or 1) != 1:
+        return f"NL assertions judged by a panel of {config['judge_panel']} (majority), where tau2 asks its judge once"
+    path = (config.get("profile") or {}).get("path")
+    try:
+        profile = load_profile(path) if path else None
+    except BenchError:
+        return "NL assertions judged under a profile that no longer loads"  # _profile_changes says why
+    if profile is None or profile.judge == JudgeStyle():
+        return (f"NL assertions judged by llm-judge (model {judge}) with bench's judge prompt; the profile carries no "
+                "judge texts of tau2's (dump it again with `bench tau2 profile`)")
+    return None
 
 
 def _notes(runs: Sequence[_Run]) -> list[str]:

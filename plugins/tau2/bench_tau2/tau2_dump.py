@@ -20,9 +20,12 @@ import argparse
 import contextlib
 import importlib
 import importlib.metadata
+import importlib.util
 import inspect
 import json
 import re
+import urllib.parse
+import urllib.request
 from typing import Any
 
 DUMP_FORMAT = 1
@@ -437,6 +440,132 @@ def all_tools(names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
     return tools, failed
 
 
+JUDGE_MODULE = "tau2.evaluator.evaluator_nl_assertions"
+"""Where tau2's NL-assertion judge lives; a tau2 without it gives no judge texts (bench's judge is kept)."""
+JUDGE_LINES = {"user": "benchsentinel_user_line", "assistant": "benchsentinel_agent_line"}
+JUDGE_STATEMENTS = ["benchsentinel statement one", "benchsentinel it's \"two\"\n\tback\\slash caf\u00e9"]
+JUDGE_OTHER_STATEMENTS = ['benchsentinel "other"', "benchsentinel other's", "benchsentinel third"]
+
+
+def judge_messages(history: list[Any], statements: list[str]) -> tuple[list[Any], dict[str, Any], list[Any]]:
+    """What tau2's judge passes to `generate` for a history (caught before anything is sent), and what it read back
+    from a reply in the form bench reads (each verdict repeating its statement: docs/judges.md)."""
+    from tau2.data_model.message import AssistantMessage
+
+    module = importlib.import_module(JUDGE_MODULE)
+    caught: list[tuple[list[Any], dict[str, Any]]] = []
+    reply = {"results": [{"expectedOutcome": s, "reasoning": "benchsentinel", "metExpectation": i % 2 == 0}
+                         for i, s in enumerate(statements)]}
+
+    def generate(model: str, messages: list[Any], **kwargs: Any) -> Any:
+        caught.append((messages, kwargs))
+        return AssistantMessage(role="assistant", content=json.dumps(reply))
+
+    original = getattr(module, "generate")  # noqa: B009 - the module is tau2's, typed as any module
+    setattr(module, "generate", generate)  # noqa: B010
+    try:
+        checks = getattr(module, "NLAssertionsEvaluator").evaluate_nl_assertions(history, statements)  # noqa: B009
+    finally:
+        setattr(module, "generate", original)  # noqa: B010
+    if len(caught) != 1:
+        raise DumpError(f"tau2's NL-assertion judge called its model {len(caught)} times for one judgment")
+    return caught[0][0], caught[0][1], list(checks)
+
+
+def judge_history(contents: dict[str, str], tool_call: bool = False) -> list[Any]:
+    """A history of sentinel messages: a user line, an agent line, and optionally an agent tool call and its result."""
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+
+    history: list[Any] = [UserMessage(role="user", content=contents["user"])]
+    if "assistant" in contents:
+        history.append(AssistantMessage(role="assistant", content=contents["assistant"]))
+    if tool_call:
+        call = ToolCall(id="benchsentinel_call", name="benchsentinel_tool", arguments={}, requestor="assistant")
+        history += [AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+                    ToolMessage(id="benchsentinel_call", role="tool", content=contents["tool"], requestor="assistant")]
+    return history
+
+
+def judge_line(template: str, style: dict[str, Any], message: Any) -> str:
+    """One message as bench's `lines` transcript shows it (bench-llm's judge_transcript)."""
+    content = style["no_content"] if message.content is None else message.content
+    return render(template, {"role": message.role, "content": content})
+
+
+def judge_texts() -> tuple[dict[str, str], dict[str, Any]]:
+    """`judge_system`, `judge_user`, `judge_line` and the [judge] style of tau2's NL-assertion judge ({} without one).
+
+    Learnt from what tau2's judge would send for sentinel histories and statements; checked by rendering other
+    histories and statements as bench would and comparing with tau2's messages byte for byte.
+    """
+    try:
+        importlib.import_module(JUDGE_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name and JUDGE_MODULE.startswith(exc.name):
+            return {}, {}
+        raise
+    (system, question), kwargs, _ = judge_messages(judge_history({"user": JUDGE_LINES["user"]}), JUDGE_STATEMENTS)
+    at = question.content.find(JUDGE_LINES["user"])
+    role_at = question.content.rfind("user", 0, at)
+    if at < 0 or role_at < 0 or at - role_at > 12:
+        raise DumpError("text 'judge_user': tau2's judge does not show a message as its role then its content")
+    line = "{{role}}" + question.content[role_at + len("user"):at] + "{{content}}"
+    tail = question.content[at + len(JUDGE_LINES["user"]):]
+    spacing = judge_spacing(line, tail)
+    # What stands before the role on every line (e.g. "- ") ends the separator too: it belongs to the line.
+    separator = spacing["line_separator"]
+    lead = next((k for k in range(len(separator), 0, -1) if "\n" not in separator[-k:]
+                 and question.content[role_at - k:role_at] == separator[-k:]), 0)
+    if lead:
+        line, spacing["line_separator"] = separator[-lead:] + line, separator[:-lead]
+    first_line = question.content[role_at - lead:at + len(JUDGE_LINES["user"])]
+    texts = {"judge_system": templatize("judge_system", system.content, {}),
+             "judge_user": templatize("judge_user", question.content, {"transcript": first_line,
+                                                                         "statements": repr(JUDGE_STATEMENTS)}),
+             "judge_line": line}
+    require("judge_user", texts["judge_user"], ("transcript", "statements"))
+    style = {"transcript": "lines", **spacing, "statements": "python_list", "verdicts": "echo",
+             "response_format": "response_format" in kwargs, "seed": "seed" in kwargs}
+    check_judge(texts, style)
+    return texts, style
+
+
+def judge_spacing(line: str, tail: str) -> dict[str, str]:
+    """The separator between two lines and what a message without content shows, from a longer history."""
+    contents = {"user": JUDGE_LINES["user"], "assistant": JUDGE_LINES["assistant"], "tool": "benchsentinel_tool_result"}
+    (_, question), _, _ = judge_messages(judge_history(contents, tool_call=True), JUDGE_STATEMENTS)
+    text = question.content
+    first_end = text.find(JUDGE_LINES["user"]) + len(JUDGE_LINES["user"])
+    second = render(line, {"role": "assistant", "content": JUDGE_LINES["assistant"]})
+    second_at = text.find(second, first_end)
+    third = render(line, {"role": "assistant", "content": ""})
+    third_at = text.find(third, second_at + len(second))
+    fourth = render(line, {"role": "tool", "content": contents["tool"]})
+    fourth_at = text.find(fourth, third_at)
+    if min(second_at, third_at, fourth_at) < 0 or not text.endswith(tail):
+        raise DumpError("text 'judge_line': tau2's judge does not show every message of the history as one line")
+    separator = text[first_end:second_at]
+    no_content = text[third_at + len(third):fourth_at - len(separator)]
+    return {"line_separator": separator, "no_content": no_content}
+
+
+def check_judge(texts: dict[str, str], style: dict[str, Any]) -> None:
+    """Abort unless bench's rendering of other histories and statements equals what tau2's judge would send."""
+    contents = {"user": FIRST["scenario"], "assistant": SECOND["policy"], "tool": SECOND["ticket"]}
+    for history, statements in ((judge_history(contents, tool_call=True), JUDGE_OTHER_STATEMENTS),
+                                (judge_history({"user": SECOND["scenario"]}), JUDGE_STATEMENTS[:1])):
+        (system, question), _, checks = judge_messages(history, statements)
+        if system.content != texts["judge_system"]:
+            raise DumpError("self-check failed for text 'judge_system': tau2's judge changes it with the conversation")
+        transcript = style["line_separator"].join(judge_line(texts["judge_line"], style, m) for m in history)
+        check("judge_user", texts["judge_user"], {"transcript": transcript, "statements": repr(statements)},
+              question.content)
+        read = [(c.nl_assertion, c.met) for c in checks]
+        if read != [(s, i % 2 == 0) for i, s in enumerate(statements)]:
+            raise DumpError("tau2's judge does not read verdicts that repeat their statement (expectedOutcome, "
+                            "metExpectation) as bench's echo reading does")
+
+
 def sampling() -> dict[str, dict[str, Any]]:
     """Each role's default LLM arguments (the seed is the seed policy's, so it is left out)."""
     from tau2 import config
@@ -446,13 +575,97 @@ def sampling() -> dict[str, dict[str, Any]]:
 
 
 def conversation(agent: Any) -> dict[str, Any]:
-    """The greeting, the user's stop tokens and the solo agent's stop token."""
+    """The greeting, whether the agent's own history holds it, the user's stop tokens and the solo agent's stop token."""
     from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
     from tau2.user import user_simulator
 
     return {"greeting": DEFAULT_FIRST_AGENT_MESSAGE.content,
+            "greeting_in_agent_history": greeting_in_agent_history(DEFAULT_FIRST_AGENT_MESSAGE.content),
             "user_stop_tokens": [user_simulator.STOP, user_simulator.TRANSFER, user_simulator.OUT_OF_SCOPE],
             "solo_stop_token": agent.STOP_TOKEN}
+
+
+class StandInEnvironment:
+    """What tau2's orchestrator asks of an environment while it opens a conversation, doing nothing."""
+
+    solo_mode = False
+
+    def set_state(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to set: the probe's task has no initial state."""
+
+    def sync_tools(self) -> None:
+        """No tools to sync."""
+
+
+def greeting_in_agent_history(greeting: str) -> bool:
+    """Whether tau2's orchestrator starts the agent's own history with the greeting (tau2 1.0.1 does, AgentChangeBench not).
+
+    Learnt by opening a conversation with tau2's Orchestrator (its LLMAgent and UserSimulator, an environment that does
+    nothing; no model is called) and reading the agent's initial state: the agent's requests depend on it.
+    """
+    from tau2.agent.llm_agent import LLMAgent
+    from tau2.orchestrator.orchestrator import Orchestrator
+    from tau2.user.user_simulator import UserSimulator
+
+    agent = LLMAgent(tools=[], domain_policy=FIRST["policy"], llm=LLM)
+    user = UserSimulator(llm=LLM, instructions=FIRST["scenario"], tools=None)
+    try:
+        orchestrator = Orchestrator(domain="benchsentinel", agent=agent, user=user, environment=StandInEnvironment(),
+                                    task=make_task([]))
+        orchestrator.initialize()
+    except Exception as exc:
+        raise DumpError(f"tau2's orchestrator could not open a conversation to show the agent's history ({one_line(exc)})") from exc
+    contents = [getattr(m, "content", None) for m in getattr(orchestrator.agent_state, "messages", None) or []]
+    if contents not in ([], [greeting]):
+        raise DumpError(f"tau2's orchestrator opens the agent's history with {len(contents)} message(s) other than the greeting")
+    return bool(contents)
+
+
+DATA_VARIABLE = "TAU2_DATA_DIR"
+
+
+def find_data_dir() -> str:
+    """Where tau2's data is, setting TAU2_DATA_DIR when only pip's install record finds it; call before importing tau2.
+
+    tau2 fixes its data directory at import: TAU2_DATA_DIR, else `data/` beside its source tree, which a pip
+    (non-editable) install does not have. pip's record of an install from a local checkout (direct_url.json) names
+    that checkout, whose `data/` is then used. A DumpError naming the variable when neither finds the data.
+    """
+    given = os.environ.get(DATA_VARIABLE)
+    if given:
+        if not os.path.isdir(os.path.join(given, "tau2")):
+            raise DumpError(f"{DATA_VARIABLE}={given} holds no tau2/ folder: it must name tau2's data directory "
+                            "(the data/ folder of a tau2-bench checkout, with tau2/domains and tau2/user_simulator)")
+        return given
+    spec = importlib.util.find_spec("tau2")
+    if spec is None or not spec.origin:
+        return ""  # no tau2 here: importing it reports that
+    beside = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))), "data")
+    if os.path.isdir(os.path.join(beside, "tau2")):
+        return beside  # an editable install or a checkout on sys.path: tau2 finds it itself
+    recorded = installed_from()
+    if recorded and os.path.isdir(os.path.join(recorded, "data", "tau2")):
+        os.environ[DATA_VARIABLE] = os.path.join(recorded, "data")
+        return os.environ[DATA_VARIABLE]
+    checkout = f", and {recorded}, which pip installed it from, has no data/tau2" if recorded else ""
+    raise DumpError(f"tau2's data directory was not found: tau2 reads it from {DATA_VARIABLE}, else from {beside}, which "
+                    f"does not exist (a pip install of tau2 does not copy its data{checkout}); "
+                    f"pass --data-dir DIR or set {DATA_VARIABLE}=DIR, DIR being the data/ folder of a tau2-bench checkout")
+
+
+def installed_from() -> str:
+    """The local directory pip installed the tau2 distribution from, or "" (not pip, not a local directory)."""
+    try:
+        record = importlib.metadata.distribution("tau2").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+    try:
+        url = str(json.loads(record or "{}").get("url") or "")
+    except (ValueError, AttributeError):
+        return ""
+    if not url.startswith("file://"):
+        return ""
+    return urllib.request.url2pathname(urllib.parse.urlparse(url).path)
 
 
 def source() -> dict[str, Any]:
@@ -484,8 +697,11 @@ def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
     done = done_tool(solo)
     texts = {**agent_text(), **solo_text(done.name), **plan_texts(),
              **user_texts(user_simulator_class(user_simulator), done)}
+    judge, judge_style = judge_texts()
+    texts.update(judge)
     tools, failed = all_tools(domains)
-    return {"dump_format": DUMP_FORMAT, "source": source(), "texts": texts, "tools": tools, "failed_domains": failed,
+    return {"dump_format": DUMP_FORMAT, "source": source(), "texts": texts, "judge": judge_style, "tools": tools,
+            "failed_domains": failed,
             "done_tool": done.openai_schema, "sampling": sampling(),
             "seed": {"policy": "trial"}, "conversation": conversation(solo),
             "messages": message_style(wire_body(done))}
@@ -535,7 +751,8 @@ def wire_body(tool: Any) -> dict[str, Any]:
                  api_key="probe", num_retries=0)
     except Exception as exc:
         if not caught:
-            raise DumpError(f"tau2's generate sent nothing to the probe: {one_line(exc)}") from exc
+            raise DumpError(f"tau2's generate sent nothing to the probe (litellm {package_version('litellm')} in this "
+                            f"Python): {one_line(exc)}") from exc
     finally:
         server.shutdown()
         server.server_close()
@@ -548,12 +765,24 @@ def message_style(body: dict[str, Any]) -> dict[str, Any]:
     """The [messages] settings the probe's body shows, refusing a body whose top-level order bench cannot send."""
     keys = list(body)
     if keys[:2] != ["model", "messages"] or keys[2:] != sorted(keys[2:]):
-        raise DumpError(f"tau2's request fields come in an order bench does not send: {keys}")
+        raise DumpError(f"tau2's request fields come in an order bench does not send: {keys}, from litellm "
+                        f"{package_version('litellm')} with openai {package_version('openai')} in this Python (the two decide "
+                        "the order, and it changes between releases); bench sends model, messages, then the rest in name "
+                        "order, as the litellm your tau2 pins does: install that one (AgentChangeBench's uv.lock: "
+                        "pip install litellm==1.75.4; tau2 1.0.1: litellm>=1.80.15,<1.82.7)")
     caller = next(m for m in body["messages"] if m.get("tool_calls"))
     result = next(m for m in body["messages"] if m.get("role") == "tool")
     arguments = caller["tool_calls"][0]["function"]["arguments"]
     return {"tool_call_fields": list(caller["tool_calls"][0]), "tool_message_fields": list(result),
             "ascii_arguments": "\\u00e9" in arguments, "null_content": "content" in caller}
+
+
+def package_version(name: str) -> str:
+    """The installed version of a distribution, or "(not installed)"."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def one_line(exc: BaseException) -> str:
@@ -571,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     try:
         with contextlib.redirect_stdout(sys.stderr):  # whatever tau2 prints must not mix with the JSON
+            find_data_dir()
             document = dump(args.domain, args.user_simulator)
             text = json.dumps(document, ensure_ascii=False)
     except DumpError as exc:

@@ -19,7 +19,7 @@ DUMP_SCRIPT = Path(__file__).with_name("tau2_dump.py")
 DUMP_FORMAT = 1
 DUMP_TIMEOUT_S = 900
 TAU2_TEXTS = frozenset({"agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator", "user",
-                        "user_tools"})
+                        "user_tools", "judge_system", "judge_user", "judge_line"})
 """The texts a tau2 dump provides (the kernel's PLACEHOLDERS say which placeholders each may use)."""
 ROLES = ("agent", "user", "judge")
 STDERR_TAIL = 2000
@@ -40,6 +40,8 @@ class Tau2Dump:
     conversation: dict[str, Any]
     messages: dict[str, Any]
     """How tau2's requests spell messages on the wire, from a request its own `generate` sent to a loopback probe."""
+    judge: dict[str, Any] = attrs.field(factory=dict)
+    """The [judge] style of tau2's NL-assertion judge ({}: this tau2 has none, bench's judge is kept)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +55,8 @@ class WrittenProfile:
     """Per domain written, the number of agent tools and of user tools (None: the domain gives the user none)."""
     skipped: dict[str, str]
     """Domains of tau2's registry whose environment did not build, with the error."""
+    data_dir: str = ""
+    """The data directory the dump's tau2 read (TAU2_DATA_DIR, or the one it found)."""
 
 
 def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None, domains: Sequence[str] = (),
@@ -62,6 +66,9 @@ def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None,
     if not PROFILE_NAME.match(profile_name):
         raise ConfigError(f"--name: a profile name is letters, digits, '.', '_' and '-', not {profile_name!r}")
     check_output_dir(output, force)
+    if data_dir is not None and not (Path(data_dir) / "tau2").is_dir():
+        raise ConfigError(f"--data-dir {data_dir}: no tau2/ folder in it (name tau2's data directory, the data/ folder of a "
+                          "tau2-bench checkout, with tau2/domains and tau2/user_simulator)")
     document = run_dump(python, data_dir=data_dir, domains=domains, user_simulator=user_simulator)
     dump = check_dump(python, document)
     explicit_failures = {d: dump.failed_domains[d] for d in domains if d in dump.failed_domains}
@@ -73,6 +80,7 @@ def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None,
                           + "; ".join(f"{d}: {e}" for d, e in dump.failed_domains.items()) + ")")
     write_profile(output, with_voice_texts(dump), name=profile_name, python=python)
     return WrittenProfile(name=profile_name, directory=output, version=str(dump.source.get("version", "unknown")),
+                          data_dir=str(dump.source.get("data_dir") or ""),
                           tools={d: (len(s["agent"] or []), None if s["user"] is None else len(s["user"]))
                                  for d, s in dump.tools.items()},
                           skipped=dump.failed_domains)
@@ -176,6 +184,7 @@ def check_dump(python: str, document: Any) -> Tau2Dump:
         seed=dict(_mapping(doc.get("seed"), where, "$.seed")),
         conversation=dict(_mapping(doc.get("conversation"), where, "$.conversation")),
         messages=dict(_mapping(doc.get("messages"), where, "$.messages")),
+        judge=dict(_mapping(doc.get("judge", {}), where, "$.judge")),
     )
 
 
@@ -266,6 +275,7 @@ def profile_toml(dump: Tau2Dump, *, name: str, python: str) -> str:
         "seed": dump.seed,
         "conversation": dump.conversation,
         "messages": dump.messages,
+        **({"judge": dump.judge} if dump.judge else {}),
     }
     description = f"{source.get('package', 'tau2')} {version}: its prompts, tool schemas and defaults"
     lines = [f"format = {PROFILE_FORMAT}", f"name = {toml_value(name)}", f"description = {toml_value(description)}"]

@@ -6,11 +6,13 @@ words and a `<case>domain/id</case>` tag; afterwards it performs the device acti
 ("Please do this on your device: NAME(ARGS)") and stops otherwise. The agent (model `scripted-agent`) reads the tag and
 replays the task's gold actions in order, its own as tool calls and the user's as requests, then states the facts to
 communicate. With `fail_every=N` the agent leaves out its last step in about one (task, trial) in N (decided by the
-request's seed, tau2's trial seed), so results are mixed. The judge (`scripted-judge`) finds every assertion met.
+request's seed, tau2's trial seed), so results are mixed. The judge (`scripted-judge`) finds every assertion met, naming
+each by its number (bench's judge prompt) or repeating it (tau2's, under its profile).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -36,9 +38,7 @@ class ScriptedTau2World:
     def __call__(self, body: dict[str, Any]) -> Reply:
         model = body.get("model")
         if model == "scripted-judge":
-            statements = re.findall(r"^\s*\d+[.)]", body["messages"][-1]["content"] or "", re.M)
-            return Reply.text(json.dumps({"verdicts": [{"index": i, "reasoning": "said", "met": True}
-                                                       for i in range(1, max(1, len(statements)) + 1)]}))
+            return judge_all_met(body["messages"][-1]["content"] or "")
         if model == "scripted-user":
             return self.user(body["messages"])
         return self.agent(body["messages"], body.get("seed"))
@@ -80,6 +80,18 @@ class ScriptedTau2World:
             return Reply.tool_call(action.name, action.arguments or {})
         facts = (task.evaluation_criteria.communicate_info or []) if task.evaluation_criteria else []
         return Reply.text("All done. " + " ".join(str(f) for f in facts))
+
+
+def judge_all_met(question: str) -> Reply:
+    """Every statement met: by number (bench's judge prompt), or repeating each one of a Python list (tau2's)."""
+    listed = [line.strip() for line in question.splitlines() if line.strip().startswith("[")]
+    if listed:
+        statements = ast.literal_eval(listed[-1])
+        return Reply.text(json.dumps({"results": [{"expectedOutcome": s, "reasoning": "said", "metExpectation": True}
+                                                  for s in statements]}))
+    numbered = re.findall(r"^\s*\d+[.)]", question, re.M)
+    return Reply.text(json.dumps({"verdicts": [{"index": i, "reasoning": "said", "met": True}
+                                               for i in range(1, max(1, len(numbered)) + 1)]}))
 
 
 def _draw(key: str, seed: int | None) -> int:

@@ -174,8 +174,20 @@ FAKE_TAU2 = {
     """,
     "tau2/orchestrator/__init__.py": "",
     "tau2/orchestrator/orchestrator.py": """
+        import os
         from types import SimpleNamespace
         DEFAULT_FIRST_AGENT_MESSAGE = SimpleNamespace(role="assistant", content="Hello there, what do you need?")
+
+        class Orchestrator:
+            def __init__(self, domain, agent, user, environment, task, max_steps=100):
+                self.environment = environment
+
+            def initialize(self):
+                self.environment.set_state(initialization_data=None, initialization_actions=None, message_history=[])
+                # FAKE_TAU2_SILENT_GREETING: as AgentChangeBench, the greeting goes to the user only
+                greeting = [] if os.environ.get("FAKE_TAU2_SILENT_GREETING") else [DEFAULT_FIRST_AGENT_MESSAGE]
+                self.agent_state = SimpleNamespace(messages=greeting)
+                self.environment.sync_tools()
     """,
     "tau2/registry.py": """
         from types import SimpleNamespace
@@ -227,6 +239,7 @@ def fake_tau2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (data / "tau2" / "user_simulator" / name).write_text(text, encoding="utf-8")
     monkeypatch.setenv("PYTHONPATH", str(root))
     monkeypatch.delenv("FAKE_TAU2_BREAK", raising=False)
+    monkeypatch.delenv("FAKE_TAU2_SILENT_GREETING", raising=False)
     return data
 
 
@@ -265,10 +278,19 @@ def test_dump_document(fake_tau2: Path) -> None:
     assert document["messages"] == {"tool_call_fields": ["type", "id", "function"],
                                     "tool_message_fields": ["tool_call_id", "role", "content"],
                                     "ascii_arguments": False, "null_content": True}  # as the fake client spelt its probe
-    assert document["conversation"] == {"greeting": "Hello there, what do you need?",
+    assert document["conversation"] == {"greeting": "Hello there, what do you need?", "greeting_in_agent_history": True,
                                         "user_stop_tokens": ["<<bye>>", "<<human>>", "<<lost>>"],
                                         "solo_stop_token": "<<over>>"}
     assert document["source"]["version"] == "0.0.fake"
+
+
+def test_a_fork_that_keeps_the_greeting_from_the_agent(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As AgentChangeBench's orchestrator: the user hears the greeting, the agent's own history starts empty."""
+    monkeypatch.setenv("FAKE_TAU2_SILENT_GREETING", "1")
+    assert run_dump(fake_tau2)["conversation"]["greeting_in_agent_history"] is False
+    make_tau2_profile(sys.executable, tmp_path / "p", data_dir=str(fake_tau2))
+    assert "greeting_in_agent_history = false" in (tmp_path / "p" / "profile.toml").read_text(encoding="utf-8")
+    assert load_profile(tmp_path / "p").greeting_in_agent_history is False
 
 
 def test_dump_selected_domain(fake_tau2: Path) -> None:
@@ -351,8 +373,63 @@ def test_no_such_python(tmp_path: Path) -> None:
 
 
 def test_guidelines_missing(fake_tau2: Path, tmp_path: Path) -> None:
+    (tmp_path / "empty" / "tau2").mkdir(parents=True)
     with pytest.raises(ConfigError, match=r"could not read its guidelines .* point --data-dir at tau2's data"):
-        make_tau2_profile(sys.executable, tmp_path / "p", data_dir=str(tmp_path))
+        make_tau2_profile(sys.executable, tmp_path / "p", data_dir=str(tmp_path / "empty"))
+
+
+def test_data_dir_without_tau2_folder(fake_tau2: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"--data-dir .*: no tau2/ folder in it"):
+        make_tau2_profile(sys.executable, tmp_path / "p", data_dir=str(fake_tau2 / "tau2"))  # one level too deep
+
+
+def pip_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_tau2: Path, url: str | None) -> Path:
+    """The fake tau2 as pip installs it: in a site directory with its dist-info, no data beside it; the checkout's path."""
+    site = tmp_path / "env" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "fake" / "tau2").rename(site / "tau2")
+    info = site / "tau2-0.0.fake.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tau2\nVersion: 0.0.fake\n", encoding="utf-8")
+    if url is not None:
+        (info / "direct_url.json").write_text(json.dumps({"dir_info": {}, "url": url}), encoding="utf-8")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    fake_tau2.rename(checkout / "data")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    return checkout
+
+
+def test_pip_install_finds_the_checkout_it_came_from(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tau2 looks for its data only via TAU2_DATA_DIR or beside its source: pip's install record names the checkout."""
+    checkout = pip_installed(tmp_path, monkeypatch, fake_tau2, url=(tmp_path / "checkout").as_uri())
+    result = CliRunner().invoke(profile_tau2, ["--tau2-python", sys.executable, "-o", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    assert f"tau2's data read from {checkout / 'data'}" in result.output
+    assert (tmp_path / "p" / "texts" / "user.md").read_text(encoding="utf-8").startswith("Act as a customer.\n")
+
+
+@pytest.mark.parametrize("url", [None, "https://github.com/example/tau2-bench.git"])
+def test_pip_install_without_data_names_the_variable(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     url: str | None) -> None:
+    pip_installed(tmp_path, monkeypatch, fake_tau2, url=url)
+    with pytest.raises(ConfigError) as caught:
+        make_tau2_profile(sys.executable, tmp_path / "p")
+    beside = tmp_path / "env" / "lib" / "data"
+    assert str(caught.value) == (
+        f"{sys.executable}: the tau2 dump failed (exit 3): tau2's data directory was not found: tau2 reads it from "
+        f"TAU2_DATA_DIR, else from {beside}, which does not exist (a pip install of tau2 does not copy its data); pass "
+        "--data-dir DIR or set TAU2_DATA_DIR=DIR, DIR being the data/ folder of a tau2-bench checkout")
+
+
+def test_data_variable_passed_through(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = pip_installed(tmp_path, monkeypatch, fake_tau2, url=None)
+    monkeypatch.setenv("TAU2_DATA_DIR", str(checkout / "data"))
+    assert make_tau2_profile(sys.executable, tmp_path / "p").data_dir == str(checkout / "data")
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match=re.escape(f"TAU2_DATA_DIR={tmp_path} holds no tau2/ folder")):
+        make_tau2_profile(sys.executable, tmp_path / "q")
 
 
 def test_named_domain_that_fails(fake_tau2: Path, tmp_path: Path) -> None:

@@ -180,7 +180,7 @@ def changed_gold(document: dict) -> dict:
 def test_tasks_embedded_grades_with_the_files_tasks_and_warns(exported: Path, tmp_path: Path) -> None:
     code, output, db = import_file(changed_gold(json.loads(exported.read_text())), tmp_path)
     assert code == 0, output
-    assert "warning: 1 task(s) differ between the file and domain 'mock' (graded with the embedded version; " \
+    assert "warning: 1 task(s) differ between the file and domain 'mock' in evaluation_criteria (graded with the embedded version; " \
            "--tasks current for the other): upgrade_by_email" in output
     assert "our reward equals theirs for 22 of 24" in output
     assert {k: v for k, v in rewards(db, next(iter(run_ids(db)))).items() if k[0] == "upgrade_by_email"} == \
@@ -301,3 +301,46 @@ def test_hostile_simulation_fields_are_clean_errors_or_imports(exported: Path, t
         assert code in (0, 1) and "Traceback" not in output, (key, value, output)
         if code == 1 or "skipped" in output:
             assert f"h{n}.json: simulation " in output and "@ $.simulations[1]" in output, (key, value, output)
+
+
+TELECOM = SHARED / "tau2" / "telecom"
+TELECOM_TASK = "[mobile_data_issue]user_abroad_roaming_enabled_off[PERSONA:None]"
+
+
+@pytest.fixture
+def telecom_file(tmp_path: Path) -> dict:
+    """bench's export of a telecom run, its embedded tasks as tau2 writes them: without bench's own fields."""
+    if not (TELECOM / "tasks_small.json").is_file():
+        pytest.skip(f"tau2's telecom data is not under {TELECOM} (../shared/reference)")
+    db, out = tmp_path / "telecom.db", tmp_path / "telecom.json"
+    invoke("run", "--plugin", "telecom", "--data-dir", str(TELECOM), "--task-id", TELECOM_TASK, "--run-id", "tel",
+           "--no-baseline", "--db", str(db), "--format", "none")
+    invoke("export", "tau2-results", "tel", "--db", str(db), "-o", str(out))
+    document = json.loads(out.read_text())
+    for task in document["tasks"]:
+        assert task.pop("attributes")  # telecom's intent, persona and fault count: labels bench derives from the task
+        task.pop("extensions", None)
+    return document
+
+
+def import_telecom(document: dict, tmp_path: Path) -> str:
+    path = tmp_path / "theirs.json"
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(cli, ["import", "tau2-results", str(path), "--plugin", "telecom", "--data-dir", str(TELECOM),
+                                      "--db", str(tmp_path / "import.db")])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_telecom_file_without_benchs_labels_raises_no_task_warning(telecom_file: dict, tmp_path: Path) -> None:
+    output = import_telecom(telecom_file, tmp_path)
+    assert "our reward equals theirs for 1 of 1" in output
+    assert "differ between the file" not in output, output
+
+
+def test_a_real_difference_in_a_telecom_task_is_named_with_its_fields(telecom_file: dict, tmp_path: Path) -> None:
+    [task] = telecom_file["tasks"]
+    task["description"] = {"purpose": "changed by the test"}
+    output = import_telecom(telecom_file, tmp_path)
+    assert f"warning: 1 task(s) differ between the file and domain 'telecom' in description (graded with the embedded " \
+           f"version; --tasks current for the other): {TELECOM_TASK}" in output, output

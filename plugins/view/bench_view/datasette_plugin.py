@@ -12,10 +12,12 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from bench_kernel import BenchError, Store, open_read_only
+from bench_kernel import BenchError, Store, open_read_only, task_id_key
 from bench_view import duplex, pages
 
 NAME = "bench-view"
+TASK_ORDER = "task_id"
+"""The collation our canned queries order task ids by."""
 
 
 def settings(datasette: Any) -> tuple[str, str]:
@@ -155,6 +157,18 @@ def register_routes() -> list[tuple[str, Any]]:
     return [(r"^/-/bench$", index_view), (r"^/-/bench/run$", run_view),
             (r"^/-/bench/conversation$", conversation_view), (r"^/-/bench/compare$", compare_view),
             (r"^/-/bench/audio$", audio_view)]
+
+
+@hookimpl
+def prepare_connection(conn: Any) -> None:
+    """`collate task_id`: task ids in reading order ("2" before "10"), as the kernel's reports list them."""
+    conn.create_collation(TASK_ORDER, compare_task_ids)
+
+
+def compare_task_ids(a: str, b: str) -> int:
+    """-1, 0 or 1 as task id a sorts before, with or after b (the kernel's task_id_key)."""
+    key_a, key_b = task_id_key(a), task_id_key(b)
+    return (key_a > key_b) - (key_a < key_b)
 
 
 @hookimpl

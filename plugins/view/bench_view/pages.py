@@ -7,8 +7,18 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import urlencode
 
-from bench_kernel import BenchError, SpeechSegment, Store, Timeline, agent_label, build_report, compare_stored, is_success, run_registry
-from bench_view import duplex
+from bench_kernel import (
+    BenchError,
+    SpeechSegment,
+    Store,
+    Timeline,
+    agent_label,
+    build_report,
+    compare_stored,
+    is_success,
+    run_registry,
+)
+from bench_view import duplex, task
 
 KERNEL = "bench-kernel"
 TICK_MS = 200
@@ -74,7 +84,7 @@ def run_page(store: Store, run_id: str, database: str) -> dict[str, Any]:
                  "url": metric_url(database, run_id, *name.split(":", 1))}
                 for name, v in report.metrics.items()]
     return {
-        "run": run, "report": report, "notes": notes, "figures": figures,
+        "run": run, "report": report, "notes": notes, "figures": figures, "settings": task.run_settings(run),
         "terminations": [{"reason": k, "count": v, "url": conversations_url(database, run_id, "agent", k)}
                          for k, v in report.terminations.items()],
         # Usage an agent reported about its own model calls has no ledger rows to link to.
@@ -102,6 +112,9 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
         return None
     conversation = rows[0]
     reward_info = json.loads(conversation["reward_info_json"]) if conversation.get("reward_info_json") else None
+    run = store.run(conversation["run_id"])
+    assert run is not None
+    played, task_notes = task.find_task(run, conversation["task_id"])
     metrics = list(store.db.query("select * from metric_values where conversation_id = ? order by plugin, metric", [conversation_id]))
     calls = list(store.db.query("select * from llm_calls where conversation_id = ? order by id", [conversation_id]))
     full_duplex, duplex_error = None, None
@@ -113,6 +126,11 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
         "conversation": conversation, "passed": is_success(conversation["reward"]),
         "attributes": json.loads(conversation.get("attributes_json") or "{}"),
         "run_url": run_url(conversation["run_id"]),
+        "settings": task.run_settings(run),
+        "task": task.task_page(played, _action_checks(reward_info)) if played is not None else None,
+        "task_notes": task_notes,
+        "attribution": attribution(conversation),
+        "reviews": reviews(store, conversation_id),
         "timeline": timeline(store, conversation_id, full_duplex.tick_ms if full_duplex else TICK_MS),
         "duplex": duplex.page(full_duplex, conversation_id, store.path) if full_duplex else duplex_error and {"error": duplex_error},
         "reward_info": reward_info,
@@ -132,15 +150,56 @@ def timeline(store: Store, conversation_id: str, tick_ms: int = TICK_MS) -> list
     """
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for call in store.db.query("select * from tool_calls where conversation_id = ? order by message_idx", [conversation_id]):
-        calls[call["message_idx"]].append({**call, "arguments": pretty(call["arguments_json"]), "result": pretty(call["result"])})
+        calls[call["message_idx"]].append({**call, "arguments": pretty(call["arguments_json"]), "result": None,
+                                           "result_idx": None})
     events: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for event in store.conversation_events(conversation_id):
         events[event["message_index"]].append(_event(event, tick_ms))
     items = []
+    waiting: dict[str, dict[str, Any]] = {}
     for m in store.messages(conversation_id):
         items += [{"type": "event", **e} for e in events.pop(m["idx"], [])]
-        items.append({"type": "message", **m, "tool_calls": calls.get(m["idx"], [])})
+        item = {"type": "message", **m, "tool_calls": calls.get(m["idx"], []), "result_of": None}
+        waiting.update((c["call_id"], c) for c in item["tool_calls"])
+        answered = waiting.pop(m["tool_call_id"], None) if m["role"] == "tool" and m.get("tool_call_id") else None
+        if answered is not None:  # the result shows once, with its call; the tool message only points to it
+            answered.update(result=pretty(m["content"]), error=m["error"], result_idx=m["idx"])
+            item["result_of"] = answered
+        items.append(item)
     return items + [{"type": "event", **e} for index in sorted(events, key=lambda i: (i is None, i or 0)) for e in events[index]]
+
+
+def _action_checks(reward_info: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The stored ACTION checks by subject ("ACTION_ID NAME"), to show each beside its gold action."""
+    components = (reward_info or {}).get("components") or []
+    return {c["subject"]: c for comp in components if comp.get("component") == "ACTION" for c in comp.get("checks") or []}
+
+
+def attribution(conversation: dict[str, Any]) -> dict[str, Any] | None:
+    """Who a failed conversation's failure is attributed to, with its rule, source and evidence (stores before the
+    attribution columns have none)."""
+    label = conversation.get("attribution")
+    if not label:
+        return None
+    try:
+        evidence = json.loads(conversation.get("attribution_evidence") or "{}")
+    except json.JSONDecodeError:
+        evidence = {"evidence": conversation.get("attribution_evidence")}
+    if not isinstance(evidence, dict):
+        evidence = {"evidence": evidence}
+    return {"label": label, "rule": evidence.get("rule"), "source": evidence.get("source"),
+            "evidence": evidence.get("evidence") if isinstance(evidence.get("evidence"), str) else pretty(json.dumps(evidence.get("evidence")))}
+
+
+def reviews(store: Store, conversation_id: str) -> list[dict[str, Any]]:
+    """bench-review's reviews of the conversation, each with its findings (none in a store never reviewed)."""
+    if not (store.db.table("reviews").exists() and store.db.table("review_findings").exists()):
+        return []
+    found: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for f in store.db.query("select * from review_findings where conversation_id = ? order by reviewer, mode, idx", [conversation_id]):
+        found[(f["reviewer"], f["mode"])].append(f)
+    rows = store.db.query("select * from reviews where conversation_id = ? order by reviewer, mode", [conversation_id])
+    return [{**r, "findings": found.get((r["reviewer"], r["mode"]), [])} for r in rows]
 
 
 def _event(row: dict[str, Any], tick_ms: int) -> dict[str, Any]:

@@ -21,14 +21,14 @@ QUERIES: dict[str, dict[str, Any]] = {
         "sql": f"""select c.id as conversation_id, c.task_id, c.trial, c.arm, c.reward, c.termination_reason, c.error,
 c.duration_ms, c.num_messages from conversations c
 where {RUN} and {ANY.format("arm")} and {ANY.format("termination_reason")} and {ANY.format("task_id")}
-order by c.arm, c.task_id, c.trial""",
+order by c.arm, c.task_id collate task_id, c.trial""",
     },
     "metric_values_of_run": {
         "title": "A metric's values in a run, by conversation",
         "sql": f"""select v.conversation_id, c.task_id, c.trial, v.plugin, v.metric, v.value, v.error, v.details_json
 from metric_values v join conversations c on c.id = v.conversation_id
 where {RUN} and c.arm = 'agent' and (:plugin = '' or v.plugin = :plugin) and (:metric = '' or v.metric = :metric)
-order by c.task_id, c.trial""",
+order by c.task_id collate task_id, c.trial""",
     },
     "failures_by_termination": {
         "title": "Failures by termination reason",
@@ -68,7 +68,7 @@ from conversations c where {SCORED} and {RUN} group by c.run_id, value order by 
         "sql": f"""select c.run_id, c.task_id, count(*) as trials, sum({PASSED}) as successes,
 group_concat(case when {PASSED} then 'pass' else 'fail' end, ' ') as outcomes_by_trial, min(c.id) as first_conversation_id
 from (select * from conversations order by trial) c where {SCORED} and {RUN}
-group by c.run_id, c.task_id having successes > 0 and successes < trials order by c.run_id, c.task_id""",
+group by c.run_id, c.task_id having successes > 0 and successes < trials order by c.run_id, c.task_id collate task_id""",
     },
     "most_expensive_conversations": {
         "title": "The most expensive conversations",

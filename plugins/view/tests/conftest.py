@@ -16,11 +16,12 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from bench_kernel import Store, canonical_json
+from bench_kernel import RunConfig, Store, canonical_json, get_plugin_manager, run
 from bench_kernel.testing import FakeOpenAIServer, Reply, bench_cli
 
 sys.path.insert(0, str(Path(__file__).parent))
-from viewdb import FAILING, SHIFTED_RUN
+from sloppy import Plugin as SloppyPlugin
+from viewdb import ATTRIBUTED, FAILING, MOCK_TASKS, REVIEWED, SHIFTED_RUN, SLOPPY_RUN
 
 KEY = "sk-view-test"
 
@@ -88,9 +89,48 @@ def results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         bench("run", "--plugin", "mock", "--plugin", "llm", "--plugin", "openai", "--agent", "llm-fc", "--num-tasks", "2",
               "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--agent-api-key-env", "VIEW_KEY",
               "--price", "fake-model=1,2", "--run-id", "llm", "--db", str(db), "--format", "none", env={"VIEW_KEY": KEY})
+    sloppy_run(db, db.parent / "numbered_tasks.json")
     hand_added_events(db)
     agent_with_its_own_models(db)
+    attribution_and_review(db)
     return db
+
+
+def sloppy_run(db: Path, tasks_file: Path) -> None:
+    """The sloppy agent (gold actions, writes with a wrong argument) on the mock tasks renamed 1..12 (a tasks file)."""
+    tasks = json.loads(MOCK_TASKS.read_text())
+    tasks_file.write_text(json.dumps([{**t, "id": str(n)} for n, t in enumerate(tasks, start=1)]))
+    plugins = get_plugin_manager(["mock"], extra=[("sloppy", SloppyPlugin())])
+    run(RunConfig(domain="mock", agent="sloppy", tasks_file=str(tasks_file), run_id=SLOPPY_RUN), db, plugins=plugins)
+
+
+def attribution_and_review(db: Path) -> None:
+    """A failure attribution on one sloppy conversation (the columns added when this kernel has none yet) and a review of
+    another with bench-review's own tables and writer."""
+    try:
+        from bench_review.rubric import Finding, Review
+        from bench_review.store import migrations, save_review
+    except ImportError:  # bench-review is not installed: the review test skips
+        Finding = Review = migrations = save_review = None  # type: ignore[assignment,misc]
+    store = Store(db, extra_migrations=[migrations] if migrations is not None else [])
+    try:
+        columns = {c.name for c in store.db.table("conversations").columns}
+        for column in ("attribution", "attribution_evidence"):
+            if column not in columns:
+                store.db.execute(f"alter table conversations add column {column} text")
+        evidence = {"rule": "wrong-arguments", "source": "rules", "evidence": "cancel_reservation called with another id"}
+        store.db.execute("update conversations set attribution = 'agent', attribution_evidence = ? where id = ?",
+                         [canonical_json(evidence), ATTRIBUTED])
+        store.db.conn.commit()
+        if Review is None:
+            return
+        review = Review(summary="The agent used the wrong argument in its write.", findings=(
+            Finding(side="agent", category="wrong_arguments", turn=4, severity="critical", reason="It changed the value."),))
+        save_review(store, {"conversation_id": REVIEWED, "reviewer": "review", "mode": "full"}, SLOPPY_RUN, "fake-reviewer", review)
+        save_review(store, {"conversation_id": REVIEWED, "reviewer": "review2", "mode": "full"}, SLOPPY_RUN, "fake-reviewer",
+                    "ReviewReplyError: no JSON in the reply")
+    finally:
+        store.close()
 
 
 def free_port() -> int:

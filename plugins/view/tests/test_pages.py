@@ -77,7 +77,7 @@ def test_conversation_page_has_everything_about_a_failing_conversation(viewer: s
     assert page.index('id="message-3"') < page.index('data-kind="goal.status"') < page.index('id="message-4"')
     assert "status:</span> failed" in page
     # Reward components with their checks, metrics, model calls with tokens and cost.
-    assert '<tr class="failed"><td>Fiber 1000</td><td>no</td><td>not communicated</td></tr>' in page
+    assert '<tr class="failed"><td>Fiber 1000</td><td>no</td><td class="detail">not communicated</td></tr>' in page
     assert "component.COMMUNICATE" in page
     assert '<td class="num" id="prompt-tokens">20</td>' in page
     assert re.search(r'id="total-cost">0\.0000\d\d<', page)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_view.datasette_plugin import prepare_connection
 from bench_view.queries import QUERIES, metadata
 
 from bench_kernel import Store
@@ -21,6 +22,7 @@ def conversation(run: str, task: str, trial: int, reward: float, reason: str = "
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     store = Store(tmp_path / "q.db")
+    prepare_connection(store.db.conn)  # as the viewer prepares its connections: `collate task_id`
     store.db.table("conversations").insert_all([
         conversation("r", "flips", 0, 1.0), conversation("r", "flips", 1, 0.0), conversation("r", "flips", 2, 1.0),
         conversation("r", "always", 0, 1.0), conversation("r", "always", 1, 1.0),
@@ -88,3 +90,8 @@ def test_metadata_names_every_query_and_facet() -> None:
     meta = metadata("results")["databases"]["results"]
     assert set(meta["queries"]) == set(QUERIES)
     assert "termination_reason" in meta["tables"]["conversations"]["facets"]
+
+
+def test_conversations_list_task_ids_in_reading_order(store: Store) -> None:
+    store.db.table("conversations").insert_all([conversation("n", task, 0, 1.0) for task in ("10", "task_10", "2", "task_9", "1")])
+    assert [r["task_id"] for r in query(store, "conversations_of_run", run="n")] == ["1", "2", "10", "task_9", "task_10"]

@@ -5,6 +5,10 @@ framework (`matches`, by type and module), and plays one turn (`turn`): the user
 framework's loop from its own history, returning the final text and the new history. Tools and model
 calls need nothing from the runner: the factory built the agent with the bridge's tools and client.
 
+A runner may also have `opening(messages) -> state`: the framework's history made from the conversation's opening
+(the profile's greeting, or the task's history, as OpenAI chat messages), the state its first turn starts from.
+Without it the framework's history starts empty.
+
 Runner modules are imported lazily by path, so a framework that is not installed costs nothing; a
 runner whose module or framework is absent is skipped. A third party adds a framework by appending a
 `(module, class)` pair to `RUNNERS` from its own plugin's import.
@@ -97,6 +101,12 @@ def runner_for(agent: object) -> Runner:
     kind = f"{type(agent).__module__}.{type(agent).__qualname__}"
     supported = ", ".join(f"{r.name} ({r.distribution} {framework_version(r) or 'not installed'})" for r in runners)
     raise ConfigError(f"the factory returned a {kind}, which no bridge runner plays; supported: {supported}")
+
+
+def opening_state(runner: Runner, messages: list[dict[str, Any]]) -> Any:
+    """The first turn's state: the runner's history made from the opening, or None (no opening, or no `opening`)."""
+    opening = getattr(runner, "opening", None)
+    return opening(messages) if messages and callable(opening) else None
 
 
 def framework_version(runner: Runner) -> str | None:

@@ -27,6 +27,19 @@ class AgentsSDKRunner:
         return any(cls.__name__ == "Agent" and cls.__module__ in ("agents.agent", "agents")
                    for cls in type(agent).__mro__)
 
+    def opening(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The opening as the SDK's input items: messages, function calls and their outputs."""
+        items: list[dict[str, Any]] = []
+        for m in messages:
+            if m["role"] == "tool":
+                items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+                continue
+            if m.get("content") is not None:
+                items.append({"role": m["role"], "content": m["content"]})
+            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
+                       "arguments": c["function"]["arguments"]} for c in m.get("tool_calls") or []]
+        return items
+
     async def turn(self, agent: object, state: Any, message: str) -> tuple[str, Any]:
         """Run the SDK's loop on the history plus the user's message; the final output and the new input list."""
         from agents import Runner

@@ -30,6 +30,12 @@ class LangGraphRunner:
                        for cls in type(agent).__mro__)
         return compiled and "messages" in (getattr(agent, "channels", None) or {})
 
+    def opening(self, messages: list[dict[str, Any]]) -> list[Any]:
+        """The opening as LangChain messages (`AIMessage` for the greeting), the start of the graph's `messages`."""
+        from langchain_core.messages import convert_to_messages
+
+        return list(convert_to_messages(messages))
+
     async def turn(self, agent: object, state: Any, message: str) -> tuple[str, Any]:
         """Run the graph on the history plus `message`; returns the last AI text and the graph's new `messages`."""
         from langchain_core.messages import HumanMessage

@@ -29,6 +29,32 @@ class PydanticAIRunner:
         return any(cls.__name__ == "AbstractAgent" and cls.__module__.startswith("pydantic_ai.")
                    for cls in type(agent).__mro__)
 
+    def opening(self, messages: list[dict[str, Any]]) -> list[Any]:
+        """The opening as pydantic-ai messages: the agent's words and calls as responses, the rest as requests."""
+        from pydantic_ai.messages import (
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+            UserPromptPart,
+        )
+
+        history: list[Any] = []
+        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+        for m in messages:
+            if m["role"] == "assistant":
+                parts: list[Any] = [TextPart(m["content"])] if m.get("content") else []
+                parts += [ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"])
+                          for c in m.get("tool_calls") or []]
+                history.append(ModelResponse(parts=parts))
+            elif m["role"] == "tool":
+                history.append(ModelRequest(parts=[ToolReturnPart(names.get(m["tool_call_id"], ""), m["content"],
+                                                                  tool_call_id=m["tool_call_id"])]))
+            else:
+                history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
+        return history
+
     async def turn(self, agent: object, state: Any, message: str) -> tuple[str, Any]:
         """Run the agent on `message` after the history; returns its output as text and `all_messages()`."""
         run: Any = agent

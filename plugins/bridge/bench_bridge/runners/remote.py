@@ -4,7 +4,9 @@ The factory returns `RemoteAgent(url)` (with `--agent-option mcp=true`). Each tu
 
     {"conversation_id": "...", "turn": 1, "message": "what the user said", "instructions": "...",
      "model": {"base_url": "http://127.0.0.1:PORT/v1", "api_key": "...", "model": "..."},
-     "mcp_url": "http://127.0.0.1:PORT/mcp", "tools": [OpenAI schemas], "mode": "default", "ticket": null}
+     "mcp_url": "http://127.0.0.1:PORT/mcp", "tools": [OpenAI schemas], "tool_choice": "auto",
+     "history": [the opening, on the first turn: {"role": "assistant", "content": "the greeting"}],
+     "mode": "default", "ticket": null}
 
 and the agent answers ``{"content": "its reply to the user"}`` once its own loop is done. Meanwhile it calls its
 model at `model.base_url` (OpenAI protocol, bearer `model.api_key`) and the conversation's tools at `mcp_url`:
@@ -56,7 +58,8 @@ class RemoteRunner:
         payload = {"conversation_id": context.api_key, "turn": turn, "message": message,
                    "instructions": context.instructions, "mode": context.mode, "ticket": context.ticket,
                    "model": {"base_url": context.base_url, "api_key": context.api_key, "model": context.model},
-                   "mcp_url": context.mcp_url, "tools": context.tool_schemas}
+                   "mcp_url": context.mcp_url, "tools": context.tool_schemas, "tool_choice": context.tool_choice,
+                   "history": context.history if turn == 1 else []}
         async with httpx.AsyncClient(timeout=agent.timeout_s, trust_env=False) as client:
             reply = await client.post(agent.url, json=payload)
         if reply.status_code >= 300:

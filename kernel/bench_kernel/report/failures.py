@@ -1,0 +1,58 @@
+"""The report's "Failed checks" section: why each failed conversation failed, check by check, in reading order."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from bench_kernel.evaluation.results import is_success
+from bench_kernel.report.sections import ReportSection, Section, SectionTable
+from bench_kernel.report.view import RunView
+from bench_kernel.tasks.ordering import task_id_key
+
+MAX_ROWS = 200
+"""Failed checks the section lists at most (the viewer's conversation pages have them all)."""
+MAX_DETAIL = 400
+"""Characters of a check's detail the section keeps."""
+
+
+@attrs.define(kw_only=True)
+class FailedChecks(ReportSection):
+    """Every failed check of the run's failed conversations (in the reward basis or not), with what was expected and found."""
+
+    name: str = "failed-checks"
+    title: str = "Failed checks"
+    description: str = "Why each failed conversation failed: its failed checks, expected against found."
+
+    def build(self, view: RunView) -> Section | None:
+        """The section (None when no failed conversation has a failed check)."""
+        failed = [r for r in view.conversations() if not is_success(r["reward"]) and r.get("reward_info_json")]
+        rows = [row for r in sorted(failed, key=lambda r: (task_id_key(r["task_id"]), r["trial"])) for row in _rows(r)]
+        if not rows:
+            return None
+        notes = [f"the first {MAX_ROWS} of {len(rows)} failed checks: `bench view` shows every conversation's"] if len(rows) > MAX_ROWS else []
+        table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"],
+                             rows=rows[:MAX_ROWS])
+        return Section(title=self.title, tables=[table], notes=notes)
+
+
+def _rows(row: dict[str, Any]) -> list[list[Any]]:
+    info = json.loads(row["reward_info_json"])
+    basis = set(info.get("reward_basis") or [])
+    out = []
+    for component in info.get("components") or []:
+        name = component.get("component")
+        counted = "yes" if name in basis else "no"
+        if component.get("error"):
+            out.append([row["task_id"], row["trial"], name, counted, "(component)", component["error"], row["id"]])
+        for check in component.get("checks") or []:
+            if not check.get("met"):
+                out.append([row["task_id"], row["trial"], name, counted, check.get("subject"), _short(check.get("detail") or ""),
+                            row["id"]])
+    return out
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 1] + "…"

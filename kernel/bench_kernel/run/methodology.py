@@ -1,0 +1,48 @@
+"""Standard or custom: whether a run's participants send what its profile fixes, decided before any conversation.
+
+Each participant declares how its model requests depart from the profile (`Agent.profile_deviations`,
+`UserSimulator.profile_deviations`); one that declares nothing makes the run custom. The verdict is recorded as the
+run's `run.methodology` event, printed in the run header and read by exports (bench-tau2's submission).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.profiles.profile import Profile
+
+METHODOLOGY_EVENT = "run.methodology"
+"""The run's verdict: {"verdict": "standard" | "custom", "profile": label, "reasons": [...]}."""
+
+
+async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile) -> dict[str, Any]:
+    """The verdict under the run's profile, with every reason it is custom (each naming who deviates and how)."""
+    reasons = []
+    if config.exposure not in (None, "none"):
+        reasons.append(f"the agent is told about the customer (--exposure {config.exposure})")
+    reasons += await _deviations("agent", agent, config.agent_options, profile)
+    if user is not None:
+        reasons += await _deviations("user simulator", user, config.user_options, profile)
+    return {"verdict": "custom" if reasons else "standard", "profile": profile.label(), "reasons": reasons}
+
+
+async def _deviations(role: str, component: Agent | UserSimulator, options: Mapping[str, Any] | None,
+                      profile: Profile) -> list[str]:
+    who = f"{role} {component.name!r}"
+    try:
+        found = await component.profile_deviations(dict(options or {}), profile)
+    except Exception as exc:  # noqa: BLE001 - a participant's failing check makes the run custom, never stops it
+        return [f"{who}: its profile check failed ({type(exc).__name__}: {exc})"]
+    if found is None:
+        return [f"{who} does not declare that it sends the profile's requests"]
+    return [f"{who}: {reason}" for reason in found]
+
+
+def methodology_lines(verdict: Mapping[str, Any] | None) -> list[str]:
+    """The run header's lines: the verdict under the profile, then each reason for custom."""
+    if not verdict:
+        return []
+    head = f"  methodology: {verdict['verdict']} under profile {verdict['profile']}"
+    return [head + (":" if verdict["reasons"] else ""), *(f"    - {reason}" for reason in verdict["reasons"])]

@@ -1,0 +1,236 @@
+"""Failure attribution: the rules on hand-built conversations, the stored columns, `--retry-attributed` and the report."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench_kernel import RunConfig, Store, get_plugin_manager, run
+from bench_kernel.cli import ATTRIBUTION_LABELS
+from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, UserMessage
+from bench_kernel.evaluation.attribution import LABELS, FailedConversation, attribute, retry_seed
+from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
+from bench_kernel.report.report import build_report, render
+from bench_kernel.run.planning import retry_units
+from bench_kernel.tasks.schema import Action, EvaluationCriteria, Task, UserScenario
+from bench_kernel.testing import bench_cli
+
+pytest.importorskip("bench_mock", reason="these runs play the mock domain (pip install -e contrib_domains/mock)")
+
+from attribution_cases import CasesPlugin, case_tasks
+
+TASK = Task(id="t", user_scenario=UserScenario(instructions="Your email is ada@example.net. Ask to move to plan gold."),
+            evaluation_criteria=EvaluationCriteria(actions=[Action(action_id="1", name="change_plan", arguments={"plan": "gold"})],
+                                                   reward_basis=["DB", "NL_ASSERTION"]))
+WRITE = lambda call: call.name == "change_plan"  # noqa: E731
+
+
+Component = tuple[float | None, list[Check], str | None]
+
+
+def failed(messages: list, termination: TerminationReason = TerminationReason.USER_STOP, **components: Component) -> FailedConversation:
+    scores = [ComponentScore(component=name, score=score, checks=checks, error=error) for name, (score, checks, error) in components.items()]
+    info = RewardInfo(reward=0.0, reward_basis=["DB", "NL_ASSERTION"], components=scores or [ComponentScore(component="DB", score=0.0)])
+    return FailedConversation(task=TASK, messages=messages, termination=termination, reward_info=info, is_write=WRITE,
+                              user_tools=frozenset())
+
+
+def test_the_cli_offers_exactly_the_labels() -> None:
+    assert ATTRIBUTION_LABELS == LABELS
+
+
+def test_a_passed_conversation_has_no_attribution() -> None:
+    passed = FailedConversation(task=TASK, messages=[], termination=TerminationReason.USER_STOP, reward_info=RewardInfo(reward=1.0))
+    assert attribute(passed) is None
+
+
+def test_the_user_stopping_while_the_agent_asks_is_the_users_fault_but_not_after_a_claimed_success() -> None:
+    asked = [UserMessage(content="Move me to gold."), AssistantMessage(content="Gold costs 10. Shall I switch you?"),
+             UserMessage(content="###STOP###")]
+    found = attribute(failed(asked))
+    assert found is not None and (found.label, found.rule) == ("user-simulator", "user_stopped_early")
+    assert "change_plan never made" in found.evidence
+    claimed = [*asked[:1], AssistantMessage(content="Done, you are now on gold."), asked[2]]
+    assert attribute(failed(claimed)).label == "agent"  # type: ignore[union-attr]
+    closer = [*asked[:1], AssistantMessage(content="Sorry, I cannot. Is there anything else I can help you with?"), asked[2]]
+    assert attribute(failed(closer)).label == "agent"  # type: ignore[union-attr]
+    wrote = [*asked[:1], AssistantMessage(tool_calls=[ToolCall(id="c", name="change_plan", arguments={"plan": "bronze"})]), *asked[1:]]
+    assert attribute(failed(wrote)).label == "agent"  # type: ignore[union-attr]  # the write was made (wrongly): the agent's
+
+
+def test_an_invented_fact_counts_only_when_the_agent_took_it_up() -> None:
+    invented = [UserMessage(content="My email is ada.smith@example.org."),
+                AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada.smith@example.org"})])]
+    found = attribute(failed(invented))
+    assert found is not None and found.rule == "user_invented_fact" and "ada.smith@example.org" in found.evidence
+    ignored = [invented[0], AssistantMessage(content="I cannot find that account.")]
+    assert attribute(failed(ignored)).label == "agent"  # type: ignore[union-attr]
+    from_scenario = [UserMessage(content="My email is ada@example.net."),
+                     AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada@example.net"})])]
+    assert attribute(failed(from_scenario)).label == "agent"  # type: ignore[union-attr]
+
+
+def test_judge_rules_fire_only_when_the_judge_alone_failed_the_conversation() -> None:
+    stop = [UserMessage(content="hi"), AssistantMessage(content="Done, you are on gold.")]
+    error = attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(None, [], "judge: empty reply")))
+    assert error is not None and (error.label, error.rule) == ("judge", "judge_error")
+    also_db = attribute(failed(stop, DB=(0.0, [], None), NL_ASSERTION=(None, [], "judge: empty reply")))
+    assert also_db is not None and also_db.label == "agent"
+    says_met = [Check(subject="price said", met=False, detail="The agent correctly said the price.")]
+    inconsistent = attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, says_met, None)))
+    assert inconsistent is not None and inconsistent.rule == "inconsistent_verdict"
+    true_with_violation = [Check(subject="a", met=True, detail="However, the agent did not confirm."),
+                           Check(subject="b", met=False, detail="The agent never said the price.")]
+    assert attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, true_with_violation, None))).rule == "inconsistent_verdict"  # type: ignore[union-attr]
+    honest = [Check(subject="price said", met=False, detail="The agent did not say the price.")]
+    assert attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, honest, None))).label == "agent"  # type: ignore[union-attr]
+
+
+def test_a_broken_task_and_failed_transport_are_not_the_agents() -> None:
+    flagged = FailedConversation(task=TASK, messages=[], termination=TerminationReason.AGENT_STOP, reward_info=RewardInfo(reward=0.0),
+                                 task_flags={"unknown_ids": "plan 'gold' is not in the data", "duplicate": "same as t2"})
+    found = attribute(flagged)
+    assert found is not None and found.label == "task" and "unknown_ids" in found.evidence and "duplicate" not in found.evidence
+    only_duplicate = attrs_evolve(flagged, task_flags={"duplicate": "same as t2"})
+    assert attribute(only_duplicate).label == "agent"  # type: ignore[union-attr]
+    transport = attrs_evolve(flagged, task_flags={}, termination=TerminationReason.AGENT_ERROR, error="agent: ModelHTTPError: HTTP 502: bad gateway")
+    assert attribute(transport).label == "infrastructure"  # type: ignore[union-attr]
+    refused = attrs_evolve(transport, error="agent: ModelHTTPError: HTTP 400: context too long")
+    assert attribute(refused).label == "agent"  # type: ignore[union-attr]
+
+
+def attrs_evolve(conversation: FailedConversation, **changes: object) -> FailedConversation:
+    import attrs
+
+    return attrs.evolve(conversation, **changes)
+
+
+def test_a_replay_seed_is_derived_from_the_ordinal() -> None:
+    assert retry_seed(7, 0) == 7
+    assert retry_seed(7, 1) == retry_seed(7, 1) != retry_seed(7, 2) != 7
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def case_run(db: Path, tasks: list[str], **extra: object) -> RunConfig:
+    tasks_file = db.with_name("cases.json")
+    tasks_file.write_text(json.dumps(case_tasks()), encoding="utf-8")
+    return RunConfig(domain="mock", plugins=["mock"], agent="case-agent", user="case-user", judge="case-judge",
+                     tasks_file=str(tasks_file), baseline=False, task_ids=tasks, trials=2, **extra)  # type: ignore[arg-type]
+
+
+def play(db: Path, config: RunConfig) -> str:
+    return run(config, db, plugins=get_plugin_manager(["mock"], [("attribution-cases", CasesPlugin())])).run_id
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as connection:
+        return list(connection.execute(sql))
+
+
+TWO = ["u-stop-confirm-upgrade", "a-never-acts"]
+
+
+def test_labels_are_stored_with_their_evidence_and_the_report_gives_both_pass_hat_k(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    run_id = play(db, case_run(db, TWO))
+    stored = rows(db, "select task_id, attribution, attribution_evidence, retry, superseded_by from conversations order by task_id, trial")
+    assert [(t, label) for t, label, *_ in stored] == [("a-never-acts", "agent")] * 2 + [("u-stop-confirm-upgrade", "user-simulator")] * 2
+    evidence = json.loads(stored[2][2])
+    assert evidence["rule"] == "user_stopped_early" and evidence["source"] == "rules" and "Shall I go ahead?" in evidence["evidence"]
+    store = Store(db)
+    try:
+        report = build_report(store, run_id)
+    finally:
+        store.close()
+    card = report.attribution
+    assert card["counts"]["user-simulator"] == 2 and card["counts"]["agent"] == 2
+    assert card["tasks_dropped"] == 1 and card["conversations_dropped"] == 2 and card["tasks"] == 1
+    assert report.pass_hat_k["2"]["n"] == 2 and card["pass_hat_k_agent"]["2"]["n"] == 1
+    text, markdown = render(report, "table"), render(report, "markdown")
+    assert "failed agent conversations by attribution: agent 2, user-simulator 2" in text and "## Attribution" in markdown
+    metrics = {r["metric"]: r for r in csv.DictReader(io.StringIO(render(report, "csv")))}
+    assert metrics["attribution[user-simulator]"]["value"] == "2" and metrics["pass^1[attributable]"]["n"] == "1"
+    assert json.loads(render(report, "json"))["attribution"]["pass_hat_k_agent"]["1"]["value"] == 0.0
+
+
+def test_retry_attributed_replays_as_new_rows_and_reports_use_the_newest(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    config = case_run(db, TWO)
+    run_id = play(db, config)
+    first_seeds = dict(rows(db, "select trial, seed from conversations where task_id = 'u-stop-confirm-upgrade'"))
+
+    again = play(db, case_run(db, TWO, retry_attributed=["user-simulator"]))
+
+    assert again == run_id  # the same options name the same run: --retry-attributed is not part of its identity
+    replays = rows(db, "select id, trial, retry, seed, superseded_by from conversations where retry > 0 order by trial")
+    assert [(trial, retry) for _, trial, retry, _, _ in replays] == [(0, 1), (1, 1)]
+    assert all(seed != first_seeds[trial] for _, trial, _, seed, _ in replays)
+    assert rows(db, "select count(*) from conversations") == [(6,)]
+    superseded = dict(rows(db, "select id, superseded_by from conversations where superseded_by is not null"))
+    assert sorted(superseded.values()) == sorted(r[0] for r in replays)
+    # the scripted user stops again: a second pass replays the replays
+    play(db, case_run(db, TWO, retry_attributed=["user-simulator"]))
+    assert rows(db, "select retry, count(*) from conversations group by retry") == [(0, 4), (1, 2), (2, 2)]
+    store = Store(db)
+    try:
+        report = build_report(store, run_id)
+        assert report.conversations == 4 and report.attribution["superseded"] == 4
+        assert len(store.conversations(run_id)) == 4 and len(store.conversations(run_id, include_superseded=True)) == 8
+    finally:
+        store.close()
+    # an agent fault is not replayed by asking for user-simulator ones, and a plain resume replays nothing
+    assert rows(db, "select count(*) from conversations where task_id = 'a-never-acts'") == [(2,)]
+    play(db, config)
+    assert rows(db, "select count(*) from conversations") == [(8,)]
+
+
+def test_an_interrupted_retry_pass_is_finished_by_the_next_not_started_again(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    run_id = play(db, case_run(db, TWO))
+    store = Store(db)
+    try:  # a pass planned (its event recorded) whose process died before playing it
+        planned = retry_units(store, run_id, [_task("u-stop-confirm-upgrade")], ["user-simulator"])
+    finally:
+        store.close()
+    assert [(u.task.id, u.trial, u.retry) for u in planned] == [("u-stop-confirm-upgrade", 0, 1), ("u-stop-confirm-upgrade", 1, 1)]
+
+    play(db, case_run(db, TWO, retry_attributed=["user-simulator"]))
+
+    assert rows(db, "select retry, count(*) from conversations group by retry") == [(0, 4), (1, 2)]
+    assert rows(db, "select count(*) from events where kind = 'run.retry_attributed'") == [(1,)]
+
+
+def test_one_current_row_per_unit_is_a_store_guarantee(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    play(db, case_run(db, TWO))
+    with sqlite3.connect(db) as connection, pytest.raises(sqlite3.IntegrityError):
+        connection.execute("insert into conversations (id, run_id, arm, task_id, trial, retry) "
+                           "select id || '/copy', run_id, arm, task_id, trial, 5 from conversations limit 1")
+
+
+def test_the_command_line_takes_retry_attributed(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    result = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email",
+                                                      "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none"])
+    assert result.exit_code == 0, result.output
+    again = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email",
+                                                     "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none",
+                                                     "--retry-attributed", "agent"])
+    assert again.exit_code == 0, again.output
+    assert rows(db, "select retry, superseded_by is null from conversations order by retry") == [(0, 0), (1, 1)]
+    wrong = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--retry-attributed", "nobody", "--db", str(db)])
+    assert wrong.exit_code == 2 and "nobody" in wrong.output
+
+
+def _task(name: str) -> Task:
+    from bench_kernel.serialization import structure
+
+    return structure(next(t for t in case_tasks() if t["id"] == name), Task, source="the labelled set")
