@@ -11,8 +11,9 @@ from typing import Any
 import attrs
 from click.testing import CliRunner
 
-from bench_kernel import METHODOLOGY_EVENT, Agent, Profile, Store, UserSimulator, load_profile, methodology_lines
+from bench_kernel import METHODOLOGY_EVENT, Agent, Judge, Profile, Store, UserSimulator, load_profile, methodology_lines
 from bench_kernel.cli import cli
+from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.run.methodology import profile_methodology
 
 
@@ -50,6 +51,29 @@ def test_standard_only_when_every_participant_declares_no_deviation() -> None:
         "user simulator 'silent' does not declare that it sends the profile's requests"]
     assert verdict({"fail": True})["reasons"] == ["agent 'declaring': its profile check failed (RuntimeError: probe went wrong)"]
     assert verdict({}, exposure="persona")["reasons"] == ["the agent is told about the customer (--exposure persona)"]
+
+
+@attrs.define(kw_only=True)
+class FaithfulJudge(Judge):
+    name: str = "faithful-judge"
+
+    async def profile_deviations(self, profile: Profile) -> list[str] | None:
+        return []
+
+
+def judged(judge: Judge) -> list[str]:
+    config = SimpleNamespace(agent_options={}, user_options={}, exposure="none")
+    found = asyncio.run(profile_methodology(Declaring(), Faithful(), config, load_profile(None), judge))
+    assert (found["verdict"] == "standard") == (not found["reasons"])
+    return list(found["reasons"])
+
+
+def test_the_judge_counts_when_rewards_rest_on_nl_assertions() -> None:
+    assert judged(FaithfulJudge()) == []
+    assert judged(JudgeRounds.around(FaithfulJudge(), retries=2)) == []  # retries ask the same judge again
+    assert judged(JudgeRounds.around(FaithfulJudge(), panel=3)) == [
+        "judge 'faithful-judge': a panel of 3 judgments per conversation (--judge-panel), where the profile's judge decides once"]
+    assert judged(Judge(name="opaque")) == ["judge 'opaque' does not declare that it sends the profile's judge request"]
 
 
 def test_header_lines() -> None:

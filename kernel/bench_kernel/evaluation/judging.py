@@ -18,6 +18,7 @@ import attrs
 from bench_kernel.errors import BudgetExceededError
 from bench_kernel.evaluation.metric import Judge, JudgeRequest
 from bench_kernel.evaluation.results import Check
+from bench_kernel.profiles.profile import Profile
 
 JUDGE_RETRIES = 2
 """Retries of a failed judgment by default (`--judge-retries`)."""
@@ -116,6 +117,12 @@ class JudgeRounds(Judge):
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """The settled checks (JudgmentFailed when a member never answered in full)."""
         return (await self.judgment(request)).checks
+
+    async def profile_deviations(self, profile: Profile) -> list[str] | None:
+        """The inner judge's, and a panel's: the profile's judge decides once."""
+        found = await self.inner.profile_deviations(profile)
+        panel = [f"a panel of {self.panel} judgments per conversation (--judge-panel), where the profile's judge decides once"]
+        return None if found is None else [*found, *(panel if self.panel > 1 else [])]
 
     async def judgment(self, request: JudgeRequest, failed: list[dict[str, Any]] | None = None) -> Judgment:
         """Each member's checked verdict (retried), then the majority per assertion; failed attempts go to `failed`."""

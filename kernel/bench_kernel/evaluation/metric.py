@@ -58,6 +58,14 @@ class Judge:
         """
         raise NotImplementedError
 
+    async def profile_deviations(self, profile: Profile) -> list[str] | None:
+        """How the judge's requests depart from the profile's judge (texts, request shape), as `Agent.profile_deviations`.
+
+        `[]` declares that it sends the profile's judge request (llm-judge does); the default, None, declares nothing,
+        and a run whose reward rests on NL assertions is then "custom".
+        """
+        return None
+
 
 @attrs.frozen(kw_only=True)
 class MetricResult:

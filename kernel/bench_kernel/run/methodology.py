@@ -11,21 +11,39 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.evaluation.metric import Judge
 from bench_kernel.profiles.profile import Profile
 
 METHODOLOGY_EVENT = "run.methodology"
 """The run's verdict: {"verdict": "standard" | "custom", "profile": label, "reasons": [...]}."""
 
 
-async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile) -> dict[str, Any]:
-    """The verdict under the run's profile, with every reason it is custom (each naming who deviates and how)."""
+async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile,
+                              judge: Judge | None = None) -> dict[str, Any]:
+    """The verdict under the run's profile, with every reason it is custom (each naming who deviates and how).
+
+    `judge`: the run's judge when some task's reward rests on NL assertions (its requests count then).
+    """
     reasons = []
     if config.exposure not in (None, "none"):
         reasons.append(f"the agent is told about the customer (--exposure {config.exposure})")
     reasons += await _deviations("agent", agent, config.agent_options, profile)
     if user is not None:
         reasons += await _deviations("user simulator", user, config.user_options, profile)
+    if judge is not None:
+        reasons += await _judge_deviations(judge, profile)
     return {"verdict": "custom" if reasons else "standard", "profile": profile.label(), "reasons": reasons}
+
+
+async def _judge_deviations(judge: Judge, profile: Profile) -> list[str]:
+    who = f"judge {judge.name!r}"
+    try:
+        found = await judge.profile_deviations(profile)
+    except Exception as exc:  # noqa: BLE001 - as for participants: custom, never a stop
+        return [f"{who}: its profile check failed ({type(exc).__name__}: {exc})"]
+    if found is None:
+        return [f"{who} does not declare that it sends the profile's judge request"]
+    return [f"{who}: {reason}" for reason in found]
 
 
 async def _deviations(role: str, component: Agent | UserSimulator, options: Mapping[str, Any] | None,

@@ -114,7 +114,9 @@ async def prepare(config: RunConfig, store_path: Path | str,
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
-    methodology = await profile_methodology(parts.agent, parts.user, config, profile)  # the header's standard or custom
+    judged = any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in tasks)
+    methodology = await profile_methodology(parts.agent, parts.user, config, profile,  # the header's standard or custom
+                                            parts.judge if judged else None)
     later = _gold_check_after_loading(data, tasks, config, executor)
     failures = [] if later is not None else gold_failures(data, tasks)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)

@@ -145,6 +145,10 @@ class ModelJudge(Judge):
     description: str = "Model judge: grades each NL assertion from the transcript, answering in JSON."
     model_roles: tuple[str, ...] = ("judge",)
 
+    async def profile_deviations(self, profile: Profile) -> list[str]:
+        """None: its texts, transcript, statements, reply format and sampling are the profile's (docs/judges.md)."""
+        return []
+
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """One check per assertion, in order, with the model's reasoning as the detail."""
         require_model(request.models, "judge", f"judge {self.name!r}")

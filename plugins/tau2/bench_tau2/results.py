@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import importlib.metadata
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ from bench_kernel import (
     Task,
     TerminationReason,
     Timeline,
+    attributed,
+    build_environment,
     canonical_json,
     collect,
     component_values,
@@ -45,6 +46,7 @@ from bench_kernel import (
     replay_gold,
     replay_trajectory,
     score_metrics,
+    task_id_key,
     task_vocabulary,
     unstructure,
     utc_now,
@@ -315,7 +317,7 @@ def _tasks(embedded: dict[str, Task], data: DomainData, *, prefer: str) -> tuple
     """
     current = {t.id: t for t in data.tasks}
     found = {i: differing_fields(embedded[i], current[i]) for i in embedded.keys() & current.keys()}
-    differing = {i: found[i] for i in sorted(found, key=_natural) if found[i]}
+    differing = {i: found[i] for i in sorted(found, key=task_id_key) if found[i]}
     first, second = (embedded, current) if prefer == "embedded" else (current, embedded)
     return {**second, **first}, differing
 
@@ -329,11 +331,6 @@ def differing_fields(embedded: Task, current: Task) -> list[str]:
     """The fields in which a file's version of a task differs from the domain's, bench's derived labels left out."""
     return [f.name for f in attrs.fields(type(current))
             if f.name not in DERIVED_FIELDS and getattr(embedded, f.name) != getattr(current, f.name)]
-
-
-def _natural(task_id: str) -> list[tuple[int, int | str]]:
-    """Sort key putting "2" before "12"."""
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", task_id) if part]
 
 
 async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, data: DomainData, tasks: dict[str, Task],
@@ -425,14 +422,17 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
     }
     if _infrastructure_error(sim):
         # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
-        return ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
-                                  error="imported: stored as an infrastructure error", **common), None, None
+        failed = ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
+                                    error="imported: stored as an infrastructure error", **common)
+        return attributed(failed, task, data, build_environment(data, task), None), None, None
     termination = _termination(raw.get("termination_reason"))
     env = replay_trajectory(data, task, found)
     used = judge or ImportedVerdicts.of(raw)
     gold = replay_gold(data, task)
     reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
-    result = ConversationResult(termination_reason=termination, reward_info=reward_info, **common)
+    # Labelled by the same rules as a run's conversations (docs/attribution.md).
+    result = attributed(ConversationResult(termination_reason=termination, reward_info=reward_info, **common), task, data,
+                        env, gold)
     return result, MetricInputs(task=task, events=events, final_env=env, gold=gold), used
 
 

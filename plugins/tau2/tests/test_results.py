@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,9 @@ def test_import_replays_tool_calls_so_a_missing_write_fails(exported: Path, tmp_
     result = CliRunner().invoke(cli, ["import", "tau2-results", str(tampered), "--plugin", "mock", "--db", str(tmp_path / "t.db")])
     assert result.exit_code == 0, result.output
     assert "differs: upgrade_by_email/" in result.output and "ours 0.0" in result.output
+    with sqlite3.connect(tmp_path / "t.db") as conn:  # the imported failure is attributed, by the run's rules
+        labels = {label for (label,) in conn.execute("select attribution from conversations where task_id = 'upgrade_by_email' and reward < 1")}
+    assert labels == {"agent"}
 
 
 def test_a_file_that_is_not_a_results_file_is_refused(tmp_path: Path) -> None:
@@ -214,6 +218,7 @@ def test_an_infrastructure_error_stays_one(exported: Path, tmp_path: Path) -> No
     finally:
         store.close()
     assert (row["termination_reason"], row["reward"]) == ("infrastructure_error", None)
+    assert row["attribution"] == "infrastructure"  # labelled as a run's conversation would be
 
 
 def test_an_unknown_agent_cost_is_exported_and_imported_as_null(tmp_path: Path) -> None:
