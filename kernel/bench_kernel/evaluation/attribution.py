@@ -224,6 +224,16 @@ def inconsistent_verdict(c: FailedConversation) -> Attribution | None:
     return None
 
 
+def doubted_verdicts(components: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The NL assertions a stored reward info's judge marked met while its justification describes a violation.
+
+    A pass resting on one is counted by the report ("doubtful passes"): the judge may have passed it by accident.
+    """
+    nl = next((c for c in components if c.get("component") == RewardType.NL_ASSERTION.value), None)
+    return [str(check.get("subject")) for check in (nl or {}).get("checks") or []
+            if check.get("met") is True and VIOLATION.search(str(check.get("detail") or "").lower())]
+
+
 def _basis_components(c: FailedConversation) -> list[ComponentScore]:
     info = c.reward_info
     if info is None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench_kernel.conversation.messages import TerminationReason
-from bench_kernel.evaluation.attribution import AGENT, LABELS
+from bench_kernel.evaluation.attribution import AGENT, LABELS, doubted_verdicts
 from bench_kernel.evaluation.results import is_success
 from bench_kernel.evaluation.stats import Estimate, TaskOutcomes, pass_hat_k_estimate
 from bench_kernel.store.store import Store
@@ -34,6 +34,7 @@ def attribution_card(rows: Sequence[dict[str, Any]], superseded: int, k_max: int
     kept = [r for r in scored if is_success(r["reward"]) or (r.get("attribution") or AGENT) == AGENT]
     outcomes = outcomes_of(kept)
     all_tasks = {r["task_id"] for r in scored}
+    doubtful = [r["id"] for r in scored if is_success(r["reward"]) and doubted_verdicts(_components(r))]
     return {
         "failed": len(failed),
         "counts": {label: counts.get(label, 0) for label in (*LABELS, *([UNLABELLED] if counts.get(UNLABELLED) else []))},
@@ -41,7 +42,12 @@ def attribution_card(rows: Sequence[dict[str, Any]], superseded: int, k_max: int
         "pass_hat_k_agent": {str(k): _est(pass_hat_k_estimate(outcomes, k, seed=f"{seed}:agent")) for k in range(1, k_max + 1)},
         "conversations": len(kept), "conversations_dropped": len(scored) - len(kept),
         "tasks": len(outcomes), "tasks_dropped": len(all_tasks) - len(outcomes), "superseded": superseded,
+        "doubtful_passes": len(doubtful), "doubtful_examples": doubtful[:5],
     }
+
+
+def _components(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(json.loads(row["reward_info_json"]).get("components", [])) if row.get("reward_info_json") else []
 
 
 def superseded_count(store: Store, run_id: str) -> int:
@@ -73,7 +79,9 @@ def card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
              {"metric": "attribution.tasks_dropped", "value": card["tasks_dropped"], **empty,
               "n": card["tasks"] + card["tasks_dropped"], "n_of": "tasks"},
              {"metric": "retry.superseded", "value": card["superseded"], **empty, "n": card["superseded"],
-              "n_of": "agent conversations replaced by --retry-attributed replays"}]
+              "n_of": "agent conversations replaced by --retry-attributed replays"},
+             {"metric": "attribution.doubtful_passes", "value": card.get("doubtful_passes", 0), **empty,
+              "n": card["conversations"] + card["conversations_dropped"], "n_of": "scored agent conversations"}]
     return rows
 
 
@@ -86,6 +94,9 @@ def card_lines(card: dict[str, Any]) -> list[str]:
     lines = [f"{card['failed']} failed agent conversations by attribution: {counts} (docs/attribution.md)",
              f"attributable to the agent: {figures}; {card['conversations_dropped']} non-agent failures left out, "
              f"{card['tasks_dropped']} tasks dropped (every trial a non-agent failure)"]
+    if card.get("doubtful_passes"):
+        lines.append(f"{card['doubtful_passes']} passes rest on a judge verdict met=true whose own justification describes a "
+                     f"violation (tau2 #436; rule inconsistent_verdict), e.g. {', '.join(card['doubtful_examples'][:3])}")
     if card["superseded"]:
         lines.append(f"{card['superseded']} conversations replaced by --retry-attributed replays (the newest row of each trial counts)")
     return lines

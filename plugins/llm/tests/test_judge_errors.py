@@ -208,3 +208,16 @@ def test_a_panel_changes_the_run_id_and_retries_do_not(nl_only_tasks: str) -> No
     assert RunConfig(domain="mock", judge="llm-judge", tasks_file=nl_only_tasks, judge_retries=5).config_hash() == base.config_hash()
     assert "judge_panel" not in base.identity()
     assert RunConfig(domain="mock", judge="llm-judge", tasks_file=nl_only_tasks, judge_panel=3).config_hash() != base.config_hash()
+
+
+def test_a_pass_on_a_verdict_its_justification_contradicts_is_reported_as_doubtful(
+        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
+    contradicted = json.dumps({"verdicts": [{"index": 1, "reasoning": "The agent did not greet the customer.", "met": True},
+                                            {"index": 2, "reasoning": "It names the plan.", "met": True}]})
+    server = served(fake_openai_server, World(lambda body: contradicted))
+    store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
+    row, _ = stored(store, run_id)
+    assert row["reward"] == 1.0 and row["attribution"] is None  # the judge's verdict stands: bench does not overrule it
+    card = build_report(store, run_id).attribution
+    assert card["doubtful_passes"] == 1 and card["doubtful_examples"] == [row["id"]]
+    store.close()
