@@ -169,29 +169,15 @@ class ScriptedLineSession(AgentSession):
 
 
 @attrs.define(kw_only=True)
-class TalkOnlyAgent(Scripted, Agent):
-    """A floor of `bench audit`: stalls politely every turn, never calls a tool."""
+class ScriptedLineAgent(Scripted, Agent):
+    """A floor of `bench audit`: says one line every turn, never calls a tool (talk-only, refuse)."""
 
-    name: str = "talk-only"
-    description: str = "Calls no tool and answers every turn with a polite stalling sentence (an audit floor)."
+    line: str
     calls_models_itself: bool = False
 
     def start(self, setup: ConversationSetup) -> AgentSession:
-        """A fresh stalling session."""
-        return ScriptedLineSession(setup, TALK_ONLY_LINE)
-
-
-@attrs.define(kw_only=True)
-class RefuseAgent(Scripted, Agent):
-    """A floor of `bench audit`: politely refuses every request, never calls a tool."""
-
-    name: str = "refuse"
-    description: str = "Calls no tool and politely refuses every request (an audit floor)."
-    calls_models_itself: bool = False
-
-    def start(self, setup: ConversationSetup) -> AgentSession:
-        """A fresh refusing session."""
-        return ScriptedLineSession(setup, REFUSE_LINE)
+        """A fresh session saying the line."""
+        return ScriptedLineSession(setup, self.line)
 
 
 @attrs.define
@@ -323,8 +309,10 @@ def register_agents(register: Callable[[Agent], None]) -> None:
     """The oracle and do-nothing agents, and the audit's floors (talk-only, refuse)."""
     register(OracleAgent())
     register(DoNothingAgent())
-    register(TalkOnlyAgent())
-    register(RefuseAgent())
+    register(ScriptedLineAgent(name="talk-only", line=TALK_ONLY_LINE, description=(
+        "Calls no tool and answers every turn with a polite stalling sentence (an audit floor).")))
+    register(ScriptedLineAgent(name="refuse", line=REFUSE_LINE,
+                               description="Calls no tool and politely refuses every request (an audit floor)."))
 
 
 EXPERTISE = {
