@@ -7,14 +7,15 @@ import math
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from bench_kernel.cli import cli
-from bench_kernel.evaluation.stats import minimum_detectable_difference
-from bench_kernel.testing import FakeOpenAIServer
+from bench_kernel.testing import FakeOpenAIServer, bench_cli
+
+Z = NormalDist()
 
 pytest.importorskip("bench_mock", reason="the mock domain (bench-mock) is not installed")
 pytest.importorskip("bench_llm", reason="bench-llm is not installed")
@@ -22,7 +23,7 @@ pytest.importorskip("bench_openai", reason="bench-openai is not installed")
 
 
 def invoke(args: list[str]) -> Result:
-    result = CliRunner().invoke(cli, args)
+    result = CliRunner().invoke(bench_cli([]), args)
     assert result.exit_code == 0, result.output
     return result
 
@@ -63,7 +64,7 @@ def test_plan_prices_from_the_ledger(tmp_path: Path) -> None:
     # 2 tasks of 16 trials (2 * (1/3) * 7.849 / (16 * 0.25) = 1.31).
     assert plan["trial_variance"] == pytest.approx(1 / 3, abs=1e-6) and plan["trials_needed"] == 21
     assert plan["more_tasks_needed"] is True and (plan["design"]["tasks"], plan["design"]["trials"]) == (2, 16)
-    assert plan["design"]["mdd"] == pytest.approx(minimum_detectable_difference(math.sqrt(2 / 3 / 32)), abs=1e-6)
+    assert plan["design"]["mdd"] == pytest.approx((Z.inv_cdf(0.975) + Z.inv_cdf(0.8)) * math.sqrt(2 / 3 / 32), abs=1e-6)
     cost = plan["cost"]
     assert cost["priced"] is True and cost["measured_conversations"] == 4
     per = cost["per_conversation"]
