@@ -219,9 +219,12 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
               help="Leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
                    "gold_fails); missing audits are run and cached first (docs/audit.md).")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
-@click.option("--retry-attributed", "retry_attributed", multiple=True, type=click.Choice(ATTRIBUTION_LABELS),
+@click.option("--retry-attributed", "retry_attributed", multiple=True,
+              type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
               help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
-                   "to this label (repeatable); the old rows are kept, marked superseded (docs/attribution.md).")
+                   "to this label (repeatable; judge: judged again, not played); the old rows are kept, marked "
+                   "superseded. The agent's own failures cannot be retried: that would report best-of-N "
+                   "(docs/attribution.md).")
 @click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
               help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...")
 @click.option("--user-option", "user_options", multiple=True, callback=_key_values,

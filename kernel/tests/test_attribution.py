@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from bench_kernel import RunConfig, Store, get_plugin_manager, run
 from bench_kernel.cli import ATTRIBUTION_LABELS
 from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, UserMessage
+from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.attribution import LABELS, FailedConversation, attribute, retry_seed
 from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
 from bench_kernel.report.report import build_report, render
@@ -218,14 +219,22 @@ def test_one_current_row_per_unit_is_a_store_guarantee(tmp_path: Path) -> None:
 
 def test_the_command_line_takes_retry_attributed(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    result = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email",
-                                                      "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none"])
+    base = ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email", "--no-baseline", "--db", str(db),
+            "--format", "none", "--progress", "none"]
+    result = CliRunner().invoke(bench_cli(["mock"]), base)
     assert result.exit_code == 0, result.output
-    again = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email",
-                                                     "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none",
-                                                     "--retry-attributed", "agent"])
-    assert again.exit_code == 0, again.output
-    assert rows(db, "select retry, superseded_by is null from conversations order by retry") == [(0, 0), (1, 1)]
+    again = CliRunner().invoke(bench_cli(["mock"]), [*base, "--retry-attributed", "user-simulator"])
+    assert again.exit_code == 0, again.output  # the stored run, resumed: no failure of the simulator's to play again
+    assert rows(db, "select retry, superseded_by is null, attribution from conversations") == [(0, 1, "agent")]
+    # the agent's own failures are never played again: that would report best-of-N
+    agent = CliRunner().invoke(bench_cli(["mock"]), [*base, "--retry-attributed", "agent"])
+    assert agent.exit_code == 2 and "'agent' is not one of" in agent.output
+    with pytest.raises(ConfigError, match="best-of-N"):
+        retry_units(Store(db), "any", [], ["agent"])
+    # options that name no stored run are refused before anything is stored (a mistyped option would start a new run)
+    other = CliRunner().invoke(bench_cli(["mock"]), [*base, "--trials", "3", "--retry-attributed", "user-simulator"])
+    assert other.exit_code == 1 and "retries a stored run, and these options name none" in other.output
+    assert rows(db, "select count(*) from runs") == [(1,)]
     wrong = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--retry-attributed", "nobody", "--db", str(db)])
     assert wrong.exit_code == 2 and "nobody" in wrong.output
 

@@ -30,6 +30,8 @@ from bench_kernel.run.config import RunConfig
 from bench_kernel.run.planning import load_domain
 from bench_kernel.store.store import open_store
 
+DB_NOTE = ": DB checks the state the writes leave, not the calls (a read the task needs is never checked)"
+
 
 class LedgerTools(Toolkit):
     """Accounts the agent opens, closes and annotates."""
@@ -224,7 +226,7 @@ def test_nl_assertions_without_a_judge_are_null_never_a_pass() -> None:
 
 def test_static_flags_alone_need_no_conversation() -> None:
     _, data = ledger()
-    assert static_flags(data.task("unscored"), data) == {"actions_unscored": "1 gold action(s) (close_account) while the basis is DB"}
+    assert static_flags(data.task("unscored"), data) == {"actions_unscored": "1 gold action(s) (close_account) while the basis is DB" + DB_NOTE}
     assert static_flags(data.task("clean"), data) == {}
 
 
@@ -346,7 +348,9 @@ def test_exclude_flagged_leaves_flagged_tasks_out_and_says_so(tmp_path: Path) ->
     header, _, _ = result.stderr.partition("conversations to run")
     assert "excluded 9 task(s) flagged actions_unscored by `bench audit`" in header
     report = json.loads(result.stdout)
-    assert len(report["tasks"]) == 3 and report["validity"]["excluded"] == {"flags": ["actions_unscored"], "tasks": 9}
+    assert len(report["tasks"]) == 3 and {k: v for k, v in report["validity"]["excluded"].items() if k != "task_ids"} == {
+        "flags": ["actions_unscored"], "tasks": 9}
+    assert len(report["validity"]["excluded"]["task_ids"]) == 9
     assert report["config"]["exclude_flagged"] == ["actions_unscored"]
     bad = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--exclude-flagged", "flaky", "--db", db])
     assert bad.exit_code == 2 and "passed_by_floor, actions_unscored" in bad.output
@@ -378,7 +382,7 @@ def test_the_validity_card_in_every_format(tmp_path: Path) -> None:
     store = open_store(db)
     try:
         assert store.last_run_event(summary.run_id, (STATIC_FLAGS_EVENT,))["flags"]["upgrade_by_email"] == {
-            "actions_unscored": "2 gold action(s) (find_customer_by_email, change_plan) while the basis is DB"}
+            "actions_unscored": "2 gold action(s) (find_customer_by_email, change_plan) while the basis is DB" + DB_NOTE}
         card = build_report(store, summary.run_id).validity
         assert card["floors"]["do-nothing"] == {"pass_rate": 0.0, "n": 12, "source": "baseline arm"}
         assert card["floors"]["talk-only"] is None and card["ceiling"]["source"] == "gold replay"

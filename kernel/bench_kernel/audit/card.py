@@ -19,6 +19,7 @@ from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.evaluation.results import is_success
 from bench_kernel.run.planning import GOLD_FAILURES_EVENT
 from bench_kernel.store.store import RunRecord, Store
+from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
@@ -98,7 +99,8 @@ def _flagged(tasks: Sequence[str], recorded: dict[str, Any] | None, audits: dict
 
 def _excluded(store: Store, run_id: str) -> dict[str, Any] | None:
     found = store.last_run_event(run_id, (EXCLUDED_EVENT,))
-    return None if found is None else {"flags": found["flags"], "tasks": len(found["tasks"])}
+    return None if found is None else {"flags": found["flags"], "tasks": len(found["tasks"]),
+                                       "task_ids": sorted(found["tasks"], key=task_id_key)}
 
 
 def audit_command(run: RunRecord) -> str:

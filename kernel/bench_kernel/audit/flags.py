@@ -107,7 +107,10 @@ def _actions_unscored(task: Task) -> str | None:
     basis = _basis(task.evaluation_criteria)
     if not actions or RewardType.ACTION.value in basis:
         return None
-    return f"{len(actions)} gold action(s) ({_listed([a.name for a in actions])}) while the basis is {'+'.join(basis) or 'empty'}"
+    evidence = f"{len(actions)} gold action(s) ({_listed([a.name for a in actions])}) while the basis is {'+'.join(basis) or 'empty'}"
+    if RewardType.DB.value in basis:  # the writes still count through the state they leave; the reads not at all
+        evidence += ": DB checks the state the writes leave, not the calls (a read the task needs is never checked)"
+    return evidence
 
 
 def _nothing_to_check(criteria: EvaluationCriteria) -> dict[str, bool]:

@@ -28,7 +28,7 @@ def check_flag_names(flags: Sequence[str]) -> list[str]:
     unknown = [name for name in names if name not in FLAGS]
     if unknown:
         raise ConfigError(f"unknown audit flag {unknown[0]!r} for --exclude-flagged (flags: {', '.join(FLAGS)})")
-    return list(dict.fromkeys(names))
+    return sorted(set(names), key=FLAGS.index)  # one order whatever the command line's: it is part of the run's id
 
 
 async def exclude_flagged(registry: Registry, data: DomainData, tasks: list[Task], flags: Sequence[str],

@@ -128,15 +128,17 @@ def attributed(result: ConversationResult, task: Task, data: DomainData, env: En
 
 def task_fault_flags(data: DomainData, task: Task, gold: GoldReplay | None, store: Any = None) -> dict[str, str]:
     """The task's flags that make it unscorable (flag -> evidence): its gold replay, its static audit flags, and the
-    flags of its cached `bench audit` (nondeterministic) when `store` is a results database."""
+    `nondeterministic` of its cached `bench audit` when `store` is a results database (gold_fails comes from the run's
+    own gold replay, with the domain's scored-as-the-reference exception, whether or not an audit is stored)."""
     from bench_kernel.audit import cached_flags, static_flags  # the audit plays conversations: imported when needed
 
     flags: dict[str, str] = {}
     if gold is not None and not gold.ok and not (data.failed_gold_actions_scored and all(c.met for c in gold.assertion_checks)):
         flags["gold_fails"] = "; ".join([*gold.action_errors, *(c.subject for c in gold.assertion_checks if not c.met)])[:300]
     flags.update(_static_flags(data, task, static_flags))
-    if isinstance(store, Store):
-        flags.update(cached_flags(store, data, task) or {})
+    if isinstance(store, Store):  # only what the run cannot see itself: the label must not depend on the cache otherwise
+        cached = cached_flags(store, data, task) or {}
+        flags.update({flag: evidence for flag, evidence in cached.items() if flag == "nondeterministic"})
     return {flag: evidence for flag, evidence in flags.items() if flag in TASK_FAULT_FLAGS}
 
 

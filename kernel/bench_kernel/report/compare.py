@@ -99,7 +99,7 @@ def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Se
                               f"{seed}:pass^{k}", resamples) for k in range(1, k_max + 1)}
     return Comparison(
         run_a=run_a, run_b=run_b, agents=agents or {}, common_tasks=len(common),
-        only_in_a=sorted(set(a) - set(b)), only_in_b=sorted(set(b) - set(a)),
+        only_in_a=sorted(set(a) - set(b), key=task_id_key), only_in_b=sorted(set(b) - set(a), key=task_id_key),
         mean_reward=_figure([(a[t].mean_reward, b[t].mean_reward) for t in common], f"{seed}:mean_reward", resamples),
         pass_hat_k=pass_k,
         tasks=tasks,

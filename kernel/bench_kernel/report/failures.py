@@ -32,7 +32,10 @@ class FailedChecks(ReportSection):
         rows = [row for r in sorted(failed, key=lambda r: (task_id_key(r["task_id"]), r["trial"])) for row in _rows(r)]
         if not rows:
             return None
-        notes = [f"the first {MAX_ROWS} of {len(rows)} failed checks: `bench view` shows every conversation's"] if len(rows) > MAX_ROWS else []
+        # The checks that decided a reward come first: a cut list must not be filled with checks outside the basis.
+        rows.sort(key=lambda row: row[3] != "yes")
+        notes = ([f"the first {MAX_ROWS} of {len(rows)} failed checks, those in the reward basis first: `bench view` shows "
+                  "every conversation's checks"] if len(rows) > MAX_ROWS else [])
         table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"],
                              rows=rows[:MAX_ROWS])
         return Section(title=self.title, tables=[table], notes=notes)

@@ -121,7 +121,13 @@ def pair_noise(a: Sequence[TaskOutcomes], b: Sequence[TaskOutcomes], figure: dic
             "standard_error": num(error), "critical_difference": num(z_critical(alpha) * error), "mdd": num(mdd),
             "difference": difference, "low": low, "high": high, "interval_covers_zero": covers_zero,
             "below_mdd": below, "within_noise": covers_zero or below,
-            "verdict": WITHIN_NOISE if covers_zero or below else BEYOND_NOISE, "reason": _reason(covers_zero, below, mdd)}
+            "verdict": WITHIN_NOISE if covers_zero or below else BEYOND_NOISE,
+            "reason": _reason(covers_zero, below, mdd) + (NO_VARIATION if error == 0.0 else ""),
+            "no_variation": error == 0.0}
+
+
+NO_VARIATION = ("; but no task's outcome varied between trials in either run (or each ran one trial of a task that "
+                "passed or failed every time), so these runs measured no noise: the verdict holds for these trials only")
 
 
 def _reason(covers_zero: bool, below: bool, mdd: float) -> str:

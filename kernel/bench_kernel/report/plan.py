@@ -16,9 +16,14 @@ MAX_TRIALS = 16
 """The most trials per task a plan proposes before it asks for more tasks instead."""
 
 
+MIN_DELTA = 0.001
+"""The smallest difference `bench plan` sizes (a tenth of a point: below it the counts mean nothing)."""
+
+
 def _check_plan(delta: float, alpha: float, power: float, max_trials: int) -> None:
-    if not 0.0 < delta < 1.0:
-        raise ConfigError(f"--delta must be a pass^1 difference between 0 and 1 (exclusive), got {delta}")
+    if not MIN_DELTA <= delta < 1.0:
+        raise ConfigError(f"--delta must be a pass^1 difference from {MIN_DELTA} up to 1 (exclusive), got {delta}: a smaller "
+                          "one needs more trials than any run can play")
     if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
         raise ConfigError(f"--alpha and --power must be between 0 and 1 (exclusive), got {alpha} and {power}")
     if max_trials < 1:

@@ -14,7 +14,7 @@ from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
-from bench_kernel.evaluation.attribution import JUDGE, LABELS
+from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
 from bench_kernel.evaluation.evaluator import gold_problems
 from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.evaluation.metric import Judge, Metric
@@ -208,6 +208,9 @@ def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig)
 def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[str]) -> list[Unit]:
     """The replays of one `--retry-attributed` pass: the unfinished ones of the last pass (a resume), else a new pass
     over the evaluated arms' newest finished rows attributed to one of `labels`, recorded as a run event first."""
+    if AGENT in labels:
+        raise ConfigError("--retry-attributed agent: replaying the agent's own failures would report best-of-N trials; "
+                          "only failures attributed to another party are played again (docs/attribution.md)")
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:
         raise ConfigError(f"--retry-attributed {unknown[0]!r}: not a label ({', '.join(LABELS)})")

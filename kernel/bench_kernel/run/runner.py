@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.errors import BenchError, DeferredDataError
+from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
@@ -138,6 +138,9 @@ async def prepare(config: RunConfig, store_path: Path | str,
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
+        if config.retry_attributed and store.run(run_id, missing_ok=True) is None:
+            raise ConfigError(f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
+                              f"{store_path}): give the run's own options, or --run-id (`bench runs` lists them)")
         new = store.begin_run(run_id, config.recorded_identity(profile, fingerprint), config_hash, loaded,
                               task_sets, config.seed)
     except BaseException:
