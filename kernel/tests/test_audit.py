@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import pytest
 from click.testing import CliRunner
+from plugin_factory import needs_installed
 
 import bench_kernel
 from bench_kernel import Domain, DomainData, DomainOptions, State, ToolError, ToolKind, Toolkit, tool
@@ -268,6 +269,7 @@ def invoke(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+@needs_installed("mock")
 def test_the_json_document(tmp_path: Path) -> None:
     result = invoke("audit", "--plugin", "mock", "--db", str(tmp_path / "a.db"), "--format", "json")
     assert result.exit_code == 0, result.output
@@ -284,6 +286,7 @@ def test_the_json_document(tmp_path: Path) -> None:
     assert summary["any_flag"] == sum(bool(a["flags"]) for a in document["tasks"])
 
 
+@needs_installed("mock")
 def test_table_and_markdown_show_the_summary_and_the_flagged_tasks(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
     table = invoke("audit", "--plugin", "mock", "--db", db)
@@ -305,6 +308,7 @@ def test_task_ids_sort_as_numbers(tmp_path: Path) -> None:
     assert [a["id"] for a in document["tasks"]] == ["1", "2", "10"]
 
 
+@needs_installed("mock")
 def test_errors_are_one_clean_line(tmp_path: Path) -> None:
     unknown = CliRunner().invoke(cli, ["audit", "--plugin", "no-such-plugin", "--db", str(tmp_path / "a.db")])
     assert unknown.exit_code == 1 and unknown.output.startswith("Error: ") and "Traceback" not in unknown.output
@@ -314,6 +318,7 @@ def test_errors_are_one_clean_line(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and bad.output.startswith("Error: ") and "bad.json" in bad.output
 
 
+@needs_installed("mock")
 def test_a_duplicate_in_a_mock_task_file_is_found(tmp_path: Path) -> None:
     from bench_kernel import read_json
 
@@ -328,6 +333,7 @@ def test_a_duplicate_in_a_mock_task_file_is_found(tmp_path: Path) -> None:
                        mock_tasks[2]["id"]: None}
 
 
+@needs_installed("mock")
 def test_the_floor_agents_can_be_run(tmp_path: Path) -> None:
     for agent in ("talk-only", "refuse"):
         result = invoke("run", "--plugin", "mock", "--agent", agent, "--db", str(tmp_path / "r.db"), "--format", "json",
@@ -340,6 +346,7 @@ def test_the_floor_agents_can_be_run(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- runs: --exclude-flagged and the card
 
 
+@needs_installed("mock")
 def test_exclude_flagged_leaves_flagged_tasks_out_and_says_so(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     result = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--exclude-flagged", "actions_unscored", "--db", db,
@@ -376,6 +383,7 @@ def test_runs_without_the_option_keep_their_ids() -> None:
     assert RunConfig().config_hash() != RunConfig(exclude_flagged=["duplicate"]).config_hash()
 
 
+@needs_installed("mock")
 def test_the_validity_card_in_every_format(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     summary = runner.run(RunConfig(plugins=["mock"], agent="talk-only"), db)

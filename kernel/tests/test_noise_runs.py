@@ -14,11 +14,14 @@ from pathlib import Path
 import attrs
 import pytest
 from click.testing import CliRunner, Result
+from plugin_factory import needs_installed
 
 from bench_kernel import Agent, AgentSession, ConversationSetup, hookimpl
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
 from bench_kernel.cli import cli
 from bench_kernel.evaluation.stats import trials_needed
+
+pytestmark = needs_installed("mock")  # every test here plays the mock domain (bench-mock)
 
 TRIALS = 4
 

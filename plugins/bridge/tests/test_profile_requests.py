@@ -29,6 +29,8 @@ from bench_kernel.testing import FakeOpenAIServer, Reply, bench_cli
 
 REPO = Path(__file__).resolve().parents[3]
 DOCS = REPO / "docs" / "frameworks.md"
+if not DOCS.exists():  # the wheel's tests run outside the repository, where the page is not
+    pytest.skip(f"the workspace's docs are not at {DOCS} (bench-bridge tested outside the repository)", allow_module_level=True)
 SHARED = REPO.parent / "shared" / "reference" / "tau2"
 SECTION = "## Under a profile"
 FRAMEWORKS = {"langgraph": ("langchain_openai", "langgraph"), "openai-agents": ("agents",),
