@@ -16,7 +16,8 @@ from matplotlib import image  # noqa: E402
 
 DOMAINS = ("mock", "airline", "retail", "telecom", "banking")
 PLOTS = ("pass_hat_k", "components", "by_persona", "by_domain", "gsrt", "turns_to_completion", "cost_vs_reward")
-SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
+SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "noise", "validity", "attribution", "costs", "breakdowns",
+            "tasks", "plugin-sections", "plots")
 
 
 def bench(*args: str) -> str:
