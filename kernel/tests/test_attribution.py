@@ -15,8 +15,8 @@ from bench_kernel import RunConfig, Store, get_plugin_manager, run
 from bench_kernel.cli import ATTRIBUTION_LABELS
 from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, UserMessage
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.attribution import LABELS, FailedConversation, attribute, retry_seed
-from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
+from bench_kernel.evaluation.attribution import LABELS, FailedConversation, attribute, attributed, retry_seed
+from bench_kernel.evaluation.results import Check, ComponentScore, ConversationResult, RewardInfo
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.planning import retry_units
 from bench_kernel.tasks.schema import Action, EvaluationCriteria, Task, UserScenario
@@ -40,6 +40,20 @@ def failed(messages: list, termination: TerminationReason = TerminationReason.US
     info = RewardInfo(reward=0.0, reward_basis=["DB", "NL_ASSERTION"], components=scores or [ComponentScore(component="DB", score=0.0)])
     return FailedConversation(task=TASK, messages=messages, termination=termination, reward_info=info, is_write=WRITE,
                               user_tools=frozenset())
+
+
+class BrokenEnvironment:
+    """An environment whose tools cannot be described: the rules cannot run."""
+
+    def user_schemas(self, tools: object) -> None:
+        raise ValueError("no schemas here")
+
+
+def test_a_failing_rule_leaves_the_conversation_unlabelled_never_lost() -> None:
+    result = ConversationResult(run_id="r", arm="agent", task_id=TASK.id, trial=0, seed=1, agent="a", user="u",
+                                termination_reason=TerminationReason.USER_STOP, messages=[], reward_info=RewardInfo(reward=0.0),
+                                started_utc="", ended_utc="", duration_ms=0)
+    assert attributed(result, TASK, None, BrokenEnvironment(), None) is result  # type: ignore[arg-type]
 
 
 def test_the_cli_offers_exactly_the_labels() -> None:

@@ -20,11 +20,13 @@ import attrs
 from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.evaluation.evaluator import GoldReplay
 from bench_kernel.evaluation.results import Attribution, ComponentScore, ConversationResult, RewardInfo, is_success
+from bench_kernel.logs import get_logger
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.schema import RewardType, Task
 from bench_kernel.tools.environment import Environment
 
+log = get_logger()
 AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE = "agent", "user-simulator", "task", "judge", "infrastructure"
 LABELS = (AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE)
 """Every label, in the order their rules are tried (agent last: the default)."""
@@ -119,11 +121,15 @@ def attributed(result: ConversationResult, task: Task, data: DomainData, env: En
     """
     if result.termination_reason is not TerminationReason.INFRASTRUCTURE_ERROR and is_success(result.reward):
         return result
-    schemas = env.user_schemas(task.user_tools)
-    names = None if schemas is None else {s["function"]["name"] for s in schemas}
-    flags = task_fault_flags(data, task, gold, store)
-    return attrs.evolve(result, attribution=attribute(failed_conversation(result, task, is_write=env.mutates, user_tools=names,
-                                                                          task_flags=flags)))
+    try:
+        schemas = env.user_schemas(task.user_tools)
+        names = None if schemas is None else {s["function"]["name"] for s in schemas}
+        flags = task_fault_flags(data, task, gold, store)
+        found = attribute(failed_conversation(result, task, is_write=env.mutates, user_tools=names, task_flags=flags))
+    except Exception as exc:  # noqa: BLE001 - a label is never worth a conversation: it is stored unlabelled instead
+        log.warning("attribution.failed", task_id=task.id, error=f"{type(exc).__name__}: {exc}")
+        return result
+    return attrs.evolve(result, attribution=found)
 
 
 def task_fault_flags(data: DomainData, task: Task, gold: GoldReplay | None, store: Any = None) -> dict[str, str]:
