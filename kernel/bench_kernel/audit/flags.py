@@ -87,7 +87,16 @@ def trace_gold(data: DomainData, task: Task) -> GoldTrace:
 
 
 def static_flags(task: Task, data: DomainData, trace: GoldTrace | None = None) -> dict[str, str]:
-    """The task's static flags, flag -> evidence (`trace`: its gold replay, replayed here when not given)."""
+    """The task's static flags, flag -> evidence (`trace`: its gold replay, replayed here when not given).
+
+    Without a trace they are computed once per task and loaded data: a run's report and its attribution both ask.
+    """
+    if trace is None:
+        return dict(_per_data(data, f"static_flags:{task.id}", lambda: _static_flags(task, data, None)))
+    return _static_flags(task, data, trace)
+
+
+def _static_flags(task: Task, data: DomainData, trace: GoldTrace | None) -> dict[str, str]:
     found: dict[str, str] = {}
     criteria = task.evaluation_criteria
     for flag, evidence in (("actions_unscored", _actions_unscored(task)), ("empty_criteria", _empty_criteria(criteria)),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -141,7 +140,7 @@ def task_fault_flags(data: DomainData, task: Task, gold: GoldReplay | None, stor
     flags: dict[str, str] = {}
     if gold is not None and not gold.ok and not (data.failed_gold_actions_scored and all(c.met for c in gold.assertion_checks)):
         flags["gold_fails"] = "; ".join([*gold.action_errors, *(c.subject for c in gold.assertion_checks if not c.met)])[:300]
-    flags.update(_static_flags(data, task, static_flags))
+    flags.update(static_flags(task, data))
     if isinstance(store, Store):  # only what the run cannot see itself: the label must not depend on the cache otherwise
         cached = cached_flags(store, data, task) or {}
         flags.update({flag: evidence for flag, evidence in cached.items() if flag == "nondeterministic"})
@@ -153,19 +152,6 @@ def retry_seed(seed: int, retry: int) -> int:
     if retry == 0:
         return seed
     return int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
-
-
-_STATIC: dict[tuple[int, str], tuple[weakref.ref[DomainData], dict[str, str]]] = {}
-
-
-def _static_flags(data: DomainData, task: Task, compute: Callable[[Task, DomainData], dict[str, str]]) -> dict[str, str]:
-    """A task's static audit flags, computed once per loaded data (they replay its gold actions)."""
-    slot = (id(data), task.id)
-    found = _STATIC.get(slot)
-    if found is None or found[0]() is not data:
-        found = (weakref.ref(data, lambda _: _STATIC.pop(slot, None)), compute(task, data))
-        _STATIC[slot] = found
-    return found[1]
 
 
 # --------------------------------------------------------------------------- infrastructure
