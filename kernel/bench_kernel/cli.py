@@ -24,7 +24,7 @@ from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
-from bench_kernel.scaffold import KINDS
+from bench_kernel.scaffold import KINDS, new_help
 
 if TYPE_CHECKING:
     from bench_kernel.plugins import PluginSet
@@ -36,11 +36,21 @@ if TYPE_CHECKING:
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
 ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
-"""bench_kernel.evaluation.attribution.LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
+"""bench_kernel.evaluation.results.ATTRIBUTION_LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
+PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust"}
+"""Commands first-party plugins add: naming one whose plugin is missing says which distribution adds it."""
 
 
 class BenchGroup(click.Group):
     """A click group that turns BenchError into one clean line (BENCH_DEBUG=1 keeps the traceback)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command, or for a first-party plugin's command whose plugin is missing, which distribution adds it."""
+        name = args[0] if args else ""
+        if name in PLUGIN_COMMANDS and self.get_command(ctx, name) is None:
+            raise click.UsageError(f"`bench {name}` comes from the plugin {PLUGIN_COMMANDS[name]}, which is not installed "
+                                   f"(pip install {PLUGIN_COMMANDS[name]}) or failed to load (`bench plugins` says why)", ctx)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command, translating bench errors."""
@@ -215,9 +225,10 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--allow-broken-tasks", is_flag=True,
               help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
                    "lists them and says their rewards are not meaningful.")
-@click.option("--exclude-flagged", "exclude_flagged", multiple=True, callback=lambda c, p, v: _audit_flags(v),
-              help="Leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
-                   "gold_fails); missing audits are run and cached first (docs/audit.md).")
+@click.option("--exclude-flagged", "exclude_flagged", multiple=True,
+              callback=lambda c, p, v: [n.strip() for item in v for n in item.split(",") if n.strip()] or None,
+              help="Leave out tasks a plugin flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
+                   "gold_fails: bench-trust's `bench audit` flags; missing audits are run and cached first, docs/audit.md).")
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option("--retry-attributed", "retry_attributed", multiple=True,
               type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
@@ -255,7 +266,7 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides,
                               source=config_file or "command line")
-    plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
+    plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, config.implied_plugins()))
     try:
         with Progress(progress_mode) as progress:
             summary = runner.run(config, db_path, plugins=plugin_set, on_finished=progress.finished, handle_signals=True,
@@ -278,24 +289,21 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
             "(stored, excluded from every score; run the same command again to retry them)")
     if summary.status == "failed":
         raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
-
-
-def _audit_flags(values: tuple[str, ...]) -> list[str] | None:
-    """--exclude-flagged's names, split at commas and checked."""
-    from bench_kernel.audit.runs import check_flag_names
-
-    try:
-        return check_flag_names(values) or None
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from exc
+    if summary.all_failed:  # the report is printed: the exit status says the run measured nothing
+        raise click.ClickException(summary.all_failed)
 
 
 def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
     """The run's header: what --exclude-flagged left out, then the progress header."""
     if ctx.config.exclude_flagged and mode != "none":
-        from bench_kernel.audit.runs import exclusion_line
+        from bench_kernel.run.flagging import exclusion_line
 
         click.echo(f"run {ctx.run_id}: {exclusion_line(ctx.store, ctx.run_id) or 'no task excluded'}", err=True)
+    from bench_kernel.run.planning import code_change_notice
+
+    notice = code_change_notice(ctx.store, ctx.run_id)  # a new run only because a component's code changed: said always
+    if notice:
+        click.echo(f"run {ctx.run_id}: {notice}", err=True)
     progress.start(ctx, todo, skipped)
 
 
@@ -425,6 +433,7 @@ def _store(db_path: str) -> Iterator[Store]:
 def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt: str) -> None:
     """Compare two runs of one suite: per-task differences, flips, mean reward and pass^k with paired bootstrap CIs."""
     from bench_kernel.report.compare import compare_stored, render_comparison
+    from bench_kernel.report.report import run_registry
     from bench_kernel.store.store import open_store_for_reading
 
     stores = []
@@ -432,28 +441,44 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
         for path in (db_path, db_b or db_path):
             require_db(path)
             stores.append(open_store_for_reading(path))
-        click.echo(render_comparison(compare_stored(stores[0], run_a, stores[-1], run_b), fmt), nl=False)
+        run = stores[0].run(run_a)  # an unknown run is one clean error
+        assert run is not None
+        comparison = compare_stored(stores[0], run_a, stores[-1], run_b, run_registry(run)[0])
+        click.echo(render_comparison(comparison, fmt), nl=False)
     finally:
         for store in stores:
             store.close()
 
 
-@cli.command(name="plan")
-@click.option("--baseline", "run_id", required=True, help="The stored run whose per-task outcomes and ledger size the plan.")
+@cli.command(name="rescore")
+@click.argument("run_id")
 @db_option
-@click.option("--delta", type=float, required=True, help="The pass^1 difference to detect, between 0 and 1 (0.05: five points).")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Level of the two-sided test.")
-@click.option("--power", type=float, default=0.8, show_default=True, help="Chance of detecting a true difference of --delta.")
-@click.option("--max-trials", type=int, default=16, show_default=True, help="Most trials per task before asking for more tasks.")
-@format_option("table", "json")
-def plan_command(run_id: str, db_path: str, delta: float, alpha: float, power: float, max_trials: int, fmt: str) -> None:
-    """How many trials (or tasks) two runs need to detect a pass^1 difference of --delta, and what they cost (docs/noise.md)."""
-    from bench_kernel.report.plan import build_plan, render_plan
+@format_option("table", "json", "markdown", "csv", "none")
+@click.option("--run-id", "new_run_id", help="Id of the new run (default: RUN_ID-rescore-N, the first free N).")
+@click.option("--rejudge", is_flag=True, help="Judge the NL assertions again with the run's judge (default: keep its verdicts).")
+@click.option("--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: the run's.")
+@click.option("--cache", is_flag=True, help="Answer repeated model requests (metrics', the judge's) from the SQLite cache.")
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations scored at once.")
+def rescore_command(run_id: str, db_path: str, fmt: str, new_run_id: str | None, rejudge: bool, plugins: tuple[str, ...],
+                    cache: bool, concurrency: int) -> None:
+    """Score a stored run's conversations again with the metrics and reward components installed now, into a new run
+    linked to it: nothing is played again, no agent or user model is called (docs/results.md)."""
+    from bench_kernel.run.rescore import RescoreOptions, rescore
 
     require_db(db_path)
-    with _store(db_path) as store:
-        plan = build_plan(store, run_id, delta, alpha=alpha, power=power, max_trials=max_trials)
-    click.echo(render_plan(plan, fmt), nl=False)
+    options = RescoreOptions(run_id=new_run_id, rejudge=rejudge, plugins=list(plugins) or None, cache=cache, concurrency=concurrency)
+    summary = rescore(run_id, db_path, options, load_plugins=_plugins_for_run)
+    click.echo(f"run {summary.run_id}: {summary.rescored} conversations of run {summary.source} scored again, none played "
+               f"({summary.conversations - summary.rescored} infrastructure errors copied), {len(summary.changed)} rewards "
+               f"or components changed, {summary.rejudged} judged again ({db_path})", err=True)
+    for mismatch in summary.replay_mismatches[:MAX_SHOWN]:
+        click.echo(f"note: a replayed tool call gave another result, the final state may differ: {mismatch}", err=True)
+    if fmt != "none":
+        echo_report(db_path, summary.run_id, fmt)
+
+
+MAX_SHOWN = 10
+"""Notes of one kind a command prints at most."""
 
 
 @cli.command(name="runs")
@@ -487,6 +512,7 @@ def require_db(db_path: str) -> None:
 @format_option("table", "json")
 def plugins_command(show_all: bool, fmt: str) -> None:
     """List installed plugins, their versions, hooks and components."""
+    from bench_kernel.plugins import NAMED_BUILTINS
     from bench_kernel.serialization import unstructure
 
     plugin_set = get_plugin_manager()
@@ -505,6 +531,8 @@ def plugins_command(show_all: bool, fmt: str) -> None:
     for p in listed:
         state = f"FAILED: {p['error']}" if p["error"] else ", ".join(p["hooks"])
         click.echo(f"{p['name']}  {p['distribution'] or '-'} {p['version'] or '-'}  {state}")
+    for name in NAMED_BUILTINS if show_all else ():
+        click.echo(f"{name}  bench-kernel  built in, loaded only when named: --plugin {name}")
 
 
 @cli.command(name="tasks")
@@ -536,7 +564,8 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
               help="Expected-hashes JSON ({domains: {NAME: {tasks: {ID: {gold_agent}}}}}) to compare gold hashes with.")
 @format_option("table", "json")
 def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
-    """Replay every task's gold actions and list the tasks whose replay fails (exit 1 if any)."""
+    """Replay every task's gold actions (twice, from fresh states) and list the tasks whose replay fails or shows a tool
+    that edits shared records in place or is not deterministic (exit 1 if any)."""
     from bench_kernel.tasks import checks
 
     data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
@@ -552,33 +581,7 @@ def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **op
         sys.exit(1)
 
 
-@cli.command(name="audit")
-@plugin_option
-@domain_options
-@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Audit conversations in flight.")
-@click.option("--no-cache", is_flag=True, help="Audit every task anew (the new audits replace the stored ones).")
-@db_option
-@format_option("table", "json", "markdown")
-def audit_command(plugins: tuple[str, ...], fmt: str, db_path: str, concurrency: int, no_cache: bool, **options: Any) -> None:
-    """Audit a domain's tasks: the oracle's ceiling, the do-nothing, talk-only and refuse floors, and flags (docs/audit.md)."""
-    from bench_kernel.audit.auditing import audit_domain
-    from bench_kernel.audit.render import render_audit
-    from bench_kernel.run.config import RunConfig
-    from bench_kernel.run.planning import load_domain
-    from bench_kernel.store.store import open_store
-    from bench_kernel.tasks import checks
-
-    registry = collect(checks.checked_plugins(list(plugins) or None, _warn))
-    data = load_domain(registry, RunConfig(**options))  # the domain options, as `bench check` and `bench run` read them
-    store = open_store(db_path, registry.migrations)
-    try:
-        document = audit_domain(registry, data, data.tasks, store, concurrency=concurrency, reuse=not no_cache)
-    finally:
-        store.close()
-    click.echo(render_audit(document, fmt), nl=False)
-
-
-@cli.command(name="new")
+@cli.command(name="new", help=new_help())
 @click.argument("kind", metavar="KIND", type=click.Choice(list(KINDS)))
 @click.argument("name")
 @click.argument("directory", required=False, type=click.Path(file_okay=False))

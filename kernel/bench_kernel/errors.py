@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class BenchError(Exception):
     """Base of every error bench raises on purpose."""
@@ -40,6 +42,11 @@ class PluginError(BenchError):
         self.plugin = plugin
         self.detail = message
         super().__init__(f"plugin {plugin!r}: {message}")
+
+
+class UnusableSessionError(PluginError):
+    """A session a plugin's `start` returned breaks the kernel's contract (a plain `def respond`, say), found at its
+    first conversation: the run stops there and stores no conversation, as for a task whose gold fails."""
 
 
 class UnknownPluginError(BenchError):
@@ -110,24 +117,23 @@ class ModelResponseError(ModelError):
     """The reply was empty, not parsable, or a tool call had broken arguments."""
 
 
-class RealtimeError(ModelError):
-    """A realtime session broke down on the provider's side: an `error` event, or an event that breaks its protocol.
-
-    The agent's error (its conversation ends as `agent_error`); `code` is the provider's error code, or
-    "malformed_event" for an event bench could not read.
-    """
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        self.code = code
-        super().__init__(message)
-
-
-class RealtimeConnectionError(ModelUnavailableError):
-    """A realtime session could not be opened, or its socket dropped (an infrastructure failure: retried on resume)."""
-
-
 class BudgetExceededError(BenchError):
     """The run's cost cap was reached; the run stops cleanly and can be resumed."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A hint naming the choice closest to a misspelt word, " (did you mean 'x'?)", or "" when none is close."""
+    meant = closest_match(word, choices)
+    return f" (did you mean {meant!r}?)" if meant else ""
+
+
+def closest_match(word: str, choices: Iterable[str]) -> str | None:
+    """The choice a misspelt word most likely meant (difflib's ratio, case ignored), or None when none is close."""
+    import difflib  # only error messages need it: start-up stays light
+
+    by_folded = {choice.casefold(): choice for choice in choices if choice != word}
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
+    return by_folded[close[0]] if close else None
 
 
 # Failures of the harness's surroundings, not of a participant: the conversation is stored as an

@@ -12,12 +12,15 @@ if TYPE_CHECKING:
     from sqlite_utils import Migrations
 
     from bench_kernel.conversation.channels import Channel
+    from bench_kernel.conversation.loops import ConversationLoop
     from bench_kernel.conversation.participants import Agent, UserSimulator
+    from bench_kernel.evaluation.attribution import Attributor
     from bench_kernel.evaluation.metric import Judge, Metric
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
     from bench_kernel.modelhub.api import Model
     from bench_kernel.report.sections import ReportSection
     from bench_kernel.run.executors import Executor
+    from bench_kernel.run.flagging import TaskFlagger
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
     from bench_kernel.tasks.personas import Persona
@@ -147,6 +150,24 @@ def register_channels(register: Callable[[Channel], None]) -> None:
 
 
 @hookspec
+def register_conversation_loops(register: Callable[[ConversationLoop], None]) -> None:
+    """Register conversation loops: how conversations of a mode the kernel does not play itself are played.
+
+    Called once per plugin manager. A run in ``--mode full-duplex`` plays each conversation with
+    ``await loop.play(setup, env, agent, user, channel, ...)`` of the loop registered under the mode's name; without
+    one it is refused before it starts, naming bench-duplex (which registers it, and which such a run loads).
+
+    :param register: call with each :class:`bench_kernel.ConversationLoop` instance; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_conversation_loops(register):
+            register(FullDuplexLoop(name="full-duplex"))
+    """
+
+
+@hookspec
 def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
     """Register reward components that task files may name in ``reward_basis``.
 
@@ -235,6 +256,43 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
         @bench_kernel.hookimpl
         def register_report_sections(register):
             register(ShiftRecovery(name="gsrt", title="Goal-shift recovery"))
+    """
+
+
+@hookspec
+def register_attributors(register: Callable[[Attributor], None]) -> None:
+    """Register attributors: who a failed conversation's failure is due to (docs/attribution.md).
+
+    Called once per plugin manager. After every failed conversation is evaluated (a run's, one judged again, an
+    imported one), ``attributor.attribute(conversation)`` of each is called in name order until one returns a
+    :class:`bench_kernel.Attribution`, which the store keeps with the conversation; one that raises is logged and
+    skipped. bench-trust registers the rules.
+
+    :param register: call with each :class:`bench_kernel.Attributor`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_attributors(register):
+            register(TimeoutsAreInfrastructure(name="timeouts"))
+    """
+
+
+@hookspec
+def register_task_flaggers(register: Callable[[TaskFlagger], None]) -> None:
+    """Register task flaggers: name the tasks whose reward cannot be trusted (bench-trust's `bench audit`).
+
+    Called once per plugin manager. ``bench run --exclude-flagged FLAG`` leaves out the tasks the flagger that knows
+    FLAG (``flagger.flags``) flags with it (``await flagger.flagged(...)``, before the run); ``flagger.record(ctx)``
+    is called once a run has played its conversations, to keep what the run's report needs.
+
+    :param register: call with each :class:`bench_kernel.TaskFlagger`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_task_flaggers(register):
+            register(AuditFlags(name="audit", flags=("gold_fails",)))
     """
 
 

@@ -2,9 +2,11 @@
 
 - A method the kernel awaits written as a plain `def` (a channel's `to_agent`, a session's `respond`, a judge's
   `judge`), or one it calls without awaiting written as `async def` (`is_stop`, `summarize`, a section's `build`).
-- Functions named like hooks without the `@bench_kernel.hookimpl` marker, which pluggy silently ignores.
-- Sessions are checked through the class `start` is annotated to return; a session whose class only shows at the
-  first conversation is checked there (`session_problem`), with the same message.
+- Functions named like hooks without the `@bench_kernel.hookimpl` marker, which pluggy silently ignores, and marked
+  functions whose name is no hook's (a misspelt `regster_agents`), with the hook meant.
+- Sessions are checked through the class `start` is annotated to return, and again, whatever that annotation says
+  (the base `AgentSession` says nothing), through the class `start` returns at each component's first conversation
+  (`session_problem`): a run stops there, before storing any conversation.
 
 Every message names the plugin and the object (class and method) at fault.
 """
@@ -17,6 +19,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from bench_kernel.errors import did_you_mean
 from bench_kernel.markers import PROJECT
 
 ASYNC, PLAIN = "async", "plain"
@@ -25,9 +28,12 @@ COMPONENT_METHODS: dict[str, dict[str, str]] = {
     "judge": {"judge": ASYNC},
     "metric": {"summarize": PLAIN},  # score may be either: the kernel awaits it only when it is awaitable
     "reward component": {"score": ASYNC, "applies": PLAIN},
-    "report section": {"build": PLAIN},
+    "report section": {"build": PLAIN, "cards": PLAIN, "compare_cards": PLAIN},
+    "attributor": {"attribute": PLAIN},
+    "task flagger": {"flagged": ASYNC, "record": PLAIN},
     "executor": {"execute": ASYNC, "check": PLAIN},
     "channel": {"start": PLAIN},
+    "conversation loop": {"play": ASYNC},
     "agent": {"start": PLAIN},
     "user simulator": {"start": PLAIN},
 }
@@ -49,13 +55,14 @@ def component_problems(kind: str, component: object) -> list[str]:
     return [f"{kind} {_name(component)!r}: {p}" for p in problems]
 
 
-def session_problem(kind: str, component: object, session: object, plugin: str | None) -> str | None:
-    """The first conversation's check of a session whose class `start` did not declare (None when it conforms)."""
+def session_problem(kind: str, component: object, session: object, plugin: str | None = None) -> str | None:
+    """What is wrong with the session a component's `start` returned (None when it conforms): checked per class, once."""
     problems = _session_class_problems(typing.cast(typing.Hashable, type(session)), kind)
     if not problems:
         return None
     who = f"plugin {plugin!r}: " if plugin else ""
-    return f"{who}{kind} {_name(component)!r}: " + "; ".join(problems)
+    return (f"{who}{kind} {_name(component)!r}: " + "; ".join(problems)
+            + f" (the session class {type(component).__name__}.start returned)")
 
 
 @functools.cache
@@ -113,4 +120,25 @@ def unmarked_hooks(plugin: object, hook_names: typing.Iterable[str]) -> list[str
         value = getattr(plugin, name, None)
         if callable(value) and not hasattr(value, f"{PROJECT}_impl") and not hasattr(value, f"{PROJECT}_spec"):
             found.append(name)
+    return found
+
+
+def unknown_hooks(plugin: object, hook_names: typing.Collection[str]) -> list[str]:
+    """Functions of a plugin object marked as implementing a hook bench does not have, each with the closest hook's name.
+
+    pluggy refuses them too, but names neither the function nor the hook that was meant.
+    """
+    found = []
+    for attr in dir(plugin):
+        try:
+            value = getattr(plugin, attr, None)
+        except Exception:  # noqa: BLE001 - an attribute that cannot be read is no hook implementation
+            continue
+        options = getattr(value, f"{PROJECT}_impl", None) if callable(value) else None
+        if not isinstance(options, dict):
+            continue
+        hook = options.get("specname") or attr
+        if hook not in hook_names:
+            meant = f" (specname {hook!r})" if hook != attr else ""
+            found.append(f"{attr}{meant}{did_you_mean(hook, hook_names)}")
     return found

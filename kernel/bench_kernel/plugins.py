@@ -12,13 +12,23 @@ import attrs
 import pluggy
 
 from bench_kernel import hookspecs
-from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownComponentError, UnknownPluginError
-from bench_kernel.loadchecks import component_problems, unmarked_hooks
+from bench_kernel.errors import (
+    DuplicateRegistrationError,
+    PluginError,
+    UnknownComponentError,
+    UnknownPluginError,
+    did_you_mean,
+)
+from bench_kernel.loadchecks import component_problems, unknown_hooks, unmarked_hooks
 from bench_kernel.logs import get_logger
 
 GROUP = "bench"
+ALWAYS_GROUP = "bench.always"
 DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels",
                    "bench_kernel.builtin.executors")
+NAMED_BUILTINS = {"practice": "bench_kernel.builtin.practice"}
+"""Built-in plugins loaded only when named (`--plugin practice`), never among "every installed plugin"; an installed
+entry point of the same name wins."""
 COMPONENT_HOOKS = {
     "domain": "register_domains",
     "agent": "register_agents",
@@ -27,11 +37,14 @@ COMPONENT_HOOKS = {
     "judge": "register_judges",
     "metric": "register_metrics",
     "channel": "register_channels",
+    "conversation loop": "register_conversation_loops",
     "reward component": "register_reward_components",
     "combination rule": "register_combination_rules",
     "task extension": "register_task_extensions",
     "persona": "register_personas",
     "report section": "register_report_sections",
+    "attributor": "register_attributors",
+    "task flagger": "register_task_flaggers",
     "executor": "register_executors",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
@@ -98,6 +111,9 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
         plugins.plugins.append(PluginInfo(name=module, distribution="bench-kernel", version=kernel_version, builtin=True))
     for ep in _entry_points_to_load(selected):
         _load_entry_point(plugins, ep)
+    for name in _named_builtins(selected):
+        pm.register(importlib.import_module(NAMED_BUILTINS[name]), name=name)
+        plugins.plugins.append(PluginInfo(name=name, distribution="bench-kernel", version=kernel_version, builtin=True))
     for name, obj in extra:
         _register(plugins, name, functools.partial(_identity, obj), None)
     return plugins
@@ -107,7 +123,9 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
     """The selection plus the installed plugin named like each model backend the run configures (unless blocked).
 
     `--agent-backend litellm` (or the default `openai`) needs the plugin that registers that backend: naming the
-    role's backend names its plugin, so `--plugin mock --agent-model M` works without `--plugin openai`.
+    role's backend names its plugin, so `--plugin mock --agent-model M` works without `--plugin openai`. A run's other
+    implied plugins come the same way (`RunConfig.implied_plugins`: `--mode full-duplex` loads bench-duplex's loop),
+    and so do the installed plugins that load with every run (`always_loaded`: bench-trust).
     """
     if selected is None:
         return None
@@ -116,8 +134,14 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
     wanted = [s for s in selected if not s.startswith("no:")]
     if not wanted:
         return list(selected)  # only blocks: every installed plugin loads anyway
-    added = [b for b in dict.fromkeys(backends) if b in available and b not in blocked and b not in wanted]
+    added = [b for b in dict.fromkeys([*backends, *always_loaded()]) if b in available and b not in blocked and b not in wanted]
     return [*selected, *added]
+
+
+def always_loaded() -> list[str]:
+    """Installed plugins that load with every run and report whatever `--plugin` names (unless blocked, `no:NAME`):
+    those that also declare their `bench` entry point in the group `bench.always` (bench-trust)."""
+    return sorted(ep.name for ep in md.entry_points(group=ALWAYS_GROUP) if ep.name in installed_entry_points())
 
 
 def _identity(obj: object) -> object:
@@ -128,13 +152,21 @@ def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]
     available = installed_entry_points()
     blocked = {s[3:] for s in selected or () if s.startswith("no:")}
     wanted = [s for s in selected or () if not s.startswith("no:")]
-    unknown = [n for n in wanted + sorted(blocked) if n not in available]
+    unknown = [n for n in wanted + sorted(blocked) if n not in available and n not in NAMED_BUILTINS]
     if unknown:
         known = ", ".join(sorted(available)) or "none"
-        raise UnknownPluginError(f"plugin {unknown[0]!r} is not installed (installed: {known}; see `bench plugins`)")
+        name = unknown[0]
+        raise UnknownPluginError(without_entry_point(name) or f"plugin {name!r} is not installed"
+                                 f"{did_you_mean(name, [*available, *NAMED_BUILTINS])} (installed: {known}; see `bench plugins`)")
     # None (no choice made) or only blocks: every installed plugin; an empty list: none of them.
     names = sorted(available) if selected is None or (blocked and not wanted) else wanted
-    return [available[n] for n in dict.fromkeys(names) if n not in blocked]
+    return [available[n] for n in dict.fromkeys(names) if n not in blocked and n in available]
+
+
+def _named_builtins(selected: Sequence[str] | None) -> list[str]:
+    """The built-ins loaded only when named that the selection names (and no installed entry point shadows)."""
+    named = [s for s in selected or () if s in NAMED_BUILTINS]
+    return [n for n in dict.fromkeys(named) if n not in installed_entry_points()]
 
 
 def _load_entry_point(plugins: PluginSet, ep: md.EntryPoint) -> None:
@@ -148,6 +180,7 @@ def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: s
     try:
         obj = load()
         _refuse_unmarked_hooks(name, obj)
+        _refuse_unknown_hooks(name, obj)
         plugins.pm.register(_hashable(obj), name=name)
         plugins.pm.check_pending()
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others down
@@ -162,13 +195,39 @@ def _refuse_unmarked_hooks(name: str, obj: object) -> None:
                                 "(add the decorator above each)")
 
 
+def _refuse_unknown_hooks(name: str, obj: object) -> None:
+    unknown = unknown_hooks(obj, _hook_names())
+    if unknown:
+        raise PluginError(name, f"{_object_name(obj)} marks functions with @bench_kernel.hookimpl that name no hook of "
+                                f"bench: {', '.join(unknown)} (rename each to its hook's name; docs/plugins.md lists them)")
+
+
+def without_entry_point(name: str) -> str | None:
+    """What to say when `bench-NAME` is installed but declares no `bench` entry point (None when that is not so)."""
+    try:
+        dist = md.distribution(f"bench-{name}")
+    except (md.PackageNotFoundError, ValueError):
+        return None
+    if dist.metadata["Name"] == "bench-kernel" or any(ep.group == GROUP for ep in dist.entry_points):
+        return None  # the kernel loads always, through its built-ins; a plugin under another name gets a "did you mean"
+    groups = sorted({ep.group for ep in dist.entry_points})
+    declared = f" (its entry points: {', '.join(groups)})" if groups else ""
+    module = f"bench_{name.replace('-', '_')}"
+    return (f"{dist.metadata['Name']} is installed but declares no [project.entry-points.bench]{declared}, so bench "
+            f'cannot load it as a plugin: to make it one, add `[project.entry-points.bench]` with `{name} = "{module}"` '
+            "to its pyproject.toml and install it again")
+
+
 @functools.cache
 def _hook_names() -> tuple[str, ...]:
     return tuple(n for n in dir(hookspecs) if n.startswith("register_") and callable(getattr(hookspecs, n)))
 
 
 def _object_name(obj: object) -> str:
-    return f"module {obj.__name__}" if isinstance(obj, type(functools)) else f"{type(obj).__name__} {obj!r:.60}"
+    """A plugin object as its author knows it: the module, or the class of the registered instance."""
+    if isinstance(obj, type(functools)):
+        return f"module {obj.__name__}"
+    return f"class {type(obj).__module__}.{type(obj).__qualname__}"
 
 
 class _HookHolder:
@@ -223,7 +282,9 @@ class Registry:
         found = self.components.get(kind, {})
         if name not in found:
             known = ", ".join(found) or "none"
-            raise UnknownComponentError(f"no {kind} named {name!r} (registered: {known})")
+            missing = without_entry_point(name.replace("_", "-"))  # the plugin named like its component, never loaded
+            hint = f"; {missing}" if missing else ""
+            raise UnknownComponentError(f"no {kind} named {name!r}{did_you_mean(name, found)} (registered: {known}){hint}")
         return found[name]
 
     def names(self, kind: str) -> list[str]:

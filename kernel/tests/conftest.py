@@ -41,6 +41,7 @@ def use_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]
         monkeypatch.setattr(cli_module, "get_plugin_manager", factory)
         monkeypatch.setattr(checks, "get_plugin_manager", factory)
         monkeypatch.setattr(report_module, "get_plugin_manager", factory)
+        monkeypatch.setattr(report_module, "always_loaded", list)  # nothing installed loads with every report either
 
     use()
     with capture_logs():

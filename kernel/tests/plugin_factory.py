@@ -25,11 +25,11 @@ BENCH = Path(sys.executable).parent / "bench"
 
 @attrs.frozen(kw_only=True)
 class PluginPackage:
-    """One single-module plugin distribution: `bench-<x>`, module `bench_<x>`, entry point `<entry>`."""
+    """One single-module plugin distribution: `bench-<x>`, module `bench_<x>`, entry point `<entry>` (None: no entry point)."""
 
     dist: str
     module: str
-    entry: str
+    entry: str | None
     source: str
     version: str = "0.1.0"
 
@@ -37,6 +37,7 @@ class PluginPackage:
         """Write a setuptools project (pyproject.toml and the module) under root; return its directory."""
         project = root / self.dist
         project.mkdir(parents=True)
+        entry_points = f'[project.entry-points.bench]\n{self.entry} = "{self.module}"\n' if self.entry else ""
         (project / "pyproject.toml").write_text(textwrap.dedent(f"""\
             [build-system]
             requires = ["setuptools>=61"]
@@ -47,12 +48,9 @@ class PluginPackage:
             version = "{self.version}"
             requires-python = ">=3.11"
 
-            [project.entry-points.bench]
-            {self.entry} = "{self.module}"
-
             [tool.setuptools]
             py-modules = ["{self.module}"]
-            """))
+            """) + entry_points)
         (project / f"{self.module}.py").write_text(textwrap.dedent(self.source))
         return project
 
@@ -63,7 +61,8 @@ class PluginPackage:
         info = site / f"{self.dist.replace('-', '_')}-{self.version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {self.dist}\nVersion: {self.version}\n")
-        (info / "entry_points.txt").write_text(f"[bench]\n{self.entry} = {self.module}\n")
+        if self.entry:
+            (info / "entry_points.txt").write_text(f"[bench]\n{self.entry} = {self.module}\n")
         (info / "top_level.txt").write_text(f"{self.module}\n")
         (info / "RECORD").write_text("")
 

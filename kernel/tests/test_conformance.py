@@ -65,10 +65,33 @@ class InPlaceTools(CounterTools):
         return record
 
 
-def test_a_tool_that_edits_a_shared_record_in_place_is_caught() -> None:
+def test_a_tool_that_edits_a_shared_record_in_place_is_caught_naming_it() -> None:
     data = toy(task("bump", [{"action_id": "1", "name": "bump", "arguments": {"name": "a"}}], ["DB"]), toolkit=InPlaceTools)
-    assert check_shared_records(data) == ["table 'counters': a shared record was edited in place "
-                                          "(use table.edit(key) or assign a new record)"]
+    assert check_shared_records(data) == [
+        f"tool 'bump' (InPlaceTools in {__name__}) edits a shared record in place: task 'bump', gold action 1: changed "
+        "record 'a' of table 'counters', which every conversation of a run shares. Fix: change a private copy (`record "
+        "= self.state.counters.edit(key)`) or assign a new record (`self.state.counters[key] = ...`); never change what "
+        "`table[key]` returns"]
+
+
+class BackdoorTools(CounterTools):
+    @tool(ToolKind.WRITE)
+    def reset(self, name: str) -> str:
+        """Reset a counter through the shared records themselves (no watched read sees it).
+
+        Args:
+            name: The counter's name.
+        """
+        self.state.counters.base.records[name]["value"] = 0
+        return "reset"
+
+
+def test_an_edit_no_watched_call_saw_is_still_caught_by_table() -> None:
+    data = toy(task("reset", [{"action_id": "1", "name": "reset", "arguments": {"name": "b"}}], ["DB"]), toolkit=BackdoorTools)
+    assert check_shared_records(data) == [
+        "table 'counters': a shared record was edited in place outside the tool calls the kit watched. Fix: change a "
+        "private copy (`record = self.state.counters.edit(key)`) or assign a new record (`self.state.counters[key] = "
+        "...`); never change what `table[key]` returns"]
 
 
 def test_a_gold_action_that_fails_is_caught() -> None:
@@ -106,11 +129,24 @@ def test_duplicate_ids_and_missing_plugins_are_caught() -> None:
     assert check_registration("no-such-plugin")[0].startswith("no entry point 'no-such-plugin'")
 
 
-def test_bench_check_reports_a_shared_record_edited_in_place() -> None:
-    data = toy(task("bump", [{"action_id": "1", "name": "bump", "arguments": {"name": "a"}}], ["DB"]), toolkit=InPlaceTools)
+def test_bench_check_reports_a_shared_record_edited_in_place_on_its_task_and_counts_tasks() -> None:
+    bump = task("bump", [{"action_id": "1", "name": "bump", "arguments": {"name": "a"}}], ["DB"])
+    data = toy(bump, *TASKS, toolkit=InPlaceTools)
     results = check_tasks(data)
-    assert results[-1]["task_id"] == "(shared records)" and not results[-1]["ok"]
-    assert "table 'counters' in place" in render_check(data, results)
+    assert [r["task_id"] for r in results] == ["bump", "inc-a", "lamp", "read-b"]
+    assert [r["task_id"] for r in results if not r["ok"]] == ["bump"]
+    summary = render_check(data, results)
+    assert summary.splitlines()[0] == "toy: 4 tasks, gold replay ok for 3, failing 1"
+    assert "  FAIL bump: tool 'bump' (InPlaceTools in" in summary and "self.state.counters.edit(key)" in summary
+
+
+def test_bench_check_reports_an_unwatched_edit_apart_from_the_tasks() -> None:
+    data = toy(task("reset", [{"action_id": "1", "name": "reset", "arguments": {"name": "b"}}], ["DB"]), toolkit=BackdoorTools)
+    results = check_tasks(data)
+    assert [(r["task_id"], r["ok"]) for r in results] == [("reset", True), (None, False)]
+    summary = render_check(data, results)
+    assert summary.splitlines()[0] == "toy: 1 tasks, gold replay ok for 1, failing 0"
+    assert "  FAIL (domain): a shared record of table 'counters' was edited in place outside the tool calls" in summary
 
 
 def test_bench_check_and_tasks_refuse_a_named_plugin_that_fails(monkeypatch: Any) -> None:

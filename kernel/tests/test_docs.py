@@ -77,6 +77,13 @@ def test_the_metric_template_scores_a_conversation(tmp_path: Path) -> None:
     assert rows[0]["goal"] == "read b" and rows[0]["turns"] >= 1
 
 
+def test_every_field_of_the_metric_context_has_its_line() -> None:
+    section = text().split("### register_metrics", 1)[1].split("\n### ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M))
+    fields = {f.name for f in attrs.fields(bench_kernel.MetricContext)} | {"messages"}
+    assert fields <= listed, sorted(fields - listed)
+
+
 def test_the_readme_quickstart_has_exactly_two_commands() -> None:
     readme = README.read_text(encoding="utf-8")
     quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]

@@ -77,12 +77,15 @@ COMPONENT_CASES = [
     ("register_judges", "judge", Judge(name="hook-judge")),
     ("register_metrics", "metric", Metric(name="hook-metric")),
     ("register_channels", "channel", Channel(name="hook-channel")),
+    ("register_conversation_loops", "conversation loop", bench_kernel.ConversationLoop(name="hook-loop")),
     ("register_reward_components", "reward component", RewardComponent(name="HOOK")),
     ("register_combination_rules", "combination rule", CombinationRule(name="hook-rule")),
     ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
     ("register_report_sections", "report section", ReportSection(name="hook-section")),
     ("register_personas", "persona", bench_kernel.Persona(key="HOOK_1", domain="toy", text="You are a test.")),
     ("register_executors", "executor", bench_kernel.Executor(name="hook-executor")),
+    ("register_attributors", "attributor", bench_kernel.Attributor(name="hook-attributor")),
+    ("register_task_flaggers", "task flagger", bench_kernel.TaskFlagger(name="hook-flagger")),
 ]
 
 

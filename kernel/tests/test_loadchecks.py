@@ -163,15 +163,48 @@ def test_a_failing_registration_refuses_a_command_that_named_the_plugin(monkeypa
         checks.checked_plugins(["acme"])
 
 
-def test_an_undeclared_sync_session_ends_its_conversation_with_a_participant_error_naming_the_plugin(tmp_path: Path):
-    plugins = get_plugin_manager([], [("toy", ToyPlugin()), ("acme", registering("agent", UndeclaredAgent()))])
-    summary = run(RunConfig(domain="toy", agent="echo", baseline=False, num_tasks=1), tmp_path / "r.db", plugins=plugins)
+def stored_after_refusal(tmp_path: Path, kind: str, component: object, **config: Any) -> tuple[str, list[dict[str, Any]]]:
+    """Run the toy domain with a component whose session breaks the contract: the refusal's message, what was stored."""
+    plugins = get_plugin_manager([], [("toy", ToyPlugin()), ("acme", registering(kind, component))])
+    with pytest.raises(bench_kernel.PluginError) as refused:
+        run(RunConfig(domain="toy", **config), tmp_path / "r.db", plugins=plugins)
     store = bench_kernel.Store(tmp_path / "r.db")
-    [row] = store.conversations(summary.run_id)
+    stored = [c for r in store.runs() for c in store.conversations(r["id"])]
     store.close()
-    assert row["termination_reason"] == "agent_error"
-    assert row["error"].startswith("agent: ParticipantError: plugin 'acme': agent 'echo': ")
-    assert "SyncAgentSession.respond is a plain def, but the kernel awaits it: write `async def respond`" in row["error"]
+    return str(refused.value), stored
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_an_undeclared_sync_session_stops_the_run_storing_no_conversation(tmp_path: Path, concurrency: int):
+    # 8 in flight: the baseline's offline conversations start beside the agent's and would finish first.
+    message, stored = stored_after_refusal(tmp_path, "agent", UndeclaredAgent(), agent="echo", concurrency=concurrency)
+    assert message.startswith("plugin 'acme': agent 'echo': ")
+    assert "SyncAgentSession.respond is a plain def, but the kernel awaits it: write `async def respond`" in message
+    assert "the run stopped at its first conversation, storing none" in message
+    assert stored == []
+
+
+class SyncCloseUserSession(UserSession):
+    async def respond(self, incoming: Sequence[Message]) -> UserMessage:
+        return UserMessage(content="###STOP###")
+
+    def close(self) -> None:  # type: ignore[override]
+        pass
+
+
+@attrs.define(kw_only=True)
+class UndeclaredUser(UserSimulator):
+    name: str = "mumbler"
+
+    def start(self, setup: ConversationSetup) -> UserSession:
+        return SyncCloseUserSession()
+
+
+def test_an_undeclared_sync_close_of_a_user_session_stops_the_run(tmp_path: Path):
+    message, stored = stored_after_refusal(tmp_path, "user simulator", UndeclaredUser(), user="mumbler")
+    assert message.startswith("plugin 'acme': user simulator 'mumbler': ")
+    assert "SyncCloseUserSession.close is a plain def, but the kernel awaits it: write `async def close`" in message
+    assert stored == []
 
 
 @attrs.define(kw_only=True)
@@ -182,14 +215,11 @@ class UndeclaredChannel(Channel):
         return SyncChannelSession()
 
 
-def test_an_undeclared_sync_channel_session_is_an_error_naming_the_plugin(tmp_path: Path):
-    plugins = get_plugin_manager([], [("toy", ToyPlugin()), ("acme", registering("channel", UndeclaredChannel()))])
-    summary = run(RunConfig(domain="toy", channel="walkie", baseline=False, num_tasks=1), tmp_path / "r.db", plugins=plugins)
-    store = bench_kernel.Store(tmp_path / "r.db")
-    [row] = store.conversations(summary.run_id)
-    store.close()
-    assert row["termination_reason"] == "infrastructure_error"
-    assert "plugin 'acme': channel 'walkie': " in row["error"] and "SyncChannelSession.to_agent is a plain def" in row["error"]
+def test_an_undeclared_sync_channel_session_stops_the_run(tmp_path: Path):
+    message, stored = stored_after_refusal(tmp_path, "channel", UndeclaredChannel(), channel="walkie", baseline=False)
+    assert message.startswith("plugin 'acme': channel 'walkie': ")
+    assert "SyncChannelSession.to_agent is a plain def" in message
+    assert stored == []
 
 
 def unmarked_module() -> types.ModuleType:

@@ -13,7 +13,6 @@ import attrs
 import pytest
 
 import bench_kernel
-import bench_kernel.knowledge
 import bench_kernel.testing
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +43,7 @@ def test_plugins_import_only_the_public_api() -> None:
 
 
 def test_every_public_name_resolves() -> None:
-    for module in (bench_kernel, bench_kernel.knowledge, bench_kernel.testing):
+    for module in (bench_kernel, bench_kernel.testing):
         missing = [name for name in module.__all__ if not hasattr(module, name)]
         assert not missing, f"{module.__name__}.__all__ names what it does not export: {missing}"
         assert sorted(module.__all__) == sorted(set(module.__all__))
@@ -75,7 +74,6 @@ def _kernel_types(annotation: Any) -> set[type]:
 # Types reachable from exported ones that plugins never build nor read (the kernel's own bookkeeping).
 NOT_FOR_PLUGINS = {
     "ToolSpec": "what Toolkit.specs() caches; plugins mark tools with @tool and never read specs",
-    "Evaluation": "RunContext.evaluation: the run's resolved reward components and rules, built by the kernel alone",
 }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_factory import BENCH, KERNEL_TESTS, PluginPackage, bench_env, run_bench
+from plugin_factory import BENCH, KERNEL_TESTS, PluginPackage, bench_env, needs_installed, run_bench
 
 TRIALS = 40
 STEPS = 100  # gold actions of each long task: the oracle makes this many tool calls per conversation
@@ -101,7 +101,7 @@ def report_json(run_id: str, db: Path, env: dict[str, str], cwd: Path) -> dict[s
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("mode", ["default", "full-duplex"])
+@pytest.mark.parametrize("mode", ["default", pytest.param("full-duplex", marks=needs_installed("duplex"))])
 def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path, mode: str) -> None:
     site = tmp_path / "site"
     TOY_E2E.install_by_hand(site)

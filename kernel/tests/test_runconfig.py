@@ -80,6 +80,11 @@ def test_model_overrides_collect_role_options() -> None:
         "agent": {"model": "m"}, "user": {"base_url": "u"}}
 
 
+def test_the_embeddings_role_has_its_own_options() -> None:
+    assert model_overrides({"embeddings_model": "text-embedding-3-large", "embeddings_base_url": "http://x/v1"}) == {
+        "embeddings": {"model": "text-embedding-3-large", "base_url": "http://x/v1"}}
+
+
 def test_key_value_options_and_model_options_outside_a_run() -> None:
     from bench_kernel import model_option_configs, parse_key_values
 

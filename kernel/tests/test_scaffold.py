@@ -23,14 +23,14 @@ from click.testing import CliRunner
 
 from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError
-from bench_kernel.plugins import installed_entry_points
 from bench_kernel.scaffold import KINDS
 from bench_kernel.scaffold.new import class_prefix, new_plugin
 
 KERNEL = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-TOGETHER_WITH_MOCK = {"metric": [], "channel": ["--channel"], "agent": ["--agent"]}
-"""Kinds the done-when runs together with the mock domain, and the option that selects the plugin's component."""
+ON_PRACTICE = {"metric": [], "channel": ["--channel"], "agent": ["--agent"], "user": ["--user"], "executor": ["--executor"],
+               "section": []}
+"""Kinds run together with the kernel's practice domain (`--plugin practice`), and the option that selects the component."""
 
 
 @pytest.mark.parametrize("name", ["lib-x", "9lives", "with space", "", "bench.x", "class", "kernel", "oracle"])
@@ -47,6 +47,31 @@ def test_the_cli_refuses_a_non_empty_directory_in_one_line(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [f"Error: {tmp_path / 'taken'} exists and is not an empty directory: choose another DIR"]
     assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
+
+
+def test_the_help_lists_every_kind_on_a_line_of_its_own() -> None:
+    result = CliRunner().invoke(cli, ["new", "--help"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for kind, what in KINDS.items():
+        assert f"    {kind:<9} {what}" in lines, (kind, result.output)
+
+
+def test_no_template_points_at_the_repository_or_at_plugins_a_pypi_author_lacks(tmp_path: Path) -> None:
+    for kind in KINDS:
+        target = new_plugin(kind, "clean", tmp_path / kind)
+        for path in (p for p in target.rglob("*") if p.is_file()):
+            text = path.read_text(encoding="utf-8")
+            for leak in ("contrib_domains", "kernel/tests", "seam_plugins", "--plugin mock", "bench-mock", "conftest"):
+                assert leak not in text, (kind, path.relative_to(target), leak)
+
+
+def test_the_kit_is_a_test_extra_not_a_runtime_dependency(tmp_path: Path) -> None:
+    import tomllib
+
+    project = tomllib.loads((new_plugin("metric", "kit", tmp_path / "kit") / "pyproject.toml").read_text())["project"]
+    assert project["dependencies"] == ["bench-kernel>=0.1"]
+    assert any(req.startswith("bench-kernel[kit]") for req in project["optional-dependencies"]["test"])
 
 
 def test_the_cli_writes_into_NAME_by_default_and_says_what_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,19 +139,24 @@ def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_pa
         run_checked([bench, "check", "--plugin", name], tmp_path, env)
         done = run_checked([bench, "run", "--plugin", name, "--format", "json", "--progress", "none"], tmp_path, env)
         assert set(rewards(done.stdout).values()) == {1.0}
-    elif kind in TOGETHER_WITH_MOCK:
-        if "mock" not in installed_entry_points():  # the kernel's wheel tested alone: generated and tested, not run
-            pytest.skip("running it beside the mock domain needs bench-mock installed (bash scripts/dev.sh setup)")
-        chosen = [*TOGETHER_WITH_MOCK[kind], name] if TOGETHER_WITH_MOCK[kind] else []
-        done = run_checked([bench, "run", "--plugin", "mock", "--plugin", name, *chosen, "--format", "json",
+    elif kind in ON_PRACTICE:
+        chosen = [*ON_PRACTICE[kind], name] if ON_PRACTICE[kind] else []
+        tasks = ["--task-id", "which_items", "--task-id", "take_kettle"] if kind == "user" else []  # it acts on no device
+        done = run_checked([bench, "run", "--plugin", "practice", "--plugin", name, *chosen, *tasks, "--format", "json",
                             "--progress", "none"], tmp_path, env)
         report = json.loads(done.stdout)
         assert report["status"] == "complete"
         assert not report["infrastructure_errors"], report["infrastructure_errors"]
         if kind == "metric":
             assert {s["name"] for s in report["sections"]} == {name, f"{name}:{name}"}
-        if kind == "channel":
+        if kind in ("channel", "user", "executor", "section"):  # the oracle plays: every task solved
             assert set(rewards(done.stdout).values()) == {1.0}
+        if kind == "agent":
+            assert rewards(done.stdout) == {"which_items": 1.0, "take_kettle": 0.0, "unlock_door": 0.0}
+    else:  # the judge: the practice task with NL assertions
+        done = run_checked([bench, "run", "--plugin", "practice", "--plugin", name, "--judge", name, "--split", "judged",
+                            "--format", "json", "--progress", "none"], tmp_path, env)
+        assert rewards(done.stdout) == {"judged_kettle": 1.0}
 
 
 @pytest.mark.skipif(os.environ.get("BENCH_SCAFFOLD_E2E") != "1", reason="opt-in: BENCH_SCAFFOLD_E2E=1 (builds a wheel, a venv)")
@@ -149,6 +179,12 @@ def test_end_to_end_in_a_clean_environment_with_only_the_kernel_wheel(tmp_path: 
                     ["bench", "run", "--plugin", "library", "--format", "json", "--progress", "none"]):
         done = run_checked([str(bin_dir / command[0]), *command[1:]], work, env, timeout=900)
     assert set(rewards(done.stdout).values()) == {1.0}
+    for kind, chosen in (("metric", []), ("agent", ["--agent", "helper"]), ("channel", ["--channel", "heard"])):
+        name = chosen[-1] if chosen else "counts"
+        for command in (["bench", "new", kind, name], ["pip", "install", "--quiet", f"./{name}[test]"], ["pytest", "-q", name],
+                        ["bench", "run", "--plugin", "practice", "--plugin", name, *chosen, "--progress", "none"]):
+            run_checked([str(bin_dir / command[0]), *command[1:]], work, env, timeout=900)
     installed = run_checked([str(bin_dir / "pip"), "list", "--format", "json"], work, env).stdout
-    assert {"bench-kernel", "bench-library"} <= {p["name"] for p in json.loads(installed)}
+    assert {"bench-kernel", "bench-library", "bench-counts", "bench-helper", "bench-heard"} <= {
+        p["name"] for p in json.loads(installed)}
     print(f"end to end in {time.perf_counter() - started:.1f} s")

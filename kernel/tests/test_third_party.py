@@ -18,7 +18,7 @@ import attrs
 import pytest
 from plugin_factory import PluginPackage, bench_env, install, run_bench
 
-from bench_kernel.plugins import DEFAULT_PLUGINS
+from bench_kernel.plugins import DEFAULT_PLUGINS, always_loaded
 
 ACME = PluginPackage(dist="bench-acme", module="bench_acme", entry="acme", source='''\
     """Acme: a third-party bench plugin with one small domain."""
@@ -186,7 +186,8 @@ def test_run_with_one_plugin_uses_only_that_plugin(site: Site) -> None:
         used = dict(conn.execute("select name, version from plugins_used where run_id = ?", [run_id]).fetchall())
         closed = conn.execute("select count(*) from tool_calls where name = 'close_order' and error = 0").fetchone()[0]
     assert run_id == report["run_id"] and run_id.startswith("acme-oracle-")
-    assert used == {**{name: used[name] for name in DEFAULT_PLUGINS}, "acme": "0.1.0"}
+    # ... and those installed ones that load with every run (bench-trust, when the workspace holds it)
+    assert used == {**{name: used[name] for name in [*DEFAULT_PLUGINS, *always_loaded()]}, "acme": "0.1.0"}
     assert {p["name"] for p in json.loads(plugins_json)} == set(used)
     assert closed == 1
 

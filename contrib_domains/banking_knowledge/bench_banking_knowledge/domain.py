@@ -8,21 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from bench_knowledge import KnowledgeBase, RetrievalSettings, knowledge_toolkit, resolve_variant, retrieval_refusal
 
 from bench_kernel import (
     ConfigError,
     Domain,
     DomainData,
     DomainOptions,
-    KnowledgeBase,
-    RetrievalSettings,
     Task,
     data_dir_for,
-    knowledge_toolkit,
     packaged_or_external,
     read_json,
-    resolve_variant,
-    retrieval_refusal,
     structure_tasks,
 )
 
@@ -64,7 +60,7 @@ def find_data_dir(options: DomainOptions) -> Path:
 def load_from(data_dir: Path, options: DomainOptions, name: str = NAME) -> DomainData:
     """The domain's data from one directory: db.json, documents/, prompts/, tasks/task_*.json."""
     settings = resolve_variant(options.retrieval or DEFAULT_VARIANT, options.retrieval_options)
-    why_not = retrieval_refusal(settings)
+    why_not = retrieval_refusal(settings, profile=options.profile)  # also a profile text of bench-knowledge's misspelt
     if why_not is not None:
         raise ConfigError(why_not)
     kb = KnowledgeBase.from_directory(data_dir / "documents")

@@ -27,12 +27,11 @@ from bench_kernel import (
     Message,
     ModelConfig,
     Registry,
-    RunConfig,
     Store,
     collect,
     converter,
     get_plugin_manager,
-    load_domain,
+    load_run_domain,
     model_option_configs,
     read_json,
     task_goals,
@@ -89,11 +88,8 @@ def run_goals(store: Store, run_id: str) -> dict[str, list[Goal]]:
     """Goals by task id from the run's own tasks (its domain loaded with the run's plugins and settings)."""
     run = store.run(run_id)
     assert run is not None
-    config = run.config
     try:
-        registry = collect(get_plugin_manager(config.get("plugins")))
-        data = load_domain(registry, RunConfig(domain=config.get("domain"), data_dir=config.get("data_dir"),
-                                               tasks_file=config.get("tasks_file"), split=config.get("split")))
+        data = load_run_domain(run)
     except BenchError as exc:
         raise ConfigError(f"cannot load the tasks of run {run_id!r} ({exc}); give them with --goals-file") from exc
     return {t.id: task_goals(t) for t in data.tasks}

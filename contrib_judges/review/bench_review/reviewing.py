@@ -30,15 +30,16 @@ from bench_kernel import (
     ModelHub,
     PluginSet,
     Price,
-    RunConfig,
+    RunRecord,
     Store,
     Task,
     collect,
+    domain_changed,
     get_logger,
     get_plugin_manager,
     installed_entry_points,
     is_success,
-    load_domain,
+    load_run_domain,
 )
 
 from .attribution import apply_review_attributions
@@ -48,9 +49,6 @@ from .store import migrations, reviewed_keys, save_review
 PLUGIN = "review"
 ARM = "review"
 """The ledger arm of review calls."""
-DOMAIN_KEYS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file",
-               "plugins")
-"""The stored run settings that decide which tasks and policy the run's conversations had."""
 log = get_logger()
 
 
@@ -108,7 +106,7 @@ def review_run(db_path: str, plan: ReviewPlan, plugins: PluginSet | None = None)
         assert run is not None
         plugins = plugins or get_plugin_manager(_selection(run.config.get("plugins"), plan.models))
         registry = collect(plugins)
-        data, notes = _domain_data(registry, run.config, run.task_sets, plan.run_id)
+        data, notes = _domain_data(registry, run)
         hub = ModelHub(configs=dict(plan.models), backends=registry.components.get("model", {}), store=store,
                        use_cache=plan.cache, max_cost=plan.max_cost, prices={**DEFAULT_PRICES, **plan.prices},
                        concurrency=plan.concurrency)
@@ -134,18 +132,14 @@ def _plugin_entry(plugins: PluginSet) -> dict[str, Any]:
     return {"name": PLUGIN, "distribution": "bench-review", "version": info.version if info else None, "builtin": False}
 
 
-def _domain_data(registry: Any, config: Mapping[str, Any], task_sets: Mapping[str, str], run_id: str) -> tuple[DomainData, list[str]]:
+def _domain_data(registry: Any, run: RunRecord) -> tuple[DomainData, list[str]]:
     """The run's tasks and policy, loaded as the run loaded them; a note when they changed since the run."""
-    fields = {a.name for a in attrs.fields(RunConfig)}
-    settings = {k: config[k] for k in DOMAIN_KEYS if k in fields and config.get(k) is not None}
     try:
-        data = load_domain(registry, RunConfig(**settings))
+        data = load_run_domain(run, registry)
     except BenchError as exc:
-        raise ConfigError(f"cannot load the tasks and policy of run {run_id!r}, which the reviewer reads: {exc}") from exc
-    notes = []
-    if task_sets.get(data.name) not in (None, data.content_hash()):
-        notes.append(f"the tasks or policy of domain {data.name!r} changed since the run: the reviewer reads today's")
-    return data, notes
+        raise ConfigError(f"cannot load the tasks and policy of run {run.id!r}, which the reviewer reads: {exc}") from exc
+    changed = domain_changed(run, data)
+    return data, [f"{changed}: the reviewer reads today's"] if changed else []
 
 
 def _review_spend(store: Store, run_id: str) -> float:

@@ -27,7 +27,7 @@ TASKS = ["plan_price_question", "upgrade_by_email", "close_fixed_ticket"]
 
 def stored_run(db: Path, agent: str = "do-nothing", tasks: list[str] = TASKS) -> str:
     """A mock-domain run (do-nothing fails every task, the oracle solves every one), without a baseline."""
-    summary = run(RunConfig(plugins=["mock"], agent=agent, task_ids=tasks, baseline=False), db, plugins=get_plugin_manager(["mock"]))
+    summary = run(RunConfig(plugins=["mock"], agent=agent, task_ids=tasks, baseline=False), db, plugins=get_plugin_manager(["mock", "trust"]))
     return summary.run_id
 
 
@@ -140,7 +140,7 @@ def test_reviewing_again_stores_nothing_twice_and_redo_replaces(tmp_path: Path, 
     assert "reviewed 3 of 3" in redo.output and len(fake.completions) == 6
     assert rows(db, "select count(*) from reviews") == [(3,)] and rows(db, "select count(*) from review_findings") == [(3,)]
     plugins = json.loads(rows(db, "select plugins_json from runs where id = ?", (run_id,))[0][0])
-    assert [p["name"] for p in plugins if not p.get("builtin")] == ["mock", "review"]  # listed once, so its section shows
+    assert [p["name"] for p in plugins if not p.get("builtin")] == ["mock", "trust", "review"]  # listed once: its section shows
 
 
 def test_failed_only_and_user_only(tmp_path: Path, server: Servers) -> None:

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from bench_duplex import Timeline
 
-from bench_kernel import Metric, MetricContext, ReportSection, RunView, Section, SectionTable, Timeline
+from bench_kernel import Metric, MetricContext, ReportSection, RunView, Section, SectionTable
 
 from .timeline_metrics import (
     EXTRAS,

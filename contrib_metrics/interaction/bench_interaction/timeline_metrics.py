@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from bench_duplex import Timeline
 
-from bench_kernel import Timeline, structure
+from bench_kernel import structure
 
 NO_YIELD_WINDOW_MS = 2000
 """A real barge-in: the agent must fall silent within this long to count as yielding."""

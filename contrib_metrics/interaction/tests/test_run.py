@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_duplex import Timeline, TimelineEntry
 from click.testing import CliRunner
 
 import bench_kernel
@@ -22,8 +23,6 @@ from bench_kernel import (
     ConversationSetup,
     RunConfig,
     Store,
-    Timeline,
-    TimelineEntry,
     build_report,
     collect,
     get_plugin_manager,

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from bench_duplex import Timeline, TimelineEntry
 from bench_interaction.timeline_metrics import PANEL, conversation_figures, few_events, load_timeline, run_figures
-
-from bench_kernel import Timeline, TimelineEntry
 
 
 def timeline(ticks: int, agent: Sequence[tuple[int, int]] = (), user: Sequence[tuple[int, int]] = (),

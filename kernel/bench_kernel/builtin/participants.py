@@ -33,9 +33,13 @@ STOP = "###STOP###"
 DEVICE_REQUEST = "Please do this on your device: "
 
 
-def device_request(action: Action) -> str:
-    """The sentence the oracle uses to ask the user for a device action."""
-    return f"{DEVICE_REQUEST}{action.name}({json.dumps(action.arguments, sort_keys=True)})"
+def device_request(name: str, arguments: Mapping[str, Any] | None = None) -> str:
+    """A sentence asking the user to perform a device action (a user tool): `...: name({"key": value})`.
+
+    The scripted user performs a call written as `name({JSON object})` or `name()` anywhere in the agent's text, for a
+    tool on its side (`find_calls`); an LLM user reads the request as words. This is the oracle's sentence.
+    """
+    return f"{DEVICE_REQUEST}{name}({json.dumps(dict(arguments or {}), sort_keys=True)})"
 
 
 class Scripted:
@@ -87,7 +91,7 @@ class OracleSession(AgentSession):
 
     def _perform(self, action: Action) -> AssistantMessage:
         if action.requestor == "user" and self.setup.mode is not Mode.NO_USER:
-            return AssistantMessage(content=device_request(action))
+            return AssistantMessage(content=device_request(action.name, action.arguments))
         call = ToolCall(id=f"oracle-{self.position}", name=action.name, arguments=dict(action.arguments))
         return AssistantMessage(tool_calls=[call])
 
@@ -142,42 +146,6 @@ class DoNothingAgent(Scripted, Agent):
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A fresh do-nothing session."""
         return DoNothingSession(setup)
-
-
-TALK_ONLY_LINE = "Thank you for your patience, I am looking into this for you and will get back to you in a moment."
-"""What the talk-only agent says every turn: a polite stall that promises work and does none (bench's own words)."""
-REFUSE_LINE = "I'm sorry, but I'm not able to help with this request. I have to decline it."
-"""What the refuse agent says every turn (bench's own words)."""
-
-
-@attrs.define
-class ScriptedLineSession(AgentSession):
-    """Never calls a tool; says the same line every turn (solo: stops at once)."""
-
-    setup: ConversationSetup
-    line: str
-
-    async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
-        """The line, or a stop in the no-user mode."""
-        if self.setup.mode is Mode.NO_USER:
-            return AssistantMessage(content=STOP)
-        return AssistantMessage(content=self.line)
-
-    def is_stop(self, message: AssistantMessage) -> bool:
-        """Stops only in the no-user mode."""
-        return self.setup.mode is Mode.NO_USER and STOP in (message.content or "")
-
-
-@attrs.define(kw_only=True)
-class ScriptedLineAgent(Scripted, Agent):
-    """A floor of `bench audit`: says one line every turn, never calls a tool (talk-only, refuse)."""
-
-    line: str
-    calls_models_itself: bool = False
-
-    def start(self, setup: ConversationSetup) -> AgentSession:
-        """A fresh session saying the line."""
-        return ScriptedLineSession(setup, self.line)
 
 
 @attrs.define
@@ -306,13 +274,9 @@ class ScriptedUser(Scripted, UserSimulator):
 
 @hookimpl
 def register_agents(register: Callable[[Agent], None]) -> None:
-    """The oracle and do-nothing agents, and the audit's floors (talk-only, refuse)."""
+    """The oracle and do-nothing agents (bench-trust adds the audit's other floors, talk-only and refuse)."""
     register(OracleAgent())
     register(DoNothingAgent())
-    register(ScriptedLineAgent(name="talk-only", line=TALK_ONLY_LINE, description=(
-        "Calls no tool and answers every turn with a polite stalling sentence (an audit floor).")))
-    register(ScriptedLineAgent(name="refuse", line=REFUSE_LINE,
-                               description="Calls no tool and politely refuses every request (an audit floor)."))
 
 
 EXPERTISE = {

@@ -16,7 +16,6 @@ import attrs
 from bench_kernel.conversation.duplex import Chunk, Side, Utterance
 from bench_kernel.conversation.messages import AssistantMessage, UserMessage
 from bench_kernel.conversation.participants import ConversationSetup
-from bench_kernel.conversation.speech import paced_utterance
 
 
 class ChannelSession:
@@ -33,14 +32,14 @@ class ChannelSession:
     async def begin(self) -> None:
         """Full duplex: called once before tick 0 (a speech channel synthesises what its effects will insert)."""
 
-    async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance:
-        """Full duplex: the text spoken as tick-sized chunks (the base class: text-paced audio, no speech engine).
+    async def render(self, text: str, side: Side, *, tick_ms: int, index: int) -> Utterance | None:
+        """Full duplex: the text spoken as tick-sized chunks; None (the base class) leaves it to the loop's text-paced tone.
 
         `index` counts the side's utterances from 0; a channel with effects draws its per-utterance randomness from
         the conversation's seed and this index. The chunks' audio may be in the channel's own format (e.g. 16 kHz
         PCM): what reaches the other side is what `on_line` makes of it, which must be one tick of mu-law 8 kHz.
         """
-        return paced_utterance(text, side, tick_ms=tick_ms, index=index)
+        return None
 
     def on_line(self, chunk: Chunk, side: Side, tick: int, *, tick_ms: int) -> Chunk:
         """Full duplex: one side's chunk as the line carries it this tick (noise, bursts, telephony, frame drops, ...).

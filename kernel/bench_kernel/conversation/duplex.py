@@ -1,26 +1,21 @@
-"""Full duplex: user and agent stream audio at once, one chunk per tick of simulated time.
+"""Full duplex's seam types: what a duplex participant, a channel and the run configuration name.
 
-Every tick each side produces one `Chunk` (a tick of mu-law 8 kHz audio, the text spoken in it, tool calls, its
-turn-taking action) and hears the other side's chunk of the previous tick. Tool calls run within the tick against
-the same environment; their results reach the caller at the next tick. Simulated time is not waited for: a tick
-takes as long as its engines do. The loop (`bench_kernel.conversation.duplex_loop`) keeps a `Timeline` of the
-whole conversation, stored as the `duplex.timeline` event, and writes the transcript trajectory the evaluator scores.
+In a full-duplex conversation user and agent stream audio at once: every tick of simulated time each side produces
+one `Chunk` (a tick of mu-law 8 kHz audio, the text spoken in it, tool calls, its turn-taking action) and hears the
+other side's chunk of the previous tick. The kernel holds only these types and the run's `DuplexSettings`; the tick
+loop, the timeline, the turn-taking wrappers, speech and audio helpers and the realtime adapter base are bench-duplex's
+(`bench_duplex`), which registers the loop the kernel plays full-duplex conversations with (docs/duplex.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import attrs
 
 from bench_kernel.conversation.messages import ToolCall
-from bench_kernel.serialization import unstructure
 
-SAMPLE_RATE = 8000
-"""Audio between the two sides is G.711 mu-law, 8 kHz, mono: one byte per sample (telephony, as tau2's voice track)."""
-SILENCE_BYTE = 0xFF
-"""mu-law's zero amplitude."""
 TICK_MS = 200
 MAX_SECONDS = 1200.0
 """tau2's default maximum length of a full-duplex conversation in simulated seconds."""
@@ -30,26 +25,6 @@ SPEECH_COMPLEXITIES = ("control", "regular", "control_audio", "control_accents",
 """tau2's speech complexity levels: clean, realistic, and the six ablations between them."""
 
 Side = Literal["agent", "user"]
-ACTIONS = ("keep_talking", "stop_talking", "generate_message", "wait", "backchannel")
-"""The user's turn-taking decisions, one per tick (tau2's names)."""
-
-
-def tick_bytes(tick_ms: int) -> int:
-    """Bytes of mu-law audio in one tick."""
-    return SAMPLE_RATE * tick_ms // 1000
-
-
-def silence(tick_ms: int) -> bytes:
-    """One tick of mu-law silence."""
-    return bytes([SILENCE_BYTE]) * tick_bytes(tick_ms)
-
-
-def fit(audio: bytes, tick_ms: int) -> bytes:
-    """Exactly one tick of audio: cut, or padded with silence."""
-    size = tick_bytes(tick_ms)
-    if len(audio) >= size:
-        return audio[:size]
-    return audio + bytes([SILENCE_BYTE]) * (size - len(audio))
 
 
 @attrs.frozen(kw_only=True)
@@ -66,9 +41,9 @@ class Chunk:
     """Id of the utterance the speech belongs to (shared by its chunks)."""
     tool_calls: tuple[ToolCall, ...] = ()
     action: str | None = None
-    """The user's turn-taking decision this tick (one of ACTIONS); None for the agent."""
+    """The user's turn-taking decision this tick (one of bench_duplex.ACTIONS); None for the agent."""
     effects: tuple[Mapping[str, Any], ...] = ()
-    """Effects applied to this tick's audio, each a mapping with a `type` (see EFFECT_TYPES)."""
+    """Effects applied to this tick's audio, each a mapping with a `type` (see bench_duplex.EFFECT_TYPES)."""
     stop: bool = False
     """This side ends the conversation (the user's stop token; the agent's transfer)."""
     truncated: bool = False
@@ -76,24 +51,11 @@ class Chunk:
     vad: tuple[str, ...] = ()
     """Voice-activity events the agent's engine reported this tick (speech_started, speech_stopped, interrupted)."""
     info: Mapping[str, Any] = attrs.field(factory=dict)
-    """Side-specific details (a provider's tick bookkeeping, the user's decisions); the timeline keeps TIMELINE_INFO."""
+    """Side-specific details (a provider's tick bookkeeping, the user's decisions); the timeline keeps bench_duplex.TIMELINE_INFO."""
 
     def without_calls(self) -> Chunk:
         """The chunk as the other side receives it (tool calls are private to their caller)."""
         return attrs.evolve(self, tool_calls=()) if self.tool_calls else self
-
-
-TIMELINE_INFO = ("decisions", "interruption_ms")
-"""The keys of `Chunk.info` the timeline keeps: a voice user's interrupt/backchannel decisions with their timings, where a
-realtime agent was cut off. Other keys (per-tick bookkeeping) stay out of the stored timeline."""
-
-EFFECT_TYPES = {
-    "burst": "a noise burst starts (file, snr_db)",
-    "speech_insert": "a vocal tic or a phrase not meant for the agent (kind: vocal_tic|non_directed, in_turn, text, duration_ms)",
-    "muffling": "the utterance is muffled for a segment (start_ms, duration_ms, cutoff_hz)",
-    "frame_drop": "audio lost on the line (ms)",
-}
-"""The effect types the timeline knows; a channel may record others (metrics ignore unknown types)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -136,91 +98,6 @@ class DuplexSettings:
     def max_ticks(self) -> int:
         """The tick limit."""
         return int(self.max_seconds * 1000 / self.tick_ms)
-
-
-@attrs.frozen(kw_only=True)
-class TimelineEntry:
-    """What one side did in one tick, as the timeline keeps it (only ticks where something happened)."""
-
-    tick: int
-    text: str = ""
-    utterance: str | None = None
-    action: str | None = None
-    effects: tuple[Mapping[str, Any], ...] = ()
-    truncated: bool = False
-    vad: tuple[str, ...] = ()
-    info: dict[str, Any] = attrs.field(factory=dict)
-    """The chunk's info under TIMELINE_INFO keys."""
-
-
-@attrs.frozen(kw_only=True)
-class ToolStamp:
-    """A tool call made in a tick, and its result."""
-
-    tick: int
-    requestor: Side
-    id: str
-    name: str
-    error: bool = False
-
-
-@attrs.define(kw_only=True)
-class Timeline:
-    """A full-duplex conversation tick by tick, compactly: speech runs, text slices, actions, effects, tool calls.
-
-    Stored as the data of one `duplex.timeline` event. Speech runs are [start, end) tick ranges of ticks whose chunk
-    had `speech`; `entries` hold only ticks where a side said something, decided something other than wait /
-    keep_talking, had an effect applied, was truncated or had voice-activity events.
-    """
-
-    kind: ClassVar[str] = "duplex.timeline"
-    version: int = 1
-    tick_ms: int = TICK_MS
-    ticks: int = 0
-    """Ticks played (tick 0 included)."""
-    agent_speech: list[tuple[int, int]] = attrs.field(factory=list)
-    user_speech: list[tuple[int, int]] = attrs.field(factory=list)
-    agent: list[TimelineEntry] = attrs.field(factory=list)
-    user: list[TimelineEntry] = attrs.field(factory=list)
-    tools: list[ToolStamp] = attrs.field(factory=list)
-    conditions: dict[str, Any] = attrs.field(factory=dict)
-    """The conversation's speech conditions (complexity, persona, voice, noise files, seed), as the channel set them."""
-    audio_file: str | None = None
-    """The stereo recording, when the run keeps audio."""
-
-    def speaking(self, side: Side, tick: int) -> bool:
-        """True when the side's chunk at this tick had speech."""
-        runs = self.agent_speech if side == "agent" else self.user_speech
-        return any(start <= tick < end for start, end in runs)
-
-    def seconds(self) -> float:
-        """The conversation's simulated length."""
-        return self.ticks * self.tick_ms / 1000
-
-    def as_data(self) -> dict[str, Any]:
-        """The timeline as stored: entries without their empty fields (a long conversation has thousands)."""
-        data = unstructure(self)
-        for side in ("agent", "user"):
-            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], {}, False)}
-                          for entry in data[side]]
-        return data
-
-
-@attrs.frozen(kw_only=True)
-class SpeechSegment:
-    """A run of speech by one side (a convenience event for reports and the viewer: `duplex.speech`)."""
-
-    kind: ClassVar[str] = "duplex.speech"
-    side: Side
-    start_tick: int
-    end_tick: int
-    """Exclusive."""
-    text: str
-    backchannel: bool = False
-    interrupted: bool = False
-    """The segment was cut off by the other side (the user stopped talking; the agent was truncated)."""
-    overlapped: bool = False
-    """The other side was speaking when it started."""
 
 
 @attrs.frozen(kw_only=True)

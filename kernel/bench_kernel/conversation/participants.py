@@ -142,6 +142,9 @@ class Agent:
     such an agent made no ledgered call of the `agent` role has an unknown `agent_cost` (None), never 0.0. Agents that
     call models only through `setup.models`, or never, set False: their cost is what the ledger holds (0.0 without
     calls)."""
+    code_fingerprint: str = ""
+    """What identifies the agent's code, e.g. `source_fingerprint(__file__)` (the sha256 of its package's source):
+    part of the run's identity when not empty, so editing the code starts a new run instead of resuming the old one."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
@@ -194,6 +197,9 @@ class UserSimulator:
     """Model roles the simulator needs configured (checked before a run starts)."""
     duplex_only: bool = False
     """The simulator plays only full-duplex conversations (a voice user): other modes are refused at start."""
+    code_fingerprint: str = ""
+    """What identifies the simulator's code, e.g. `source_fingerprint(__file__)` (the sha256 of its package's source):
+    part of the run's identity when not empty, so editing the code starts a new run instead of resuming the old one."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""

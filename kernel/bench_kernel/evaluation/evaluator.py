@@ -71,16 +71,9 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
     user_reference = (data.reference_user_hash(env.user_tools.state)
                       if with_reference and data.reference_user_hash and env.user_tools is not None else None)
     return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors,
-                      assertion_checks=_gold_assertion_checks(data, task, env), reference_hash=reference,
+                      assertion_checks=gold_assertion_checks(data, task, env), reference_hash=reference,
                       reference_user_hash=user_reference, agent_changes=changed_records(env.agent_tools.state),
                       user_changes=changed_records(env.user_tools.state) if env.user_tools is not None else {})
-
-
-def gold_problems(data: DomainData, task: Task) -> tuple[list[str], list[Check]]:
-    """What `replay_gold` says of a task's gold replay (failing gold actions, env assertion checks), without hashing
-    the gold state: hashing a large database costs tens of milliseconds the first time (tau2's airline: ~40 ms)."""
-    env, errors = _gold_environment(data, task)
-    return errors, _gold_assertion_checks(data, task, env)
 
 
 def _gold_environment(data: DomainData, task: Task) -> tuple[Environment, list[str]]:
@@ -93,7 +86,8 @@ def _gold_environment(data: DomainData, task: Task) -> tuple[Environment, list[s
     return env, errors
 
 
-def _gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
+def gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
+    """The task's env assertions on its gold environment (or on a live replay, where the gold path skips the sync)."""
     criteria = task.evaluation_criteria
     checked = env if data.sync_gold_actions or data.sync is None else _live_replay(data, task)
     return [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []

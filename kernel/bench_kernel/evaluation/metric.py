@@ -49,6 +49,8 @@ class Judge:
 
     name: str
     description: str = ""
+    code_fingerprint: str = ""
+    """What identifies the judge's code, as `Agent.code_fingerprint`: part of the run's identity when not empty."""
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """One check per assertion, in order, each with the assertion as its subject and a bool `met`.
@@ -128,6 +130,8 @@ class Metric:
     description: str = ""
     model_roles: tuple[str, ...] = ()
     """Model roles the metric calls (checked before a run starts); the first is `context.role`."""
+    code_fingerprint: str = ""
+    """What identifies the metric's code, as `Agent.code_fingerprint`: part of the run's identity when not empty."""
 
     async def score(self, context: MetricContext) -> MetricResult | Mapping[str, float | None]:
         """Values of this metric for one finished conversation, keyed by sub-metric name ("" for the metric itself)."""

@@ -44,16 +44,20 @@ class RewardInfo:
         return next((c for c in self.components if c.component == name), None)
 
 
+ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
+"""Who a failure may be attributed to; reports count conversations "attributable to the agent" by it (docs/attribution.md)."""
+
+
 @attrs.frozen(kw_only=True)
 class Attribution:
     """Who a failed conversation's failure is attributed to, by which rule, and why (docs/attribution.md)."""
 
     label: str
-    """agent, user-simulator, task, judge or infrastructure."""
+    """One of ATTRIBUTION_LABELS: agent, user-simulator, task, judge or infrastructure."""
     rule: str
     evidence: str
     source: str = "rules"
-    """rules (bench_kernel.evaluation.attribution) or review (a reviewer model's verdict, bench-review)."""
+    """rules (a registered attributor: bench-trust's rules) or review (a reviewer model's verdict, bench-review)."""
 
     def evidence_record(self) -> dict[str, str]:
         """What the conversations table keeps in `attribution_evidence`."""

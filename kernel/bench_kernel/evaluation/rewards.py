@@ -51,6 +51,8 @@ class RewardComponent:
     description: str = ""
     always: bool = False
     """Computed (and stored with its checks) for every task, even when not in the task's basis."""
+    code_fingerprint: str = ""
+    """What identifies the component's code, as `Agent.code_fingerprint`: part of the run's identity when not empty."""
 
     def applies(self, task: Task) -> bool:
         """True when this component has something to score for the task (computed only then, or when in the basis)."""
@@ -67,6 +69,8 @@ class CombinationRule:
 
     name: str
     description: str = ""
+    code_fingerprint: str = ""
+    """What identifies the rule's code, as `Agent.code_fingerprint`: part of the run's identity when not empty."""
 
     def validate(self, params: Mapping[str, Any], basis: Sequence[str]) -> None:
         """Raise ConfigError when the parameters do not fit this rule (checked before a run starts)."""

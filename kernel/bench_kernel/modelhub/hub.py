@@ -455,6 +455,7 @@ class ConversationModels:
 
 
 ROLE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+"""What a model role may be named (a run file's `[models.ROLE]`, `--model-option ROLE.KEY=VALUE`)."""
 
 
 def role_option_hint(role: str) -> str:

@@ -48,13 +48,6 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
         "judge_system": (),
         "judge_user": ("transcript", "statements"),
         "judge_line": ("role", "content"),
-        "knowledge_no_results": (),
-        "knowledge_no_matches": ("pattern",),
-        "knowledge_rerank": ("query", "document"),
-        "knowledge_shell_blocked": ("reason",),
-        "knowledge_shell_timeout": ("seconds",),
-        "knowledge_shell_no_matches": (),
-        "knowledge_shell_failed": ("code",),
     }.items()
 }
 """The texts every LLM participant of bench knows, and the placeholders each may use; a plugin may add its own keys."""

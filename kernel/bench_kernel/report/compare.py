@@ -13,8 +13,9 @@ import attrs
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.results import is_success
-from bench_kernel.evaluation.stats import Estimate, TaskOutcomes, bootstrap_ci, pass_hat_k
-from bench_kernel.report.noise import pair_noise, pair_noise_line
+from bench_kernel.evaluation.stats import Estimate, bootstrap_ci, pass_hat_k
+from bench_kernel.plugins import Registry
+from bench_kernel.report.report import plugin_cards
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.ordering import task_id_key
 
@@ -83,8 +84,9 @@ class Comparison:
     pass_hat_k: dict[str, dict[str, Any]]
     tasks: list[dict[str, Any]]
     flips: dict[str, list[str]]
-    noise: dict[str, Any] | None = None
-    """Whether the pass^1 difference is within what the two runs can detect (report/noise.py); None without common tasks."""
+    cards: list[dict[str, Any]] = attrs.field(factory=list)
+    """The plugins' cards, from the comparison's own figures (bench-trust's noise: whether the pass^1 difference is within
+    what the two runs can detect, docs/noise.md); JSON under each card's name."""
 
 
 def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Sequence[dict[str, Any]],
@@ -104,12 +106,16 @@ def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Se
         pass_hat_k=pass_k,
         tasks=tasks,
         flips={kind: [row["task_id"] for row in tasks if row["flip"] == kind] for kind in ("gained", "lost")},
-        noise=pair_noise([_outcomes(a[t]) for t in common], [_outcomes(b[t]) for t in common], pass_k.get("1")),
     )
 
 
-def _outcomes(record: TaskRecord) -> TaskOutcomes:
-    return TaskOutcomes(record.task_id, record.successes)
+def with_cards(comparison: Comparison, registry: Registry) -> Comparison:
+    """The comparison with the cards of the registry's report sections (one that raises is a note line instead)."""
+    own = attrs.asdict(comparison)
+    cards, failed = plugin_cards(registry, lambda section, _: section.compare_cards(own))
+    cards += [{"name": f["name"], "title": f["title"], "heading": "", "figures": None, "rows": [], "plugin": f["plugin"],
+               "lines": [f"note: cards of section {f['name']} ({f['plugin']}) failed: {f['error']}"]} for f in failed]
+    return attrs.evolve(comparison, cards=cards)
 
 
 def _figure(pairs: list[tuple[float, float]], seed: str, resamples: int) -> dict[str, Any]:
@@ -130,8 +136,8 @@ def _num(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 6)
 
 
-def compare_stored(store_a: Store, run_a: str, store_b: Store, run_b: str) -> Comparison:
-    """Compare two stored runs (from one results database or two)."""
+def compare_stored(store_a: Store, run_a: str, store_b: Store, run_b: str, registry: Registry | None = None) -> Comparison:
+    """Compare two stored runs (from one results database or two), with the cards of the registry's sections."""
     records = []
     for store, run_id in ((store_a, run_a), (store_b, run_b)):
         run = store.run(run_id)
@@ -141,7 +147,8 @@ def compare_stored(store_a: Store, run_a: str, store_b: Store, run_b: str) -> Co
     if not {r["task_id"] for r in rows_a} & {r["task_id"] for r in rows_b}:
         raise ConfigError(f"runs {run_a!r} and {run_b!r} share no task: compare two runs of the same suite")
     agents = {"a": ra.config.get("agent"), "b": rb.config.get("agent")}
-    return compare(run_a, rows_a, run_b, rows_b, agents)
+    comparison = compare(run_a, rows_a, run_b, rows_b, agents)
+    return with_cards(comparison, registry) if registry is not None else comparison
 
 
 # --------------------------------------------------------------------------- rendering
@@ -150,7 +157,8 @@ def compare_stored(store_a: Store, run_a: str, store_b: Store, run_b: str) -> Co
 def render_comparison(c: Comparison, fmt: str) -> str:
     """A comparison as json, markdown or a plain table."""
     if fmt == "json":
-        return json.dumps(attrs.asdict(c), indent=2, sort_keys=True) + "\n"
+        own = attrs.asdict(c, filter=lambda field, _: field.name != "cards")
+        return json.dumps({**{card["name"]: card["figures"] for card in c.cards}, **own}, indent=2, sort_keys=True) + "\n"
     markdown = fmt == "markdown"
     head = "## " if markdown else ""
     out = [f"{head}Run {c.run_b} (agent {c.agents.get('b')}) against run {c.run_a} (agent {c.agents.get('a')}): "
@@ -158,7 +166,8 @@ def render_comparison(c: Comparison, fmt: str) -> str:
     figures = [("mean_reward", c.mean_reward), *((f"pass^{k}", v) for k, v in c.pass_hat_k.items())]
     out += _table(["figure", "A", "B", "B - A", "95% low", "95% high", "tasks"],
                   [[name, f["a"], f["b"], f["difference"], f["low"], f["high"], f["n"]] for name, f in figures], markdown)
-    out += ["", f"{head}{pair_noise_line(c.noise)}"]
+    for card in c.cards:
+        out += ["", *(f"{head}{line}" for line in card["lines"])]
     out += ["", f"{head}Flips: {len(c.flips['gained'])} gained ({', '.join(c.flips['gained']) or 'none'}), "
                 f"{len(c.flips['lost'])} lost ({', '.join(c.flips['lost']) or 'none'})", ""]
     out += _table(["task", "successes A", "successes B", "reward A", "reward B", "B - A", "flip"],

@@ -6,15 +6,12 @@ import base64
 from html import escape
 from typing import Any
 
-from bench_kernel.audit.card import validity_lines
 from bench_kernel.errors import ConfigError
-from bench_kernel.report.attribution import card_lines as attribution_lines
-from bench_kernel.report.noise import card_lines
 from bench_kernel.report.plots import PLOTS, TITLES
 from bench_kernel.report.report import PROBLEMS_TITLE, Report, _header_lines, _headline_rows, problem_lines
 
-SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "noise", "validity", "attribution", "costs", "breakdowns",
-            "tasks", "plugin-sections", "plots")
+SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
+"""The report's own sections; the plugins' cards (bench-trust's noise, validity, attribution) come after flips, by name."""
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}.error{color:#b00020}
@@ -48,7 +45,7 @@ def _section(key: str, title: str, body: str) -> str:
 
 
 def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_note: str = "") -> str:
-    """The report as HTML with a section per part (ids in SECTIONS); plots are embedded when given."""
+    """The report as HTML with a section per part (ids in SECTIONS, and each card's name); plots are embedded when given."""
     parts = [
         _section("summary", f"Run {report.run_id} ({report.status})",
                  f"<p>{escape(report.counts)}</p>" + "".join(f"<p>{escape(line)}</p>" for line in _header_lines(report.header))),
@@ -60,9 +57,7 @@ def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_not
         _section("terminations", "Terminations of agent conversations",
                  table(["reason", "conversations"], [[k, v] for k, v in report.terminations.items()])),
         _section("flips", "Flips across trials", table(["figure", "value"], [[k, v] for k, v in report.flips.items()])),
-        _section("noise", "Noise: what two runs of this size can tell apart", _lines(card_lines(report.noise))),
-        _section("validity", "Validity: floors, ceiling and flagged tasks", _lines(validity_lines(report.validity))),
-        _section("attribution", "Failure attribution", _lines(attribution_lines(report.attribution))),
+        *(_section(card["name"], card["heading"] or card["title"], _lines(card["lines"])) for card in report.cards),
         _section("costs", "Model calls and cost per arm, role and model", _costs(report)),
         _section("breakdowns", "Figures by task attribute", _breakdowns(report)),
         _section("tasks", "Tasks", table(

@@ -12,7 +12,6 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.audit.card import validity_card, validity_lines, validity_rows
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import BenchError, ConfigError, PluginError
 from bench_kernel.evaluation.results import is_success
@@ -24,14 +23,11 @@ from bench_kernel.evaluation.stats import (
     mean_estimate,
     pass_at_k_estimate,
     pass_hat_k_estimate,
+    task_flip_probability,
 )
 from bench_kernel.logs import get_logger
-from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.report.attribution import attribution_card, superseded_count
-from bench_kernel.report.attribution import card_lines as attribution_lines
-from bench_kernel.report.attribution import card_rows as attribution_rows
-from bench_kernel.report.noise import card_lines, card_rows, noise_card, task_flip_probability
-from bench_kernel.report.sections import Section, SectionTable
+from bench_kernel.plugins import Registry, always_loaded, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.report.sections import Card, Section, SectionTable
 from bench_kernel.report.view import RunView, read_only
 from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.ordering import task_id_key
@@ -78,13 +74,13 @@ class Report:
     gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
     """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
     meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
-    noise: dict[str, Any] = attrs.field(factory=dict)
-    """The noise card (report/noise.py, docs/noise.md): MDD of pass^1 for two runs of this size, flip shares."""
-    validity: dict[str, Any] = attrs.field(factory=dict)
-    """The validity card (audit/card.py, docs/audit.md): floors, ceiling and audit flags of the run's tasks."""
-    attribution: dict[str, Any] = attrs.field(factory=dict)
-    """The attribution card (report/attribution.py, docs/attribution.md): failed agent conversations by label, pass^k
-    over the conversations attributable to the agent (`pass_hat_k_agent`), what dropped out, what was replayed."""
+    cards: list[dict[str, Any]] = attrs.field(factory=list)
+    """The plugins' cards among the report's own figures ({name, plugin, title, heading, figures, lines, rows}):
+    bench-trust's noise, validity and attribution (docs/noise.md, docs/audit.md, docs/attribution.md)."""
+
+    def card(self, name: str) -> Any:
+        """A card's figures (its JSON under its name), or None when no loaded plugin gave one of that name."""
+        return next((c["figures"] for c in self.cards if c["name"] == name), None)
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -98,6 +94,7 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
     k_max = max_k(outcomes)
     values = store.metric_values(run_id)
     agent_ids = {r["id"] for r in agent_rows}
+    sections, cards = plugin_sections(RunView(store, run), registry) if registry is not None else ([], [])
     return Report(
         run_id=run_id, status=run.status, config=run.config, conversations=len(agent_rows),
         infrastructure_errors=sum(r["termination_reason"] == INFRA for r in rows),
@@ -117,13 +114,10 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         costs=[_cost_row(r) for r in [*store.llm_costs(run_id), *store.reported_usage(run_id)]],
         header={**_header(run, len({r["task_id"] for r in rows})), **_reported_models(store, run_id), **_in_flight(store, run_id)},
         counts=_counts(rows, outcomes),
-        sections=plugin_sections(RunView(store, run), registry) if registry is not None else [],
+        sections=sections,
         breakdowns=[breakdown(agent_rows, values, attribute) for attribute in _known_attributes(agent_rows, by)],
         gold_failures=list((store.last_run_event(run_id, (GOLD_FAILURES_EVENT,)) or {}).get("tasks", [])),
-        noise=noise_card(outcomes),
-        validity=validity_card(store, run, rows),
-        attribution=attribution_card([r for r in rows if r["arm"] == "agent"], superseded_count(store, run_id), k_max, seed,
-                                     task_outcomes),
+        cards=cards,
     )
 
 
@@ -192,7 +186,8 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
             "plugins": _plugin_versions(run.plugins),
             **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
             **({"duplex": _duplex_label(config["duplex"])} if config.get("duplex") else {}),
-            **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {})}
+            **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {}),
+            **({"rescored_from": config["rescored_from"]} if config.get("rescored_from") else {})}
 
 
 def _duplex_label(duplex: dict[str, Any]) -> str:
@@ -254,7 +249,7 @@ def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
     used = [p["name"] for p in run.plugins if not p.get("builtin")]
     installed = installed_entry_points()
     try:
-        plugins = get_plugin_manager([name for name in used if name in installed])
+        plugins = get_plugin_manager(list(dict.fromkeys([*(name for name in used if name in installed), *always_loaded()])))
         registry = collect(plugins)
     except BenchError as exc:
         return None, [f"plugin sections unavailable ({exc})"]
@@ -266,10 +261,28 @@ def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
     return registry, notes
 
 
-def plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
-    """Every registered report section and metric summary of the run's plugins, each guarded, none able to write."""
+def plugin_sections(view: RunView, registry: Registry) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every registered report section and metric summary of the run's plugins, and their cards, each guarded, none able
+    to write (a section whose cards fail is shown as a failed section)."""
     with read_only(view.store.db):
-        return _plugin_sections(view, registry)
+        cards, failed = plugin_cards(registry, lambda section, own: section.cards(own), view)
+        return [*_plugin_sections(view, registry), *failed], cards
+
+
+def plugin_cards(registry: Registry, build: Any, view: RunView | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`build(section, view)`'s cards of every registered report section, and a failed section for each that raised."""
+    cards: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for name, section in registry.components.get("report section", {}).items():
+        plugin = registry.origin("report section", name)
+        try:
+            built: list[Card] = build(section, attrs.evolve(view, plugin=plugin) if view is not None else None)
+        except Exception as exc:  # noqa: BLE001 - one broken card never hides the report
+            failed.append({"name": name, "plugin": plugin, "title": section.title or name, "tables": [], "text": "",
+                           "notes": [], "error": f"cards: {type(exc).__name__}: {exc}"})
+            continue
+        cards += [{**attrs.asdict(card), "plugin": plugin} for card in built]
+    return cards, failed
 
 
 def _plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
@@ -387,7 +400,8 @@ def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], r
 def render(report: Report, fmt: str) -> str:
     """Render a report as json, csv, markdown or a plain table."""
     if fmt == "json":
-        return json.dumps(attrs.asdict(report), indent=2, sort_keys=True)
+        own = attrs.asdict(report, filter=lambda field, _: field.name != "cards")
+        return json.dumps({**{c["name"]: c["figures"] for c in report.cards}, **own}, indent=2, sort_keys=True)
     if fmt == "csv":
         return _csv(report)
     return _text(report, markdown=fmt == "markdown")
@@ -397,14 +411,15 @@ SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "err
 
 
 def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures, the noise card (`noise.mdd`, ...), the figures by task attribute (`name[attribute=value]`), then failed sections
-    (`section:NAME`) and tasks whose gold replay fails (`gold_replay_failed[task=ID]`), as rows of SUMMARY_COLUMNS.
+    """The headline figures, the plugins' cards (bench-trust's `noise.mdd`, ...), the figures by task attribute
+    (`name[attribute=value]`), then failed sections (`section:NAME`) and tasks whose gold replay fails
+    (`gold_replay_failed[task=ID]`), as rows of SUMMARY_COLUMNS.
 
     n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed and
     error says why (each distinct message, with the conversations it ended when there are several).
     """
-    return [*_headline_rows(report), *card_rows(report.noise), *validity_rows(report.validity),
-            *attribution_rows(report.attribution), *_breakdown_rows(report), *_problem_rows(report)]
+    return [*_headline_rows(report), *(row for card in report.cards for row in card["rows"]), *_breakdown_rows(report),
+            *_problem_rows(report)]
 
 
 def _problem_rows(report: Report) -> list[dict[str, Any]]:
@@ -503,10 +518,8 @@ def _text(report: Report, markdown: bool) -> str:
     out += ["", f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
             f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
             f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
-    out += [f"{head}Noise", *(f"- {line}" if markdown else f"  {line}" for line in card_lines(report.noise)), ""]
-    out += [f"{head}Validity", *(f"- {line}" if markdown else f"  {line}" for line in validity_lines(report.validity)), ""]
-    if report.attribution:
-        out += [f"{head}Attribution", *(f"- {line}" if markdown else f"  {line}" for line in attribution_lines(report.attribution)), ""]
+    for card in report.cards:
+        out += [f"{head}{card['title']}", *(f"- {line}" if markdown else f"  {line}" for line in card["lines"]), ""]
     if report.costs:
         headers = ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"]
         rows = [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
@@ -543,6 +556,8 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
             f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
             f"seed {header.get('seed')}" + (f", retrieval {header['retrieval']}" if header.get("retrieval") else ""),
             *([f"full duplex: {header['duplex']}"] if header.get("duplex") else []),
+            *([f"rescored from run {header['rescored_from']}: its conversations scored again, none played (bench rescore)"]
+              if header.get("rescored_from") else []),
             f"profile: {header.get('profile')}",
             f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from bench_kernel.conversation.duplex import DuplexSettings
+from bench_kernel.conversation.loops import LOOP_PLUGINS
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.serialization import canonical_json, unstructure
+from bench_kernel.serialization import canonical_json, structure, unstructure
 
 if TYPE_CHECKING:
     pass
@@ -110,6 +112,20 @@ class RunConfig:
     """Play again, as new rows, the finished conversations whose failure is attributed to one of these labels
     (`--retry-attributed user-simulator`, docs/attribution.md); the rows they replace are kept, marked superseded."""
 
+    @classmethod
+    def from_stored(cls, recorded: Mapping[str, Any], *, source: str = "a stored run's configuration") -> RunConfig:
+        """The configuration a run stored (its `recorded_identity`), execution settings at their defaults."""
+        fields = {f.name for f in attrs.fields(cls)} - set(EXECUTION_ONLY)
+        data = {key: value for key, value in recorded.items() if key in fields}
+        profile = recorded.get("profile")  # stored by name and content: its directory is what a run is given
+        data["profile"] = profile.get("path") if isinstance(profile, Mapping) else None
+        return structure(data, cls, source=source)
+
+    def implied_plugins(self) -> list[str]:
+        """Plugins the run loads with those it names: each role's backend's, and the one playing its mode (bench-duplex)."""
+        loop = LOOP_PLUGINS.get(self.mode.value)
+        return [m.backend for m in self.models.values()] + ([loop] if loop else [])
+
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""
         data = unstructure(self)
@@ -123,25 +139,25 @@ class RunConfig:
                 role.pop(key)
         return data
 
-    def recorded_identity(self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def recorded_identity(self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None,
+                          fingerprints: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults, and
-        the agent's fingerprint when it has one."""
+        the agent's fingerprint and the components' code fingerprints when there are any."""
         sampling = {role: dict(values) for role, values in profile.sampling.items()}
         recorded = {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
-        return {**recorded, "agent_fingerprint": dict(agent_fingerprint)} if agent_fingerprint else recorded
+        return _with_fingerprints(recorded, agent_fingerprint, fingerprints)
 
     def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None,
-                    agent_fingerprint: Mapping[str, str] | None = None) -> str:
+                    agent_fingerprint: Mapping[str, str] | None = None, fingerprints: Mapping[str, str] | None = None) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
 
         The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
         counts by name and content, so two runs that differ only in profile never share an id; the agent's
-        fingerprint (`Agent.fingerprint`) counts when it is not empty, so runs of agents without one keep their ids.
+        fingerprint (`Agent.fingerprint`) and the components' code fingerprints (`code_fingerprint`, by "KIND NAME")
+        count when not empty, so runs whose components declare none keep their ids.
         """
-        identity = self.identity()
+        identity = _with_fingerprints(self.identity(), agent_fingerprint, fingerprints)
         identity["profile"] = (profile or load_profile(self.profile)).identity()
-        if agent_fingerprint:
-            identity["agent_fingerprint"] = dict(agent_fingerprint)
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
             if "persona_file" in identity:
@@ -149,3 +165,24 @@ class RunConfig:
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
+def _with_fingerprints(identity: dict[str, Any], agent_fingerprint: Mapping[str, str] | None,
+                       fingerprints: Mapping[str, str] | None) -> dict[str, Any]:
+    """The identity with the non-empty fingerprints: left out when empty, so earlier runs keep their ids."""
+    extra = {"agent_fingerprint": dict(agent_fingerprint or {}), "fingerprints": dict(sorted((fingerprints or {}).items()))}
+    return {**identity, **{key: value for key, value in extra.items() if value}}
+
+
+def source_fingerprint(file: str | Path) -> str:
+    """The sha256 of a component's source: every `.py` file of the package holding `file` (its directory, with
+    subpackages), by path and content; the file alone when it is not in a package. Set `code_fingerprint` with it::
+
+        code_fingerprint: str = source_fingerprint(__file__)
+    """
+    path = Path(file).resolve()
+    root = path.parent if (path.parent / "__init__.py").is_file() else None
+    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts) if root is not None else [path]
+    digest = hashlib.sha256()
+    for source in files:
+        digest.update(f"{source.relative_to(root) if root is not None else source.name}\0".encode())
+        digest.update(source.read_bytes() + b"\0")
+    return digest.hexdigest()

@@ -8,6 +8,7 @@ import attrs
 
 from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.errors import BenchError
 from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
@@ -56,6 +57,9 @@ class RunContext:
     """Filled when the domain's deferred data is loaded (the gold replays need it): recorded then, not in `prepare`."""
     tasks: list[Task] = attrs.field(factory=list)
     """The run's tasks as planned (a resume judges stored conversations of them again: run/rejudge.py)."""
+    refused: BenchError | None = None
+    """Set by the first conversation that finds a plugin's session unusable (`UnusableSessionError`): no conversation
+    is stored after it, the run stops with it."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""

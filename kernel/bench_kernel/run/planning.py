@@ -11,21 +11,22 @@ import attrs
 
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.duplex import DuplexSettings
+from bench_kernel.conversation.loops import LOOP_PLUGINS
 from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
-from bench_kernel.errors import BenchError, ConfigError
+from bench_kernel.errors import BenchError, ConfigError, PluginError
 from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
-from bench_kernel.evaluation.evaluator import gold_problems
+from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
 from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
-from bench_kernel.plugins import Registry, collect, get_plugin_manager
+from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
 from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.serialization import structure
-from bench_kernel.store.store import Store
+from bench_kernel.serialization import canonical_json, structure
+from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
@@ -91,6 +92,29 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
+RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona",
+                       "persona_file")
+"""The stored run settings that decide which domain data, tasks and persona texts its conversations had."""
+
+
+def load_run_domain(run: RunRecord, registry: Registry | None = None) -> DomainData:
+    """A stored run's domain data loaded as the run loaded it: its domain, data, task file, split, retrieval variant
+    and personas, with `registry` (default: the run's plugin selection). Load errors are raised as they come;
+    `domain_changed` says whether the tasks or policy differ from the run's."""
+    fields = {f.name for f in attrs.fields(RunConfig)}
+    settings = {key: run.config[key] for key in RUN_DOMAIN_SETTINGS if key in fields and run.config.get(key) is not None}
+    chosen = registry if registry is not None else collect(get_plugin_manager(run.config.get("plugins")))
+    return load_domain(chosen, RunConfig(**settings))
+
+
+def domain_changed(run: RunRecord, data: DomainData) -> str | None:
+    """What changed in the domain's tasks or policy since the run (their content hash differs), or None."""
+    stored = run.task_sets.get(data.name)
+    if stored in (None, data.content_hash()):
+        return None
+    return f"the tasks or policy of domain {data.name!r} changed since run {run.id!r}"
+
+
 def _with_personas(registry: Registry, config: RunConfig, data: DomainData) -> DomainData:
     """Persona keys of the tasks (or the run's --persona) replaced by their texts."""
     registered = [registry.get("persona", name) for name in registry.names("persona")]
@@ -130,16 +154,21 @@ def shifted_tasks(data: DomainData, tasks: list[Task], config: RunConfig, regist
     if not shifts and not config.shift_plan:
         return tasks
 
+    checker = GoldChecker(data)  # watched from the first replay: a record edited in place is found, not inherited
+
     def sound(task: Task) -> bool:
         try:
-            action_errors, checks = gold_problems(data, task)
+            gold = checker.check(task, twice=False)  # the chains run are checked twice by the run's gold step
         except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
             return False
-        return not action_errors and all(c.met for c in checks)
+        return not gold.action_errors and all(c.met for c in gold.assertion_checks)
 
     if config.shift_plan:
-        return named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
-    return plan_chains(tasks, data.tasks, shifts or 0, sound, config.turns_per_goal)
+        chained = named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
+    else:
+        chained = plan_chains(tasks, data.tasks, shifts or 0, sound, config.turns_per_goal)
+    refuse_tool_faults(data, checker.faults(), registry.origin("domain", data.name) if registry else None)
+    return chained
 
 
 def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
@@ -230,6 +259,15 @@ def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[s
     return chosen
 
 
+def _check_tickets(tasks: list[Task]) -> None:
+    # Alone, the agent works from the ticket: without one it would be scored on a task nobody told it.
+    missing = [t.id for t in tasks if not t.ticket]
+    if missing:
+        raise ConfigError(f"--mode no-user: {len(missing)} of {len(tasks)} tasks have no `ticket`, the task as the agent "
+                          f"gets it alone (e.g. {missing[0]!r}): give each a ticket in the task file, or leave them out "
+                          "with --task-id (`bench tasks --format json` says `has_ticket` per task)")
+
+
 def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
     if judge is not None:
         return
@@ -250,6 +288,7 @@ def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[
         if config.duplex is not None:
             raise ConfigError("duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only")
         return config
+    require_loop(registry, config.mode.value)
     settings = config.duplex or DuplexSettings()
     channel = config.channel
     if channel == "identity" and SPEECH_CHANNEL in registry.components.get("channel", {}):
@@ -262,6 +301,18 @@ def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[
         raise ConfigError(f"{len(with_history)} tasks open with a message history (e.g. {with_history[0]!r}), which a "
                           "full-duplex conversation cannot replay (as in tau2): leave them out with --task-id")
     return attrs.evolve(config, duplex=settings, channel=channel)
+
+
+def require_loop(registry: Registry, mode: str) -> None:
+    """Refuse a run in a mode that no loaded plugin plays, naming the distribution that plays it."""
+    if mode in registry.components.get("conversation loop", {}):
+        return
+    plugin = LOOP_PLUGINS[mode]
+    if plugin in installed_entry_points():
+        raise ConfigError(f"--mode {mode} is played by the plugin {plugin!r} (bench-{plugin}), installed but not loaded: "
+                          f"add --plugin {plugin} (or {plugin!r} to the plugins a PluginSet is built with)")
+    raise ConfigError(f"--mode {mode} needs bench-{plugin}, which plays {mode} conversations and is not installed: "
+                      f"pip install bench-{plugin}")
 
 
 def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | None = None) -> RunConfig:
@@ -335,10 +386,75 @@ def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | No
     return dict(found)
 
 
+def code_fingerprints(registry: Registry, parts: _Resolved, judge: str | None) -> dict[str, str]:
+    """The code fingerprints of the run's components (`code_fingerprint`, where not empty), by "KIND NAME"."""
+    return checked_fingerprints(registry, [
+        ("agent", parts.agent), ("agent", parts.baseline_agent), ("user simulator", parts.user),
+        ("user simulator", parts.baseline_user), ("channel", parts.channel),
+        ("judge", registry.get("judge", judge) if judge else None), *scoring_components(registry)])
+
+
+def scoring_components(registry: Registry) -> list[tuple[str, Any]]:
+    """The loaded metrics, reward components and combination rules: what `bench rescore` applies anew."""
+    return [(kind, component) for kind in ("metric", "reward component", "combination rule")
+            for component in registry.components.get(kind, {}).values()]
+
+
+def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any]]) -> dict[str, str]:
+    """The non-empty `code_fingerprint` of each (kind, component), by "KIND NAME"; one that is not a str refuses the run."""
+    found: dict[str, str] = {}
+    for kind, component in components:
+        value = getattr(component, "code_fingerprint", "") if component is not None else ""
+        if not isinstance(value, str):
+            plugin = registry.origins.get((kind, component.name), "?")
+            raise ConfigError(f"{kind} {component.name!r} (plugin {plugin!r}): code_fingerprint must be a str (e.g. "
+                              f"source_fingerprint(__file__)), got {value!r:.100}")
+        if value:
+            found[f"{kind} {component.name}"] = value
+    return found
+
+
+CODE_CHANGED_EVENT = "run.code_changed"
+"""The event of a new run that repeats an earlier one but for its components' code: {"since": run id, "changed": [...]}."""
+
+
+def record_code_changes(store: Store, run_id: str, identity: Mapping[str, Any], task_sets: Mapping[str, str]) -> None:
+    """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log."""
+    fingerprinted = ("agent_fingerprint", "fingerprints")
+    mine = json.loads(canonical_json(identity))  # as stored, so lists compare with lists
+
+    def rest(config: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in config.items() if key not in fingerprinted}
+
+    for other in store.runs_with(domain=mine.get("domain"), agent=mine.get("agent")):
+        if other.id == run_id or other.task_sets != task_sets or rest(other.config) != rest(mine):
+            continue
+        theirs = {**other.config.get("fingerprints", {}), "agent": other.config.get("agent_fingerprint")}
+        ours = {**mine.get("fingerprints", {}), "agent": mine.get("agent_fingerprint")}
+        changed = list(dict.fromkeys((f"agent {mine['agent']}" if key == "agent" else key)
+                                     + (" (new)" if theirs.get(key) is None else " (gone)" if ours.get(key) is None else "")
+                                     for key in sorted(set(theirs) | set(ours)) if theirs.get(key) != ours.get(key)))
+        store.add_event(run_id, CODE_CHANGED_EVENT, {"since": other.id, "changed": changed})
+        log.warning("run.code_changed", since=other.id, changed=changed)
+        return
+
+
+def code_change_notice(store: Store, run_id: str) -> str | None:
+    """The line a new run's first start prints when it is new because code changed since an earlier run."""
+    found = store.last_run_event(run_id, (CODE_CHANGED_EVENT,))
+    if found is None or store.last_run_event(run_id, ("run.started",)) is not None:
+        return None
+    return (f"the code of {', '.join(found['changed'])} changed since run {found['since']}: this is a new run "
+            f"({found['since']} is kept; `bench rescore {found['since']}` scores its conversations again when only "
+            "metrics or reward components changed)")
+
+
 def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
     """Resolve names and refuse what cannot work, so that a mistyped --agent never leaves a begun run behind."""
     data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
     solo = config.mode is Mode.NO_USER
+    if solo:
+        _check_tickets(tasks)
     resolved = _Resolved(
         agent=registry.get("agent", config.agent),
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
@@ -395,8 +511,9 @@ def _installed_owners() -> dict[str, str]:
             for name, ext in registry.components.get("task extension", {}).items()}
 
 
-def gold_failures(data: DomainData, tasks: Sequence[Task]) -> list[dict[str, Any]]:
-    """The tasks whose gold actions fail or whose env assertions fail on the gold state.
+def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = None) -> list[dict[str, Any]]:
+    """The tasks whose gold actions fail or whose env assertions fail on the gold state; refuses tools that leave
+    tasks unscorable whatever the agent does (`refuse_tool_faults`), `plugin` being the domain's.
 
     Each failure is {task_id, problems, scored_as_reference}: the last is True when the only problems are failing gold
     actions and the domain's reference implementation scores such tasks anyway (`DomainData.failed_gold_actions_scored`).
@@ -404,18 +521,47 @@ def gold_failures(data: DomainData, tasks: Sequence[Task]) -> list[dict[str, Any
     The gold states are not hashed here: a run hashes each task's when its first conversation is scored
     (`RunContext.gold`), so a large database is hashed after the first request rather than before it.
     """
+    checker = GoldChecker(data)
     failures: list[dict[str, Any]] = []
     for task in tasks:
         try:
-            action_errors, checks = gold_problems(data, task)
+            gold = checker.check(task)
         except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
             continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
-        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in checks if not c.met]
-        problems = [f"gold action {error}" for error in action_errors] + assertions
+        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}"
+                      for c in gold.assertion_checks if not c.met]
+        problems = [f"gold action {error}" for error in gold.action_errors] + assertions
         if problems:
             failures.append({"task_id": task.id, "problems": problems,
                              "scored_as_reference": data.failed_gold_actions_scored and not assertions})
+    refuse_tool_faults(data, checker.faults(), plugin)
     return failures
+
+
+def refuse_tool_faults(data: DomainData, faults: Sequence[ToolFault], plugin: str | None) -> None:
+    """Refuse a domain whose tools edit shared records in place or are not deterministic (no option runs it anyway:
+    the first corrupts every later conversation, the second leaves no agent able to match the gold state)."""
+    if not faults:
+        return
+    first: dict[tuple[str, str | None], ToolFault] = {}
+    others: dict[tuple[str, str | None], list[str]] = {}
+    for fault in faults:
+        key = (fault.problem, fault.tool or fault.step)
+        if key in first:
+            others.setdefault(key, []).append(fault.task_id)
+        else:
+            first[key] = fault
+    shown = [f"({n}) {fault.describe()}{_also_in(others.get(key, []))}." for n, (key, fault) in enumerate(first.items(), 1)]
+    message = (f"domain {data.name!r} cannot be run, {len(faults)} of its tasks show a tool that leaves them unscorable "
+               f"whatever the agent does (as `bench check` reports; no conversation is stored): {' '.join(shown)}")
+    raise PluginError(plugin, message) if plugin else ConfigError(message)
+
+
+def _also_in(task_ids: Sequence[str]) -> str:
+    if not task_ids:
+        return ""
+    listed = ", ".join(repr(t) for t in task_ids[:MAX_LISTED])
+    return f" (the same in task{'s' if len(task_ids) > 1 else ''} {listed}{' and more' if len(task_ids) > MAX_LISTED else ''})"
 
 
 def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool) -> None:

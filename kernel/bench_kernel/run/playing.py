@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any
 
-from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
+from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
-from bench_kernel.conversation.participants import (
-    Agent,
-    AgentSession,
-    ConversationSetup,
-    DuplexAgentSession,
-    DuplexUserSession,
-    UserSession,
-    UserSimulator,
-)
-from bench_kernel.errors import ParticipantError
+from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
+from bench_kernel.errors import UnusableSessionError
 from bench_kernel.evaluation.attribution import INFRASTRUCTURE, attributed, retry_seed
 from bench_kernel.evaluation.evaluator import evaluate
 from bench_kernel.evaluation.results import Attribution, ConversationResult
@@ -45,12 +38,17 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=unit.arm)
     try:
         result, metrics, rows = await _converse(ctx, unit, models, started_utc, t0)
+    except UnusableSessionError as exc:  # the plugin's mistake, not this conversation's: the run stops
+        ctx.refused = exc
+        raise
     except Exception as exc:  # noqa: BLE001 - recorded, excluded from metrics, re-run on resume
         log.error("conversation.infrastructure_error", error=repr(exc))
         result, metrics, rows = _infrastructure_error(ctx, unit, started_utc, t0, exc), [], []
     # A conversation that read no deferred record still waits for them (and their gold check) to be stored: a run
     # whose data or tasks turn out broken then stores nothing.
     ctx.data.load_deferred()
+    if ctx.refused is not None:  # another conversation found an unusable session meanwhile: store none
+        raise ctx.refused
     ctx.store.save_conversation(result, metrics, plugin_rows=rows)
     return result
 
@@ -90,7 +88,7 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
         attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
         retry=unit.retry,
     )
-    result = attributed(result, task, ctx.data, env, gold, ctx.store)
+    result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
     return result, component_values(result) + values, rows
 
@@ -115,13 +113,12 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
         channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
         sessions.append(channel)
-        unusable = _unusable_sessions(ctx.registry, history, [("agent", agent, agent_session), ("user simulator", user, user_session),
-                                                     ("channel", channel_kind, channel)])
-        if unusable is not None:
-            termination = unusable.termination
-            return unusable
-        if config.mode is Mode.FULL_DUPLEX:
-            convo = await _play_duplex(setup, env, agent_session, user_session, channel, events, limits, audio_name)
+        _refuse_unusable_sessions(ctx.registry, [("agent", agent, agent_session), ("user simulator", user, user_session),
+                                                 ("channel", channel_kind, channel)])
+        if config.mode is Mode.FULL_DUPLEX:  # played by the loop a plugin registers (bench-duplex), checked at start
+            loop = ctx.registry.get("conversation loop", config.mode.value)
+            convo = await loop.play(setup, env, agent_session, user_session, channel, events=events, limits=limits,
+                                    audio_name=audio_name)
         else:
             convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
                                            limits=limits, channel=channel, events=events)
@@ -135,47 +132,29 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
             if isinstance(session, AgentSession | UserSession):
                 session.termination = termination  # what close() may tell the participant's own service
             if session is not None:
-                await session.close()
+                await _close(session)
 
 
-async def _play_duplex(setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
-                       channel: ChannelSession | None, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
-    """A full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
-    # Imported here: text runs, the common case, never load the tick loop (start-up, docs/throughput.md).
-    from bench_kernel.conversation.duplex_loop import run_duplex
-    from bench_kernel.conversation.turntaking import TurnBasedAgent, TurnTakingUser
-
-    settings = setup.duplex
-    assert settings is not None and user is not None
-    line = channel or ChannelSession()
-    duplex_agent = agent if isinstance(agent, DuplexAgentSession) else TurnBasedAgent(agent, line, settings)
-    duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
-    if isinstance(duplex_user, TurnTakingUser):
-        duplex_user.attach(line)  # a simulator's own turn-taking session was made before the channel's
-    convo = await run_duplex(env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits,
-                             audio_name=audio_name, history=setup.history)
-    return convo
-
-
-def _unusable_sessions(registry: Registry, history: list[Message], sessions: list[tuple[str, Any, Any]]) -> Conversation | None:
+def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any, Any]]) -> None:
     """A sync `respond` (or channel method) shows here, before the first await, as an error naming plugin and class.
 
-    Sessions whose class `start` declares were checked at registration; this catches the others.
-    An agent's or user's mistake ends the conversation as that participant's error; a channel's is the run's own.
+    The sessions' classes are checked whatever `start`'s annotation says (each class once). The run stops: storing every
+    conversation as the participant's error would score a plugin's mistake as the agent's (docs/plugins.md).
     """
     for kind, component, session in sessions:
         if session is None:
             continue
-        problem = session_problem(kind, component, session, _origin(registry, kind, component.name))
-        if problem is None:
-            continue
-        if kind == "channel":
-            raise ParticipantError(problem)
-        reason = TerminationReason.AGENT_ERROR if kind == "agent" else TerminationReason.USER_ERROR
-        log.error("conversation.unusable_session", error=problem)
-        who = "agent" if kind == "agent" else "user"
-        return Conversation(messages=list(history), termination=reason, error=f"{who}: ParticipantError: {problem}")
-    return None
+        problem = session_problem(kind, component, session)
+        if problem is not None:
+            log.error("conversation.unusable_session", error=problem)
+            raise UnusableSessionError(_origin(registry, kind, component.name) or "unknown",
+                                       f"{problem}; the run stopped at its first conversation, storing none")
+
+
+async def _close(session: Any) -> None:
+    closing = session.close()
+    if inspect.isawaitable(closing):  # a plain `def close` is refused by the session check, which ran first
+        await closing
 
 
 def _origin(registry: Registry, kind: str, name: str) -> str | None:

@@ -82,8 +82,9 @@ async def rejudge(ctx: RunContext, row: dict[str, Any], task: Task) -> RewardInf
     result = _result(row, messages, info, events)
     values = [v for v in component_values(result) if v.metric in ("reward", f"component.{NL}") or v.metric.startswith("judge.")]
     ctx.store.replace_judgment(cid, info, values, events.events)
-    # The failure's attribution follows the new verdict (the rules read the tools, not the final state: a fresh one does).
-    found = attributed(result, task, ctx.data, build_environment(ctx.data, task), ctx.gold(task), ctx.store).attribution
+    # The failure's attribution follows the new verdict (bench-trust's rules read the tools, not the final state: a fresh one does).
+    found = attributed(result, task, ctx.data, build_environment(ctx.data, task), ctx.gold(task), ctx.store,
+                       ctx.registry.components.get("attributor", {}).values()).attribution
     ctx.store.set_attribution(cid, found.label if found else None, found.evidence_record() if found else None)
     return info
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
+from bench_kernel.conversation.messages import TerminationReason
+from bench_kernel.errors import BenchError, ConfigError, DeferredDataError, UnusableSessionError
 from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
@@ -35,12 +36,14 @@ from bench_kernel.run.planning import (
     Unit,
     agent_fingerprint,
     arm_channel_options,
+    code_fingerprints,
     evaluated,
     gold_failures,
     load_domain,
     plan_stored,
     plan_units,
     profile_fits,
+    record_code_changes,
     refuse_unscorable,
     resolve_components,
     scripted_user,
@@ -54,12 +57,13 @@ from bench_kernel.run.planning import (
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.rejudge import rejudge_stored
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_values, score_metrics
-from bench_kernel.serialization import unstructure
+from bench_kernel.serialization import shorten, unstructure
 from bench_kernel.store.lease import HEARTBEAT_S
 from bench_kernel.store.store import Store, open_store
 
 if TYPE_CHECKING:
     from bench_kernel.run.executors import Executor
+    from bench_kernel.run.flagging import Exclusion
     from bench_kernel.tasks.domain import DomainData
     from bench_kernel.tasks.schema import Task
 
@@ -82,6 +86,8 @@ class RunSummary:
     """Conversations of the run stored as infrastructure errors (excluded from scores, re-run on resume)."""
     signal: int | None = None
     """The signal (SIGINT, SIGTERM) that interrupted the run, if one did."""
+    all_failed: str | None = None
+    """Says so when every conversation of the evaluated arms ended in the agent's (or the user simulator's) error."""
 
 
 class RunInterrupted(BenchError):
@@ -95,21 +101,23 @@ class RunInterrupted(BenchError):
 async def prepare(config: RunConfig, store_path: Path | str,
                   plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
     """Load plugins, domain and tasks, check model credentials, open the store, begin or resume the run, plan it."""
-    plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, [m.backend for m in config.models.values()]))
+    plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, config.implied_plugins()))
     registry = collect(plugins)
     data = load_domain(registry, config)
     if data.retrieval is not None and config.retrieval != data.retrieval:
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
-    excluded: dict[str, list[str]] = {}
-    if config.exclude_flagged:  # bench audit's flags (docs/audit.md): computed, or read from the store's cache
-        from bench_kernel.audit.runs import exclude_flagged
+    excluded: Exclusion | None = None
+    if config.exclude_flagged:  # a flagger's flags (bench-trust's audit: docs/audit.md), before anything is stored
+        from bench_kernel.run.flagging import exclude_flagged
 
-        tasks, excluded = await exclude_flagged(registry, data, tasks, config.exclude_flagged, store_path)
+        tasks, excluded = await exclude_flagged(registry, data, tasks, config.exclude_flagged, str(store_path))
+        config = attrs.evolve(config, exclude_flagged=excluded.flags)  # one order whatever the command line's: an identity
     config = with_duplex_defaults(config, registry, tasks)
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, tasks)
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))
+    fingerprints = code_fingerprints(registry, parts, config.judge)
     executor: Executor = registry.get("executor", config.executor)
     executor.check(config)
     profile = load_profile(config.profile)
@@ -117,8 +125,9 @@ async def prepare(config: RunConfig, store_path: Path | str,
     judged = any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in tasks)
     methodology = await profile_methodology(parts.agent, parts.user, config, profile,  # the header's standard or custom
                                             parts.judge if judged else None)
-    later = _gold_check_after_loading(data, tasks, config, executor)
-    failures = [] if later is not None else gold_failures(data, tasks)
+    domain_plugin = registry.origin("domain", data.name)
+    later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin)
+    failures = [] if later is not None else gold_failures(data, tasks, domain_plugin)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
     models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
                       use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
@@ -134,14 +143,15 @@ async def prepare(config: RunConfig, store_path: Path | str,
     store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets, profile, fingerprint)
+    config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints)
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
         if config.retry_attributed and store.run(run_id, missing_ok=True) is None:
             raise ConfigError(f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
                               f"{store_path}): give the run's own options, or --run-id (`bench runs` lists them)")
-        new = store.begin_run(run_id, config.recorded_identity(profile, fingerprint), config_hash, loaded,
+        recorded = config.recorded_identity(profile, fingerprint, fingerprints)
+        new = store.begin_run(run_id, recorded, config_hash, loaded,
                               task_sets, config.seed)
     except BaseException:
         store.close()
@@ -152,10 +162,12 @@ async def prepare(config: RunConfig, store_path: Path | str,
         if failures:  # what the report lists: tasks whose rewards are not meaningful, or scored as the reference does
             store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
         store.add_event(run_id, METHODOLOGY_EVENT, methodology)
-        if config.exclude_flagged:  # the header and the report say what --exclude-flagged left out (docs/audit.md)
-            from bench_kernel.audit.runs import record_exclusion
+        if new:  # a run new only because a component's code changed says since which run (docs/plugins.md)
+            record_code_changes(store, run_id, recorded, task_sets)
+        if excluded is not None:  # the header and the report say what --exclude-flagged left out (docs/audit.md)
+            from bench_kernel.run.flagging import record_exclusion
 
-            record_exclusion(store, run_id, config.exclude_flagged, excluded)
+            record_exclusion(store, run_id, excluded)
         ctx = RunContext(
             run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
             baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
@@ -173,17 +185,15 @@ async def prepare(config: RunConfig, store_path: Path | str,
 
 
 def _record_static_flags(ctx: RunContext) -> None:
-    """The static audit flags of the run's tasks, for its validity card: once per run, after its conversations,
-    so neither its start-up nor its loop pays for them (docs/audit.md)."""
-    from bench_kernel.audit.runs import STATIC_FLAGS_EVENT, record_static_flags
+    """What the task flaggers keep for the run's report (bench-trust: its tasks' static audit flags): once its
+    conversations are played, so neither its start-up nor its loop pays for them (docs/audit.md)."""
+    from bench_kernel.run.flagging import record_flags
 
-    if ctx.store.last_run_event(ctx.run_id, (STATIC_FLAGS_EVENT,)) is None:
-        ctx.data.load_deferred()
-        record_static_flags(ctx.store, ctx.run_id, ctx.data, ctx.tasks)
+    record_flags(ctx)
 
 
 def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: RunConfig,
-                              executor: Executor) -> list[dict[str, Any]] | None:
+                              executor: Executor, plugin: str | None = None) -> list[dict[str, Any]] | None:
     """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
 
     Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
@@ -200,7 +210,7 @@ def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: R
     found: list[dict[str, Any]] = []
 
     def check() -> None:
-        failures = gold_failures(data, tasks)
+        failures = gold_failures(data, tasks, plugin)
         refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
         found.extend(failures)
 
@@ -241,11 +251,11 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
     loading = preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx)) if units else None
     try:
         await asyncio.gather(*tasks, *([loading] if loading is not None else []))
-    except DeferredDataError as exc:  # no conversation met it as its own error: none is stored, the run stops
+    except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        raise exc.error from None
+        raise (exc.error if isinstance(exc, DeferredDataError) else exc) from None
     return finished
 
 
@@ -329,16 +339,16 @@ async def run_async(config: RunConfig, store_path: Path | str, *, plugins: Plugi
             _uncancel()
             raise RunInterrupted(interrupts.signum) from None
         bind_context(run_id=ctx.run_id)
-        finished, status, counts = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
+        finished, status, counts, failed = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
     return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
                       finished=finished, status=status, wall_s=time.perf_counter() - started,
-                      infrastructure_errors=counts["infrastructure_errors"], signal=interrupts.signum)
+                      infrastructure_errors=counts["infrastructure_errors"], signal=interrupts.signum, all_failed=failed)
 
 
 async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resumed: bool,
                         on_start: Callable[[RunContext, int, int], None] | None,
                         on_finished: Callable[[ConversationResult], None] | None,
-                        interrupts: _Interrupts) -> tuple[int, str, dict[str, int]]:
+                        interrupts: _Interrupts) -> tuple[int, str, dict[str, int], str | None]:
     """Execute a begun run, record how it ended and give back its lease, whatever happens."""
     finished = 0
 
@@ -368,6 +378,7 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
         if interrupts.signum is None and not stopped_early:
             _record_static_flags(ctx)
         counts = ctx.store.unit_counts(ctx.run_id)
+        failed = participant_failure(ctx)
         signum = interrupts.signum
         status = "interrupted" if signum else run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
         ctx.store.set_status(ctx.run_id, status)
@@ -382,7 +393,21 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
         with contextlib.suppress(asyncio.CancelledError):
             await beat
         ctx.store.close()
-    return finished, status, counts
+    return finished, status, counts, failed
+
+
+def participant_failure(ctx: RunContext) -> str | None:
+    """Says so when every stored conversation of the evaluated arms (infrastructure errors aside) ended in the agent's
+    error, or every one in the user simulator's: such a run measured nothing, and `bench run` exits non-zero."""
+    endings = ctx.store.evaluated_endings(ctx.run_id)
+    endings.pop(TerminationReason.INFRASTRUCTURE_ERROR.value, None)
+    parties = {TerminationReason.AGENT_ERROR.value: f"agent {ctx.agent.name!r}",
+               TerminationReason.USER_ERROR.value: f"user simulator {ctx.user.name if ctx.user else None!r}"}
+    if len(endings) != 1 or next(iter(endings)) not in parties:
+        return None
+    [(reason, (count, error))] = endings.items()
+    return (f"every one of the {count} conversations of run {ctx.run_id} ended in an error of the {parties[reason]} "
+            f"({reason}), so the run measured nothing; one of the errors: {shorten(error or 'none stored', 300)}")
 
 
 async def _heartbeat(store: Store, run_id: str) -> None:

@@ -1,9 +1,9 @@
 """Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from the packaged templates.
 
-Templates are plain files under `templates/`, in layers: `common` for every kind, `practice` for every kind but
-a domain (a tiny domain its tests play on), then the kind's own. A file ending in `.tmpl` is rendered by replacing
-the markers below and written without the suffix; a `package` folder becomes the module's folder. A kind's
-`README.about.md` is not written: it fills the README's `{{about}}` marker.
+Templates are plain files under `templates/`, in layers: `common` for every kind, then the kind's own. A file ending
+in `.tmpl` is rendered by replacing the markers below and written without the suffix; a `package` folder becomes the
+module's folder. A kind's `README.about.md` is not written: it fills the README's `{{about}}` marker. Kinds other
+than a domain test themselves on the kernel's practice domain (`--plugin practice`, the `practice_run` fixture).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bench_kernel.scaffold import KINDS
 
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Names the kernel already uses: a plugin of that name would shadow the kernel or clash with a built-in.
-RESERVED = {"kernel", "testing", "oracle", "scripted", "identity", "local"}
+RESERVED = {"kernel", "testing", "oracle", "scripted", "identity", "local", "practice"}
 ABOUT = "README.about.md"
 
 
@@ -60,9 +60,8 @@ def render(text: str, values: dict[str, str]) -> str:
 def template_files(kind: str) -> dict[str, Traversable]:
     """Relative output path -> template, later layers overriding earlier ones."""
     root = files("bench_kernel.scaffold").joinpath("templates")
-    layers = ["common"] + ([] if kind == "domain" else ["practice"]) + [kind]
     found: dict[str, Traversable] = {}
-    for layer in layers:
+    for layer in ("common", kind):
         found.update(_walk(root.joinpath(layer), ""))
     return found
 
@@ -111,15 +110,16 @@ def new_plugin(kind: str, name: str, directory: Path | None = None) -> Path:
 
 
 # How to see each kind at work once installed (`bench new` prints it; the READMEs say the same).
+# The practice domain ships with the kernel; any installed domain takes its place (`--plugin YOUR_DOMAIN`).
 TRY: dict[str, list[str]] = {
     "domain": ["bench check --plugin {name}", "bench run --plugin {name}"],
-    "metric": ["bench run --plugin mock --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
-    "channel": ["bench run --plugin mock --plugin {name} --channel {name}"],
-    "agent": ["bench run --plugin mock --plugin {name} --agent {name}"],
-    "user": ["bench run --plugin mock --plugin {name} --user {name}"],
-    "judge": ["bench run --plugin YOUR_DOMAIN --plugin {name} --judge {name}   (tasks with nl_assertions)"],
-    "executor": ["bench run --plugin mock --plugin {name} --executor {name}"],
-    "section": ["bench run --plugin mock --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
+    "metric": ["bench run --plugin practice --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
+    "channel": ["bench run --plugin practice --plugin {name} --channel {name}"],
+    "agent": ["bench run --plugin practice --plugin {name} --agent {name}"],
+    "user": ["bench run --plugin practice --plugin {name} --user {name}"],
+    "judge": ["bench run --plugin practice --plugin {name} --judge {name} --split judged   (tasks with nl_assertions)"],
+    "executor": ["bench run --plugin practice --plugin {name} --executor {name}"],
+    "section": ["bench run --plugin practice --plugin {name}", "bench report RUN_ID   (the run id is in `bench runs`)"],
 }
 
 

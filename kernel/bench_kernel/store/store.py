@@ -325,6 +325,19 @@ class Store:
                                                   "version": entry.get("version")}, replace=True)
         return True
 
+    def copy_run_history(self, source: str, target: str) -> None:
+        """Copy a run's events and model-call ledger to another run, conversation ids moved to it (`bench rescore`)."""
+        with self._write():
+            self._settle_calls()
+            for table in ("events", "llm_calls"):
+                rows = [dict(row) for row in self.db.query(f"select * from {table} where run_id = ? order by id", [source])]
+                for row in rows:
+                    row.pop("id")
+                    row["run_id"] = target
+                    if row["conversation_id"] is not None and row["conversation_id"].startswith(f"{source}/"):
+                        row["conversation_id"] = target + row["conversation_id"][len(source):]
+                self._insert(table, rows)
+
     def heartbeat(self, run_id: str) -> None:
         """Show that this store's process is still running the run (while it holds the lease)."""
         with self._write():
@@ -349,6 +362,12 @@ class Store:
             raise ConfigError(f"no run {run_id!r} in {self.path or ':memory:'} (recent: {known or 'none'})")
         return _run_record(rows[0])
 
+    def runs_with(self, **settings: str | None) -> list[RunRecord]:
+        """The stored runs whose configuration has these top-level text values, newest first."""
+        where = " and ".join(f"json_extract(config_json, '$.{key}') is ?" for key in settings) or "1"
+        rows = self.db.query(f"select * from runs where {where} order by created_utc desc, rowid desc", list(settings.values()))
+        return [_run_record(row) for row in rows]
+
     def runs(self) -> list[dict[str, Any]]:
         """Every run with its conversation count and mean agent reward; a run whose process died reads interrupted."""
         sql = """select r.id, r.created_utc, r.status, r.seed, r.holder_host, r.holder_pid, r.holder_started, r.heartbeat_utc,
@@ -372,6 +391,12 @@ class Store:
         sql = "select count(*), sum(termination_reason = ?) from conversations where run_id = ? and superseded_by is null"
         stored, infra = self.db.execute(sql, [TerminationReason.INFRASTRUCTURE_ERROR.value, run_id]).fetchone()
         return {"stored": int(stored or 0), "infrastructure_errors": int(infra or 0)}
+
+    def evaluated_endings(self, run_id: str) -> dict[str, tuple[int, str | None]]:
+        """How the newest rows of a run's evaluated arms (all but the baseline) ended: reason -> (count, one error)."""
+        sql = ("select termination_reason, count(*), min(error) from conversations where run_id = ? and arm != 'baseline' "
+               "and superseded_by is null group by termination_reason")
+        return {reason: (int(n), error) for reason, n, error in self.db.execute(sql, [run_id]).fetchall()}
 
     def finished_units(self, run_id: str) -> set[tuple[str, str, int]]:
         """(arm, task, trial) of every unit whose newest conversation finished (infrastructure errors excluded)."""

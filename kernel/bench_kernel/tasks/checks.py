@@ -10,8 +10,9 @@ from typing import Any
 from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
+from bench_kernel.evaluation.goldcheck import IN_PLACE, GoldChecker, ToolFault, in_place_fix
 from bench_kernel.logs import get_logger
-from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.runner import RunConfig, load_domain
 from bench_kernel.serialization import read_json
 from bench_kernel.tasks.domain import DomainData, build_environment
@@ -32,8 +33,9 @@ def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | 
 
 
 def checked_plugins(selected: list[str] | None, warn: Callable[[str], None] | None = None) -> PluginSet:
-    """The plugin manager for a command: a named plugin that failed is an error, any other failure a warning."""
-    plugin_set = get_plugin_manager(selected)
+    """The plugin manager for a command, with the plugins that load with every run (bench-trust): a named plugin that
+    failed is an error, any other failure a warning."""
+    plugin_set = get_plugin_manager(with_backend_plugins(selected, []))
     collect(plugin_set)  # registration failures too, not only import failures
     failed = [p for p in plugin_set.failures() if selected and p.name in selected]
     if failed:
@@ -58,60 +60,82 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
     ]
 
 
-def check_task(data: DomainData, task: Task) -> dict[str, Any]:
-    """Replay a task's gold actions; report hashes, failing actions, assertions and triviality."""
+def check_task(data: DomainData, task: Task, fault: ToolFault | None = None) -> dict[str, Any]:
+    """Replay a task's gold actions; report hashes, failing actions, assertions, triviality and `fault`, the tool fault
+    a `GoldChecker` found on it (`check_tasks` runs one over every task first)."""
     gold = replay_gold(data, task, with_reference=True)
     untouched = build_environment(data, task)
     trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, untouched, gold)).reward == 1.0
     failed_assertions = [f"{c.subject}: {c.detail}" for c in gold.assertion_checks if not c.met]
     return {
         "task_id": task.id,
-        "ok": gold.ok,
+        "ok": gold.ok and fault is None,
         "gold_db_hash": gold.reference_hash or gold.agent_hash,
         "gold_state_hash": gold.agent_hash,
         "gold_user_db_hash": gold.reference_user_hash or gold.user_hash,
         "gold_user_state_hash": gold.user_hash,
         "gold_action_errors": gold.action_errors,
         "gold_assertion_failures": failed_assertions,
+        "tool_fault": fault.describe() if fault is not None else None,
         "do_nothing_passes": trivial,
     }
 
 
 def check_tasks(data: DomainData) -> list[dict[str, Any]]:
-    """Check every task of a domain; a task whose set-up raises is reported, not hidden; so is a shared record edited in place."""
+    """One row per task of a domain; a task whose set-up raises is reported, not hidden.
+
+    Every task's gold actions are first replayed twice from fresh states (`GoldChecker`): a tool that edits a shared
+    record in place, or is not deterministic, fails the task it showed on, named, with the fix; a task whose tool edits
+    in place is not replayed again (the records are put back, and another replay would change them again). A shared
+    record edited in place by code outside the watched calls (a tool reaching `table.base`) is found by digesting every
+    shared record at the end: a row of its own, with no task id (`render_check` does not count it as a task).
+    """
     data.agent_state.content_hash()  # pin the pristine digests (lazy otherwise) so in-place edits show
     if data.user_state is not None:
         data.user_state.content_hash()
-    results = []
-    for task in sorted(data.tasks, key=lambda t: task_id_key(t.id)):
+    tasks = sorted(data.tasks, key=lambda t: task_id_key(t.id))
+    checker = GoldChecker(data)
+    broken: dict[str, str] = {}
+    for task in tasks:
         try:
-            results.append(check_task(data, task))
+            checker.check(task)
         except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash
-            results.append({"task_id": task.id, "ok": False, "gold_db_hash": None, "gold_state_hash": None,
-                            "gold_user_db_hash": None, "gold_user_state_hash": None,
-                            "gold_action_errors": [f"set-up failed: {type(exc).__name__}: {exc}"],
-                            "gold_assertion_failures": [], "do_nothing_passes": None})
+            broken[task.id] = f"set-up failed: {type(exc).__name__}: {exc}"
+    faults: dict[str, ToolFault] = {}
+    for found in checker.faults():  # edits in place first: they replace what they made look nondeterministic
+        faults.setdefault(found.task_id, found)
+    results = []
+    for task in tasks:
+        fault = faults.get(task.id)
+        if task.id in broken:
+            results.append(_problem_row(task.id, [broken[task.id]]))
+        elif fault is not None and fault.problem == IN_PLACE:
+            results.append(_problem_row(task.id, [], fault.describe()))
+        else:
+            results.append(check_task(data, task, fault))
     edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
-    if edited:
-        results.append({"task_id": "(shared records)", "ok": False, "gold_db_hash": None, "gold_state_hash": None,
-                        "gold_user_db_hash": None, "gold_user_state_hash": None, "gold_assertion_failures": [],
-                        "do_nothing_passes": None,
-                        "gold_action_errors": [f"a tool edited a shared record of table {t!r} in place" for t in edited]})
-    return results
+    return results + [_problem_row(None, [f"a shared record of table {t!r} was edited in place outside the tool calls "
+                                          f"the check watched. {in_place_fix(t)}"]) for t in edited]
+
+
+def _problem_row(task_id: str | None, problems: list[str], fault: str | None = None) -> dict[str, Any]:
+    return {"task_id": task_id, "ok": False, "gold_db_hash": None, "gold_state_hash": None, "gold_user_db_hash": None,
+            "gold_user_state_hash": None, "gold_action_errors": problems, "gold_assertion_failures": [],
+            "tool_fault": fault, "do_nothing_passes": None}
 
 
 def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:
-    """A plain summary: counts, then every failing or trivial task by id."""
-    failing = [r for r in results if not r["ok"]]
-    trivial = [r["task_id"] for r in results if r["do_nothing_passes"]]
-    lines = [f"{data.name}: {len(results)} tasks, gold replay ok for {len(results) - len(failing)}, failing {len(failing)}"]
-    for r in failing:
-        for problem in r["gold_action_errors"] + r["gold_assertion_failures"]:
-            lines.append(f"  FAIL {r['task_id']}: {problem}")
+    """A plain summary: counts (of tasks), then every failing or trivial task by id, then problems of no one task."""
+    tasks = [r for r in results if r["task_id"] is not None]
+    failing = [r for r in tasks if not r["ok"]]
+    trivial = [r["task_id"] for r in tasks if r["do_nothing_passes"]]
+    lines = [f"{data.name}: {len(tasks)} tasks, gold replay ok for {len(tasks) - len(failing)}, failing {len(failing)}"]
+    for r in [*failing, *(r for r in results if r["task_id"] is None)]:
+        problems = r["gold_action_errors"] + r["gold_assertion_failures"] + ([r["tool_fault"]] if r["tool_fault"] else [])
+        lines += [f"  FAIL {r['task_id'] or '(domain)'}: {problem}" for problem in problems]
     if trivial:
         lines.append(f"  passed by the do-nothing agent: {', '.join(trivial)}")
     return "\n".join(lines)
-
 
 
 def compare_expected(data: DomainData, results: list[dict[str, Any]], expected_path: Path) -> list[str]:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from bench_kernel.errors import TaskFileError
+from bench_kernel.errors import TaskFileError, closest_match, did_you_mean
 from bench_kernel.serialization import MAX_PROBLEMS, read_json, structure
-from bench_kernel.tasks.extensions import TaskVocabulary, extract
+from bench_kernel.tasks.extensions import PARENT_PATHS, TaskVocabulary, extract
 from bench_kernel.tasks.schema import Task
 
 
@@ -44,7 +46,7 @@ def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *
         try:
             task = _structure_task(item, vocabulary, source=path, root=at)
         except TaskFileError as exc:
-            problems += [_with_owner(p, vocabulary) for p in exc.problems]
+            problems += [_explained(p, vocabulary, at) for p in exc.problems]
         else:
             problems += _unknown_names(task, vocabulary, at)
             tasks.append(task)
@@ -71,7 +73,53 @@ def _structure_task(item: Any, vocabulary: TaskVocabulary, *, source: str, root:
     return attrs.evolve(task, extensions=data)
 
 
-_EXTRA = re.compile(r"extra fields found \((?P<fields>[^)]*)\) @ \$(?:\.tasks)?\[\d+\](?P<where>\S*)")
+_EXTRA = re.compile(r"extra fields found \((?P<fields>[^)]*)\) @ (?P<path>\S+)$")
+
+
+def _explained(problem: str, vocabulary: TaskVocabulary, root: str) -> str:
+    """An unknown-field problem with, per field, the plugin that owns it or the field most likely meant."""
+    match = _EXTRA.search(problem)
+    if match is None or not match.group("path").startswith(root):
+        return problem
+    names = re.findall(r"\.(\w+)", match.group("path")[len(root):])  # the object's fields path, list indexes left out
+    fields = [f.strip() for f in match.group("fields").split(",")]
+    known = _known_fields(names, vocabulary)
+    hints = [vocabulary.owner_hint(".".join([*names, field])) or _meant(field, known, several=len(fields) > 1)
+             for field in fields]
+    return problem + "".join(hints)
+
+
+def _meant(field: str, known: set[str], *, several: bool) -> str:
+    meant = closest_match(field, known)
+    if meant is None:
+        return ""
+    return f" (did you mean {meant!r} for {field!r}?)" if several else f" (did you mean {meant!r}?)"
+
+
+def _known_fields(names: list[str], vocabulary: TaskVocabulary) -> set[str]:
+    """The fields a task file may write in the object at a path of field names: the task schema's and loaded extensions'."""
+    classes: list[type] = [Task]
+    for depth, name in enumerate(names):
+        owned = [ext.type for ext in vocabulary.extensions if ext.location == ".".join(names[: depth + 1])]
+        classes = _attrs_classes(owned[0]) if owned else [c for cls in classes for c in _attrs_classes(_hints(cls).get(name))]
+    here = ".".join(names)
+    extensions = {ext.field for ext in vocabulary.extensions if ".".join(PARENT_PATHS[ext.parent]) == here}
+    return {field.name for cls in classes for field in attrs.fields(cls)} | extensions
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - a hint that cannot be resolved only costs the suggestion
+        return {}
+
+
+def _attrs_classes(hint: Any) -> list[type]:
+    """The attrs classes a type hint admits, through unions, optionals and lists."""
+    if isinstance(hint, type) and attrs.has(hint):
+        return [hint]
+    return [cls for arg in typing.get_args(hint) for cls in _attrs_classes(arg)]
 
 
 def _unknown_names(task: Task, vocabulary: TaskVocabulary, root: str) -> list[str]:
@@ -80,22 +128,14 @@ def _unknown_names(task: Task, vocabulary: TaskVocabulary, root: str) -> list[st
     if criteria is None:
         return []
     where = f"{root}.evaluation_criteria"
-    problems = [f"unknown reward component {name!r} @ {where}.reward_basis[{j}] "
+    problems = [f"unknown reward component {name!r} @ {where}.reward_basis[{j}]{did_you_mean(name, vocabulary.reward_components)} "
                 f"(registered: {', '.join(sorted(vocabulary.reward_components))})"
                 for j, name in enumerate(criteria.reward_basis) if name not in vocabulary.reward_components]
     if criteria.reward_rule is not None and criteria.reward_rule.name not in vocabulary.reward_rules:
-        problems.append(f"unknown reward rule {criteria.reward_rule.name!r} @ {where}.reward_rule "
+        rule = criteria.reward_rule.name
+        problems.append(f"unknown reward rule {rule!r} @ {where}.reward_rule{did_you_mean(rule, vocabulary.reward_rules)} "
                         f"(registered: {', '.join(sorted(vocabulary.reward_rules))})")
     return problems
-
-
-def _with_owner(problem: str, extensions: TaskVocabulary) -> str:
-    match = _EXTRA.search(problem)
-    if match is None:
-        return problem
-    where = match.group("where").lstrip(".")
-    hints = [extensions.owner_hint(f"{where}.{f.strip()}" if where else f.strip()) for f in match.group("fields").split(",")]
-    return problem + "".join(h for h in hints if h)
 
 
 def _reject_duplicate_ids(tasks: list[Task], path: str, root: str) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
 from bench_kernel.store.store import Store
 from bench_kernel.testing.fake_openai import FakeOpenAIServer
+
+if TYPE_CHECKING:
+    from bench_kernel.testing.practice import PracticeRun
 
 
 @pytest.fixture
@@ -54,3 +57,14 @@ def fake_openai_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def practice_run(tmp_path: Path) -> Callable[..., PracticeRun]:
+    """Play a plugin on the kernel's practice domain: practice_run("mine", agent="mine") -> PracticeRun (RunConfig's fields)."""
+    from bench_kernel.testing.practice import play_practice  # the runner only for tests that play
+
+    def play(plugin: str, **config: Any) -> PracticeRun:
+        return play_practice(plugin, tmp_path / "practice.db", **config)
+
+    return play

@@ -16,7 +16,7 @@ from bench_kernel.errors import ToolError
 from bench_kernel.evaluation.results import Check
 from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall, Task
 from bench_kernel.tools.state import State
-from bench_kernel.tools.toolschema import ToolResultStyle, function_schema, tool_result_text
+from bench_kernel.tools.toolschema import ToolResultStyle, function_schema, tool_arguments, tool_result_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -103,16 +103,18 @@ class Toolkit:
         return [specs[n].schema for n in names]
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run one tool with the model's arguments."""
+        """Run one tool with the model's arguments (enums and attrs classes structured: `tool_arguments`)."""
         if name not in self.specs():
             raise ToolError(f"Tool '{name}' not found.")
-        return getattr(self, name)(**arguments)
+        method = getattr(self, name)
+        return method(**tool_arguments(method, arguments))
 
     def call_function(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run any public method (initialization actions and assertions use non-tool methods)."""
         if name.startswith("_") or name in self.hidden_methods or not callable(getattr(self, name, None)):
             raise ToolError(f"Function '{name}' not found.")
-        return getattr(self, name)(**arguments)
+        method = getattr(self, name)
+        return method(**tool_arguments(method, arguments))
 
 
 def _hidden_schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:

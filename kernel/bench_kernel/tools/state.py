@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import pickle
 import threading
 import weakref
 from collections.abc import Callable, ItemsView, Iterator, Mapping, MutableMapping, ValuesView
@@ -146,6 +147,65 @@ class BaseTable:
         return all(record_digest(k, v) == self.digest_of(k) for k, v in self.records.items())
 
 
+class RecordWatch:
+    """The shared records watched tables handed out, each digested and copied when first handed out: an edit in place
+    shows afterwards as a moved digest (`changed`) and is undone from the copy (`restore`).
+
+    Gold checks watch their replays (conversations do not): a record costs one digest and one copy however often it is
+    read, and one digest more when `changed` looks, so a check pays for the records its replays read, once.
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[BaseTable, str] = {}
+        self._digests: dict[BaseTable, dict[str, int]] = {}
+        self._copies: dict[BaseTable, dict[str, tuple[str, Any]]] = {}
+        self._scanned: set[BaseTable] = set()
+
+    def lend(self, base: BaseTable, key: str, record: Any) -> None:
+        """Note that `record` (the shared one under `key`) was handed out."""
+        digests = self._digests.get(base)
+        if digests is None:
+            digests = self._digests[base] = {}
+            self._copies[base] = {}
+        if key not in digests:
+            digests[key] = record_digest(key, record)
+            self._copies[base][key] = _snapshot(record)
+
+    def lend_all(self, base: BaseTable) -> None:
+        """Note that every record of a table was handed out (a scan of its shared records)."""
+        if base not in self._scanned:
+            self._scanned.add(base)
+            for key, record in base.records.items():
+                self.lend(base, key, record)
+
+    def changed(self) -> list[tuple[BaseTable, str]]:
+        """Each record handed out that differs now from when it was first handed out."""
+        return [(base, key) for base, digests in self._digests.items() for key, digest in digests.items()
+                if record_digest(key, base.records[key]) != digest]
+
+    def is_pristine(self, base: BaseTable, key: str) -> bool:
+        """Whether a record handed out is as it was first handed out."""
+        return record_digest(key, base.records[key]) == self._digests[base][key]
+
+    def restore(self, base: BaseTable, key: str) -> bool:
+        """Put back a record handed out as it was first handed out (False: it could not be copied)."""
+        how, kept = self._copies[base][key]
+        if how == "none":
+            return False
+        base.records[key] = pickle.loads(kept) if how == "pickle" else copy.deepcopy(kept)
+        return True
+
+
+def _snapshot(record: Any) -> tuple[str, Any]:
+    try:
+        return "pickle", pickle.dumps(record, pickle.HIGHEST_PROTOCOL)  # the fastest faithful copy of plain data
+    except Exception:  # noqa: BLE001 - a class pickle cannot reach (defined in a function): a deep copy
+        try:
+            return "deepcopy", copy.deepcopy(record)
+        except Exception:  # noqa: BLE001 - found, but not undone
+            return "none", None
+
+
 class Table(MutableMapping[str, Any]):
     """A copy-on-write view of a BaseTable: reads fall through, writes stay in the overlay.
 
@@ -153,15 +213,19 @@ class Table(MutableMapping[str, Any]):
     private copy that may be mutated in place, or assign a new record with `table[key] = ...`.
     """
 
-    def __init__(self, base: BaseTable, overlay: dict[str, Any] | None = None) -> None:
+    def __init__(self, base: BaseTable, overlay: dict[str, Any] | None = None, watch: RecordWatch | None = None) -> None:
         self.base = base
         self.overlay: dict[str, Any] = {} if overlay is None else overlay
+        self.watch = watch
 
     def __getitem__(self, key: str) -> Any:
         value = self.overlay.get(key, _MISSING)
         if value is _MISSING:
             records = self.base._records  # the records once built, without the property's call (the hottest read)
-            return (records if records is not None else self.base.records)[key]
+            record = (records if records is not None else self.base.records)[key]
+            if self.watch is not None:
+                self.watch.lend(self.base, key, record)
+            return record
         if value is _DELETED:
             raise KeyError(key)
         return value
@@ -206,6 +270,13 @@ class Table(MutableMapping[str, Any]):
         """The visible (key, record) pairs (a view, as a dict's)."""
         return _TableItems(self)
 
+    def visible(self, key: str) -> Any:
+        """The record under `key` (None when there is none), without handing it out to a watch."""
+        value = self.overlay.get(key, _MISSING)
+        if value is _MISSING:
+            return self.base.records.get(key)
+        return None if value is _DELETED else value
+
     def edit(self, key: str) -> Any:
         """A private, mutable copy of a record, stored in the overlay and returned."""
         if key not in self.overlay:
@@ -214,7 +285,7 @@ class Table(MutableMapping[str, Any]):
 
     def fork(self) -> Table:
         """A new view sharing the base, with a copy of this overlay."""
-        return Table(self.base, {k: copy.deepcopy(v) for k, v in self.overlay.items()})
+        return Table(self.base, {k: copy.deepcopy(v) for k, v in self.overlay.items()}, self.watch)
 
     def digest(self) -> int:
         """The table digest, computed from the base total and the overlay only."""
@@ -239,6 +310,8 @@ class _TableValues(ValuesView[Any]):
     def __iter__(self) -> Iterator[Any]:
         table = self.table
         if not table.overlay:
+            if table.watch is not None:
+                table.watch.lend_all(table.base)
             return iter(table.base.records.values())
         return (table[key] for key in table)
 
@@ -251,6 +324,8 @@ class _TableItems(ItemsView[str, Any]):
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         table = self.table
         if not table.overlay:
+            if table.watch is not None:
+                table.watch.lend_all(table.base)
             return iter(table.base.records.items())
         return ((key, table[key]) for key in table)
 
@@ -322,6 +397,24 @@ class State:
     def fork(self) -> State:
         """A new state sharing every base table, with copies of the overlays."""
         return State({name: table.fork() for name, table in self.tables.items()})
+
+    def watched(self, watch: RecordWatch) -> State:
+        """This state with every table (and every fork of it) reporting the shared records it hands out to `watch`."""
+        watch.names.update({table.base: name for name, table in self.tables.items()})
+        return State({name: Table(table.base, dict(table.overlay), watch) for name, table in self.tables.items()})
+
+    def first_difference(self, other: State) -> tuple[str, str, Any, Any] | None:
+        """The first (table, key, this record, the other's) where two forks of one pristine state differ; None if equal.
+
+        Only overlays are compared (what neither changed is the same shared record), so it costs the changes alone.
+        """
+        for name in sorted(self.tables):
+            mine, theirs = self.tables[name], other.tables[name]
+            for key in sorted(mine.overlay.keys() | theirs.overlay.keys()):
+                a, b = mine.visible(key), theirs.visible(key)
+                if a is not b and (a is None or b is None or record_digest(key, a) != record_digest(key, b)):
+                    return name, key, a, b
+        return None
 
     def content_hash(self) -> str:
         """A hash of the visible content, independent of how the overlay was reached."""

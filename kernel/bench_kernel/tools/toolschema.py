@@ -1,4 +1,4 @@
-"""OpenAI function schemas from Python tools, and the text a tool's return value shows the model.
+"""OpenAI function schemas from Python tools, the arguments a tool receives, and the text its return value shows the model.
 
 Both follow tau2-bench so prompts and tool messages read the same as there: schemas mirror what
 its pydantic-and-docstring tool wrapper emits (inlined, without ``anyOf`` for optionals). Results are
@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections.abc
 import datetime
 import enum
+import functools
 import inspect
 import json
 import re
@@ -22,7 +23,9 @@ from typing import Any, Literal, Union, get_args
 
 import attrs
 
-__all__ = ["TOOL_RESULT_STYLES", "ToolResultStyle", "function_schema", "tool_result_text"]
+from bench_kernel.errors import ToolError
+
+__all__ = ["TOOL_RESULT_STYLES", "ToolResultStyle", "function_schema", "tool_arguments", "tool_result_text"]
 
 ToolResultStyle = Literal["json", "tau2"]
 """How a tool's return value becomes its message text: plain JSON, or tau2's rendering (scalars in plain containers as strings)."""
@@ -343,6 +346,76 @@ def _attrs_schema(cls: type) -> dict[str, Any]:
         },
         "required": [f.name for f in fields if f.default is attrs.NOTHING],
     }
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def tool_arguments(func: Callable[..., Any], arguments: collections.abc.Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON arguments of a call as func's annotations ask for them: what a toolkit method receives.
+
+    An `Enum` parameter receives its member (looked up by value) and an attrs class an instance (structured with
+    cattrs, nested classes and enums included), also inside `list[...]`, `tuple[...]`, `dict[str, ...]` and `X | None`.
+    Everything else arrives as the JSON holds it: a `Literal` parameter its value (unchecked), a `dict` a dict, a union
+    of several types (`Passenger | dict`) whatever was sent. A value that does not fit raises ToolError naming the
+    parameter and the path inside it.
+    """
+    found = dict(arguments)
+    for name, annotation in _structured_parameters(getattr(func, "__func__", func)).items():
+        value = found.get(name)
+        # Python callers may pass the object itself (set-up code); only JSON needs structuring.
+        if value is not None and not (isinstance(annotation, type) and isinstance(value, annotation)):
+            found[name] = _structure_argument(name, value, annotation)
+    return found
+
+
+@functools.cache
+def _structured_parameters(func: Callable[..., Any]) -> dict[str, Any]:
+    """The parameters of func whose annotation holds an Enum or an attrs class (once per function)."""
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - annotations a schema cannot read either: the arguments pass as they are
+        return {}
+    return {name: hint for name, hint in hints.items() if name not in ("return", *_SKIPPED) and _needs_structuring(hint)}
+
+
+def _needs_structuring(annotation: Any) -> bool:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if isinstance(annotation, type) and (issubclass(annotation, enum.Enum) or attrs.has(annotation)):
+        return True
+    if origin is Union or origin is types.UnionType:
+        present = [a for a in args if a is not type(None)]
+        return len(present) == 1 and _needs_structuring(present[0])
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set):
+        return any(_needs_structuring(a) for a in args if a is not Ellipsis)
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+        return _needs_structuring(args[1])
+    return False
+
+
+@functools.cache
+def _argument_converter() -> Any:
+    import cattrs
+
+    return cattrs.Converter(forbid_extra_keys=True)
+
+
+def _structure_argument(name: str, value: Any, annotation: Any) -> Any:
+    import cattrs
+
+    try:
+        return _argument_converter().structure(value, annotation)
+    except Exception as exc:  # noqa: BLE001 - cattrs raises several kinds; each becomes the tool's error text
+        problems = cattrs.transform_error(exc, path=name) if isinstance(exc, cattrs.BaseValidationError) else [
+            f"{_misfit(value, annotation, exc)} @ {name}"]
+        raise ToolError(f"invalid arguments: {'; '.join(problems)}") from None
+
+
+def _misfit(value: Any, annotation: Any, exc: Exception) -> str:
+    """Why a top-level value does not fit: an enum's values are listed, so the model can pick one."""
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return f"{value!r:.60} is not one of {[member.value for member in annotation]}"
+    return f"cannot read {value!r:.60} as {_annotation_text(annotation)} ({exc})"
 
 
 # --------------------------------------------------------------------------- results

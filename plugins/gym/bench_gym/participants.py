@@ -7,7 +7,7 @@ plugin object), never through the `bench` entry point: `bench run --agent gym-po
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 
@@ -33,8 +33,13 @@ from bench_kernel import (
 
 from .episode import CURRENT, Episode
 
-if TYPE_CHECKING:
-    from .driver import Driver
+
+class EpisodeServer(Protocol):
+    """What the executor needs of an environment's driver (the driver imports this module, not the reverse)."""
+
+    async def serve(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
+        """Play the run's units as episodes until the environment closes; the number played."""
+        ...
 
 
 def _episode(kind: str, name: str) -> Episode:
@@ -128,7 +133,7 @@ class GymExecutor(Executor):
 
     name: str = "gym"
     description: str = "bench-gym's environments: episodes start when the policy resets, end when the conversation does"
-    driver: Driver
+    driver: EpisodeServer
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
         """Serve episodes (and the baseline units, when the run has them) until the driver closes."""
@@ -139,7 +144,7 @@ class GymExecutor(Executor):
 class EnvironmentParts:
     """The in-process plugin object of one environment's run: its policy participant and its executor."""
 
-    driver: Driver
+    driver: EpisodeServer
     side: str
     policy_name: str
     person: bool = False

@@ -9,13 +9,13 @@ import attrs
 
 from bench_kernel import Model, ModelConfig, hookimpl
 
+from .install import INSTALL
+
 if TYPE_CHECKING:
     from .client import LiteLLMClient
 
 __all__ = ["INSTALL", "LiteLLMModel", "register_models"]
 
-INSTALL = "pip install 'bench-litellm[litellm]'"
-"""How to get litellm, an optional extra: the error that refuses a run without it names this command."""
 
 
 @attrs.define(kw_only=True)

@@ -40,7 +40,7 @@ from bench_kernel import (
     get_logger,
 )
 
-from . import INSTALL
+from .install import INSTALL
 
 COST_MAP_VARIABLE = "LITELLM_LOCAL_MODEL_COST_MAP"
 """True makes litellm read the price map it ships instead of downloading one when it is imported."""

@@ -2,19 +2,18 @@
 
 A conversation is one list of kernel messages, but each side sees it differently: the agent
 never sees the user's device actions, and the simulated user sees the agent's words as the
-"user" of its own chat. These functions build each side's view.
+"user" of its own chat. The kernel builds each side's view (`bench_kernel.openai_messages` and
+`openai_user_messages`); they are imported here under this plugin's older names.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from bench_kernel import (
-    AssistantMessage,
     ChatRequest,
     ChatResponse,
     ConfigError,
@@ -23,77 +22,19 @@ from bench_kernel import (
     MessageStyle,
     Requestor,
     ToolCall,
-    ToolMessage,
-    UserMessage,
 )
+from bench_kernel import openai_message as speaker
+from bench_kernel import openai_messages as agent_view
+from bench_kernel import openai_tool_calls as openai_tool_calls
+from bench_kernel import openai_tool_result as tool_result
+from bench_kernel import openai_user_messages as user_view
+from bench_kernel import unseen_messages as new_messages
+
+__all__ = ["OPENAI", "ChatLog", "agent_view", "chat_log", "new_messages", "openai_tool_calls", "option", "reasoning_data",
+           "require_model", "speaker", "tool_result", "usage_of", "user_view"]
 
 OPENAI = MessageStyle()
 """The plain OpenAI chat format (bench's own profile's)."""
-
-
-def openai_tool_calls(calls: Sequence[ToolCall], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
-    """Tool calls in the chat format (arguments as a JSON string), with the style's fields in its order."""
-    out = []
-    for c in calls:
-        arguments = json.dumps(c.arguments, ensure_ascii=style.ascii_arguments)
-        fields = {"id": c.id, "type": "function", "name": c.name, "function": {"name": c.name, "arguments": arguments}}
-        out.append({key: fields[key] for key in style.tool_call_fields})
-    return out
-
-
-def speaker(role: str, content: str | None, calls: Sequence[ToolCall] | None = None,
-            style: MessageStyle = OPENAI) -> dict[str, Any]:
-    """One chat message; tool calls are added only when there are some."""
-    message: dict[str, Any] = {"role": role}
-    if content is not None or style.null_content or not calls:
-        message["content"] = content
-    if calls:
-        message["tool_calls"] = openai_tool_calls(calls, style)
-    return message
-
-
-def tool_result(message: ToolMessage, style: MessageStyle = OPENAI) -> dict[str, Any]:
-    """A tool result answering the call with the same id."""
-    fields = {"role": "tool", "tool_call_id": message.id, "content": message.content or ""}
-    return {key: fields[key] for key in style.tool_message_fields}
-
-
-def agent_view(messages: Sequence[Message], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
-    """The conversation as the agent sees it: its own messages, the user's words, its own tool results."""
-    view = []
-    for m in messages:
-        if isinstance(m, AssistantMessage):
-            view.append(speaker("assistant", m.content, m.tool_calls, style))
-        elif isinstance(m, UserMessage) and m.has_text():
-            # The user's device actions happen off-stage: the agent only hears what the user says.
-            view.append(speaker("user", m.content, style=style))
-        elif isinstance(m, ToolMessage) and m.requestor == "assistant":
-            view.append(tool_result(m, style))
-    return view
-
-
-def user_view(messages: Sequence[Message], style: MessageStyle = OPENAI) -> list[dict[str, Any]]:
-    """The conversation as the simulated user sees it: roles flipped, only its own tool calls and results."""
-    view = []
-    for m in messages:
-        if isinstance(m, AssistantMessage) and m.has_text() and not m.tool_calls:
-            view.append(speaker("user", m.content, style=style))
-        elif isinstance(m, UserMessage):
-            view.append(speaker("assistant", m.content, m.tool_calls, style))
-        elif isinstance(m, ToolMessage) and m.requestor == "user":
-            view.append(tool_result(m, style))
-    return view
-
-
-def new_messages(setup: ConversationSetup, incoming: Sequence[Message], first: bool) -> list[Message]:
-    """What a session has not taken in yet: on its first turn the history too, without the tail the orchestrator re-delivers."""
-    if not first:
-        return list(incoming)
-    history = list(setup.history)
-    # The orchestrator hands the last history messages to whoever answers them first; they are already in the history.
-    if incoming and history[-len(incoming):] == list(incoming):
-        return history
-    return history + list(incoming)
 
 
 def require_model(setup_models: Any, role: str, who: str) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import attrs
+from bench_duplex import TurnTakingUser
 
 from bench_kernel import (
     BudgetExceededError,
@@ -28,7 +29,6 @@ from bench_kernel import (
     Message,
     ModelUnavailableError,
     ToolMessage,
-    TurnTakingUser,
     UserMessage,
     UserSession,
     UserSimulator,

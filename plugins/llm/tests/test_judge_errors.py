@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench_kernel import DomainData, ModelConfig, RunConfig, Store, build_report, get_plugin_manager, run
+from bench_kernel import DomainData, ModelConfig, RunConfig, Store, build_report, get_plugin_manager, run, run_registry
 from bench_kernel.testing import FakeOpenAIServer, Reply
 
 TASK = "upgrade_by_email"
@@ -60,8 +60,8 @@ def served(fake_openai_server: Callable[..., FakeOpenAIServer], world: World) ->
 
 
 def play(server: FakeOpenAIServer, db: Path, tasks_file: str, **settings: Any) -> tuple[Store, str]:
-    """One conversation of the mock task with llm-fc, llm-user and llm-judge on the fake server."""
-    plugins = get_plugin_manager(["mock", "llm", "openai"])
+    """One conversation of the mock task with llm-fc, llm-user and llm-judge on the fake server (bench-trust labels failures)."""
+    plugins = get_plugin_manager(["mock", "llm", "openai", "trust"])
     models = {role: ModelConfig(backend="openai", model=name, base_url=server.base_url, max_retries=0)
               for role, name in MODELS.items()}
     config = RunConfig(domain="mock", plugins=["mock", "llm", "openai"], agent="llm-fc", user="llm-user",
@@ -218,6 +218,6 @@ def test_a_pass_on_a_verdict_its_justification_contradicts_is_reported_as_doubtf
     store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
     row, _ = stored(store, run_id)
     assert row["reward"] == 1.0 and row["attribution"] is None  # the judge's verdict stands: bench does not overrule it
-    card = build_report(store, run_id).attribution
+    card = build_report(store, run_id, run_registry(store.run(run_id))[0]).card("attribution")
     assert card["doubtful_passes"] == 1 and card["doubtful_examples"] == [row["id"]]
     store.close()

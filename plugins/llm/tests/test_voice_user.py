@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_duplex import TurnTakingUser
 from bench_llm.line import Heard, Line, split_at_contained
 from bench_llm.prompts import voice_user_prompt
 from bench_llm.texts import own_render
@@ -31,7 +32,6 @@ from bench_kernel import (
     ModelError,
     RunConfig,
     Store,
-    TurnTakingUser,
     get_plugin_manager,
     run,
 )
@@ -53,7 +53,7 @@ def caller(body: dict[str, Any]) -> dict[str, Any]:
 
 def play(tmp_path: Path, server: FakeOpenAIServer, name: str) -> tuple[Store, str]:
     """One full-duplex conversation of the mock domain: the oracle agent, voice-user on the fake server."""
-    plugins = get_plugin_manager(["mock", "llm", "openai"])
+    plugins = get_plugin_manager(["mock", "llm", "openai", "duplex"])
     assert plugins.failures() == []
     models = {"user": ModelConfig(backend="openai", model="fake-model", base_url=server.base_url, max_retries=0)}
     config = RunConfig(domain="mock", plugins=["mock", "llm", "openai"], agent="oracle", user="voice-user",
@@ -307,7 +307,7 @@ def test_a_regular_call_through_the_voice_channel_decides_and_ends(tmp_path: Pat
                 else "yes?"}
 
     server = fake_openai_server(model)
-    plugins = get_plugin_manager(["mock", "llm", "openai", "voice"])
+    plugins = get_plugin_manager(["mock", "llm", "openai", "voice", "duplex"])
     models = {"user": ModelConfig(backend="openai", model="fake-model", base_url=server.base_url, max_retries=0)}
     config = RunConfig(domain="mock", plugins=["mock", "llm", "openai", "voice"], agent="oracle", user="voice-user",
                        channel="voice", mode=Mode.FULL_DUPLEX, task_ids=[TASK], baseline=False, models=models,

@@ -24,7 +24,7 @@ class RealtimeCheckClient(ModelClient):
 
     async def check(self) -> None:
         """Open a session with the role's model, URL and key, and close it (ModelError when that fails)."""
-        from bench_kernel import RealtimeSettings
+        from bench_duplex import RealtimeSettings
 
         from .agent import adapter_class, read_key
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
+from bench_duplex import PACINGS, RealtimeAdapter, RealtimeSettings, TickOutput, fit
 
 from bench_kernel import (
-    PACINGS,
     Agent,
     Chunk,
     ConfigError,
@@ -17,12 +17,8 @@ from bench_kernel import (
     DuplexAgentSession,
     LedgerEntry,
     ModelConfig,
-    RealtimeAdapter,
-    RealtimeSettings,
-    TickOutput,
     ToolCall,
     ToolMessage,
-    fit,
 )
 
 from .prices import cost_of

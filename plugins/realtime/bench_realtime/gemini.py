@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from bench_kernel import (
+from bench_duplex import (
     RealtimeAdapter,
     RealtimeError,
     RealtimeSettings,

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from bench_kernel import (
+from bench_duplex import (
     RealtimeAdapter,
     RealtimeError,
     RealtimeSettings,

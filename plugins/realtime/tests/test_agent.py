@@ -8,6 +8,14 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_duplex import RealtimeConnectionError, RealtimeError, silence
+from bench_duplex.testing import (
+    FakeGeminiLiveServer,
+    FakeOpenAIRealtimeServer,
+    FakeRealtimeServer,
+    ScriptedResponse,
+    voice,
+)
 from bench_realtime import RealtimeCheckClient
 from bench_realtime.agent import VOICE_BLOCK, RealtimeAgent, RealtimeSession
 from bench_realtime.prices import cost_of
@@ -21,21 +29,11 @@ from bench_kernel import (
     ModelAuthError,
     ModelConfig,
     ModelHub,
-    RealtimeConnectionError,
-    RealtimeError,
     ToolMessage,
     collect,
     get_plugin_manager,
-    silence,
 )
-from bench_kernel.testing import (
-    FakeGeminiLiveServer,
-    FakeOpenAIRealtimeServer,
-    FakeRealtimeServer,
-    ScriptedResponse,
-    kit_setup,
-    voice,
-)
+from bench_kernel.testing import kit_setup
 
 TICK = 200
 Steps = Callable[[RealtimeSession], Awaitable[list[Chunk]]]

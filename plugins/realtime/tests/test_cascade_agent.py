@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 import sqlite_utils
+from bench_duplex import RealtimeSettings, TickOutput, silence
 from bench_realtime.cascade import plugin as cascade_plugin
 from bench_realtime.cascade.agent import VoiceCascadeAgent
 from bench_realtime.cascade.fakes import FakeEnginesPlugin, FakeSpeech, tone_ticks
@@ -26,9 +27,7 @@ from bench_kernel import (
     Model,
     ModelConfig,
     OracleAgent,
-    RealtimeSettings,
     RunConfig,
-    TickOutput,
     Transcription,
     TranscriptionClient,
     TranscriptionRequest,
@@ -36,7 +35,6 @@ from bench_kernel import (
     get_plugin_manager,
     hookimpl,
     run,
-    silence,
 )
 from bench_kernel.testing import FakeOpenAIServer, KitPlugin, kit_setup
 
@@ -166,7 +164,7 @@ def plugin_set(*selected: str) -> Any:
 
     if not hasattr(bench_realtime, "register_metrics"):  # until the package's __init__ re-exports the cascade's hook
         extra.append(("realtime-cascade", cascade_plugin))
-    plugins = get_plugin_manager(["realtime", *selected], extra)
+    plugins = get_plugin_manager(["realtime", "duplex", *selected], extra)
     assert plugins.failures() == []
     return plugins
 

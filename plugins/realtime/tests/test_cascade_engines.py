@@ -36,7 +36,7 @@ def test_the_cascade_hears_a_spoken_question_and_answers_it_aloud(tmp_path: Path
     extra: list[tuple[str, object]] = [("conformance-kit", KitPlugin())]
     if not hasattr(bench_realtime, "register_metrics"):
         extra.append(("realtime-cascade", cascade_plugin))
-    plugins = get_plugin_manager(["realtime", "voice"], extra)
+    plugins = get_plugin_manager(["realtime", "duplex", "voice"], extra)
     assert plugins.failures() == []
     models: dict[str, Any] = {}  # the voice channel's defaults: piper joe and faster-whisper tiny.en
     config = RunConfig(domain="kit-notes", agent="voice-cascade", agent_options={"inner": "oracle"}, mode=Mode.FULL_DUPLEX,

@@ -9,12 +9,13 @@ import json
 from typing import Any
 
 import pytest
+from bench_duplex import silence
 from bench_realtime.cascade.fakes import FakeSpeech, tone_ticks
 from bench_realtime.cascade.server import Handoff, cascade_server, stop_cascade_server
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from bench_kernel import OracleAgent, silence
+from bench_kernel import OracleAgent
 from bench_kernel.testing import kit_setup
 
 QUESTION = "What does the note under the key door say?"

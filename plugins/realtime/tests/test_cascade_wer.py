@@ -7,10 +7,11 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_duplex import Timeline, TimelineEntry, edit_distance
+from bench_duplex import speech_words as words
 from bench_realtime.cascade.wer import RealtimeAsrWer, conversation_wer
 
-from bench_kernel import Event, EventLog, Timeline, TimelineEntry, edit_distance
-from bench_kernel import speech_words as words
+from bench_kernel import Event, EventLog
 
 
 def said(*utterances: tuple[str, int, str]) -> Timeline:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from bench_duplex.testing import FakeGeminiLiveServer, FakeOpenAIRealtimeServer, RealtimeConformance
 from bench_realtime.gemini import GeminiLiveAdapter
 from bench_realtime.openai import OpenAIRealtimeAdapter
-
-from bench_kernel.testing import FakeGeminiLiveServer, FakeOpenAIRealtimeServer, RealtimeConformance
 
 
 class TestOpenAIRealtime(RealtimeConformance):

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from bench_duplex.testing import FakeOpenAIRealtimeServer, ScriptedResponse
 
 from bench_kernel import DuplexSettings, Mode, ModelConfig, RunConfig, get_plugin_manager, run
-from bench_kernel.testing import KIT_DOMAIN, FakeOpenAIRealtimeServer, KitPlugin, ScriptedResponse
+from bench_kernel.testing import KIT_DOMAIN, KitPlugin
 
 R = ScriptedResponse
 
@@ -18,7 +19,7 @@ def play(tmp_path: Path, server: FakeOpenAIRealtimeServer, *, tasks: list[str], 
          name: str = "r.db") -> tuple[Any, list[dict[str, Any]]]:
     """One run of the kit's domain with the realtime agent on the fake server, a conversation at a time."""
     os.environ["BENCH_TEST_REALTIME_KEY"] = "k"
-    plugins = get_plugin_manager(["realtime"], [("conformance-kit", KitPlugin())])
+    plugins = get_plugin_manager(["realtime", "duplex"], [("conformance-kit", KitPlugin())])
     models = {"agent": ModelConfig(backend="openai-realtime", model="gpt-realtime-1.5", base_url=server.url,
                                    api_key_env="BENCH_TEST_REALTIME_KEY")}
     config = RunConfig(domain=KIT_DOMAIN, agent="realtime", mode=Mode.FULL_DUPLEX, task_ids=tasks, baseline=False,
@@ -96,7 +97,7 @@ def test_persona_exposure_reaches_the_providers_instructions_and_context_exposur
     assert persona in instructions(shown) and persona not in instructions(attrs.evolve(shown, exposure="none"))
     with FakeOpenAIRealtimeServer([]) as server:
         os.environ["BENCH_TEST_REALTIME_KEY"] = "k"
-        plugins = get_plugin_manager(["realtime"], [("conformance-kit", KitPlugin())])
+        plugins = get_plugin_manager(["realtime", "duplex"], [("conformance-kit", KitPlugin())])
         models = {"agent": ModelConfig(backend="openai-realtime", model="m", base_url=server.url, api_key_env="BENCH_TEST_REALTIME_KEY")}
         config = RunConfig(domain=KIT_DOMAIN, agent="realtime", mode=Mode.FULL_DUPLEX, baseline=False, models=models,
                            exposure="context", duplex=DuplexSettings(max_seconds=10))

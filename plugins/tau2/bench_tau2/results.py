@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from bench_duplex import Timeline
 
 from bench_kernel import (
+    Attributor,
     BenchError,
     Check,
     ConfigError,
@@ -32,7 +34,6 @@ from bench_kernel import (
     Store,
     Task,
     TerminationReason,
-    Timeline,
     attributed,
     build_environment,
     canonical_json,
@@ -43,6 +44,7 @@ from bench_kernel import (
     get_logger,
     get_plugin_manager,
     load_domain,
+    load_run_domain,
     replay_gold,
     replay_trajectory,
     score_metrics,
@@ -78,7 +80,7 @@ def export_run(store: Store, run_id: str, plugins: PluginSet | None = None) -> d
     run = store.run(run_id)
     assert run is not None
     config = run.config
-    data = load_domain(collect(plugins or get_plugin_manager(config.get("plugins"))), _domain_config(config))
+    data = load_run_domain(run, collect(plugins or get_plugin_manager(config.get("plugins"))))
     rows = [r for r in store.conversations(run_id) if r["arm"] == "agent"]
     tasks = {t.id: t for t in data.tasks}
     info = _info(config, data)
@@ -99,11 +101,6 @@ def _producer() -> str:
         return f"bench-kernel=={importlib.metadata.version('bench-kernel')}"
     except importlib.metadata.PackageNotFoundError:
         return "bench-kernel"
-
-
-def _domain_config(config: dict[str, Any]) -> RunConfig:
-    return RunConfig(domain=config.get("domain"), data_dir=config.get("data_dir"), tasks_file=config.get("tasks_file"),
-                     split=config.get("split"))
 
 
 def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
@@ -297,7 +294,9 @@ def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | N
     run_id = run_id or "import-" + hashlib.sha256(results.path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
-        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics))
+        attributors = list(registry.components.get("attributor", {}).values())  # bench-trust's rules, as in a run
+        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics,
+                                      attributors))
         notes = [*results.notes, *embedded.notes, *_termination_notes(results.simulations)]
         return _summary(store, run_id, data.name, results.simulations, skipped, tasks, differing, notes)
     finally:
@@ -335,7 +334,7 @@ def differing_fields(embedded: Task, current: Task) -> list[str]:
 
 async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, data: DomainData, tasks: dict[str, Task],
                   unreadable: dict[str, str], judge: Judge | None, store: Store,
-                  metrics: list[tuple[str, Metric]]) -> list[Skipped]:
+                  metrics: list[tuple[str, Metric]], attributors: list[Attributor]) -> list[Skipped]:
     """Store every simulation bench can re-score; the others are returned, each with its reason."""
     store.begin_run(run_id, config, hashlib.sha256(canonical_json(config).encode()).hexdigest(), [],
                     {data.name: data.content_hash()}, _seed(_object(results.document.get("info"))))
@@ -347,7 +346,7 @@ async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, dat
         try:
             if sim.task_id in unreadable and sim.task_id not in tasks:
                 raise ConfigError(unreadable[sim.task_id])
-            result, inputs, used = await _rescore(run_id, sim, tasks, data, judge)
+            result, inputs, used = await _rescore(run_id, sim, tasks, data, judge, attributors)
             values, rows = await score_metrics(metrics, result, inputs, judge=used) if inputs else ([], [])
         except (BenchError, KeyError, TypeError, ValueError, AttributeError) as exc:
             skipped.append(Skipped(where=sim.where, reason=_reason(exc)))
@@ -398,8 +397,8 @@ def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulatio
                          skipped=[str(s) for s in skipped], unrewarded=unrewarded, notes=notes)
 
 
-async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData,
-                   judge: Judge | None) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
+async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData, judge: Judge | None,
+                   attributors: list[Attributor]) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
     if sim.task_id not in tasks:
         raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
     task = tasks[sim.task_id]
@@ -424,15 +423,15 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
         # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
         failed = ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
                                     error="imported: stored as an infrastructure error", **common)
-        return attributed(failed, task, data, build_environment(data, task), None), None, None
+        return attributed(failed, task, data, build_environment(data, task), None, attributors=attributors), None, None
     termination = _termination(raw.get("termination_reason"))
     env = replay_trajectory(data, task, found)
     used = judge or ImportedVerdicts.of(raw)
     gold = replay_gold(data, task)
     reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
-    # Labelled by the same rules as a run's conversations (docs/attribution.md).
+    # Labelled by the same attributors as a run's conversations (bench-trust's rules: docs/attribution.md).
     result = attributed(ConversationResult(termination_reason=termination, reward_info=reward_info, **common), task, data,
-                        env, gold)
+                        env, gold, attributors=attributors)
     return result, MetricInputs(task=task, events=events, final_env=env, gold=gold), used
 
 

@@ -37,14 +37,13 @@ from bench_kernel import (
     ConfigError,
     DomainData,
     JudgeStyle,
-    RunConfig,
     RunRecord,
     Store,
     collect,
     get_plugin_manager,
     is_success,
-    load_domain,
     load_profile,
+    load_run_domain,
 )
 from bench_tau2.results import export_run
 
@@ -155,11 +154,8 @@ def _load(store: Store, run_id: str) -> _Run:
     record = store.run(run_id)
     assert record is not None
     plugins = get_plugin_manager(record.config.get("plugins"))
-    fields = {a.name for a in attrs.fields(RunConfig)}
-    settings = {k: record.config[k] for k in ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options")
-                if k in fields and record.config.get(k) is not None}
     try:
-        data = load_domain(collect(plugins), RunConfig(**settings))
+        data = load_run_domain(record, collect(plugins))
     except BenchError as exc:
         raise ConfigError(f"run {run_id!r}: its domain's data no longer loads ({exc})") from exc
     return _Run(record=record, data=data, document=export_run(store, run_id, plugins),

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
+from bench_duplex import Timeline, TimelineEntry, ToolStamp, TranscriptWriter
+from bench_duplex import speech_segments as segments  # the loop's speech runs, as `duplex.speech` events
 
 from bench_kernel import (
     AssistantMessage,
@@ -23,18 +25,11 @@ from bench_kernel import (
     Message,
     Side,
     TaskFileError,
-    Timeline,
-    TimelineEntry,
     ToolCall,
     ToolMessage,
-    ToolStamp,
-    TranscriptWriter,
     converter,
     structure,
 )
-
-# Not exported from bench_kernel's root yet: the loop's speech runs as `duplex.speech` events.
-from bench_kernel import speech_segments as segments
 from bench_tau2.reading import known_keys, message, whole
 
 SIDES: tuple[tuple[Side, Literal["user", "assistant"]], ...] = (("user", "user"), ("agent", "assistant"))

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_duplex import Timeline, TimelineEntry, ToolStamp
 from bench_tau2.results import import_results
 from bench_tau2.ticks import export_duplex, import_duplex, responsiveness, timeline_of
 from click.testing import CliRunner
 
-from bench_kernel import Store, Timeline, TimelineEntry, ToolStamp
+from bench_kernel import Store
 from bench_kernel.testing import bench_cli
 
 cli = bench_cli(["tau2"])

@@ -13,8 +13,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 import attrs
+from bench_duplex import SpeechSegment, Timeline, speech_segments
 
-from bench_kernel import BenchError, SpeechSegment, Store, Timeline, speech_segments, structure
+from bench_kernel import BenchError, Store, structure
 
 WIDTH = 1000
 """The strip's width in SVG units; the SVG scales to the page width, so a tick of a 20-minute call is 1/6 unit."""

@@ -7,17 +7,9 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import urlencode
 
-from bench_kernel import (
-    BenchError,
-    SpeechSegment,
-    Store,
-    Timeline,
-    agent_label,
-    build_report,
-    compare_stored,
-    is_success,
-    run_registry,
-)
+from bench_duplex import SpeechSegment, Timeline
+
+from bench_kernel import BenchError, Store, agent_label, build_report, compare_stored, is_success, run_registry
 from bench_view import duplex, task
 
 KERNEL = "bench-kernel"

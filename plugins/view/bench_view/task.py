@@ -14,11 +14,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
-from bench_kernel import BenchError, DomainData, RunConfig, RunRecord, Task, canonical_json, load_domain, run_registry
+from bench_kernel import (
+    BenchError,
+    DomainData,
+    RunConfig,
+    RunRecord,
+    Task,
+    canonical_json,
+    domain_changed,
+    load_run_domain,
+    run_registry,
+)
 
 DOMAIN_KEYS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file",
                "plugins")
-"""The stored run settings that decide which tasks the run's conversations had."""
+"""The stored run settings that decide which tasks the run's conversations had (the cache's key)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -36,15 +46,12 @@ def run_tasks(run: RunRecord) -> LoadedTasks:
     key = canonical_json({"settings": settings, "plugins": [p["name"] for p in run.plugins if not p.get("builtin")]})
     with _LOCK:  # one load per setting, even when two pages ask at once
         if key not in _LOADED:
-            _LOADED[key] = _load(settings, run)
+            _LOADED[key] = _load(run)
         loaded = _LOADED[key]
     if loaded.data is None:
         return loaded
-    stored = run.task_sets.get(loaded.data.name)
-    if stored not in (None, loaded.data.content_hash()):
-        return attrs.evolve(loaded, notes=(*loaded.notes, f"the tasks or policy of domain {loaded.data.name!r} changed "
-                                                          "since the run: this page shows today's"))
-    return loaded
+    changed = domain_changed(run, loaded.data)
+    return attrs.evolve(loaded, notes=(*loaded.notes, f"{changed}: this page shows today's")) if changed else loaded
 
 
 _LOADED: dict[str, LoadedTasks] = {}
@@ -52,12 +59,12 @@ _LOADED: dict[str, LoadedTasks] = {}
 _LOCK = threading.Lock()
 
 
-def _load(settings: dict[str, Any], run: RunRecord) -> LoadedTasks:
+def _load(run: RunRecord) -> LoadedTasks:
     registry, notes = run_registry(run)
     if registry is None:
         return LoadedTasks(data=None, notes=tuple(notes))
     try:
-        data = load_domain(registry, RunConfig(**settings))
+        data = load_run_domain(run, registry)
     except BenchError as exc:
         return LoadedTasks(data=None, notes=(f"the run's tasks could not be loaded ({exc}): start `bench view` where the run "
                                              "was started, with its plugins installed",))

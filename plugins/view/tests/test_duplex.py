@@ -19,11 +19,12 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from bench_duplex import Timeline, TimelineEntry, ToolStamp
 from bench_view import duplex, pages
 from bench_view.server import build_app
 from click.testing import CliRunner
 
-from bench_kernel import Store, Timeline, TimelineEntry, ToolStamp, open_read_only
+from bench_kernel import Store, open_read_only
 from bench_kernel.testing import bench_cli
 
 KEPT = "duplex/agent/reactivate_and_restart/0"

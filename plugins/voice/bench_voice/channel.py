@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import attrs
+from bench_duplex import word_error_rate
 
 from bench_kernel import (
     AssistantMessage,
@@ -33,7 +34,6 @@ from bench_kernel import (
     TranscriptionRequest,
     UserMessage,
     Utterance,
-    word_error_rate,
 )
 
 from .audio import digest, read_wav, with_noise, write_wav

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
+from bench_duplex import spread, utterance_id, word_error_rate
 
-from bench_kernel import Audio, Chunk, ConversationSetup, SpeechRequest, TranscriptionRequest, Utterance, spread, utterance_id, word_error_rate
+from bench_kernel import Audio, Chunk, ConversationSetup, SpeechRequest, TranscriptionRequest, Utterance
 
 from .audio import Pcm, digest, read_wav, write_wav
 from .complexity import SpeechConditions, conditions_for

@@ -21,10 +21,9 @@ from typing import Any
 
 import attrs
 import numpy as np
+from bench_duplex import SAMPLE_RATE, silence, tick_bytes
 from numpy.typing import NDArray
 from scipy import signal
-
-from bench_kernel import SAMPLE_RATE, silence, tick_bytes
 
 from .audio import read_wav
 from .complexity import FrameDropSettings, NoiseSettings, SpeechConditions

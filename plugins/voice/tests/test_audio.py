@@ -6,9 +6,8 @@ import array
 import math
 
 import pytest
+from bench_duplex import word_error_rate
 from bench_voice.audio import Pcm, read_wav, with_noise, write_wav
-
-from bench_kernel import word_error_rate
 
 
 def tone() -> Pcm:

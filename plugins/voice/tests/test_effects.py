@@ -10,6 +10,7 @@ import pytest
 np = pytest.importorskip("numpy", reason="numpy is not installed: pip install 'bench-voice[engines]'")
 pytest.importorskip("scipy", reason="scipy is not installed: pip install 'bench-voice[engines]'")
 
+from bench_duplex import SAMPLE_RATE, pcm_to_ulaw, tick_bytes  # noqa: E402
 from bench_voice.complexity import (  # noqa: E402 - after the skips above
     BurstSettings,
     FrameDropSettings,
@@ -39,8 +40,6 @@ from bench_voice.effects import (  # noqa: E402
     snr_envelope,
     utterance_effects,
 )
-
-from bench_kernel import SAMPLE_RATE, pcm_to_ulaw, tick_bytes  # noqa: E402
 
 
 def sine(hz: float, seconds: float, amplitude: float = 8000.0, rate: int = PCM_RATE) -> np.ndarray:

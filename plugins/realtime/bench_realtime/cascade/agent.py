@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from bench_duplex import RealtimeSettings, TickOutput
 
 from bench_kernel import (
     Agent,
@@ -27,9 +28,7 @@ from bench_kernel import (
     ConversationSetup,
     DuplexAgentSession,
     Mode,
-    RealtimeSettings,
     Registry,
-    TickOutput,
     ToolMessage,
     get_logger,
 )

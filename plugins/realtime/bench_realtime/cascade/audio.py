@@ -12,7 +12,7 @@ import io
 import math
 import wave
 
-from bench_kernel import SAMPLE_RATE, Resampler, pcm_to_ulaw, ulaw_to_pcm
+from bench_duplex import SAMPLE_RATE, Resampler, pcm_to_ulaw, ulaw_to_pcm
 
 FULL_SCALE = 32768.0
 __all__ = ["bytes_to_ms", "level_dbfs", "ms_to_bytes", "pcm_to_ulaw", "read_wav", "resample", "ulaw_to_pcm",

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from bench_duplex import paced_utterance
 
 from bench_kernel import (
     Audio,
@@ -19,7 +20,6 @@ from bench_kernel import (
     TranscriptionClient,
     TranscriptionRequest,
     hookimpl,
-    paced_utterance,
 )
 
 from .audio import wav_bytes

@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from bench_duplex import SAMPLE_RATE
 
 from bench_kernel import (
-    SAMPLE_RATE,
     AgentSession,
     AssistantMessage,
     Audio,

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from bench_duplex import Timeline, edit_distance, speech_words
 
-from bench_kernel import Metric, MetricContext, MetricResult, RunView, Timeline, edit_distance, speech_words
+from bench_kernel import Metric, MetricContext, MetricResult, RunView
 
 TRANSCRIPT_EVENT = "realtime.transcript"
 END_GRACE_S = 2.0

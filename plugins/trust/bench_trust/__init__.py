@@ -1,0 +1,60 @@
+"""bench-trust: can a run's numbers be trusted? Task audits, failure attribution and noise (docs/audit.md,
+docs/attribution.md, docs/noise.md).
+
+It registers the attribution rules (an attributor), the audit's flags (a task flagger for `--exclude-flagged`), the
+talk-only and refuse floors, the noise, validity and attribution cards of every report and compare, and the commands
+`bench audit` and `bench plan`. It loads with every run whatever `--plugin` names (entry-point group `bench.always`).
+Importing it imports none of the work's modules (each hook imports what it registers): `bench --help` stays quick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+import bench_kernel
+
+if TYPE_CHECKING:
+    from bench_kernel import Agent, Attributor, ReportSection, TaskFlagger
+
+@bench_kernel.hookimpl
+def register_attributors(register: Callable[[Attributor], None]) -> None:
+    """The attribution rules."""
+    from .attribution import RulesAttributor
+
+    register(RulesAttributor())
+
+
+@bench_kernel.hookimpl
+def register_task_flaggers(register: Callable[[TaskFlagger], None]) -> None:
+    """The audit's flags, for `bench run --exclude-flagged` and the validity card."""
+    from .audit.runs import AuditFlagger
+
+    register(AuditFlagger())
+
+
+@bench_kernel.hookimpl
+def register_agents(register: Callable[[Agent], None]) -> None:
+    """The audit's floors beside the kernel's do-nothing: talk-only and refuse."""
+    from .participants import floor_agents
+
+    for agent in floor_agents():
+        register(agent)
+
+
+@bench_kernel.hookimpl
+def register_report_sections(register: Callable[[ReportSection], None]) -> None:
+    """The noise, validity and attribution cards."""
+    from .cards import TrustCards
+
+    register(TrustCards())
+
+
+@bench_kernel.hookimpl
+def register_commands(cli: click.Group) -> None:
+    """`bench audit` and `bench plan`."""
+    from .commands import add_commands
+
+    add_commands(cli)
