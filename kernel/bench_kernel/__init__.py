@@ -32,20 +32,7 @@ if TYPE_CHECKING:
         TurnTakingSettings,
         Utterance,
     )
-    from bench_kernel.conversation.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
     from bench_kernel.conversation.loops import ConversationLoop
-    from bench_kernel.conversation.messages import (
-        AssistantMessage,
-        Message,
-        Mode,
-        ParticipantMessage,
-        Requestor,
-        SystemMessage,
-        TerminationReason,
-        ToolCall,
-        ToolMessage,
-        UserMessage,
-    )
     from bench_kernel.conversation.openai_chat import (
         OpenAIChat,
         assistant_message,
@@ -68,6 +55,7 @@ if TYPE_CHECKING:
         UserSession,
         UserSimulator,
     )
+    from bench_kernel.conversation.prompts import agent_instructions, done_tool_name, plan_text, python_call
     from bench_kernel.errors import (
         INFRASTRUCTURE_FAILURES,
         BenchError,
@@ -89,8 +77,8 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
-    from bench_kernel.evaluation.results import ATTRIBUTION_LABELS, Attribution, Check, ComponentScore, ConversationResult, RewardInfo, is_success
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
+    from bench_kernel.evaluation.sections import Card, ReportSection, Section, SectionTable
     from bench_kernel.evaluation.stats import Agreement, Estimate, TaskOutcomes, flip_summary, judge_agreement, pass_hat_k_estimate, trial_variance
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
@@ -112,7 +100,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
     from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
-    from bench_kernel.plugins import PluginInfo, PluginSet, Registry, collect, get_plugin_manager, installed_entry_points
+    from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points
     from bench_kernel.profiles.profile import (
         PLACEHOLDER,
         PLACEHOLDERS,
@@ -124,25 +112,14 @@ if TYPE_CHECKING:
         load_profile,
         trial_seeds,
     )
-    from bench_kernel.profiles.prompts import agent_instructions, done_tool_name, plan_text, python_call
+    from bench_kernel.registry import Registry
     from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
     from bench_kernel.report.html import render_html
     from bench_kernel.report.report import Report, agent_label, build_report, run_registry, task_outcomes
-    from bench_kernel.report.sections import Card, ReportSection, Section, SectionTable
-    from bench_kernel.report.view import RunView, open_read_only
+    from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.run.config import source_fingerprint
-    from bench_kernel.run.executors import (
-        Executor,
-        ExecutorError,
-        LocalExecutor,
-        Outbox,
-        WorkerSpec,
-        Writer,
-        executor_option,
-        stop_spending,
-        worker_context,
-        worker_spec,
-    )
+    from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
+    from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
     from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
     from bench_kernel.run.planning import (
@@ -158,9 +135,7 @@ if TYPE_CHECKING:
     from bench_kernel.run.runner import (
         MetricInputs,
         RunConfig,
-        RunContext,
         RunSummary,
-        Unit,
         component_values,
         load_domain,
         run,
@@ -168,6 +143,34 @@ if TYPE_CHECKING:
         run_unit,
         score_metrics,
         task_vocabulary,
+    )
+    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
+    from bench_kernel.schema.messages import (
+        AssistantMessage,
+        Message,
+        Mode,
+        ParticipantMessage,
+        Requestor,
+        SystemMessage,
+        TerminationReason,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+    )
+    from bench_kernel.schema.results import ATTRIBUTION_LABELS, Attribution, Check, ComponentScore, ConversationResult, RewardInfo, is_success
+    from bench_kernel.schema.tasks import (
+        Action,
+        Description,
+        EnvAssertion,
+        EnvFunctionCall,
+        EvaluationCriteria,
+        InitializationData,
+        InitialState,
+        RewardRule,
+        RewardType,
+        StructuredUserInstructions,
+        Task,
+        UserScenario,
     )
     from bench_kernel.serialization import (
         canonical_json,
@@ -178,7 +181,7 @@ if TYPE_CHECKING:
         utc_now,
     )
     from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
-    from bench_kernel.tasks.checks import check_tasks, checked_plugins, render_check
+    from bench_kernel.store.view import RunView, open_read_only
     from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
     from bench_kernel.tasks.domain import (
         DATA_DIR_VARIABLE,
@@ -196,298 +199,9 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
-    from bench_kernel.tasks.schema import (
-        Action,
-        Description,
-        EnvAssertion,
-        EnvFunctionCall,
-        EvaluationCriteria,
-        InitializationData,
-        InitialState,
-        RewardRule,
-        RewardType,
-        StructuredUserInstructions,
-        Task,
-        UserScenario,
-    )
     from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
     from bench_kernel.tools.toolschema import ToolResultStyle, tool_arguments
-
-__all__ = [
-    "ATTRIBUTION_LABELS",
-    "BASELINE_AGENT",
-    "BASELINE_USER",
-    "DATA_DIR_VARIABLE",
-    "DECIDED",
-    "DEFAULT_PRICES",
-    "EXCLUDED_EVENT",
-    "FINISHED",
-    "GOAL_STATUSES",
-    "GOLD_FAILURES_EVENT",
-    "GREETING",
-    "INFRASTRUCTURE_FAILURES",
-    "MAX_SECONDS",
-    "METHODOLOGY_EVENT",
-    "PLACEHOLDER",
-    "PLACEHOLDERS",
-    "PROFILE_FORMAT",
-    "PROFILE_NAME",
-    "ROLE_NAME",
-    "SPEECH_COMPLEXITIES",
-    "STOP_TOKENS",
-    "TICK_MS",
-    "Action",
-    "Agent",
-    "AgentSession",
-    "Agreement",
-    "AssistantMessage",
-    "Attribution",
-    "Attributor",
-    "Audio",
-    "BaseTable",
-    "BenchError",
-    "BudgetExceededError",
-    "Card",
-    "Channel",
-    "ChannelSession",
-    "ChannelTranscript",
-    "ChatRequest",
-    "ChatResponse",
-    "Check",
-    "Chunk",
-    "CombinationRule",
-    "Comparison",
-    "ComponentScore",
-    "Composer",
-    "Composition",
-    "ConfigError",
-    "ContextOverflowError",
-    "Conversation",
-    "ConversationLoop",
-    "ConversationModels",
-    "ConversationResult",
-    "ConversationSetup",
-    "DeferredDataError",
-    "Description",
-    "DoNothingAgent",
-    "Domain",
-    "DomainData",
-    "DomainOptions",
-    "DumpHasher",
-    "DuplexAgentSession",
-    "DuplexSettings",
-    "DuplexUserSession",
-    "EmbeddingClient",
-    "EmbeddingRequest",
-    "Embeddings",
-    "EnvAssertion",
-    "EnvFunctionCall",
-    "Environment",
-    "Estimate",
-    "Evaluation",
-    "EvaluationCriteria",
-    "Event",
-    "EventLog",
-    "Executor",
-    "ExecutorError",
-    "FinishedConversation",
-    "Goal",
-    "GoalShift",
-    "GoalStatusChange",
-    "GoalsExtension",
-    "GoldReplay",
-    "IdentityChannel",
-    "InitialState",
-    "InitializationData",
-    "Judge",
-    "JudgeRequest",
-    "JudgeStyle",
-    "LedgerEntry",
-    "Limits",
-    "LocalExecutor",
-    "Message",
-    "MessageStyle",
-    "Metric",
-    "MetricContext",
-    "MetricInputs",
-    "MetricResult",
-    "MetricValue",
-    "Mode",
-    "Model",
-    "ModelAuthError",
-    "ModelClient",
-    "ModelConfig",
-    "ModelError",
-    "ModelHTTPError",
-    "ModelHub",
-    "ModelResponseError",
-    "ModelUnavailableError",
-    "OpenAIChat",
-    "OracleAgent",
-    "Outbox",
-    "ParticipantError",
-    "ParticipantMessage",
-    "Persona",
-    "PersonaChange",
-    "PluginError",
-    "PluginInfo",
-    "PluginSet",
-    "Price",
-    "ProductRule",
-    "Profile",
-    "Registry",
-    "Report",
-    "ReportSection",
-    "Requestor",
-    "RescoreOptions",
-    "RescoreSummary",
-    "RewardComponent",
-    "RewardContext",
-    "RewardInfo",
-    "RewardRule",
-    "RewardType",
-    "RunConfig",
-    "RunContext",
-    "RunRecord",
-    "RunSummary",
-    "RunView",
-    "ScriptedUser",
-    "Section",
-    "SectionTable",
-    "Side",
-    "SpeechClient",
-    "SpeechRequest",
-    "State",
-    "StatusEntry",
-    "Store",
-    "StoreError",
-    "StructuredUserInstructions",
-    "Subtask",
-    "SystemMessage",
-    "Table",
-    "Task",
-    "TaskExtension",
-    "TaskFileError",
-    "TaskFlagger",
-    "TaskOutcomes",
-    "TaskVocabulary",
-    "TerminationReason",
-    "ToolCall",
-    "ToolContext",
-    "ToolError",
-    "ToolKind",
-    "ToolMessage",
-    "ToolResultStyle",
-    "Toolkit",
-    "Transcription",
-    "TranscriptionClient",
-    "TranscriptionRequest",
-    "TurnTakingSettings",
-    "Unit",
-    "UserMessage",
-    "UserProfile",
-    "UserScenario",
-    "UserSession",
-    "UserSimulator",
-    "Utterance",
-    "WorkerSpec",
-    "Writer",
-    "after_import",
-    "agent_instructions",
-    "agent_label",
-    "all_met",
-    "apply_personas",
-    "assistant_message",
-    "attributed",
-    "build_environment",
-    "build_report",
-    "canonical_json",
-    "check_tasks",
-    "checked_plugins",
-    "collect",
-    "compare_stored",
-    "component_values",
-    "compose",
-    "composed_id",
-    "converter",
-    "data_dir_for",
-    "db_option",
-    "device_request",
-    "domain_changed",
-    "domain_options",
-    "done_tool_name",
-    "echo_report",
-    "evaluate",
-    "executor_option",
-    "flip_summary",
-    "format_option",
-    "get_logger",
-    "get_plugin_manager",
-    "goal_problems",
-    "hookimpl",
-    "installed_entry_points",
-    "is_success",
-    "judge_agreement",
-    "load_domain",
-    "load_profile",
-    "load_run_domain",
-    "load_tasks",
-    "methodology_lines",
-    "model_option_configs",
-    "open_read_only",
-    "open_store",
-    "open_store_for_reading",
-    "openai_message",
-    "openai_messages",
-    "openai_tool_calls",
-    "openai_tool_result",
-    "openai_user_messages",
-    "packaged_or_external",
-    "parse_key_values",
-    "pass_hat_k_estimate",
-    "persona_texts",
-    "plan_text",
-    "plugin_option",
-    "price_overrides",
-    "python_call",
-    "read_json",
-    "read_tasks",
-    "render_check",
-    "render_comparison",
-    "render_html",
-    "replay_gold",
-    "replay_trajectory",
-    "require_db",
-    "rescore",
-    "role_option_hint",
-    "run",
-    "run_async",
-    "run_registry",
-    "run_unit",
-    "score_metrics",
-    "scripted_user",
-    "source_fingerprint",
-    "stamp_history",
-    "stop_spending",
-    "structure",
-    "structure_tasks",
-    "task_goals",
-    "task_id_key",
-    "task_outcomes",
-    "task_vocabulary",
-    "tool",
-    "tool_arguments",
-    "trial_seeds",
-    "trial_variance",
-    "unseen_messages",
-    "unstructure",
-    "utc_now",
-    "verify",
-    "with_personas",
-    "worker_context",
-    "worker_spec",
-]
 
 _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.conversation.duplex": (
@@ -502,10 +216,10 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.cli": ("db_option", "domain_options", "echo_report", "format_option", "plugin_option", "require_db"),
     "bench_kernel.conversation.channels": ("Channel", "ChannelSession", "IdentityChannel"),
-    "bench_kernel.conversation.events": (
+    "bench_kernel.schema.events": (
         "ChannelTranscript", "Event", "EventLog", "GoalShift", "GoalStatusChange", "PersonaChange",
     ),
-    "bench_kernel.conversation.messages": (
+    "bench_kernel.schema.messages": (
         "AssistantMessage", "Message", "Mode", "ParticipantMessage", "Requestor", "SystemMessage", "TerminationReason",
         "ToolCall", "ToolMessage", "UserMessage",
     ),
@@ -523,7 +237,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
     "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
     "bench_kernel.evaluation.attribution": ("Attributor", "FinishedConversation", "attributed"),
-    "bench_kernel.evaluation.results": (
+    "bench_kernel.schema.results": (
         "ATTRIBUTION_LABELS", "Attribution", "Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success",
     ),
     "bench_kernel.evaluation.stats": (
@@ -541,8 +255,9 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.modelhub.hub": ("ROLE_NAME", "ConversationModels", "LedgerEntry", "ModelHub", "role_option_hint"),
     "bench_kernel.modelhub.prices": ("DEFAULT_PRICES", "Price"),
-    "bench_kernel.plugins": ("PluginInfo", "PluginSet", "Registry", "collect", "get_plugin_manager", "installed_entry_points"),
-    "bench_kernel.profiles.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
+    "bench_kernel.plugins": ("PluginInfo", "PluginSet", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.registry": ("Registry",),
+    "bench_kernel.conversation.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
     "bench_kernel.profiles.profile": (
         "PLACEHOLDER", "PLACEHOLDERS", "PROFILE_FORMAT", "PROFILE_NAME", "JudgeStyle", "MessageStyle", "Profile", "load_profile",
         "trial_seeds",
@@ -550,29 +265,30 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
     "bench_kernel.report.html": ("render_html",),
     "bench_kernel.report.report": ("Report", "agent_label", "build_report", "run_registry", "task_outcomes"),
-    "bench_kernel.report.sections": ("Card", "ReportSection", "Section", "SectionTable"),
+    "bench_kernel.evaluation.sections": ("Card", "ReportSection", "Section", "SectionTable"),
     "bench_kernel.run.flagging": ("EXCLUDED_EVENT", "TaskFlagger"),
     "bench_kernel.run.config": ("source_fingerprint",),
     "bench_kernel.run.planning": (
         "BASELINE_AGENT", "BASELINE_USER", "GOLD_FAILURES_EVENT", "domain_changed", "load_run_domain", "scripted_user",
     ),
     "bench_kernel.run.rescore": ("RescoreOptions", "RescoreSummary", "rescore"),
-    "bench_kernel.report.view": ("RunView", "open_read_only"),
+    "bench_kernel.store.view": ("RunView", "open_read_only"),
     "bench_kernel.run.executors": (
-        "Executor", "ExecutorError", "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
+        "LocalExecutor", "Outbox", "WorkerSpec", "Writer", "executor_option",
         "stop_spending", "worker_context", "worker_spec",
     ),
     "bench_kernel.run.methodology": ("METHODOLOGY_EVENT", "methodology_lines"),
     "bench_kernel.run.runconfig": ("model_option_configs", "parse_key_values", "price_overrides"),
+    "bench_kernel.run.context": ("Executor", "ExecutorError", "RunContext", "Unit"),
     "bench_kernel.run.runner": (
-        "MetricInputs", "RunConfig", "RunContext", "RunSummary", "Unit", "component_values", "load_domain", "run",
+        "MetricInputs", "RunConfig", "RunSummary", "component_values", "load_domain", "run",
         "run_async", "run_unit", "score_metrics", "task_vocabulary",
     ),
     "bench_kernel.serialization": (
         "canonical_json", "converter", "read_json", "structure", "unstructure", "utc_now",
     ),
     "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store", "open_store", "open_store_for_reading"),
-    "bench_kernel.tasks.checks": ("check_tasks", "checked_plugins", "render_check"),
+    "bench_kernel.run.checks": ("check_tasks", "checked_plugins", "render_check"),
     "bench_kernel.tasks.compose": (
         "Composer", "Composition", "Subtask", "compose", "composed_id", "verify", "with_personas",
     ),
@@ -587,7 +303,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.tasks.loading": ("load_tasks", "structure_tasks"),
     "bench_kernel.tasks.ordering": ("task_id_key",),
     "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),
-    "bench_kernel.tasks.schema": (
+    "bench_kernel.schema.tasks": (
         "Action", "Description", "EnvAssertion", "EnvFunctionCall", "EvaluationCriteria", "InitializationData", "InitialState",
         "RewardRule", "RewardType", "StructuredUserInstructions", "Task", "UserScenario",
     ),
@@ -597,6 +313,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.tools.toolschema": ("ToolResultStyle", "tool_arguments"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
+__all__ = sorted(_MODULE_OF)  # the imports under TYPE_CHECKING name the same (kernel/tests/test_public_api.py)
 
 # The subpackage bench_kernel.run shares its name with the exported function run: bind the subpackage now and
 # drop the attribute the import leaves, so `bench_kernel.run` stays the function whatever is imported later.

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bench_kernel.conversation.duplex import MAX_SECONDS, SPEECH_COMPLEXITIES, TICK_MS
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
-from bench_kernel.modelhub.redact import redact
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
+from bench_kernel.redact import redact
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
+from bench_kernel.schema.messages import Mode
 
 if TYPE_CHECKING:
     from bench_kernel.plugins import PluginSet
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
 ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
-"""bench_kernel.evaluation.results.ATTRIBUTION_LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
+"""bench_kernel.schema.results.ATTRIBUTION_LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
 PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust"}
 """Commands first-party plugins add: naming one whose plugin is missing says which distribution adds it."""
 
@@ -356,7 +356,7 @@ def _warn(text: str) -> None:
 
 
 def _plugins_for_run(selected: list[str] | None) -> PluginSet:
-    from bench_kernel.tasks import checks
+    from bench_kernel.run import checks
 
     return checks.checked_plugins(selected, _warn)
 
@@ -541,7 +541,7 @@ def plugins_command(show_all: bool, fmt: str) -> None:
 @format_option("table", "json")
 def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
     """List and validate a domain's tasks."""
-    from bench_kernel.tasks import checks
+    from bench_kernel.run import checks
 
     data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     rows = checks.task_summaries(data)
@@ -566,7 +566,7 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
 def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
     """Replay every task's gold actions (twice, from fresh states) and list the tasks whose replay fails or shows a tool
     that edits shared records in place or is not deterministic (exit 1 if any)."""
-    from bench_kernel.tasks import checks
+    from bench_kernel.run import checks
 
     data = checks.load_for_cli(list(plugins) or None, warn=_warn, **options)
     results = checks.check_tasks(data)

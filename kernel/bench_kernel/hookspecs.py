@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.attribution import Attributor
     from bench_kernel.evaluation.metric import Judge, Metric
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
+    from bench_kernel.evaluation.sections import ReportSection
     from bench_kernel.modelhub.api import Model
-    from bench_kernel.report.sections import ReportSection
-    from bench_kernel.run.executors import Executor
+    from bench_kernel.run.context import Executor
     from bench_kernel.run.flagging import TaskFlagger
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension

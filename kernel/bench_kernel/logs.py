@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bench_kernel.afterimport import after_import
-from bench_kernel.modelhub.redact import redact
+from bench_kernel.redact import redact
 
 if TYPE_CHECKING:
 

@@ -15,14 +15,13 @@ from bench_kernel import hookspecs
 from bench_kernel.errors import (
     DuplicateRegistrationError,
     PluginError,
-    UnknownComponentError,
     UnknownPluginError,
     did_you_mean,
 )
 from bench_kernel.loadchecks import component_problems, unknown_hooks, unmarked_hooks
 from bench_kernel.logs import get_logger
+from bench_kernel.registry import GROUP, Registry, without_entry_point
 
-GROUP = "bench"
 ALWAYS_GROUP = "bench.always"
 DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels",
                    "bench_kernel.builtin.executors")
@@ -202,22 +201,6 @@ def _refuse_unknown_hooks(name: str, obj: object) -> None:
                                 f"bench: {', '.join(unknown)} (rename each to its hook's name; docs/plugins.md lists them)")
 
 
-def without_entry_point(name: str) -> str | None:
-    """What to say when `bench-NAME` is installed but declares no `bench` entry point (None when that is not so)."""
-    try:
-        dist = md.distribution(f"bench-{name}")
-    except (md.PackageNotFoundError, ValueError):
-        return None
-    if dist.metadata["Name"] == "bench-kernel" or any(ep.group == GROUP for ep in dist.entry_points):
-        return None  # the kernel loads always, through its built-ins; a plugin under another name gets a "did you mean"
-    groups = sorted({ep.group for ep in dist.entry_points})
-    declared = f" (its entry points: {', '.join(groups)})" if groups else ""
-    module = f"bench_{name.replace('-', '_')}"
-    return (f"{dist.metadata['Name']} is installed but declares no [project.entry-points.bench]{declared}, so bench "
-            f'cannot load it as a plugin: to make it one, add `[project.entry-points.bench]` with `{name} = "{module}"` '
-            "to its pyproject.toml and install it again")
-
-
 @functools.cache
 def _hook_names() -> tuple[str, ...]:
     return tuple(n for n in dir(hookspecs) if n.startswith("register_") and callable(getattr(hookspecs, n)))
@@ -267,33 +250,6 @@ def _version(dist: str | None) -> str | None:
         return md.version(dist)
     except md.PackageNotFoundError:
         return None
-
-
-@attrs.define
-class Registry:
-    """Every component the loaded plugins registered, by kind and name, with its plugin."""
-
-    components: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    origins: dict[tuple[str, str], str] = attrs.field(factory=dict)
-    migrations: list[Any] = attrs.field(factory=list)
-
-    def get(self, kind: str, name: str) -> Any:
-        """The component of this kind and name (for metrics: "plugin:name"), or a clear error listing what exists."""
-        found = self.components.get(kind, {})
-        if name not in found:
-            known = ", ".join(found) or "none"
-            missing = without_entry_point(name.replace("_", "-"))  # the plugin named like its component, never loaded
-            hint = f"; {missing}" if missing else ""
-            raise UnknownComponentError(f"no {kind} named {name!r}{did_you_mean(name, found)} (registered: {known}){hint}")
-        return found[name]
-
-    def names(self, kind: str) -> list[str]:
-        """Registered names of one kind, sorted."""
-        return list(self.components.get(kind, {}))
-
-    def origin(self, kind: str, name: str) -> str:
-        """The plugin that registered a component."""
-        return self.origins[(kind, name)]
 
 
 def collect(plugins: PluginSet) -> Registry:

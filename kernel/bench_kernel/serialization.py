@@ -15,13 +15,10 @@ import attrs
 import cattrs
 from cattrs.cols import is_mapping, is_mutable_sequence, mapping_structure_factory
 from cattrs.errors import IterableValidationError, IterableValidationNote
-from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import make_converter
 from cattrs.v import format_exception
 
-from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from bench_kernel.errors import TaskFileError
-from bench_kernel.tasks.schema import RewardRule, StructuredUserInstructions
 
 T = TypeVar("T")
 MAX_DEPTH = 100
@@ -29,46 +26,17 @@ MAX_DEPTH = 100
 MAX_PROBLEMS = 20
 """Problems reported for one file or list: past this, the rest are counted, not listed (bounded memory)."""
 
-_MESSAGE_TYPES: dict[str, type] = {
-    "system": SystemMessage,
-    "assistant": AssistantMessage,
-    "user": UserMessage,
-    "tool": ToolMessage,
-}
-
-
 def make_kernel_converter() -> cattrs.Converter:
-    """Build the converter every kernel and plugin type goes through."""
+    """Build the converter every kernel and plugin type goes through (the schema modules add their own hooks to it)."""
     conv = make_converter(forbid_extra_keys=True, omit_if_default=False)
-
-    def structure_message(obj: Any, _: Any) -> Message:
-        if not isinstance(obj, dict) or obj.get("role") not in _MESSAGE_TYPES:
-            raise ValueError(f"a message needs a role in {sorted(_MESSAGE_TYPES)}, got {obj!r:.80}")
-        return conv.structure(obj, _MESSAGE_TYPES[obj["role"]])
-
-    def structure_instructions(obj: Any, _: Any) -> StructuredUserInstructions | str:
-        if isinstance(obj, str):
-            return obj
-        return conv.structure(obj, StructuredUserInstructions)
-
-    rule_from_dict = make_dict_structure_fn(RewardRule, conv, _cattrs_forbid_extra_keys=True)
-
-    def structure_rule(obj: Any, _: Any) -> RewardRule:
-        return RewardRule(name=obj) if isinstance(obj, str) else rule_from_dict(_expect(obj, dict, "an object"), RewardRule)
-
     _make_strict(conv)
-
-    conv.register_structure_hook(RewardRule, structure_rule)
-    conv.register_structure_hook(Message, structure_message)
-    conv.register_structure_hook(StructuredUserInstructions | str, structure_instructions)
-    conv.register_unstructure_hook(Message, lambda m: conv.unstructure(m, type(m)))
     return conv
 
 
 def _make_strict(conv: cattrs.Converter) -> None:
     """Wrong JSON types are errors, never coerced: null is not "None", "false" is not True, "abc" is not a list."""
     conv.register_structure_hook(str, lambda obj, cl: _scalar(obj, cl, str, "a string"))
-    conv.register_structure_hook(bool, lambda obj, cl: _expect(obj, bool, "true or false"))
+    conv.register_structure_hook(bool, lambda obj, cl: expect(obj, bool, "true or false"))
     conv.register_structure_hook(int, lambda obj, cl: _scalar(obj, cl, int, "an integer"))
     conv.register_structure_hook(float, _structure_float)
     conv.register_structure_hook_factory(attrs.has, lambda cl: _checked(conv.gen_structure_attrs_fromdict(cl), dict, "an object"))
@@ -83,24 +51,24 @@ def _mapping_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
     return mapping_structure_factory(cl, conv, target, detailed_validation=conv.detailed_validation)
 
 
-def _expect(obj: Any, kind: type | tuple[type, ...], what: str) -> Any:
+def expect(obj: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if not isinstance(obj, kind) or (isinstance(obj, bool) and kind in (int, float)):
         raise ValueError(f"expected {what}, got {_json_kind(obj)}")
     return obj
 
 
 def _scalar(obj: Any, cl: type, kind: type, what: str) -> Any:
-    _expect(obj, kind, what)
+    expect(obj, kind, what)
     return obj if cl is kind else cl(obj)  # str and int enums validate their value
 
 
 def _structure_float(obj: Any, _: Any) -> float:
-    return float(_expect(obj, (int, float), "a number"))
+    return float(expect(obj, (int, float), "a number"))
 
 
 def _checked(hook: Callable[[Any, Any], Any], kind: type, what: str) -> Callable[[Any, Any], Any]:
     def structure_checked(obj: Any, cl: Any) -> Any:
-        return hook(_expect(obj, kind, what), cl)
+        return hook(expect(obj, kind, what), cl)
 
     return structure_checked
 
@@ -112,7 +80,7 @@ def _list_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
     handler = None if elem is Any else conv.get_structure_hook(elem)
 
     def structure_list(obj: Any, _: Any) -> list[Any]:
-        _expect(obj, list, "a list")
+        expect(obj, list, "a list")
         if handler is None:
             return list(obj)
         out, errors = [], []

@@ -16,7 +16,7 @@ from toy_domain import TASKS, ToyDomain, ToyPlugin
 from bench_kernel import cli as cli_module
 from bench_kernel.plugins import PluginSet, get_plugin_manager
 from bench_kernel.report import report as report_module
-from bench_kernel.tasks import checks
+from bench_kernel.run import checks
 
 
 @pytest.fixture

@@ -14,13 +14,13 @@ from toy_domain import ToyPlugin
 
 from bench_kernel import Agent, AgentSession, ConversationSetup, TerminationReason
 from bench_kernel.builtin.participants import OracleSession
-from bench_kernel.conversation.messages import AssistantMessage, Message
 from bench_kernel.errors import ConfigError, ModelUnavailableError, ResumeConflictError
 from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
 from bench_kernel.plugins import get_plugin_manager
 from bench_kernel.profiles.profile import load_profile
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.runner import RunConfig, RunSummary, agent_cost, run
+from bench_kernel.schema.messages import AssistantMessage, Message
 from bench_kernel.store.store import Store
 
 

@@ -15,13 +15,13 @@ from plugin_factory import needs_installed
 
 from bench_kernel import Attribution, Attributor, FinishedConversation, RunConfig, Store, get_plugin_manager, hookimpl, run
 from bench_kernel.cli import ATTRIBUTION_LABELS
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.attribution import attributed, retry_seed
-from bench_kernel.evaluation.results import ATTRIBUTION_LABELS as LABELS
-from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.run.planning import retry_units
-from bench_kernel.tasks.schema import Task, UserScenario
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.results import ATTRIBUTION_LABELS as LABELS
+from bench_kernel.schema.results import ConversationResult, RewardInfo
+from bench_kernel.schema.tasks import Task, UserScenario
 
 TASK = Task(id="t", user_scenario=UserScenario(instructions="Ask for help."))
 BLAMED = "upgrade_by_email"

@@ -13,10 +13,10 @@ from test_cli import invoke
 from toy_domain import TASKS, ToyDomain
 
 from bench_kernel import DomainOptions, build_environment, task_id_key
-from bench_kernel.conversation.messages import AssistantMessage, ToolCall
 from bench_kernel.evaluation.evaluator import action_component, action_matches, db_component, env_assertion_component, replay_gold
+from bench_kernel.schema.messages import AssistantMessage, ToolCall
+from bench_kernel.schema.tasks import Action
 from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tasks.schema import Action
 
 
 @pytest.fixture

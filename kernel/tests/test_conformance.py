@@ -150,7 +150,7 @@ def test_bench_check_reports_an_unwatched_edit_apart_from_the_tasks() -> None:
 
 
 def test_bench_check_and_tasks_refuse_a_named_plugin_that_fails(monkeypatch: Any) -> None:
-    from bench_kernel.tasks import checks
+    from bench_kernel.run import checks
 
     class Broken:
         @hookimpl
@@ -209,7 +209,7 @@ def test_bench_check_reports_and_compares_the_reference_hash_of_the_user_state(t
     import hashlib
     import json
 
-    from bench_kernel.tasks.checks import compare_expected
+    from bench_kernel.run.checks import compare_expected
 
     def device_hash(state: Any) -> str:
         return hashlib.sha256(json.dumps(state.to_dict(), sort_keys=True).encode()).hexdigest()

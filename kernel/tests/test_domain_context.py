@@ -29,10 +29,10 @@ from bench_kernel import (
     hookimpl,
     tool,
 )
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.plugins import get_plugin_manager
 from bench_kernel.profiles.profile import load_profile
 from bench_kernel.run.runner import RunConfig, run
+from bench_kernel.schema.messages import Mode
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import build_environment
 

@@ -8,8 +8,8 @@ import pytest
 from toy_domain import CounterTools, ToyDomain
 
 from bench_kernel import DomainOptions, ToolCall, ToolError, build_environment
+from bench_kernel.schema.tasks import EnvAssertion, EnvFunctionCall
 from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall
 from bench_kernel.tools.environment import Environment, ToolKind, Toolkit, tool
 from bench_kernel.tools.state import State
 

@@ -11,14 +11,6 @@ import pytest
 from toy_domain import ToyDomain
 
 from bench_kernel import DomainOptions, Judge, JudgeRequest, build_environment
-from bench_kernel.conversation.messages import (
-    AssistantMessage,
-    Message,
-    TerminationReason,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
 from bench_kernel.evaluation.evaluator import (
     GoldReplay,
     action_component,
@@ -31,10 +23,18 @@ from bench_kernel.evaluation.evaluator import (
     replay_gold,
     replay_trajectory,
 )
-from bench_kernel.evaluation.results import Check, ComponentScore
+from bench_kernel.schema.messages import (
+    AssistantMessage,
+    Message,
+    TerminationReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from bench_kernel.schema.results import Check, ComponentScore
+from bench_kernel.schema.tasks import Action, RewardType, Task
 from bench_kernel.serialization import structure
 from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tasks.schema import Action, RewardType, Task
 from bench_kernel.tools.environment import Environment
 
 STOP = TerminationReason.USER_STOP

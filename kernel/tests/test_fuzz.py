@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from toy_domain import TASKS, ToyDomain
 
 from bench_kernel.cli import cli
-from bench_kernel.conversation.messages import ToolCall, ToolMessage
 from bench_kernel.errors import BenchError, ConfigError, TaskFileError
 from bench_kernel.run.runconfig import build_run_config, read_run_file, run_config_problems
 from bench_kernel.run.runner import RunConfig
+from bench_kernel.schema.messages import ToolCall, ToolMessage
 from bench_kernel.serialization import canonical_json, unstructure
 from bench_kernel.tasks.domain import DomainOptions, build_environment
 from bench_kernel.tasks.loading import load_tasks

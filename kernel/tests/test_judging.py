@@ -13,7 +13,7 @@ from bench_kernel import Check, ComponentScore, Judge, JudgeRequest, RewardInfo,
 from bench_kernel.evaluation.evaluator import nl_component, recombine
 from bench_kernel.evaluation.judging import JudgeRounds, JudgmentFailed, judge_seed, verdict_problem
 from bench_kernel.evaluation.rewards import CombinationRule, Evaluation
-from bench_kernel.tasks.schema import EvaluationCriteria, RewardRule
+from bench_kernel.schema.tasks import EvaluationCriteria, RewardRule
 
 ASSERTIONS = ["The agent greets.", "The agent says goodbye."]
 TASK = Task(id="t1", user_scenario=UserScenario(instructions="x"),

@@ -37,7 +37,7 @@ from bench_kernel import (
     run,
 )
 from bench_kernel.plugins import COMPONENT_HOOKS
-from bench_kernel.tasks import checks
+from bench_kernel.run import checks
 
 
 def registering(kind: str, component: object) -> object:

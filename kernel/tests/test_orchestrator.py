@@ -11,8 +11,10 @@ import pytest
 from toy_domain import ToyDomain
 
 from bench_kernel import DomainOptions, build_environment
-from bench_kernel.conversation.events import EventLog, GoalStatusChange
-from bench_kernel.conversation.messages import (
+from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation
+from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
+from bench_kernel.schema.events import EventLog, GoalStatusChange
+from bench_kernel.schema.messages import (
     AssistantMessage,
     Message,
     Mode,
@@ -21,8 +23,6 @@ from bench_kernel.conversation.messages import (
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation
-from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
 from bench_kernel.tools.environment import Environment
 
 Reply = Any  # a message, an exception to raise, or an async callable producing the message

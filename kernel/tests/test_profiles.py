@@ -24,11 +24,11 @@ from toy_domain import TASKS, ToyDomain
 from bench_kernel import Agent, AgentSession, ConversationSetup
 from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.cli import cli
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.profiles.profile import BUILTIN_DIR, OPTIONAL_TEXTS, PLACEHOLDERS, Profile, conversation_seed, load_profile, trial_seeds
 from bench_kernel.run.runner import profile_fits
+from bench_kernel.schema.messages import Mode
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData, DomainOptions, build_environment
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply, read_recording, replay_responder

@@ -101,3 +101,11 @@ def test_a_run_record_reads_by_attribute_and_by_key() -> None:
     assert dict(run)["task_sets"] == {"toy": "x"}
     with pytest.raises(KeyError, match="'name': a run record has id, created_utc"):
         run["name"]
+
+
+def test_the_type_checking_imports_name_exactly_the_exports() -> None:
+    """Type checkers read the imports under TYPE_CHECKING, the runtime reads _EXPORTS_BY_MODULE: both name the same."""
+    tree = ast.parse(Path(bench_kernel.__file__).read_text())
+    [block] = [n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"]
+    static = {(node.module, alias.asname or alias.name) for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert static == {(module, name) for name, module in bench_kernel._MODULE_OF.items()}

@@ -7,7 +7,7 @@ from structlog.testing import capture_logs
 
 from bench_kernel.errors import ModelHTTPError
 from bench_kernel.logs import redact_secrets
-from bench_kernel.modelhub.redact import add_secret_variables, redact, redact_exception
+from bench_kernel.redact import add_secret_variables, redact, redact_exception
 
 KEY = "sk-live-0123456789abcdef"
 

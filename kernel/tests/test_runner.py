@@ -16,12 +16,12 @@ from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 import bench_kernel
 from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSetup, Metric
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode
 from bench_kernel.errors import ConfigError, ResumeConflictError
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.profiles.profile import conversation_seed
 from bench_kernel.report.report import build_report, render
 from bench_kernel.run.runner import RunConfig, RunSummary, run
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode
 from bench_kernel.store.store import Store
 
 WRITE_TASKS = {"inc-a", "lamp"}

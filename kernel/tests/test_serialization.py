@@ -11,11 +11,11 @@ import attrs
 import pytest
 
 from bench_kernel import DomainOptions, TaskExtension, TaskFileError, TaskVocabulary, read_tasks
-from bench_kernel.conversation.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError
+from bench_kernel.schema.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from bench_kernel.schema.tasks import RewardType, StructuredUserInstructions, Task, UserScenario
 from bench_kernel.serialization import content_hash, converter, structure, unstructure
 from bench_kernel.tasks.loading import load_tasks
-from bench_kernel.tasks.schema import RewardType, StructuredUserInstructions, Task, UserScenario
 
 REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[2] / ".." / "shared" / "reference")
 

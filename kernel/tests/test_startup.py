@@ -69,12 +69,12 @@ def test_one_name_imports_its_module_only() -> None:
     loaded = _loaded_after("from bench_kernel import ConfigError, hookimpl")
     assert {"bench_kernel.errors", "bench_kernel.markers"} <= set(loaded)
     assert _heavy(loaded) == []
-    assert "bench_kernel.tasks.schema" not in loaded and "attrs" not in loaded
+    assert "bench_kernel.schema.tasks" not in loaded and "attrs" not in loaded
 
 
 def test_the_cli_module_loads_no_report_runner_or_structlog() -> None:
     loaded = _loaded_after("import bench_kernel.cli")
-    assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.tasks.checks")) == []
+    assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.run.checks")) == []
 
 
 @needs_installed("mock")

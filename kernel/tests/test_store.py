@@ -11,10 +11,10 @@ import pytest
 from sqlite_utils import Database, Migrations
 
 import bench_kernel
-from bench_kernel.conversation.messages import AssistantMessage, TerminationReason, ToolCall, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError, ResumeConflictError
-from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.plugins import collect, get_plugin_manager
+from bench_kernel.schema.messages import AssistantMessage, TerminationReason, ToolCall, ToolMessage, UserMessage
+from bench_kernel.schema.results import ConversationResult, RewardInfo
 from bench_kernel.store.store import MetricValue, Store
 
 EXPECTED_COLUMNS: dict[str, dict[str, type]] = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from .timeline_metrics import (
     few_events,
     load_timeline,
     run_figures,
+    run_timelines,
 )
 
 KIND = Timeline.kind
@@ -46,16 +46,6 @@ class Interaction(Metric):
         """Events pooled over the run's full-duplex conversations (tau2's panel per experiment), and per-conversation means."""
         timelines = [t for _, t in run_timelines(view)]
         return run_figures(timelines) if timelines else {}
-
-
-def run_timelines(view: RunView) -> list[tuple[dict[str, Any], Timeline]]:
-    """The scored agent conversations of a run that have a timeline, each with its row (the last timeline if several)."""
-    rows = {r["id"]: r for r in view.conversations()}
-    found: dict[str, Timeline] = {}
-    for event in view.events(KIND):
-        if event["conversation_id"] in rows:
-            found[event["conversation_id"]] = load_timeline(json.loads(event["data_json"]))
-    return [(rows[cid], timeline) for cid, timeline in found.items()]
 
 
 MAX_STRIPS = 12

@@ -14,8 +14,7 @@ from typing import Any
 
 from bench_kernel import ConfigError, RunView
 
-from .metric import run_timelines
-from .timeline_metrics import Analysis, analyse, runs_of, speech_flags
+from .timeline_metrics import Analysis, analyse, run_timelines, runs_of, speech_flags
 
 INSTALL = "pip install 'bench-kernel[plots]'"
 MARKS = {"no_response": "v", "no_yield": "x", "agent_interrupts_user": "^"}

@@ -9,6 +9,7 @@ which each side hears the other (tau2's too). Pure functions: a `Timeline` in, f
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import attrs
 from bench_duplex import Timeline
 
-from bench_kernel import structure
+from bench_kernel import RunView, structure
 
 NO_YIELD_WINDOW_MS = 2000
 """A real barge-in: the agent must fall silent within this long to count as yielding."""
@@ -377,3 +378,13 @@ def run_figures(timelines: Sequence[Timeline]) -> dict[str, float | None]:
 def few_events(figures: Mapping[str, float | None]) -> list[str]:
     """Panel rates backed by fewer than FEW_EVENTS events (tau2's leaderboard would hide them)."""
     return [name for name, count in RATE_EVENTS.items() if figures.get(name) is not None and (figures.get(count) or 0) < FEW_EVENTS]
+
+
+def run_timelines(view: RunView) -> list[tuple[dict[str, Any], Timeline]]:
+    """The scored agent conversations of a run that have a timeline, each with its row (the last timeline if several)."""
+    rows = {r["id"]: r for r in view.conversations()}
+    found: dict[str, Timeline] = {}
+    for event in view.events(Timeline.kind):
+        if event["conversation_id"] in rows:
+            found[event["conversation_id"]] = load_timeline(json.loads(event["data_json"]))
+    return [(rows[cid], timeline) for cid, timeline in found.items()]

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from bench_kernel.evaluation.evaluator import builtin_components
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
+from bench_kernel.evaluation.sections import ReportSection
 from bench_kernel.markers import hookimpl
 from bench_kernel.report.failures import FailedChecks
-from bench_kernel.report.sections import ReportSection
 from bench_kernel.tasks.extensions import TaskExtension
 from bench_kernel.tasks.goals import GoalsExtension
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench_kernel.markers import hookimpl
-from bench_kernel.run.executors import Executor, LocalExecutor
+from bench_kernel.run.context import Executor
+from bench_kernel.run.executors import LocalExecutor
 
 
 @hookimpl

@@ -13,8 +13,6 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import GoalShift
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import (
     STOP_TOKENS,
     Agent,
@@ -25,8 +23,10 @@ from bench_kernel.conversation.participants import (
 )
 from bench_kernel.markers import hookimpl
 from bench_kernel.profiles.profile import Profile
+from bench_kernel.schema.events import GoalShift
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
+from bench_kernel.schema.tasks import Action, StructuredUserInstructions
 from bench_kernel.tasks.personas import Persona
-from bench_kernel.tasks.schema import Action, StructuredUserInstructions
 from bench_kernel.tasks.shifts import PLAN
 
 STOP = "###STOP###"

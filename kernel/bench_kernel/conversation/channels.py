@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.duplex import Chunk, Side, Utterance
-from bench_kernel.conversation.messages import AssistantMessage, UserMessage
 from bench_kernel.conversation.participants import ConversationSetup
+from bench_kernel.schema.messages import AssistantMessage, UserMessage
 
 
 class ChannelSession:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
-from bench_kernel.conversation.messages import ToolCall
+from bench_kernel.schema.messages import ToolCall
 
 TICK_MS = 200
 MAX_SECONDS = 1200.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 
 from bench_kernel.conversation.channels import ChannelSession
-from bench_kernel.conversation.events import EventLog
 from bench_kernel.conversation.orchestrator import Conversation, Limits
 from bench_kernel.conversation.participants import AgentSession, ConversationSetup, UserSession
+from bench_kernel.schema.events import EventLog
 from bench_kernel.tools.environment import Environment
 
 LOOP_PLUGINS = {"full-duplex": "duplex"}

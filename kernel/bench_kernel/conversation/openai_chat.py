@@ -13,11 +13,11 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.conversation.participants import ConversationSetup
+from bench_kernel.conversation.prompts import agent_instructions, done_tool_name
 from bench_kernel.errors import ParticipantError
 from bench_kernel.profiles.profile import MessageStyle
-from bench_kernel.profiles.prompts import agent_instructions, done_tool_name
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 
 OPENAI = MessageStyle()
 """The plain OpenAI chat format (bench's own profile's)."""

@@ -10,8 +10,11 @@ from typing import Any, Literal
 import attrs
 
 from bench_kernel.conversation.channels import ChannelSession
-from bench_kernel.conversation.events import ChannelTranscript, EventLog
-from bench_kernel.conversation.messages import (
+from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
+from bench_kernel.errors import INFRASTRUCTURE_FAILURES
+from bench_kernel.logs import get_logger
+from bench_kernel.schema.events import ChannelTranscript, EventLog
+from bench_kernel.schema.messages import (
     AssistantMessage,
     Message,
     Mode,
@@ -20,9 +23,6 @@ from bench_kernel.conversation.messages import (
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
-from bench_kernel.errors import INFRASTRUCTURE_FAILURES
-from bench_kernel.logs import get_logger
 from bench_kernel.serialization import utc_now
 from bench_kernel.tools.environment import Environment
 

@@ -8,10 +8,10 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.duplex import Chunk, DuplexSettings
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, TerminationReason, ToolMessage, UserMessage
 from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.tasks.schema import Task
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, ToolMessage, UserMessage
+from bench_kernel.schema.tasks import Task
 
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")

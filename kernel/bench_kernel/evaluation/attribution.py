@@ -13,12 +13,12 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.evaluation.evaluator import GoldReplay
-from bench_kernel.evaluation.results import ATTRIBUTION_LABELS, Attribution, ConversationResult, is_success
 from bench_kernel.logs import get_logger
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.results import ATTRIBUTION_LABELS, Attribution, ConversationResult, is_success
+from bench_kernel.schema.tasks import Task
 from bench_kernel.tasks.domain import DomainData
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
 
 log = get_logger()

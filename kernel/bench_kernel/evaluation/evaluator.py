@@ -14,12 +14,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import Event, EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
 from bench_kernel.evaluation.judging import FAILED_ATTEMPT_EVENT, PANEL_EVENT, JudgeRounds, JudgmentFailed
 from bench_kernel.evaluation.metric import Judge, JudgeRequest
-from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
 from bench_kernel.evaluation.rewards import (
     DEFAULT_RULE,
     Evaluation,
@@ -29,9 +26,12 @@ from bench_kernel.evaluation.rewards import (
     all_met,
 )
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.schema.events import Event, EventLog
+from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
+from bench_kernel.schema.results import Check, ComponentScore, RewardInfo
+from bench_kernel.schema.tasks import Action, RewardType, Task
 from bench_kernel.serialization import converter
 from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
-from bench_kernel.tasks.schema import Action, RewardType, Task
 from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import State
 

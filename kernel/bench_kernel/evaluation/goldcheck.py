@@ -13,10 +13,10 @@ from typing import Any
 import attrs
 
 from bench_kernel.evaluation.evaluator import gold_assertion_checks
-from bench_kernel.evaluation.results import Check
+from bench_kernel.schema.results import Check
+from bench_kernel.schema.tasks import Action, Task
 from bench_kernel.serialization import canonical_json, converter
 from bench_kernel.tasks.domain import DomainData, build_environment
-from bench_kernel.tasks.schema import Action, Task
 from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import BaseTable, RecordWatch
 

@@ -17,8 +17,8 @@ import attrs
 
 from bench_kernel.errors import BudgetExceededError
 from bench_kernel.evaluation.metric import Judge, JudgeRequest
-from bench_kernel.evaluation.results import Check
 from bench_kernel.profiles.profile import Profile
+from bench_kernel.schema.results import Check
 
 JUDGE_RETRIES = 2
 """Retries of a failed judgment by default (`--judge-retries`)."""

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import Message
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.results import Check, ConversationResult
 from bench_kernel.modelhub.api import ChatRequest, ChatResponse
 from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.tasks.schema import Task
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import Message
+from bench_kernel.schema.results import Check, ConversationResult
+from bench_kernel.schema.tasks import Task
 from bench_kernel.tools.environment import Environment
 
 if TYPE_CHECKING:
-    from bench_kernel.report.view import RunView
+    from bench_kernel.store.view import RunView
 
 
 @attrs.frozen(kw_only=True)

@@ -13,11 +13,11 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import Message, TerminationReason
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.results import Check, ComponentScore, RewardInfo
-from bench_kernel.tasks.schema import RewardRule, Task
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import Message, TerminationReason
+from bench_kernel.schema.results import Check, ComponentScore, RewardInfo
+from bench_kernel.schema.tasks import RewardRule, Task
 from bench_kernel.tools.environment import Environment
 
 STOPPED = frozenset({TerminationReason.USER_STOP, TerminationReason.AGENT_STOP})

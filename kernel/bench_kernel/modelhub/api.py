@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import ToolCall
+from bench_kernel.schema.messages import ToolCall
 
 MAX_IN_FLIGHT = 4096
 """Conversations or requests in flight at most: each request slot costs memory and connections."""

@@ -34,7 +34,7 @@ from bench_kernel.modelhub.api import (
     TranscriptionRequest,
 )
 from bench_kernel.modelhub.prices import Price, cost_of
-from bench_kernel.modelhub.redact import add_secret_variables, redact_exception
+from bench_kernel.redact import add_secret_variables, redact_exception
 from bench_kernel.serialization import canonical_json, check_plain_data, converter, structure, unstructure
 from bench_kernel.store.store import Store, utc_now
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.results import is_success
 from bench_kernel.evaluation.stats import Estimate, bootstrap_ci, pass_hat_k
-from bench_kernel.plugins import Registry
+from bench_kernel.registry import Registry
 from bench_kernel.report.report import plugin_cards
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.results import is_success
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.ordering import task_id_key
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.evaluation.results import is_success
-from bench_kernel.report.sections import ReportSection, Section, SectionTable
-from bench_kernel.report.view import RunView
+from bench_kernel.evaluation.sections import ReportSection, Section, SectionTable
+from bench_kernel.schema.results import is_success
+from bench_kernel.store.view import RunView
 from bench_kernel.tasks.ordering import task_id_key
 
 MAX_ROWS = 200

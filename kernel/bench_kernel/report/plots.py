@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.results import is_success
 from bench_kernel.report.report import INFRA, Report, breakdown, build_report
+from bench_kernel.schema.results import is_success
 from bench_kernel.store.store import Store
 
 INSTALL = "pip install 'bench-kernel[plots]'"

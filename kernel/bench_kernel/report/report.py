@@ -12,9 +12,8 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import BenchError, ConfigError, PluginError
-from bench_kernel.evaluation.results import is_success
+from bench_kernel.evaluation.sections import Card, Section, SectionTable
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,
@@ -26,10 +25,12 @@ from bench_kernel.evaluation.stats import (
     task_flip_probability,
 )
 from bench_kernel.logs import get_logger
-from bench_kernel.plugins import Registry, always_loaded, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.report.sections import Card, Section, SectionTable
-from bench_kernel.report.view import RunView, read_only
+from bench_kernel.plugins import always_loaded, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.registry import Registry
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.results import is_success
 from bench_kernel.store.store import RunRecord, Store
+from bench_kernel.store.view import RunView, read_only
 from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value

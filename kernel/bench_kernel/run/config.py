@@ -5,21 +5,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.loops import LOOP_PLUGINS
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.schema.messages import Mode
 from bench_kernel.serialization import canonical_json, structure, unstructure
-
-if TYPE_CHECKING:
-    pass
-
 
 EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
                   "executor_options", "workers", "allow_broken_tasks", "speech_cache", "retry_attributed",

@@ -1,29 +1,27 @@
-"""What every conversation of a run shares."""
+"""What every conversation of a run shares, the unit of a run, and the seam that plays units (the executor)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.participants import Agent, UserSimulator
-from bench_kernel.errors import BenchError
+from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.modelhub.hub import ModelHub
-from bench_kernel.plugins import Registry
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.registry import Registry
+from bench_kernel.run.config import RunConfig
+from bench_kernel.schema.results import ConversationResult
+from bench_kernel.schema.tasks import Task
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.extensions import task_attributes
-from bench_kernel.tasks.schema import Task
-
-if TYPE_CHECKING:
-    from bench_kernel.run.executors import Executor
-
-from bench_kernel.run.config import RunConfig
 
 
 @attrs.define
@@ -75,3 +73,42 @@ class RunContext:
         return self.golds[task.id]
 
 
+@attrs.frozen
+class Unit:
+    """One conversation to run."""
+
+    arm: str
+    task: Task
+    trial: int
+    retry: int = 0
+    """0 for the unit's first conversation; n for its n-th replay (`--retry-attributed`)."""
+
+
+class ExecutorError(BenchError):
+    """An executor could not play the run (a worker failed to start or died)."""
+
+
+@attrs.define(kw_only=True)
+class Executor:
+    """Plays a run's units and sends each result to the run's single writer; subclasses implement `execute`."""
+
+    name: str
+    description: str = ""
+    option_names: tuple[str, ...] = ()
+    """The keys `--executor-option KEY=VALUE` (and `executor_options` in a run file) may set."""
+
+    def check(self, config: RunConfig) -> None:
+        """Refuse, before the run begins, a configuration this executor cannot play (raise ConfigError)."""
+        unknown = sorted(set(config.executor_options) - set(self.option_names))
+        if unknown:
+            known = ", ".join(self.option_names) or "none"
+            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) "
+                              f"@ $.run.executor_options.{unknown[0]}")
+
+    async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
+        """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
+        raise NotImplementedError
+
+    def plays_in_this_process(self, config: RunConfig) -> bool:
+        """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
+        return False

@@ -20,22 +20,14 @@ from typing import Any, cast
 import attrs
 import click
 
-from bench_kernel.errors import BenchError, ConfigError
-from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.run.runner import (
-    RunConfig,
-    RunContext,
-    Unit,
-    execute,
-    load_domain,
-    resolve_components,
-    with_component_defaults,
-)
+from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
+from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
+from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
 
@@ -52,36 +44,6 @@ Message = tuple[Any, ...]
 """What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json),
 ("done", conversation id, result, metric values, plugin rows) or ("exit", worker index, error or None); worker
 processes send them in batches (lists)."""
-
-
-class ExecutorError(BenchError):
-    """An executor could not play the run (a worker failed to start or died)."""
-
-
-@attrs.define(kw_only=True)
-class Executor:
-    """Plays a run's units and sends each result to the run's single writer; subclasses implement `execute`."""
-
-    name: str
-    description: str = ""
-    option_names: tuple[str, ...] = ()
-    """The keys `--executor-option KEY=VALUE` (and `executor_options` in a run file) may set."""
-
-    def check(self, config: RunConfig) -> None:
-        """Refuse, before the run begins, a configuration this executor cannot play (raise ConfigError)."""
-        unknown = sorted(set(config.executor_options) - set(self.option_names))
-        if unknown:
-            known = ", ".join(self.option_names) or "none"
-            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) "
-                              f"@ $.run.executor_options.{unknown[0]}")
-
-    async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
-        """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
-        raise NotImplementedError
-
-    def plays_in_this_process(self, config: RunConfig) -> bool:
-        """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
-        return False
 
 
 @attrs.define(kw_only=True)

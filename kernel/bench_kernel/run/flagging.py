@@ -17,11 +17,11 @@ from bench_kernel.logs import get_logger
 from bench_kernel.tasks.ordering import task_id_key
 
 if TYPE_CHECKING:
-    from bench_kernel.plugins import Registry
+    from bench_kernel.registry import Registry
     from bench_kernel.run.context import RunContext
+    from bench_kernel.schema.tasks import Task
     from bench_kernel.store.store import Store
     from bench_kernel.tasks.domain import DomainData
-    from bench_kernel.tasks.schema import Task
 
 log = get_logger()
 EXCLUDED_EVENT = "run.excluded_flagged"

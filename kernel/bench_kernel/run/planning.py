@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.loops import LOOP_PLUGINS
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError
 from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
@@ -23,21 +22,20 @@ from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
-from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.registry import Registry
+from bench_kernel.run.config import RunConfig
+from bench_kernel.run.context import Unit
+from bench_kernel.schema.messages import Mode
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import canonical_json, structure
 from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
-
-if TYPE_CHECKING:
-    pass
-
-from bench_kernel.run.config import RunConfig
 
 log = get_logger()
 BASELINE_AGENT = "do-nothing"
@@ -51,15 +49,7 @@ GOLD_FAILURES_EVENT = "run.gold_failures"
 """The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
 MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
-@attrs.frozen
-class Unit:
-    """One conversation to run."""
 
-    arm: str
-    task: Task
-    trial: int
-    retry: int = 0
-    """0 for the unit's first conversation; n for its n-th replay (`--retry-attributed`)."""
 
 
 def load_domain(registry: Registry, config: RunConfig) -> DomainData:

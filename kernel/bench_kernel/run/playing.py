@@ -7,26 +7,26 @@ import time
 from typing import Any
 
 from bench_kernel.conversation.channels import Channel, IdentityChannel
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.errors import UnusableSessionError
 from bench_kernel.evaluation.attribution import INFRASTRUCTURE, attributed, retry_seed
 from bench_kernel.evaluation.evaluator import evaluate
-from bench_kernel.evaluation.results import Attribution, ConversationResult
 from bench_kernel.loadchecks import session_problem
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ConversationModels
-from bench_kernel.modelhub.redact import redact
-from bench_kernel.plugins import Registry
-from bench_kernel.run.context import RunContext
-from bench_kernel.run.planning import TEXT_ARM, Unit, arm_channel_options, evaluated
+from bench_kernel.redact import redact
+from bench_kernel.registry import Registry
+from bench_kernel.run.context import RunContext, Unit
+from bench_kernel.run.planning import TEXT_ARM, arm_channel_options, evaluated
 from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import Message, Mode, TerminationReason
+from bench_kernel.schema.results import Attribution, ConversationResult
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import MetricValue, PluginRows
 from bench_kernel.tasks.domain import build_environment
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, ToolContext
 
 log = get_logger()

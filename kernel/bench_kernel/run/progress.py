@@ -14,8 +14,8 @@ from typing import Any, TextIO
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
+from bench_kernel.schema.messages import TerminationReason
 
 MODES = ("auto", "live", "lines", "none")
 NORMAL_ENDS = {TerminationReason.USER_STOP.value, TerminationReason.AGENT_STOP.value}

@@ -11,18 +11,18 @@ import hashlib
 import json
 from typing import Any
 
-from bench_kernel.conversation.events import Event, EventLog
-from bench_kernel.conversation.messages import Message, TerminationReason
 from bench_kernel.evaluation.attribution import attributed
 from bench_kernel.evaluation.evaluator import nl_component, recombine
-from bench_kernel.evaluation.results import ConversationResult, RewardInfo
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ConversationModels
 from bench_kernel.run.context import RunContext
 from bench_kernel.run.scoring import component_values
+from bench_kernel.schema.events import Event, EventLog
+from bench_kernel.schema.messages import Message, TerminationReason
+from bench_kernel.schema.results import ConversationResult, RewardInfo
+from bench_kernel.schema.tasks import RewardType, Task
 from bench_kernel.serialization import converter
 from bench_kernel.tasks.domain import build_environment
-from bench_kernel.tasks.schema import RewardType, Task
 
 log = get_logger()
 NL = RewardType.NL_ASSERTION.value

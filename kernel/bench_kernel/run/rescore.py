@@ -18,20 +18,18 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import Event, EventLog
-from bench_kernel.conversation.messages import Message, Mode, TerminationReason
 from bench_kernel.errors import BenchError, ConfigError
 from bench_kernel.evaluation.attribution import attributed
 from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
 from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.evaluation.metric import Judge, Metric
-from bench_kernel.evaluation.results import Attribution, ComponentScore, ConversationResult, RewardInfo
 from bench_kernel.evaluation.rewards import Evaluation, RewardComponent, RewardContext
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
-from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager, with_backend_plugins
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.registry import Registry
 from bench_kernel.run.config import RunConfig
 from bench_kernel.run.planning import (
     checked_fingerprints,
@@ -42,10 +40,13 @@ from bench_kernel.run.planning import (
     shifted_tasks,
 )
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, score_metrics
+from bench_kernel.schema.events import Event, EventLog
+from bench_kernel.schema.messages import Message, Mode, TerminationReason
+from bench_kernel.schema.results import Attribution, ComponentScore, ConversationResult, RewardInfo
+from bench_kernel.schema.tasks import RewardType, Task
 from bench_kernel.serialization import converter, unstructure, utc_now
 from bench_kernel.store.store import MetricValue, PluginRows, RunRecord, Store, open_store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
-from bench_kernel.tasks.schema import RewardType, Task
 from bench_kernel.tools.environment import Environment, ToolContext
 
 log = get_logger()

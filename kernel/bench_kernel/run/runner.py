@@ -15,16 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError, UnusableSessionError
-from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.profiles.profile import load_profile
 from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
-from bench_kernel.run.context import RunContext
+from bench_kernel.run.context import RunContext, Unit
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology
 from bench_kernel.run.planning import (
     BASELINE_AGENT,
@@ -33,7 +31,6 @@ from bench_kernel.run.planning import (
     GOLD_FAILURES_EVENT,
     MAX_LISTED,
     TEXT_ARM,
-    Unit,
     agent_fingerprint,
     arm_channel_options,
     code_fingerprints,
@@ -57,15 +54,17 @@ from bench_kernel.run.planning import (
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.rejudge import rejudge_stored
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_values, score_metrics
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
 from bench_kernel.store.lease import HEARTBEAT_S
 from bench_kernel.store.store import Store, open_store
 
 if TYPE_CHECKING:
-    from bench_kernel.run.executors import Executor
+    from bench_kernel.run.context import Executor
     from bench_kernel.run.flagging import Exclusion
+    from bench_kernel.schema.tasks import Task
     from bench_kernel.tasks.domain import DomainData
-    from bench_kernel.tasks.schema import Task
 
 
 log = get_logger()

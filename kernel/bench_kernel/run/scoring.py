@@ -4,25 +4,21 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
 from bench_kernel.evaluation.evaluator import GoldReplay
 from bench_kernel.evaluation.judging import PANEL_EVENT
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
-from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.modelhub.hub import ConversationModels
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.results import ConversationResult
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import unstructure
 from bench_kernel.store.store import MetricValue, PluginRows
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment
-
-if TYPE_CHECKING:
-    pass
-
 
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""

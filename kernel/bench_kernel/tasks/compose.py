@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import ToolCall
+from bench_kernel.schema.messages import ToolCall
+from bench_kernel.schema.tasks import Action, EnvAssertion, EnvFunctionCall, Task
 from bench_kernel.serialization import structure, unstructure
 from bench_kernel.tasks.domain import DomainData, build_environment
-from bench_kernel.tasks.schema import Action, EnvAssertion, EnvFunctionCall, Task
 from bench_kernel.tools.environment import Environment
 
 InitStep = EnvFunctionCall | EnvAssertion | Callable[[Environment], Sequence[EnvFunctionCall | EnvAssertion]]

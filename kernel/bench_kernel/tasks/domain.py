@@ -12,13 +12,13 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
 from bench_kernel.errors import ConfigError
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import canonical_json, read_json, structure, unstructure
 from bench_kernel.tasks.extensions import TaskVocabulary
 from bench_kernel.tasks.loading import load_tasks
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import Environment, ToolContext, Toolkit
 from bench_kernel.tools.state import DeferredTables, State
 from bench_kernel.tools.toolschema import TOOL_RESULT_STYLES, ToolResultStyle

@@ -12,9 +12,9 @@ from typing import Any
 import attrs
 
 from bench_kernel.errors import TaskFileError, closest_match, did_you_mean
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import MAX_PROBLEMS, read_json, structure
 from bench_kernel.tasks.extensions import PARENT_PATHS, TaskVocabulary, extract
-from bench_kernel.tasks.schema import Task
 
 
 def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Task]:

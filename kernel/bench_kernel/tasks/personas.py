@@ -14,8 +14,8 @@ from pathlib import Path
 import attrs
 
 from bench_kernel.errors import ConfigError, TaskFileError
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import read_json
-from bench_kernel.tasks.schema import Task
 
 
 @attrs.define(kw_only=True)

@@ -20,8 +20,8 @@ import attrs
 
 from bench_kernel.errors import ConfigError, TaskFileError
 from bench_kernel.logs import get_logger
+from bench_kernel.schema.tasks import Action, EvaluationCriteria, InitialState, StructuredUserInstructions, Task
 from bench_kernel.serialization import read_json
-from bench_kernel.tasks.schema import Action, EvaluationCriteria, InitialState, StructuredUserInstructions, Task
 
 PLAN = "shift_plan"
 log = get_logger()

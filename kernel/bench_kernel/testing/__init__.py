@@ -24,6 +24,7 @@ from bench_kernel.testing.fake_openai import (
     replay_responder,
     responses_as_chat,
 )
+from bench_kernel.testing.imports import check_no_import_cycles, import_cycles, import_graph
 from bench_kernel.testing.kitworld import KIT_DOMAIN, KitPlugin, kit_conversations, kit_data, scored_conversation
 from bench_kernel.testing.practice import PracticeRun, play_practice, practice_data
 from bench_kernel.testing.rows import stored_rows
@@ -84,6 +85,7 @@ __all__ = [
     "check_metric_in_run",
     "check_metric_scores",
     "check_metric_summary_empty",
+    "check_no_import_cycles",
     "check_plays",
     "check_registration",
     "check_section_renders",
@@ -95,6 +97,8 @@ __all__ = [
     "cli",
     "echo_responder",
     "hashed_vector",
+    "import_cycles",
+    "import_graph",
     "kit_conversations",
     "kit_data",
     "kit_models",

@@ -25,11 +25,12 @@ from typing import ClassVar
 
 import attrs
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
 from bench_kernel.evaluation.goldcheck import IN_PLACE, NOT_DETERMINISTIC, GoldCheck, GoldChecker, ToolFault, in_place_fix
-from bench_kernel.plugins import Registry, collect, get_plugin_manager, installed_entry_points
+from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel.registry import Registry
 from bench_kernel.run.runner import RunConfig, load_domain, run
+from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData, build_environment
 

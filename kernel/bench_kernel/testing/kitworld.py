@@ -15,17 +15,17 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
-from bench_kernel.evaluation.results import ConversationResult
 from bench_kernel.markers import hookimpl
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.run.runner import MetricInputs, RunConfig, prepare, run
+from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
+from bench_kernel.schema.results import ConversationResult
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.loading import structure_tasks
-from bench_kernel.tasks.schema import Task
 from bench_kernel.tools.environment import ToolKind, Toolkit, tool
 from bench_kernel.tools.state import State
 
@@ -163,7 +163,7 @@ def _with_tool_results(env: Any, messages: Sequence[Message]) -> list[Message]:
 
 
 def _events() -> Any:
-    from bench_kernel.conversation.events import EventLog
+    from bench_kernel.schema.events import EventLog
 
     return EventLog()
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from bench_kernel.plugins import PluginSet, Registry, collect, get_plugin_manager
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
+from bench_kernel.registry import Registry
 from bench_kernel.store.store import Store
 from bench_kernel.testing.fake_openai import FakeOpenAIServer
 

@@ -25,21 +25,21 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bench_kernel.conversation.channels import Channel
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.conversation.orchestrator import initial_messages
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
 from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
-from bench_kernel.evaluation.results import Check
+from bench_kernel.evaluation.sections import ReportSection
 from bench_kernel.loadchecks import component_problems, session_problem
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 from bench_kernel.plugins import PluginSet, collect
 from bench_kernel.report.html import render_html
 from bench_kernel.report.report import Report, build_report, render, render_section
-from bench_kernel.report.sections import ReportSection
-from bench_kernel.run.executors import Executor
+from bench_kernel.run.context import Executor
 from bench_kernel.run.runner import score_metrics
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
+from bench_kernel.schema.results import Check
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import build_environment
 from bench_kernel.testing.kitworld import (

@@ -23,8 +23,8 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.messages import ToolCall
 from bench_kernel.modelhub.api import ChatRequest, ChatResponse
+from bench_kernel.schema.messages import ToolCall
 
 
 @attrs.frozen(kw_only=True)

@@ -10,11 +10,11 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
-from bench_kernel.conversation.events import EventLog
-from bench_kernel.conversation.messages import Requestor, ToolCall, ToolMessage
 from bench_kernel.errors import ToolError
-from bench_kernel.evaluation.results import Check
-from bench_kernel.tasks.schema import EnvAssertion, EnvFunctionCall, Task
+from bench_kernel.schema.events import EventLog
+from bench_kernel.schema.messages import Requestor, ToolCall, ToolMessage
+from bench_kernel.schema.results import Check
+from bench_kernel.schema.tasks import EnvAssertion, EnvFunctionCall, Task
 from bench_kernel.tools.state import State
 from bench_kernel.tools.toolschema import ToolResultStyle, function_schema, tool_arguments, tool_result_text
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 from bench_duplex import word_error_rate
@@ -38,38 +38,13 @@ from bench_kernel import (
 
 from .audio import digest, read_wav, with_noise, write_wav
 from .fields import accuracy, fields_in, for_speech
+from .turns import VoiceTurn
 
 if TYPE_CHECKING:
     from .duplex import DuplexVoice
 
 CONTROL = re.compile(r"###[A-Z-]+###")
 Side = Literal["agent", "user"]
-
-
-@attrs.frozen(kw_only=True)
-class VoiceTurn:
-    """One message through the voice channel."""
-
-    kind: ClassVar[str] = "voice.turn"
-    speaker: str
-    meant: str
-    heard: str
-    wer: float
-    audio_sha256: str
-    seconds: float
-    snr_db: float | None
-    tts_ms: int | None
-    asr_ms: int | None
-    tts_cached: bool = False
-    """The run's speech cache gave the audio: this engine and voice had spoken the text before (tts_ms is then 0)."""
-    asr_cached: bool = False
-    """The run's speech cache gave the transcript: the very same recording had been recognised before."""
-    fields: list[str] = attrs.Factory(list)
-    """The critical values said in this turn (phone numbers, emails, order ids), as written."""
-    fields_said: int = 0
-    fields_heard: int = 0
-    misheard: list[dict[str, str]] = attrs.Factory(list)
-    """The critical fields said but not heard exactly: kind, meant, heard."""
 
 
 @attrs.define

@@ -43,6 +43,7 @@ from .effects import (
     utterance_effects,
 )
 from .fields import accuracy, fields_in, for_speech
+from .turns import VoiceTurn
 
 CONTROL = re.compile(r"###[A-Z-]+###")
 Side = Literal["agent", "user"]
@@ -143,8 +144,6 @@ class DuplexVoice:
 
     def _record(self, side: Side, meant: str, heard: str, wav: bytes, seconds: float, result: Any) -> None:
         """A `voice.turn` event, as half duplex keeps one per turn (the voice metric's WER and critical fields)."""
-        from .channel import VoiceTurn
-
         declared = self.setup.task.extension("critical_fields") or [] if side == "user" else []
         said_fields = fields_in(meant, declared)
         right, said, misheard = accuracy(said_fields, heard)

@@ -12,7 +12,7 @@ import attrs
 
 from bench_kernel import Metric, MetricContext, MetricResult, RunView
 
-from .channel import VoiceTurn
+from .turns import VoiceTurn
 
 
 @attrs.define(kw_only=True)

@@ -6,12 +6,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bench_kernel.conversation.messages import Mode
 from bench_kernel.profiles.profile import Profile
+from bench_kernel.schema.messages import Mode
 
 if TYPE_CHECKING:
     from bench_kernel.conversation.participants import ConversationSetup
-    from bench_kernel.tasks.schema import Action
+    from bench_kernel.schema.tasks import Action
 
 
 def python_call(action: Action) -> str:

@@ -7,6 +7,8 @@ from typing import Any, Literal, Union
 
 import attrs
 
+from bench_kernel.serialization import converter
+
 Requestor = Literal["assistant", "user"]
 
 
@@ -108,3 +110,23 @@ class ToolMessage:
 # typing.Union kept on purpose: the converter's structure hook is registered for this exact object.
 Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]  # noqa: UP007
 ParticipantMessage = Union[AssistantMessage, UserMessage]  # noqa: UP007
+
+
+_MESSAGE_TYPES: dict[str, type[Message]] = {
+    "system": SystemMessage,
+    "assistant": AssistantMessage,
+    "user": UserMessage,
+    "tool": ToolMessage,
+}
+
+
+def _structure_message(obj: Any, _: Any) -> Message:
+    """A message of the class its role names."""
+    if not isinstance(obj, dict) or obj.get("role") not in _MESSAGE_TYPES:
+        raise ValueError(f"a message needs a role in {sorted(_MESSAGE_TYPES)}, got {obj!r:.80}")
+    return converter.structure(obj, _MESSAGE_TYPES[obj["role"]])
+
+
+# Registered here, not in serialization: the converter sits below the schema and does not import it.
+converter.register_structure_hook(Message, _structure_message)
+converter.register_unstructure_hook(Message, lambda m: converter.unstructure(m, type(m)))

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.report.view import RunView
+from bench_kernel.store.view import RunView
 
 
 @attrs.frozen(kw_only=True)

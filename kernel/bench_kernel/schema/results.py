@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from bench_kernel.conversation.events import Event
-from bench_kernel.conversation.messages import Message, TerminationReason
+from bench_kernel.schema.events import Event
+from bench_kernel.schema.messages import Message, TerminationReason
 
 
 @attrs.frozen(kw_only=True)

@@ -7,17 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
 from bench_kernel.evaluation.goldcheck import IN_PLACE, GoldChecker, ToolFault, in_place_fix
 from bench_kernel.logs import get_logger
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.runner import RunConfig, load_domain
+from bench_kernel.schema.messages import TerminationReason
+from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import read_json
 from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tasks.ordering import task_id_key
-from bench_kernel.tasks.schema import Task
 
 log = get_logger()
 

@@ -7,8 +7,10 @@ import textwrap
 from typing import Any
 
 import attrs
+from cattrs.gen import make_dict_structure_fn
 
-from bench_kernel.conversation.messages import Message, Requestor, ToolCall
+from bench_kernel.schema.messages import Message, Requestor, ToolCall
+from bench_kernel.serialization import converter, expect
 
 
 class RewardType(str, enum.Enum):
@@ -205,3 +207,21 @@ class Task:
                 return list(derive())
         return []
 
+
+
+def _structure_instructions(obj: Any, _: Any) -> StructuredUserInstructions | str:
+    """tau2's instructions: a plain string or the structured object."""
+    return obj if isinstance(obj, str) else converter.structure(obj, StructuredUserInstructions)
+
+
+_rule_from_dict = make_dict_structure_fn(RewardRule, converter, _cattrs_forbid_extra_keys=True)
+
+
+def _structure_rule(obj: Any, _: Any) -> RewardRule:
+    """A reward rule: its name alone, or the object."""
+    return RewardRule(name=obj) if isinstance(obj, str) else _rule_from_dict(expect(obj, dict, "an object"), RewardRule)
+
+
+# Registered here, not in serialization: the converter sits below the schema and does not import it.
+converter.register_structure_hook(RewardRule, _structure_rule)
+converter.register_structure_hook(StructuredUserInstructions | str, _structure_instructions)

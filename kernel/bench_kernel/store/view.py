@@ -13,8 +13,8 @@ from urllib.parse import quote
 import attrs
 from sqlite_utils import Database
 
-from bench_kernel.conversation.messages import TerminationReason
 from bench_kernel.errors import ConfigError
+from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.store.store import RunRecord, Store
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value

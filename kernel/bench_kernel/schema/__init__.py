@@ -1,0 +1,1 @@
+"""The data everything else passes around: messages, events, results and the task schema."""
