@@ -81,10 +81,14 @@ def time_tasks(data: DomainData) -> None:
         print(f"{task_id[:28]:>28} {actions:>7} {replay_ms:>14.2f} {hash_ms:>12.2f} {reward:>6.1f}")
     replay = [r[2] for r in rows]
     hashes = [r[3] for r in rows]
-    print(f"replay+eval per task: mean {statistics.mean(replay):.2f} ms, median {statistics.median(replay):.2f} ms, "
-          f"max {max(replay):.2f} ms; total {sum(replay) / 1000:.3f} s for {len(rows)} tasks")
-    print(f"tau2 reference hash per task (bench check only): mean {statistics.mean(hashes):.2f} ms "
-          f"(the first call dumps every shared record once; median of the rest {statistics.median(hashes[1:] or hashes):.2f} ms)")
+    print(
+        f"replay+eval per task: mean {statistics.mean(replay):.2f} ms, median {statistics.median(replay):.2f} ms, "
+        f"max {max(replay):.2f} ms; total {sum(replay) / 1000:.3f} s for {len(rows)} tasks"
+    )
+    print(
+        f"tau2 reference hash per task (bench check only): mean {statistics.mean(hashes):.2f} ms "
+        f"(the first call dumps every shared record once; median of the rest {statistics.median(hashes[1:] or hashes):.2f} ms)"
+    )
     print(f"rewards: {sum(r[4] == 1.0 for r in rows)}/{len(rows)} at 1.0 when the gold actions are replayed")
 
 
@@ -98,8 +102,10 @@ def memory_per_conversation(data: DomainData, count: int) -> None:
     after, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     writes = sum(1 for env, _ in held for table in env.agent_tools.state.tables.values() for _ in table.overlay)
-    print(f"memory: {count} environments held, {(after - before) / count / 1024:.1f} KiB per conversation "
-          f"(messages included; {writes / count:.2f} changed records each; peak {(peak - before) / 1024:.0f} KiB)")
+    print(
+        f"memory: {count} environments held, {(after - before) / count / 1024:.1f} KiB per conversation "
+        f"(messages included; {writes / count:.2f} changed records each; peak {(peak - before) / 1024:.0f} KiB)"
+    )
 
 
 def main() -> None:
@@ -111,8 +117,10 @@ def main() -> None:
     data_dir = None if args.own_suite else find_data_dir(args.data_dir)
     start = time.process_time()
     data = AirlineDomain(name="airline").load(DomainOptions(data_dir=data_dir))
-    print(f"data: {data.source} ({'tau2 reference' if data_dir else 'our generated suite'}), {len(data.tasks)} tasks, "
-          f"loaded in {(time.process_time() - start) * 1000:.0f} ms CPU")
+    print(
+        f"data: {data.source} ({'tau2 reference' if data_dir else 'our generated suite'}), {len(data.tasks)} tasks, "
+        f"loaded in {(time.process_time() - start) * 1000:.0f} ms CPU"
+    )
     time_tasks(data)
     memory_per_conversation(data, args.conversations)
 

@@ -83,8 +83,7 @@ class AirlineScript:
         actions = task.gold_actions()
         if done < len(actions):
             action = actions[done]
-            call = {"id": f"call_{done}", "type": "function",
-                    "function": {"name": action.name, "arguments": json.dumps(action.arguments)}}
+            call = {"id": f"call_{done}", "type": "function", "function": {"name": action.name, "arguments": json.dumps(action.arguments)}}
             return {"role": "assistant", "content": None, "tool_calls": [call]}
         criteria = task.evaluation_criteria
         facts = "; ".join(criteria.communicate_info or []) if criteria else ""
@@ -107,10 +106,34 @@ def command(base_url: str, concurrency: int, trials: int, db: Path, variant: str
     settings = [("backend", "openai"), ("model", "fake-model"), ("base_url", base_url), ("timeout_s", "120")]
     roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in settings]
     data = ["--data-dir", str(data_dir)] if data_dir else []
-    return [*(BENCH or bench_command()), "run", "--plugin", "airline", "--plugin", "openai", "--plugin", "llm", *data,
-            "--agent", "llm-fc", "--user", "llm-user", "--trials", str(trials), "--no-baseline",
-            "--concurrency", str(concurrency), "--db", str(db), "--run-id", f"c{concurrency}", "--format", "none",
-            *roles, *VARIANTS[variant]]
+    return [
+        *(BENCH or bench_command()),
+        "run",
+        "--plugin",
+        "airline",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        *data,
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--trials",
+        str(trials),
+        "--no-baseline",
+        "--concurrency",
+        str(concurrency),
+        "--db",
+        str(db),
+        "--run-id",
+        f"c{concurrency}",
+        "--format",
+        "none",
+        *roles,
+        *VARIANTS[variant],
+    ]
 
 
 def ideal_wall(lengths: list[int], concurrency: int, latency_s: float) -> float:
@@ -126,8 +149,9 @@ def stored(db: Path, tasks: list[Any]) -> tuple[int, list[int], float]:
     order = {task.id: i for i, task in enumerate(tasks)}
     store = Store(db)
     try:
-        rows = store.db.execute("select c.task_id, c.trial, c.reward, (select count(*) from llm_calls l "
-                                "where l.conversation_id = c.id) from conversations c").fetchall()
+        rows = store.db.execute(
+            "select c.task_id, c.trial, c.reward, (select count(*) from llm_calls l where l.conversation_id = c.id) from conversations c"
+        ).fetchall()
     finally:
         store.close()
     rows.sort(key=lambda r: (r[1], order.get(r[0], 0)))
@@ -135,8 +159,16 @@ def stored(db: Path, tasks: list[Any]) -> tuple[int, list[int], float]:
     return len(rows), [r[3] for r in rows], (sum(rewards) / len(rewards) if rewards else math.nan)
 
 
-def measure(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespace, tasks: list[Any], concurrency: int,
-            conversations: int, variant: str, workdir: Path) -> dict[str, Any]:
+def measure(
+    launcher: Launcher,
+    server: FakeOpenAIServer,
+    args: argparse.Namespace,
+    tasks: list[Any],
+    concurrency: int,
+    conversations: int,
+    variant: str,
+    workdir: Path,
+) -> dict[str, Any]:
     """One level of one variant."""
     trials = max(1, math.ceil(conversations / len(tasks)))
     db = workdir / f"{variant}-c{concurrency}-{len(os.listdir(workdir))}.db"
@@ -146,17 +178,25 @@ def measure(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespa
     done, lengths, reward = stored(db, tasks)
     ideal = ideal_wall(lengths, concurrency, args.latency_s)
     cpu = usage.ru_utime + usage.ru_stime
-    return {"variant": variant, "concurrency": concurrency, "conversations": done, "exit": status,
-            "requests_per_conversation": round(sum(lengths) / done, 2) if done else 0, "mean_reward": round(reward, 3),
-            "startup_s": round(first - started, 3), "wall_s": round(ended - started, 2), "ideal_s": round(ideal, 2),
-            "efficiency": round(ideal / max(ended - first, 1e-9), 3),
-            "efficiency_with_startup": round(ideal / max(ended - started, 1e-9), 3),
-            "conversations_per_hour": round(done / (ended - started) * 3600),
-            "cpu_ms_per_conversation": round(1000 * cpu / done, 2) if done else None, "peak_rss_kib": usage.ru_maxrss}
+    return {
+        "variant": variant,
+        "concurrency": concurrency,
+        "conversations": done,
+        "exit": status,
+        "requests_per_conversation": round(sum(lengths) / done, 2) if done else 0,
+        "mean_reward": round(reward, 3),
+        "startup_s": round(first - started, 3),
+        "wall_s": round(ended - started, 2),
+        "ideal_s": round(ideal, 2),
+        "efficiency": round(ideal / max(ended - first, 1e-9), 3),
+        "efficiency_with_startup": round(ideal / max(ended - started, 1e-9), 3),
+        "conversations_per_hour": round(done / (ended - started) * 3600),
+        "cpu_ms_per_conversation": round(1000 * cpu / done, 2) if done else None,
+        "peak_rss_kib": usage.ru_maxrss,
+    }
 
 
-def startups(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespace, tasks: list[Any],
-             workdir: Path) -> list[tuple[float, float]]:
+def startups(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namespace, tasks: list[Any], workdir: Path) -> list[tuple[float, float]]:
     """(process start to first request, CPU of the whole process) of a one-conversation run, `--startups` times.
 
     The CPU is robust to a loaded machine where the wall time is not: it is start-up's plus one conversation's (a few ms).
@@ -174,19 +214,25 @@ def startups(launcher: Launcher, server: FakeOpenAIServer, args: argparse.Namesp
 
 def table(rows: list[dict[str, Any]], starts: list[tuple[float, float]]) -> str:
     """Every figure in one markdown table."""
-    head = ("| variant | C | conv | req/conv | reward | ideal s | wall s | eff | eff+start | CPU ms/conv | conv/h "
-            "| start-up s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    head = (
+        "| variant | C | conv | req/conv | reward | ideal s | wall s | eff | eff+start | CPU ms/conv | conv/h "
+        "| start-up s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )
     lines = [head]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['concurrency']} | {r['conversations']} | {r['requests_per_conversation']} "
-                     f"| {r['mean_reward']} | {r['ideal_s']} | {r['wall_s']} | {r['efficiency']} "
-                     f"| {r['efficiency_with_startup']} | {r['cpu_ms_per_conversation']} | {r['conversations_per_hour']:,} "
-                     f"| {r['startup_s']} | {round(r['peak_rss_kib'] / 1024)} |")
+        lines.append(
+            f"| {r['variant']} | {r['concurrency']} | {r['conversations']} | {r['requests_per_conversation']} "
+            f"| {r['mean_reward']} | {r['ideal_s']} | {r['wall_s']} | {r['efficiency']} "
+            f"| {r['efficiency_with_startup']} | {r['cpu_ms_per_conversation']} | {r['conversations_per_hour']:,} "
+            f"| {r['startup_s']} | {round(r['peak_rss_kib'] / 1024)} |"
+        )
     if starts:
         walls, cpus = [w for w, _ in starts], [c for _, c in starts]
-        lines.append(f"\nstart-up, one-conversation run from a shell ({len(starts)} runs): median "
-                     f"{statistics.median(walls):.3f} s, min {min(walls):.3f} s, max {max(walls):.3f} s; "
-                     f"CPU of the whole run: median {statistics.median(cpus):.3f} s, min {min(cpus):.3f} s")
+        lines.append(
+            f"\nstart-up, one-conversation run from a shell ({len(starts)} runs): median "
+            f"{statistics.median(walls):.3f} s, min {min(walls):.3f} s, max {max(walls):.3f} s; "
+            f"CPU of the whole run: median {statistics.median(cpus):.3f} s, min {min(cpus):.3f} s"
+        )
     return "\n".join(lines)
 
 
@@ -201,14 +247,18 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=os.environ.get("BENCH_TAU2_DATA_DIR") or None)
     parser.add_argument("--latency-s", type=float, default=0.2)
     parser.add_argument("--levels", default="32,256,1024", help="Concurrency levels (empty: start-up only).")
-    parser.add_argument("--conversations", default="1=50,32=200,256=1300,1024=5150",
-                        help="Conversations per level (rounded up to whole trials of the suite); default 5 waves.")
+    parser.add_argument(
+        "--conversations",
+        default="1=50,32=200,256=1300,1024=5150",
+        help="Conversations per level (rounded up to whole trials of the suite); default 5 waves.",
+    )
     parser.add_argument("--variants", default="process,workers2")
     parser.add_argument("--repeat", type=int, default=1, help="Measure every level this many times.")
     parser.add_argument("--startups", type=int, default=5, help="One-conversation runs timed for start-up (0: none).")
     parser.add_argument("--bench", help="The bench executable to measure, e.g. a fresh clone's .venv/bin/bench (default: this venv's).")
-    parser.add_argument("--serve", action="store_true",
-                        help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand).")
+    parser.add_argument(
+        "--serve", action="store_true", help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand)."
+    )
     args = parser.parse_args()
     tasks, args.data_dir = load_tasks(args.data_dir)
     BENCH[:] = [args.bench] if args.bench else []
@@ -220,8 +270,7 @@ def main() -> None:
     counts = level_counts(args.conversations)
     rows: list[dict[str, Any]] = []
     launcher = Launcher(compile_bytecode=False)
-    with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server, \
-            tempfile.TemporaryDirectory() as tmp:
+    with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server, tempfile.TemporaryDirectory() as tmp:
         starts = startups(launcher, server, args, tasks, Path(tmp))
         for variant in filter(None, args.variants.split(",")):
             why = unavailable(variant)

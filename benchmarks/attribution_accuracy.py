@@ -32,8 +32,17 @@ def main() -> None:
     table, accuracy = confusion(results)
     missed = {name: {"truth": t, "label": label, "rule": rule} for name, (t, label, rule) in sorted(results.items()) if t != label}
     if args.json:
-        print(json.dumps({"cases": len(CASES), "accuracy": accuracy, "missed": missed,
-                          "confusion": {f"{t}->{label}": n for (t, label), n in sorted(table.items())}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "cases": len(CASES),
+                    "accuracy": accuracy,
+                    "missed": missed,
+                    "confusion": {f"{t}->{label}": n for (t, label), n in sorted(table.items())},
+                },
+                indent=2,
+            )
+        )
         return
     labels = [*LABELS, *sorted({label for _, label in table} - set(LABELS))]
     width = max(len(label) for label in labels) + 2

@@ -78,8 +78,10 @@ def time_tasks(data: DomainData) -> None:
     for task_id, actions, replay_ms, hash_ms, reward in rows:
         print(f"{task_id[:24]:>24} {actions:>7} {replay_ms:>14.2f} {hash_ms:>12.2f} {reward if reward is not None else '-':>6}")
     replay, hashes = [r[2] for r in rows], [r[3] for r in rows]
-    print(f"replay+eval per task: mean {statistics.mean(replay):.2f} ms, median {statistics.median(replay):.2f} ms, "
-          f"max {max(replay):.2f} ms; total {sum(replay) / 1000:.3f} s for {len(rows)} tasks")
+    print(
+        f"replay+eval per task: mean {statistics.mean(replay):.2f} ms, median {statistics.median(replay):.2f} ms, "
+        f"max {max(replay):.2f} ms; total {sum(replay) / 1000:.3f} s for {len(rows)} tasks"
+    )
     print(f"tau2 hash per task: mean {statistics.mean(hashes):.2f} ms (median {statistics.median(hashes):.2f} ms)")
     print("(an NL assertion is left unjudged here: such tasks show no reward)")
 
@@ -110,8 +112,10 @@ def time_search(data_dir: Path | None, variant: str, tool: str, texts: list[str]
         start = time.perf_counter()
         env.execute(ToolCall(id=f"q{i}", name=tool, arguments={argument: pattern}))
         times.append((time.perf_counter() - start) * 1000)
-    print(f"{tool} ({variant}): first call {first:.1f} ms (index built); per query mean {statistics.mean(times):.2f} ms, "
-          f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {len(times)} queries")
+    print(
+        f"{tool} ({variant}): first call {first:.1f} ms (index built); per query mean {statistics.mean(times):.2f} ms, "
+        f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {len(times)} queries"
+    )
 
 
 def main() -> None:
@@ -123,8 +127,10 @@ def main() -> None:
     data_dir = None if args.own_suite else find_data_dir(args.data_dir)
     start = time.process_time()
     data = BankingKnowledgeDomain().load(DomainOptions(data_dir=data_dir, retrieval="no_knowledge"))
-    print(f"data: {data.source} ({'tau2 reference' if data_dir else 'our suite'}), {len(data.tasks)} tasks, "
-          f"loaded in {(time.process_time() - start) * 1000:.0f} ms CPU")
+    print(
+        f"data: {data.source} ({'tau2 reference' if data_dir else 'our suite'}), {len(data.tasks)} tasks, "
+        f"loaded in {(time.process_time() - start) * 1000:.0f} ms CPU"
+    )
     time_tasks(data)
     texts = queries(data, args.queries)
     time_search(data_dir, "bm25", "KB_search", texts)

@@ -65,5 +65,7 @@ def describe(label: str, values: list[float]) -> str:
     """mean / median / p95 / max in milliseconds."""
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-    return (f"{label:<44} mean {1000 * statistics.fmean(values):7.3f} ms   median {1000 * statistics.median(values):7.3f} ms"
-            f"   p95 {1000 * p95:7.3f} ms   max {1000 * ordered[-1]:7.3f} ms")
+    return (
+        f"{label:<44} mean {1000 * statistics.fmean(values):7.3f} ms   median {1000 * statistics.median(values):7.3f} ms"
+        f"   p95 {1000 * p95:7.3f} ms   max {1000 * ordered[-1]:7.3f} ms"
+    )

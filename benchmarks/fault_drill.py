@@ -46,8 +46,7 @@ import structlog
 from bench_kernel import ModelConfig, RunConfig, Store, run
 from bench_kernel.testing import FakeOpenAIServer, Reply
 
-FAULTS = ("rate_limit", "server_error", "unavailable", "hang", "drop", "truncated", "non_json", "bad_arguments",
-          "unknown_tool")
+FAULTS = ("rate_limit", "server_error", "unavailable", "hang", "drop", "truncated", "non_json", "bad_arguments", "unknown_tool")
 RETRIED = frozenset({"rate_limit", "server_error", "unavailable", "hang", "drop", "truncated"})
 """Faults the client retries (transient by the OpenAI protocol's rules)."""
 BROKEN_REPLY = frozenset({"non_json", "bad_arguments"})
@@ -74,8 +73,7 @@ def world(body: dict[str, Any]) -> Reply:
     return Reply.text("Thanks. ###STOP###")
 
 
-STEPS = [("find_customer_by_email", {"email": "ada.okafor@example.net"}),
-         ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
+STEPS = [("find_customer_by_email", {"email": "ada.okafor@example.net"}), ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
 
 
 # --------------------------------------------------------------------------- the proxy
@@ -231,8 +229,13 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
 
 
 def _head(status: int, content_type: str, length: int, extra: dict[str, str] | None = None) -> bytes:
-    lines = [f"HTTP/1.1 {status} X", f"Content-Type: {content_type}", f"Content-Length: {length}", "Connection: keep-alive",
-             *(f"{k}: {v}" for k, v in (extra or {}).items())]
+    lines = [
+        f"HTTP/1.1 {status} X",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {length}",
+        "Connection: keep-alive",
+        *(f"{k}: {v}" for k, v in (extra or {}).items()),
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
@@ -267,10 +270,10 @@ def _spoil_tool_call(payload: bytes, fault: str) -> bytes | None:
         return None
     if fault == "bad_arguments":
         # Cut inside the first argument's string: no parser can read that action.
-        cut = content.index('": "', action.start(2)) + 6 if '": "' in content[action.start(2):] else action.start(2) + 1
+        cut = content.index('": "', action.start(2)) + 6 if '": "' in content[action.start(2) :] else action.start(2) + 1
         message["content"] = content[:cut]
     else:
-        message["content"] = content[: action.start(1)] + UNKNOWN_TOOL + content[action.end(1):]
+        message["content"] = content[: action.start(1)] + UNKNOWN_TOOL + content[action.end(1) :]
     return json.dumps(document).encode()
 
 
@@ -314,8 +317,9 @@ class DrillReport:
             "no untyped conversation error": not self.untyped_errors,
             "broken replies = ModelResponseError ledger rows": broken == self.ledger_errors.get("ModelResponseError", 0),
             "unreadable text actions = llm.reply_problem events": unreadable == self.reply_problems,
-            "unknown tools = tool errors seen by the agent":
-                self.injected.get("unknown_tool", 0) == self.unknown_tool_calls == self.unknown_tool_errors,
+            "unknown tools = tool errors seen by the agent": self.injected.get("unknown_tool", 0)
+            == self.unknown_tool_calls
+            == self.unknown_tool_errors,
             f"retried faults = retries in the ledger ({retried} vs {self.retries})": retried == self.retries,
         }
 
@@ -335,17 +339,41 @@ class DrillReport:
         return out
 
 
-def drill(workdir: Path, *, conversations: int = 60, rate: float = 0.2, seed: int = 7, concurrency: int = 8,
-          hang_s: float = 3.0, timeout_s: float = 2.0, max_retries: int = 6, every: int | None = None,
-          agent: str = "llm-fc") -> DrillReport:
+def drill(
+    workdir: Path,
+    *,
+    conversations: int = 60,
+    rate: float = 0.2,
+    seed: int = 7,
+    concurrency: int = 8,
+    hang_s: float = 3.0,
+    timeout_s: float = 2.0,
+    max_retries: int = 6,
+    every: int | None = None,
+    agent: str = "llm-fc",
+) -> DrillReport:
     """Run `conversations` upgrade conversations (the agent, llm-user) through the fault proxy and collect the findings."""
-    with FakeOpenAIServer(world, record=False) as server, FaultProxy(server.base_url, rate=rate, seed=seed, hang_s=hang_s,
-                                                                          every=every) as proxy:
-        model = ModelConfig(model="fake-model", base_url=proxy.base_url, timeout_s=timeout_s, max_retries=max_retries,
-                            options={"retry_base_s": 0.02, "retry_max_s": 0.3})
-        config = RunConfig(domain="mock", plugins=["mock", "openai", "llm"], agent=agent, user="llm-user",
-                           task_ids=[TASK], trials=conversations, baseline=False, concurrency=concurrency,
-                           models={"agent": model, "user": model}, run_id="drill", seed=seed)
+    with FakeOpenAIServer(world, record=False) as server, FaultProxy(server.base_url, rate=rate, seed=seed, hang_s=hang_s, every=every) as proxy:
+        model = ModelConfig(
+            model="fake-model",
+            base_url=proxy.base_url,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            options={"retry_base_s": 0.02, "retry_max_s": 0.3},
+        )
+        config = RunConfig(
+            domain="mock",
+            plugins=["mock", "openai", "llm"],
+            agent=agent,
+            user="llm-user",
+            task_ids=[TASK],
+            trials=conversations,
+            baseline=False,
+            concurrency=concurrency,
+            models={"agent": model, "user": model},
+            run_id="drill",
+            seed=seed,
+        )
         db = workdir / "drill.db"
         started = time.perf_counter()
         summary = run(config, db)
@@ -353,30 +381,41 @@ def drill(workdir: Path, *, conversations: int = 60, rate: float = 0.2, seed: in
         injected, requests = dict(proxy.injected), proxy.requests
     store = Store(db)
     try:
-        return _findings(store, summary.run_id, summary.status, summary.planned, injected, requests, seconds,
-                         text_agent=agent != "llm-fc")
+        return _findings(store, summary.run_id, summary.status, summary.planned, injected, requests, seconds, text_agent=agent != "llm-fc")
     finally:
         store.close()
 
 
-def _findings(store: Store, run_id: str, status: str, planned: int, injected: dict[str, int], requests: int,
-              seconds: float, *, text_agent: bool) -> DrillReport:
+def _findings(
+    store: Store, run_id: str, status: str, planned: int, injected: dict[str, int], requests: int, seconds: float, *, text_agent: bool
+) -> DrillReport:
     rows = store.conversations(run_id)
     errors = [r["error"] for r in rows if r["error"]]
     calls = list(store.db.query("select error, attempts from llm_calls where run_id = ?", [run_id]))
-    unknown = list(store.db.query("select t.error from tool_calls t join conversations c on c.id = t.conversation_id "
-                                  "where c.run_id = ? and t.name = ?", [run_id, UNKNOWN_TOOL]))
-    problems = store.db.execute("select count(*) from conversation_events where run_id = ? and kind = 'llm.reply_problem'",
-                                [run_id]).fetchone()[0]
+    unknown = list(
+        store.db.query(
+            "select t.error from tool_calls t join conversations c on c.id = t.conversation_id where c.run_id = ? and t.name = ?",
+            [run_id, UNKNOWN_TOOL],
+        )
+    )
+    problems = store.db.execute("select count(*) from conversation_events where run_id = ? and kind = 'llm.reply_problem'", [run_id]).fetchone()[0]
     return DrillReport(
-        injected=injected, requests=requests, status=status, planned=planned, conversations=len(rows),
+        injected=injected,
+        requests=requests,
+        status=status,
+        planned=planned,
+        conversations=len(rows),
         terminations=dict(collections.Counter(r["termination_reason"] for r in rows)),
         conversation_errors=dict(collections.Counter(_error_class(e) for e in errors)),
         untyped_errors=[e for e in errors if not BENCH_ERRORS.search(e)],
-        ledger_rows=len(calls), ledger_errors=dict(collections.Counter(_error_class(c["error"]) for c in calls if c["error"])),
+        ledger_rows=len(calls),
+        ledger_errors=dict(collections.Counter(_error_class(c["error"]) for c in calls if c["error"])),
         retries=sum(max(0, (c["attempts"] or 1) - 1) for c in calls),
-        unknown_tool_calls=len(unknown), unknown_tool_errors=sum(1 for u in unknown if u["error"]), reply_problems=problems,
-        text_agent=text_agent, seconds=seconds,
+        unknown_tool_calls=len(unknown),
+        unknown_tool_errors=sum(1 for u in unknown if u["error"]),
+        reply_problems=problems,
+        text_agent=text_agent,
+        seconds=seconds,
     )
 
 
@@ -394,11 +433,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--agent", choices=("llm-fc", "llm-react", "llm-act"), default="llm-fc")
     args = parser.parse_args()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR),
-                        logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR), logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     with tempfile.TemporaryDirectory() as tmp:
-        report = drill(Path(tmp), conversations=args.conversations, rate=args.rate, seed=args.seed,
-                       concurrency=args.concurrency, agent=args.agent)
+        report = drill(Path(tmp), conversations=args.conversations, rate=args.rate, seed=args.seed, concurrency=args.concurrency, agent=args.agent)
     print("\n".join(report.lines()))
     sys.exit(0 if all(report.verdicts().values()) else 1)
 

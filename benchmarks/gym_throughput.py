@@ -80,14 +80,22 @@ def measure(envs: Any, make_policy: Callable[[int], Any], steps: int) -> dict[st
                 rewards.append(float(reward[i]))
         ended = terminated | truncated
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"steps": steps * n, "per_core": steps * n / cpu, "wall": steps * n / wall, "episodes": len(rewards),
-            "mean_reward": float(np.mean(rewards)) if rewards else float("nan"), "cpu_us": cpu / (steps * n) * 1e6}
+    return {
+        "steps": steps * n,
+        "per_core": steps * n / cpu,
+        "wall": steps * n / wall,
+        "episodes": len(rewards),
+        "mean_reward": float(np.mean(rewards)) if rewards else float("nan"),
+        "cpu_us": cpu / (steps * n) * 1e6,
+    }
 
 
 def report(label: str, figures: dict[str, float]) -> None:
-    print(f"{label:34} {figures['per_core']:8.0f} steps/s per core  {figures['wall']:8.0f} wall  "
-          f"{figures['cpu_us']:6.1f} us CPU/step  {figures['episodes']:6.0f} episodes  mean reward {figures['mean_reward']:.3f}",
-          flush=True)
+    print(
+        f"{label:34} {figures['per_core']:8.0f} steps/s per core  {figures['wall']:8.0f} wall  "
+        f"{figures['cpu_us']:6.1f} us CPU/step  {figures['episodes']:6.0f} episodes  mean reward {figures['mean_reward']:.3f}",
+        flush=True,
+    )
 
 
 def offline(n: int, steps: int, data_dir: Path | None) -> None:
@@ -108,21 +116,20 @@ def offline(n: int, steps: int, data_dir: Path | None) -> None:
 
 
 def overlap(n: int, steps: int, latency_s: float) -> None:
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(latency_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(latency_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
         model = {"model": "fake-model", "base_url": base_url, "timeout_s": 120}
-        envs = gymnasium.make_vec(bench_gym.AGENT_ENV_ID, num_envs=n, domain="mock", task_id="upgrade_by_email",
-                                  user="llm-user", plugins=["llm"], models={"user": model})
+        envs = gymnasium.make_vec(
+            bench_gym.AGENT_ENV_ID, num_envs=n, domain="mock", task_id="upgrade_by_email", user="llm-user", plugins=["llm"], models={"user": model}
+        )
         try:
             figures = measure(envs, lambda i: GoldReplayPolicy(), steps)
         finally:
             envs.close()
         report(f"mock, llm-user at {latency_s:g}s latency", figures)
-        print(f"  ideal {n / latency_s:.0f} steps/s (every customer reply of a step overlapped); one at a time: "
-              f"{1 / latency_s:.0f} steps/s")
+        print(f"  ideal {n / latency_s:.0f} steps/s (every customer reply of a step overlapped); one at a time: {1 / latency_s:.0f} steps/s")
     finally:
         if server.stdin is not None:
             server.stdin.close()

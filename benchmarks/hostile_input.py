@@ -1,6 +1,6 @@
 """Time and peak memory of refusing huge or deep task files: each case prints its figures and the error's first words.
 
-    .venv/bin/python benchmarks/hostile_input.py
+.venv/bin/python benchmarks/hostile_input.py
 """
 
 from __future__ import annotations

@@ -26,8 +26,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-BODY = {"model": "fake-model", "messages": [{"role": "system", "content": "You are a helpful agent. " * 40},
-                                            {"role": "user", "content": "Hi, please move me to Fiber 1000."}]}
+BODY = {
+    "model": "fake-model",
+    "messages": [{"role": "system", "content": "You are a helpful agent. " * 40}, {"role": "user", "content": "Hi, please move me to Fiber 1000."}],
+}
 SERVER = """
 import sys, time
 sys.path.insert(0, {benchmarks!r})
@@ -80,6 +82,7 @@ async def httpx_one_pool(base_url: str, concurrency: int, requests: int) -> None
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     content = json.dumps(BODY).encode()
     async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
+
         async def send() -> None:
             response = await client.post("/chat/completions", content=content, headers={"Content-Type": "application/json"})
             json.loads(response.content)
@@ -104,8 +107,11 @@ async def aiohttp_session(base_url: str, concurrency: int, requests: int) -> Non
 
 
 CLIENTS: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
-    "openai-client": openai_client, "openai-client-httpx": openai_client_httpx, "aiohttp": aiohttp_session,
-    "httpx-1pool": httpx_one_pool}
+    "openai-client": openai_client,
+    "openai-client-httpx": openai_client_httpx,
+    "aiohttp": aiohttp_session,
+    "httpx-1pool": httpx_one_pool,
+}
 
 
 def main() -> None:
@@ -131,9 +137,19 @@ def main() -> None:
             asyncio.run(CLIENTS[name](base_url, args.concurrency, args.requests))
             cpu, wall = cpu_s() - cpu, time.perf_counter() - wall
             ideal = -(-args.requests // args.concurrency) * args.latency_s
-            print(json.dumps({"client": name, "concurrency": args.concurrency, "requests": args.requests,
-                              "cpu_ms_per_request": round(1000 * cpu / args.requests, 3), "wall_s": round(wall, 2),
-                              "efficiency": round(ideal / wall, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "client": name,
+                        "concurrency": args.concurrency,
+                        "requests": args.requests,
+                        "cpu_ms_per_request": round(1000 * cpu / args.requests, 3),
+                        "wall_s": round(wall, 2),
+                        "efficiency": round(ideal / wall, 3),
+                    }
+                ),
+                flush=True,
+            )
     finally:
         server.communicate("")
 

@@ -129,9 +129,11 @@ def cpu_benchmark(workdir: Path, conversations: int) -> None:
     trials = max(1, conversations // 12)
     config = runner.RunConfig(domain="mock", plugins=["mock"], trials=trials, baseline=False, concurrency=64)
     summary, wall, cpu = run_once(config, workdir / "cpu.db", [])
-    print(f"cpu: {summary.finished} conversations in {wall:.2f}s wall, {cpu:.2f}s CPU "
-          f"-> {1000 * cpu / summary.finished:.2f} ms CPU per conversation "
-          f"({summary.finished / wall:.0f} conversations/s)")
+    print(
+        f"cpu: {summary.finished} conversations in {wall:.2f}s wall, {cpu:.2f}s CPU "
+        f"-> {1000 * cpu / summary.finished:.2f} ms CPU per conversation "
+        f"({summary.finished / wall:.0f} conversations/s)"
+    )
 
 
 def concurrency_benchmark(workdir: Path, latency_s: float, levels: Sequence[tuple[int, int]]) -> None:
@@ -139,17 +141,20 @@ def concurrency_benchmark(workdir: Path, latency_s: float, levels: Sequence[tupl
     extra = [("paced", PacedPlugin(latency_s))]
     for n, concurrency in levels:
         trials = max(1, math.ceil(n / 12))
-        config = runner.RunConfig(domain="mock", plugins=["mock"], agent="paced-oracle", user="paced-scripted",
-                                  trials=trials, baseline=False, concurrency=concurrency)
+        config = runner.RunConfig(
+            domain="mock", plugins=["mock"], agent="paced-oracle", user="paced-scripted", trials=trials, baseline=False, concurrency=concurrency
+        )
         db = workdir / f"c{concurrency}.db"
         TURNS[0] = 0
         summary, wall, cpu = run_once(config, db, extra)
         turns = TURNS[0] / summary.finished
         # Conversations differ in length: the ideal keeps each worker busy, turn after turn.
         ideal = math.ceil(TURNS[0] / concurrency) * latency_s
-        print(f"concurrency {concurrency:>4}: {summary.finished} conversations, {turns:.1f} turns each, "
-              f"latency {1000 * latency_s:.0f} ms: wall {wall:.2f}s vs ideal {ideal:.2f}s "
-              f"-> efficiency {ideal / wall:.2f} (CPU {cpu:.2f}s)")
+        print(
+            f"concurrency {concurrency:>4}: {summary.finished} conversations, {turns:.1f} turns each, "
+            f"latency {1000 * latency_s:.0f} ms: wall {wall:.2f}s vs ideal {ideal:.2f}s "
+            f"-> efficiency {ideal / wall:.2f} (CPU {cpu:.2f}s)"
+        )
 
 
 def main() -> None:

@@ -50,8 +50,7 @@ RECORDED = REPO / "plugins" / "knowledge" / "tests" / "data" / "knowledge_tau2_r
 def figures(label: str, seconds: list[float]) -> None:
     ms = sorted(s * 1000 for s in seconds)
     p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
-    print(f"  {label:<34} mean {statistics.fmean(ms):8.3f} ms   median {statistics.median(ms):8.3f} ms   "
-          f"p95 {p95:8.3f} ms   ({len(ms)} calls)")
+    print(f"  {label:<34} mean {statistics.fmean(ms):8.3f} ms   median {statistics.median(ms):8.3f} ms   p95 {p95:8.3f} ms   ({len(ms)} calls)")
 
 
 def timed(call: Callable[[], Any], repeat: int) -> list[float]:
@@ -85,10 +84,10 @@ def main() -> None:
     print(f"  load {1000 * (loaded - started):.1f} ms, BM25 index {1000 * (indexed - loaded):.1f} ms (once per process)")
 
     print("per query:")
-    figures("KB_search (BM25, text included)", [t for q in queries for t in
-                                                 timed(lambda q=q: tools.call_tool("KB_search", {"query": q}), args.repeat)])
-    figures("grep (Python re)", [t for p in patterns for t in
-                                 timed(lambda p=p: tools.call_tool("grep", {"pattern": p}), max(1, args.repeat // 4))])
+    figures(
+        "KB_search (BM25, text included)", [t for q in queries for t in timed(lambda q=q: tools.call_tool("KB_search", {"query": q}), args.repeat)]
+    )
+    figures("grep (Python re)", [t for p in patterns for t in timed(lambda p=p: tools.call_tool("grep", {"pattern": p}), max(1, args.repeat // 4))])
 
     rng = random.Random(0)
     vectors = [[rng.gauss(0, 1) for _ in range(args.dimensions)] for _ in range(len(kb))]

@@ -39,8 +39,7 @@ PROMPTS = [
 
 async def measure(args: argparse.Namespace) -> None:
     options: dict[str, Any] = {k: v for k, v in {"gguf": args.gguf, "n_threads": args.n_threads}.items() if v is not None}
-    config = ModelConfig(backend="local", model="smollm2", options=options,
-                         sampling={"max_tokens": args.max_tokens, "temperature": 0})
+    config = ModelConfig(backend="local", model="smollm2", options=options, sampling={"max_tokens": args.max_tokens, "temperature": 0})
     client = collect(get_plugin_manager(["local"])).get("model", "local").client(config)
     assert isinstance(client, LocalClient)
     try:
@@ -59,15 +58,18 @@ async def measure(args: argparse.Namespace) -> None:
     finally:
         await client.aclose()
     assert client.server is not None
-    print(f"model          {client.server.settings.gguf.name} (n_ctx {client.server.settings.n_ctx}, "
-          f"n_threads {client.server.settings.n_threads or 'server default'}, {os.cpu_count()} CPUs)")
+    print(
+        f"model          {client.server.settings.gguf.name} (n_ctx {client.server.settings.n_ctx}, "
+        f"n_threads {client.server.settings.n_threads or 'server default'}, {os.cpu_count()} CPUs)"
+    )
     print(f"load           {load_s:.2f} s (spawn to first answer on /v1/models)")
     print(f"requests       {len(latencies)}, max_tokens {args.max_tokens}, temperature 0")
-    print(f"latency        first {latencies[0]:.2f} s, mean {statistics.mean(latencies):.2f} s, "
-          f"median {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s")
+    print(
+        f"latency        first {latencies[0]:.2f} s, mean {statistics.mean(latencies):.2f} s, "
+        f"median {statistics.median(latencies):.2f} s, max {max(latencies):.2f} s"
+    )
     print(f"tokens         prompt mean {statistics.mean(prompt_tokens):.0f}, completion mean {statistics.mean(completion_tokens):.1f}")
-    print(f"throughput     {sum(completion_tokens) / sum(latencies):.1f} completion tokens/s "
-          "(request wall time: HTTP, prompt processing and decode)")
+    print(f"throughput     {sum(completion_tokens) / sum(latencies):.1f} completion tokens/s (request wall time: HTTP, prompt processing and decode)")
     print(f"decode         {decode} (llama.cpp's eval timer, from the server log)")
 
 

@@ -58,25 +58,54 @@ CITIES = ["Rome", "Paris", "Berlin", "Madrid", "Vienna", "Lisbon", "Prague", "Os
 DATES = ["May 3", "June 10", "July 21", "August 2", "September 9"]
 # family: (domain, SGD intent, request, pending news or None, completion news, failure news or None, noun for a payment)
 TEMPLATES: dict[str, tuple[str, str, str, str | None, str, str | None, str | None]] = {
-    "hotel": ("Hotels", "ReserveHotel", "I'd like to book a hotel in {city} on {date}.",
-              "I've submitted the hotel booking in {city}; it is pending.", "Your hotel in {city} is confirmed.",
-              "Unfortunately the hotel in {city} is full.", "hotel"),
-    "flight": ("Flights", "ReserveOnewayFlight", "I need a flight to {city} on {date}.",
-               "I have submitted the flight booking to {city}; the airline is processing it.", "Your flight to {city} is confirmed.",
-               "Unfortunately the flight to {city} is sold out.", "flight"),
-    "restaurant": ("Restaurants", "ReserveRestaurant", "Please book a table at a restaurant in {city} for two at 8 pm.",
-                   "I have requested a table at the restaurant in {city}; it is awaiting confirmation.",
-                   "Your table at the restaurant in {city} is confirmed.", None, "restaurant"),
-    "weather": ("Weather", "GetWeather", "What is the weather in {city} on {date}?", None, "The forecast in {city} says sunny.",
-                None, None),
-    "ride": ("RideSharing", "GetRide", "Book a taxi to {city} station.", "The taxi request to {city} is pending.",
-             "Your taxi to {city} is booked.", None, None),
-    "event": ("Events", "BuyEventTickets", "Can you get two tickets for the concert in {city}?", None,
-              "Your concert tickets in {city} are confirmed.", "Unfortunately the concert in {city} is sold out.", None),
-    "account": ("Banks", "CheckBalance", "Check my savings account balance, please.", None,
-                "Your savings account balance is $1,200.", None, None),
-    "attraction": ("Travel", "FindAttractions", "What attractions are there in {city}?", None,
-                   "I found three attractions in {city}.", None, None),
+    "hotel": (
+        "Hotels",
+        "ReserveHotel",
+        "I'd like to book a hotel in {city} on {date}.",
+        "I've submitted the hotel booking in {city}; it is pending.",
+        "Your hotel in {city} is confirmed.",
+        "Unfortunately the hotel in {city} is full.",
+        "hotel",
+    ),
+    "flight": (
+        "Flights",
+        "ReserveOnewayFlight",
+        "I need a flight to {city} on {date}.",
+        "I have submitted the flight booking to {city}; the airline is processing it.",
+        "Your flight to {city} is confirmed.",
+        "Unfortunately the flight to {city} is sold out.",
+        "flight",
+    ),
+    "restaurant": (
+        "Restaurants",
+        "ReserveRestaurant",
+        "Please book a table at a restaurant in {city} for two at 8 pm.",
+        "I have requested a table at the restaurant in {city}; it is awaiting confirmation.",
+        "Your table at the restaurant in {city} is confirmed.",
+        None,
+        "restaurant",
+    ),
+    "weather": ("Weather", "GetWeather", "What is the weather in {city} on {date}?", None, "The forecast in {city} says sunny.", None, None),
+    "ride": (
+        "RideSharing",
+        "GetRide",
+        "Book a taxi to {city} station.",
+        "The taxi request to {city} is pending.",
+        "Your taxi to {city} is booked.",
+        None,
+        None,
+    ),
+    "event": (
+        "Events",
+        "BuyEventTickets",
+        "Can you get two tickets for the concert in {city}?",
+        None,
+        "Your concert tickets in {city} are confirmed.",
+        "Unfortunately the concert in {city} is sold out.",
+        None,
+    ),
+    "account": ("Banks", "CheckBalance", "Check my savings account balance, please.", None, "Your savings account balance is $1,200.", None, None),
+    "attraction": ("Travel", "FindAttractions", "What attractions are there in {city}?", None, "I found three attractions in {city}.", None, None),
 }
 
 
@@ -93,14 +122,18 @@ def dialogue(seed: int, goals: int) -> tuple[list[Goal], list[Message], list[Eve
         gold.append(Goal(id=gid, domain=domain, intent=intent, content=ask.format(city=city, date=date), slot_values={"city": city}))
         end = fail if fail and rng.random() < 0.3 else done
         steps = [("user", ask, "open")] + ([("agent", pending, "pending")] if pending else [])
-        lines[gid] = [(who, text.format(city=city, date=date), status) for who, text, status in
-                      [*steps, ("agent", end, "failed" if end is fail else "completed")]]
+        lines[gid] = [
+            (who, text.format(city=city, date=date), status)
+            for who, text, status in [*steps, ("agent", end, "failed" if end is fail else "completed")]
+        ]
     payable = [(g.id, TEMPLATES[f][6]) for g, f in zip(gold, families, strict=True) if TEMPLATES[f][6]]
     if payable and goals > len(families):
         target, noun = rng.choice(payable)
         gold.append(Goal(id="goal_pay", domain="Payment", intent="MakePayment", content=f"pay for the {noun}", dependencies=[target]))
-        lines["goal_pay"] = [("user", f"Please pay for the {noun} once it is confirmed.", "open"),
-                             ("agent", f"The payment for the {noun} went through.", "completed")]
+        lines["goal_pay"] = [
+            ("user", f"Please pay for the {noun} once it is confirmed.", "open"),
+            ("agent", f"The payment for the {noun} went through.", "completed"),
+        ]
     return gold, *_interleave(rng, lines)
 
 
@@ -148,7 +181,7 @@ def rules_model(body: dict[str, Any]) -> Reply:
 
 def _tool_line(line: str) -> ToolResult:
     """A transcript's 'tool NAME(ARGS) -> RESULT' line back as a tool result."""
-    call, _, content = line[len("tool "):].partition(") -> ")
+    call, _, content = line[len("tool ") :].partition(") -> ")
     name, _, arguments = call.partition("(")
     return ToolResult(name=name, arguments=json.loads(arguments or "{}"), content=content)
 
@@ -168,25 +201,37 @@ def services_suite() -> list[tuple[list[Goal], list[Message], list[Event]]]:
             out = []
             for row in store.conversations(store.runs()[0]["id"]):
                 messages = [converter.structure(json.loads(m["message_json"]), Message) for m in store.messages(row["id"])]  # type: ignore[arg-type]
-                events = [Event(kind=e["kind"], data=json.loads(e["data_json"] or "{}"), message_index=e["message_index"])
-                          for e in store.conversation_events(row["id"])]
+                events = [
+                    Event(kind=e["kind"], data=json.loads(e["data_json"] or "{}"), message_index=e["message_index"])
+                    for e in store.conversation_events(row["id"])
+                ]
                 out.append((task_goals(tasks[row["task_id"]]), messages, events))
             return out
         finally:
             store.close()
 
 
-async def evaluate_all(dialogues: list[tuple[list[Goal], list[Message], list[Event]]], judge: str, index: str,
-                       models: DirectModels | None = None) -> list[DialogueEvaluation]:
+async def evaluate_all(
+    dialogues: list[tuple[list[Goal], list[Message], list[Event]]], judge: str, index: str, models: DirectModels | None = None
+) -> list[DialogueEvaluation]:
     """Every dialogue through the evaluator."""
     out = []
     for n, (goals, messages, events) in enumerate(dialogues):
+
         async def complete(request: Any) -> Any:
             assert models is not None
             return await models.complete("memory-judge", request)
 
-        out.append(await evaluate_conversation(goals, messages, events, conversation_id=f"d{n}",
-                                               judge=make_judge(judge, complete if models else None, seed=n), index=make_index(index)))
+        out.append(
+            await evaluate_conversation(
+                goals,
+                messages,
+                events,
+                conversation_id=f"d{n}",
+                judge=make_judge(judge, complete if models else None, seed=n),
+                index=make_index(index),
+            )
+        )
     return out
 
 
@@ -198,10 +243,12 @@ def report(label: str, results: list[DialogueEvaluation], wall_s: float) -> None
     compared = sum(r.scores.statuses_compared for r in results if r.scores)
     correct = sum(r.scores.statuses_correct for r in results if r.scores)
     tp, fp, fn = (sum(getattr(r.scores, f"dependency_{k}") for r in results if r.scores) for k in ("tp", "fp", "fn"))
-    print(f"{label}: {len(latencies)} turns in {wall_s:.2f} s; per turn mean {statistics.fmean(latencies):.2f} ms, "
-          f"p95 {p95(latencies):.2f} ms; judge calls per turn {statistics.fmean(calls):.2f}; "
-          f"detection F1 {statistics.fmean(f1s):.3f}, status accuracy {correct / compared:.3f}, "
-          f"dependency F1 {2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float('nan'):.3f}")
+    print(
+        f"{label}: {len(latencies)} turns in {wall_s:.2f} s; per turn mean {statistics.fmean(latencies):.2f} ms, "
+        f"p95 {p95(latencies):.2f} ms; judge calls per turn {statistics.fmean(calls):.2f}; "
+        f"detection F1 {statistics.fmean(f1s):.3f}, status accuracy {correct / compared:.3f}, "
+        f"dependency F1 {2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float('nan'):.3f}"
+    )
 
 
 def dialogues_of(suite: str, count: int, goals: int, seed: int) -> list[tuple[list[Goal], list[Message], list[Event]]]:

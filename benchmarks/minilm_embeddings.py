@@ -60,8 +60,7 @@ QUERIES = [
 def figures(label: str, seconds: list[float]) -> str:
     ms = sorted(s * 1000 for s in seconds)
     p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
-    return (f"  {label:<28} mean {statistics.fmean(ms):7.1f} ms   median {statistics.median(ms):7.1f} ms   "
-            f"p95 {p95:7.1f} ms   ({len(ms)} calls)")
+    return f"  {label:<28} mean {statistics.fmean(ms):7.1f} ms   median {statistics.median(ms):7.1f} ms   p95 {p95:7.1f} ms   ({len(ms)} calls)"
 
 
 def main() -> None:
@@ -91,9 +90,11 @@ def main() -> None:
     documents = asyncio.run(client.embed(EmbeddingRequest(texts=texts)))
     took = time.perf_counter() - started
     longer = sum(n > encoder.MAX_TOKENS for n in lengths)
-    print(f"  documents: {1000 * took / len(texts):.1f} ms per document ({took:.1f} s for {len(texts)}, one request); "
-          f"{documents.prompt_tokens:,} word pieces read of {sum(lengths):,}; {longer} documents longer than "
-          f"{encoder.MAX_TOKENS} (only their start is embedded)")
+    print(
+        f"  documents: {1000 * took / len(texts):.1f} ms per document ({took:.1f} s for {len(texts)}, one request); "
+        f"{documents.prompt_tokens:,} word pieces read of {sum(lengths):,}; {longer} documents longer than "
+        f"{encoder.MAX_TOKENS} (only their start is embedded)"
+    )
 
     asyncio.run(client.embed(EmbeddingRequest(texts=["warm up"])))
     query_vectors, seconds = [], []
@@ -116,8 +117,10 @@ def main() -> None:
         print(f"  {shared[-1]:2}/{k}  {'same top-1' if dense[0] == lexical[0] else 'other top-1'}  {query}")
         if number < args.show:
             print(f"        MiniLM: {', '.join(dense[:3])}\n        BM25:   {', '.join(lexical[:3])}")
-    print(f"  mean {statistics.fmean(shared):.1f} of {k} shared (min {min(shared)}, max {max(shared)}); same top-1 in "
-          f"{first_same} of {len(QUERIES)} queries; two random lists would share {k * k / len(kb):.1f}")
+    print(
+        f"  mean {statistics.fmean(shared):.1f} of {k} shared (min {min(shared)}, max {max(shared)}); same top-1 in "
+        f"{first_same} of {len(QUERIES)} queries; two random lists would share {k * k / len(kb):.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,9 @@ def serve(latency_s: float) -> None:
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     """Start the fake server in its own process and return it with its base URL."""
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", "--latency-s", str(latency_s)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--latency-s", str(latency_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not re.match(r"http://127\.0\.0\.1:\d+/v1", line):
@@ -56,9 +57,18 @@ def measure(base_url: str, latency_s: float, concurrency: int, waves: int, workd
     """One concurrency level: run N conversations and compare the wall time with the ideal."""
     n = waves * concurrency
     model = ModelConfig(model="fake-model", base_url=base_url, max_concurrency=concurrency, timeout_s=60)
-    config = RunConfig(domain="mock", plugins=["mock", "openai", "llm"], agent="llm-fc", user="llm-user",
-                       task_ids=[TASK], trials=n, baseline=False, concurrency=concurrency,
-                       models={"agent": model, "user": model}, run_id=f"c{concurrency}")
+    config = RunConfig(
+        domain="mock",
+        plugins=["mock", "openai", "llm"],
+        agent="llm-fc",
+        user="llm-user",
+        task_ids=[TASK],
+        trials=n,
+        baseline=False,
+        concurrency=concurrency,
+        models={"agent": model, "user": model},
+        run_id=f"c{concurrency}",
+    )
     db = workdir / f"c{concurrency}.db"
     cpu0, wall0 = time.process_time(), time.perf_counter()
     summary = run(config, db)
@@ -69,10 +79,21 @@ def measure(base_url: str, latency_s: float, concurrency: int, waves: int, workd
     store.close()
     per_conversation = calls / summary.finished
     ideal = math.ceil(summary.finished / concurrency) * per_conversation * latency_s
-    print(json.dumps({"concurrency": concurrency, "conversations": summary.finished, "requests_per_conversation": per_conversation,
-                      "latency_s": latency_s, "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
-                      "efficiency": round(ideal / wall, 3), "harness_cpu_s": round(cpu, 2),
-                      "mean_reward": sum(rewards) / len(rewards)}))
+    print(
+        json.dumps(
+            {
+                "concurrency": concurrency,
+                "conversations": summary.finished,
+                "requests_per_conversation": per_conversation,
+                "latency_s": latency_s,
+                "wall_s": round(wall, 2),
+                "ideal_s": round(ideal, 2),
+                "efficiency": round(ideal / wall, 3),
+                "harness_cpu_s": round(cpu, 2),
+                "mean_reward": sum(rewards) / len(rewards),
+            }
+        )
+    )
 
 
 def main() -> None:

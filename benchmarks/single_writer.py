@@ -41,8 +41,17 @@ from bench_kernel.testing import FakeOpenAIServer
 def config(base_url: str, trials: int) -> RunConfig:
     """The sampled run: bench-llm's participants on the upgrade task."""
     models = {role: ModelConfig(backend="openai", model="fake-model", base_url=base_url) for role in ("agent", "user")}
-    return RunConfig(domain="mock", plugins=["mock", "openai", "llm"], agent="llm-fc", user="llm-user", task_ids=[TASK],
-                     trials=trials, baseline=False, models=models, concurrency=8)
+    return RunConfig(
+        domain="mock",
+        plugins=["mock", "openai", "llm"],
+        agent="llm-fc",
+        user="llm-user",
+        task_ids=[TASK],
+        trials=trials,
+        baseline=False,
+        models=models,
+        concurrency=8,
+    )
 
 
 async def capture(base_url: str, sample: int, db: Path) -> list[tuple[Any, ...]]:
@@ -71,8 +80,7 @@ def renumbered(messages: list[tuple[Any, ...]], offset: int) -> list[tuple[Any, 
     return out
 
 
-async def replay(base_url: str, batches: list[list[tuple[Any, ...]]], db: Path, unpickle: bool,
-                 per_turn: int) -> tuple[float, int]:
+async def replay(base_url: str, batches: list[list[tuple[Any, ...]]], db: Path, unpickle: bool, per_turn: int) -> tuple[float, int]:
     """Seconds to store every batch through a Writer into a fresh run, and how many conversations were stored.
 
     The loop turns after every `per_turn` finished conversations: the store commits once per turn.
@@ -98,8 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--conversations", type=int, default=2000)
     parser.add_argument("--sample", type=int, default=40)
-    parser.add_argument("--per-turn", type=int, default=20,
-                        help="Finished conversations per turn of the loop in the second measurement (one commit each turn).")
+    parser.add_argument(
+        "--per-turn", type=int, default=20, help="Finished conversations per turn of the loop in the second measurement (one commit each turn)."
+    )
     args = parser.parse_args()
     with FakeOpenAIServer(world, record=False) as server, tempfile.TemporaryDirectory() as tmp:
         sample = asyncio.run(capture(server.base_url, args.sample, Path(tmp) / "sample.db"))
@@ -109,11 +118,21 @@ def main() -> None:
         for unpickle, per_turn in [(False, 1), (False, args.per_turn), (True, 1), (True, args.per_turn)]:
             db = Path(tmp) / f"replay-{unpickle}-{per_turn}.db"
             elapsed, stored = asyncio.run(replay(server.base_url, batches, db, unpickle, per_turn))
-            print(json.dumps({"mode": "with unpickling" if unpickle else "store only", "conversations_per_turn": per_turn,
-                              "conversations": stored,
-                              "calls_per_conversation": round(calls / args.sample, 2), "seconds": round(elapsed, 2),
-                              "conversations_per_s": round(stored / elapsed), "conversations_per_hour": round(stored / elapsed * 3600),
-                              "ms_per_conversation": round(1000 * elapsed / stored, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "mode": "with unpickling" if unpickle else "store only",
+                        "conversations_per_turn": per_turn,
+                        "conversations": stored,
+                        "calls_per_conversation": round(calls / args.sample, 2),
+                        "seconds": round(elapsed, 2),
+                        "conversations_per_s": round(stored / elapsed),
+                        "conversations_per_hour": round(stored / elapsed * 3600),
+                        "ms_per_conversation": round(1000 * elapsed / stored, 3),
+                    }
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

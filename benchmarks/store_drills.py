@@ -57,11 +57,13 @@ def count(db: Path, sql: str, params: tuple[object, ...] = ()) -> int:
 def integrity(db: Path) -> dict[str, int]:
     """Duplicated and half-written conversations across the database."""
     return {
-        "duplicated": count(db, "select count(*) from (select 1 from conversations group by run_id, arm, task_id, trial "
-                                "having count(*) > 1)"),
-        "half_written": count(db, """select count(*) from conversations c
+        "duplicated": count(db, "select count(*) from (select 1 from conversations group by run_id, arm, task_id, trial having count(*) > 1)"),
+        "half_written": count(
+            db,
+            """select count(*) from conversations c
                                      where c.num_messages != (select count(*) from messages m where m.conversation_id = c.id)
-                                        or not exists (select 1 from metric_values v where v.conversation_id = c.id)"""),
+                                        or not exists (select 1 from metric_values v where v.conversation_id = c.id)""",
+        ),
     }
 
 
@@ -69,8 +71,16 @@ def writers(n: int, trials: int, readers: int, work: Path) -> None:
     """N writers on one fresh database, readers alongside."""
     db, expected = work / "writers.db", MOCK_TASKS * trials + MOCK_TASKS
     started = time.perf_counter()
-    procs = [subprocess.Popen(run_args(db, trials, "--run-id", f"writer-{i}", "--concurrency", "8"), env=env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(n)]
+    procs = [
+        subprocess.Popen(
+            run_args(db, trials, "--run-id", f"writer-{i}", "--concurrency", "8"),
+            env=env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
     reads = read_failures = 0
     while any(p.poll() is None for p in procs):
         for _ in range(readers):
@@ -86,8 +96,10 @@ def writers(n: int, trials: int, readers: int, work: Path) -> None:
     errors = [p.stderr.read() if p.stderr else "" for p in procs]
     stored = [count(db, "select count(*) from conversations where run_id = ?", (f"writer-{i}",)) for i in range(n)]
     print(f"writers: {n} processes x {expected} conversations on one fresh database, {readers} reader loop(s)")
-    print(f"  failed processes: {sum(p.returncode != 0 for p in procs)}  'database is locked': "
-          f"{sum('database is locked' in e for e in errors)}  reader calls: {reads} ({read_failures} failed)")
+    print(
+        f"  failed processes: {sum(p.returncode != 0 for p in procs)}  'database is locked': "
+        f"{sum('database is locked' in e for e in errors)}  reader calls: {reads} ({read_failures} failed)"
+    )
     print(f"  missing: {sum(expected - s for s in stored)}  {', '.join(f'{k}: {v}' for k, v in integrity(db).items())}")
     print(f"  {sum(stored)} conversations in {wall:.1f}s wall ({sum(stored) / wall:.0f}/s across processes)")
     for i, (proc, err) in enumerate(zip(procs, errors, strict=True)):
@@ -113,8 +125,7 @@ def kill_resume(rounds: int, trials: int, signame: str, seed: int, work: Path) -
     totals = {"lost": 0, "duplicated": 0, "half_written": 0, "differ": 0}
     for r in range(rounds):
         db, at_least = work / f"round-{r}.db", rng.randint(1, expected * 3 // 4)
-        proc = subprocess.Popen(run_args(db, trials, "--concurrency", "4"), env=env(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(run_args(db, trials, "--concurrency", "4"), env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while proc.poll() is None and count(db, "select count(*) from conversations") < at_least:
             time.sleep(0.002)
         proc.send_signal(sig)
@@ -123,12 +134,13 @@ def kill_resume(rounds: int, trials: int, signame: str, seed: int, work: Path) -
         listed = bench(["runs", "--db", str(db)]).stdout.split()
         shown = listed[1] if len(listed) > 1 else "-"
         resumed = subprocess.run(run_args(db, trials), env=env(), capture_output=True, text=True)
-        found = {"lost": expected - count(db, "select count(*) from conversations"), **integrity(db),
-                 "differ": int(rewards(db) != clean)}
+        found = {"lost": expected - count(db, "select count(*) from conversations"), **integrity(db), "differ": int(rewards(db) != clean)}
         for key, value in found.items():
             totals[key] += value
-        print(f"  round {r}: stopped at {at_stop} stored (asked {at_least}), exit {code}, `bench runs` said {shown}; "
-              f"resume exit {resumed.returncode}: " + ", ".join(f"{k} {v}" for k, v in found.items()))
+        print(
+            f"  round {r}: stopped at {at_stop} stored (asked {at_least}), exit {code}, `bench runs` said {shown}; "
+            f"resume exit {resumed.returncode}: " + ", ".join(f"{k} {v}" for k, v in found.items())
+        )
     print("  total: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
 
 

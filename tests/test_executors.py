@@ -26,11 +26,36 @@ world = upgrade_world
 
 def llm_args(base_url: str, db: Path, trials: int) -> list[str]:
     """A run of llm-fc and llm-user of bench-llm against the fake server."""
-    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in
-             (("backend", "openai"), ("model", "fake-model"), ("base_url", base_url))]
-    return ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc", "--user", "llm-user",
-            "--task-id", TASK, "--trials", str(trials), "--no-baseline", "--concurrency", "8", "--db", str(db),
-            "--format", "none", *roles]
+    roles = [
+        f"--model-option={role}.{key}={value}"
+        for role in ("agent", "user")
+        for key, value in (("backend", "openai"), ("model", "fake-model"), ("base_url", base_url))
+    ]
+    return [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--task-id",
+        TASK,
+        "--trials",
+        str(trials),
+        "--no-baseline",
+        "--concurrency",
+        "8",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        *roles,
+    ]
 
 
 rows = stored_rows
@@ -64,8 +89,7 @@ def test_workers_store_what_one_process_stores_with_models(tmp_path: Path) -> No
 
 def capped(db: Path, base_url: str, *more: str) -> tuple[int, str, int, float]:
     """Exit code, status, stored conversations and spend of a run capped at $0.50."""
-    result = CliRunner().invoke(cli, [*llm_args(base_url, db, trials=40), "--price", "fake-model=10000,10000",
-                                      "--max-cost", "0.5", *more])
+    result = CliRunner().invoke(cli, [*llm_args(base_url, db, trials=40), "--price", "fake-model=10000,10000", "--max-cost", "0.5", *more])
     with sqlite3.connect(db) as conn:
         [(status,)] = conn.execute("select status from runs").fetchall()
         [(stored,)] = conn.execute("select count(*) from conversations").fetchall()
@@ -113,8 +137,7 @@ def gone(pids: set[int], limit_s: float = 20) -> bool:
     """Whether every pid has exited within limit_s (a safety net, not a timing assertion)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
-                   for pid in pids):
+        if not any(Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3] for pid in pids):
             return True
         time.sleep(0.05)
     return False
@@ -158,7 +181,7 @@ def test_a_stopped_run_with_workers_resumes_to_the_rows_of_an_uninterrupted_run(
         assert len(workers) >= 2 and gone(workers), "worker processes outlived the run's process"
         with sqlite3.connect(db) as conn:
             [(status,)] = conn.execute("select status from runs").fetchall()
-            [(stored,)] = conn.execute("select count(*) from conversations").fetchone(),
+            [(stored,)] = (conn.execute("select count(*) from conversations").fetchone(),)
         if signum == signal.SIGKILL:
             assert process.returncode == -signal.SIGKILL and status == "running"
         else:
@@ -206,4 +229,3 @@ def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:
         entries = conn.execute("select count(*) from llm_cache").fetchone()[0]
     assert asked == 30 and entries > 0  # the workers' responses reached the cache through the writer
     assert again == 0 and cached["second"] == 30
-

@@ -17,8 +17,7 @@ def test_every_sample_hash_matches(domain: str, exit_code: int) -> None:
     expected = REFERENCE / "expected_hashes_sample.json"
     if not (REFERENCE / domain / "db.json").exists() or not expected.exists():
         pytest.skip(f"tau2 reference data absent under {REFERENCE}")
-    result = CliRunner().invoke(cli, ["check", "--plugin", domain, "--data-dir", str(REFERENCE / domain),
-                                      "--expected", str(expected)])
+    result = CliRunner().invoke(cli, ["check", "--plugin", domain, "--data-dir", str(REFERENCE / domain), "--expected", str(expected)])
     assert result.exit_code == exit_code, result.output  # retail: tau2's own 15 broken gold actions
     assert "expected hashes: 3 of 3 gold DB hashes match" in result.output
     assert "initial DB hash matches" in result.output

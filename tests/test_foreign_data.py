@@ -12,12 +12,15 @@ from bench_kernel.testing import cli
 REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "tau2"
 
 
-@pytest.mark.parametrize(("plugin", "data", "fragment"), [
-    ("mock", "mock", "do not fit the mock domain (is this another domain's data?): task 'create_task_1' names create_task"),
-    ("retail", "airline", "do not fit the retail domain (is this another domain's data?)"),
-    # airline reads its database when first needed: the tasks' tool names give the data away before that
-    ("airline", "retail", "do not fit the airline domain (is this another domain's data?)"),
-])
+@pytest.mark.parametrize(
+    ("plugin", "data", "fragment"),
+    [
+        ("mock", "mock", "do not fit the mock domain (is this another domain's data?): task 'create_task_1' names create_task"),
+        ("retail", "airline", "do not fit the retail domain (is this another domain's data?)"),
+        # airline reads its database when first needed: the tasks' tool names give the data away before that
+        ("airline", "retail", "do not fit the airline domain (is this another domain's data?)"),
+    ],
+)
 def test_another_domains_data_is_refused_before_the_run(tmp_path: Path, plugin: str, data: str, fragment: str) -> None:
     if not (REFERENCE / data / "db.json").is_file():
         pytest.skip(f"tau2 reference data not found at {REFERENCE / data}")

@@ -16,13 +16,20 @@ from hypothesis import strategies as st
 from bench_kernel.testing import bench_cli
 
 LONG = os.environ.get("BENCH_FUZZ") == "long"
-FUZZ = settings(max_examples=500 if LONG else 5, deadline=None, derandomize=not LONG, database=None,
-                phases=list(Phase) if LONG else [Phase.explicit, Phase.generate],  # shrinking imports costs seconds each
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=500 if LONG else 5,
+    deadline=None,
+    derandomize=not LONG,
+    database=None,
+    phases=list(Phase) if LONG else [Phase.explicit, Phase.generate],  # shrinking imports costs seconds each
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 COMMANDS = bench_cli(["mock", "tau2"])
-values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10)),
-                      lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=10)
+values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=10,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +68,9 @@ def test_a_mutated_results_file_imports_or_is_one_clean_error(exported: Any, dat
     with tempfile.TemporaryDirectory() as folder:
         results = Path(folder) / "results.json"
         results.write_text(json.dumps(mutated))
-        result = CliRunner().invoke(COMMANDS, ["import", "tau2-results", str(results), "-p", "mock", "-p", "tau2",
-                                          "--db", str(Path(folder) / "i.db")])
+        result = CliRunner().invoke(
+            COMMANDS, ["import", "tau2-results", str(results), "-p", "mock", "-p", "tau2", "--db", str(Path(folder) / "i.db")]
+        )
     assert result.exception is None or isinstance(result.exception, SystemExit), (path, repr(result.exception))
     assert result.exit_code in (0, 1), result.output
 
@@ -76,7 +84,8 @@ def test_every_top_level_field_and_info_field_of_another_type_is_one_clean_error
             with tempfile.TemporaryDirectory() as folder:
                 results = Path(folder) / "results.json"
                 results.write_text(json.dumps(_replace(exported, path, value)))
-                result = CliRunner().invoke(COMMANDS, ["import", "tau2-results", str(results), "-p", "mock", "-p", "tau2",
-                                                  "--db", str(Path(folder) / "i.db")])
+                result = CliRunner().invoke(
+                    COMMANDS, ["import", "tau2-results", str(results), "-p", "mock", "-p", "tau2", "--db", str(Path(folder) / "i.db")]
+                )
             assert result.exception is None or isinstance(result.exception, SystemExit), (path, value, repr(result.exception))
             assert result.exit_code in (0, 1), result.output

@@ -23,9 +23,31 @@ REPLIES = {
 def test_an_unstorable_reply_is_an_agent_error_and_the_run_goes_on(kind: str, tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     with FakeOpenAIServer(lambda body: REPLIES[kind]) as server:
-        result = CliRunner().invoke(cli, [
-            "run", "-p", "mock", "-p", "openai", "-p", "llm", "--agent", "llm-fc", "--no-baseline", "--num-tasks", "2",
-            "--agent-model", "m", "--agent-base-url", server.base_url, "--db", str(db), "--format", "none"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "-p",
+                "mock",
+                "-p",
+                "openai",
+                "-p",
+                "llm",
+                "--agent",
+                "llm-fc",
+                "--no-baseline",
+                "--num-tasks",
+                "2",
+                "--agent-model",
+                "m",
+                "--agent-base-url",
+                server.base_url,
+                "--db",
+                str(db),
+                "--format",
+                "none",
+            ],
+        )
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT termination_reason, error FROM conversations").fetchall()

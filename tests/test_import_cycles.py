@@ -9,8 +9,9 @@ import pytest
 from bench_kernel.testing import check_no_import_cycles
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = sorted(p.parent for group in ("plugins", "contrib_domains", "contrib_metrics", "contrib_judges")
-                  for p in REPO.glob(f"{group}/*/bench_*/__init__.py"))
+PACKAGES = sorted(
+    p.parent for group in ("plugins", "contrib_domains", "contrib_metrics", "contrib_judges") for p in REPO.glob(f"{group}/*/bench_*/__init__.py")
+)
 
 
 def test_every_distribution_is_found() -> None:

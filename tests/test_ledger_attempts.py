@@ -17,11 +17,32 @@ def test_a_call_that_fails_after_its_retries_is_ledgered_with_every_attempt(tmp_
 
     db = tmp_path / "r.db"
     with FakeOpenAIServer(overloaded) as server:
-        args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--task-id", "upgrade_by_email",
-                "--agent", "llm-fc", "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--no-baseline",
-                "--model-option", "agent.max_retries=3",
-                "--model-option", 'agent.options={"retry_base_s": 0.001, "retry_max_s": 0.01}',
-                "--db", str(db), "--format", "none"]
+        args = [
+            "run",
+            "--plugin",
+            "mock",
+            "--plugin",
+            "openai",
+            "--plugin",
+            "llm",
+            "--task-id",
+            "upgrade_by_email",
+            "--agent",
+            "llm-fc",
+            "--agent-model",
+            "fake-model",
+            "--agent-base-url",
+            server.base_url,
+            "--no-baseline",
+            "--model-option",
+            "agent.max_retries=3",
+            "--model-option",
+            'agent.options={"retry_base_s": 0.001, "retry_max_s": 0.01}',
+            "--db",
+            str(db),
+            "--format",
+            "none",
+        ]
         result = CliRunner().invoke(cli, args)
         requests = len(server.completions)
     assert result.exit_code == 1 and "infrastructure error" in result.output, result.output

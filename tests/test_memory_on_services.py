@@ -54,8 +54,9 @@ def paraphrase(text: str) -> str:
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     db = tmp_path_factory.mktemp("memory") / "m.db"
-    result = CliRunner().invoke(cli, ["run", "--plugin", "services", "--plugin", "memory", "--plugin", "atod", "--no-baseline",
-                                      "--db", str(db), "--format", "json"])
+    result = CliRunner().invoke(
+        cli, ["run", "--plugin", "services", "--plugin", "memory", "--plugin", "atod", "--no-baseline", "--db", str(db), "--format", "json"]
+    )
     assert result.exit_code == 0, result.output
     store = Store(db)
     try:
@@ -73,8 +74,10 @@ def _dialogues(db: Path, run_id: str) -> list[Dialogue]:
         for row in store.conversations(run_id):
             goals = [converter.structure(g, Goal) for g in tasks[row["task_id"]]["goals"]]
             messages = [converter.structure(json.loads(m["message_json"]), Message) for m in store.messages(row["id"])]  # type: ignore[arg-type]
-            events = [Event(kind=e["kind"], data=json.loads(e["data_json"] or "{}"), message_index=e["message_index"],
-                            source=e["source"] or "") for e in store.conversation_events(row["id"])]
+            events = [
+                Event(kind=e["kind"], data=json.loads(e["data_json"] or "{}"), message_index=e["message_index"], source=e["source"] or "")
+                for e in store.conversation_events(row["id"])
+            ]
             out.append((goals, messages, events))
         return out
     finally:
@@ -134,10 +137,12 @@ def figures(dialogues: Sequence[Dialogue]) -> dict[str, float]:
     scores = [r.scores for r in results if r.scores is not None]
     compared = sum(s.statuses_compared for s in scores)
     tp, fp, fn = (sum(getattr(s, f"dependency_{k}") for s in scores) for k in ("tp", "fp", "fn"))
-    return {"detection_f1": sum(s.detection_f1 or 0.0 for s in scores) / len(scores),
-            "status_accuracy": sum(s.statuses_correct for s in scores) / compared,
-            "final_status_accuracy": sum(s.final_correct for s in scores) / sum(s.final_compared for s in scores),
-            "dependency_f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0}
+    return {
+        "detection_f1": sum(s.detection_f1 or 0.0 for s in scores) / len(scores),
+        "status_accuracy": sum(s.statuses_correct for s in scores) / compared,
+        "final_status_accuracy": sum(s.final_correct for s in scores) / sum(s.final_compared for s in scores),
+        "dependency_f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0,
+    }
 
 
 def _stored(db: Path, metric: str) -> list[Any]:

@@ -69,16 +69,34 @@ def tasks_file(tmp_path: Path) -> Path:
     return path
 
 
-def bench_run(server: FakeOpenAIServer, tasks_file: Path, db: Path, *extra: str, env: dict[str, str] | None = None,
-              exit_code: int = 0) -> Any:
-    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--tasks-file", str(tasks_file),
-            "--agent", "llm-fc", "--user", "llm-user", "--judge", "llm-judge", "--no-baseline", "--db", str(db),
-            "--format", "json"]
+def bench_run(server: FakeOpenAIServer, tasks_file: Path, db: Path, *extra: str, env: dict[str, str] | None = None, exit_code: int = 0) -> Any:
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--tasks-file",
+        str(tasks_file),
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--judge",
+        "llm-judge",
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+    ]
     for role in ("agent", "user", "judge"):
         args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
     result = CliRunner().invoke(cli, args + list(extra), env={"FAKE_KEY": KEY, **(env or {})})
     assert result.exit_code == exit_code, result.output
-    return json.loads(result.stdout[result.stdout.index("{"):])
+    return json.loads(result.stdout[result.stdout.index("{") :])
 
 
 def stored(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -103,16 +121,18 @@ def test_the_api_key_is_never_stored(server: FakeOpenAIServer, tasks_file: Path,
         assert KEY.encode() not in path.read_bytes()
 
 
-def test_a_rerun_with_the_cache_makes_no_http_call_and_gives_identical_results(
-        server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
+def test_a_rerun_with_the_cache_makes_no_http_call_and_gives_identical_results(server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     first = bench_run(server, tasks_file, db, "--cache", "--run-id", "first")
     requests_after_first = len(server.completions)
     second = bench_run(server, tasks_file, db, "--cache", "--run-id", "second")
     assert len(server.completions) == requests_after_first
     assert first["average_reward"] == second["average_reward"] and first["components"] == second["components"]
-    messages = stored(db, "select c.run_id, m.idx, m.role, m.content, m.tool_calls_json from messages m "
-                          "join conversations c on c.id = m.conversation_id order by c.run_id, m.idx")
+    messages = stored(
+        db,
+        "select c.run_id, m.idx, m.role, m.content, m.tool_calls_json from messages m "
+        "join conversations c on c.id = m.conversation_id order by c.run_id, m.idx",
+    )
     by_run = {run: [row[1:] for row in messages if row[0] == run] for run in ("first", "second")}
     assert by_run["first"] == by_run["second"] and by_run["first"]
     cached = stored(db, "select run_id, sum(cached), count(*) from llm_calls group by run_id order by run_id")
@@ -133,9 +153,27 @@ def test_a_model_that_returns_garbage_is_a_recorded_error_not_a_crash(tasks_file
 
 
 def test_wrong_credentials_stop_the_run_before_it_starts(server: FakeOpenAIServer, tmp_path: Path) -> None:
-    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--task-id", TASK,
-            "--agent", "llm-fc", "--agent-model", "fake-model", "--agent-base-url", server.base_url,
-            "--agent-api-key-env", "FAKE_KEY", "--db", str(tmp_path / "r.db")]
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--task-id",
+        TASK,
+        "--agent",
+        "llm-fc",
+        "--agent-model",
+        "fake-model",
+        "--agent-base-url",
+        server.base_url,
+        "--agent-api-key-env",
+        "FAKE_KEY",
+        "--db",
+        str(tmp_path / "r.db"),
+    ]
     result = CliRunner().invoke(cli, args, env={"FAKE_KEY": "a-wrong-key-0000"})
     assert result.exit_code != 0
     assert "401" in result.output and "a-wrong-key-0000" not in result.output
@@ -148,8 +186,7 @@ def qwen_world(body: dict[str, Any]) -> Reply:
     if not body.get("tools") or not any(t["function"]["name"] == "change_plan" for t in body["tools"]):
         return world(body)
     results = [m for m in body["messages"] if m["role"] == "tool"]
-    steps = [("find_customer_by_email", {"email": "ada.okafor@example.net"}),
-             ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
+    steps = [("find_customer_by_email", {"email": "ada.okafor@example.net"}), ("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]
     if len(results) < len(steps):
         name, arguments = steps[len(results)]
         block = json.dumps({"name": name, "arguments": arguments})
@@ -165,26 +202,57 @@ def test_the_vllm_backend_reads_qwen_text_tool_calls_end_to_end(tasks_file: Path
     assert not any("<think>" in c or "<tool_call>" in c for c in contents)
 
 
-def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: FakeOpenAIServer, tasks_file: Path,
-                                                                     tmp_path: Path) -> None:
+def test_the_cost_cap_stops_the_run_cleanly_and_a_resume_finishes_it(server: FakeOpenAIServer, tasks_file: Path, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     # 15 tokens per call at 1000 USD per million tokens: 0.015 USD a call, so the cap stops the first conversation.
-    capped = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",
-                       "--price", "fake-model=1000,1000", "--max-cost", "0.02", exit_code=1)
+    capped = bench_run(
+        server,
+        tasks_file,
+        db,
+        "--trials",
+        "3",
+        "--concurrency",
+        "1",
+        "--run-id",
+        "capped",
+        "--price",
+        "fake-model=1000,1000",
+        "--max-cost",
+        "0.02",
+        exit_code=1,
+    )
     # The cap stops the run cleanly, but never as a success: it says incomplete and exits non-zero.
     assert capped["status"] == "incomplete" and capped["conversations"] == 0
     assert stored(db, "select termination_reason, count(*) from conversations group by 1") == [("infrastructure_error", 1)]
-    resumed = bench_run(server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped",
-                        "--price", "fake-model=1000,1000", "--max-cost", "100")
+    resumed = bench_run(
+        server, tasks_file, db, "--trials", "3", "--concurrency", "1", "--run-id", "capped", "--price", "fake-model=1000,1000", "--max-cost", "100"
+    )
     assert resumed["status"] == "complete" and resumed["conversations"] == 3
     assert resumed["average_reward"]["value"] == 1.0
     assert next(c["cost"] for c in resumed["costs"] if c["role"] == "agent") > 0
 
 
 def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> None:
-    args = ["run", "--plugin", "mock", "--plugin", "llm", "--agent", "http-agent", "--task-id", TASK, "--no-baseline",
-            "--agent-option", "url=http://127.0.0.1:9/turn", "--agent-option", "timeout_s=2", "--db", str(tmp_path / "o.db"),
-            "--format", "none"]
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "llm",
+        "--agent",
+        "http-agent",
+        "--task-id",
+        TASK,
+        "--no-baseline",
+        "--agent-option",
+        "url=http://127.0.0.1:9/turn",
+        "--agent-option",
+        "timeout_s=2",
+        "--db",
+        str(tmp_path / "o.db"),
+        "--format",
+        "none",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1, result.output  # nothing listens there: every conversation failed on the agent
     assert "ended in an error of the agent 'http-agent'" in result.output
@@ -193,8 +261,7 @@ def test_agent_options_from_the_command_line_reach_the_agent(tmp_path: Path) -> 
     assert "127.0.0.1:9/turn unreachable" in stored(tmp_path / "o.db", "select error from conversations")[0][0]
 
 
-def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger(tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import attrs
 
     import bench_kernel
@@ -219,9 +286,13 @@ def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger
 
     monkeypatch.setenv("FAKE_KEY", KEY)
     with FakeOpenAIServer(judge_two, api_key=KEY) as server:
-        config = RunConfig(domain="mock", task_ids=[TASK], baseline=False, plugins=["mock", "openai"],
-                           models={"judge-2": ModelConfig(backend="openai", model="judge-two", base_url=server.base_url,
-                                                          api_key_env="FAKE_KEY")})
+        config = RunConfig(
+            domain="mock",
+            task_ids=[TASK],
+            baseline=False,
+            plugins=["mock", "openai"],
+            models={"judge-2": ModelConfig(backend="openai", model="judge-two", base_url=server.base_url, api_key_env="FAKE_KEY")},
+        )
         plugins = get_plugin_manager(["mock", "openai"], extra=[("polite", MetricPlugin())])
         summary = run(config, tmp_path / "m.db", plugins=plugins)
         completions = len(server.completions)
@@ -233,9 +304,30 @@ def test_a_metric_with_its_own_model_role_calls_a_real_server_through_the_ledger
 
 def test_in_flight_limits_are_the_runs_by_default_settable_and_shown_and_stored(server: FakeOpenAIServer, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    args = ["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--task-id", TASK,
-            "--agent", "llm-fc", "--user", "llm-user", "--no-baseline", "--db", str(db), "--format", "table",
-            "--progress", "lines", "--concurrency", "300"]
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--task-id",
+        TASK,
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "table",
+        "--progress",
+        "lines",
+        "--concurrency",
+        "300",
+    ]
     for role in ("agent", "user"):
         args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
     endpoint = f"openai|{server.base_url}|fake-model (agent, user)"
@@ -247,10 +339,14 @@ def test_in_flight_limits_are_the_runs_by_default_settable_and_shown_and_stored(
     low = CliRunner().invoke(cli, [*args, "--run-id", "low"], env={"FAKE_KEY": KEY, "BENCH_MAX_IN_FLIGHT": "8"})
     assert low.exit_code == 0, low.output
     assert f"  endpoint {endpoint}: 8 requests (--max-in-flight), below the 300 conversations" in low.stderr
-    role = CliRunner().invoke(cli, [*args, "--run-id", "role", "--max-in-flight", "400", "--model-option",
-                                    "user.max_concurrency=20"], env={"FAKE_KEY": KEY})
+    role = CliRunner().invoke(
+        cli, [*args, "--run-id", "role", "--max-in-flight", "400", "--model-option", "user.max_concurrency=20"], env={"FAKE_KEY": KEY}
+    )
     assert role.exit_code == 0, role.output
     events = {run: json.loads(data) for run, data in stored(db, "select run_id, data_json from events where kind = 'run.started'")}
     assert [(e["concurrency"], [(x["limit"], x["source"]) for x in e["in_flight"]]) for e in events.values()] == [
-        (300, [(600, "concurrency x roles")]), (300, [(8, "--max-in-flight")]), (300, [(20, "model setting")])]
+        (300, [(600, "concurrency x roles")]),
+        (300, [(8, "--max-in-flight")]),
+        (300, [(20, "model setting")]),
+    ]
     assert all(e["in_flight"][0]["roles"] == ["agent", "user"] for e in events.values())

@@ -48,16 +48,47 @@ def alternating_world() -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 def test_plan_prices_from_the_ledger(tmp_path: Path) -> None:
     db = str(tmp_path / "priced.db")
-    roles = [f"--model-option={role}.{key}={value}" for role in ("agent", "user") for key, value in
-             (("backend", "openai"), ("model", "fake-model"), ("base_url", "{url}"))]
+    roles = [
+        f"--model-option={role}.{key}={value}"
+        for role in ("agent", "user")
+        for key, value in (("backend", "openai"), ("model", "fake-model"), ("base_url", "{url}"))
+    ]
     with FakeOpenAIServer(alternating_world()) as server:
-        invoke(["run", "--plugin", "mock", "--plugin", "openai", "--plugin", "llm", "--agent", "llm-fc", "--user", "llm-user",
-                "--task-id", "upgrade_by_email", "--trials", "4", "--no-baseline", "--concurrency", "1", "--db", db,
-                "--run-id", "priced", "--price", "fake-model=1000,2000", "--format", "none",
-                *(r.replace("{url}", server.base_url) for r in roles)])
+        invoke(
+            [
+                "run",
+                "--plugin",
+                "mock",
+                "--plugin",
+                "openai",
+                "--plugin",
+                "llm",
+                "--agent",
+                "llm-fc",
+                "--user",
+                "llm-user",
+                "--task-id",
+                "upgrade_by_email",
+                "--trials",
+                "4",
+                "--no-baseline",
+                "--concurrency",
+                "1",
+                "--db",
+                db,
+                "--run-id",
+                "priced",
+                "--price",
+                "fake-model=1000,2000",
+                "--format",
+                "none",
+                *(r.replace("{url}", server.base_url) for r in roles),
+            ]
+        )
     with sqlite3.connect(db) as conn:
         [(calls, prompt, completion, usd)] = conn.execute(
-            "select count(*), sum(prompt_tokens), sum(completion_tokens), sum(cost) from llm_calls where run_id = 'priced'").fetchall()
+            "select count(*), sum(prompt_tokens), sum(completion_tokens), sum(cost) from llm_calls where run_id = 'priced'"
+        ).fetchall()
         rewards = [r for (r,) in conn.execute("select reward from conversations where run_id = 'priced'")]
     assert sorted(rewards) == [0.0, 0.0, 1.0, 1.0] and usd > 0
     plan = json.loads(invoke(["plan", "--baseline", "priced", "--db", db, "--delta", "0.5", "--format", "json"]).stdout)
@@ -69,12 +100,12 @@ def test_plan_prices_from_the_ledger(tmp_path: Path) -> None:
     cost = plan["cost"]
     assert cost["priced"] is True and cost["measured_conversations"] == 4
     per = cost["per_conversation"]
-    assert per == pytest.approx({"model_calls": calls / 4, "prompt_tokens": prompt / 4, "completion_tokens": completion / 4,
-                                 "usd": usd / 4}, abs=1e-6)
+    assert per == pytest.approx(
+        {"model_calls": calls / 4, "prompt_tokens": prompt / 4, "completion_tokens": completion / 4, "usd": usd / 4}, abs=1e-6
+    )
     assert cost["per_run"]["usd"] == pytest.approx(usd / 4 * 32, abs=1e-5)
     assert cost["both_runs"]["model_calls"] == pytest.approx(calls / 4 * 64, abs=1e-5)
-    wide = json.loads(invoke(["plan", "--baseline", "priced", "--db", db, "--delta", "0.5", "--max-trials", "32",
-                              "--format", "json"]).stdout)
+    wide = json.loads(invoke(["plan", "--baseline", "priced", "--db", db, "--delta", "0.5", "--max-trials", "32", "--format", "json"]).stdout)
     assert (wide["design"]["tasks"], wide["design"]["trials"], wide["more_tasks_needed"]) == (1, 21, False)
     text = invoke(["plan", "--baseline", "priced", "--db", db, "--delta", "0.5"]).stdout
     assert f"${usd / 4:.4f}" in text and "more than --max-trials 16" in text

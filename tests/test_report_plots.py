@@ -10,14 +10,28 @@ from click.testing import CliRunner
 
 from bench_kernel.testing import bench_cli
 
-matplotlib = pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'bench-kernel[plots]' "
-                                 "(bash scripts/dev.sh test-extras installs it)")
+matplotlib = pytest.importorskip(
+    "matplotlib", reason="plots need matplotlib: pip install 'bench-kernel[plots]' (bash scripts/dev.sh test-extras installs it)"
+)
 from matplotlib import image  # noqa: E402
 
 DOMAINS = ("mock", "airline", "retail", "telecom", "banking")
 PLOTS = ("pass_hat_k", "components", "by_persona", "by_domain", "gsrt", "turns_to_completion", "cost_vs_reward")
-SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "noise", "validity", "attribution", "costs", "breakdowns",
-            "tasks", "plugin-sections", "plots")
+SECTIONS = (
+    "summary",
+    "figures",
+    "problems",
+    "terminations",
+    "flips",
+    "noise",
+    "validity",
+    "attribution",
+    "costs",
+    "breakdowns",
+    "tasks",
+    "plugin-sections",
+    "plots",
+)
 
 
 def bench(*args: str) -> str:
@@ -29,12 +43,28 @@ def bench(*args: str) -> str:
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_plots_and_html_for_every_domain(domain: str, tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
-    bench("run", "--plugin", domain, "--num-tasks", "3", "--trials", "2", "--run-id", "oracle", "--db", db,
-          "--format", "none", "--progress", "none")
-    bench("run", "--plugin", domain, "--num-tasks", "3", "--trials", "2", "--agent", "do-nothing", "--run-id", "idle",
-          "--no-baseline", "--db", db, "--format", "none", "--progress", "none")
-    page = bench("report", "oracle", "--db", db, "--plots", str(tmp_path / "plots"), "--plot-with", "idle",
-                 "--format", "html", "--by", "domain")
+    bench("run", "--plugin", domain, "--num-tasks", "3", "--trials", "2", "--run-id", "oracle", "--db", db, "--format", "none", "--progress", "none")
+    bench(
+        "run",
+        "--plugin",
+        domain,
+        "--num-tasks",
+        "3",
+        "--trials",
+        "2",
+        "--agent",
+        "do-nothing",
+        "--run-id",
+        "idle",
+        "--no-baseline",
+        "--db",
+        db,
+        "--format",
+        "none",
+        "--progress",
+        "none",
+    )
+    page = bench("report", "oracle", "--db", db, "--plots", str(tmp_path / "plots"), "--plot-with", "idle", "--format", "html", "--by", "domain")
     for name in PLOTS:
         path = tmp_path / "plots" / f"{name}.png"
         assert 5_000 < path.stat().st_size < 1_000_000, name

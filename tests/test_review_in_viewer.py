@@ -24,9 +24,17 @@ from bench_kernel.testing import FakeOpenAIServer, Reply, bench_cli
 
 def reviewer(body: dict[str, Any]) -> Reply:
     """Blames the agent at turn 2 (the do-nothing agent's reply) and the user never."""
-    return Reply.text(json.dumps({"agent_errors": [{"category": "missed_action", "turn": 2, "severity": "critical",
-                                                    "reason": "the agent never looked the customer up"}],
-                                  "user_errors": [], "summary": "the agent did nothing"}))
+    return Reply.text(
+        json.dumps(
+            {
+                "agent_errors": [
+                    {"category": "missed_action", "turn": 2, "severity": "critical", "reason": "the agent never looked the customer up"}
+                ],
+                "user_errors": [],
+                "summary": "the agent did nothing",
+            }
+        )
+    )
 
 
 def free_port() -> int:
@@ -38,17 +46,39 @@ def free_port() -> int:
 def test_a_reviewed_run_page_shows_the_findings_linked_to_their_conversations(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     cli = bench_cli(["mock", "review", "openai", "view"])
-    ran = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--agent", "do-nothing", "--num-tasks", "2", "--run-id", "idle",
-                                   "--db", str(db), "--format", "none", "--progress", "none"])
+    ran = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--plugin",
+            "mock",
+            "--agent",
+            "do-nothing",
+            "--num-tasks",
+            "2",
+            "--run-id",
+            "idle",
+            "--db",
+            str(db),
+            "--format",
+            "none",
+            "--progress",
+            "none",
+        ],
+    )
     assert ran.exit_code == 0, ran.output
     with FakeOpenAIServer(reviewer) as server:
-        reviewed = CliRunner().invoke(cli, ["review", "idle", "--db", str(db), "--reviewer-model", "judge-a",
-                                            "--reviewer-base-url", server.base_url])
+        reviewed = CliRunner().invoke(cli, ["review", "idle", "--db", str(db), "--reviewer-model", "judge-a", "--reviewer-base-url", server.base_url])
     assert reviewed.exit_code == 0, reviewed.output
 
     port = free_port()
-    process = subprocess.Popen([str(Path(sys.executable).with_name("bench")), "view", "--db", str(db), "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "BENCH_DEBUG": ""})
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("bench")), "view", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BENCH_DEBUG": ""},
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         page = None
@@ -64,10 +94,10 @@ def test_a_reviewed_run_page_shows_the_findings_linked_to_their_conversations(tm
                 pytest.fail(f"bench view did not start: {process.communicate(timeout=5)[1]}")
             time.sleep(0.2)
         assert page is not None, "bench view did not answer"
-        assert "Conversation review <span class=\"meta\">(review)</span>" in page
+        assert 'Conversation review <span class="meta">(review)</span>' in page
         assert "Error categories (reviewer, full)" in page and "the agent never looked the customer up" in page
-        review = page[page.index("Conversation review <span"):]
-        review = review[:review.index("</section>")]  # the review section's links (the failed-checks section has its own)
+        review = page[page.index("Conversation review <span") :]
+        review = review[: review.index("</section>")]  # the review section's links (the failed-checks section has its own)
         linked = [unquote(h) for h in re.findall(r'class="section-conversation" href="([^"]+)"', review)]
         assert sorted(linked) == sorted(f"/-/bench/conversation?id=idle/agent/{t}/0" for t in ("plan_price_question", "upgrade_by_email"))
         conversation = httpx.get(base + linked[0], timeout=10)

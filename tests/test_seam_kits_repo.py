@@ -11,8 +11,19 @@ from bench_kernel import ChatResponse, Mode, ModelConfig
 from bench_kernel.testing import AgentConformance, MetricConformance, ReportSectionConformance, UserSimulatorConformance
 
 
-@pytest.mark.parametrize("plugin, name", [("gsrt", "gsrt"), ("mmtap", "mmtap"), ("changebench", "tsr"), ("changebench", "tue"),
-                                          ("changebench", "tcrr"), ("atod", "mra"), ("atod", "ntc"), ("atod", "pe")])
+@pytest.mark.parametrize(
+    "plugin, name",
+    [
+        ("gsrt", "gsrt"),
+        ("mmtap", "mmtap"),
+        ("changebench", "tsr"),
+        ("changebench", "tue"),
+        ("changebench", "tcrr"),
+        ("atod", "mra"),
+        ("atod", "ntc"),
+        ("atod", "pe"),
+    ],
+)
 def test_contrib_metrics_conform(plugin: str, name: str):
     class Kit(MetricConformance):
         pass
@@ -29,8 +40,12 @@ class TestAtodSection(ReportSectionConformance):
     plugin = "atod"
 
 
-SCRIPTED = ScriptedModel(scripts={"agent-m": lambda request: ChatResponse(content="Your note is saved."),
-                                  "user-m": lambda request: ChatResponse(content="Thanks, that's all. ###STOP###")})
+SCRIPTED = ScriptedModel(
+    scripts={
+        "agent-m": lambda request: ChatResponse(content="Your note is saved."),
+        "user-m": lambda request: ChatResponse(content="Thanks, that's all. ###STOP###"),
+    }
+)
 
 
 class TestLlmFunctionCallingAgent(AgentConformance):

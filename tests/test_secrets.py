@@ -29,13 +29,28 @@ FAULTS: list[tuple[int, str, Any]] = [
     (200, "text/plain", lambda h: f"<html>proxy says hello\n{_echo(h)}</html>"),  # non-JSON success
     (200, "application/json", lambda h: json.dumps({"debug": _echo(h)})),  # JSON without choices
     (200, "application/json", lambda h: json.dumps([_echo(h)])),  # JSON, not an object
-    (200, "application/json", lambda h: json.dumps({"choices": [{"message": {"role": "assistant", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "find_customer_by_email", "arguments": "{" + _echo(h)}}]}}]})),
+    (
+        200,
+        "application/json",
+        lambda h: json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "tool_calls": [
+                                {"id": "c1", "type": "function", "function": {"name": "find_customer_by_email", "arguments": "{" + _echo(h)}}
+                            ],
+                        }
+                    }
+                ]
+            }
+        ),
+    ),
     (400, "application/json", lambda h: json.dumps({"error": {"message": _echo(h)}})),
     (500, "text/plain", lambda h: _echo(h)),  # retryable: outlives the retries, an infrastructure error
     (404, "text/plain", lambda h: _echo(h)),
-    (200, "application/json", lambda h: json.dumps({"choices": [{"message": {"role": "assistant", "content": 42,
-                                                                               "note": _echo(h)}}]})),
+    (200, "application/json", lambda h: json.dumps({"choices": [{"message": {"role": "assistant", "content": 42, "note": _echo(h)}}]})),
 ]
 
 
@@ -85,8 +100,13 @@ def echo_server() -> Iterator[str]:
 
 
 def _bench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bench_kernel", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "BENCH_LOG_LEVEL": "info", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "bench_kernel", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BENCH_LOG_LEVEL": "info", **env},
+    )
 
 
 def _leaks(text: str) -> list[str]:
@@ -95,10 +115,33 @@ def _leaks(text: str) -> list[str]:
 
 def test_credentials_echoed_by_every_fault_kind_never_reach_the_database_logs_or_output(echo_server: str, tmp_path: Path) -> None:
     db = tmp_path / "bench.db"
-    result = _bench("run", "-p", "mock", "-p", "openai", "-p", "llm", "--agent", "llm-fc", "--no-baseline",
-                    "--agent-model", "m", "--agent-base-url", echo_server, "--agent-api-key-env", "ECHO_KEY",
-                    "--model-option", "agent.max_retries=0", "--concurrency", "1", "--db", str(db), "--format", "json",
-                    env={"ECHO_KEY": KEY})
+    result = _bench(
+        "run",
+        "-p",
+        "mock",
+        "-p",
+        "openai",
+        "-p",
+        "llm",
+        "--agent",
+        "llm-fc",
+        "--no-baseline",
+        "--agent-model",
+        "m",
+        "--agent-base-url",
+        echo_server,
+        "--agent-api-key-env",
+        "ECHO_KEY",
+        "--model-option",
+        "agent.max_retries=0",
+        "--concurrency",
+        "1",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        env={"ECHO_KEY": KEY},
+    )
     assert _EchoHandler.count >= len(FAULTS), result.stderr
     assert "Traceback" not in result.stderr
     with sqlite3.connect(db) as conn:
@@ -117,9 +160,30 @@ def test_credentials_echoed_by_every_fault_kind_never_reach_the_database_logs_or
 @pytest.mark.parametrize("status", [401, 403, 503])
 def test_a_credential_check_that_echoes_the_key_is_refused_without_printing_it(echo_server: str, tmp_path: Path, status: int) -> None:
     _EchoHandler.check_status = status
-    result = _bench("run", "-p", "mock", "-p", "openai", "-p", "llm", "--agent", "llm-fc", "--agent-model", "m",
-                    "--agent-base-url", echo_server, "--agent-api-key-env", "ECHO_KEY", "--model-option", "agent.max_retries=0",
-                    "--db", str(tmp_path / "b.db"), "--format", "none", env={"ECHO_KEY": KEY})
+    result = _bench(
+        "run",
+        "-p",
+        "mock",
+        "-p",
+        "openai",
+        "-p",
+        "llm",
+        "--agent",
+        "llm-fc",
+        "--agent-model",
+        "m",
+        "--agent-base-url",
+        echo_server,
+        "--agent-api-key-env",
+        "ECHO_KEY",
+        "--model-option",
+        "agent.max_retries=0",
+        "--db",
+        str(tmp_path / "b.db"),
+        "--format",
+        "none",
+        env={"ECHO_KEY": KEY},
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "Bearer ***" in result.stderr
     assert _leaks(result.stdout + result.stderr) == []

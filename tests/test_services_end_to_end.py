@@ -54,21 +54,38 @@ def server() -> Iterator[FakeOpenAIServer]:
 
 def test_llm_agent_and_user_complete_a_services_conversation(server: FakeOpenAIServer, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    args = ["run", "--plugin", "services", "--plugin", "openai", "--plugin", "llm", "--task-id", TASK, "--agent", "llm-fc",
-            "--user", "llm-user", "--no-baseline", "--db", str(db), "--format", "json"]
+    args = [
+        "run",
+        "--plugin",
+        "services",
+        "--plugin",
+        "openai",
+        "--plugin",
+        "llm",
+        "--task-id",
+        TASK,
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+    ]
     for role in ("agent", "user"):
         args += [f"--{role}-model", "fake-model", f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY"]
     result = CliRunner().invoke(cli, args, env={"FAKE_KEY": KEY})
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout[result.stdout.index("{"):])
+    report = json.loads(result.stdout[result.stdout.index("{") :])
     assert report["average_reward"]["value"] == 1.0 and not server.errors
     user_prompts = [b for b in server.completions if not b.get("tools")]
     first_move = _task()["plan"]["moves"][1]["say"]
     assert any(first_move in m["content"] for m in user_prompts[0]["messages"] if m["role"] == "system")  # the plan is in its prompt
     with sqlite3.connect(db) as conn:
-        (error, termination), = conn.execute("select error, termination_reason from conversations").fetchall()
-        events = [json.loads(d) for (d,) in conn.execute("select data_json from conversation_events where kind = 'goal.status' "
-                                                        "order by idx")]
+        ((error, termination),) = conn.execute("select error, termination_reason from conversations").fetchall()
+        events = [json.loads(d) for (d,) in conn.execute("select data_json from conversation_events where kind = 'goal.status' order by idx")]
     assert error is None and termination == "user_stop"
     final = {e["goal_id"]: e["status"] for e in events}
     assert final == {g["id"]: "completed" for g in _task()["goals"]}  # every goal, from the database, the user emitting none

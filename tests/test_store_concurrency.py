@@ -49,8 +49,7 @@ def stored(db: Path, run_id: str | None = None) -> int:
         return 0
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-            sql, params = ("select count(*) from conversations where run_id = ?", [run_id]) if run_id else (
-                "select count(*) from conversations", [])
+            sql, params = ("select count(*) from conversations where run_id = ?", [run_id]) if run_id else ("select count(*) from conversations", [])
             return int(conn.execute(sql, params).fetchone()[0])
     except sqlite3.OperationalError:  # not created yet, or mid-migration
         return 0
@@ -86,16 +85,18 @@ def query(db: Path, sql: str, params: list[object] | None = None) -> list[tuple[
 
 def half_written(db: Path) -> int:
     """Stored conversations missing messages or metric values (one transaction each: always 0)."""
-    [(count,)] = query(db, """select count(*) from conversations c
+    [(count,)] = query(
+        db,
+        """select count(*) from conversations c
                               where c.num_messages != (select count(*) from messages m where m.conversation_id = c.id)
-                                 or not exists (select 1 from metric_values v where v.conversation_id = c.id)""")
+                                 or not exists (select 1 from metric_values v where v.conversation_id = c.id)""",
+    )
     return int(count)
 
 
 def duplicates(db: Path) -> int:
     """(run, arm, task, trial) stored more than once."""
-    [(count,)] = query(db, "select count(*) from (select 1 from conversations group by run_id, arm, task_id, trial "
-                           "having count(*) > 1)")
+    [(count,)] = query(db, "select count(*) from (select 1 from conversations group by run_id, arm, task_id, trial having count(*) > 1)")
     return int(count)
 
 
@@ -108,8 +109,7 @@ def runs_listing(db: Path, cwd: Path) -> str:
 
 def test_parallel_runs_on_one_fresh_database_all_complete_while_reports_read(tmp_path: Path) -> None:
     db, trials, writers = tmp_path / "shared.db", 40, 3
-    processes = [start(run_args(db, trials, "--run-id", f"w{n}", "--concurrency", "8"), tmp_path, f"w{n}")
-                 for n in range(writers)]
+    processes = [start(run_args(db, trials, "--run-id", f"w{n}", "--concurrency", "8"), tmp_path, f"w{n}") for n in range(writers)]
     try:
         wait_stored(processes[0], db, 1, run_id="w0")  # w0 itself must exist: another run may store first
         report = bench(["report", "w0", "--db", str(db), "--format", "json"], tmp_path)  # while the runs write
@@ -186,8 +186,9 @@ def test_a_signal_stops_the_run_cleanly_and_says_how_to_resume(tmp_path: Path, s
 def read_only_mount_works() -> bool:
     """True when this machine lets an unprivileged user namespace mount a read-only tmpfs."""
     try:
-        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"],
-                               capture_output=True, timeout=30)
+        probe = subprocess.run(
+            ["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt && mount -o remount,ro /mnt"], capture_output=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0
@@ -200,9 +201,11 @@ def test_runs_and_report_read_a_database_on_a_read_only_file_system(tmp_path: Pa
     assert made.returncode == 0, made.stderr
     mount = tmp_path / "ro"
     mount.mkdir()
-    script = (f"mount -t tmpfs none {mount} && cp {db} {mount}/ro.db && mount -o remount,ro {mount} && "
-              f"! touch {mount}/probe 2>/dev/null && {BENCH} runs --db {mount}/ro.db && "
-              f"{BENCH} report kept --db {mount}/ro.db --format json")
+    script = (
+        f"mount -t tmpfs none {mount} && cp {db} {mount}/ro.db && mount -o remount,ro {mount} && "
+        f"! touch {mount}/probe 2>/dev/null && {BENCH} runs --db {mount}/ro.db && "
+        f"{BENCH} report kept --db {mount}/ro.db --format json"
+    )
     done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "kept  complete  " in done.stdout and '"average_reward"' in done.stdout

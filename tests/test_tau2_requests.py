@@ -52,9 +52,12 @@ def _message_style(bodies: list[dict[str, Any]]) -> dict[str, Any]:
     call = caller["tool_calls"][0]
     result = next(m for m in messages if m["role"] == "tool")
     arguments = [c["function"]["arguments"] for m in messages for c in m.get("tool_calls") or []]
-    return {"tool_call_fields": list(call), "tool_message_fields": list(result),
-            "ascii_arguments": all(a == json.dumps(json.loads(a)) for a in arguments),
-            "null_content": "content" in caller}
+    return {
+        "tool_call_fields": list(call),
+        "tool_message_fields": list(result),
+        "ascii_arguments": all(a == json.dumps(json.loads(a)) for a in arguments),
+        "null_content": "content" in caller,
+    }
 
 
 def derived_profile(domain: str, exchanges: list[dict[str, Any]], directory: Path) -> Path:
@@ -71,14 +74,26 @@ def derived_profile(domain: str, exchanges: list[dict[str, Any]], directory: Pat
     (directory / "texts" / "user.md").write_text(user_template, encoding="utf-8")
     (directory / "tools" / f"{domain}.json").write_text(json.dumps({"agent": agent["tools"], "user": None}), encoding="utf-8")
     style = _message_style(bodies)
-    (directory / "profile.toml").write_text("\n".join([
-        "format = 1", 'name = "tau2-recorded"',
-        "[sampling.agent]", f"temperature = {agent['temperature']}",
-        "[sampling.user]", f"temperature = {user['temperature']}",
-        "[seed]", 'policy = "trial"',
-        "[conversation]", f"greeting = {json.dumps(user['messages'][1]['content'])}",
-        "[messages]", *(f"{key} = {json.dumps(value)}" for key, value in style.items()), "",
-    ]), encoding="utf-8")
+    (directory / "profile.toml").write_text(
+        "\n".join(
+            [
+                "format = 1",
+                'name = "tau2-recorded"',
+                "[sampling.agent]",
+                f"temperature = {agent['temperature']}",
+                "[sampling.user]",
+                f"temperature = {user['temperature']}",
+                "[seed]",
+                'policy = "trial"',
+                "[conversation]",
+                f"greeting = {json.dumps(user['messages'][1]['content'])}",
+                "[messages]",
+                *(f"{key} = {json.dumps(value)}" for key, value in style.items()),
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
     return directory
 
 
@@ -94,8 +109,12 @@ def tau2_profile(tmp_path: Path) -> Path | None:
             (data / "domains" / name).symlink_to((SHARED / name).resolve())
     (data / "user_simulator").symlink_to((SHARED / "user_simulator").resolve())
     out = tmp_path / "tau2-profile"
-    result = subprocess.run([sys.executable, "-m", "bench_kernel", "tau2", "profile", "--tau2-python", python, "-o", str(out),
-                             "--data-dir", str(data.parent)], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench_kernel", "tau2", "profile", "--tau2-python", python, "-o", str(out), "--data-dir", str(data.parent)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     return out
 
@@ -104,10 +123,38 @@ def play(domain: str, profile: Path, exchanges: list[dict[str, Any]], tmp_path: 
     """bench's requests for task 0 under the profile, against a server replaying the recorded replies."""
     model = exchanges[0]["body"]["model"]
     with FakeOpenAIServer(replay_responder(exchanges), models=[model]) as server:
-        args = ["run", "--plugin", domain, "--plugin", "openai", "--plugin", "llm", "--data-dir", str(SHARED / domain),
-                "--agent", "llm-fc", "--user", "llm-user", "--agent-model", model, "--user-model", model,
-                "--agent-base-url", server.base_url, "--user-base-url", server.base_url, "--task-id", "0",
-                "--no-baseline", "--profile", str(profile), "--db", str(tmp_path / "r.db"), "--format", "none"]
+        args = [
+            "run",
+            "--plugin",
+            domain,
+            "--plugin",
+            "openai",
+            "--plugin",
+            "llm",
+            "--data-dir",
+            str(SHARED / domain),
+            "--agent",
+            "llm-fc",
+            "--user",
+            "llm-user",
+            "--agent-model",
+            model,
+            "--user-model",
+            model,
+            "--agent-base-url",
+            server.base_url,
+            "--user-base-url",
+            server.base_url,
+            "--task-id",
+            "0",
+            "--no-baseline",
+            "--profile",
+            str(profile),
+            "--db",
+            str(tmp_path / "r.db"),
+            "--format",
+            "none",
+        ]
         result = CliRunner().invoke(bench_cli([domain, "openai", "llm"]), args, env={"OPENAI_API_KEY": "unused"})
         assert result.exit_code == 0, result.output
         assert not server.errors, server.errors
@@ -122,17 +169,42 @@ def test_every_request_body_equals_tau2s_under_its_profile(domain: str, tmp_path
     assert len(sent) == len(exchanges)
     for ours, theirs in zip(sent, exchanges, strict=True):
         # Text equality of the JSON keeps key order: the tools array, both system prompts, every message.
-        assert json.dumps(ours["body"], ensure_ascii=False) == json.dumps(theirs["body"], ensure_ascii=False), (
-            f"request {theirs['n']} differs")
+        assert json.dumps(ours["body"], ensure_ascii=False) == json.dumps(theirs["body"], ensure_ascii=False), f"request {theirs['n']} differs"
 
 
 def test_bench_own_profile_sends_its_own_words_with_explicit_sampling(tmp_path: Path) -> None:
     exchanges = recording("airline")
     with FakeOpenAIServer(replay_responder(exchanges), models=["gpt-4.1"]) as server:
-        args = ["run", "--plugin", "airline", "--plugin", "openai", "--plugin", "llm", "--data-dir", str(SHARED / "airline"),
-                "--agent", "llm-fc", "--user", "llm-user", "--agent-model", "gpt-4.1", "--user-model", "gpt-4.1",
-                "--agent-base-url", server.base_url, "--user-base-url", server.base_url, "--task-id", "0",
-                "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "none"]
+        args = [
+            "run",
+            "--plugin",
+            "airline",
+            "--plugin",
+            "openai",
+            "--plugin",
+            "llm",
+            "--data-dir",
+            str(SHARED / "airline"),
+            "--agent",
+            "llm-fc",
+            "--user",
+            "llm-user",
+            "--agent-model",
+            "gpt-4.1",
+            "--user-model",
+            "gpt-4.1",
+            "--agent-base-url",
+            server.base_url,
+            "--user-base-url",
+            server.base_url,
+            "--task-id",
+            "0",
+            "--no-baseline",
+            "--db",
+            str(tmp_path / "r.db"),
+            "--format",
+            "none",
+        ]
         result = CliRunner().invoke(bench_cli(["airline", "openai", "llm"]), args, env={"OPENAI_API_KEY": "unused"})
         assert result.exit_code == 0, result.output
         sent = server.recording()

@@ -57,33 +57,57 @@ def conversations(db: Path) -> list[dict[str, Any]]:
         store.close()
 
 
-@pytest.mark.parametrize(("mode", "task"), [("no-user", "[service_issue]airplane_mode_on[PERSONA:None]"),
-                                            ("oracle-plan", "[service_issue]overdue_bill_suspension[PERSONA:Easy]")])
+@pytest.mark.parametrize(
+    ("mode", "task"),
+    [("no-user", "[service_issue]airplane_mode_on[PERSONA:None]"), ("oracle-plan", "[service_issue]overdue_bill_suspension[PERSONA:Easy]")],
+)
 def test_the_llm_agent_solves_telecom_tasks_in_both_modes(server: FakeOpenAIServer, tmp_path: Path, mode: str, task: str) -> None:
     db = tmp_path / "r.db"
-    invoke("run", "--plugin", "telecom", "--plugin", "llm", "--plugin", "openai", "--agent", "llm-fc", "--mode", mode,
-           "--task-id", task, "--agent-model", "fake", "--agent-base-url", server.base_url, "--agent-api-key-env", "FAKE_KEY",
-           "--db", str(db), "--format", "none")
+    invoke(
+        "run",
+        "--plugin",
+        "telecom",
+        "--plugin",
+        "llm",
+        "--plugin",
+        "openai",
+        "--agent",
+        "llm-fc",
+        "--mode",
+        mode,
+        "--task-id",
+        task,
+        "--agent-model",
+        "fake",
+        "--agent-base-url",
+        server.base_url,
+        "--agent-api-key-env",
+        "FAKE_KEY",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+    )
     rows = {r["arm"]: r for r in conversations(db)}
     assert (rows["agent"]["error"], rows["agent"]["reward"]) == (None, 1.0)
     assert rows["baseline"]["reward"] == 0.0
     store = Store(db)
     try:
-        calls = [(c["name"], c["requestor"]) for c in store.db.query(
-            "select name, requestor from tool_calls where conversation_id = ? order by message_idx", [rows["agent"]["id"]])]
+        calls = [
+            (c["name"], c["requestor"])
+            for c in store.db.query("select name, requestor from tool_calls where conversation_id = ? order by message_idx", [rows["agent"]["id"]])
+        ]
     finally:
         store.close()
     if mode == "no-user":
         assert calls[0] == ("toggle_airplane_mode", "assistant")  # a phone tool, called by the agent itself
     else:
-        assert calls == [("send_payment_request", "assistant"), ("make_payment", "user"), ("resume_line", "assistant"),
-                         ("reboot_device", "user")]
+        assert calls == [("send_payment_request", "assistant"), ("make_payment", "user"), ("resume_line", "assistant"), ("reboot_device", "user")]
 
 
 def test_an_exported_telecom_run_carries_the_phone_and_its_tool_calls(tmp_path: Path) -> None:
     db, out = tmp_path / "run.db", tmp_path / "results.json"
-    invoke("run", "--plugin", "telecom", "--plugin", "tau2", "--num-tasks", "6", "--run-id", "source", "--db", str(db),
-           "--format", "none")
+    invoke("run", "--plugin", "telecom", "--plugin", "tau2", "--num-tasks", "6", "--run-id", "source", "--db", str(db), "--format", "none")
     invoke("export", "tau2-results", "source", "--db", str(db), "-o", str(out))
     document = json.loads(out.read_text())
     sims = document["simulations"]

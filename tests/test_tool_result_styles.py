@@ -15,8 +15,9 @@ def loaded(plugin: str) -> bench_kernel.DomainData:
     return domain.load(bench_kernel.DomainOptions(vocabulary=bench_kernel.task_vocabulary(registry)))
 
 
-@pytest.mark.parametrize(("plugin", "style"), [("airline", "tau2"), ("retail", "tau2"), ("telecom", "tau2"),
-                                               ("banking", "tau2"), ("mock", "json"), ("services", "json")])
+@pytest.mark.parametrize(
+    ("plugin", "style"), [("airline", "tau2"), ("retail", "tau2"), ("telecom", "tau2"), ("banking", "tau2"), ("mock", "json"), ("services", "json")]
+)
 def test_tau2_domains_keep_tau2s_rendering_and_our_own_send_plain_json(plugin: str, style: str) -> None:
     data = loaded(plugin)
     assert data.tool_results == style
@@ -32,5 +33,8 @@ def test_a_mock_tool_result_keeps_its_numbers() -> None:
     env = bench_kernel.build_environment(data, None)
     call = bench_kernel.ToolCall(id="c1", name="list_plans", arguments={}, requestor="assistant")
     plans = json.loads(env.execute(call).content or "null")
-    assert any(isinstance(value, float | int) and not isinstance(value, bool)
-               for plan in (plans if isinstance(plans, list) else plans.values()) for value in plan.values()), plans
+    assert any(
+        isinstance(value, float | int) and not isinstance(value, bool)
+        for plan in (plans if isinstance(plans, list) else plans.values())
+        for value in plan.values()
+    ), plans

@@ -30,17 +30,26 @@ def voice_test_engines() -> Any:
 
 def figures(db: Path, run_id: str) -> dict[str, float | None]:
     report = CliRunner().invoke(cli, ["report", run_id, "--db", str(db), "--format", "json"])
-    document = json.loads(report.output[report.output.index("{"):])
-    return {row[0]: row[1] for section in document["sections"] if section["plugin"] == "mmtap"
-            for table in section["tables"] for row in table["rows"]}
+    document = json.loads(report.output[report.output.index("{") :])
+    return {
+        row[0]: row[1] for section in document["sections"] if section["plugin"] == "mmtap" for table in section["tables"] for row in table["rows"]
+    }
 
 
 def test_a_noisy_paired_run_gets_every_figure_and_a_composite(tmp_path: Path) -> None:
     engines = voice_test_engines()
     models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
     plugins = get_plugin_manager(["telecom", "voice", "mmtap"], extra=[("bytes", engines.BytePlugin())])
-    config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=4,
-                       paired=True, channel_options={"snr_db": 3})
+    config = RunConfig(
+        domain="telecom",
+        agent="listening-oracle",
+        channel="voice",
+        models=models,
+        baseline=False,
+        num_tasks=4,
+        paired=True,
+        channel_options={"snr_db": 3},
+    )
     summary = run(config, tmp_path / "r.db", plugins=plugins)
     found = figures(tmp_path / "r.db", summary.run_id)
     assert found["MRS"] is not None and found["TO"] is not None and found["pass^1"] is not None
@@ -68,12 +77,16 @@ def test_llm_agent_and_user_over_the_voice_channel_against_a_local_openai_server
     key = "sk-voice-test-0123456789"
     monkeypatch.setenv("FAKE_VOICE_KEY", key)
     with FakeOpenAIServer(world, api_key=key) as server:
-        llm = {role: ModelConfig(backend="openai", model="fake", base_url=server.base_url, api_key_env="FAKE_VOICE_KEY")
-               for role in ("agent", "user")}
+        llm = {
+            role: ModelConfig(backend="openai", model="fake", base_url=server.base_url, api_key_env="FAKE_VOICE_KEY") for role in ("agent", "user")
+        }
         models = {**llm, "tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
         plugins = get_plugin_manager(["mock", "voice", "llm", "openai"], extra=[("bytes", engines.BytePlugin())])
-        summary = run(RunConfig(domain="mock", agent="llm-fc", user="llm-user", channel="voice", models=models, baseline=False,
-                                task_ids=["upgrade_by_email"]), tmp_path / "r.db", plugins=plugins)
+        summary = run(
+            RunConfig(domain="mock", agent="llm-fc", user="llm-user", channel="voice", models=models, baseline=False, task_ids=["upgrade_by_email"]),
+            tmp_path / "r.db",
+            plugins=plugins,
+        )
     from bench_kernel import Store
 
     store = Store(tmp_path / "r.db")
@@ -92,8 +105,16 @@ def test_a_sweep_gets_its_mm_tap_figures_per_noise_level(tmp_path: Path) -> None
     engines = voice_test_engines()
     models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes")}
     plugins = get_plugin_manager(["telecom", "voice", "mmtap"], extra=[("bytes", engines.BytePlugin())])
-    config = RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=3,
-                       paired=True, sweep={"snr_db": [60, -10]})
+    config = RunConfig(
+        domain="telecom",
+        agent="listening-oracle",
+        channel="voice",
+        models=models,
+        baseline=False,
+        num_tasks=3,
+        paired=True,
+        sweep={"snr_db": [60, -10]},
+    )
     summary = run(config, tmp_path / "r.db", plugins=plugins)
     found = figures(tmp_path / "r.db", summary.run_id)
     assert found["MRS"] == 1.0 and found["MRS [snr_db=-10]"] < 1.0
@@ -124,12 +145,18 @@ def test_two_judges_label_the_messages_and_the_report_says_how_they_agree(tmp_pa
 
     engines = voice_test_engines()
     with FakeOpenAIServer(_labelling_judge(True)) as first, FakeOpenAIServer(_labelling_judge(False)) as second:
-        models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes"),
-                  "mmtap-judge": ModelConfig(backend="openai", model="judge-a", base_url=first.base_url),
-                  "mmtap-judge-2": ModelConfig(backend="openai", model="judge-b", base_url=second.base_url)}
+        models = {
+            "tts": ModelConfig(backend="byte-tts", model="bytes"),
+            "asr": ModelConfig(backend="byte-asr", model="bytes"),
+            "mmtap-judge": ModelConfig(backend="openai", model="judge-a", base_url=first.base_url),
+            "mmtap-judge-2": ModelConfig(backend="openai", model="judge-b", base_url=second.base_url),
+        }
         plugins = get_plugin_manager(["telecom", "voice", "mmtap", "openai"], extra=[("bytes", engines.BytePlugin())])
-        summary = run(RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False,
-                                num_tasks=2), tmp_path / "r.db", plugins=plugins)
+        summary = run(
+            RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=2),
+            tmp_path / "r.db",
+            plugins=plugins,
+        )
         asked = len(first.completions), len(second.completions)
     found = figures(tmp_path / "r.db", summary.run_id)
     assert asked == (2, 2)  # one labelling request per conversation and judge
@@ -151,16 +178,21 @@ def test_a_judge_that_answers_garbage_is_a_recorded_metric_error_and_the_run_goe
 
     engines = voice_test_engines()
     with FakeOpenAIServer(lambda body: Reply.text("All of them look fine to me.")) as judge:
-        models = {"tts": ModelConfig(backend="byte-tts", model="bytes"), "asr": ModelConfig(backend="byte-asr", model="bytes"),
-                  "mmtap-judge": ModelConfig(backend="openai", model="judge", base_url=judge.base_url)}
+        models = {
+            "tts": ModelConfig(backend="byte-tts", model="bytes"),
+            "asr": ModelConfig(backend="byte-asr", model="bytes"),
+            "mmtap-judge": ModelConfig(backend="openai", model="judge", base_url=judge.base_url),
+        }
         plugins = get_plugin_manager(["telecom", "voice", "mmtap", "openai"], extra=[("bytes", engines.BytePlugin())])
-        summary = run(RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False,
-                                num_tasks=1), tmp_path / "r.db", plugins=plugins)
+        summary = run(
+            RunConfig(domain="telecom", agent="listening-oracle", channel="voice", models=models, baseline=False, num_tasks=1),
+            tmp_path / "r.db",
+            plugins=plugins,
+        )
     store = Store(tmp_path / "r.db")
     try:
         [row] = store.conversations(summary.run_id)
-        errors = [r for r in store.db.query("select * from metric_values where run_id = ? and plugin = 'mmtap'", [summary.run_id])
-                  if r.get("error")]
+        errors = [r for r in store.db.query("select * from metric_values where run_id = ? and plugin = 'mmtap'", [summary.run_id]) if r.get("error")]
     finally:
         store.close()
     assert row["reward"] == 1.0

@@ -48,8 +48,11 @@ class BenchGroup(click.Group):
         """The command, or for a first-party plugin's command whose plugin is missing, which distribution adds it."""
         name = args[0] if args else ""
         if name in PLUGIN_COMMANDS and self.get_command(ctx, name) is None:
-            raise click.UsageError(f"`bench {name}` comes from the plugin {PLUGIN_COMMANDS[name]}, which is not installed "
-                                   f"(pip install {PLUGIN_COMMANDS[name]}) or failed to load (`bench plugins` says why)", ctx)
+            raise click.UsageError(
+                f"`bench {name}` comes from the plugin {PLUGIN_COMMANDS[name]}, which is not installed "
+                f"(pip install {PLUGIN_COMMANDS[name]}) or failed to load (`bench plugins` says why)",
+                ctx,
+            )
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -88,29 +91,47 @@ def cli() -> None:
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """The --db option shared by commands that read or write the store."""
-    return click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCH_DB", default=DEFAULT_DB,
-                        show_default=True, callback=_remember_db, help="SQLite results database.")(func)
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False),
+        envvar="BENCH_DB",
+        default=DEFAULT_DB,
+        show_default=True,
+        callback=_remember_db,
+        help="SQLite results database.",
+    )(func)
 
 
 def plugin_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
-    return click.option("--plugin", "-p", "plugins", multiple=True,
-                        help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed.")(func)
+    return click.option(
+        "--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed."
+    )(func)
 
 
 def domain_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options that choose a domain and its task data."""
-    for option in reversed([
-        click.option("--domain", "-d", help="Domain name (needed when several are loaded)."),
-        click.option("--split", help="Task split (from the split file next to the tasks file)."),
-        click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's."),
-        click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory."),
-        click.option("--retrieval", help="Knowledge-retrieval variant for domains whose agent searches documents "
-                                         "(tau2's names: bm25, grep_only, full_kb, terminal_use, ...; docs/knowledge.md)."),
-        click.option("--retrieval-option", "retrieval_options", multiple=True, callback=_key_values,
-                     help="KEY=VALUE setting of the retrieval variant (repeatable): top_k, grep_top_k, case_sensitive, "
-                          "reranker_min_score."),
-    ]):
+    for option in reversed(
+        [
+            click.option("--domain", "-d", help="Domain name (needed when several are loaded)."),
+            click.option("--split", help="Task split (from the split file next to the tasks file)."),
+            click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's."),
+            click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory."),
+            click.option(
+                "--retrieval",
+                help="Knowledge-retrieval variant for domains whose agent searches documents "
+                "(tau2's names: bm25, grep_only, full_kb, terminal_use, ...; docs/knowledge.md).",
+            ),
+            click.option(
+                "--retrieval-option",
+                "retrieval_options",
+                multiple=True,
+                callback=_key_values,
+                help="KEY=VALUE setting of the retrieval variant (repeatable): top_k, grep_top_k, case_sensitive, reranker_min_score.",
+            ),
+        ]
+    ):
         func = option(func)
     return func
 
@@ -124,15 +145,22 @@ def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--ROLE-model, -backend, -base-url, -api-key-env and -sampling for the agent, user, judge and embeddings roles."""
     for role in reversed(ROLES):
         up = role.upper()
-        for option in reversed([
-            click.option(f"--{role}-model", envvar=f"BENCH_{up}_MODEL", help=f"Model name for the {role}."),
-            click.option(f"--{role}-backend", envvar=f"BENCH_{up}_BACKEND", help=f"Model backend for the {role} (default openai)."),
-            click.option(f"--{role}-base-url", envvar=f"BENCH_{up}_BASE_URL", help=f"OpenAI-compatible base URL for the {role}."),
-            click.option(f"--{role}-api-key-env", envvar=f"BENCH_{up}_API_KEY_ENV",
-                         help=f"Name of the environment variable holding the {role}'s API key."),
-            click.option(f"--{role}-sampling", envvar=f"BENCH_{up}_SAMPLING", callback=_json_object,
-                         help=f'Sampling arguments for the {role} as JSON, e.g. \'{{"temperature": 0}}\'.'),
-        ]):
+        for option in reversed(
+            [
+                click.option(f"--{role}-model", envvar=f"BENCH_{up}_MODEL", help=f"Model name for the {role}."),
+                click.option(f"--{role}-backend", envvar=f"BENCH_{up}_BACKEND", help=f"Model backend for the {role} (default openai)."),
+                click.option(f"--{role}-base-url", envvar=f"BENCH_{up}_BASE_URL", help=f"OpenAI-compatible base URL for the {role}."),
+                click.option(
+                    f"--{role}-api-key-env", envvar=f"BENCH_{up}_API_KEY_ENV", help=f"Name of the environment variable holding the {role}'s API key."
+                ),
+                click.option(
+                    f"--{role}-sampling",
+                    envvar=f"BENCH_{up}_SAMPLING",
+                    callback=_json_object,
+                    help=f"Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
+                ),
+            ]
+        ):
             func = option(func)
     return func
 
@@ -165,43 +193,95 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @plugin_option
 @domain_options
 @click.option("--agent", default="oracle", show_default=True, help="Agent to evaluate.")
-@click.option("--user", default="scripted", show_default=True,
-              help="User simulator (scripted: the domain's own scripted user when it names one).")
+@click.option("--user", default="scripted", show_default=True, help="User simulator (scripted: the domain's own scripted user when it names one).")
 @click.option("--judge", help="Judge for NL assertions.")
-@click.option("--judge-panel", type=click.IntRange(1),
-              help="Judge NL assertions N times (N odd, each with its own seed) and keep the majority per assertion; "
-                   "the agreement is stored and reported (docs/judges.md).")
-@click.option("--judge-retries", type=click.IntRange(0), default=2, show_default=True,
-              help="Ask the judge again after a failed judgment (unreadable, incomplete); never replays the conversation.")
-@click.option("--mode", type=click.Choice([m.value for m in Mode]), default="default", show_default=True,
-              help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).")
-@click.option("--tick-ms", type=click.IntRange(20, 2000), default=TICK_MS, show_default=True,
-              help="Full duplex: the length of a tick of simulated time in milliseconds.")
-@click.option("--max-duration", "max_seconds", type=click.FloatRange(1), default=MAX_SECONDS, show_default=True,
-              help="Full duplex: a conversation's maximum length in simulated seconds (tau2's default).")
-@click.option("--speech-complexity", type=click.Choice(SPEECH_COMPLEXITIES), default="control", show_default=True,
-              help="Full duplex: the speech conditions (tau2's levels): control is clean audio; the others need bench-voice.")
-@click.option("--channel", default="identity", show_default=True,
-              help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
-@click.option("--paired", is_flag=True, default=None,
-              help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons.")
-@click.option("--snr", "snr", multiple=True, type=float,
-              help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level).")
-@click.option("--keep-audio", "keep_audio", type=click.Path(file_okay=False),
-              help="Keep the recordings of a speech channel in this directory (the voice channel's keep_audio option).")
-@click.option("--channel-option", "channel_options", multiple=True, callback=_key_values,
-              help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.")
+@click.option(
+    "--judge-panel",
+    type=click.IntRange(1),
+    help="Judge NL assertions N times (N odd, each with its own seed) and keep the majority per assertion; "
+    "the agreement is stored and reported (docs/judges.md).",
+)
+@click.option(
+    "--judge-retries",
+    type=click.IntRange(0),
+    default=2,
+    show_default=True,
+    help="Ask the judge again after a failed judgment (unreadable, incomplete); never replays the conversation.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice([m.value for m in Mode]),
+    default="default",
+    show_default=True,
+    help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).",
+)
+@click.option(
+    "--tick-ms",
+    type=click.IntRange(20, 2000),
+    default=TICK_MS,
+    show_default=True,
+    help="Full duplex: the length of a tick of simulated time in milliseconds.",
+)
+@click.option(
+    "--max-duration",
+    "max_seconds",
+    type=click.FloatRange(1),
+    default=MAX_SECONDS,
+    show_default=True,
+    help="Full duplex: a conversation's maximum length in simulated seconds (tau2's default).",
+)
+@click.option(
+    "--speech-complexity",
+    type=click.Choice(SPEECH_COMPLEXITIES),
+    default="control",
+    show_default=True,
+    help="Full duplex: the speech conditions (tau2's levels): control is clean audio; the others need bench-voice.",
+)
+@click.option(
+    "--channel",
+    default="identity",
+    show_default=True,
+    help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.",
+)
+@click.option(
+    "--paired", is_flag=True, default=None, help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons."
+)
+@click.option(
+    "--snr", "snr", multiple=True, type=float, help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level)."
+)
+@click.option(
+    "--keep-audio",
+    "keep_audio",
+    type=click.Path(file_okay=False),
+    help="Keep the recordings of a speech channel in this directory (the voice channel's keep_audio option).",
+)
+@click.option(
+    "--channel-option",
+    "channel_options",
+    multiple=True,
+    callback=_key_values,
+    help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.",
+)
 @click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
-@click.option("--persona-file", type=click.Path(dir_okay=False, exists=True),
-              help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).")
-@click.option("--exposure", type=click.Choice(["none", "persona", "context"]),
-              help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user messages.")
-@click.option("--profile", type=click.Path(file_okay=False, exists=True), envvar="BENCH_PROFILE",
-              help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
-                   "`bench tau2 profile` writes tau2's). See docs/profiles.md.")
+@click.option(
+    "--persona-file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).",
+)
+@click.option(
+    "--exposure",
+    type=click.Choice(["none", "persona", "context"]),
+    help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user messages.",
+)
+@click.option(
+    "--profile",
+    type=click.Path(file_okay=False, exists=True),
+    envvar="BENCH_PROFILE",
+    help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
+    "`bench tau2 profile` writes tau2's). See docs/profiles.md.",
+)
 @click.option("--shifts", type=click.IntRange(1), help="Goal shifts per conversation: chain each task with this many following tasks.")
-@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True),
-              help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')
+@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True), help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')
 @click.option("--turns-per-goal", type=click.IntRange(1), help="The scripted user moves on after this many turns on one goal.")
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
@@ -212,47 +292,96 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--timeout", "conversation_timeout_s", type=float, help="Seconds per conversation.")
 @click.option("--run-timeout", "run_timeout_s", type=float, help="Seconds for the whole run (resumable).")
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, envvar="BENCH_WORKERS",
-              help="Processes playing conversations (each with its own event loop); this process alone writes the database.")
-@click.option("--executor", default="local", show_default=True, envvar="BENCH_EXECUTOR",
-              help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.")
-@click.option("--executor-option", "executor_options", multiple=True, callback=_key_values,
-              help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.")
-@click.option("--max-in-flight", type=click.IntRange(1), envvar="BENCH_MAX_IN_FLIGHT",
-              help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
-                   "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    envvar="BENCH_WORKERS",
+    help="Processes playing conversations (each with its own event loop); this process alone writes the database.",
+)
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    envvar="BENCH_EXECUTOR",
+    help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.",
+)
+@click.option(
+    "--executor-option",
+    "executor_options",
+    multiple=True,
+    callback=_key_values,
+    help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.",
+)
+@click.option(
+    "--max-in-flight",
+    type=click.IntRange(1),
+    envvar="BENCH_MAX_IN_FLIGHT",
+    help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
+    "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.",
+)
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
-@click.option("--allow-broken-tasks", is_flag=True,
-              help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
-                   "lists them and says their rewards are not meaningful.")
-@click.option("--exclude-flagged", "exclude_flagged", multiple=True,
-              callback=lambda c, p, v: [n.strip() for item in v for n in item.split(",") if n.strip()] or None,
-              help="Leave out tasks a plugin flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
-                   "gold_fails: bench-trust's `bench audit` flags; missing audits are run and cached first, docs/audit.md).")
+@click.option(
+    "--allow-broken-tasks",
+    is_flag=True,
+    help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
+    "lists them and says their rewards are not meaningful.",
+)
+@click.option(
+    "--exclude-flagged",
+    "exclude_flagged",
+    multiple=True,
+    callback=lambda c, p, v: [n.strip() for item in v for n in item.split(",") if n.strip()] or None,
+    help="Leave out tasks a plugin flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
+    "gold_fails: bench-trust's `bench audit` flags; missing audits are run and cached first, docs/audit.md).",
+)
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
-@click.option("--retry-attributed", "retry_attributed", multiple=True,
-              type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
-              help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
-                   "to this label (repeatable; judge: judged again, not played); the old rows are kept, marked "
-                   "superseded. The agent's own failures cannot be retried: that would report best-of-N "
-                   "(docs/attribution.md).")
-@click.option("--agent-option", "agent_options", multiple=True, callback=_key_values,
-              help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...")
-@click.option("--user-option", "user_options", multiple=True, callback=_key_values,
-              help="KEY=VALUE option for the user simulator (repeatable).")
+@click.option(
+    "--retry-attributed",
+    "retry_attributed",
+    multiple=True,
+    type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
+    help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
+    "to this label (repeatable; judge: judged again, not played); the old rows are kept, marked "
+    "superseded. The agent's own failures cannot be retried: that would report best-of-N "
+    "(docs/attribution.md).",
+)
+@click.option(
+    "--agent-option",
+    "agent_options",
+    multiple=True,
+    callback=_key_values,
+    help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...",
+)
+@click.option("--user-option", "user_options", multiple=True, callback=_key_values, help="KEY=VALUE option for the user simulator (repeatable).")
 @model_options
-@click.option("--model-option", "model_options", multiple=True, callback=_key_values,
-              help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.")
+@click.option(
+    "--model-option",
+    "model_options",
+    multiple=True,
+    callback=_key_values,
+    help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.",
+)
 @click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
-@click.option("--no-speech-cache", is_flag=True,
-              help="Synthesise and recognise every spoken turn anew (by default each text is spoken once per engine and "
-                   "voice, and each recording recognised once, for every arm, noise level, trial and resume of the run).")
+@click.option(
+    "--no-speech-cache",
+    is_flag=True,
+    help="Synthesise and recognise every spoken turn anew (by default each text is spoken once per engine and "
+    "voice, and each recording recognised once, for every arm, noise level, trial and resume of the run).",
+)
 @click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
 @format_option("table", "json", "markdown", "csv", "none")
-@click.option("--progress", "progress_mode", type=click.Choice(PROGRESS_MODES), default="auto", show_default=True,
-              help="Progress on stderr: auto (live on a terminal, plain periodic lines otherwise), live, lines or none.")
+@click.option(
+    "--progress",
+    "progress_mode",
+    type=click.Choice(PROGRESS_MODES),
+    default="auto",
+    show_default=True,
+    help="Progress on stderr: auto (live on a terminal, plain periodic lines otherwise), live, lines or none.",
+)
 @click.pass_context
 def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
@@ -264,29 +393,41 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     overrides = _overrides(ctx, options)
     if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
-    config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides,
-                              source=config_file or "command line")
+    config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides, source=config_file or "command line")
     plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, config.implied_plugins()))
     try:
         with Progress(progress_mode) as progress:
-            summary = runner.run(config, db_path, plugins=plugin_set, on_finished=progress.finished, handle_signals=True,
-                                 on_start=lambda ctx, todo, skipped: _start(progress, progress_mode, ctx, todo, skipped))
+            summary = runner.run(
+                config,
+                db_path,
+                plugins=plugin_set,
+                on_finished=progress.finished,
+                handle_signals=True,
+                on_start=lambda ctx, todo, skipped: _start(progress, progress_mode, ctx, todo, skipped),
+            )
     except runner.RunInterrupted as exc:
         click.echo(str(exc), err=True)
         sys.exit(128 + exc.signum)
-    click.echo(f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
-               f"{summary.status} in {summary.wall_s:.1f}s ({db_path})", err=True)
+    click.echo(
+        f"run {summary.run_id}: {summary.finished} conversations run, {summary.skipped} already stored, "
+        f"{summary.status} in {summary.wall_s:.1f}s ({db_path})",
+        err=True,
+    )
     if summary.signal is not None:
-        click.echo(f"interrupted by {signal.Signals(summary.signal).name}: the {summary.skipped + summary.finished} finished "
-                   "conversations are stored, those in flight were dropped. Resume with:\n"
-                   f"  {resume_command(sys.argv[1:], summary.run_id)}", err=True)
+        click.echo(
+            f"interrupted by {signal.Signals(summary.signal).name}: the {summary.skipped + summary.finished} finished "
+            "conversations are stored, those in flight were dropped. Resume with:\n"
+            f"  {resume_command(sys.argv[1:], summary.run_id)}",
+            err=True,
+        )
         sys.exit(128 + summary.signal)
     if fmt != "none":
         echo_report(db_path, summary.run_id, fmt)
     if summary.infrastructure_errors:
         raise click.ClickException(
             f"{summary.infrastructure_errors} of {summary.planned} conversations ended in an infrastructure error "
-            "(stored, excluded from every score; run the same command again to retry them)")
+            "(stored, excluded from every score; run the same command again to retry them)"
+        )
     if summary.status == "failed":
         raise click.ClickException(f"run {summary.run_id} failed: no conversation finished")
     if summary.all_failed:  # the report is printed: the exit status says the run measured nothing
@@ -321,8 +462,10 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     from bench_kernel.run.runconfig import model_overrides, price_overrides
 
     given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
-    out: dict[str, Any] = {"models": model_overrides(given, given.pop("model_options", None) or {}),
-                           "prices": price_overrides(given.pop("prices", ()))}
+    out: dict[str, Any] = {
+        "models": model_overrides(given, given.pop("model_options", None) or {}),
+        "prices": price_overrides(given.pop("prices", ())),
+    }
     snr = given.pop("snr", None)
     if snr:
         out["sweep"] = {"snr_db": list(snr)}
@@ -340,9 +483,13 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     for participant in ("agent_options", "user_options"):  # participant options, not model settings
         if given.get(participant) is not None:
             out[participant] = given.pop(participant)
-    renames = {"no_baseline": ("baseline", lambda v: not v), "no_speech_cache": ("speech_cache", lambda v: not v),
-               "plugins": ("plugins", lambda v: list(v) or None), "task_ids": ("task_ids", lambda v: list(v) or None),
-               "retry_attributed": ("retry_attributed", lambda v: list(v) or None)}
+    renames = {
+        "no_baseline": ("baseline", lambda v: not v),
+        "no_speech_cache": ("speech_cache", lambda v: not v),
+        "plugins": ("plugins", lambda v: list(v) or None),
+        "task_ids": ("task_ids", lambda v: list(v) or None),
+        "retry_attributed": ("retry_attributed", lambda v: list(v) or None),
+    }
     for key, value in given.items():
         if key.startswith(ROLE_PREFIXES):
             continue
@@ -387,8 +534,9 @@ def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None,
 @click.option("--by", "by", multiple=True, help="Break the figures down by a task attribute (persona, domain, intent, ...).")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), help="Also write the charts as PNGs into this directory.")
 @click.option("--plot-with", "plot_with", multiple=True, help="Another run to draw on the pass^k and cost charts (repeatable).")
-def report_command(run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None,
-                   plot_with: tuple[str, ...]) -> None:
+def report_command(
+    run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None, plot_with: tuple[str, ...]
+) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
     from bench_kernel.report.html import plots_or_note, render_html
     from bench_kernel.report.plots import render_plots, write_plots
@@ -459,8 +607,9 @@ def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt:
 @click.option("--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: the run's.")
 @click.option("--cache", is_flag=True, help="Answer repeated model requests (metrics', the judge's) from the SQLite cache.")
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations scored at once.")
-def rescore_command(run_id: str, db_path: str, fmt: str, new_run_id: str | None, rejudge: bool, plugins: tuple[str, ...],
-                    cache: bool, concurrency: int) -> None:
+def rescore_command(
+    run_id: str, db_path: str, fmt: str, new_run_id: str | None, rejudge: bool, plugins: tuple[str, ...], cache: bool, concurrency: int
+) -> None:
     """Score a stored run's conversations again with the metrics and reward components installed now, into a new run
     linked to it: nothing is played again, no agent or user model is called (docs/results.md)."""
     from bench_kernel.run.rescore import RescoreOptions, rescore
@@ -468,9 +617,12 @@ def rescore_command(run_id: str, db_path: str, fmt: str, new_run_id: str | None,
     require_db(db_path)
     options = RescoreOptions(run_id=new_run_id, rejudge=rejudge, plugins=list(plugins) or None, cache=cache, concurrency=concurrency)
     summary = rescore(run_id, db_path, options, load_plugins=_plugins_for_run)
-    click.echo(f"run {summary.run_id}: {summary.rescored} conversations of run {summary.source} scored again, none played "
-               f"({summary.conversations - summary.rescored} infrastructure errors copied), {len(summary.changed)} rewards "
-               f"or components changed, {summary.rejudged} judged again ({db_path})", err=True)
+    click.echo(
+        f"run {summary.run_id}: {summary.rescored} conversations of run {summary.source} scored again, none played "
+        f"({summary.conversations - summary.rescored} infrastructure errors copied), {len(summary.changed)} rewards "
+        f"or components changed, {summary.rejudged} judged again ({db_path})",
+        err=True,
+    )
     for mismatch in summary.replay_mismatches[:MAX_SHOWN]:
         click.echo(f"note: a replayed tool call gave another result, the final state may differ: {mismatch}", err=True)
     if fmt != "none":
@@ -521,10 +673,8 @@ def plugins_command(show_all: bool, fmt: str) -> None:
     for info in plugin_set.plugins:
         if info.builtin and not show_all:
             continue
-        comps = {kind: [n for n in names if registry.origins.get((kind, n)) == info.name]
-                 for kind, names in registry.components.items()}
-        listed.append({**unstructure(info), "hooks": plugin_set.hooks_of(info.name),
-                       "components": {k: v for k, v in comps.items() if v}})
+        comps = {kind: [n for n in names if registry.origins.get((kind, n)) == info.name] for kind, names in registry.components.items()}
+        listed.append({**unstructure(info), "hooks": plugin_set.hooks_of(info.name), "components": {k: v for k, v in comps.items() if v}})
     if fmt == "json":
         click.echo(json.dumps(listed, indent=2))
         return
@@ -560,8 +710,11 @@ def tasks_command(plugins: tuple[str, ...], fmt: str, **options: Any) -> None:
 @cli.command(name="check")
 @plugin_option
 @domain_options
-@click.option("--expected", type=click.Path(dir_okay=False, exists=True),
-              help="Expected-hashes JSON ({domains: {NAME: {tasks: {ID: {gold_agent}}}}}) to compare gold hashes with.")
+@click.option(
+    "--expected",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Expected-hashes JSON ({domains: {NAME: {tasks: {ID: {gold_agent}}}}}) to compare gold hashes with.",
+)
 @format_option("table", "json")
 def check_command(plugins: tuple[str, ...], fmt: str, expected: str | None, **options: Any) -> None:
     """Replay every task's gold actions (twice, from fresh states) and list the tasks whose replay fails or shows a tool
@@ -620,8 +773,7 @@ def profile_copy_command(directory: str) -> None:
     from bench_kernel.profiles.profile import copy_builtin
 
     copy_builtin(Path(directory))
-    click.echo(f"bench's own profile written to {directory}: rename it in profile.toml, edit its texts, "
-               f"then `bench run --profile {directory}`")
+    click.echo(f"bench's own profile written to {directory}: rename it in profile.toml, edit its texts, then `bench run --profile {directory}`")
 
 
 @cli.group(name="import")

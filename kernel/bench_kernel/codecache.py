@@ -60,7 +60,7 @@ class CodeCache:
         if not raw.startswith(magic):
             return {}
         try:
-            entries = marshal.loads(raw[len(magic):])
+            entries = marshal.loads(raw[len(magic) :])
         except (EOFError, ValueError, TypeError):
             return {}
         return entries if isinstance(entries, dict) else {}
@@ -71,7 +71,7 @@ class CodeCache:
         # but for the end column the code keeps for that one constant (the width of the salt it was compiled with).
         found = _ATTRS_HASH_SALT.search(source)
         salt = int(found.group(1)) if found else None
-        keyed = source if found is None else f"{source[:found.start(1)]}SALT{source[found.end(1):]}"
+        keyed = source if found is None else f"{source[: found.start(1)]}SALT{source[found.end(1) :]}"
         key = hashlib.sha256(f"{mode}\0{filename}\0{flags}\0{sys.flags.optimize}\0{keyed}".encode()).digest()
         kept = self.entries.get(key)
         code = _unmarshal(kept[0]) if kept is not None else None
@@ -116,8 +116,7 @@ def _unmarshal(blob: object) -> CodeType | None:
 
 def with_constant(code: CodeType, old: int, new: int) -> CodeType:
     """`code` with the integer constant `old` (in it or in the code nested in it) replaced by `new`."""
-    consts = tuple(new if type(c) is int and c == old else with_constant(c, old, new) if isinstance(c, CodeType) else c
-                   for c in code.co_consts)
+    consts = tuple(new if type(c) is int and c == old else with_constant(c, old, new) if isinstance(c, CodeType) else c for c in code.co_consts)
     return code.replace(co_consts=consts)
 
 
@@ -196,4 +195,3 @@ def warm() -> list[str]:
             except Exception:  # noqa: BLE001 - e.g. a module of an optional extra
                 failed.append(module.name)
     return failed
-

@@ -61,8 +61,7 @@ def session_problem(kind: str, component: object, session: object, plugin: str |
     if not problems:
         return None
     who = f"plugin {plugin!r}: " if plugin else ""
-    return (f"{who}{kind} {_name(component)!r}: " + "; ".join(problems)
-            + f" (the session class {type(component).__name__}.start returned)")
+    return f"{who}{kind} {_name(component)!r}: " + "; ".join(problems) + f" (the session class {type(component).__name__}.start returned)"
 
 
 @functools.cache
@@ -95,8 +94,7 @@ def _method_problems(cls: type, methods: dict[str, str], where: str = "") -> lis
         if wanted == ASYNC and not is_async:
             problems.append(f"{_qualname(cls, name)} is a plain def, but the kernel awaits it: write `async def {name}`{where}")
         elif wanted == PLAIN and is_async:
-            problems.append(f"{_qualname(cls, name)} is an async def, but the kernel calls it without awaiting: "
-                            f"write `def {name}`{where}")
+            problems.append(f"{_qualname(cls, name)} is an async def, but the kernel calls it without awaiting: write `def {name}`{where}")
     return problems
 
 

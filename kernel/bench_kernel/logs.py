@@ -18,12 +18,19 @@ from bench_kernel.afterimport import after_import
 from bench_kernel.redact import redact
 
 if TYPE_CHECKING:
-
     from structlog.typing import EventDict, WrappedLogger
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "msg": logging.INFO, "warning": logging.WARNING,
-          "warn": logging.WARNING, "error": logging.ERROR, "exception": logging.ERROR, "critical": logging.CRITICAL,
-          "fatal": logging.CRITICAL}
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "msg": logging.INFO,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "exception": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "fatal": logging.CRITICAL,
+}
 """structlog's level methods and the level each logs at."""
 
 _threshold = logging.NOTSET
@@ -85,8 +92,7 @@ def merge_context(logger: WrappedLogger, method: str, event: EventDict) -> Event
 
 def redact_secrets(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
     """Blank credentials in every text of a log event (errors quote what endpoints sent, which may echo them)."""
-    return {k: redact(v) if isinstance(v, str) else redact(repr(v)) if isinstance(v, BaseException) else v
-            for k, v in event.items()}
+    return {k: redact(v) if isinstance(v, str) else redact(repr(v)) if isinstance(v, BaseException) else v for k, v in event.items()}
 
 
 def _drop(*args: Any, **kwargs: Any) -> None:

@@ -12,19 +12,18 @@ import attrs
 import pluggy
 
 from bench_kernel import hookspecs
-from bench_kernel.errors import (
-    DuplicateRegistrationError,
-    PluginError,
-    UnknownPluginError,
-    did_you_mean,
-)
+from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownPluginError, did_you_mean
 from bench_kernel.loadchecks import component_problems, unknown_hooks, unmarked_hooks
 from bench_kernel.logs import get_logger
 from bench_kernel.registry import GROUP, Registry, without_entry_point
 
 ALWAYS_GROUP = "bench.always"
-DEFAULT_PLUGINS = ("bench_kernel.builtin.participants", "bench_kernel.builtin.evaluation", "bench_kernel.builtin.channels",
-                   "bench_kernel.builtin.executors")
+DEFAULT_PLUGINS = (
+    "bench_kernel.builtin.participants",
+    "bench_kernel.builtin.evaluation",
+    "bench_kernel.builtin.channels",
+    "bench_kernel.builtin.executors",
+)
 NAMED_BUILTINS = {"practice": "bench_kernel.builtin.practice"}
 """Built-in plugins loaded only when named (`--plugin practice`), never among "every installed plugin"; an installed
 entry point of the same name wins."""
@@ -155,8 +154,10 @@ def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]
     if unknown:
         known = ", ".join(sorted(available)) or "none"
         name = unknown[0]
-        raise UnknownPluginError(without_entry_point(name) or f"plugin {name!r} is not installed"
-                                 f"{did_you_mean(name, [*available, *NAMED_BUILTINS])} (installed: {known}; see `bench plugins`)")
+        raise UnknownPluginError(
+            without_entry_point(name)
+            or f"plugin {name!r} is not installed{did_you_mean(name, [*available, *NAMED_BUILTINS])} (installed: {known}; see `bench plugins`)"
+        )
     # None (no choice made) or only blocks: every installed plugin; an empty list: none of them.
     names = sorted(available) if selected is None or (blocked and not wanted) else wanted
     return [available[n] for n in dict.fromkeys(names) if n not in blocked and n in available]
@@ -189,16 +190,22 @@ def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: s
 def _refuse_unmarked_hooks(name: str, obj: object) -> None:
     unmarked = unmarked_hooks(obj, _hook_names())
     if unmarked:
-        raise PluginError(name, f"{_object_name(obj)} has functions named like hooks but not marked with "
-                                f"@bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)} "
-                                "(add the decorator above each)")
+        raise PluginError(
+            name,
+            f"{_object_name(obj)} has functions named like hooks but not marked with "
+            f"@bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)} "
+            "(add the decorator above each)",
+        )
 
 
 def _refuse_unknown_hooks(name: str, obj: object) -> None:
     unknown = unknown_hooks(obj, _hook_names())
     if unknown:
-        raise PluginError(name, f"{_object_name(obj)} marks functions with @bench_kernel.hookimpl that name no hook of "
-                                f"bench: {', '.join(unknown)} (rename each to its hook's name; docs/plugins.md lists them)")
+        raise PluginError(
+            name,
+            f"{_object_name(obj)} marks functions with @bench_kernel.hookimpl that name no hook of "
+            f"bench: {', '.join(unknown)} (rename each to its hook's name; docs/plugins.md lists them)",
+        )
 
 
 @functools.cache

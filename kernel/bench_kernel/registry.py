@@ -55,6 +55,8 @@ def without_entry_point(name: str) -> str | None:
     groups = sorted({ep.group for ep in dist.entry_points})
     declared = f" (its entry points: {', '.join(groups)})" if groups else ""
     module = f"bench_{name.replace('-', '_')}"
-    return (f"{dist.metadata['Name']} is installed but declares no [project.entry-points.bench]{declared}, so bench "
-            f'cannot load it as a plugin: to make it one, add `[project.entry-points.bench]` with `{name} = "{module}"` '
-            "to its pyproject.toml and install it again")
+    return (
+        f"{dist.metadata['Name']} is installed but declares no [project.entry-points.bench]{declared}, so bench "
+        f'cannot load it as a plugin: to make it one, add `[project.entry-points.bench]` with `{name} = "{module}"` '
+        "to its pyproject.toml and install it again"
+    )

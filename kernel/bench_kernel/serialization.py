@@ -26,6 +26,7 @@ MAX_DEPTH = 100
 MAX_PROBLEMS = 20
 """Problems reported for one file or list: past this, the rest are counted, not listed (bounded memory)."""
 
+
 def make_kernel_converter() -> cattrs.Converter:
     """Build the converter every kernel and plugin type goes through (the schema modules add their own hooks to it)."""
     conv = make_converter(forbid_extra_keys=True, omit_if_default=False)
@@ -101,8 +102,7 @@ def _list_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
 
 
 def _json_kind(obj: Any) -> str:
-    names = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-             list: "a list", dict: "an object"}
+    names = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "an object"}
     kind = names.get(type(obj), type(obj).__name__)
     return f"{kind} {shorten(repr(obj))}" if isinstance(obj, str | int | float) and not isinstance(obj, bool) else kind
 

@@ -38,7 +38,8 @@ class PluginPackage:
         project = root / self.dist
         project.mkdir(parents=True)
         entry_points = f'[project.entry-points.bench]\n{self.entry} = "{self.module}"\n' if self.entry else ""
-        (project / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        (project / "pyproject.toml").write_text(
+            textwrap.dedent(f"""\
             [build-system]
             requires = ["setuptools>=61"]
             build-backend = "setuptools.build_meta"
@@ -50,7 +51,9 @@ class PluginPackage:
 
             [tool.setuptools]
             py-modules = ["{self.module}"]
-            """) + entry_points)
+            """)
+            + entry_points
+        )
         (project / f"{self.module}.py").write_text(textwrap.dedent(self.source))
         return project
 
@@ -71,8 +74,20 @@ def install(packages: Sequence[PluginPackage], root: Path) -> tuple[Path, str]:
     """Install packages into root/site with pip if it can build them offline, else by hand; return (site, method)."""
     site = root / "site"
     projects = [p.write_project(root / "src") for p in packages]
-    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-               "--disable-pip-version-check", "--quiet", "--target", str(site), *map(str, projects)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--target",
+        str(site),
+        *map(str, projects),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_pip_env())
     if done.returncode == 0:
         return site, "pip"

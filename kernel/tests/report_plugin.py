@@ -40,8 +40,10 @@ class RewardPerTurn(Metric):
         for convo in view.conversations():
             if convo["id"] in values:
                 by_persona[convo["attributes"].get("persona", "(none)")].append(values[convo["id"]])
-        figures: dict[str, float | None] = {"median": statistics.median(values.values()) if values else None,
-                                            "worst": min(values.values(), default=None)}
+        figures: dict[str, float | None] = {
+            "median": statistics.median(values.values()) if values else None,
+            "worst": min(values.values(), default=None),
+        }
         figures |= {f"mean for persona {p}": round(statistics.fmean(found), 6) for p, found in sorted(by_persona.items())}
         return figures
 
@@ -60,12 +62,14 @@ class TurnsSection(ReportSection):
         rows: list[list[Any]] = []
         for convo in view.conversations():
             turns = sum(m["role"] == "assistant" for m in view.messages(convo["id"]))
-            rows.append([convo["task_id"], convo["trial"], convo["attributes"].get("persona", "(none)"), turns,
-                         values.get(convo["id"])])
+            rows.append([convo["task_id"], convo["trial"], convo["attributes"].get("persona", "(none)"), turns, values.get(convo["id"])])
         text = f"{len(rows)} agent conversations of run `{view.run.id}`.\n\nA turn is one agent message, tool calls included."
-        return Section(title=self.title, text=text,
-                       tables=[SectionTable(headers=["task", "trial", "persona", "agent messages", "reward per turn"], rows=rows)],
-                       notes=["reward per turn: the conversation's reward over its agent messages"])
+        return Section(
+            title=self.title,
+            text=text,
+            tables=[SectionTable(headers=["task", "trial", "persona", "agent messages", "reward per turn"], rows=rows)],
+            notes=["reward per turn: the conversation's reward over its agent messages"],
+        )
 
 
 class ReportDemo:

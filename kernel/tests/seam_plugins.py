@@ -54,8 +54,7 @@ class Goals:
     goals: list[str]
 
 
-GOALS = TaskExtension(name="seam-goals", field="seam_goals", parent="user_scenario", type=Goals,
-                      description="Ordered goals (example extension).")
+GOALS = TaskExtension(name="seam-goals", field="seam_goals", parent="user_scenario", type=Goals, description="Ordered goals (example extension).")
 
 
 @attrs.define
@@ -72,8 +71,9 @@ class ShiftingSession(UserSession):
         self.spoken += 1
         goals = self.setup.task.extension("seam-goals")
         if self.spoken == 2 and goals is not None and len(goals.goals) > 1:
-            self.setup.events.emit(GoalShift(goal_index=1, goal=goals.goals[1], previous_goal=goals.goals[0],
-                                             reason="first goal done"), source="shifting-user")
+            self.setup.events.emit(
+                GoalShift(goal_index=1, goal=goals.goals[1], previous_goal=goals.goals[0], reason="first goal done"), source="shifting-user"
+            )
         return message
 
     def is_stop(self, message: UserMessage) -> bool:
@@ -120,8 +120,7 @@ migrations = Migrations("bench-seams")
 
 @migrations(name="m001_turn_ledger")
 def m001_turn_ledger(db: Any) -> None:
-    db["seam_turns"].create({"conversation_id": str, "message_index": int, "role": str, "heard": str},
-                            pk=("conversation_id", "message_index"))
+    db["seam_turns"].create({"conversation_id": str, "message_index": int, "role": str, "heard": str}, pk=("conversation_id", "message_index"))
 
 
 @attrs.define(kw_only=True)
@@ -139,8 +138,10 @@ class TurnLedger(Metric):
         heard = {e.message_index: e.data["heard"] for e in transcripts}
         for index, message in enumerate(context.messages):
             if message.role in ("user", "assistant"):
-                context.write(self.table, {"conversation_id": context.result.conversation_id, "message_index": index,
-                                           "role": message.role, "heard": heard.get(index)})
+                context.write(
+                    self.table,
+                    {"conversation_id": context.result.conversation_id, "message_index": index, "role": message.role, "heard": heard.get(index)},
+                )
         values: dict[str, float | None] = {
             "shifts": len(shifts),
             "first_shift_at": shifts[0][0].message_index if shifts else None,
@@ -169,12 +170,16 @@ class ShiftSection(ReportSection):
         """One row per task, from the events and the plugin's own table."""
         rows = []
         for convo in view.conversations():
-            shifts = view.query("select count(*) as n from conversation_events where conversation_id = ? and kind = ?",
-                                [convo["id"], GoalShift.kind])[0]["n"]
+            shifts = view.query(
+                "select count(*) as n from conversation_events where conversation_id = ? and kind = ?", [convo["id"], GoalShift.kind]
+            )[0]["n"]
             turns = view.query("select count(*) as n from seam_turns where conversation_id = ?", [convo["id"]])[0]["n"]
             rows.append([convo["task_id"], convo["trial"], shifts, turns])
-        return Section(title=self.title, tables=[SectionTable(headers=["task", "trial", "shifts", "turns"], rows=rows)],
-                       notes=["turns: participant messages in the metric's own table"])
+        return Section(
+            title=self.title,
+            tables=[SectionTable(headers=["task", "trial", "shifts", "turns"], rows=rows)],
+            notes=["turns: participant messages in the metric's own table"],
+        )
 
 
 @attrs.define(kw_only=True)
@@ -192,8 +197,9 @@ class WeightedSum(CombinationRule):
         if stray:
             raise ConfigError(f"weighted-sum weights name components not in the basis: {', '.join(stray)}")
 
-    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
-                params: Mapping[str, Any]) -> RewardInfo:
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
         """sum(w * score) / sum(w) over the basis components that were computed."""
         weights: dict[str, float] = params["weights"]
         scored = {c.component: c.score for c in components if c.component in weights and c.score is not None}
@@ -247,8 +253,9 @@ class SeamPlugin:
 class Registers:
     """A plugin object registering the agents, metrics, models and channels given to it (for tests' `extra=`)."""
 
-    def __init__(self, agents: Sequence[Any] = (), metrics: Sequence[Metric] = (), models: Sequence[Any] = (),
-                 channels: Sequence[Channel] = ()) -> None:
+    def __init__(
+        self, agents: Sequence[Any] = (), metrics: Sequence[Metric] = (), models: Sequence[Any] = (), channels: Sequence[Channel] = ()
+    ) -> None:
         self.agents, self.metrics, self.models, self.channels = agents, metrics, models, channels
 
     @bench_kernel.hookimpl

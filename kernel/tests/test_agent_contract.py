@@ -88,11 +88,14 @@ def conversations(tmp_path: Path, run_id: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the termination close() sees
 
 
-@pytest.mark.parametrize(("fail", "expected"), [
-    (None, TerminationReason.USER_STOP),
-    ("agent", TerminationReason.AGENT_ERROR),
-    ("infrastructure", TerminationReason.INFRASTRUCTURE_ERROR),
-])
+@pytest.mark.parametrize(
+    ("fail", "expected"),
+    [
+        (None, TerminationReason.USER_STOP),
+        ("agent", TerminationReason.AGENT_ERROR),
+        ("infrastructure", TerminationReason.INFRASTRUCTURE_ERROR),
+    ],
+)
 def test_close_is_told_why_the_conversation_ended(tmp_path: Path, fail: str | None, expected: TerminationReason) -> None:
     agent = WatchedAgent(fail=fail)
     summary = go(tmp_path, agent, task_ids=["inc-a"], baseline=False)
@@ -119,8 +122,7 @@ def _models(*entries: LedgerEntry) -> ConversationModels:
 
 
 def _call(role: str, cost: float | None) -> LedgerEntry:
-    return LedgerEntry(role=role, model="m", request_hash=None, prompt_tokens=10, completion_tokens=2, latency_ms=1,
-                       cost=cost, cached=False)
+    return LedgerEntry(role=role, model="m", request_hash=None, prompt_tokens=10, completion_tokens=2, latency_ms=1, cost=cost, cached=False)
 
 
 def test_agent_cost_is_unknown_when_bench_saw_none_of_an_agents_own_calls() -> None:
@@ -136,8 +138,11 @@ def test_stored_agent_cost_is_none_for_an_unseen_agent_and_zero_for_the_oracle(t
     unseen = go(tmp_path, WatchedAgent(), task_ids=["inc-a"])
     costs = {r["arm"]: (r["agent_cost"], r["user_cost"]) for r in conversations(tmp_path, unseen.run_id)}
     assert costs == {"agent": (None, 0.0), "baseline": (0.0, 0.0)}
-    oracle = run(RunConfig(domain="toy", task_ids=["inc-a"], baseline=False), tmp_path / "runs.db",
-                 plugins=get_plugin_manager([], extra=[("toy", ToyPlugin())]))
+    oracle = run(
+        RunConfig(domain="toy", task_ids=["inc-a"], baseline=False),
+        tmp_path / "runs.db",
+        plugins=get_plugin_manager([], extra=[("toy", ToyPlugin())]),
+    )
     assert [r["agent_cost"] for r in conversations(tmp_path, oracle.run_id)] == [0.0]
 
 
@@ -217,8 +222,7 @@ def test_no_fingerprint_leaves_the_identity_and_the_run_id_as_they_were(tmp_path
 
 
 def test_the_report_header_shows_the_fingerprint(tmp_path: Path) -> None:
-    summary = go(tmp_path, WatchedAgent(prints={"acme-agents": "0.24.0", "factory": "mybot:make", "sha256": "abcdef" * 11}),
-                 task_ids=["inc-a"])
+    summary = go(tmp_path, WatchedAgent(prints={"acme-agents": "0.24.0", "factory": "mybot:make", "sha256": "abcdef" * 11}), task_ids=["inc-a"])
     store = Store(tmp_path / "runs.db")
     try:
         report = build_report(store, summary.run_id)
@@ -228,11 +232,14 @@ def test_the_report_header_shows_the_fingerprint(tmp_path: Path) -> None:
     assert "agent watched (acme-agents 0.24.0, factory mybot:make, sha256 abcdefabcdef…), user" in render(report, "table")
 
 
-@pytest.mark.parametrize(("prints", "message"), [
-    ({"sha256": 1}, "must return a dict of str to str"),
-    (["sha256"], "must return a dict of str to str"),
-    (OSError("no source"), "could not compute its fingerprint: OSError: no source"),
-])
+@pytest.mark.parametrize(
+    ("prints", "message"),
+    [
+        ({"sha256": 1}, "must return a dict of str to str"),
+        (["sha256"], "must return a dict of str to str"),
+        (OSError("no source"), "could not compute its fingerprint: OSError: no source"),
+    ],
+)
 def test_a_broken_fingerprint_refuses_the_run_before_anything_is_stored(tmp_path: Path, prints: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
         go(tmp_path, WatchedAgent(prints=prints), task_ids=["inc-a"])

@@ -43,10 +43,21 @@ class Fixed(Attributor):
 
 
 def result(reward: float | None, termination: TerminationReason = TerminationReason.USER_STOP) -> ConversationResult:
-    return ConversationResult(run_id="r", arm="agent", task_id=TASK.id, trial=0, seed=1, agent="a", user="u",
-                              termination_reason=termination, messages=[],
-                              reward_info=None if reward is None else RewardInfo(reward=reward),
-                              started_utc="", ended_utc="", duration_ms=0)
+    return ConversationResult(
+        run_id="r",
+        arm="agent",
+        task_id=TASK.id,
+        trial=0,
+        seed=1,
+        agent="a",
+        user="u",
+        termination_reason=termination,
+        messages=[],
+        reward_info=None if reward is None else RewardInfo(reward=reward),
+        started_utc="",
+        ended_utc="",
+        duration_ms=0,
+    )
 
 
 def label(found: ConversationResult) -> str | None:
@@ -58,8 +69,19 @@ def test_the_first_attributor_that_names_a_label_wins_and_one_that_raises_is_ski
     found = attributed(result(0.0), TASK, None, None, None, attributors=[broken, silent, judge, agent])  # type: ignore[arg-type]
     assert label(found) == "judge" and (broken.calls, silent.calls, judge.calls, agent.calls) == (1, 1, 1, 0)
     assert label(attributed(result(0.0), TASK, None, None, None, attributors=[silent])) is None  # type: ignore[arg-type]
-    assert label(attributed(result(None, TerminationReason.INFRASTRUCTURE_ERROR), TASK, None, None, None,  # type: ignore[arg-type]
-                            attributors=[agent])) == "agent"
+    assert (
+        label(
+            attributed(
+                result(None, TerminationReason.INFRASTRUCTURE_ERROR),
+                TASK,
+                None,
+                None,
+                None,  # type: ignore[arg-type]
+                attributors=[agent],
+            )
+        )
+        == "agent"
+    )
 
 
 def test_a_passed_conversation_is_never_labelled() -> None:
@@ -169,8 +191,10 @@ def test_one_current_row_per_unit_is_a_store_guarantee_and_the_agents_failures_a
     db = tmp_path / "r.db"
     play(db, config())
     with sqlite3.connect(db) as connection, pytest.raises(sqlite3.IntegrityError):
-        connection.execute("insert into conversations (id, run_id, arm, task_id, trial, retry) "
-                           "select id || '/copy', run_id, arm, task_id, trial, 5 from conversations limit 1")
+        connection.execute(
+            "insert into conversations (id, run_id, arm, task_id, trial, retry) "
+            "select id || '/copy', run_id, arm, task_id, trial, 5 from conversations limit 1"
+        )
     store = Store(db)
     try:
         with pytest.raises(ConfigError, match="best-of-N"):

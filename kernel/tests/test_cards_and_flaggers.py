@@ -35,13 +35,19 @@ class CountCard(ReportSection):
         if self.broken:
             raise ValueError("no count today")
         n = len(view.conversations())
-        return [Card(name="count", title="Count", heading="Count of conversations", figures={"n": n}, lines=[f"{n} scored"],
-                     rows=[{"metric": "count.n", "value": n, "low": None, "high": None, "n": n, "errors": 0,
-                            "n_of": "conversations"}])]
+        return [
+            Card(
+                name="count",
+                title="Count",
+                heading="Count of conversations",
+                figures={"n": n},
+                lines=[f"{n} scored"],
+                rows=[{"metric": "count.n", "value": n, "low": None, "high": None, "n": n, "errors": 0, "n_of": "conversations"}],
+            )
+        ]
 
     def compare_cards(self, comparison: Mapping[str, Any]) -> list[Card]:
-        return [Card(name="common", title="Common", figures=comparison["common_tasks"],
-                     lines=[f"Common: {comparison['common_tasks']} tasks"])]
+        return [Card(name="common", title="Common", figures=comparison["common_tasks"], lines=[f"Common: {comparison['common_tasks']} tasks"])]
 
 
 @attrs.define(kw_only=True)
@@ -107,12 +113,40 @@ def test_exclude_flagged_asks_the_flagger_that_knows_the_flag(use_plugins: Calla
     use_plugins(extra=[("parity", Plugin(flagger=flagger))])
     db = str(tmp_path / "r.db")
     # lamp (4 characters) and read-b (6) are even, inc-a (5) odd: asking for both, in any order, leaves none
-    every = invoke("run", "--db", db, "--exclude-flagged", "even,odd", "--exclude-flagged", "even", "--task-id", "inc-a",
-                   "--task-id", "lamp", "--task-id", "read-b")
+    every = invoke(
+        "run",
+        "--db",
+        db,
+        "--exclude-flagged",
+        "even,odd",
+        "--exclude-flagged",
+        "even",
+        "--task-id",
+        "inc-a",
+        "--task-id",
+        "lamp",
+        "--task-id",
+        "read-b",
+    )
     assert every.exit_code == 1 and "--exclude-flagged odd even leaves none of the 3 selected tasks" in every.output
     assert "(the parity check lists their flags)" in every.output and not Path(db).exists()
-    ran = invoke("run", "--db", db, "--format", "json", "--progress", "lines", "--exclude-flagged", "odd", "--task-id", "inc-a",
-                 "--task-id", "lamp", "--task-id", "read-b")
+    ran = invoke(
+        "run",
+        "--db",
+        db,
+        "--format",
+        "json",
+        "--progress",
+        "lines",
+        "--exclude-flagged",
+        "odd",
+        "--task-id",
+        "inc-a",
+        "--task-id",
+        "lamp",
+        "--task-id",
+        "read-b",
+    )
     assert ran.exit_code == 0, ran.output
     assert "excluded 1 task(s) flagged odd by the parity check: inc-a" in ran.stderr
     report = json.loads(ran.stdout)

@@ -41,8 +41,9 @@ def test_a_wrong_argument_names_the_closest_call_and_the_keys_that_differ() -> N
     messages = calls(("book", {"id": "Y", "n": 3}), ("book", {"id": "X", "n": 3}), ("look", {"id": "X"}))
     check = action_component([action({"id": "X", "n": 2}, ["id", "n"])], messages).checks[0]
     assert not check.met
-    assert check.detail == ('expected book(id="X", n=2), compared on id, n; closest calls: book(id="X", n=3) differs on n; '
-                            'book(id="Y", n=3) differs on id, n')
+    assert check.detail == (
+        'expected book(id="X", n=2), compared on id, n; closest calls: book(id="X", n=3) differs on n; book(id="Y", n=3) differs on id, n'
+    )
 
 
 def test_a_key_the_gold_lacks_is_named_when_the_call_keys_are_compared() -> None:
@@ -51,8 +52,7 @@ def test_a_key_the_gold_lacks_is_named_when_the_call_keys_are_compared() -> None
 
 
 def test_a_tool_never_called_says_so_and_lists_what_was_called() -> None:
-    assert action_component([action({"id": "X"})], calls(("look", {"id": "X"}))).checks[0].detail.endswith(
-        "never called (tools called: look)")
+    assert action_component([action({"id": "X"})], calls(("look", {"id": "X"}))).checks[0].detail.endswith("never called (tools called: look)")
     assert action_component([action({"id": "X"})], []).checks[0].detail.endswith("never called (no tool called)")
 
 
@@ -132,8 +132,15 @@ def test_the_report_lists_failed_checks_with_their_details(use_plugins: Callable
         assert part == sorted(part, key=task_id_key)
     assert [r[3] for r in rows] == sorted((r[3] for r in rows), key=lambda c: c != "yes")
     assert {r[0] for r in rows} == {"1", "2", "10", "task_9", "task_10"}
-    assert ["1", 0, "ACTION", "no", "1 increment", 'expected increment(name="a", by=1), compared on the keys the call gives; '
-            "never called (no tool called)", "idle/agent/1/0"] in rows
+    assert [
+        "1",
+        0,
+        "ACTION",
+        "no",
+        "1 increment",
+        'expected increment(name="a", by=1), compared on the keys the call gives; never called (no tool called)',
+        "idle/agent/1/0",
+    ] in rows
     assert any(r[2] == "DB" and r[3] == "yes" and r[5].endswith("1 record differs: counters/a: value differs") for r in rows)
     text = invoke("report", "idle", "--db", str(db)).stdout
     assert "Failed checks" in text and "never called (no tool called)" in text

@@ -22,18 +22,23 @@ from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.store.store import Store
 
 MISSING_COUNTER_TASKS = [
-    {"id": f"missing-{n}", "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
-     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "zzz"}}],
-                             "reward_basis": ["DB"]}}
+    {
+        "id": f"missing-{n}",
+        "user_scenario": {"instructions": _instructions("Add one to counter zzz.")},
+        "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "zzz"}}], "reward_basis": ["DB"]},
+    }
     for n in (1, 2)
 ]
 # The oracle switches the lamp on, and the assertion wants it off: a task the oracle fails, so reports are not all 1.0.
 # Broken by design (its assertion fails on the gold state): runs that include it pass --allow-broken-tasks.
 LAMP_OFF_TASK = {
-    "id": "lamp-off", "user_scenario": {"instructions": _instructions("My lamp is off.")},
-    "evaluation_criteria": {"actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
-                            "env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": False}}],
-                            "reward_basis": ["ENV_ASSERTION"]},
+    "id": "lamp-off",
+    "user_scenario": {"instructions": _instructions("My lamp is off.")},
+    "evaluation_criteria": {
+        "actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
+        "env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": False}}],
+        "reward_basis": ["ENV_ASSERTION"],
+    },
 }
 
 
@@ -92,10 +97,16 @@ def test_plugins_json(use_plugins: Callable[..., None]) -> None:
     listed = {p["name"]: p for p in json.loads(result.stdout)}
     builtin = listed["bench_kernel.builtin.participants"]
     assert builtin["builtin"] is True and builtin["error"] is None
-    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"],
-                                     "persona": ["Easy", "Hard", "None"]}
-    assert listed["toy"] == {"name": "toy", "distribution": None, "version": None, "builtin": False, "error": None,
-                             "hooks": ["register_domains"], "components": {"domain": ["toy"]}}
+    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"], "persona": ["Easy", "Hard", "None"]}
+    assert listed["toy"] == {
+        "name": "toy",
+        "distribution": None,
+        "version": None,
+        "builtin": False,
+        "error": None,
+        "hooks": ["register_domains"],
+        "components": {"domain": ["toy"]},
+    }
 
 
 def test_plugins_reports_a_failed_plugin_and_exits_zero(use_plugins: Callable[..., None]) -> None:
@@ -141,8 +152,7 @@ def test_check_prints_one_line_per_failing_task_and_exits_one(use_plugins: Calla
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[0] == "toy: 5 tasks, gold replay ok for 3, failing 2"
     fails = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("FAIL")]
-    assert fails == ["FAIL missing-1: 1 increment: Error: Counter zzz not found",
-                     "FAIL missing-2: 1 increment: Error: Counter zzz not found"]
+    assert fails == ["FAIL missing-1: 1 increment: Error: Counter zzz not found", "FAIL missing-2: 1 increment: Error: Counter zzz not found"]
 
 
 def test_check_json_prints_one_record_per_task(use_plugins: Callable[..., None]) -> None:
@@ -168,15 +178,13 @@ def test_check_json_prints_one_record_per_task(use_plugins: Callable[..., None])
 def write_broken_task_file(tmp_path: Path) -> Path:
     """A task file with an unknown key in task 1 and an unknown reward type in task 2."""
     path = tmp_path / "broken.json"
-    tasks = [TASKS[0], {**TASKS[1], "colour": "red"},
-             {**TASKS[2], "evaluation_criteria": {"reward_basis": ["NOPE"]}}]
+    tasks = [TASKS[0], {**TASKS[1], "colour": "red"}, {**TASKS[2], "evaluation_criteria": {"reward_basis": ["NOPE"]}}]
     path.write_text(json.dumps(tasks))
     return path
 
 
 @pytest.mark.parametrize("command", ["tasks", "check"])
-def test_a_broken_task_file_is_one_clean_error_naming_file_and_json_paths(
-        use_plugins: Callable[..., None], tmp_path: Path, command: str) -> None:
+def test_a_broken_task_file_is_one_clean_error_naming_file_and_json_paths(use_plugins: Callable[..., None], tmp_path: Path, command: str) -> None:
     path = write_broken_task_file(tmp_path)
 
     result = invoke(command, "--tasks-file", str(path))
@@ -257,29 +265,35 @@ def test_run_then_report_in_every_format_agree(use_plugins: Callable[..., None],
     assert {m: float(r["value"]) for m, r in rows.items()} == figures
     table_lines = reports["table"].stdout.splitlines()
     markdown_lines = reports["markdown"].stdout.splitlines()
-    assert table_lines[0] == (f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), "
-                              "0 infrastructure errors excluded, 4 baseline conversations")
+    assert table_lines[0] == (
+        f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), 0 infrastructure errors excluded, 4 baseline conversations"
+    )
     assert table_lines[1].startswith("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none")
     assert markdown_lines[0].startswith(f"## Run {run_id} (complete): 8 agent conversations scored")
     for metric, value in figures.items():
         counted = f"{rows[metric]['n']} {rows[metric]['n_of']} {rows[metric]['errors']}"  # every n says what it counts
-        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and " ".join(line.split()).endswith(counted) for line in table_lines), \
-            metric
+        assert any(line.split()[:2] == [metric, f"{value:.3f}"] and " ".join(line.split()).endswith(counted) for line in table_lines), metric
         assert f"| {metric} | {value:.3f} |" in reports["markdown"].stdout, metric
 
 
-def test_a_run_refuses_tasks_whose_gold_replay_fails_before_storing_anything(use_plugins: Callable[..., None],
-                                                                             tmp_path: Path) -> None:
-    broken_action = {**TASKS[1], "id": "read-z", "evaluation_criteria": {
-        "actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]}}
+def test_a_run_refuses_tasks_whose_gold_replay_fails_before_storing_anything(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    broken_action = {
+        **TASKS[1],
+        "id": "read-z",
+        "evaluation_criteria": {"actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]},
+    }
     use_plugins(tasks=[*TASKS, LAMP_OFF_TASK, broken_action])
     db = tmp_path / "runs.db"
 
     refused = run_toy(db)
 
-    message = assert_clean_error(refused, "2 of 5 selected tasks of domain 'toy' cannot be scored",
-                                 "lamp-off (env assertion user:lamp_is({'on': False}) fails on the gold state",
-                                 "read-z (gold action z1 get_counter: Error: Counter zz not found)", "--allow-broken-tasks")
+    message = assert_clean_error(
+        refused,
+        "2 of 5 selected tasks of domain 'toy' cannot be scored",
+        "lamp-off (env assertion user:lamp_is({'on': False}) fails on the gold state",
+        "read-z (gold action z1 get_counter: Error: Counter zz not found)",
+        "--allow-broken-tasks",
+    )
     assert "inc-a" not in message
     assert not db.exists() or sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0
     assert run_toy(db, "--task-id", "inc-a", "--task-id", "lamp").exit_code == 0  # the sound tasks alone run
@@ -292,19 +306,23 @@ def test_a_run_refuses_tasks_whose_gold_replay_fails_before_storing_anything(use
     assert failures["read-z"]["problems"] == ["gold action z1 get_counter: Error: Counter zz not found"]
     for fmt in ("table", "markdown"):
         text = invoke("report", "b", "--db", str(db), "--format", fmt).stdout
-        assert ("task read-z: gold replay fails (rewards not meaningful: run with --allow-broken-tasks): "
-                "gold action z1 get_counter: Error: Counter zz not found") in text, text
+        assert (
+            "task read-z: gold replay fails (rewards not meaningful: run with --allow-broken-tasks): "
+            "gold action z1 get_counter: Error: Counter zz not found"
+        ) in text, text
     assert "Errors and tasks whose gold replay fails" in allowed.stdout
 
 
-def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says_so(use_plugins: Callable[..., None],
-                                                                                   tmp_path: Path,
-                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    broken_action = {**TASKS[1], "id": "read-z", "evaluation_criteria": {
-        "actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]}}
+def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says_so(
+    use_plugins: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken_action = {
+        **TASKS[1],
+        "id": "read-z",
+        "evaluation_criteria": {"actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]},
+    }
     original = ToyDomain.load
-    monkeypatch.setattr(ToyDomain, "load", lambda self, options: attrs.evolve(original(self, options),
-                                                                              failed_gold_actions_scored=True))
+    monkeypatch.setattr(ToyDomain, "load", lambda self, options: attrs.evolve(original(self, options), failed_gold_actions_scored=True))
     use_plugins(tasks=[*TASKS, broken_action])
     db = tmp_path / "runs.db"
 
@@ -312,8 +330,10 @@ def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says
 
     assert ran.exit_code == 0, ran.output
     row = csv_figures(ran.stdout)["gold_replay_failed[task=read-z]"]
-    assert row["error"] == ("gold action z1 get_counter: Error: Counter zz not found (scored as the domain's reference "
-                            "implementation scores it: against the state the other gold actions leave)")
+    assert row["error"] == (
+        "gold action z1 get_counter: Error: Counter zz not found (scored as the domain's reference "
+        "implementation scores it: against the state the other gold actions leave)"
+    )
     use_plugins(tasks=[*TASKS, broken_action, LAMP_OFF_TASK])  # a failing assertion is refused whatever the domain says
     assert_clean_error(invoke("run", "--db", str(db), "--run-id", "s"), "1 of 5 selected tasks", "lamp-off")
 
@@ -356,8 +376,7 @@ def test_bench_debug_reraises_the_resume_conflict(use_plugins: Callable[..., Non
     db = tmp_path / "runs.db"
     assert run_toy(db, "--run-id", "fixed", "--trials", "1").exit_code == 0
 
-    result = invoke("run", "--db", str(db), "--format", "none", "--run-id", "fixed", "--trials", "2",
-                    env={"BENCH_DEBUG": "1"})
+    result = invoke("run", "--db", str(db), "--format", "none", "--run-id", "fixed", "--trials", "2", env={"BENCH_DEBUG": "1"})
 
     assert isinstance(result.exception, ResumeConflictError)
     assert "changed: trials" in str(result.exception)
@@ -378,11 +397,12 @@ def test_report_of_an_unknown_run_lists_recent_runs(use_plugins: Callable[..., N
     assert_clean_error(invoke("report", "unknown", "--db", str(db)), "no run 'unknown'", "recent: known")
 
 
-@pytest.mark.parametrize(("option", "kind", "known"), [("--agent", "agent", "do-nothing, oracle"),
-                                                     ("--user", "user simulator", "scripted"),
-                                                     ("--judge", "judge", "none")])
+@pytest.mark.parametrize(
+    ("option", "kind", "known"), [("--agent", "agent", "do-nothing, oracle"), ("--user", "user simulator", "scripted"), ("--judge", "judge", "none")]
+)
 def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(
-        use_plugins: Callable[..., None], tmp_path: Path, option: str, kind: str, known: str) -> None:
+    use_plugins: Callable[..., None], tmp_path: Path, option: str, kind: str, known: str
+) -> None:
     db = tmp_path / "runs.db"
     assert run_toy(db, "--run-id", "good").exit_code == 0
 
@@ -393,8 +413,7 @@ def test_run_with_an_unknown_component_lists_the_known_ones_and_stores_nothing(
     assert [r["id"] for r in json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)] == ["good"]
 
 
-def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastructure_errors(
-        use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastructure_errors(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     from seam_plugins import Registers
     from test_seams import UnreachableAgent
 
@@ -402,8 +421,10 @@ def test_run_exits_non_zero_with_the_count_when_conversations_end_in_infrastruct
     result = invoke("run", "--agent", "unreachable", "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "none")
     assert result.exit_code == 1 and "Traceback" not in result.output
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
-    assert errors == [f"Error: {len(TASKS)} of {len(TASKS)} conversations ended in an infrastructure error (stored, "
-                      "excluded from every score; run the same command again to retry them)"]
+    assert errors == [
+        f"Error: {len(TASKS)} of {len(TASKS)} conversations ended in an infrastructure error (stored, "
+        "excluded from every score; run the same command again to retry them)"
+    ]
     store = Store(tmp_path / "r.db")
     assert [r["status"] for r in store.runs()] == ["failed"]
     store.close()

@@ -12,8 +12,19 @@ from bench_kernel.serialization import _MillisecondClock
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
-@pytest.mark.parametrize("ns", [0, 999_999_999, 1_000_000_000, 1_764_000_000_123_456_789, 1_764_000_000_999_000_000,
-                                1_764_000_001_000_000_000, 1_764_000_059_999_999_999, 1_764_000_060_000_000_001])
+@pytest.mark.parametrize(
+    "ns",
+    [
+        0,
+        999_999_999,
+        1_000_000_000,
+        1_764_000_000_123_456_789,
+        1_764_000_000_999_000_000,
+        1_764_000_001_000_000_000,
+        1_764_000_059_999_999_999,
+        1_764_000_060_000_000_001,
+    ],
+)
 def test_clock_text_is_datetime_isoformat(monkeypatch: pytest.MonkeyPatch, ns: int) -> None:
     clock = _MillisecondClock()
     for earlier in (ns - 1_000_000, ns - 1_000_000_000, ns):  # the same clock, stepping through ms and seconds

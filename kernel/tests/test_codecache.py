@@ -117,10 +117,8 @@ print(codecache._cache.added if codecache._cache else "off")
 
 def test_classes_behave_the_same_from_the_cache_under_another_hash_seed(tmp_path: Path) -> None:
     def run(seed: str, mode: str) -> list[str]:
-        env = {**os.environ, "PYTHONHASHSEED": seed, "BENCH_CODE_CACHE": mode,
-               "BENCH_CODE_CACHE_FILE": str(tmp_path / "code.marshal")}
-        done = subprocess.run([sys.executable, "-c", CLASS_SCRIPT], env=env, capture_output=True, text=True, timeout=60,
-                              check=True)
+        env = {**os.environ, "PYTHONHASHSEED": seed, "BENCH_CODE_CACHE": mode, "BENCH_CODE_CACHE_FILE": str(tmp_path / "code.marshal")}
+        done = subprocess.run([sys.executable, "-c", CLASS_SCRIPT], env=env, capture_output=True, text=True, timeout=60, check=True)
         return done.stdout.splitlines()
 
     written = run("1", "write")

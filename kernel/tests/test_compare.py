@@ -19,8 +19,11 @@ from bench_kernel.report.compare import compare, flip, paired_difference, render
 
 def rows(rewards: dict[str, list[float]]) -> list[dict[str, Any]]:
     """Stored-conversation rows of a run: agent arm, one row per trial."""
-    return [{"arm": "agent", "task_id": task, "trial": trial, "reward": r, "termination_reason": "user_stop"}
-            for task, values in rewards.items() for trial, r in enumerate(values)]
+    return [
+        {"arm": "agent", "task_id": task, "trial": trial, "reward": r, "termination_reason": "user_stop"}
+        for task, values in rewards.items()
+        for trial, r in enumerate(values)
+    ]
 
 
 def by_hand(differences: list[float], seed: str, resamples: int) -> tuple[float, float]:
@@ -95,8 +98,7 @@ def test_bench_compare_on_two_agents(tmp_path: Path, use_plugins: Callable[..., 
     db = str(tmp_path / "r.db")
     runner = CliRunner()
     for agent, run_id in (("oracle", "good"), ("do-nothing", "idle")):
-        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", run_id, "--no-baseline",
-                                     "--db", db, "--format", "none"])
+        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", run_id, "--no-baseline", "--db", db, "--format", "none"])
         assert result.exit_code == 0, result.output
     out = runner.invoke(cli, ["compare", "good", "idle", "--db", db, "--format", "json"])
     assert out.exit_code == 0, out.output
@@ -113,8 +115,9 @@ def test_bench_compare_across_two_databases(tmp_path: Path, use_plugins: Callabl
     for agent, db in (("oracle", "a.db"), ("do-nothing", "b.db")):
         result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", "same-name", "--db", str(tmp_path / db), "--format", "none"])
         assert result.exit_code == 0, result.output
-    out = runner.invoke(cli, ["compare", "same-name", "same-name", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "b.db"),
-                              "--format", "markdown"])
+    out = runner.invoke(
+        cli, ["compare", "same-name", "same-name", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "b.db"), "--format", "markdown"]
+    )
     assert out.exit_code == 0, out.output
     assert "(agent do-nothing) against run same-name (agent oracle)" in out.stdout and "| mean_reward | 1.000 | 0.000 | -1.000 |" in out.stdout
     missing = runner.invoke(cli, ["compare", "x", "y", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "none.db")])

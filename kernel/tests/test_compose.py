@@ -34,13 +34,16 @@ def bump_back(env: Environment) -> list[ToolCall]:
     return [ToolCall(name="increment", arguments={"name": "a", "by": -value})]
 
 
-LAMP_OFF = Subtask(name="lamp_off", init=[user("switch_lamp", on=False)],
-                   solution=[ToolCall(name="switch_lamp", arguments={"on": True}, requestor="user")])
+LAMP_OFF = Subtask(
+    name="lamp_off", init=[user("switch_lamp", on=False)], solution=[ToolCall(name="switch_lamp", arguments={"on": True}, requestor="user")]
+)
 LAMP_BROKEN = Subtask(name="lamp_broken", init=[user("switch_lamp", on=False)], solution=None)
-COUNTER_BUMPED = Subtask(name="counter_bumped",
-                         init=[EnvFunctionCall(env_type="assistant", func_name="increment", arguments={"name": "a", "by": 3})],
-                         solution=[bump_back],
-                         assertions=[EnvAssertion(env_type="assistant", func_name="counter_is", arguments={"name": "a", "value": 0})])
+COUNTER_BUMPED = Subtask(
+    name="counter_bumped",
+    init=[EnvFunctionCall(env_type="assistant", func_name="increment", arguments={"name": "a", "by": 3})],
+    solution=[bump_back],
+    assertions=[EnvAssertion(env_type="assistant", func_name="counter_is", arguments={"name": "a", "value": 0})],
+)
 SETS = [[LAMP_OFF, LAMP_BROKEN], [COUNTER_BUMPED]]
 
 
@@ -49,12 +52,17 @@ def assertions(fixable: bool) -> list[EnvAssertion]:
 
 
 def template(composition: Composition, persona: str, env: Environment) -> dict[str, Any]:
-    return {"user_scenario": {"persona": None if persona == "None" else persona,
-                              "instructions": f"Fix: {composition.name}."}}
+    return {"user_scenario": {"persona": None if persona == "None" else persona, "instructions": f"Fix: {composition.name}."}}
 
 
-COMPOSER = Composer(intent="home", selection_sets=SETS, assertions=assertions, template=template,
-                    setup=[user("switch_lamp", on=True)], personas=("None", "Easy", "Hard"))
+COMPOSER = Composer(
+    intent="home",
+    selection_sets=SETS,
+    assertions=assertions,
+    template=template,
+    setup=[user("switch_lamp", on=True)],
+    personas=("None", "Easy", "Hard"),
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +86,12 @@ def test_a_validator_sees_the_raw_choice_and_decides_about_the_empty_one() -> No
 def test_personas_cycle_over_compositions_ordered_by_size() -> None:
     paired = with_personas(compose(SETS), ("None", "Easy", "Hard"))
     assert [(c.name, p) for c, p in paired] == [
-        ("lamp_off", "None"), ("lamp_broken", "Easy"), ("counter_bumped", "Hard"),
-        ("counter_bumped|lamp_off", "None"), ("counter_bumped|lamp_broken", "Easy")]
+        ("lamp_off", "None"),
+        ("lamp_broken", "Easy"),
+        ("counter_bumped", "Hard"),
+        ("counter_bumped|lamp_off", "None"),
+        ("counter_bumped|lamp_broken", "Easy"),
+    ]
     assert composed_id("home", paired[3][0], "None") == "[home]counter_bumped|lamp_off[PERSONA:None]"
 
 
@@ -88,7 +100,9 @@ def test_built_tasks_carry_setup_init_gold_and_assertions(data: DomainData) -> N
     task = tasks["[home]counter_bumped|lamp_off[PERSONA:None]"]
     assert [a.func_name for a in task.initial_state.initialization_actions] == ["switch_lamp", "increment", "switch_lamp"]
     assert [(a.action_id, a.name, a.arguments) for a in task.gold_actions()] == [
-        ("increment_0", "increment", {"name": "a", "by": -3}), ("switch_lamp_1", "switch_lamp", {"on": True})]
+        ("increment_0", "increment", {"name": "a", "by": -3}),
+        ("switch_lamp_1", "switch_lamp", {"on": True}),
+    ]
     assert [a.func_name for a in task.evaluation_criteria.env_assertions] == ["lamp_is", "counter_is"]
     assert task.evaluation_criteria.reward_basis == ["ENV_ASSERTION"]
     unfixable = tasks["[home]counter_bumped|lamp_broken[PERSONA:Easy]"]
@@ -104,10 +118,9 @@ def test_every_composed_task_verifies(data: DomainData) -> None:
 
 
 def test_verification_catches_a_fix_that_does_not_fix(data: DomainData) -> None:
-    useless = Subtask(name="lamp_off", init=[user("switch_lamp", on=False)],
-                      solution=[ToolCall(name="look_at_lamp", requestor="user")])
-    composer = Composer(intent="home", selection_sets=[[useless]], assertions=assertions, template=template,
-                        setup=[user("switch_lamp", on=True)])
+    useless = Subtask(name="lamp_off", init=[user("switch_lamp", on=False)], solution=[ToolCall(name="look_at_lamp", requestor="user")])
+    composer = Composer(intent="home", selection_sets=[[useless]], assertions=assertions, template=template, setup=[user("switch_lamp", on=True)])
     (task,) = composer.tasks(data)
-    assert verify(data, task) == ["[home]lamp_off[PERSONA:None]: after the gold actions user:lamp_is({'on': True}) fails "
-                                  "(returned False, expected True)"]
+    assert verify(data, task) == [
+        "[home]lamp_off[PERSONA:None]: after the gold actions user:lamp_is({'on': True}) fails (returned False, expected True)"
+    ]

@@ -42,8 +42,7 @@ def toy(*tasks: dict[str, Any], toolkit: type = CounterTools) -> DomainData:
 
 
 def task(task_id: str, actions: list[dict[str, Any]], basis: list[str]) -> dict[str, Any]:
-    return {"id": task_id, "user_scenario": {"instructions": "Do it."},
-            "evaluation_criteria": {"actions": actions, "reward_basis": basis}}
+    return {"id": task_id, "user_scenario": {"instructions": "Do it."}, "evaluation_criteria": {"actions": actions, "reward_basis": basis}}
 
 
 def test_the_toy_domain_conforms() -> None:
@@ -71,7 +70,8 @@ def test_a_tool_that_edits_a_shared_record_in_place_is_caught_naming_it() -> Non
         f"tool 'bump' (InPlaceTools in {__name__}) edits a shared record in place: task 'bump', gold action 1: changed "
         "record 'a' of table 'counters', which every conversation of a run shares. Fix: change a private copy (`record "
         "= self.state.counters.edit(key)`) or assign a new record (`self.state.counters[key] = ...`); never change what "
-        "`table[key]` returns"]
+        "`table[key]` returns"
+    ]
 
 
 class BackdoorTools(CounterTools):
@@ -91,7 +91,8 @@ def test_an_edit_no_watched_call_saw_is_still_caught_by_table() -> None:
     assert check_shared_records(data) == [
         "table 'counters': a shared record was edited in place outside the tool calls the kit watched. Fix: change a "
         "private copy (`record = self.state.counters.edit(key)`) or assign a new record (`self.state.counters[key] = "
-        "...`); never change what `table[key]` returns"]
+        "...`); never change what `table[key]` returns"
+    ]
 
 
 def test_a_gold_action_that_fails_is_caught() -> None:
@@ -101,8 +102,7 @@ def test_a_gold_action_that_fails_is_caught() -> None:
 
 def test_a_task_passed_by_doing_nothing_is_caught_unless_declared() -> None:
     data = toy(task("read-only", [{"action_id": "1", "name": "get_counter", "arguments": {"name": "b"}}], ["DB"]))
-    assert check_do_nothing_fails(data) == ["task 'read-only' is passed by doing nothing "
-                                            "(declare it in do_nothing_passes if intended)"]
+    assert check_do_nothing_fails(data) == ["task 'read-only' is passed by doing nothing (declare it in do_nothing_passes if intended)"]
     assert check_do_nothing_fails(data, {"read-only"}) == []
 
 
@@ -157,8 +157,7 @@ def test_bench_check_and_tasks_refuse_a_named_plugin_that_fails(monkeypatch: Any
         def register_domains(self, register: Any) -> None:
             raise RuntimeError("cannot read my data")
 
-    monkeypatch.setattr(checks, "get_plugin_manager",
-                        lambda selected=None: get_plugin_manager([], extra=[("broken", Broken())]))
+    monkeypatch.setattr(checks, "get_plugin_manager", lambda selected=None: get_plugin_manager([], extra=[("broken", Broken())]))
     for command in ("check", "tasks"):
         result = CliRunner().invoke(cli, [command, "--plugin", "broken"])
         assert result.exit_code == 1 and "Traceback" not in result.output
@@ -219,8 +218,11 @@ def test_bench_check_reports_and_compares_the_reference_hash_of_the_user_state(t
     lamp_on = device_hash(State.from_records({"device": {"lamp": {"on": True}}}))
     assert results["lamp"]["gold_user_db_hash"] == lamp_on
     assert results["lamp"]["gold_user_state_hash"] != lamp_on  # the kernel's own hash is kept beside it
-    expected = {"domains": {"toy": {"initial_user_db_hash": device_hash(data.user_state),
-                                    "tasks": {"lamp": {"gold_user": lamp_on}, "inc-a": {"gold_user": "0" * 64}}}}}
+    expected = {
+        "domains": {
+            "toy": {"initial_user_db_hash": device_hash(data.user_state), "tasks": {"lamp": {"gold_user": lamp_on}, "inc-a": {"gold_user": "0" * 64}}}
+        }
+    }
     path = tmp_path / "expected.json"
     path.write_text(json.dumps(expected))
     lines = compare_expected(data, list(results.values()), path)

@@ -48,11 +48,22 @@ class EndAtOnce(ConversationLoop):
     name: str = "full-duplex"
     played: list[dict[str, Any]] = attrs.field(factory=list)
 
-    async def play(self, setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
-                   channel: ChannelSession | None, *, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
+    async def play(
+        self,
+        setup: ConversationSetup,
+        env: Environment,
+        agent: AgentSession,
+        user: UserSession | None,
+        channel: ChannelSession | None,
+        *,
+        events: EventLog,
+        limits: Limits,
+        audio_name: str,
+    ) -> Conversation:
         self.played.append({"duplex": setup.duplex, "channel": channel, "user": user is not None, "audio_name": audio_name})
-        return Conversation(messages=[*setup.history, UserMessage(content="###STOP###", turn_idx=len(setup.history))],
-                            termination=TerminationReason.USER_STOP)
+        return Conversation(
+            messages=[*setup.history, UserMessage(content="###STOP###", turn_idx=len(setup.history))], termination=TerminationReason.USER_STOP
+        )
 
 
 class LoopPlugin:
@@ -64,13 +75,11 @@ class LoopPlugin:
         register(self.loop)
 
 
-def test_a_full_duplex_run_plays_every_conversation_with_the_registered_loop(use_plugins: Callable[..., None],
-                                                                            tmp_path: Path) -> None:
+def test_a_full_duplex_run_plays_every_conversation_with_the_registered_loop(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     loop = EndAtOnce()
     use_plugins(extra=[("loops", LoopPlugin(loop))])
     db = tmp_path / "r.db"
-    result = invoke("run", "--db", str(db), "--mode", "full-duplex", "--tick-ms", "100", "--format", "none",
-                    "--allow-broken-tasks")
+    result = invoke("run", "--db", str(db), "--mode", "full-duplex", "--tick-ms", "100", "--format", "none", "--allow-broken-tasks")
     assert result.exit_code == 0, result.output
     reasons = [r["termination_reason"] for r in sqlite_utils.Database(db).query("select termination_reason from conversations")]
     assert reasons and set(reasons) == {"user_stop"} and len(loop.played) == len(reasons)
@@ -78,14 +87,16 @@ def test_a_full_duplex_run_plays_every_conversation_with_the_registered_loop(use
     assert first["duplex"] == bench_kernel.DuplexSettings(tick_ms=100) and first["channel"] is None and first["user"]
 
 
-@pytest.mark.parametrize(("installed", "message"), [
-    ({}, "--mode full-duplex needs bench-duplex, which plays full-duplex conversations and is not installed: pip install bench-duplex"),
-    ({"duplex": object()}, "--mode full-duplex is played by the plugin 'duplex' (bench-duplex), installed but not loaded: "
-                           "add --plugin duplex"),
-])
+@pytest.mark.parametrize(
+    ("installed", "message"),
+    [
+        ({}, "--mode full-duplex needs bench-duplex, which plays full-duplex conversations and is not installed: pip install bench-duplex"),
+        ({"duplex": object()}, "--mode full-duplex is played by the plugin 'duplex' (bench-duplex), installed but not loaded: add --plugin duplex"),
+    ],
+)
 def test_without_a_loop_a_full_duplex_run_is_refused_before_anything_is_stored(
-        use_plugins: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: dict[str, object],
-        message: str) -> None:
+    use_plugins: Callable[..., None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: dict[str, object], message: str
+) -> None:
     use_plugins()
     monkeypatch.setattr(planning, "installed_entry_points", lambda: installed)
     result = invoke("run", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex")

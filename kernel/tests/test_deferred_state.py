@@ -118,8 +118,9 @@ def test_a_run_on_deferred_tables_scores_as_on_built_ones(tmp_path: Path) -> Non
     _run(tmp_path, deferred, run_id="deferred", trials=2, concurrency=4)
     _run(tmp_path, ToyDomain(), run_id="eager", trials=2, concurrency=4)
     assert deferred.loader.calls == 1
-    keyed = {r: {(c["arm"], c["task_id"], c["trial"]): (c["reward"], c["termination_reason"]) for c in _rows(tmp_path, r)}
-             for r in ("deferred", "eager")}
+    keyed = {
+        r: {(c["arm"], c["task_id"], c["trial"]): (c["reward"], c["termination_reason"]) for c in _rows(tmp_path, r)} for r in ("deferred", "eager")
+    }
     assert keyed["deferred"] == keyed["eager"] and len(keyed["eager"]) > 0
 
 
@@ -140,14 +141,14 @@ def test_a_loader_that_fails_in_a_run_stops_it_with_its_error_and_stores_no_conv
     assert len(_rows(tmp_path, "broken")) > 0
 
 
-BROKEN_READ = {"id": "read-z", "user_scenario": {"instructions": {"domain": "toy", "reason_for_call": "Read zz.",
-                                                                  "known_info": "", "task_instructions": ""}},
-               "evaluation_criteria": {"actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}],
-                                       "reward_basis": ["DB"]}}
+BROKEN_READ = {
+    "id": "read-z",
+    "user_scenario": {"instructions": {"domain": "toy", "reason_for_call": "Read zz.", "known_info": "", "task_instructions": ""}},
+    "evaluation_criteria": {"actions": [{"action_id": "z1", "name": "get_counter", "arguments": {"name": "zz"}}], "reward_basis": ["DB"]},
+}
 
 
-def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_before_any_conversation_is_stored(
-        tmp_path: Path) -> None:
+def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_before_any_conversation_is_stored(tmp_path: Path) -> None:
     from toy_domain import TASKS
 
     domain = DeferredToyDomain(tasks=[*TASKS, BROKEN_READ])
@@ -159,8 +160,9 @@ def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_befor
     assert len(_rows(tmp_path, "allowed")) > 0
     store = Store(tmp_path / "runs.db")
     try:
-        events = [json.loads(row[0]) for row in store.db.execute(
-            "select data_json from events where run_id = 'allowed' and kind = 'run.gold_failures'")]
+        events = [
+            json.loads(row[0]) for row in store.db.execute("select data_json from events where run_id = 'allowed' and kind = 'run.gold_failures'")
+        ]
     finally:
         store.close()
     assert [f["task_id"] for f in events[0]["tasks"]] == ["read-z"] and len(events) == 1

@@ -63,10 +63,8 @@ def test_the_metric_template_scores_a_conversation(tmp_path: Path) -> None:
     acme = types.ModuleType("bench_acme")
     block = next(b for b in re.findall(r"```python\n(.*?)```", text(), re.S) if "class ShiftRecovery" in b)
     exec(compile(block, str(DOCS), "exec"), acme.__dict__)
-    plugins = bench_kernel.get_plugin_manager([], extra=[("toy", ToyPlugin(ToyDomain(tasks=[SHIFT_TASK]))),
-                                                         ("seams", SeamPlugin()), ("acme", acme)])
-    summary = bench_kernel.run(bench_kernel.RunConfig(domain="toy", user="shifting", baseline=False), tmp_path / "r.db",
-                               plugins=plugins)
+    plugins = bench_kernel.get_plugin_manager([], extra=[("toy", ToyPlugin(ToyDomain(tasks=[SHIFT_TASK]))), ("seams", SeamPlugin()), ("acme", acme)])
+    summary = bench_kernel.run(bench_kernel.RunConfig(domain="toy", user="shifting", baseline=False), tmp_path / "r.db", plugins=plugins)
     store = bench_kernel.Store(tmp_path / "r.db")
     try:
         values = {v["metric"]: v["value"] for v in store.metric_values(summary.run_id) if v["plugin"] == "acme"}
@@ -94,8 +92,19 @@ def test_the_readme_quickstart_has_exactly_two_commands() -> None:
 
 
 TASKS_DOC = DOCS.with_name("tasks.md")
-TASK_RECORDS = ("Task", "Description", "UserScenario", "StructuredUserInstructions", "InitialState", "InitializationData",
-                "EnvFunctionCall", "EvaluationCriteria", "Action", "EnvAssertion", "RewardRule")
+TASK_RECORDS = (
+    "Task",
+    "Description",
+    "UserScenario",
+    "StructuredUserInstructions",
+    "InitialState",
+    "InitializationData",
+    "EnvFunctionCall",
+    "EvaluationCriteria",
+    "Action",
+    "EnvAssertion",
+    "RewardRule",
+)
 
 
 def test_every_task_field_is_documented_in_its_records_table() -> None:
@@ -104,7 +113,7 @@ def test_every_task_field_is_documented_in_its_records_table() -> None:
     for name in TASK_RECORDS:
         heading = re.search(rf"^#+ .*`bench_kernel\.{name}`.*$", doc, re.M)
         assert heading is not None, f"docs/tasks.md has no section for {name}"
-        table = doc[heading.end():].split("\n#", 1)[0]
+        table = doc[heading.end() :].split("\n#", 1)[0]
         missing += [f"{name}.{f.name}" for f in attrs.fields(getattr(bench_kernel, name)) if f"| `{f.name}` |" not in table]
     assert not missing, missing
 

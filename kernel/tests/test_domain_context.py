@@ -45,8 +45,10 @@ class ContextTools(CounterTools):
         """Say which task is being played, after waiting on the event loop as a model call would."""
         await asyncio.sleep(0)
         task = self.context.task
-        return f"{task.id if task else None} profile={self.context.profile.name if self.context.profile else None} " \
-               f"models={self.context.models is not None}"
+        return (
+            f"{task.id if task else None} profile={self.context.profile.name if self.context.profile else None} "
+            f"models={self.context.models is not None}"
+        )
 
 
 class LedgerTools(Toolkit):
@@ -78,9 +80,16 @@ class ContextDomain(ToyDomain):
         variant = options.retrieval or "plain"
         if variant not in self.retrieval_variants:
             raise ConfigError(f"unknown retrieval variant {variant!r}")
-        return attrs.evolve(data, name=self.name, agent_toolkit=ContextTools, user_toolkit=LedgerTools, user_state=None,
-                            shared_user_state=True, task_policy=lambda task: f"Policy for {task.id} ({variant}).",
-                            retrieval=variant)
+        return attrs.evolve(
+            data,
+            name=self.name,
+            agent_toolkit=ContextTools,
+            user_toolkit=LedgerTools,
+            user_state=None,
+            shared_user_state=True,
+            task_policy=lambda task: f"Policy for {task.id} ({variant}).",
+            retrieval=variant,
+        )
 
 
 class AskingAgent(Agent):
@@ -174,8 +183,11 @@ def test_a_profile_brings_texts_of_discoverable_tools_and_a_bad_one_names_the_pa
     directory = tmp_path / "p"
     (directory / "profile.toml").write_text('format = 1\nname = "mine"\n', encoding="utf-8")
     (directory / "tools").mkdir()
-    texts = {"description": "Reads a secret.", "params": [{"name": "key", "type": "str", "optional": False,
-                                                          "description": "Which one."}], "returns": "The secret."}
+    texts = {
+        "description": "Reads a secret.",
+        "params": [{"name": "key", "type": "str", "optional": False, "description": "Which one."}],
+        "returns": "The secret.",
+    }
     tools = {"agent": [], "discoverable": {"agent": {"read_secret_1": texts}}}
     (directory / "tools" / "ctx.json").write_text(json.dumps(tools), encoding="utf-8")
     profile = load_profile(directory)

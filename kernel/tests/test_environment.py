@@ -216,8 +216,7 @@ def test_run_function_syncs(data: DomainData) -> None:
 
 @pytest.mark.parametrize(("value", "assert_value", "met"), [(0, True, True), (1, True, False), (1, False, True), (0, False, False)])
 def test_check_assertion_compares_with_assert_value(env: Environment, value: int, assert_value: bool, met: bool) -> None:
-    assertion = EnvAssertion(env_type="assistant", func_name="counter_is", arguments={"name": "a", "value": value},
-                             assert_value=assert_value)
+    assertion = EnvAssertion(env_type="assistant", func_name="counter_is", arguments={"name": "a", "value": value}, assert_value=assert_value)
     assert env.check_assertion(assertion).met is met
 
 

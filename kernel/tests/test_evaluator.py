@@ -58,8 +58,9 @@ def tool_call(name: str, arguments: dict[str, Any], requestor: str = "assistant"
     return ToolCall(id="c", name=name, arguments=arguments, requestor=requestor)  # type: ignore[arg-type]
 
 
-def score(task: Task, messages: Sequence[Message], env: Environment, gold: GoldReplay, *,
-          termination: TerminationReason = STOP, judge: Judge | None = None):
+def score(
+    task: Task, messages: Sequence[Message], env: Environment, gold: GoldReplay, *, termination: TerminationReason = STOP, judge: Judge | None = None
+):
     return asyncio.run(evaluate(task, messages, termination, env, gold, judge=judge))
 
 
@@ -69,16 +70,19 @@ def score(task: Task, messages: Sequence[Message], env: Environment, gold: GoldR
 GOLD = {"user_id": "u1", "amount": 10}
 
 
-@pytest.mark.parametrize(("predicted", "matches"), [
-    ({"user_id": "u1", "amount": 10}, True),
-    ({"amount": 10, "user_id": "u1"}, True),
-    ({"user_id": "u1"}, True),                          # gold-only extra arguments are ignored
-    ({}, True),                                         # ... even all of them (tau2 compares the call's own keys)
-    ({"user_id": "u1", "amount": 11}, False),
-    ({"user_id": "u1", "amount": 10.5}, False),
-    ({"user_id": "u1", "amount": 10, "note": "x"}, False),  # a predicted-only key is a mismatch
-    ({"user_id": "u1", "amount": "10"}, False),
-])
+@pytest.mark.parametrize(
+    ("predicted", "matches"),
+    [
+        ({"user_id": "u1", "amount": 10}, True),
+        ({"amount": 10, "user_id": "u1"}, True),
+        ({"user_id": "u1"}, True),  # gold-only extra arguments are ignored
+        ({}, True),  # ... even all of them (tau2 compares the call's own keys)
+        ({"user_id": "u1", "amount": 11}, False),
+        ({"user_id": "u1", "amount": 10.5}, False),
+        ({"user_id": "u1", "amount": 10, "note": "x"}, False),  # a predicted-only key is a mismatch
+        ({"user_id": "u1", "amount": "10"}, False),
+    ],
+)
 def test_compare_args_none_compares_the_predicted_keys(predicted: dict[str, Any], matches: bool) -> None:
     assert action_matches(gold_action("pay", GOLD), tool_call("pay", predicted)) is matches
 
@@ -106,8 +110,11 @@ def test_explicit_compare_args_missing_on_both_sides_match() -> None:
 
 
 def test_action_component_ignores_order_count_and_requestor() -> None:
-    gold = [Action(action_id="a", name="get", arguments={"k": 1}), Action(action_id="b", name="set", arguments={"k": 1}),
-            Action(action_id="c", name="get", arguments={"k": 1}, requestor="user")]
+    gold = [
+        Action(action_id="a", name="get", arguments={"k": 1}),
+        Action(action_id="b", name="set", arguments={"k": 1}),
+        Action(action_id="c", name="get", arguments={"k": 1}, requestor="user"),
+    ]
     messages = [
         UserMessage(tool_calls=[tool_call("set", {"k": 1}, "user")]),
         AssistantMessage(content="also text", tool_calls=[tool_call("get", {"k": 1})]),
@@ -186,10 +193,16 @@ def test_combine_empty_basis_is_one() -> None:
     assert combine([], [component("DB", 0.0)], STOP).reward == 1.0
 
 
-@pytest.mark.parametrize("termination", [
-    TerminationReason.MAX_STEPS, TerminationReason.TOO_MANY_ERRORS, TerminationReason.TIMEOUT,
-    TerminationReason.AGENT_ERROR, TerminationReason.USER_ERROR,
-])
+@pytest.mark.parametrize(
+    "termination",
+    [
+        TerminationReason.MAX_STEPS,
+        TerminationReason.TOO_MANY_ERRORS,
+        TerminationReason.TIMEOUT,
+        TerminationReason.AGENT_ERROR,
+        TerminationReason.USER_ERROR,
+    ],
+)
 def test_premature_termination_scores_zero_with_a_note(termination: TerminationReason) -> None:
     info = combine([RewardType.DB], [component("DB", 1.0)], termination)
     assert info.reward == 0.0
@@ -321,11 +334,16 @@ def test_initialization_data_reaches_both_gold_and_conversation(data: DomainData
 
 
 def test_replay_gold_records_failing_actions_by_id(data: DomainData) -> None:
-    task = make_task({"actions": [
-        {"action_id": "ok-1", "name": "increment", "arguments": {"name": "a"}},
-        {"action_id": "bad-2", "name": "increment", "arguments": {"name": "zz"}},
-        {"action_id": "bad-3", "name": "no_such_tool", "arguments": {}},
-    ], "reward_basis": ["DB"]})
+    task = make_task(
+        {
+            "actions": [
+                {"action_id": "ok-1", "name": "increment", "arguments": {"name": "a"}},
+                {"action_id": "bad-2", "name": "increment", "arguments": {"name": "zz"}},
+                {"action_id": "bad-3", "name": "no_such_tool", "arguments": {}},
+            ],
+            "reward_basis": ["DB"],
+        }
+    )
     gold = replay_gold(data, task)
     assert not gold.ok
     assert len(gold.action_errors) == 2
@@ -338,8 +356,7 @@ def test_replay_gold_records_failing_actions_by_id(data: DomainData) -> None:
 
 
 def test_replay_gold_reports_assertions_that_fail_on_the_gold_state(data: DomainData) -> None:
-    task = make_task({"env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": True}}],
-                      "reward_basis": ["ENV_ASSERTION"]})
+    task = make_task({"env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": True}}], "reward_basis": ["ENV_ASSERTION"]})
     gold = replay_gold(data, task)
     assert gold.action_errors == [] and not gold.ok
 
@@ -348,8 +365,9 @@ def test_replay_trajectory_rebuilds_the_final_state(data: DomainData) -> None:
     task = data.task("inc-a")
     messages: list[Message] = [
         UserMessage(content="Add one."),
-        AssistantMessage(tool_calls=[ToolCall(id="c1", name="increment", arguments={"name": "a"}),
-                                     ToolCall(id="c2", name="get_counter", arguments={"name": "a"})]),
+        AssistantMessage(
+            tool_calls=[ToolCall(id="c1", name="increment", arguments={"name": "a"}), ToolCall(id="c2", name="get_counter", arguments={"name": "a"})]
+        ),
         ToolMessage(id="c1", content='{"value": "1"}'),
         ToolMessage(id="c2", content='{"value": "1"}'),
     ]

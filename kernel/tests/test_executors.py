@@ -62,8 +62,9 @@ def stored(db: Path) -> list[tuple[Any, ...]]:
 def test_a_registered_executor_plays_the_run_and_the_run_stores_what_local_stores(tmp_path: Path) -> None:
     backwards = BackwardsExecutor()
     run(RunConfig(domain="toy", trials=2), tmp_path / "local.db", plugins=plugins())
-    summary = run(RunConfig(domain="toy", trials=2, executor="backwards", executor_options={"note": 1}), tmp_path / "b.db",
-                  plugins=plugins(backwards))
+    summary = run(
+        RunConfig(domain="toy", trials=2, executor="backwards", executor_options={"note": 1}), tmp_path / "b.db", plugins=plugins(backwards)
+    )
     assert summary.status == "complete" and summary.finished == len(backwards.played) > 4
     assert backwards.played[0].endswith("/0") and backwards.played[-1] != backwards.played[0]
     assert stored(tmp_path / "b.db") == stored(tmp_path / "local.db")
@@ -80,12 +81,15 @@ def test_an_unknown_executor_option_is_refused_with_its_path(tmp_path: Path) -> 
         run(RunConfig(domain="toy", executor_options={"nodes": 2}), tmp_path / "r.db", plugins=plugins())
 
 
-@pytest.mark.parametrize(("run_settings", "message"), [
-    ({"workers": 0}, "workers must be at least 1, not 0 @ $.run.workers"),
-    ({"workers": 257}, "workers must be at most 256, not 257 @ $.run.workers"),
-    ({"executor": ""}, "executor must name a registered executor"),
-    ({"executor_options": "ray"}, "executor_options"),
-])
+@pytest.mark.parametrize(
+    ("run_settings", "message"),
+    [
+        ({"workers": 0}, "workers must be at least 1, not 0 @ $.run.workers"),
+        ({"workers": 257}, "workers must be at most 256, not 257 @ $.run.workers"),
+        ({"executor": ""}, "executor must name a registered executor"),
+        ({"executor_options": "ray"}, "executor_options"),
+    ],
+)
 def test_bad_executor_settings_name_the_problem(run_settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("$", r"\$").replace(".", r"\.")):
         build_run_config({"run": run_settings}, {})
@@ -93,8 +97,7 @@ def test_bad_executor_settings_name_the_problem(run_settings: dict[str, Any], me
 
 def test_executor_settings_stay_out_of_the_hash() -> None:
     plain = build_run_config({"run": {"domain": "toy"}}, {})
-    spread = build_run_config({"run": {"domain": "toy", "workers": 4, "executor": "ray",
-                                       "executor_options": {"address": "auto"}}}, {})
+    spread = build_run_config({"run": {"domain": "toy", "workers": 4, "executor": "ray", "executor_options": {"address": "auto"}}}, {})
     assert spread.config_hash() == plain.config_hash()
     assert (spread.workers, spread.executor, spread.executor_options) == (4, "ray", {"address": "auto"})
 
@@ -119,11 +122,9 @@ def test_a_workers_model_hub_allows_its_share_of_conversations_in_flight(tmp_pat
     """A worker's endpoints take its share of --concurrency (not 1 request at a time, the hub's bare default)."""
     from bench_kernel import Outbox, get_plugin_manager, worker_context
 
-    ctx, _, _, _ = asyncio.run(prepare(RunConfig(domain="mock", concurrency=32, baseline=False), tmp_path / "r.db",
-                                       get_plugin_manager(["mock"])))
+    ctx, _, _, _ = asyncio.run(prepare(RunConfig(domain="mock", concurrency=32, baseline=False), tmp_path / "r.db", get_plugin_manager(["mock"])))
     try:
-        models = {"agent": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1"),
-                  "user": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1")}
+        models = {"agent": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1"), "user": ModelConfig(model="m", base_url="http://127.0.0.1:9/v1")}
         ctx = attrs.evolve(ctx, config=attrs.evolve(ctx.config, models=models))
         spec = worker_spec(ctx, str(tmp_path / "r.db"), 2)
     finally:

@@ -14,8 +14,10 @@ from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply
 
 def test_scripted_replies_then_the_responder() -> None:
     replies = [Reply.text("first", reasoning="why"), Reply.tool_call("f", {"a": 1})]
-    with FakeOpenAIServer(lambda body: Reply.text(f"echo {body['model']}"), replies=replies) as server, \
-            httpx.Client(base_url=server.base_url) as http:
+    with (
+        FakeOpenAIServer(lambda body: Reply.text(f"echo {body['model']}"), replies=replies) as server,
+        httpx.Client(base_url=server.base_url) as http,
+    ):
         bodies = [http.post("/chat/completions", json={"model": "m", "messages": []}).json() for _ in range(3)]
     assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
     messages = [b["choices"][0]["message"] for b in bodies]
@@ -29,8 +31,7 @@ def test_scripted_replies_then_the_responder() -> None:
 
 
 def test_raw_bodies_errors_and_retry_after() -> None:
-    with FakeOpenAIServer(replies=[Reply.raw("not json"), Reply.error(429, retry_after=3)]) as server, \
-            httpx.Client(base_url=server.base_url) as http:
+    with FakeOpenAIServer(replies=[Reply.raw("not json"), Reply.error(429, retry_after=3)]) as server, httpx.Client(base_url=server.base_url) as http:
         garbage = http.post("/chat/completions", json={})
         limited = http.post("/chat/completions", json={})
         missing = http.get("/nowhere")
@@ -48,8 +49,10 @@ def test_api_key_guards_both_endpoints() -> None:
 
 
 def test_dropped_connection_and_delays() -> None:
-    with FakeOpenAIServer(replies=[Reply.drop_connection(), Reply.text("late").after(0.2)], latency_s=0.1) as server, \
-            httpx.Client(base_url=server.base_url) as http:
+    with (
+        FakeOpenAIServer(replies=[Reply.drop_connection(), Reply.text("late").after(0.2)], latency_s=0.1) as server,
+        httpx.Client(base_url=server.base_url) as http,
+    ):
         with pytest.raises(httpx.RemoteProtocolError):
             http.post("/chat/completions", json={})
         started = time.monotonic()
@@ -69,8 +72,7 @@ def test_serves_hundreds_of_concurrent_connections_on_the_callers_loop() -> None
             # Many small pools, as bench-openai does: one httpx pool of 256 connections is slow on the client side.
             tls = httpx.create_ssl_context()
             clients = [httpx.AsyncClient(base_url=server.base_url, verify=tls) for _ in range(32)]
-            replies = await asyncio.gather(*(clients[i % 32].post("/chat/completions", json={"messages": [{"content": str(i)}]})
-                                             for i in range(256)))
+            replies = await asyncio.gather(*(clients[i % 32].post("/chat/completions", json={"messages": [{"content": str(i)}]}) for i in range(256)))
             for client in clients:
                 await client.aclose()
         assert [r.json()["choices"][0]["message"]["content"] for r in replies] == [str(i) for i in range(256)]
@@ -97,16 +99,17 @@ def test_every_reply_in_all_four_shapes() -> None:
     call = Reply.tool_calls([("f", {"a": 1}), ("g", {})], content="Checking.", prompt_tokens=7, completion_tokens=3)
     with FakeOpenAIServer(replies=[call] * 4) as server, httpx.Client(base_url=server.base_url) as http:
         chat = http.post("/chat/completions", json={"model": "m", "messages": []}).json()
-        streamed = http.post("/chat/completions", json={"model": "m", "messages": [], "stream": True,
-                                                        "stream_options": {"include_usage": True}})
+        streamed = http.post("/chat/completions", json={"model": "m", "messages": [], "stream": True, "stream_options": {"include_usage": True}})
         response = http.post("/responses", json={"model": "m", "input": "hi"}).json()
         events = http.post("/responses", json={"model": "m", "input": "hi", "stream": True})
     ids = [c["id"] for c in chat["choices"][0]["message"]["tool_calls"]]
     chunks = _events(streamed.text)
     assert streamed.headers["content-type"] == "text/event-stream" and streamed.text.endswith("data: [DONE]\n\n")
     assert [d["content"] for c in chunks[:-1] for d in [c["choices"][0]["delta"]] if "content" in d] == ["", "Checking."]
-    assert [d["tool_calls"][0]["function"]["name"] for c in chunks if c["choices"]
-            for d in [c["choices"][0]["delta"]] if "tool_calls" in d] == ["f", "g"]
+    assert [d["tool_calls"][0]["function"]["name"] for c in chunks if c["choices"] for d in [c["choices"][0]["delta"]] if "tool_calls" in d] == [
+        "f",
+        "g",
+    ]
     assert chunks[-1]["usage"]["total_tokens"] == 10 and chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
     assert [i["type"] for i in response["output"]] == ["message", "function_call", "function_call"]
     assert response["output"][0]["content"][0]["text"] == "Checking." and response["output"][1]["call_id"] == ids[0]
@@ -125,21 +128,35 @@ def test_responders_read_responses_requests_as_chat_bodies() -> None:
         seen.append(body)
         return Reply.text("ok")
 
-    body = {"model": "m", "instructions": "Be brief.", "tool_choice": "auto",
-            "tools": [{"type": "function", "name": "f", "description": "F.", "parameters": {"type": "object"}}],
-            "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-                      {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
-                      {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"},
-                      {"type": "function_call_output", "call_id": "c1", "output": "one"},
-                      {"type": "function_call_output", "call_id": "c2", "output": "two"}]}
+    body = {
+        "model": "m",
+        "instructions": "Be brief.",
+        "tool_choice": "auto",
+        "tools": [{"type": "function", "name": "f", "description": "F.", "parameters": {"type": "object"}}],
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "one"},
+            {"type": "function_call_output", "call_id": "c2", "output": "two"},
+        ],
+    }
     with FakeOpenAIServer(responder) as server, httpx.Client(base_url=server.base_url) as http:
         http.post("/responses", json=body)
     assert seen[0]["messages"] == [
-        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
-            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "one"}, {"role": "tool", "tool_call_id": "c2", "content": "two"}]
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "one"},
+        {"role": "tool", "tool_call_id": "c2", "content": "two"},
+    ]
     assert seen[0]["tools"] == [{"type": "function", "function": {"name": "f", "description": "F.", "parameters": {"type": "object"}}}]
     assert server.responses == [body] and server.completions == []
 
@@ -163,9 +180,16 @@ def test_the_plan_change_world_plays_agent_and_customer() -> None:
     assert "Fiber 1000" in world(user)["content"]
     agent = {"tools": tools, "messages": [{"role": "user", "content": "faster please"}]}
     assert "email" in world(agent)["content"]
-    after_email = {"tools": tools, "messages": [*agent["messages"], {"role": "assistant", "content": "email?"},
-                                                {"role": "user", "content": "ada"}, {"role": "assistant", "tool_calls": []},
-                                                {"role": "tool", "content": "{}"}]}
+    after_email = {
+        "tools": tools,
+        "messages": [
+            *agent["messages"],
+            {"role": "assistant", "content": "email?"},
+            {"role": "user", "content": "ada"},
+            {"role": "assistant", "tool_calls": []},
+            {"role": "tool", "content": "{}"},
+        ],
+    }
     parallel = world(after_email)["tool_calls"]
     assert [c["function"]["name"] for c in parallel] == ["get_customer", "list_plans"]
     assert len({c["id"] for c in parallel}) == 2

@@ -12,8 +12,7 @@ from bench_kernel.store.fastimport import without_unused_modules
 
 def test_importing_the_store_does_not_import_numpy_and_numpy_still_imports_after() -> None:
     pytest.importorskip("numpy", reason="numpy is not installed here: nothing to keep out")
-    code = ("import sys, bench_kernel.store.store; loaded = 'numpy' in sys.modules; import numpy; "
-            "sys.exit(1 if loaded else 0)")
+    code = "import sys, bench_kernel.store.store; loaded = 'numpy' in sys.modules; import numpy; sys.exit(1 if loaded else 0)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -31,20 +31,30 @@ from bench_kernel.tasks.domain import DomainOptions, build_environment
 from bench_kernel.tasks.loading import load_tasks
 
 LONG = os.environ.get("BENCH_FUZZ") == "long"
-FUZZ = settings(max_examples=3000 if LONG else 30, deadline=None, derandomize=not LONG, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=3000 if LONG else 30,
+    deadline=None,
+    derandomize=not LONG,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 FILE_LEVEL = re.compile(r"not valid JSON|not UTF-8 text|nested too deeply|is not a JSON number|is a directory|file not found")
 """Problems that concern the whole file (their message says where: line, column or offset)."""
 TOML_LEVEL = re.compile(r"not valid TOML: .*\(at (line \d+, column \d+|end of document)\)|not UTF-8 text|nested too deeply")
 
 # --------------------------------------------------------------------------- strategies
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
-                    st.sampled_from(["", "\ud800", "DB", "assistant", "user", "false", "None", "x" * 5000]))
-json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                            st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                           max_leaves=20)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(["", "\ud800", "DB", "assistant", "user", "false", "None", "x" * 5000]),
+)
+json_values = st.recursive(
+    scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=20
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -130,11 +140,16 @@ def test_any_bytes_as_a_task_file_are_one_clean_error(raw: bytes) -> None:
 
 RUN_KEYS = [f.name for f in attrs.fields(RunConfig) if f.name not in ("models", "prices")]
 MODEL_KEYS = ["backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries", "options"]
-toml_scalars = st.one_of(st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.floats(),
-                         st.text(max_size=20), st.sampled_from(["http://127.0.0.1:99999/v1", "ftp://x", "/tmp", "mock"]))
-toml_values = st.recursive(toml_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                                 st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                           max_leaves=8)
+toml_scalars = st.one_of(
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(),
+    st.text(max_size=20),
+    st.sampled_from(["http://127.0.0.1:99999/v1", "ftp://x", "/tmp", "mock"]),
+)
+toml_values = st.recursive(
+    toml_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8
+)
 
 
 def _toml(value: Any) -> str:
@@ -185,20 +200,49 @@ def test_any_run_file_gives_a_valid_configuration_or_one_clean_error(text: str, 
 
 # --------------------------------------------------------------------------- command-line options
 
-OPTION_VALUES = st.one_of(st.text(max_size=12), st.integers(min_value=-(2**65), max_value=2**65).map(str),
-                          st.sampled_from(["nan", "inf", "-1", "0", "1e309", "\udcff", "{}", "[]", "a=b", "x" * 3000]))
+OPTION_VALUES = st.one_of(
+    st.text(max_size=12),
+    st.integers(min_value=-(2**65), max_value=2**65).map(str),
+    st.sampled_from(["nan", "inf", "-1", "0", "1e309", "\udcff", "{}", "[]", "a=b", "x" * 3000]),
+)
 
 
 @FUZZ
-@given(options=st.lists(st.tuples(st.sampled_from(["--trials", "--seed", "--timeout", "--run-timeout", "--concurrency",
-                                                   "--max-cost", "--task-id", "--num-tasks", "--max-steps", "--split",
-                                                   "--agent-option", "--channel-option", "--price", "--agent-sampling",
-                                                   "--model-option", "--mode", "--persona"]), OPTION_VALUES), max_size=3))
+@given(
+    options=st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "--trials",
+                    "--seed",
+                    "--timeout",
+                    "--run-timeout",
+                    "--concurrency",
+                    "--max-cost",
+                    "--task-id",
+                    "--num-tasks",
+                    "--max-steps",
+                    "--split",
+                    "--agent-option",
+                    "--channel-option",
+                    "--price",
+                    "--agent-sampling",
+                    "--model-option",
+                    "--mode",
+                    "--persona",
+                ]
+            ),
+            OPTION_VALUES,
+        ),
+        max_size=3,
+    )
+)
 def test_any_command_line_options_run_or_give_a_clean_error(options: list[tuple[str, str]]) -> None:
     args = [part for pair in options for part in pair]
     with tempfile.TemporaryDirectory() as folder:
-        result = CliRunner().invoke(cli, ["run", "-p", "mock", "--no-baseline", "--num-tasks", "1", "--db",
-                                          str(Path(folder) / "b.db"), "--format", "none", *args])
+        result = CliRunner().invoke(
+            cli, ["run", "-p", "mock", "--no-baseline", "--num-tasks", "1", "--db", str(Path(folder) / "b.db"), "--format", "none", *args]
+        )
     assert result.exit_code in (0, 1, 2), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
 
@@ -209,8 +253,11 @@ TOY = ToyDomain(tasks=list(TASKS)).load(DomainOptions())
 
 
 @FUZZ
-@given(name=st.sampled_from([*sorted(TOY.agent_toolkit.specs()), "missing", "__init__", "state", ""]),
-       arguments=st.dictionaries(st.text(max_size=10), json_values, max_size=4), requestor=st.sampled_from(["assistant", "user"]))
+@given(
+    name=st.sampled_from([*sorted(TOY.agent_toolkit.specs()), "missing", "__init__", "state", ""]),
+    arguments=st.dictionaries(st.text(max_size=10), json_values, max_size=4),
+    requestor=st.sampled_from(["assistant", "user"]),
+)
 def test_any_tool_arguments_give_a_tool_message_never_an_exception(name: str, arguments: dict[str, Any], requestor: str) -> None:
     env = build_environment(TOY, None)
     message = env.execute(ToolCall(id="c", name=name, arguments=arguments, requestor=requestor))  # type: ignore[arg-type]

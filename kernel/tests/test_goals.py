@@ -14,8 +14,7 @@ from bench_kernel.tasks.loading import load_tasks
 
 
 def goal(goal_id: str, *deps: str, **extra: Any) -> dict[str, Any]:
-    return {"id": goal_id, "domain": "Hotels", "intent": "ReserveHotel", "content": f"book {goal_id}",
-            "dependencies": list(deps), **extra}
+    return {"id": goal_id, "domain": "Hotels", "intent": "ReserveHotel", "content": f"book {goal_id}", "dependencies": list(deps), **extra}
 
 
 def write(tmp_path: Path, goals: Any) -> Path:
@@ -25,10 +24,16 @@ def write(tmp_path: Path, goals: Any) -> Path:
 
 
 def test_goals_load_with_atod_annotations_upper_or_lower_case(tmp_path: Path) -> None:
-    raw = [goal("goal_1", status="COMPLETED", status_history=[{"turn": 0, "status": "not_mentioned"},
-                                                              {"turn": 1, "status": "Open"}],
-                first_mentioned_turn=1, completion_turn=9),
-           goal("goal_2", "goal_1")]
+    raw = [
+        goal(
+            "goal_1",
+            status="COMPLETED",
+            status_history=[{"turn": 0, "status": "not_mentioned"}, {"turn": 1, "status": "Open"}],
+            first_mentioned_turn=1,
+            completion_turn=9,
+        ),
+        goal("goal_2", "goal_1"),
+    ]
     [task] = load_tasks(write(tmp_path, raw), TaskVocabulary(extensions=[GoalsExtension()]))
     first, second = task_goals(task)
     assert first.status == "completed" and first.status_history[1] == StatusEntry(turn=1, status="open")
@@ -45,22 +50,28 @@ def test_an_unknown_status_names_the_file_and_the_json_path(tmp_path: Path) -> N
 
 
 def test_problems_name_duplicates_unknown_dependencies_and_cycles() -> None:
-    goals = [Goal(id="a", domain="d", intent="i", content="c", dependencies=["c"]),
-             Goal(id="b", domain="d", intent="i", content="c", dependencies=["a", "zz"]),
-             Goal(id="c", domain="d", intent="i", content="c", dependencies=["b"]),
-             Goal(id="d", domain="d", intent="i", content="c"), Goal(id="d", domain="d", intent="i", content="c")]
+    goals = [
+        Goal(id="a", domain="d", intent="i", content="c", dependencies=["c"]),
+        Goal(id="b", domain="d", intent="i", content="c", dependencies=["a", "zz"]),
+        Goal(id="c", domain="d", intent="i", content="c", dependencies=["b"]),
+        Goal(id="d", domain="d", intent="i", content="c"),
+        Goal(id="d", domain="d", intent="i", content="c"),
+    ]
     problems = goal_problems(goals)
     assert "goal id 'd' appears 2 times" in problems
     assert "goal 'b' depends on unknown goal 'zz'" in problems
     assert any(p.startswith("dependency cycle: ") for p in problems)
 
 
-@pytest.mark.parametrize(("deps", "cycle"), [
-    ({"a": [], "b": ["a"]}, []),
-    ({"a": ["a"]}, ["a", "a"]),
-    ({"a": ["b"], "b": ["c"], "c": ["a"]}, ["a", "b", "c", "a"]),
-    ({"x": ["a"], "a": ["b"], "b": ["a"]}, ["a", "b", "a"]),
-])
+@pytest.mark.parametrize(
+    ("deps", "cycle"),
+    [
+        ({"a": [], "b": ["a"]}, []),
+        ({"a": ["a"]}, ["a", "a"]),
+        ({"a": ["b"], "b": ["c"], "c": ["a"]}, ["a", "b", "c", "a"]),
+        ({"x": ["a"], "a": ["b"], "b": ["a"]}, ["a", "b", "a"]),
+    ],
+)
 def test_dependency_cycle(deps: dict[str, list[str]], cycle: list[str]) -> None:
     goals = [Goal(id=k, domain="d", intent="i", content="c", dependencies=v) for k, v in deps.items()]
     assert dependency_cycle(goals) == cycle

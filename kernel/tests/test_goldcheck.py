@@ -74,12 +74,15 @@ class TicketTools(CounterTools):
 
 def task(task_id: str, *actions: tuple[str, dict[str, Any]], setup: list[str] | None = None) -> dict[str, Any]:
     found: dict[str, Any] = {
-        "id": task_id, "user_scenario": {"instructions": "Do it."},
-        "evaluation_criteria": {"actions": [{"action_id": str(i), "name": name, "arguments": args}
-                                            for i, (name, args) in enumerate(actions, 1)], "reward_basis": ["DB"]}}
+        "id": task_id,
+        "user_scenario": {"instructions": "Do it."},
+        "evaluation_criteria": {
+            "actions": [{"action_id": str(i), "name": name, "arguments": args} for i, (name, args) in enumerate(actions, 1)],
+            "reward_basis": ["DB"],
+        },
+    }
     if setup:
-        found["initial_state"] = {"initialization_actions": [{"env_type": "assistant", "func_name": name, "arguments": {}}
-                                                             for name in setup]}
+        found["initial_state"] = {"initialization_actions": [{"env_type": "assistant", "func_name": name, "arguments": {}} for name in setup]}
     return found
 
 
@@ -130,12 +133,15 @@ def test_a_random_id_is_named_by_the_call_whose_results_differ() -> None:
     assert checker.faults() == [fault]
     assert fault is not None and fault.tool == f"'open_ticket' (TicketTools in {__name__})"
     message = fault.describe()
-    assert message.startswith(f"tool 'open_ticket' (TicketTools in {__name__}) is not deterministic: task 'open', "
-                              "gold action 2: returned '{\"ticket_id\": \"T-")
+    assert message.startswith(
+        f"tool 'open_ticket' (TicketTools in {__name__}) is not deterministic: task 'open', gold action 2: returned '{{\"ticket_id\": \"T-"
+    )
     assert message.count('"subject": "refund"}\'') == 2  # short results are shown whole
     assert "in one gold replay from a fresh state and" in message
-    assert message.endswith("Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a "
-                            "hash of the arguments), never from uuid4, random or the clock")
+    assert message.endswith(
+        "Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a "
+        "hash of the arguments), never from uuid4, random or the clock"
+    )
 
 
 def test_states_that_differ_behind_equal_results_name_the_call_after_which_they_differ() -> None:
@@ -143,10 +149,12 @@ def test_states_that_differ_behind_equal_results_name_the_call_after_which_they_
     data = toy(task("visit", ("get_counter", {"name": "a"}), ("log_visit", {"name": "ann"}), ("counter_names", {})))
     fault = GoldChecker(data).check(data.tasks[0]).fault
     assert fault is not None and fault.step == "gold action 2" and fault.tool is not None and "'log_visit'" in fault.tool
-    assert fault.describe().startswith(f"tool 'log_visit' (TicketTools in {__name__}) is not deterministic: task 'visit', "
-                                       "gold action 2: left record 'visit-")
-    assert ("of table 'counters' as '{\"value\":1,\"who\":\"ann\"}' in one gold replay from a fresh state and as absent "
-            "in another (every result equal)") in fault.describe()
+    assert fault.describe().startswith(
+        f"tool 'log_visit' (TicketTools in {__name__}) is not deterministic: task 'visit', gold action 2: left record 'visit-"
+    )
+    assert (
+        'of table \'counters\' as \'{"value":1,"who":"ann"}\' in one gold replay from a fresh state and as absent in another (every result equal)'
+    ) in fault.describe()
 
 
 def test_an_in_place_edit_is_pinned_to_its_call_even_behind_a_scan_and_put_back() -> None:
@@ -156,9 +164,11 @@ def test_an_in_place_edit_is_pinned_to_its_call_even_behind_a_scan_and_put_back(
     assert [checker.check(t).fault for t in data.tasks] == [None, None, None]
     [fault] = checker.faults()
     assert (fault.task_id, fault.step, fault.table) == ("bump", "gold action 2", "counters")
-    assert fault.describe().startswith(f"tool 'bump' (TicketTools in {__name__}) edits a shared record in place: task "
-                                       "'bump', gold action 2: changed record 'b' of table 'counters', which every "
-                                       "conversation of a run shares. Fix: change a private copy")
+    assert fault.describe().startswith(
+        f"tool 'bump' (TicketTools in {__name__}) edits a shared record in place: task "
+        "'bump', gold action 2: changed record 'b' of table 'counters', which every "
+        "conversation of a run shares. Fix: change a private copy"
+    )
     assert data.agent_state.verify_untouched() == []  # put back
 
 
@@ -168,8 +178,9 @@ def test_a_set_up_that_edits_in_place_is_named_as_the_set_up() -> None:
     checker.check(data.tasks[0])
     [fault] = checker.faults()
     assert fault.tool is None
-    assert fault.describe().startswith("the set-up of task 'seeded' edits a shared record in place: changed record 'a' "
-                                       "of table 'counters', record 'b' of table 'counters'")
+    assert fault.describe().startswith(
+        "the set-up of task 'seeded' edits a shared record in place: changed record 'a' of table 'counters', record 'b' of table 'counters'"
+    )
 
 
 def test_the_shipped_toy_tasks_are_sound_and_the_kit_names_each_fault() -> None:
@@ -187,8 +198,7 @@ class TicketDomain(ToyDomain):
         data = attrs.evolve(super().load(options), agent_toolkit=TicketTools)
         if not self.deferred:
             return data
-        return attrs.evolve(data, agent_state=State.deferred(
-            {"counters": None}, lambda: {"counters": {"a": {"value": 0}, "b": {"value": 41}}}))
+        return attrs.evolve(data, agent_state=State.deferred({"counters": None}, lambda: {"counters": {"a": {"value": 0}, "b": {"value": 41}}}))
 
 
 def _conversations(db: Path) -> int:
@@ -199,17 +209,22 @@ def _conversations(db: Path) -> int:
 
 
 @pytest.mark.parametrize("deferred", [False, True], ids=["built", "deferred"])
-def test_a_run_refuses_a_faulty_tool_before_storing_any_conversation_even_with_allow_broken_tasks(
-        tmp_path: Path, deferred: bool) -> None:
-    tasks = [*TASKS, task("open", ("open_ticket", {"subject": "refund"})), task("bump", ("bump", {"name": "a"})),
-             task("bump-b", ("bump", {"name": "b"}))]
+def test_a_run_refuses_a_faulty_tool_before_storing_any_conversation_even_with_allow_broken_tasks(tmp_path: Path, deferred: bool) -> None:
+    tasks = [
+        *TASKS,
+        task("open", ("open_ticket", {"subject": "refund"})),
+        task("bump", ("bump", {"name": "a"})),
+        task("bump-b", ("bump", {"name": "b"})),
+    ]
     plugins = get_plugin_manager([], extra=[("tickets", ToyPlugin(TicketDomain(tasks=tasks, deferred=deferred)))])
     db = tmp_path / "runs.db"
     with pytest.raises(PluginError) as caught:
         run(RunConfig(domain="toy", allow_broken_tasks=True, concurrency=2), db, plugins=plugins)
     message = str(caught.value)
-    assert message.startswith("plugin 'tickets': domain 'toy' cannot be run, 3 of its tasks show a tool that leaves "
-                              "them unscorable whatever the agent does (as `bench check` reports; no conversation is stored)")
+    assert message.startswith(
+        "plugin 'tickets': domain 'toy' cannot be run, 3 of its tasks show a tool that leaves "
+        "them unscorable whatever the agent does (as `bench check` reports; no conversation is stored)"
+    )
     assert f"tool 'open_ticket' (TicketTools in {__name__}) is not deterministic: task 'open', gold action 1" in message
     assert f"tool 'bump' (TicketTools in {__name__}) edits a shared record in place: task 'bump', gold action 1" in message
     assert "(the same in task 'bump-b')" in message and "self.state.counters.edit(key)" in message

@@ -52,10 +52,12 @@ def plugin_implementing(hook: str, body: Callable[..., None]) -> Any:
     # pluggy passes arguments by the implementation's parameter names, so each impl spells the spec's.
     arguments = tuple(inspect.signature(getattr(hookspecs, hook)).parameters)
     if arguments == ("register",):
+
         def impl(self: Any, register: Any) -> None:
             self.calls += 1
             body(register)
     elif arguments == ("cli",):
+
         def impl(self: Any, cli: Any) -> None:
             self.calls += 1
             body(cli)
@@ -164,8 +166,7 @@ def test_a_failing_register_commands_is_recorded_and_others_still_add_theirs() -
     def add_ok(cli: click.Group) -> None:
         cli.add_command(click.Command("ok", callback=lambda: click.echo("ok")))
 
-    plugin_set = load(("exploding", plugin_implementing("register_commands", explode)),
-                      ("fine", plugin_implementing("register_commands", add_ok)))
+    plugin_set = load(("exploding", plugin_implementing("register_commands", explode)), ("fine", plugin_implementing("register_commands", add_ok)))
     root = click.Group("root")
 
     apply_commands(plugin_set, root)

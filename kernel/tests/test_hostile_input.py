@@ -41,13 +41,21 @@ TASK_FILE_CASES = [
     pytest.param("[]", "no tasks: the list is empty @ $", id="empty-list"),
     pytest.param('{"tasks": []}', "no tasks: the list is empty @ $.tasks", id="empty-tasks"),
     pytest.param(json.dumps([task(id=None)]), "expected a string, got null @ $[0].id", id="null-id"),
-    pytest.param(json.dumps([task(evaluation_criteria={"communicate_info": "abc"})]),
-                 "expected a list, got a string 'abc' @ $[0].evaluation_criteria.communicate_info", id="string-as-list"),
-    pytest.param(json.dumps([task(evaluation_criteria={"env_assertions": [
-        {"env_type": "assistant", "func_name": "f", "assert_value": "false"}]})]),
-        "expected true or false, got a string 'false' @ $[0].evaluation_criteria.env_assertions[0].assert_value", id="string-as-bool"),
-    pytest.param(json.dumps([task(evaluation_criteria={"actions": [{"action_id": 1, "name": "f"}]})]),
-                 "expected a string, got an integer 1 @ $[0].evaluation_criteria.actions[0].action_id", id="int-as-string"),
+    pytest.param(
+        json.dumps([task(evaluation_criteria={"communicate_info": "abc"})]),
+        "expected a list, got a string 'abc' @ $[0].evaluation_criteria.communicate_info",
+        id="string-as-list",
+    ),
+    pytest.param(
+        json.dumps([task(evaluation_criteria={"env_assertions": [{"env_type": "assistant", "func_name": "f", "assert_value": "false"}]})]),
+        "expected true or false, got a string 'false' @ $[0].evaluation_criteria.env_assertions[0].assert_value",
+        id="string-as-bool",
+    ),
+    pytest.param(
+        json.dumps([task(evaluation_criteria={"actions": [{"action_id": 1, "name": "f"}]})]),
+        "expected a string, got an integer 1 @ $[0].evaluation_criteria.actions[0].action_id",
+        id="int-as-string",
+    ),
     pytest.param(json.dumps([task(attributes=["a"])]), "expected an object, got a list @ $[0].attributes", id="list-as-dict"),
     pytest.param('[{"id": "t", "x": NaN}]', "NaN is not a JSON number", id="nan"),
 ]
@@ -125,15 +133,22 @@ RUN_FILE_CASES = [
     pytest.param("[run]\ntask_ids = 'abc'\n", "expected a list, got a string 'abc' @ $.run.task_ids", id="string-list"),
     pytest.param("run = 3\n", "[run] must be a table @ $.run", id="run-not-a-table"),
     pytest.param("[models]\nagent = 3\n", "[models.agent] must be a table @ $.models.agent", id="model-not-a-table"),
-    pytest.param("[models.agent]\nmodel = 'm'\nbase_url = 'http://127.0.0.1:99999/v1'\n",
-                 "Port out of range 0-65535): 'http://127.0.0.1:99999/v1' @ $.models.agent.base_url", id="port-99999"),
+    pytest.param(
+        "[models.agent]\nmodel = 'm'\nbase_url = 'http://127.0.0.1:99999/v1'\n",
+        "Port out of range 0-65535): 'http://127.0.0.1:99999/v1' @ $.models.agent.base_url",
+        id="port-99999",
+    ),
     pytest.param("[models.agent]\nmodel = 'm'\nbase_url = 'localhost:8000'\n", "expected an http(s):// or ws(s):// URL", id="url-without-scheme"),
-    pytest.param("[models.agent]\nmodel = 'm'\nmax_concurrency = 1000000000\n",
-                 "max_concurrency must be between 1 and 4096, not 1000000000 @ $.models.agent.max_concurrency", id="huge-pool"),
+    pytest.param(
+        "[models.agent]\nmodel = 'm'\nmax_concurrency = 1000000000\n",
+        "max_concurrency must be between 1 and 4096, not 1000000000 @ $.models.agent.max_concurrency",
+        id="huge-pool",
+    ),
     pytest.param("[models.agent]\nmodel = 'm'\ntimeout_s = nan\n", "@ $.models.agent.timeout_s", id="nan-model-timeout"),
     pytest.param("[models.agent]\nmodel = 'm'\nmax_retries = -1\n", "@ $.models.agent.max_retries", id="negative-retries"),
-    pytest.param("[models.agent]\nmodel = 'm'\ntimeout_s = 'x'\n", "expected a number, got a string 'x' @ $.models.agent.timeout_s",
-                 id="string-number"),
+    pytest.param(
+        "[models.agent]\nmodel = 'm'\ntimeout_s = 'x'\n", "expected a number, got a string 'x' @ $.models.agent.timeout_s", id="string-number"
+    ),
     pytest.param("[prices]\nm = [1.0, nan]\n", "@ $.prices.m", id="nan-price"),
     pytest.param("[prices]\nm = ['1', 2]\n", "@ $.prices.m", id="string-price"),
     pytest.param(b"[run]\n\xff = 1\n", "not UTF-8 text: byte 0xff at line 2", id="invalid-utf8"),
@@ -162,15 +177,18 @@ def test_a_directory_as_run_file_is_a_clean_error(tmp_path: Path) -> None:
         read_run_file(tmp_path)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--seed", str(2**63)], "seed must be a 64-bit signed integer"),
-    (["--seed", str(-(2**63) - 1)], "seed must be a 64-bit signed integer"),
-    (["--timeout", "nan"], "conversation_timeout_s must be a positive, finite number of seconds"),
-    (["--run-timeout", "inf"], "run_timeout_s must be a positive, finite number of seconds"),
-    (["--max-cost", "nan"], "max_cost"),
-    (["--task-id", "\udcff"], "lone surrogate (invalid Unicode) in a string @ $.run.task_ids[0]"),
-    (["--agent-base-url", "http://127.0.0.1:99999/v1", "--agent-model", "m"], "Port out of range"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seed", str(2**63)], "seed must be a 64-bit signed integer"),
+        (["--seed", str(-(2**63) - 1)], "seed must be a 64-bit signed integer"),
+        (["--timeout", "nan"], "conversation_timeout_s must be a positive, finite number of seconds"),
+        (["--run-timeout", "inf"], "run_timeout_s must be a positive, finite number of seconds"),
+        (["--max-cost", "nan"], "max_cost"),
+        (["--task-id", "\udcff"], "lone surrogate (invalid Unicode) in a string @ $.run.task_ids[0]"),
+        (["--agent-base-url", "http://127.0.0.1:99999/v1", "--agent-model", "m"], "Port out of range"),
+    ],
+)
 def test_command_line_options_get_the_run_file_rules(tmp_path: Path, args: list[str], message: str) -> None:
     result = CliRunner().invoke(cli, ["run", "-p", "mock", "--db", str(tmp_path / "b.db"), "--format", "none", *args])
     assert result.exit_code != 0

@@ -16,8 +16,11 @@ from bench_kernel.evaluation.rewards import CombinationRule, Evaluation
 from bench_kernel.schema.tasks import EvaluationCriteria, RewardRule
 
 ASSERTIONS = ["The agent greets.", "The agent says goodbye."]
-TASK = Task(id="t1", user_scenario=UserScenario(instructions="x"),
-            evaluation_criteria=EvaluationCriteria(nl_assertions=ASSERTIONS, reward_basis=["DB", "NL_ASSERTION"]))
+TASK = Task(
+    id="t1",
+    user_scenario=UserScenario(instructions="x"),
+    evaluation_criteria=EvaluationCriteria(nl_assertions=ASSERTIONS, reward_basis=["DB", "NL_ASSERTION"]),
+)
 
 
 @attrs.define(kw_only=True)
@@ -43,12 +46,15 @@ def judged(judge: Judge) -> ComponentScore:
     return asyncio.run(nl_component(TASK, [], judge, seed=11))
 
 
-@pytest.mark.parametrize(("answer", "problem"), [
-    (checks(True, subjects=ASSERTIONS[:1]), "1 verdict(s) for 2 assertion(s)"),
-    (checks(True, True, subjects=[ASSERTIONS[1], ASSERTIONS[0]]), "verdict 1 is about"),
-    (checks(True, "yes"), "verdict 2 says met='yes'"),
-    ("all met", "not a list of verdicts"),
-])
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (checks(True, subjects=ASSERTIONS[:1]), "1 verdict(s) for 2 assertion(s)"),
+        (checks(True, True, subjects=[ASSERTIONS[1], ASSERTIONS[0]]), "verdict 1 is about"),
+        (checks(True, "yes"), "verdict 2 says met='yes'"),
+        ("all met", "not a list of verdicts"),
+    ],
+)
 def test_an_answer_that_is_not_one_verdict_per_assertion_is_refused(answer: Any, problem: str) -> None:
     assert problem in (verdict_problem(answer, ASSERTIONS) or "")
     component = judged(ListJudge(name="plugin-judge", answers=[answer] * 3))
@@ -57,8 +63,7 @@ def test_an_answer_that_is_not_one_verdict_per_assertion_is_refused(answer: Any,
 
 
 def test_retries_use_fresh_seeds_and_stop_at_the_first_full_verdict() -> None:
-    judge = ListJudge(name="j", answers=[RuntimeError("unreachable"), checks(True, subjects=ASSERTIONS[:1]),
-                                          checks(True, False)])
+    judge = ListJudge(name="j", answers=[RuntimeError("unreachable"), checks(True, subjects=ASSERTIONS[:1]), checks(True, False)])
     component = judged(judge)
     assert (component.score, component.error) == (0.0, None)
     assert judge.seeds[0] == 11 and len(set(judge.seeds)) == 3
@@ -69,8 +74,7 @@ def test_retries_use_fresh_seeds_and_stop_at_the_first_full_verdict() -> None:
 def test_no_retry_when_retries_are_zero() -> None:
     judge = ListJudge(name="j", answers=[RuntimeError("down"), checks(True, True)])
     with pytest.raises(JudgmentFailed, match=r"down \(after 1 attempt\)"):
-        asyncio.run(JudgeRounds.around(judge, retries=0).judgment(JudgeRequest(task=TASK, messages=[], assertions=ASSERTIONS,
-                                                                               seed=1)))
+        asyncio.run(JudgeRounds.around(judge, retries=0).judgment(JudgeRequest(task=TASK, messages=[], assertions=ASSERTIONS, seed=1)))
 
 
 def test_a_panel_takes_the_majority_of_distinct_seeds() -> None:
@@ -89,8 +93,9 @@ class Lenient(CombinationRule):
 
     name: str = "lenient"
 
-    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
-                params: Mapping[str, Any]) -> RewardInfo:
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
         return RewardInfo(reward=1.0, reward_basis=list(basis), components=list(components), rule=self.name)
 
 
@@ -100,6 +105,10 @@ def test_no_rule_can_pass_a_conversation_whose_judge_failed() -> None:
     failed = ComponentScore(component="NL_ASSERTION", score=None, error="judge error: ...")
     info = recombine(evaluation, task, [ComponentScore(component="DB", score=1.0), failed], TerminationReason.USER_STOP)
     assert info.reward == 0.0 and "NL_ASSERTION could not be evaluated" in info.note
-    judged_ok = recombine(evaluation, task, [ComponentScore(component="DB", score=1.0),
-                                             ComponentScore(component="NL_ASSERTION", score=1.0)], TerminationReason.USER_STOP)
+    judged_ok = recombine(
+        evaluation,
+        task,
+        [ComponentScore(component="DB", score=1.0), ComponentScore(component="NL_ASSERTION", score=1.0)],
+        TerminationReason.USER_STOP,
+    )
     assert judged_ok.reward == 1.0

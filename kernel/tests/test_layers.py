@@ -41,8 +41,13 @@ def test_every_unit_has_a_layer() -> None:
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    upward = [f"{module} -> {target}" for module, targets in sorted(GRAPH.items()) if module != FACADE
-              for target in sorted(targets - {FACADE}) if LAYER_OF[unit_of(target)] > LAYER_OF[unit_of(module)]]
+    upward = [
+        f"{module} -> {target}"
+        for module, targets in sorted(GRAPH.items())
+        if module != FACADE
+        for target in sorted(targets - {FACADE})
+        if LAYER_OF[unit_of(target)] > LAYER_OF[unit_of(module)]
+    ]
     assert not upward, "imports from a higher layer (move the shared code down, or the importer up):\n" + "\n".join(upward)
 
 

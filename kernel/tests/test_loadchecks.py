@@ -130,24 +130,45 @@ class AsyncSection(ReportSection):
         return Section(title="x")
 
 
-@pytest.mark.parametrize("kind, component, message", [
-    ("channel", DeclaredChannel(), "channel 'walkie': tests.test_loadchecks.SyncChannelSession.to_agent is a plain def, "
-     "but the kernel awaits it: write `async def to_agent` (the session class DeclaredChannel.start returns)"),
-    ("agent", DeclaredAgent(), "agent 'echo': tests.test_loadchecks.SyncAgentSession.respond is a plain def, but the kernel "
-     "awaits it: write `async def respond` (the session class DeclaredAgent.start returns)"),
-    ("user simulator", AsyncStopUser(), "user simulator 'asker': tests.test_loadchecks.AsyncStopSession.is_stop is an async "
-     "def, but the kernel calls it without awaiting: write `def is_stop`"),
-    ("judge", SyncJudge(), "judge 'strict': tests.test_loadchecks.SyncJudge.judge is a plain def, but the kernel awaits it: "
-     "write `async def judge`"),
-    ("metric", AsyncSummary(), "metric 'turns': tests.test_loadchecks.AsyncSummary.summarize is an async def, but the kernel "
-     "calls it without awaiting: write `def summarize`"),
-    ("report section", AsyncSection(), "report section 'summary': tests.test_loadchecks.AsyncSection.build is an async def"),
-])
+@pytest.mark.parametrize(
+    "kind, component, message",
+    [
+        (
+            "channel",
+            DeclaredChannel(),
+            "channel 'walkie': tests.test_loadchecks.SyncChannelSession.to_agent is a plain def, "
+            "but the kernel awaits it: write `async def to_agent` (the session class DeclaredChannel.start returns)",
+        ),
+        (
+            "agent",
+            DeclaredAgent(),
+            "agent 'echo': tests.test_loadchecks.SyncAgentSession.respond is a plain def, but the kernel "
+            "awaits it: write `async def respond` (the session class DeclaredAgent.start returns)",
+        ),
+        (
+            "user simulator",
+            AsyncStopUser(),
+            "user simulator 'asker': tests.test_loadchecks.AsyncStopSession.is_stop is an async "
+            "def, but the kernel calls it without awaiting: write `def is_stop`",
+        ),
+        (
+            "judge",
+            SyncJudge(),
+            "judge 'strict': tests.test_loadchecks.SyncJudge.judge is a plain def, but the kernel awaits it: write `async def judge`",
+        ),
+        (
+            "metric",
+            AsyncSummary(),
+            "metric 'turns': tests.test_loadchecks.AsyncSummary.summarize is an async def, but the kernel "
+            "calls it without awaiting: write `def summarize`",
+        ),
+        ("report section", AsyncSection(), "report section 'summary': tests.test_loadchecks.AsyncSection.build is an async def"),
+    ],
+)
 def test_a_method_of_the_wrong_colour_fails_registration_naming_plugin_and_method(kind: str, component: object, message: str):
     error = failure(kind, component)
     assert error is not None and error.startswith("registration failed: ")
-    assert message.replace("tests.test_loadchecks", "") in error.replace("kernel.tests.test_loadchecks", "").replace(
-        "tests.test_loadchecks", "")
+    assert message.replace("tests.test_loadchecks", "") in error.replace("kernel.tests.test_loadchecks", "").replace("tests.test_loadchecks", "")
 
 
 def test_conforming_components_and_a_sync_metric_score_register():
@@ -158,8 +179,11 @@ def test_conforming_components_and_a_sync_metric_score_register():
 def test_a_failing_registration_refuses_a_command_that_named_the_plugin(monkeypatch: pytest.MonkeyPatch):
     real = checks.get_plugin_manager
     monkeypatch.setattr(checks, "get_plugin_manager", lambda selected: real([], [("acme", registering("judge", SyncJudge()))]))
-    with pytest.raises(ConfigError, match=r"plugin 'acme' failed: registration failed: judge 'strict': .*SyncJudge.judge "
-                                          r"is a plain def"):
+    with pytest.raises(
+        ConfigError,
+        match=r"plugin 'acme' failed: registration failed: judge 'strict': .*SyncJudge.judge "
+        r"is a plain def",
+    ):
         checks.checked_plugins(["acme"])
 
 
@@ -241,8 +265,10 @@ def test_hooks_without_the_marker_fail_the_plugin_naming_them():
     plugins = get_plugin_manager([], [("acme", unmarked_module())])
     [failed] = plugins.failures()
     assert failed.name == "acme"
-    assert failed.error == ("module bench_acme has functions named like hooks but not marked with @bench_kernel.hookimpl, so "
-                            "none of them is registered: register_agents, register_domains (add the decorator above each)")
+    assert failed.error == (
+        "module bench_acme has functions named like hooks but not marked with @bench_kernel.hookimpl, so "
+        "none of them is registered: register_agents, register_domains (add the decorator above each)"
+    )
 
 
 def test_a_marked_hook_beside_an_unmarked_one_still_fails():

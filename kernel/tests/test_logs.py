@@ -23,18 +23,22 @@ def _events(stderr: str) -> list[dict[str, object]]:
 
 
 def test_an_event_below_the_level_is_dropped_without_importing_structlog() -> None:
-    done = _run("import sys\nfrom bench_kernel.logs import configure_logging, get_logger\n"
-                "configure_logging('warning')\nlog = get_logger()\nlog.info('quiet', n=1)\nlog.debug('quieter')\n"
-                "print('structlog' in sys.modules)")
+    done = _run(
+        "import sys\nfrom bench_kernel.logs import configure_logging, get_logger\n"
+        "configure_logging('warning')\nlog = get_logger()\nlog.info('quiet', n=1)\nlog.debug('quieter')\n"
+        "print('structlog' in sys.modules)"
+    )
     assert done.stdout.strip() == "False"
     assert done.stderr == ""
 
 
 def test_an_event_at_the_level_imports_structlog_configured_with_the_bound_context() -> None:
-    done = _run("import sys\nfrom bench_kernel.logs import bind_context, configure_logging, get_logger\n"
-                "configure_logging('info')\nbind_context(run_id='r1')\n"
-                "get_logger().bind(role='agent').info('model.retry', cause='Authorization: Bearer sekrit-1')\n"
-                "print('structlog' in sys.modules)")
+    done = _run(
+        "import sys\nfrom bench_kernel.logs import bind_context, configure_logging, get_logger\n"
+        "configure_logging('info')\nbind_context(run_id='r1')\n"
+        "get_logger().bind(role='agent').info('model.retry', cause='Authorization: Bearer sekrit-1')\n"
+        "print('structlog' in sys.modules)"
+    )
     assert done.stdout.strip() == "True"
     [event] = _events(done.stderr)
     assert event["event"] == "model.retry" and event["level"] == "info"
@@ -45,17 +49,21 @@ def test_an_event_at_the_level_imports_structlog_configured_with_the_bound_conte
 
 def test_a_plugin_importing_structlog_itself_gets_the_configuration() -> None:
     """Configured before structlog is imported: the import applies it (JSON on stderr, not structlog's default stdout)."""
-    done = _run("from bench_kernel.logs import bind_context, configure_logging\n"
-                "configure_logging('warning')\nbind_context(task_id='t1')\n"
-                "import structlog\nstructlog.get_logger().info('dropped')\nstructlog.get_logger().warning('plugin.event', x=1)")
+    done = _run(
+        "from bench_kernel.logs import bind_context, configure_logging\n"
+        "configure_logging('warning')\nbind_context(task_id='t1')\n"
+        "import structlog\nstructlog.get_logger().info('dropped')\nstructlog.get_logger().warning('plugin.event', x=1)"
+    )
     assert done.stdout == ""
     [event] = _events(done.stderr)
     assert event["event"] == "plugin.event" and event["x"] == 1 and event["task_id"] == "t1"
 
 
 def test_configuring_after_structlog_is_imported_applies_at_once() -> None:
-    done = _run("import structlog\nfrom bench_kernel.logs import configure_logging\n"
-                "configure_logging('error')\nstructlog.get_logger().warning('dropped')\nstructlog.get_logger().error('kept')")
+    done = _run(
+        "import structlog\nfrom bench_kernel.logs import configure_logging\n"
+        "configure_logging('error')\nstructlog.get_logger().warning('dropped')\nstructlog.get_logger().error('kept')"
+    )
     assert done.stdout == ""
     assert [e["event"] for e in _events(done.stderr)] == ["kept"]
 

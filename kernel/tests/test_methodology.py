@@ -48,7 +48,8 @@ def test_standard_only_when_every_participant_declares_no_deviation() -> None:
     assert standard["profile"].startswith("bench (sha256 ")
     assert verdict({"deviations": ["its own tool schemas"]})["reasons"] == ["agent 'declaring': its own tool schemas"]
     assert verdict({}, user=UserSimulator(name="silent"))["reasons"] == [
-        "user simulator 'silent' does not declare that it sends the profile's requests"]
+        "user simulator 'silent' does not declare that it sends the profile's requests"
+    ]
     assert verdict({"fail": True})["reasons"] == ["agent 'declaring': its profile check failed (RuntimeError: probe went wrong)"]
     assert verdict({}, exposure="persona")["reasons"] == ["the agent is told about the customer (--exposure persona)"]
 
@@ -72,20 +73,22 @@ def test_the_judge_counts_when_rewards_rest_on_nl_assertions() -> None:
     assert judged(FaithfulJudge()) == []
     assert judged(JudgeRounds.around(FaithfulJudge(), retries=2)) == []  # retries ask the same judge again
     assert judged(JudgeRounds.around(FaithfulJudge(), panel=3)) == [
-        "judge 'faithful-judge': a panel of 3 judgments per conversation (--judge-panel), where the profile's judge decides once"]
+        "judge 'faithful-judge': a panel of 3 judgments per conversation (--judge-panel), where the profile's judge decides once"
+    ]
     assert judged(Judge(name="opaque")) == ["judge 'opaque' does not declare that it sends the profile's judge request"]
 
 
 def test_header_lines() -> None:
     assert methodology_lines(None) == []
-    assert methodology_lines({"verdict": "standard", "profile": "bench (x)", "reasons": []}) == [
-        "  methodology: standard under profile bench (x)"]
+    assert methodology_lines({"verdict": "standard", "profile": "bench (x)", "reasons": []}) == ["  methodology: standard under profile bench (x)"]
     assert methodology_lines({"verdict": "custom", "profile": "p", "reasons": ["a", "b"]}) == [
-        "  methodology: custom under profile p:", "    - a", "    - b"]
+        "  methodology: custom under profile p:",
+        "    - a",
+        "    - b",
+    ]
 
 
-def test_the_run_header_and_event_say_custom_before_any_conversation(tmp_path: Path,
-                                                                      use_plugins: Callable[..., None]) -> None:
+def test_the_run_header_and_event_say_custom_before_any_conversation(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
     db = tmp_path / "r.db"
     out = CliRunner().invoke(cli, ["run", "--db", str(db), "--format", "none", "--progress", "lines"])
     assert out.exit_code == 0, out.output

@@ -46,8 +46,7 @@ def hub(tmp_path: Path, **fields: object) -> tuple[ModelHub, RecordingModel]:
         "agent": ModelConfig(backend="rec", model="gpt-4.1-mini", sampling={"temperature": 0.0}),
         "user": ModelConfig(backend="rec", model="gpt-4.1-mini", sampling={"temperature": 1.0}),
     }
-    return ModelHub(configs=configs, backends={"rec": backend}, store=Store(tmp_path / "h.db"),
-                    prices=DEFAULT_PRICES, **fields), backend  # type: ignore[arg-type]
+    return ModelHub(configs=configs, backends={"rec": backend}, store=Store(tmp_path / "h.db"), prices=DEFAULT_PRICES, **fields), backend  # type: ignore[arg-type]
 
 
 def test_roles_on_one_endpoint_share_a_client_but_keep_their_sampling(tmp_path: Path) -> None:
@@ -113,11 +112,14 @@ class PricingClient(ModelClient):
         return ChatResponse(content="ok", prompt_tokens=1000, completion_tokens=500, cost=self.cost)
 
 
-@pytest.mark.parametrize(("model", "backend_cost", "ledgered"), [
-    ("provider/priced", 0.25, 0.25),  # the backend's own price
-    ("gpt-4.1-mini", None, (1000 * 0.40 + 500 * 1.60) / 1e6),  # not priced by the backend: the price table
-    ("provider/unpriced", None, None),  # priced by neither: unknown, never 0
-])
+@pytest.mark.parametrize(
+    ("model", "backend_cost", "ledgered"),
+    [
+        ("provider/priced", 0.25, 0.25),  # the backend's own price
+        ("gpt-4.1-mini", None, (1000 * 0.40 + 500 * 1.60) / 1e6),  # not priced by the backend: the price table
+        ("provider/unpriced", None, None),  # priced by neither: unknown, never 0
+    ],
+)
 def test_a_backends_own_price_is_ledgered_else_the_price_table(model, backend_cost, ledgered) -> None:
     @attrs.define(kw_only=True)
     class Pricing(Model):
@@ -126,8 +128,7 @@ def test_a_backends_own_price_is_ledgered_else_the_price_table(model, backend_co
         def client(self, config: ModelConfig) -> ModelClient:
             return PricingClient(backend_cost)
 
-    models_hub = ModelHub(configs={"agent": ModelConfig(backend="pricing", model=model)}, backends={"pricing": Pricing()},
-                          prices=DEFAULT_PRICES)
+    models_hub = ModelHub(configs={"agent": ModelConfig(backend="pricing", model=model)}, backends={"pricing": Pricing()}, prices=DEFAULT_PRICES)
     models = ConversationModels(models_hub)
     asyncio.run(models.complete("agent", HELLO))
     assert models.ledger[0].cost == (pytest.approx(ledgered) if ledgered is not None else None)
@@ -213,12 +214,10 @@ class GivingUpModel(Model):
 
 def test_a_failed_call_is_ledgered_with_the_attempts_its_backend_made(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.db")
-    models_hub = ModelHub(configs={"agent": ModelConfig(backend="gives-up", model="m")}, backends={"gives-up": GivingUpModel()},
-                          store=store)
+    models_hub = ModelHub(configs={"agent": ModelConfig(backend="gives-up", model="m")}, backends={"gives-up": GivingUpModel()}, store=store)
     models = ConversationModels(models_hub, run_id="r", conversation_id="c")
     with pytest.raises(ModelUnavailableError):
         asyncio.run(models.complete("agent", HELLO))
     assert models.ledger[0].attempts == 4
-    assert list(store.db.query("select attempts, error from llm_calls")) == [
-        {"attempts": 4, "error": "ModelUnavailableError: gave up"}]
+    assert list(store.db.query("select attempts, error from llm_calls")) == [{"attempts": 4, "error": "ModelUnavailableError: gave up"}]
     assert ModelError("no retries").attempts == 1

@@ -92,8 +92,7 @@ def agent_calls(*calls: tuple[str, dict[str, Any]], prefix: str = "a") -> Assist
 
 
 def user_calls(*calls: tuple[str, dict[str, Any]], prefix: str = "u") -> UserMessage:
-    return UserMessage(tool_calls=[ToolCall(id=f"{prefix}{i}", name=n, arguments=a, requestor="user")
-                                   for i, (n, a) in enumerate(calls)])
+    return UserMessage(tool_calls=[ToolCall(id=f"{prefix}{i}", name=n, arguments=a, requestor="user") for i, (n, a) in enumerate(calls)])
 
 
 @pytest.fixture
@@ -106,8 +105,15 @@ def solo_env() -> Environment:
     return build_environment(ToyDomain().load(DomainOptions()), None, solo=True)
 
 
-def converse(env: Environment, agent: AgentSession, user: UserSession | None, *, mode: Mode = Mode.DEFAULT,
-             history: Sequence[Message] | None = None, **limits: Any) -> Conversation:
+def converse(
+    env: Environment,
+    agent: AgentSession,
+    user: UserSession | None,
+    *,
+    mode: Mode = Mode.DEFAULT,
+    history: Sequence[Message] | None = None,
+    **limits: Any,
+) -> Conversation:
     opening = initial_messages([], mode) if history is None else list(history)
     return asyncio.run(run_conversation(env, agent, user, mode=mode, history=opening, limits=Limits(**limits)))
 
@@ -195,8 +201,7 @@ def test_tool_results_go_back_only_to_their_caller(env: Environment) -> None:
 
 
 def test_several_calls_in_one_message_return_together_in_order(env: Environment) -> None:
-    agent = ScriptedAgent(agent_calls(("get_counter", {"name": "b"}), ("increment", {"name": "a"}), ("nope", {})),
-                          says("All three done."))
+    agent = ScriptedAgent(agent_calls(("get_counter", {"name": "b"}), ("increment", {"name": "a"}), ("nope", {})), says("All three done."))
     user = ScriptedUser(user_says("Go"), user_says("###STOP###"))
     convo = converse(env, agent, user)
     results = agent.received[1]
@@ -328,8 +333,7 @@ def test_agent_returning_the_wrong_kind_is_an_agent_error(env: Environment) -> N
 
 
 def test_no_user_agent_opens_with_nothing_and_acts_on_both_sides(solo_env: Environment) -> None:
-    agent = ScriptedAgent(agent_calls(("increment", {"name": "a"}), ("switch_lamp", {"on": True})), says("###STOP###"),
-                          stop_word="###STOP###")
+    agent = ScriptedAgent(agent_calls(("increment", {"name": "a"}), ("switch_lamp", {"on": True})), says("###STOP###"), stop_word="###STOP###")
     convo = converse(solo_env, agent, None, mode=Mode.NO_USER)
     assert agent.received[0] == []
     assert convo.termination is TerminationReason.AGENT_STOP

@@ -36,10 +36,13 @@ DOMAIN_SOURCE = """\
 
 INSTALLED = [
     PluginPackage(dist="bench-tp-alpha", module="bench_tp_alpha", entry="tp-alpha", source=DOMAIN_SOURCE.format(name="alpha")),
-    PluginPackage(dist="bench-tp-beta", module="bench_tp_beta", entry="tp-beta", source=DOMAIN_SOURCE.format(name="beta"),
-                  version="2.3.4"),
-    PluginPackage(dist="bench-tp-broken", module="bench_tp_broken", entry="tp-broken",
-                  source='raise ImportError("bench_tp_broken needs frobnicate, which is not installed")\n'),
+    PluginPackage(dist="bench-tp-beta", module="bench_tp_beta", entry="tp-beta", source=DOMAIN_SOURCE.format(name="beta"), version="2.3.4"),
+    PluginPackage(
+        dist="bench-tp-broken",
+        module="bench_tp_broken",
+        entry="tp-broken",
+        source='raise ImportError("bench_tp_broken needs frobnicate, which is not installed")\n',
+    ),
 ]
 
 

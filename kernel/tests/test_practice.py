@@ -40,8 +40,7 @@ from bench_kernel.testing import (
     practice_data,
 )
 
-CHECKS = (check_tasks_load, check_tool_schemas, check_gold_replays, check_gold_deterministic, check_do_nothing_fails,
-          check_shared_records)
+CHECKS = (check_tasks_load, check_tool_schemas, check_gold_replays, check_gold_deterministic, check_do_nothing_fails, check_shared_records)
 
 
 @pytest.mark.parametrize("split", [None, "judged"])
@@ -59,8 +58,7 @@ def test_it_loads_only_when_named() -> None:
 def test_the_oracle_solves_every_task_and_doing_nothing_none(mode: Mode, tmp_path: Path) -> None:
     solved = play_practice("practice", tmp_path / "b.db", mode=mode)
     idle = play_practice("practice", tmp_path / "b.db", mode=mode, agent="do-nothing")
-    assert {r["task_id"]: r["reward"] for r in solved.conversations()} == dict.fromkeys(
-        ["which_items", "take_kettle", "unlock_door"], 1.0)
+    assert {r["task_id"]: r["reward"] for r in solved.conversations()} == dict.fromkeys(["which_items", "take_kettle", "unlock_door"], 1.0)
     assert {r["reward"] for r in idle.conversations()} == {0.0}
 
 
@@ -88,8 +86,7 @@ def no_tickets(tmp_path: Path) -> Path:
 def test_the_no_user_mode_refuses_tasks_without_a_ticket(no_tickets: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no-user: 1 of 3 tasks have no `ticket`.*'take_kettle'"):
         play_practice("practice", tmp_path / "b.db", mode=Mode.NO_USER, tasks_file=str(no_tickets))
-    kept = play_practice("practice", tmp_path / "b.db", mode=Mode.NO_USER, tasks_file=str(no_tickets),
-                         task_ids=["which_items", "unlock_door"])
+    kept = play_practice("practice", tmp_path / "b.db", mode=Mode.NO_USER, tasks_file=str(no_tickets), task_ids=["which_items", "unlock_door"])
     assert kept.summary.status == "complete"
     assert play_practice("practice", tmp_path / "b.db", tasks_file=str(no_tickets)).summary.status == "complete"
 
@@ -122,16 +119,17 @@ class DoorPlugin:
 
 def test_the_scripted_user_performs_the_device_action_the_agent_asks_for(tmp_path: Path) -> None:
     assert device_request("unlock_door") == "Please do this on your device: unlock_door({})"
-    assert device_request("set_apn", {"name": "web", "mms": True}) == (
-        'Please do this on your device: set_apn({"mms": true, "name": "web"})')
+    assert device_request("set_apn", {"name": "web", "mms": True}) == ('Please do this on your device: set_apn({"mms": true, "name": "web"})')
     plugins = get_plugin_manager(["practice"], extra=[("door", DoorPlugin())])
-    summary = run(RunConfig(domain="practice", plugins=["practice"], agent="door", task_ids=["unlock_door"], baseline=False),
-                  tmp_path / "b.db", plugins=plugins)
+    summary = run(
+        RunConfig(domain="practice", plugins=["practice"], agent="door", task_ids=["unlock_door"], baseline=False), tmp_path / "b.db", plugins=plugins
+    )
     store = Store(tmp_path / "b.db")
     try:
         [row] = store.conversations(summary.run_id)
-        requestors = [m["requestor"] for m in store.db.query(
-            "select requestor from messages where conversation_id = ? and role = 'tool'", [row["id"]])]
+        requestors = [
+            m["requestor"] for m in store.db.query("select requestor from messages where conversation_id = ? and role = 'tool'", [row["id"]])
+        ]
     finally:
         store.close()
     assert (row["termination_reason"], row["reward"]) == ("user_stop", 1.0)

@@ -38,8 +38,7 @@ TAU2_FIRST_TRIAL_SEED = 626729
 """tau2's seed for trial 0 of a run seeded 300 (random.Random(300).randint(0, 1000000)), as its recorded requests carry it."""
 
 
-def write_profile(directory: Path, toml: str | None = MINIMAL_TOML, *, texts: Mapping[str, str] = {},
-                  tools: Mapping[str, str] = {}) -> Path:
+def write_profile(directory: Path, toml: str | None = MINIMAL_TOML, *, texts: Mapping[str, str] = {}, tools: Mapping[str, str] = {}) -> Path:
     """A profile directory: profile.toml (None leaves it out), texts/<key>.md and tools/<name>.json, written as given."""
     directory.mkdir(parents=True)
     if toml is not None:
@@ -97,7 +96,10 @@ def test_bench_profile_is_the_default_and_complete() -> None:
 def test_bench_profile_hash_is_the_same_in_another_process_and_for_a_copy_of_its_directory(tmp_path: Path) -> None:
     other_process = subprocess.run(
         [sys.executable, "-c", "from bench_kernel.profiles.profile import load_profile; print(load_profile(None).sha256)"],
-        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"},
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
     )
     copy = shutil.copytree(BUILTIN_DIR, tmp_path / "copy")
 
@@ -127,8 +129,7 @@ def test_a_partial_profile_inherits_everything_else_from_bench(tmp_path: Path) -
 def test_the_hash_is_of_content_not_of_provenance_or_place(tmp_path: Path) -> None:
     texts = {"agent": "Serve {{domain}}."}
     here = load_profile(write_profile(tmp_path / "here", MINIMAL_TOML + '[source]\ntool = "by hand"\n', texts=texts))
-    there = load_profile(write_profile(tmp_path / "there", MINIMAL_TOML + '[source]\ntool = "bench tau2 profile"\nversion = "1"\n',
-                                       texts=texts))
+    there = load_profile(write_profile(tmp_path / "there", MINIMAL_TOML + '[source]\ntool = "bench tau2 profile"\nversion = "1"\n', texts=texts))
 
     assert here.path != there.path and here.source != there.source
     assert here.sha256 == there.sha256
@@ -199,24 +200,43 @@ PROFILE_ERRORS: list[tuple[Any, ...]] = [
     ("unknown-seed-policy", MINIMAL_TOML + '[seed]\npolicy = "per-task"\n', {}, "profile.toml", "@ $.seed.policy"),
     ("seed-in-sampling", MINIMAL_TOML + "[sampling.user]\nseed = 3\n", {}, "profile.toml", "@ $.sampling.user.seed"),
     ("unknown-messages-key", MINIMAL_TOML + "[messages]\ncolour = 1\n", {}, "profile.toml", "(colour) @ $.messages"),
-    ("unknown-messages-field", MINIMAL_TOML + '[messages]\ntool_call_fields = ["id", "colour"]\n', {}, "profile.toml",
-     "'colour'", "@ $.messages.tool_call_fields"),
+    (
+        "unknown-messages-field",
+        MINIMAL_TOML + '[messages]\ntool_call_fields = ["id", "colour"]\n',
+        {},
+        "profile.toml",
+        "'colour'",
+        "@ $.messages.tool_call_fields",
+    ),
     ("tools-not-an-object", MINIMAL_TOML, {"toy": json.dumps([schema("a")])}, "tools/toy.json", "@ $"),
     ("tools-unknown-side", MINIMAL_TOML, {"toy": json.dumps({"agent": [], "judge": []})}, "tools/toy.json", "@ $"),
     ("tools-without-agent", MINIMAL_TOML, {"toy": json.dumps({"user": []})}, "tools/toy.json", "@ $"),
-    ("schema-without-name", MINIMAL_TOML, {"toy": json.dumps({"agent": [schema("a"), {"type": "function", "function": {}}]})},
-     "tools/toy.json", "@ $.agent[1]"),
-    ("user-schema-without-name", MINIMAL_TOML, {"toy": json.dumps({"agent": [], "user": [{"type": "function"}]})},
-     "tools/toy.json", "@ $.user[0]"),
-    ("tool-listed-twice", MINIMAL_TOML, {"toy": json.dumps({"agent": [schema("a"), schema("b"), schema("a")]})},
-     "tools/toy.json", "'a'", "@ $.agent[2]"),
+    (
+        "schema-without-name",
+        MINIMAL_TOML,
+        {"toy": json.dumps({"agent": [schema("a"), {"type": "function", "function": {}}]})},
+        "tools/toy.json",
+        "@ $.agent[1]",
+    ),
+    ("user-schema-without-name", MINIMAL_TOML, {"toy": json.dumps({"agent": [], "user": [{"type": "function"}]})}, "tools/toy.json", "@ $.user[0]"),
+    (
+        "tool-listed-twice",
+        MINIMAL_TOML,
+        {"toy": json.dumps({"agent": [schema("a"), schema("b"), schema("a")]})},
+        "tools/toy.json",
+        "'a'",
+        "@ $.agent[2]",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("toml", "tools", "file", "fragments"),
-                         [pytest.param(toml, tools, file, fragments, id=name) for name, toml, tools, file, *fragments in PROFILE_ERRORS])
-def test_a_broken_profile_is_one_config_error_naming_file_and_path(tmp_path: Path, toml: str | None, tools: dict[str, str],
-                                                                   file: str, fragments: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("toml", "tools", "file", "fragments"),
+    [pytest.param(toml, tools, file, fragments, id=name) for name, toml, tools, file, *fragments in PROFILE_ERRORS],
+)
+def test_a_broken_profile_is_one_config_error_naming_file_and_path(
+    tmp_path: Path, toml: str | None, tools: dict[str, str], file: str, fragments: list[str]
+) -> None:
     directory = write_profile(tmp_path / "p", toml, tools=tools)
 
     with pytest.raises(ConfigError) as refused:
@@ -307,9 +327,11 @@ def test_without_tools_for_the_domain_its_own_schemas_are_sent() -> None:
 
 def test_with_tools_for_the_domain_its_schemas_are_sent_byte_for_byte_in_its_order(tmp_path: Path) -> None:
     agent, _ = toy_schemas()
-    text = ('{"agent": [{"function": {"parameters": {"type": "object"}, "name": "increment", "description": "Add."}, "type": "function"}, '
-            '{"type": "function", "function": {"name": "get_counter"}}, {"type": "function", "function": {"name": "not_offered"}}], '
-            '"user": null}')
+    text = (
+        '{"agent": [{"function": {"parameters": {"type": "object"}, "name": "increment", "description": "Add."}, "type": "function"}, '
+        '{"type": "function", "function": {"name": "get_counter"}}, {"type": "function", "function": {"name": "not_offered"}}], '
+        '"user": null}'
+    )
     profile = load_profile(write_profile(tmp_path / "p", tools={"toy": text}))
 
     sent = profile.present_tools("toy", "agent", agent)
@@ -328,15 +350,15 @@ def test_a_domain_tool_the_profile_lacks_is_refused_naming_it() -> None:
 
 def test_a_solo_agent_gets_the_profiles_user_schemas_after_its_own() -> None:
     agent, user = toy_schemas()
-    profile = with_tools("toy", [schema("increment", "p"), schema("get_counter", "p")],
-                         [schema("switch_lamp", "p"), schema("look_at_lamp", "p")])
+    profile = with_tools("toy", [schema("increment", "p"), schema("get_counter", "p")], [schema("switch_lamp", "p"), schema("look_at_lamp", "p")])
 
     sent = profile.present_tools("toy", "agent", agent + user, solo=True)
 
     assert sent == [schema("increment", "p"), schema("get_counter", "p"), schema("switch_lamp", "p"), schema("look_at_lamp", "p")]
     with pytest.raises(ConfigError, match="switch_lamp"):
         with_tools("toy", [schema("increment"), schema("get_counter")], [schema("look_at_lamp")]).present_tools(
-            "toy", "agent", agent + user, solo=True)
+            "toy", "agent", agent + user, solo=True
+        )
 
 
 def test_a_tool_on_both_sides_is_sent_to_the_agent_with_the_agents_schema() -> None:
@@ -385,8 +407,7 @@ def toy_tools_file(agent: Sequence[dict[str, Any]], user: Sequence[dict[str, Any
     return json.dumps({"agent": list(agent), "user": None if user is None else list(user)})
 
 
-def test_the_profile_is_part_of_the_run_identity_and_stored_by_name_hash_and_path(use_plugins: Callable[..., None],
-                                                                                   tmp_path: Path) -> None:
+def test_the_profile_is_part_of_the_run_identity_and_stored_by_name_hash_and_path(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
     mine = load_profile(directory)
@@ -445,8 +466,7 @@ def test_the_report_header_names_the_profile(use_plugins: Callable[..., None], t
     assert f"profile: {expected}" in as_table.stdout.splitlines()
 
 
-def test_a_profile_lacking_a_domain_tool_is_refused_before_anything_is_stored(use_plugins: Callable[..., None],
-                                                                            tmp_path: Path) -> None:
+def test_a_profile_lacking_a_domain_tool_is_refused_before_anything_is_stored(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     agent, user = toy_schemas()
     directory = write_profile(tmp_path / "old", tools={"toy": toy_tools_file(agent[:1], user)})
@@ -496,17 +516,18 @@ class Observing(Agent):
         return OracleSession(setup)
 
 
-@pytest.mark.parametrize(("setting", "agent_hears_it"), [("", True), ("greeting_in_agent_history = true\n", True),
-                                                          ("greeting_in_agent_history = false\n", False)])
+@pytest.mark.parametrize(
+    ("setting", "agent_hears_it"), [("", True), ("greeting_in_agent_history = true\n", True), ("greeting_in_agent_history = false\n", False)]
+)
 def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(
-        use_plugins: Callable[..., None], tmp_path: Path, setting: str, agent_hears_it: bool) -> None:
+    use_plugins: Callable[..., None], tmp_path: Path, setting: str, agent_hears_it: bool
+) -> None:
     """AgentChangeBench's orchestrator greets the user but starts the agent's history empty; tau2's gives it both."""
     directory = write_profile(tmp_path / "mine", MINIMAL_TOML + '[conversation]\ngreeting = "Toy desk."\n' + setting)
     observing = Observing()
     use_plugins(extra=[("observing", Registers(agents=[observing]))])
 
-    run_id = run_toy(tmp_path / "runs.db", "--agent", "observing", "--task-id", "inc-a", "--no-baseline",
-                     "--profile", str(directory))
+    run_id = run_toy(tmp_path / "runs.db", "--agent", "observing", "--task-id", "inc-a", "--no-baseline", "--profile", str(directory))
 
     [setup] = observing.setups
     assert [m.content for m in setup.history] == (["Toy desk."] if agent_hears_it else [])
@@ -528,8 +549,9 @@ def test_a_run_gives_participants_the_profiles_tools_and_seeds(use_plugins: Call
     agent, user = toy_schemas()
     profile_agent = [{**s, "function": {**s["function"], "description": "profile's"}} for s in reversed(agent)]
     profile_user = list(reversed(user))
-    directory = write_profile(tmp_path / "tau2ish", MINIMAL_TOML + '[seed]\npolicy = "trial"\n',
-                              tools={"toy": toy_tools_file(profile_agent, profile_user)})
+    directory = write_profile(
+        tmp_path / "tau2ish", MINIMAL_TOML + '[seed]\npolicy = "trial"\n', tools={"toy": toy_tools_file(profile_agent, profile_user)}
+    )
     observing = Observing()
     use_plugins(extra=[("observing", Registers(agents=[observing]))])
 
@@ -560,8 +582,10 @@ BODIES = [
 
 
 def test_the_recording_keeps_every_exchange_in_order_with_the_body_as_sent() -> None:
-    with FakeOpenAIServer(replies=[Reply.tool_call("increment", {"name": "a"}), Reply.error(429)]) as server, \
-            httpx.Client(base_url=server.base_url) as http:
+    with (
+        FakeOpenAIServer(replies=[Reply.tool_call("increment", {"name": "a"}), Reply.error(429)]) as server,
+        httpx.Client(base_url=server.base_url) as http,
+    ):
         replies = [post(http, BODIES[0]), post(http, BODIES[1])]
         http.get("/models")
         replies.append(post(http, BODIES[0]))
@@ -575,8 +599,7 @@ def test_the_recording_keeps_every_exchange_in_order_with_the_body_as_sent() -> 
 
 
 def test_a_written_recording_reads_back_the_same(tmp_path: Path) -> None:
-    with FakeOpenAIServer(replies=[Reply.text("one"), Reply.tool_call("f", {"x": "ü"})]) as server, \
-            httpx.Client(base_url=server.base_url) as http:
+    with FakeOpenAIServer(replies=[Reply.text("one"), Reply.tool_call("f", {"x": "ü"})]) as server, httpx.Client(base_url=server.base_url) as http:
         for body in BODIES:
             post(http, body)
     path = tmp_path / "recording.jsonl"
@@ -590,8 +613,10 @@ def test_a_written_recording_reads_back_the_same(tmp_path: Path) -> None:
 
 
 def test_replay_answers_in_order_then_errors() -> None:
-    with FakeOpenAIServer(replies=[Reply.text("first"), Reply.tool_call("f", {"x": 1})]) as recorder, \
-            httpx.Client(base_url=recorder.base_url) as http:
+    with (
+        FakeOpenAIServer(replies=[Reply.text("first"), Reply.tool_call("f", {"x": 1})]) as recorder,
+        httpx.Client(base_url=recorder.base_url) as http,
+    ):
         recorded = [post(http, body) for body in BODIES]
 
     with FakeOpenAIServer(replay_responder(recorder.recording())) as replayer, httpx.Client(base_url=replayer.base_url) as http:

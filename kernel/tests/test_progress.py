@@ -26,14 +26,19 @@ class Clock:
         return self.now
 
 
-LIMITS = [EndpointLimit(endpoint="openai|http://a/v1|m", roles=["agent", "user"], limit=16, source="concurrency x roles"),
-          EndpointLimit(endpoint="openai|http://b/v1|j", roles=["judge"], limit=4, source="model setting")]
+LIMITS = [
+    EndpointLimit(endpoint="openai|http://a/v1|m", roles=["agent", "user"], limit=16, source="concurrency x roles"),
+    EndpointLimit(endpoint="openai|http://b/v1|j", roles=["judge"], limit=4, source="model setting"),
+]
 
 
 def context(max_cost: float | None = None) -> Any:
-    return SimpleNamespace(run_id="r", config=SimpleNamespace(max_cost=max_cost, concurrency=8),
-                           models=SimpleNamespace(spent=0.0, in_flight_limits=lambda: LIMITS),
-                           store=SimpleNamespace(last_run_event=lambda run_id, kinds: None))
+    return SimpleNamespace(
+        run_id="r",
+        config=SimpleNamespace(max_cost=max_cost, concurrency=8),
+        models=SimpleNamespace(spent=0.0, in_flight_limits=lambda: LIMITS),
+        store=SimpleNamespace(last_run_event=lambda run_id, kinds: None),
+    )
 
 
 def result(reason: str = "user_stop", error: str | None = None) -> Any:
@@ -65,11 +70,12 @@ def test_lines_are_periodic_and_the_last_one_always_shows() -> None:
             ctx.models.spent += 0.1
             progress.finished(result(reason))
     lines = stream.getvalue().splitlines()
-    assert lines[:4] == ["run r: 4 conversations to run, 1 already stored",
-                         "  in flight: 8 conversations at most",
-                         "  endpoint openai|http://a/v1|m (agent, user): 16 requests (concurrency x roles)",
-                         "  endpoint openai|http://b/v1|j (judge): 4 requests (model setting), below the 8 conversations: "
-                         "some will wait for a slot"]
+    assert lines[:4] == [
+        "run r: 4 conversations to run, 1 already stored",
+        "  in flight: 8 conversations at most",
+        "  endpoint openai|http://a/v1|m (agent, user): 16 requests (concurrency x roles)",
+        "  endpoint openai|http://b/v1|j (judge): 4 requests (model setting), below the 8 conversations: some will wait for a slot",
+    ]
     assert [line.split("  ")[1] for line in lines[4:]] == ["2/4 conversations", "4/4 conversations"]
     assert "spent $0.4000 of 1.00" in lines[-1] and "errors timeout=1" in lines[-1]
 
@@ -95,6 +101,5 @@ def test_json_report_on_stdout_is_never_mixed_with_progress(tmp_path: Path, use_
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["conversations"] == 3
     assert "6/6 conversations" in out.stderr  # 3 tasks, agent and baseline arms
-    quiet = CliRunner().invoke(cli, ["run", "--db", str(tmp_path / "q.db"), "--format", "none",
-                                     "--progress", "none"])
+    quiet = CliRunner().invoke(cli, ["run", "--db", str(tmp_path / "q.db"), "--format", "none", "--progress", "none"])
     assert "conversations to run" not in quiet.stderr and "/6 conversations" not in quiet.stderr

@@ -37,8 +37,7 @@ def test_plugins_import_only_the_public_api() -> None:
         for path in sorted((REPO / root).rglob("*.py")):
             if ".venv" in path.parts or "build" in path.parts:
                 continue
-            offending += [f"{path.relative_to(REPO)}:{line} imports {module}"
-                          for line, module in _kernel_imports(path) if module not in ALLOWED]
+            offending += [f"{path.relative_to(REPO)}:{line} imports {module}" for line, module in _kernel_imports(path) if module not in ALLOWED]
     assert not offending, "\n".join(offending)
 
 
@@ -95,8 +94,17 @@ def test_every_kernel_type_an_exported_record_holds_is_exported() -> None:
 
 
 def test_a_run_record_reads_by_attribute_and_by_key() -> None:
-    run = bench_kernel.RunRecord(id="r", created_utc="t0", updated_utc="t1", status="complete", config={"agent": "oracle"},
-                                 config_hash="h", plugins=[], task_sets={"toy": "x"}, seed=300)
+    run = bench_kernel.RunRecord(
+        id="r",
+        created_utc="t0",
+        updated_utc="t1",
+        status="complete",
+        config={"agent": "oracle"},
+        config_hash="h",
+        plugins=[],
+        task_sets={"toy": "x"},
+        seed=300,
+    )
     assert run["id"] == run.id == "r" and run["status"] == "complete" and run["config"]["agent"] == "oracle"
     assert dict(run)["task_sets"] == {"toy": "x"}
     with pytest.raises(KeyError, match="'name': a run record has id, created_utc"):

@@ -12,14 +12,17 @@ from bench_kernel.redact import add_secret_variables, redact, redact_exception
 KEY = "sk-live-0123456789abcdef"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer ***"),
-    ('{"headers": {"api-key": "az-123456789"}}', '{"headers": {"api-key": "***"}}'),
-    ("x-api-key=foo123&b=1", "x-api-key=***&b=1"),
-    ('"Authorization":"Basic dXNlcjpwYXNz"', '"Authorization":"Basic ***"'),
-    ("[\\\"Authorization: Bearer tok\\napi-key: az-1\\n\\\"]", "[\\\"Authorization: Bearer ***\\napi-key: ***\\n\\\"]"),
-    ("nothing secret here", "nothing secret here"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer ***"),
+        ('{"headers": {"api-key": "az-123456789"}}', '{"headers": {"api-key": "***"}}'),
+        ("x-api-key=foo123&b=1", "x-api-key=***&b=1"),
+        ('"Authorization":"Basic dXNlcjpwYXNz"', '"Authorization":"Basic ***"'),
+        ('[\\"Authorization: Bearer tok\\napi-key: az-1\\n\\"]', '[\\"Authorization: Bearer ***\\napi-key: ***\\n\\"]'),
+        ("nothing secret here", "nothing secret here"),
+    ],
+)
 def test_header_forms_are_blanked(text: str, expected: str) -> None:
     assert redact(text) == expected
 
@@ -40,6 +43,5 @@ def test_exceptions_and_log_events_are_redacted_in_place() -> None:
     assert redact_exception(error) is error
     assert "sekrit" not in str(error) and "sekrit" not in error.body
     with capture_logs():
-        event = redact_secrets(None, "warning", {"event": "x", "cause": "Bearer sekrit-123", "n": 3,
-                                                 "exc": ValueError("api-key: sekrit-123")})
+        event = redact_secrets(None, "warning", {"event": "x", "cause": "Bearer sekrit-123", "n": 3, "exc": ValueError("api-key: sekrit-123")})
     assert event == {"event": "x", "cause": "Bearer ***", "n": 3, "exc": "ValueError('api-key: ***')"}

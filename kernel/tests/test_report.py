@@ -36,8 +36,13 @@ ATTRIBUTED_TASKS = [
 ]
 
 
-def run_and_report(use_plugins: Callable[..., None], tmp_path: Path, extra: Sequence[tuple[str, object]],
-                   *report_args: str, run_args: Sequence[str] = ("--trials", "2")) -> tuple[Path, str, dict[str, Result]]:
+def run_and_report(
+    use_plugins: Callable[..., None],
+    tmp_path: Path,
+    extra: Sequence[tuple[str, object]],
+    *report_args: str,
+    run_args: Sequence[str] = ("--trials", "2"),
+) -> tuple[Path, str, dict[str, Result]]:
     """`bench run` with these plugins, then `bench report` of that run in every format (lamp-off is broken by design)."""
     use_plugins(tasks=ATTRIBUTED_TASKS, extra=extra)
     db = tmp_path / "runs.db"
@@ -80,8 +85,13 @@ def test_a_plugin_section_and_metric_summary_show_in_every_format(use_plugins: C
     assert turns["text"].startswith(f"8 agent conversations of run `{run_id}`.\n\nA turn")
 
     summary = {row[0]: row[1] for row in found["report-demo:reward_per_turn"]["tables"][0]["rows"]}
-    assert summary == {"median": 1 / 3, "worst": 0.0, "mean for persona (none)": round(1 / 3, 6),
-                       "mean for persona EASY_1": round(1 / 3, 6), "mean for persona HARD_1": round(1 / 6, 6)}
+    assert summary == {
+        "median": 1 / 3,
+        "worst": 0.0,
+        "mean for persona (none)": round(1 / 3, 6),
+        "mean for persona EASY_1": round(1 / 3, 6),
+        "mean for persona HARD_1": round(1 / 6, 6),
+    }
     assert "report-demo:reward_per_turn (run-level)" in out["table"].stdout
     assert "| mean for persona HARD_1 | 0.167 |" in out["markdown"].stdout
 
@@ -115,8 +125,7 @@ def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable
     assert csv_rows(out["csv"].stdout)["plain:plain"]["value"] == "1.0"
 
 
-def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept(use_plugins: Callable[..., None],
-                                                                                 tmp_path: Path) -> None:
+def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     _, _, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo()), ("twin", MetricOnly())])
 
     rows = csv_rows(out["csv"].stdout)
@@ -131,8 +140,7 @@ def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept
     assert found["twin:reward_per_turn"]["tables"] == found["report-demo:reward_per_turn"]["tables"]
 
 
-def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_still_renders(
-        use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_still_renders(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Broken(ReportSection):
         name: str = "broken"
@@ -163,8 +171,7 @@ def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_sti
     row = csv_rows(out["csv"].stdout)["section:broken"]  # the default CSV names the failed section and why
     assert (row["errors"], row["n_of"], row["error"]) == ("1", "section of plugin cracked", "KeyError: 'no such column'")
     assert "section broken failed: KeyError: &#x27;no such column&#x27;" in report(db, run_id, "--format", "html").stdout
-    assert_clean_error(report(db, run_id, "--section", "broken", "--format", "csv"),
-                       "plugin 'cracked'", "report section 'broken' failed: KeyError")
+    assert_clean_error(report(db, run_id, "--section", "broken", "--format", "csv"), "plugin 'cracked'", "report section 'broken' failed: KeyError")
     assert_clean_error(report(db, run_id, "--section", "prose", "--format", "csv"), "report section 'prose' has no tables")
     assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, failed-checks, prose,")
 
@@ -207,11 +214,12 @@ def test_a_plugin_of_the_run_no_longer_installed_is_a_note(use_plugins: Callable
 def test_the_report_registry_holds_the_run_plugins_still_installed() -> None:
     installed = bench_kernel.installed_entry_points()
     assert "mock" in installed and "airline" in installed  # the dev environment installs every plugin
-    used = [{"name": "bench_kernel.builtin.participants", "builtin": True, "distribution": "bench-kernel", "version": "0"},
-            {"name": "mock", "builtin": False, "distribution": "bench-mock", "version": "0.1.0"},
-            {"name": "gone", "builtin": False, "distribution": "bench-gone", "version": "1.0"}]
-    run = RunRecord(id="r", created_utc="", updated_utc="", status="complete", config={}, config_hash="h",
-                    plugins=used, task_sets={}, seed=300)
+    used = [
+        {"name": "bench_kernel.builtin.participants", "builtin": True, "distribution": "bench-kernel", "version": "0"},
+        {"name": "mock", "builtin": False, "distribution": "bench-mock", "version": "0.1.0"},
+        {"name": "gone", "builtin": False, "distribution": "bench-gone", "version": "1.0"},
+    ]
+    run = RunRecord(id="r", created_utc="", updated_utc="", status="complete", config={}, config_hash="h", plugins=used, task_sets={}, seed=300)
 
     registry, notes = run_registry(run)
 
@@ -240,11 +248,17 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
     db, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
 
     assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["errors"] == 2
-    assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["error_messages"] == {
-        "RuntimeError: judge model returned nothing": 2}
+    assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["error_messages"] == {"RuntimeError: judge model returned nothing": 2}
     assert csv_rows(out["csv"].stdout)["fragile:fragile"] == {
-        "metric": "fragile:fragile", "value": "1.0", "low": "1.0", "high": "1.0", "n": "6", "errors": "2", "n_of": "conversations",
-        "error": "RuntimeError: judge model returned nothing (x2)"}
+        "metric": "fragile:fragile",
+        "value": "1.0",
+        "low": "1.0",
+        "high": "1.0",
+        "n": "6",
+        "errors": "2",
+        "n_of": "conversations",
+        "error": "RuntimeError: judge model returned nothing (x2)",
+    }
     for fmt in ("table", "markdown"):
         assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in out[fmt].stdout
     page = report(db, "r", "--format", "html").stdout
@@ -259,28 +273,42 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
 
 
 def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    _, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())],
-                                    run_args=("--trials", "2", "--seed", "7"))
+    _, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())], run_args=("--trials", "2", "--seed", "7"))
 
     header = json.loads(out["json"].stdout)["header"]
-    assert header == {"domain": "toy", "data": "the plugin's packaged suite", "split": None, "agent": "oracle", "user": "scripted",
-                      "judge": None, "models": {}, "mode": "default", "channel": "identity", "trials": 2, "seed": 7,
-                      "profile": f"bench (sha256 {load_profile(None).sha256[:12]})", "tasks": 4,
-                      "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
-                      "concurrency": 32, "in_flight": []}
+    assert header == {
+        "domain": "toy",
+        "data": "the plugin's packaged suite",
+        "split": None,
+        "agent": "oracle",
+        "user": "scripted",
+        "judge": None,
+        "models": {},
+        "mode": "default",
+        "channel": "identity",
+        "trials": 2,
+        "seed": 7,
+        "profile": f"bench (sha256 {load_profile(None).sha256[:12]})",
+        "tasks": 4,
+        "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
+        "concurrency": 32,
+        "in_flight": [],
+    }
     lines = out["table"].stdout.splitlines()
-    assert lines[0] == (f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), "
-                        "0 infrastructure errors excluded, 4 baseline conversations")
-    assert lines[1] == ("domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none, models none, "
-                        "mode default, channel identity, 4 tasks, 2 trials, seed 7")
+    assert lines[0] == (
+        f"Run {run_id} (complete): 8 agent conversations scored (4 tasks x 2 trials), 0 infrastructure errors excluded, 4 baseline conversations"
+    )
+    assert lines[1] == (
+        "domain toy (the plugin's packaged suite), agent oracle, user scripted, judge none, models none, "
+        "mode default, channel identity, 4 tasks, 2 trials, seed 7"
+    )
     assert lines[2] == f"profile: bench (sha256 {load_profile(None).sha256[:12]})"
     assert lines[3] == f"plugins: bench-kernel {header['plugins']['bench-kernel']}, toy (unknown version), report-demo (unknown version)"
     assert lines[4] == "in flight: 32 conversations; requests per endpoint: no model endpoint"
     assert out["markdown"].stdout.splitlines()[1:5] == lines[1:5]
 
 
-def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None],
-                                                                                tmp_path: Path) -> None:
+def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
     with sqlite3.connect(db) as conn:  # as a run stored before channels, with one conversation the harness lost
         conn.execute("update conversations set termination_reason = 'infrastructure_error' where arm = 'agent' and task_id = 'lamp'")
@@ -290,8 +318,7 @@ def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel
 
     body = json.loads(report(db, run_id, "--format", "json").stdout)
 
-    assert body["counts"] == ("3 agent conversations scored (3 tasks x 1 trial), 1 infrastructure error excluded, "
-                              "4 baseline conversations")
+    assert body["counts"] == ("3 agent conversations scored (3 tasks x 1 trial), 1 infrastructure error excluded, 4 baseline conversations")
     assert body["header"]["channel"] == "identity"
     assert "x 1 trial)" in report(db, run_id).stdout.splitlines()[0]
 
@@ -308,12 +335,27 @@ def test_every_figure_breaks_down_by_task_attributes_in_every_format(use_plugins
     assert set(breakdowns["persona"]) == {"(none)", "EASY_1", "HARD_1"}  # read-b has no persona
     counter = breakdowns["intent"]["counter"]
     assert (counter["conversations"], counter["tasks"]) == (4, 2)
-    assert set(counter["figures"]) == {"average_reward", "pass^1", "component.ACTION", "component.COMMUNICATE", "component.DB",
-                                       "component.ENV_ASSERTION", "report-demo:reward_per_turn"}  # no kernel "reward": it is average_reward
+    assert set(counter["figures"]) == {
+        "average_reward",
+        "pass^1",
+        "component.ACTION",
+        "component.COMMUNICATE",
+        "component.DB",
+        "component.ENV_ASSERTION",
+        "report-demo:reward_per_turn",
+    }  # no kernel "reward": it is average_reward
     assert breakdowns["persona"]["(none)"]["figures"]["report-demo:reward_per_turn"] == round(1 / 3, 6)
     rows = csv_rows(out["csv"].stdout)
-    assert rows["pass^1[persona=EASY_1]"] == {"metric": "pass^1[persona=EASY_1]", "value": "1.0", "low": "", "high": "",
-                                                   "n": "1", "errors": "0", "n_of": "tasks", "error": ""}
+    assert rows["pass^1[persona=EASY_1]"] == {
+        "metric": "pass^1[persona=EASY_1]",
+        "value": "1.0",
+        "low": "",
+        "high": "",
+        "n": "1",
+        "errors": "0",
+        "n_of": "tasks",
+        "error": "",
+    }
     assert rows["report-demo:reward_per_turn[intent=device]"]["value"] == "0.166667"  # lamp 1/3, lamp-off 0
     assert "By persona" in out["table"].stdout and "## By intent" in out["markdown"].stdout
     assert "| EASY_1 | 2 | 1 | 1.000 | 1.000 |" in out["markdown"].stdout
@@ -334,5 +376,4 @@ def test_conversations_stored_before_attributes_group_under_none(use_plugins: Ca
 
     with sqlite3.connect(db) as conn:
         conn.execute("update conversations set attributes_json = null")
-    assert_clean_error(report(db, run_id, "--by", "domain"), "no task attribute 'domain'",
-                       "stored before bench recorded task attributes")
+    assert_clean_error(report(db, run_id, "--by", "domain"), "no task attribute 'domain'", "stored before bench recorded task attributes")

@@ -21,7 +21,11 @@ EXPECTED_UNITS = TASKS * TRIALS + TASKS  # agent trials plus one do-nothing base
 
 # The toy domain lives in the test directory, not in an installed distribution: this module, installed
 # by hand with a `toy` entry point, registers it with long tasks added so the run lasts long enough to kill.
-TOY_E2E = PluginPackage(dist="bench-toy-e2e", module="bench_toy_e2e", entry="toy", source=f'''\
+TOY_E2E = PluginPackage(
+    dist="bench-toy-e2e",
+    module="bench_toy_e2e",
+    entry="toy",
+    source=f"""\
     import bench_kernel
     from toy_domain import TASKS, ToyDomain, _instructions
 
@@ -45,13 +49,30 @@ TOY_E2E = PluginPackage(dist="bench-toy-e2e", module="bench_toy_e2e", entry="toy
     @bench_kernel.hookimpl
     def register_domains(register):
         register(ToyDomain(tasks=TASKS + LONG + [LAMP_OFF]))
-    ''')
+    """,
+)
 
 
 def run_args(db: Path, mode: str = "default") -> list[str]:
     """The one run configuration of this test, into db."""
-    return ["run", "--plugin", "toy", "--db", str(db), "--trials", str(TRIALS), "--concurrency", "4", "--mode", mode,
-            "--max-steps", str(4 * STEPS), "--format", "none", "--allow-broken-tasks"]  # LAMP_OFF is broken by design
+    return [
+        "run",
+        "--plugin",
+        "toy",
+        "--db",
+        str(db),
+        "--trials",
+        str(TRIALS),
+        "--concurrency",
+        "4",
+        "--mode",
+        mode,
+        "--max-steps",
+        str(4 * STEPS),
+        "--format",
+        "none",
+        "--allow-broken-tasks",
+    ]  # LAMP_OFF is broken by design
 
 
 def stored_conversations(db: Path) -> int | None:
@@ -73,8 +94,10 @@ def kill_when_stored(process: subprocess.Popen[str], db: Path, at_least: int, li
     deadline = time.monotonic() + limit_s  # a safety net against a hung run, not a timing assertion
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"the run exited (code {process.returncode}) before {at_least} conversations were stored: "
-                        "raise TRIALS or STEPS so there is a run to kill")
+            pytest.fail(
+                f"the run exited (code {process.returncode}) before {at_least} conversations were stored: "
+                "raise TRIALS or STEPS so there is a run to kill"
+            )
         count = stored_conversations(db)
         if count is not None and count >= at_least:
             process.send_signal(signal.SIGKILL)
@@ -87,8 +110,7 @@ def kill_when_stored(process: subprocess.Popen[str], db: Path, at_least: int, li
 def comparable(report: Any) -> Any:
     """A report without its run id, status and timing fields."""
     if isinstance(report, dict):
-        return {k: comparable(v) for k, v in report.items()
-                if k not in ("run_id", "status") and not k.endswith(("_ms", "_utc", "_s"))}
+        return {k: comparable(v) for k, v in report.items() if k not in ("run_id", "status") and not k.endswith(("_ms", "_utc", "_s"))}
     if isinstance(report, list):
         return [comparable(v) for v in report]
     return report
@@ -133,10 +155,10 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path, mode: str) -> 
     assert f"run {run_id}: {EXPECTED_UNITS - at_kill} conversations to run, {at_kill} already stored" in resumed.stderr
 
     with sqlite3.connect(killed_db) as conn:
-        units = conn.execute("select arm, task_id, trial, count(*) from conversations where run_id = ? "
-                             "group by arm, task_id, trial", [run_id]).fetchall()
-        total, infra = conn.execute("select count(*), sum(termination_reason = 'infrastructure_error') "
-                                    "from conversations").fetchone()
+        units = conn.execute(
+            "select arm, task_id, trial, count(*) from conversations where run_id = ? group by arm, task_id, trial", [run_id]
+        ).fetchall()
+        total, infra = conn.execute("select count(*), sum(termination_reason = 'infrastructure_error') from conversations").fetchone()
         [(final_status,)] = conn.execute("select status from runs").fetchall()
     assert total == len(units) == EXPECTED_UNITS
     assert all(count == 1 for *_, count in units)

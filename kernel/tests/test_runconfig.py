@@ -49,25 +49,31 @@ def test_keys_are_named_by_variable_and_execution_settings_stay_out_of_the_hash(
     assert "max_in_flight" not in identity and config.models["agent"].max_concurrency is None  # the run decides
 
 
-@pytest.mark.parametrize(("overrides", "message"), [
-    ({"max_in_flight": 0}, "max_in_flight must be between 1 and 4096, not 0 @ $.run.max_in_flight"),
-    ({"max_in_flight": 5000}, "max_in_flight must be between 1 and 4096, not 5000 @ $.run.max_in_flight"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"max_in_flight": 0}, "max_in_flight must be between 1 and 4096, not 0 @ $.run.max_in_flight"),
+        ({"max_in_flight": 5000}, "max_in_flight must be between 1 and 4096, not 5000 @ $.run.max_in_flight"),
+    ],
+)
 def test_max_in_flight_out_of_range_is_refused(overrides: dict[str, int], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         build_run_config({}, overrides)
     assert message in str(caught.value)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[run]\ntrials = 'many'\n", "trials"),
-    ("[run]\ntrails = 3\n", "unknown run setting 'trails'"),
-    ("[runs]\n", "unknown section [runs]"),
-    ("[models.agent]\nbase_url = 'x'\n", "needs a name"),
-    ("[models.\"Critic!\"]\nmodel = 'm'\n", "invalid model role name"),
-    ("[prices]\nm = 3\n", "prices"),
-    ("[run\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[run]\ntrials = 'many'\n", "trials"),
+        ("[run]\ntrails = 3\n", "unknown run setting 'trails'"),
+        ("[runs]\n", "unknown section [runs]"),
+        ("[models.agent]\nbase_url = 'x'\n", "needs a name"),
+        ("[models.\"Critic!\"]\nmodel = 'm'\n", "invalid model role name"),
+        ("[prices]\nm = 3\n", "prices"),
+        ("[run\n", "not valid TOML"),
+    ],
+)
 def test_bad_run_files_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -76,19 +82,19 @@ def test_bad_run_files_name_the_problem(tmp_path: Path, text: str, message: str)
 
 
 def test_model_overrides_collect_role_options() -> None:
-    assert model_overrides({"agent_model": "m", "user_base_url": "u", "judge_sampling": None}) == {
-        "agent": {"model": "m"}, "user": {"base_url": "u"}}
+    assert model_overrides({"agent_model": "m", "user_base_url": "u", "judge_sampling": None}) == {"agent": {"model": "m"}, "user": {"base_url": "u"}}
 
 
 def test_the_embeddings_role_has_its_own_options() -> None:
     assert model_overrides({"embeddings_model": "text-embedding-3-large", "embeddings_base_url": "http://x/v1"}) == {
-        "embeddings": {"model": "text-embedding-3-large", "base_url": "http://x/v1"}}
+        "embeddings": {"model": "text-embedding-3-large", "base_url": "http://x/v1"}
+    }
 
 
 def test_key_value_options_and_model_options_outside_a_run() -> None:
     from bench_kernel import model_option_configs, parse_key_values
 
-    assert parse_key_values(["a=1", "b=text", "c={\"x\": [1]}", "d="]) == {"a": 1, "b": "text", "c": {"x": [1]}, "d": ""}
+    assert parse_key_values(["a=1", "b=text", 'c={"x": [1]}', "d="]) == {"a": 1, "b": "text", "c": {"x": [1]}, "d": ""}
     with pytest.raises(ConfigError, match=r"expected ROLE\.KEY=VALUE, got 'nothing'"):
         parse_key_values(["nothing"], "ROLE.KEY=VALUE")
     configs = model_option_configs(["judge-2.model=m", "judge-2.base_url=http://127.0.0.1:9/v1", "judge-2.timeout_s=5"])

@@ -221,8 +221,7 @@ class FlakyToyDomain(ToyDomain):
 
 def flaky_tasks() -> list[dict[str, Any]]:
     tasks = [dict(t) for t in TASKS]
-    tasks[0] = {**tasks[0], "initial_state": {"initialization_actions": [
-        {"env_type": "assistant", "func_name": "prepare", "arguments": {}}]}}
+    tasks[0] = {**tasks[0], "initial_state": {"initialization_actions": [{"env_type": "assistant", "func_name": "prepare", "arguments": {}}]}}
     return tasks
 
 
@@ -258,8 +257,14 @@ def test_infrastructure_errors_are_stored_excluded_and_rerun(tmp_path: Path) -> 
 
 
 def test_nl_assertion_basis_without_a_judge_is_refused_up_front(tmp_path: Path) -> None:
-    tasks = [*TASKS, {"id": "nl", "user_scenario": {"instructions": "Be nice."},
-                      "evaluation_criteria": {"nl_assertions": ["Agent is nice"], "reward_basis": ["NL_ASSERTION"]}}]
+    tasks = [
+        *TASKS,
+        {
+            "id": "nl",
+            "user_scenario": {"instructions": "Be nice."},
+            "evaluation_criteria": {"nl_assertions": ["Agent is nice"], "reward_basis": ["NL_ASSERTION"]},
+        },
+    ]
     with pytest.raises(ConfigError, match=r"NL assertions.*'nl'.*--judge"):
         go(tmp_path, domain=ToyDomain(tasks=tasks))
     assert not (tmp_path / "runs.db").exists(), "nothing is stored for a refused run"

@@ -28,8 +28,7 @@ from bench_kernel.scaffold.new import class_prefix, new_plugin
 
 KERNEL = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-ON_PRACTICE = {"metric": [], "channel": ["--channel"], "agent": ["--agent"], "user": ["--user"], "executor": ["--executor"],
-               "section": []}
+ON_PRACTICE = {"metric": [], "channel": ["--channel"], "agent": ["--agent"], "user": ["--user"], "executor": ["--executor"], "section": []}
 """Kinds run together with the kernel's practice domain (`--plugin practice`), and the option that selects the component."""
 
 
@@ -128,8 +127,7 @@ def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_pa
     target = new_plugin(kind, name, tmp_path / name)
     site = tmp_path / "site"
     env = {**os.environ, "PYTHONPATH": str(site), "BENCH_DB": str(tmp_path / "bench.db")}
-    run_checked([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(target)],
-                tmp_path, env)
+    run_checked([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(target)], tmp_path, env)
     # Run from tmp_path: the module is then imported from the installed copy (its data files must be in the wheel).
     run_checked([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(target)], tmp_path, env)
     if (BIN / "ruff").exists():  # `bash scripts/dev.sh lint` installs it: the generated code is clean under its own settings
@@ -142,8 +140,9 @@ def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_pa
     elif kind in ON_PRACTICE:
         chosen = [*ON_PRACTICE[kind], name] if ON_PRACTICE[kind] else []
         tasks = ["--task-id", "which_items", "--task-id", "take_kettle"] if kind == "user" else []  # it acts on no device
-        done = run_checked([bench, "run", "--plugin", "practice", "--plugin", name, *chosen, *tasks, "--format", "json",
-                            "--progress", "none"], tmp_path, env)
+        done = run_checked(
+            [bench, "run", "--plugin", "practice", "--plugin", name, *chosen, *tasks, "--format", "json", "--progress", "none"], tmp_path, env
+        )
         report = json.loads(done.stdout)
         assert report["status"] == "complete"
         assert not report["infrastructure_errors"], report["infrastructure_errors"]
@@ -154,8 +153,11 @@ def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_pa
         if kind == "agent":
             assert rewards(done.stdout) == {"which_items": 1.0, "take_kettle": 0.0, "unlock_door": 0.0}
     else:  # the judge: the practice task with NL assertions
-        done = run_checked([bench, "run", "--plugin", "practice", "--plugin", name, "--judge", name, "--split", "judged",
-                            "--format", "json", "--progress", "none"], tmp_path, env)
+        done = run_checked(
+            [bench, "run", "--plugin", "practice", "--plugin", name, "--judge", name, "--split", "judged", "--format", "json", "--progress", "none"],
+            tmp_path,
+            env,
+        )
         assert rewards(done.stdout) == {"judged_kettle": 1.0}
 
 
@@ -163,28 +165,32 @@ def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_pa
 def test_end_to_end_in_a_clean_environment_with_only_the_kernel_wheel(tmp_path: Path) -> None:
     started = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "BENCH_DB")}
-    run_checked([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path / "dist"),
-                 str(KERNEL)], tmp_path, env)
+    run_checked([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(tmp_path / "dist"), str(KERNEL)], tmp_path, env)
     [wheel] = (tmp_path / "dist").glob("bench_kernel-*.whl")
     venv.create(tmp_path / "venv", with_pip=True)
     bin_dir = tmp_path / "venv" / "bin"
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     work = tmp_path / "work"
     work.mkdir()
-    for command in (["pip", "install", "--quiet", str(wheel)],
-                    ["bench", "new", "domain", "library"],
-                    ["pip", "install", "--quiet", "./library[test]"],
-                    ["pytest", "-q", "library"],
-                    ["bench", "check", "--plugin", "library"],
-                    ["bench", "run", "--plugin", "library", "--format", "json", "--progress", "none"]):
+    for command in (
+        ["pip", "install", "--quiet", str(wheel)],
+        ["bench", "new", "domain", "library"],
+        ["pip", "install", "--quiet", "./library[test]"],
+        ["pytest", "-q", "library"],
+        ["bench", "check", "--plugin", "library"],
+        ["bench", "run", "--plugin", "library", "--format", "json", "--progress", "none"],
+    ):
         done = run_checked([str(bin_dir / command[0]), *command[1:]], work, env, timeout=900)
     assert set(rewards(done.stdout).values()) == {1.0}
     for kind, chosen in (("metric", []), ("agent", ["--agent", "helper"]), ("channel", ["--channel", "heard"])):
         name = chosen[-1] if chosen else "counts"
-        for command in (["bench", "new", kind, name], ["pip", "install", "--quiet", f"./{name}[test]"], ["pytest", "-q", name],
-                        ["bench", "run", "--plugin", "practice", "--plugin", name, *chosen, "--progress", "none"]):
+        for command in (
+            ["bench", "new", kind, name],
+            ["pip", "install", "--quiet", f"./{name}[test]"],
+            ["pytest", "-q", name],
+            ["bench", "run", "--plugin", "practice", "--plugin", name, *chosen, "--progress", "none"],
+        ):
             run_checked([str(bin_dir / command[0]), *command[1:]], work, env, timeout=900)
     installed = run_checked([str(bin_dir / "pip"), "list", "--format", "json"], work, env).stdout
-    assert {"bench-kernel", "bench-library", "bench-counts", "bench-helper", "bench-heard"} <= {
-        p["name"] for p in json.loads(installed)}
+    assert {"bench-kernel", "bench-library", "bench-counts", "bench-helper", "bench-heard"} <= {p["name"] for p in json.loads(installed)}
     print(f"end to end in {time.perf_counter() - started:.1f} s")

@@ -149,14 +149,20 @@ class DeclaredSyncChannel(Channel):
 
 def test_a_sync_channel_fails_the_session_check_naming_plugin_and_method():
     channel, _ = loaded("channel", SyncChannel())
-    with pytest.raises(AssertionError, match=r"plugin 'broken': channel 'sync': .*SyncSession.to_agent is a plain def, "
-                                             r"but the kernel awaits it: write `async def to_agent`"):
+    with pytest.raises(
+        AssertionError,
+        match=r"plugin 'broken': channel 'sync': .*SyncSession.to_agent is a plain def, "
+        r"but the kernel awaits it: write `async def to_agent`",
+    ):
         check_channel_session(channel, "broken")
 
 
 def test_a_sync_channel_with_a_declared_session_class_fails_at_registration():
-    with pytest.raises(AssertionError, match=r"plugin 'broken' failed to load: registration failed: channel 'declared-sync': "
-                                             r".*SyncSession.to_agent is a plain def"):
+    with pytest.raises(
+        AssertionError,
+        match=r"plugin 'broken' failed to load: registration failed: channel 'declared-sync': "
+        r".*SyncSession.to_agent is a plain def",
+    ):
         loaded("channel", DeclaredSyncChannel())
 
 
@@ -223,8 +229,11 @@ def test_an_agent_that_never_stops_alone_fails_the_no_user_conversation():
         plugin = "broken"
         plugin_object = plugin_of("agent", agent)
 
-    with pytest.raises(AssertionError, match=r"agent 'chatterbox' of plugin 'broken': task '[a-z-]+' \(no-user mode\) "
-                                             r"ended agent_error: agent sent text in the no-user mode"):
+    with pytest.raises(
+        AssertionError,
+        match=r"agent 'chatterbox' of plugin 'broken': task '[a-z-]+' \(no-user mode\) "
+        r"ended agent_error: agent sent text in the no-user mode",
+    ):
         Kit().test_conformance_conversations()
 
 
@@ -238,11 +247,17 @@ class RaisingMetric(Metric):
 
 def test_a_metric_that_raises_fails_with_its_recorded_message():
     metric, plugins = loaded("metric", RaisingMetric())
-    with pytest.raises(AssertionError, match=r"metric 'fragile' of plugin 'broken' failed on the conversation 'greeting only' "
-                                             r"\(recorded as its error\): ZeroDivisionError: float division by zero"):
+    with pytest.raises(
+        AssertionError,
+        match=r"metric 'fragile' of plugin 'broken' failed on the conversation 'greeting only' "
+        r"\(recorded as its error\): ZeroDivisionError: float division by zero",
+    ):
         check_metric_scores(metric, "broken")
-    with pytest.raises(AssertionError, match=r"metric 'fragile' of plugin 'broken' failed in a run \(recorded as its error\): "
-                                             r"ZeroDivisionError"):
+    with pytest.raises(
+        AssertionError,
+        match=r"metric 'fragile' of plugin 'broken' failed in a run \(recorded as its error\): "
+        r"ZeroDivisionError",
+    ):
         check_metric_in_run(plugins, metric, "broken", agent="do-nothing")
 
 
@@ -278,8 +293,11 @@ class JsonBreakingSection(ReportSection):
 def test_a_section_that_breaks_in_one_format_fails_naming_it_on_a_non_empty_run_only():
     section, plugins = loaded("report section", JsonBreakingSection())
     check_section_renders(plugins, section, "broken", empty=True)
-    with pytest.raises(AssertionError, match=r"with report section 'brittle' of plugin 'broken', the report of a run does not render as json: "
-                                             r"TypeError: Object of type set is not JSON serializable"):
+    with pytest.raises(
+        AssertionError,
+        match=r"with report section 'brittle' of plugin 'broken', the report of a run does not render as json: "
+        r"TypeError: Object of type set is not JSON serializable",
+    ):
         check_section_renders(plugins, section, "broken", empty=False)
 
 
@@ -295,8 +313,11 @@ class EmptyRunSection(ReportSection):
 def test_a_section_that_fails_on_an_empty_run_is_caught():
     section, plugins = loaded("report section", EmptyRunSection())
     check_section_renders(plugins, section, "broken", empty=False)
-    with pytest.raises(AssertionError, match=r"report section 'divides' of plugin 'broken' failed on an empty run: "
-                                             r"ZeroDivisionError"):
+    with pytest.raises(
+        AssertionError,
+        match=r"report section 'divides' of plugin 'broken' failed on an empty run: "
+        r"ZeroDivisionError",
+    ):
         check_section_renders(plugins, section, "broken", empty=True)
 
 
@@ -354,8 +375,11 @@ def test_judges_one_check_per_assertion_from_an_async_judge():
 
 
 def test_a_sync_judge_is_refused_at_registration_and_by_the_check():
-    with pytest.raises(AssertionError, match=r"plugin 'broken' failed to load: registration failed: judge 'sync-judge': "
-                                             r".*SyncJudge.judge is a plain def, but the kernel awaits it"):
+    with pytest.raises(
+        AssertionError,
+        match=r"plugin 'broken' failed to load: registration failed: judge 'sync-judge': "
+        r".*SyncJudge.judge is a plain def, but the kernel awaits it",
+    ):
         loaded("judge", SyncJudge())
     with pytest.raises(AssertionError, match=r"judge 'sync-judge' of plugin 'broken': judge returned list, not an awaitable"):
         check_judge(SyncJudge(), "broken")
@@ -391,7 +415,9 @@ def test_kit_setup_fits_both_modes():
 
 
 def test_the_kit_imports_without_pytest():
-    code = ("import sys; sys.modules['pytest'] = None; import bench_kernel.testing as t; "
-            "assert t.MetricConformance and t.check_channel_session; print('ok')")
+    code = (
+        "import sys; sys.modules['pytest'] = None; import bench_kernel.testing as t; "
+        "assert t.MetricConformance and t.check_channel_session; print('ok')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr

@@ -37,11 +37,13 @@ from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
 from bench_kernel.store.store import Store
 
 SHIFT_TASK = {
-    "id": "shift", "user_scenario": {"instructions": _instructions("Add one to a, then ask about b."),
-                                     "script": ["Please add one to counter a.", "Now, what is counter b?"],
-                                     "seam_goals": {"goals": ["increment a", "read b"]}},
-    "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "by": 1}}],
-                            "reward_basis": ["DB"]},
+    "id": "shift",
+    "user_scenario": {
+        "instructions": _instructions("Add one to a, then ask about b."),
+        "script": ["Please add one to counter a.", "Now, what is counter b?"],
+        "seam_goals": {"goals": ["increment a", "read b"]},
+    },
+    "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "by": 1}}], "reward_basis": ["DB"]},
 }
 
 
@@ -50,8 +52,7 @@ def plugins(*extra: tuple[str, object], tasks: Sequence[dict[str, Any]] = (SHIFT
     return get_plugin_manager([], extra=objects)
 
 
-def go(tmp_path: Path, *extra: tuple[str, object], tasks: Sequence[dict[str, Any]] = (SHIFT_TASK,), seams: bool = True,
-       **config: Any) -> RunSummary:
+def go(tmp_path: Path, *extra: tuple[str, object], tasks: Sequence[dict[str, Any]] = (SHIFT_TASK,), seams: bool = True, **config: Any) -> RunSummary:
     config.setdefault("domain", "toy")
     config.setdefault("baseline", False)
     return run(RunConfig(**config), tmp_path / "runs.db", plugins=plugins(*extra, tasks=tasks, seams=seams))
@@ -78,8 +79,9 @@ def test_a_domains_scripted_user_plays_where_a_run_asks_for_the_scripted_user(tm
     summary = run(RunConfig(domain="toy"), tmp_path / "runs.db", plugins=get_plugin_manager([], extra=objects))
     users = query(tmp_path, "select arm, user from conversations where run_id = ? order by arm", [summary.run_id])
     assert users == [{"arm": "agent", "user": "shifting"}, {"arm": "baseline", "user": "shifting"}]
-    other = run(RunConfig(domain="toy", user="shifting", baseline=False, run_id="named"), tmp_path / "runs.db",
-                plugins=get_plugin_manager([], extra=objects))
+    other = run(
+        RunConfig(domain="toy", user="shifting", baseline=False, run_id="named"), tmp_path / "runs.db", plugins=get_plugin_manager([], extra=objects)
+    )
     assert query(tmp_path, "select user from conversations where run_id = ?", [other.run_id]) == [{"user": "shifting"}]
 
 
@@ -99,8 +101,7 @@ def test_a_user_emits_a_typed_event_stored_with_its_message_index(tmp_path: Path
     shift_at = events[0]["message_index"]
     # The shift belongs to the message the user was writing: its second line.
     assert messages[shift_at]["role"] == "user" and messages[shift_at]["content"] == "Now, what is counter b?"
-    assert json.loads(events[0]["data_json"]) == {"goal_index": 1, "goal": "read b", "previous_goal": "increment a",
-                                                 "reason": "first goal done"}
+    assert json.loads(events[0]["data_json"]) == {"goal_index": 1, "goal": "read b", "previous_goal": "increment a", "reason": "first goal done"}
     assert events[0]["source"] == "shifting-user"
 
 
@@ -144,8 +145,7 @@ def test_the_uppercase_channel_changes_what_the_agent_hears_and_both_texts_are_k
     assert stored[0]["content"] == "Please add one to counter a."
     transcripts = query(tmp_path, "select message_index, data_json from conversation_events where kind = 'channel.transcript'")
     first = json.loads(transcripts[0]["data_json"])
-    assert first == {"direction": "to_agent", "meant": "Please add one to counter a.", "heard": "PLEASE ADD ONE TO COUNTER A.",
-                     "details": {}}
+    assert first == {"direction": "to_agent", "meant": "Please add one to counter a.", "heard": "PLEASE ADD ONE TO COUNTER A.", "details": {}}
     assert query(tmp_path, "select distinct channel from conversations") == [{"channel": "uppercase"}]
     assert summary.status == "complete"
 
@@ -328,8 +328,11 @@ def test_a_mode_the_domain_does_not_support_is_refused_before_the_run(tmp_path: 
             return attrs.evolve(super().load(options), solo_policy=None)
 
     with pytest.raises(ConfigError, match="does not support the no-user mode"):
-        run(RunConfig(domain="toy", mode=bench_kernel.Mode.NO_USER), tmp_path / "runs.db",
-            plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(NoSolo()))]))
+        run(
+            RunConfig(domain="toy", mode=bench_kernel.Mode.NO_USER),
+            tmp_path / "runs.db",
+            plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(NoSolo()))]),
+        )
     assert not (tmp_path / "runs.db").exists()
 
 
@@ -348,12 +351,10 @@ class UnreachableAgent(bench_kernel.Agent):
 
 
 def test_a_run_of_infrastructure_errors_is_not_complete(tmp_path: Path) -> None:
-    summary = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False,
-                 tasks=TASKS, baseline=True)
+    summary = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False, tasks=TASKS, baseline=True)
     assert summary.infrastructure_errors == len(TASKS)
     assert summary.status == "incomplete"  # the baseline arm finished
-    only = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False,
-              tasks=TASKS, run_id="only-down")
+    only = go(tmp_path, ("down", Registers(agents=[UnreachableAgent()])), agent="unreachable", seams=False, tasks=TASKS, run_id="only-down")
     assert only.status == "failed" and only.infrastructure_errors == len(TASKS)
 
 
@@ -375,11 +376,13 @@ def test_a_plugin_object_that_cannot_be_hashed_registers_like_any_other(tmp_path
 
 
 def test_only_tasks_with_assertions_to_judge_need_a_judge(tmp_path: Path) -> None:
-    no_assertions = {**TASKS[0], "id": "nl-empty", "evaluation_criteria": {**TASKS[0]["evaluation_criteria"],
-                                                                            "reward_basis": ["DB", "NL_ASSERTION"]}}
+    no_assertions = {**TASKS[0], "id": "nl-empty", "evaluation_criteria": {**TASKS[0]["evaluation_criteria"], "reward_basis": ["DB", "NL_ASSERTION"]}}
     assert go(tmp_path, tasks=[no_assertions], seams=False).status == "complete"
-    judged = {**no_assertions, "id": "nl-real",
-              "evaluation_criteria": {**no_assertions["evaluation_criteria"], "nl_assertions": ["The agent was polite."]}}
+    judged = {
+        **no_assertions,
+        "id": "nl-real",
+        "evaluation_criteria": {**no_assertions["evaluation_criteria"], "nl_assertions": ["The agent was polite."]},
+    }
     with pytest.raises(ConfigError, match="1 of 2 tasks have NL assertions to judge"):
         go(tmp_path, tasks=[no_assertions, judged], seams=False, run_id="judged")
 
@@ -391,7 +394,6 @@ def test_the_run_id_does_not_depend_on_how_the_tasks_file_is_spelled(tmp_path: P
     absolute = go(tmp_path, tasks_file=str(tmp_path / "tasks.json"), seams=False, tasks=TASKS)
     assert relative.run_id == absolute.run_id
     assert absolute.resumed and absolute.skipped == len(TASKS)
-
 
 
 # --------------------------------------------------------------------------- the ledger and the cost cap
@@ -422,9 +424,15 @@ def test_the_cost_cap_holds_across_resumes_and_every_call_stays_in_the_ledger(tm
     many = [{**TASKS[0], "id": f"t{i}"} for i in range(12)]
     spender = ("spender", Registers(agents=[SpendingAgent()], models=[YesModel()]))
     # 100 prompt + 10 completion tokens at 10 USD per million each: 0.0011 USD a call; the cap allows 3 calls.
-    config = {"agent": "spending", "seams": False, "tasks": many, "concurrency": 1, "max_cost": 0.003,
-              "models": {"agent": ModelConfig(backend="yes", model="yes-1")},
-              "prices": {"yes-1": Price(10.0, 10.0)}}
+    config = {
+        "agent": "spending",
+        "seams": False,
+        "tasks": many,
+        "concurrency": 1,
+        "max_cost": 0.003,
+        "models": {"agent": ModelConfig(backend="yes", model="yes-1")},
+        "prices": {"yes-1": Price(10.0, 10.0)},
+    }
     first = go(tmp_path, spender, **config)
     assert first.status == "incomplete"
     calls = query(tmp_path, "select count(*) as n, sum(cost) as cost from llm_calls")[0]
@@ -536,10 +544,13 @@ def test_speech_transcription_and_embedding_roles_are_ledgered_and_kind_checked(
     assert ledger[0]["cost"] is None and ledger[2]["cost"] == pytest.approx(2e-6)
 
 
-@pytest.mark.parametrize(("role", "model", "message"), [
-    ("agent", "embed", "the agent role needs a chat model, but backend 'engines' gives embeddings clients only"),
-    ("embeddings", "tts", "the embeddings role needs an embeddings model, but backend 'engines' gives tts clients only"),
-])
+@pytest.mark.parametrize(
+    ("role", "model", "message"),
+    [
+        ("agent", "embed", "the agent role needs a chat model, but backend 'engines' gives embeddings clients only"),
+        ("embeddings", "tts", "the embeddings role needs an embeddings model, but backend 'engines' gives tts clients only"),
+    ],
+)
 def test_a_built_in_role_on_a_backend_of_another_kind_refuses_to_start(role: str, model: str, message: str) -> None:
     import asyncio
 
@@ -576,8 +587,7 @@ def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
         store.close()
     table, markdown, as_csv = (render(report, f) for f in ("table", "markdown", "csv"))
     assert report.components["NL_ASSERTION"]["errors"] == 1
-    assert any(line.split()[:1] == ["component.NL_ASSERTION"] and line.split()[-3:] == ["0", "conversations", "1"]
-               for line in table.splitlines())
+    assert any(line.split()[:1] == ["component.NL_ASSERTION"] and line.split()[-3:] == ["0", "conversations", "1"] for line in table.splitlines())
     assert "| component.NL_ASSERTION | - | - | - | 0 conversations | 1 |" in markdown
     assert "component.NL_ASSERTION,,,,0,1,conversations" in as_csv
 
@@ -587,8 +597,7 @@ def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
 
 def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path) -> None:
     easy = {**TASKS[0], "id": "easy-inc", "attributes": {"persona": "EASY_1", "intent": "counter"}}
-    hard = {**TASKS[2], "id": "hard-lamp", "user_scenario": {**TASKS[2]["user_scenario"], "persona": "HARD_1"},
-            "attributes": {"intent": "device"}}
+    hard = {**TASKS[2], "id": "hard-lamp", "user_scenario": {**TASKS[2]["user_scenario"], "persona": "HARD_1"}, "attributes": {"intent": "device"}}
     summary = go(tmp_path, tasks=[easy, hard], seams=False, agent="do-nothing", trials=2)
     store = Store(tmp_path / "runs.db")
     try:
@@ -624,8 +633,7 @@ class FailingChannel(bench_kernel.Channel):
 
 
 def test_a_channel_that_raises_is_an_infrastructure_error_of_that_conversation(tmp_path: Path) -> None:
-    summary = go(tmp_path, ("failing", Registers(channels=[FailingChannel()])), seams=False, tasks=TASKS[:1],
-                 channel="failing")
+    summary = go(tmp_path, ("failing", Registers(channels=[FailingChannel()])), seams=False, tasks=TASKS[:1], channel="failing")
     assert summary.status == "failed" and summary.infrastructure_errors == 1
     (row,) = query(tmp_path, "select termination_reason, error from conversations")
     assert row == {"termination_reason": "infrastructure_error", "error": "OSError: speech engine crashed"}
@@ -677,8 +685,7 @@ class Steps:
     goals: list[str]
 
     def oracle_actions(self) -> list[bench_kernel.Action]:
-        return [bench_kernel.Action(action_id=f"step-{i}", name="increment", arguments={"name": "a", "by": 1})
-                for i, _ in enumerate(self.goals)]
+        return [bench_kernel.Action(action_id=f"step-{i}", name="increment", arguments={"name": "a", "by": 1}) for i, _ in enumerate(self.goals)]
 
 
 def test_extension_problems_are_listed_and_an_explicit_null_is_no_data(tmp_path: Path) -> None:
@@ -689,12 +696,14 @@ def test_extension_problems_are_listed_and_an_explicit_null_is_no_data(tmp_path:
     tasks = load_tasks(_write(tmp_path, [repeated, empty]), TaskVocabulary(extensions=[CheckedGoals()]))
     assert tasks[0].extension("seam-goals") == Steps(goals=["a", "a"]) and tasks[1].extensions == {}
     from bench_kernel.tasks.extensions import task_problems
+
     assert task_problems(tasks, [CheckedGoals()]) == ("task 'shift': user_scenario.seam_goals: a goal repeats",)
 
 
 def test_the_oracle_performs_steps_a_plugin_derives_when_a_task_has_no_gold_actions() -> None:
-    task = bench_kernel.Task(id="t", user_scenario=bench_kernel.UserScenario(instructions="x"),
-                             extensions={"seam-goals": Steps(goals=["one", "two"])})
+    task = bench_kernel.Task(
+        id="t", user_scenario=bench_kernel.UserScenario(instructions="x"), extensions={"seam-goals": Steps(goals=["one", "two"])}
+    )
     assert [a.action_id for a in task.oracle_actions()] == ["step-0", "step-1"]
     assert task.gold_actions() == []
 
@@ -704,14 +713,15 @@ def test_user_side_set_up_of_a_domain_without_user_tools_becomes_the_users_profi
 
     data = attrs.evolve(Toy(tasks=[]).load(bench_kernel.DomainOptions()), user_toolkit=None, user_state=None)
     task = bench_kernel.Task(
-        id="p", user_scenario=bench_kernel.UserScenario(instructions="x"),
+        id="p",
+        user_scenario=bench_kernel.UserScenario(instructions="x"),
         initial_state=bench_kernel.InitialState(
             initialization_data=bench_kernel.InitializationData(user_data={"authenticated": False, "name": "Ada"}),
-            initialization_actions=[bench_kernel.EnvFunctionCall(env_type="user", func_name="update_user",
-                                                                 arguments={"zip_code": "19122"})]))
+            initialization_actions=[bench_kernel.EnvFunctionCall(env_type="user", func_name="update_user", arguments={"zip_code": "19122"})],
+        ),
+    )
     env = bench_kernel.build_environment(data, task)
-    assert env.user_tools is not None and env.user_tools.call_function("profile", {}) == {
-        "authenticated": False, "name": "Ada", "zip_code": "19122"}
+    assert env.user_tools is not None and env.user_tools.call_function("profile", {}) == {"authenticated": False, "name": "Ada", "zip_code": "19122"}
     assert env.user_schemas() is None  # a profile, not tools
     assert bench_kernel.build_environment(data, None).user_tools is None
 

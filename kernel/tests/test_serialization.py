@@ -87,10 +87,12 @@ class ActionSet:
     scoring_rules: dict[str, Any] | None = None
 
 
-ACB_VOCABULARY = TaskVocabulary(extensions=[
-    TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts),
-    TaskExtension(name="action_sets", field="action_sets", parent="evaluation_criteria", type=list[ActionSet]),
-])
+ACB_VOCABULARY = TaskVocabulary(
+    extensions=[
+        TaskExtension(name="goal_shifts", field="goal_shifts", parent="user_scenario", type=GoalShifts),
+        TaskExtension(name="action_sets", field="action_sets", parent="evaluation_criteria", type=list[ActionSet]),
+    ]
+)
 
 
 def airline_task(task_id: str) -> Task:
@@ -111,9 +113,7 @@ def test_airline_task_1_fields() -> None:
 def test_airline_task_1_renders_like_tau2() -> None:
     task = airline_task("1")
     text = task.user_scenario.render()
-    assert text.startswith(
-        "Instructions:\n\tDomain: airline\n\tReason for call:\n\t\tYou recently spoke on the phone with a customer"
-    )
+    assert text.startswith("Instructions:\n\tDomain: airline\n\tReason for call:\n\t\tYou recently spoke on the phone with a customer")
     assert "\n\tKnown info:\n\t\tYou are Raj Sanchez.\n\t\tYour user id is raj_sanchez_7340.\n\tTask instructions:\n" in text
     assert "Unknown info" not in text
     assert "Persona" not in text
@@ -150,8 +150,7 @@ def test_agentchangebench_banking_keeps_goal_shifts_and_action_sets_through_exte
     with pytest.raises(TaskFileError) as caught:
         load_tasks(path, TaskVocabulary(owners=lambda: owners))
     # Never a silent drop: the field, its path and the plugin that would own it are named.
-    assert "extra fields found (goal_shifts) @ $[0].user_scenario (owned by plugin 'changebench': add --plugin changebench)" \
-        in str(caught.value)
+    assert "extra fields found (goal_shifts) @ $[0].user_scenario (owned by plugin 'changebench': add --plugin changebench)" in str(caught.value)
 
 
 def test_split_keeps_task_file_order() -> None:
@@ -175,11 +174,14 @@ def test_unknown_split_names_the_known_ones() -> None:
 
 def test_malformed_tasks_name_file_and_every_json_path(tmp_path: Path) -> None:
     bad_action = {"action_id": "1", "name": "n", "arguments": {}, "bogus": 1}
-    path = write_json(tmp_path, [
-        minimal_task("ok"),
-        {"id": "missing-instructions", "user_scenario": {}},
-        minimal_task("extra-key", evaluation_criteria={"actions": [bad_action]}),
-    ])
+    path = write_json(
+        tmp_path,
+        [
+            minimal_task("ok"),
+            {"id": "missing-instructions", "user_scenario": {}},
+            minimal_task("extra-key", evaluation_criteria={"actions": [bad_action]}),
+        ],
+    )
     with pytest.raises(TaskFileError) as info:
         load_tasks(path)
     message = str(info.value)
@@ -276,13 +278,15 @@ def test_structured_instructions_render_with_tabs() -> None:
 
 def test_scenario_render_indents_instructions_again_and_puts_persona_first() -> None:
     instructions = StructuredUserInstructions(
-        domain="d", reason_for_call="r", known_info=None, unknown_info="u", task_instructions="t",
+        domain="d",
+        reason_for_call="r",
+        known_info=None,
+        unknown_info="u",
+        task_instructions="t",
     )
     scenario = UserScenario(persona="Calm.\nPatient.", instructions=instructions)
     assert scenario.render() == (
-        "Persona:\n\tCalm.\n\tPatient.\n"
-        "Instructions:\n"
-        "\tDomain: d\n\tReason for call:\n\t\tr\n\tUnknown info:\n\t\tu\n\tTask instructions:\n\t\tt"
+        "Persona:\n\tCalm.\n\tPatient.\nInstructions:\n\tDomain: d\n\tReason for call:\n\t\tr\n\tUnknown info:\n\t\tu\n\tTask instructions:\n\t\tt"
     )
 
 

@@ -61,8 +61,11 @@ class CountingModel(Model):
 
 
 def speech_hub(path: Path, engine: CountingModel, **fields: object) -> ModelHub:
-    configs = {"tts": ModelConfig(backend="counting", model="joe"), "tts-2": ModelConfig(backend="counting", model="amy"),
-               "asr": ModelConfig(backend="counting", model="tiny.en")}
+    configs = {
+        "tts": ModelConfig(backend="counting", model="joe"),
+        "tts-2": ModelConfig(backend="counting", model="amy"),
+        "asr": ModelConfig(backend="counting", model="tiny.en"),
+    }
     return ModelHub(configs=configs, backends={"counting": engine}, store=Store(path), **fields)  # type: ignore[arg-type]
 
 
@@ -83,17 +86,25 @@ def test_a_text_is_spoken_once_per_engine_and_voice_and_later_requests_are_ledge
     say(hub, "Another text.")
     say(hub, "My number is 612-555-0142.", role="tts-2")  # another voice of the engine
     say(hub, "My number is 612-555-0142.", voice="whisper")  # the request names another voice
-    assert engine.spoken == ["My number is 612-555-0142.", "Another text.", "My number is 612-555-0142.",
-                             "My number is 612-555-0142."]
+    assert engine.spoken == ["My number is 612-555-0142.", "Another text.", "My number is 612-555-0142.", "My number is 612-555-0142."]
 
 
 def test_the_key_names_engine_voice_options_and_text_and_a_recording_by_its_samples() -> None:
     joe, amy = ModelConfig(backend="piper", model="joe"), ModelConfig(backend="piper", model="amy")
     text = SpeechRequest(text="hello")
     assert speech_key(joe, text) == speech_key(joe, SpeechRequest(text="hello"))
-    assert len({speech_key(joe, text), speech_key(amy, text), speech_key(joe, SpeechRequest(text="hello!")),
+    assert (
+        len(
+            {
+                speech_key(joe, text),
+                speech_key(amy, text),
+                speech_key(joe, SpeechRequest(text="hello!")),
                 speech_key(attrs.evolve(joe, options={"length_scale": 1.2}), text),
-                speech_key(ModelConfig(backend="openai", model="joe"), text)}) == 5
+                speech_key(ModelConfig(backend="openai", model="joe"), text),
+            }
+        )
+        == 5
+    )
     recording = TranscriptionRequest(audio=Audio(data=b"RIFF....", sample_rate=22050))
     assert speech_key(joe, recording) != speech_key(joe, SpeechRequest(text="RIFF...."))
     assert speech_key(joe, recording) != speech_key(joe, TranscriptionRequest(audio=Audio(data=b"RIFF...!", sample_rate=22050)))
@@ -119,8 +130,9 @@ def test_when_the_synthesis_others_wait_for_fails_each_asks_the_engine_itself(tm
     first, second = ConversationModels(hub), ConversationModels(hub)
 
     async def both() -> list[Audio | BaseException]:
-        return await asyncio.gather(first.synthesize("tts", SpeechRequest(text="Hello.")),
-                                    second.synthesize("tts", SpeechRequest(text="Hello.")), return_exceptions=True)
+        return await asyncio.gather(
+            first.synthesize("tts", SpeechRequest(text="Hello.")), second.synthesize("tts", SpeechRequest(text="Hello.")), return_exceptions=True
+        )
 
     failed, spoken = asyncio.run(both())
     assert isinstance(failed, ModelUnavailableError) and isinstance(spoken, Audio) and not spoken.cached
@@ -186,8 +198,7 @@ def test_the_command_line_turns_the_speech_cache_off(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(runner, "run", spy)
     for flags in ([], ["--no-speech-cache"]):
-        result = CliRunner().invoke(cli, ["run", "--plugin", "mock", *flags, "--num-tasks", "1", "--db",
-                                          str(tmp_path / "r.db"), "--format", "none"])
+        result = CliRunner().invoke(cli, ["run", "--plugin", "mock", *flags, "--num-tasks", "1", "--db", str(tmp_path / "r.db"), "--format", "none"])
         assert result.exit_code == 0, result.output
     assert seen == [True, False]
     assert RunConfig(speech_cache=False).identity() == RunConfig().identity()  # how a run is executed, not what it is

@@ -14,8 +14,7 @@ from plugin_factory import needs_installed
 
 import bench_kernel
 
-HEAVY = ("structlog", "rich", "sqlite_utils", "cattrs", "aiohttp", "httpx", "bench_kernel.report", "bench_kernel.run.runner",
-         "bench_kernel.store")
+HEAVY = ("structlog", "rich", "sqlite_utils", "cattrs", "aiohttp", "httpx", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.store")
 
 
 def _loaded_after(code: str, *, cwd: Path | None = None) -> list[str]:
@@ -52,8 +51,10 @@ def test_run_stays_the_function_whatever_kernel_module_is_imported() -> None:
     from bench_kernel.run.runner import run
 
     assert bench_kernel.run is run
-    loaded = _loaded_after("import bench_kernel.run.executors, bench_kernel.run.runner\n"
-                           "from bench_kernel import run\nassert callable(run) and run.__module__ == 'bench_kernel.run.runner'")
+    loaded = _loaded_after(
+        "import bench_kernel.run.executors, bench_kernel.run.runner\n"
+        "from bench_kernel import run\nassert callable(run) and run.__module__ == 'bench_kernel.run.runner'"
+    )
     assert "bench_kernel.run.runner" in loaded
 
 
@@ -61,8 +62,7 @@ def test_importing_the_package_loads_no_submodule_work() -> None:
     loaded = _loaded_after("import bench_kernel")
     assert _heavy(loaded) == []
     # The generated-code cache is installed first (before any attrs class), with the after-import hook it uses.
-    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport", "bench_kernel.codecache",
-                                                                   "bench_kernel.run"]
+    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport", "bench_kernel.codecache", "bench_kernel.run"]
 
 
 def test_one_name_imports_its_module_only() -> None:
@@ -79,11 +79,12 @@ def test_the_cli_module_loads_no_report_runner_or_structlog() -> None:
 
 @needs_installed("mock")
 def test_a_run_that_logs_nothing_loads_neither_structlog_nor_the_report(tmp_path: Path) -> None:
-    code = ("import sys\nfrom bench_kernel.cli import main\n"
-            "sys.argv = ['bench', 'run', '--plugin', 'mock', '--db', 'r.db', '--format', 'none', '--progress', 'none']\n"
-            "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code")
+    code = (
+        "import sys\nfrom bench_kernel.cli import main\n"
+        "sys.argv = ['bench', 'run', '--plugin', 'mock', '--db', 'r.db', '--format', 'none', '--progress', 'none']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code"
+    )
     loaded = _loaded_after(code, cwd=tmp_path)
     assert "bench_kernel.run.runner" in loaded  # the run did happen
     assert (tmp_path / "r.db").exists()
-    assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report.html", "bench_kernel.report.plots",
-                           "bench_kernel.report.compare")) == []
+    assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report.html", "bench_kernel.report.plots", "bench_kernel.report.compare")) == []

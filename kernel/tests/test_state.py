@@ -9,11 +9,15 @@ from bench_kernel.tools.state import State, deep_merge
 
 
 def pristine() -> State:
-    return State.from_records({
-        "users": {"u1": {"name": "Ann", "tags": ["a", "b"], "address": {"city": "Oslo", "zip": "0150"}},
-                  "u2": {"name": "Bob", "tags": [], "address": {"city": "Rome", "zip": "00100"}}},
-        "orders": {"o1": {"user": "u1", "total": 10}},
-    })
+    return State.from_records(
+        {
+            "users": {
+                "u1": {"name": "Ann", "tags": ["a", "b"], "address": {"city": "Oslo", "zip": "0150"}},
+                "u2": {"name": "Bob", "tags": [], "address": {"city": "Rome", "zip": "00100"}},
+            },
+            "orders": {"o1": {"user": "u1", "total": 10}},
+        }
+    )
 
 
 # --------------------------------------------------------------------------- copy-on-write
@@ -166,16 +170,20 @@ def test_hash_equals_a_freshly_built_state_with_that_content() -> None:
     assert rebuilt.content_hash() == state.content_hash()
 
 
-@pytest.mark.parametrize("change", [
-    lambda s: s.users.edit("u1").__setitem__("name", "ann"),
-    lambda s: s.users.edit("u1")["tags"].reverse(),
-    lambda s: s.users.edit("u1")["address"].__setitem__("zip", "0151"),
-    lambda s: s.orders.edit("o1").__setitem__("total", 10.0),
-    lambda s: s.orders.edit("o1").__setitem__("total", "10"),
-    lambda s: s.orders.__delitem__("o1"),
-    lambda s: s.orders.__setitem__("o2", {}),
-    lambda s: s.users.edit("u2")["address"].__setitem__("extra", None),
-], ids=["case", "list-order", "nested", "int-vs-float", "int-vs-str", "delete", "add-empty", "add-null-key"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s.users.edit("u1").__setitem__("name", "ann"),
+        lambda s: s.users.edit("u1")["tags"].reverse(),
+        lambda s: s.users.edit("u1")["address"].__setitem__("zip", "0151"),
+        lambda s: s.orders.edit("o1").__setitem__("total", 10.0),
+        lambda s: s.orders.edit("o1").__setitem__("total", "10"),
+        lambda s: s.orders.__delitem__("o1"),
+        lambda s: s.orders.__setitem__("o2", {}),
+        lambda s: s.users.edit("u2")["address"].__setitem__("extra", None),
+    ],
+    ids=["case", "list-order", "nested", "int-vs-float", "int-vs-str", "delete", "add-empty", "add-null-key"],
+)
 def test_any_change_changes_the_hash(change) -> None:
     base = pristine()
     state = base.fork()
@@ -254,10 +262,12 @@ def test_deep_merge_copies_the_patch() -> None:
 def test_apply_patch_merges_records_without_touching_the_base() -> None:
     base = pristine()
     state = base.fork()
-    state.apply_patch({
-        "users": {"u1": {"address": {"city": "Bergen"}, "tags": ["z"]}, "u9": {"name": "New"}},
-        "orders": {"o1": {"total": 12}},
-    })
+    state.apply_patch(
+        {
+            "users": {"u1": {"address": {"city": "Bergen"}, "tags": ["z"]}, "u9": {"name": "New"}},
+            "orders": {"o1": {"total": 12}},
+        }
+    )
     assert state.users["u1"] == {"name": "Ann", "tags": ["z"], "address": {"city": "Bergen", "zip": "0150"}}
     assert state.users["u9"] == {"name": "New"}
     assert state.orders["o1"] == {"user": "u1", "total": 12}

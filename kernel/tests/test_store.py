@@ -18,34 +18,118 @@ from bench_kernel.schema.results import ConversationResult, RewardInfo
 from bench_kernel.store.store import MetricValue, Store
 
 EXPECTED_COLUMNS: dict[str, dict[str, type]] = {
-    "runs": {"id": str, "created_utc": str, "updated_utc": str, "status": str, "config_json": str, "config_hash": str,
-             "plugins_json": str, "task_sets_json": str, "seed": int, "holder_host": str, "holder_pid": int,
-             "holder_started": str, "holder_token": str, "heartbeat_utc": str},
-    "conversations": {"id": str, "run_id": str, "arm": str, "task_id": str, "trial": int, "seed": int, "agent": str,
-                      "user": str, "termination_reason": str, "reward": float, "reward_info_json": str, "error": str,
-                      "started_utc": str, "ended_utc": str, "duration_ms": int, "agent_cost": float,
-                      "user_cost": float, "num_messages": int, "channel": str, "attributes_json": str,
-                      "attribution": str, "attribution_evidence": str, "retry": int, "superseded_by": str},
-    "messages": {"conversation_id": str, "idx": int, "role": str, "content": str, "tool_calls_json": str,
-                 "tool_call_id": str, "requestor": str, "error": int, "cost": float, "usage_json": str,
-                 "message_json": str, "turn_idx": int, "timestamp_utc": str, "latency_ms": int},
-    "tool_calls": {"conversation_id": str, "message_idx": int, "call_id": str, "name": str, "requestor": str,
-                   "arguments_json": str, "result": str, "error": int},
-    "metric_values": {"run_id": str, "conversation_id": str, "metric": str, "plugin": str, "value": float,
-                      "details_json": str, "error": str},
+    "runs": {
+        "id": str,
+        "created_utc": str,
+        "updated_utc": str,
+        "status": str,
+        "config_json": str,
+        "config_hash": str,
+        "plugins_json": str,
+        "task_sets_json": str,
+        "seed": int,
+        "holder_host": str,
+        "holder_pid": int,
+        "holder_started": str,
+        "holder_token": str,
+        "heartbeat_utc": str,
+    },
+    "conversations": {
+        "id": str,
+        "run_id": str,
+        "arm": str,
+        "task_id": str,
+        "trial": int,
+        "seed": int,
+        "agent": str,
+        "user": str,
+        "termination_reason": str,
+        "reward": float,
+        "reward_info_json": str,
+        "error": str,
+        "started_utc": str,
+        "ended_utc": str,
+        "duration_ms": int,
+        "agent_cost": float,
+        "user_cost": float,
+        "num_messages": int,
+        "channel": str,
+        "attributes_json": str,
+        "attribution": str,
+        "attribution_evidence": str,
+        "retry": int,
+        "superseded_by": str,
+    },
+    "messages": {
+        "conversation_id": str,
+        "idx": int,
+        "role": str,
+        "content": str,
+        "tool_calls_json": str,
+        "tool_call_id": str,
+        "requestor": str,
+        "error": int,
+        "cost": float,
+        "usage_json": str,
+        "message_json": str,
+        "turn_idx": int,
+        "timestamp_utc": str,
+        "latency_ms": int,
+    },
+    "tool_calls": {
+        "conversation_id": str,
+        "message_idx": int,
+        "call_id": str,
+        "name": str,
+        "requestor": str,
+        "arguments_json": str,
+        "result": str,
+        "error": int,
+    },
+    "metric_values": {"run_id": str, "conversation_id": str, "metric": str, "plugin": str, "value": float, "details_json": str, "error": str},
     "events": {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
-    "llm_calls": {"id": int, "run_id": str, "conversation_id": str, "role": str, "model": str, "request_hash": str,
-                  "prompt_tokens": int, "completion_tokens": int, "latency_ms": int, "cost": float, "cost_known": int,
-                  "cached": int, "error": str, "ts_utc": str, "attempts": int, "arm": str, "kind": str},
-    "conversation_events": {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str,
-                            "source": str, "data_json": str, "ts_utc": str},
+    "llm_calls": {
+        "id": int,
+        "run_id": str,
+        "conversation_id": str,
+        "role": str,
+        "model": str,
+        "request_hash": str,
+        "prompt_tokens": int,
+        "completion_tokens": int,
+        "latency_ms": int,
+        "cost": float,
+        "cost_known": int,
+        "cached": int,
+        "error": str,
+        "ts_utc": str,
+        "attempts": int,
+        "arm": str,
+        "kind": str,
+    },
+    "conversation_events": {
+        "conversation_id": str,
+        "idx": int,
+        "run_id": str,
+        "message_index": int,
+        "kind": str,
+        "source": str,
+        "data_json": str,
+        "ts_utc": str,
+    },
     "llm_cache": {"key": str, "response_json": str, "created_utc": str},
     "plugins_used": {"run_id": str, "name": str, "distribution": str, "version": str},
 }
 EXPECTED_PKS = {
-    "runs": ["id"], "conversations": ["id"], "messages": ["conversation_id", "idx"],
-    "tool_calls": ["conversation_id", "message_idx", "call_id"], "metric_values": ["conversation_id", "plugin", "metric"],
-    "events": ["id"], "llm_calls": ["id"], "conversation_events": ["conversation_id", "idx"], "llm_cache": ["key"],
+    "runs": ["id"],
+    "conversations": ["id"],
+    "messages": ["conversation_id", "idx"],
+    "tool_calls": ["conversation_id", "message_idx", "call_id"],
+    "metric_values": ["conversation_id", "plugin", "metric"],
+    "events": ["id"],
+    "llm_calls": ["id"],
+    "conversation_events": ["conversation_id", "idx"],
+    "llm_cache": ["key"],
     "plugins_used": ["run_id", "name"],
 }
 
@@ -61,8 +145,15 @@ def migrations_applied(db: Database) -> list[tuple[str, str]]:
     return [(r["migration_set"], r["name"]) for r in db.query("select migration_set, name from _sqlite_migrations order by id")]
 
 
-def result(run_id: str = "r", *, task_id: str = "t", trial: int = 0, arm: str = "agent",
-           termination: TerminationReason = TerminationReason.USER_STOP, reward: float | None = 1.0) -> ConversationResult:
+def result(
+    run_id: str = "r",
+    *,
+    task_id: str = "t",
+    trial: int = 0,
+    arm: str = "agent",
+    termination: TerminationReason = TerminationReason.USER_STOP,
+    reward: float | None = 1.0,
+) -> ConversationResult:
     messages = [
         AssistantMessage(content="Hi!", cost=0.0),
         UserMessage(content="Add one.", cost=0.25, usage={"prompt_tokens": 10, "completion_tokens": 2}),
@@ -71,18 +162,27 @@ def result(run_id: str = "r", *, task_id: str = "t", trial: int = 0, arm: str = 
         UserMessage(content="###STOP###", cost=0.25),
     ]
     return ConversationResult(
-        run_id=run_id, arm=arm, task_id=task_id, trial=trial, seed=7, agent="oracle", user="scripted",
-        termination_reason=termination, messages=messages if reward is not None else [],
+        run_id=run_id,
+        arm=arm,
+        task_id=task_id,
+        trial=trial,
+        seed=7,
+        agent="oracle",
+        user="scripted",
+        termination_reason=termination,
+        messages=messages if reward is not None else [],
         reward_info=RewardInfo(reward=reward) if reward is not None else None,
-        started_utc="2026-01-01T00:00:00.000+00:00", ended_utc="2026-01-01T00:00:01.000+00:00", duration_ms=1000,
-        agent_cost=0.5, user_cost=0.5,
+        started_utc="2026-01-01T00:00:00.000+00:00",
+        ended_utc="2026-01-01T00:00:01.000+00:00",
+        duration_ms=1000,
+        agent_cost=0.5,
+        user_cost=0.5,
     )
 
 
 def begin(store: Store, run_id: str = "r", config: dict[str, Any] | None = None) -> bool:
     config = config or {"agent": "oracle", "trials": 1}
-    return store.begin_run(run_id, config, str(sorted(config.items())), [{"name": "toy", "distribution": None, "version": None}],
-                           {"toy": "abc"}, 300)
+    return store.begin_run(run_id, config, str(sorted(config.items())), [{"name": "toy", "distribution": None, "version": None}], {"toy": "abc"}, 300)
 
 
 # --------------------------------------------------------------------------- schema
@@ -112,8 +212,14 @@ def test_applying_migrations_twice_is_idempotent(tmp_path: Path) -> None:
     assert migrations_applied(again.db) == first
     assert all(again.db[t].columns_dict == c for t, c in EXPECTED_COLUMNS.items())
     again.close()
-    assert {name for _, name in first} >= {"m000_wal", "m001_runs", "m002_conversations", "m003_messages",
-                                            "m004_metric_values", "m005_events_and_llm_calls"}
+    assert {name for _, name in first} >= {
+        "m000_wal",
+        "m001_runs",
+        "m002_conversations",
+        "m003_messages",
+        "m004_metric_values",
+        "m005_events_and_llm_calls",
+    }
     assert {s for s, _ in first} == {"bench-kernel"}
 
 
@@ -162,7 +268,9 @@ def test_plugin_migrations_registered_through_the_hook_are_applied(tmp_path: Pat
 
     again = Store(tmp_path / "runs.db", collect(get_plugin_manager([], extra=[("shifts", MigratingPlugin(plugin_migrations()))])).migrations)
     assert [m for m in migrations_applied(again.db) if m[0] == "bench-shifts"] == [
-        ("bench-shifts", "m001_create_shifts"), ("bench-shifts", "m002_add_confidence")]
+        ("bench-shifts", "m001_create_shifts"),
+        ("bench-shifts", "m002_add_confidence"),
+    ]
     again.close()
 
 
@@ -215,8 +323,13 @@ def test_missing_run_names_recent_ones(store: Store) -> None:
 
 def test_save_conversation_writes_all_tables(store: Store) -> None:
     begin(store)
-    store.save_conversation(result(), [MetricValue(metric="reward", plugin="bench-kernel", value=1.0, details={"a": 1}),
-                                       MetricValue(metric="broken", plugin="p", value=None, error="boom")])
+    store.save_conversation(
+        result(),
+        [
+            MetricValue(metric="reward", plugin="bench-kernel", value=1.0, details={"a": 1}),
+            MetricValue(metric="broken", plugin="p", value=None, error="boom"),
+        ],
+    )
     (row,) = store.conversations("r")
     assert (row["id"], row["reward"], row["num_messages"], row["termination_reason"]) == ("r/agent/t/0", 1.0, 5, "user_stop")
     messages = store.messages("r/agent/t/0")
@@ -240,8 +353,9 @@ def test_finished_units_exclude_infrastructure_errors(store: Store) -> None:
 
 def test_saving_a_conversation_again_replaces_it(store: Store) -> None:
     begin(store)
-    store.save_conversation(result(termination=TerminationReason.INFRASTRUCTURE_ERROR, reward=None),
-                            [MetricValue(metric="m", plugin="p", value=None, error="x")])
+    store.save_conversation(
+        result(termination=TerminationReason.INFRASTRUCTURE_ERROR, reward=None), [MetricValue(metric="m", plugin="p", value=None, error="x")]
+    )
     store.save_conversation(result(), [MetricValue(metric="m", plugin="p", value=2.0)])
     assert len(store.conversations("r")) == 1
     assert store.conversations("r")[0]["reward"] == 1.0
@@ -281,16 +395,41 @@ def test_a_database_from_before_the_seams_upgrades_in_place_and_keeps_its_runs(t
     path = tmp_path / "old.db"
     old = Database(path)
     kernel_migrations.apply(old, stop_before="m008_conversation_events")
-    old["runs"].insert({"id": "r", "created_utc": "t", "updated_utc": "t", "status": "complete", "config_json": "{}",
-                        "config_hash": "h", "plugins_json": "[]", "task_sets_json": "{}", "seed": 1})
-    old["conversations"].insert({"id": "r/agent/t/0", "run_id": "r", "arm": "agent", "task_id": "t", "trial": 0, "seed": 1,
-                                 "agent": "a", "user": "u", "termination_reason": "user_stop", "reward": 1.0,
-                                 "num_messages": 0})
-    old["metric_values"].insert_all([
-        {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "reward", "plugin": "bench-kernel", "value": 1.0},
-        {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "turns", "plugin": "acme", "value": 3.0}])
-    old["llm_calls"].insert({"run_id": "r", "conversation_id": "r/agent/t/0", "role": "agent", "model": "m", "cost": 0.5,
-                             "cached": 0, "ts_utc": "t"})
+    old["runs"].insert(
+        {
+            "id": "r",
+            "created_utc": "t",
+            "updated_utc": "t",
+            "status": "complete",
+            "config_json": "{}",
+            "config_hash": "h",
+            "plugins_json": "[]",
+            "task_sets_json": "{}",
+            "seed": 1,
+        }
+    )
+    old["conversations"].insert(
+        {
+            "id": "r/agent/t/0",
+            "run_id": "r",
+            "arm": "agent",
+            "task_id": "t",
+            "trial": 0,
+            "seed": 1,
+            "agent": "a",
+            "user": "u",
+            "termination_reason": "user_stop",
+            "reward": 1.0,
+            "num_messages": 0,
+        }
+    )
+    old["metric_values"].insert_all(
+        [
+            {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "reward", "plugin": "bench-kernel", "value": 1.0},
+            {"run_id": "r", "conversation_id": "r/agent/t/0", "metric": "turns", "plugin": "acme", "value": 3.0},
+        ]
+    )
+    old["llm_calls"].insert({"run_id": "r", "conversation_id": "r/agent/t/0", "role": "agent", "model": "m", "cost": 0.5, "cached": 0, "ts_utc": "t"})
     old.close()
 
     upgraded = Store(path)

@@ -48,8 +48,9 @@ def clean_failure(result: Result, *phrases: str) -> None:
 @needs_installed("mock")
 def test_a_missing_directory_says_to_create_it(tmp_path: Path) -> None:
     db = tmp_path / "missing" / "dir" / "b.db"
-    clean_failure(bench("run", "-p", "mock", "--db", str(db), "--format", "none"),
-                  f"the directory {db.parent} does not exist: create it or pass another --db")
+    clean_failure(
+        bench("run", "-p", "mock", "--db", str(db), "--format", "none"), f"the directory {db.parent} does not exist: create it or pass another --db"
+    )
 
 
 @needs_installed("mock")
@@ -96,14 +97,17 @@ def test_report_and_runs_work_on_a_read_only_database_and_run_refuses_it_cleanly
     report = bench("report", run_id, "--db", str(read_only_file), "--format", "json")
     assert report.exit_code == 0, report.output
     assert run_id in bench("runs", "--db", str(read_only_file)).output
-    clean_failure(bench("run", "-p", "mock", "--trials", "2", "--db", str(read_only_file), "--format", "none"),
-                  "read-only: pass a writable --db")
+    clean_failure(bench("run", "-p", "mock", "--trials", "2", "--db", str(read_only_file), "--format", "none"), "read-only: pass a writable --db")
     assert conversations(read_only_file) == before
 
 
 def test_store_errors_say_what_to_do() -> None:
-    cases = {"database or disk is full": "free some space", "attempt to write a readonly database": "pass a writable --db",
-             "file is not a database": "not a bench results database", "database is locked": "run the same command again"}
+    cases = {
+        "database or disk is full": "free some space",
+        "attempt to write a readonly database": "pass a writable --db",
+        "file is not a database": "not a bench results database",
+        "database is locked": "run the same command again",
+    }
     for text, advice in cases.items():
         error = store_error("x.db", sqlite3.OperationalError(text))
         assert isinstance(error, StoreError) and advice in str(error) and str(error).startswith("results database x.db: ")
@@ -120,8 +124,13 @@ def test_a_full_disk_mid_run_is_a_clean_error_and_finished_conversations_survive
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing us
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    result = subprocess.run([sys.executable, "-m", "bench_kernel", "run", "-p", "mock", "--trials", "3", "--db", str(db),
-                             "--format", "none"], preexec_fn=small_disk, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench_kernel", "run", "-p", "mock", "--trials", "3", "--db", str(db), "--format", "none"],
+        preexec_fn=small_disk,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "the disk refused a write (full, or a file-size limit): free some space and run the same command again" in result.stderr

@@ -14,8 +14,7 @@ from bench_kernel.store.store import Store
 
 
 def entry(n: int = 0) -> LedgerEntry:
-    return LedgerEntry(role="agent", model=f"m{n}", request_hash=None, prompt_tokens=1, completion_tokens=1,
-                       latency_ms=1, cost=0.5, cached=False)
+    return LedgerEntry(role="agent", model=f"m{n}", request_hash=None, prompt_tokens=1, completion_tokens=1, latency_ms=1, cost=0.5, cached=False)
 
 
 def committed(path: Path) -> int:

@@ -138,8 +138,10 @@ def dead_pid() -> int:
 
 
 def set_holder(store: Store, *, host: str, pid: int, heartbeat: datetime, started: str | None = None) -> None:
-    store.db.execute("update runs set holder_host = ?, holder_pid = ?, holder_started = ?, holder_token = 'elsewhere', "
-                     "heartbeat_utc = ?", [host, pid, started, heartbeat.isoformat(timespec="milliseconds")])
+    store.db.execute(
+        "update runs set holder_host = ?, holder_pid = ?, holder_started = ?, holder_token = 'elsewhere', heartbeat_utc = ?",
+        [host, pid, started, heartbeat.isoformat(timespec="milliseconds")],
+    )
 
 
 def test_a_run_whose_holder_died_reads_interrupted_and_is_taken_over(store: Store) -> None:
@@ -170,8 +172,9 @@ def test_a_pid_reused_by_a_later_process_is_not_the_holder(store: Store) -> None
 def test_a_live_holder_on_this_host_keeps_its_run_whatever_its_heartbeat(store: Store) -> None:
     # A loop blocked for minutes (a heavy metric) must not give a live run away.
     begin(store)
-    set_holder(store, host=store.holder.host, pid=os.getpid(), started=store.holder.started,
-               heartbeat=datetime.now(UTC) - timedelta(seconds=10 * STALE_S))
+    set_holder(
+        store, host=store.holder.host, pid=os.getpid(), started=store.holder.started, heartbeat=datetime.now(UTC) - timedelta(seconds=10 * STALE_S)
+    )
     assert store.runs()[0]["status"] == "running"
     with pytest.raises(RunBusyError):
         begin(Store(store.path))  # type: ignore[arg-type]

@@ -20,7 +20,11 @@ from plugin_factory import PluginPackage, bench_env, install, run_bench
 
 from bench_kernel.plugins import DEFAULT_PLUGINS, always_loaded
 
-ACME = PluginPackage(dist="bench-acme", module="bench_acme", entry="acme", source='''\
+ACME = PluginPackage(
+    dist="bench-acme",
+    module="bench_acme",
+    entry="acme",
+    source='''\
     """Acme: a third-party bench plugin with one small domain."""
 
     from collections.abc import Callable
@@ -78,9 +82,15 @@ ACME = PluginPackage(dist="bench-acme", module="bench_acme", entry="acme", sourc
     def register_domains(register: Callable[[Domain], None]) -> None:
         """Register the acme domain."""
         register(AcmeDomain())
-    ''')
+    ''',
+)
 
-OTHER = PluginPackage(dist="bench-other", module="bench_other", entry="other", version="0.2.0", source='''\
+OTHER = PluginPackage(
+    dist="bench-other",
+    module="bench_other",
+    entry="other",
+    version="0.2.0",
+    source='''\
     """Another third-party plugin: a domain and a command."""
 
     import click
@@ -100,11 +110,17 @@ OTHER = PluginPackage(dist="bench-other", module="bench_other", entry="other", v
         def other_hello(who):
             """Say hello from the other plugin."""
             click.echo(f"hello {who} from other")
-    ''')
+    ''',
+)
 
-BROKEN = PluginPackage(dist="bench-broken", module="bench_broken", entry="broken", source='''\
+BROKEN = PluginPackage(
+    dist="bench-broken",
+    module="bench_broken",
+    entry="broken",
+    source="""\
     raise ImportError("bench_broken needs the acme-sdk package, which is not installed")
-    ''')
+    """,
+)
 
 
 @attrs.frozen
@@ -230,8 +246,9 @@ def test_a_plugin_command_is_part_of_bench(site: Site) -> None:
 
 
 def test_python_dash_m_bench_kernel_is_the_same_cli(site: Site) -> None:
-    done = subprocess.run([sys.executable, "-m", "bench_kernel", "other-hello", "module"], env=site.env, cwd=site.cwd,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench_kernel", "other-hello", "module"], env=site.env, cwd=site.cwd, capture_output=True, text=True, timeout=300
+    )
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hello module from other\n"

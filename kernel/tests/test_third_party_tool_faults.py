@@ -18,7 +18,11 @@ import attrs
 import pytest
 from plugin_factory import PluginPackage, bench_env, install, run_bench
 
-PHARMACY = PluginPackage(dist="bench-pharmacy", module="bench_pharmacy", entry="pharmacy", source='''\
+PHARMACY = PluginPackage(
+    dist="bench-pharmacy",
+    module="bench_pharmacy",
+    entry="pharmacy",
+    source='''\
     """A pharmacy desk: patients, prescriptions and orders (two bugs in it: see refill_prescription and place_order)."""
 
     import uuid
@@ -153,24 +157,30 @@ PHARMACY = PluginPackage(dist="bench-pharmacy", module="bench_pharmacy", entry="
     @bench_kernel.hookimpl
     def register_domains(register: Callable[[Domain], None]) -> None:
         register(PharmacyDomain())
-    ''')
+    ''',
+)
 
-KIT = '''\
+KIT = """\
 from bench_kernel.testing import DomainConformance
 
 
 class TestConformance(DomainConformance):
     plugin = "pharmacy"
-'''
+"""
 
-IN_PLACE = ("tool 'refill_prescription' (PharmacyTools in bench_pharmacy) edits a shared record in place: task "
-            "'refill-1', gold action 3: changed record 'RX-1' of table 'prescriptions', which every conversation of a "
-            "run shares. Fix: change a private copy (`record = self.state.prescriptions.edit(key)`) or assign a new "
-            "record (`self.state.prescriptions[key] = ...`); never change what `table[key]` returns")
-RANDOM_IDS = ("tool 'place_order' (PharmacyTools in bench_pharmacy) is not deterministic: task 'order-1', gold action 2: "
-              "returned '{\"order_id\": \"ORD-")
-RANDOM_IDS_FIX = ("Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a hash of the "
-                  "arguments), never from uuid4, random or the clock")
+IN_PLACE = (
+    "tool 'refill_prescription' (PharmacyTools in bench_pharmacy) edits a shared record in place: task "
+    "'refill-1', gold action 3: changed record 'RX-1' of table 'prescriptions', which every conversation of a "
+    "run shares. Fix: change a private copy (`record = self.state.prescriptions.edit(key)`) or assign a new "
+    "record (`self.state.prescriptions[key] = ...`); never change what `table[key]` returns"
+)
+RANDOM_IDS = (
+    "tool 'place_order' (PharmacyTools in bench_pharmacy) is not deterministic: task 'order-1', gold action 2: returned '{\"order_id\": \"ORD-"
+)
+RANDOM_IDS_FIX = (
+    "Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a hash of the "
+    "arguments), never from uuid4, random or the clock"
+)
 
 
 @attrs.frozen
@@ -193,14 +203,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
 
 def test_the_conformance_kit_fails_naming_each_tool_and_its_fix(site: Site) -> None:
     (site.cwd / "test_conformance.py").write_text(textwrap.dedent(KIT))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rN",
-                           "test_conformance.py"], env=bench_env([site.path]), cwd=site.cwd, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "-rN", "test_conformance.py"],
+        env=bench_env([site.path]),
+        cwd=site.cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("3 failed, 5 passed")
     failures = {section.split(" ")[0]: section for section in done.stdout.split("_ TestConformance.")[1:]}
-    assert set(failures) == {"test_conformance_shared_records", "test_conformance_gold_deterministic",
-                             "test_conformance_short_run"}
+    assert set(failures) == {"test_conformance_shared_records", "test_conformance_gold_deterministic", "test_conformance_short_run"}
     assert IN_PLACE in failures["test_conformance_shared_records"]
     assert "(the same" not in failures["test_conformance_shared_records"]  # one finding per task: refill-2 is its own
     assert "task 'refill-2', gold action 1: changed record 'RX-2'" in failures["test_conformance_shared_records"]
@@ -216,7 +230,8 @@ def test_bench_check_exits_non_zero_naming_tool_and_task_with_the_task_count(sit
     assert lines[0] == "pharmacy: 5 tasks, gold replay ok for 2, failing 3"
     assert f"  FAIL refill-1: {IN_PLACE}" in lines
     assert [line for line in lines if line.startswith("  FAIL order-1: ")] == [
-        line for line in lines if line.startswith(f"  FAIL order-1: {RANDOM_IDS}") and line.endswith(RANDOM_IDS_FIX)]
+        line for line in lines if line.startswith(f"  FAIL order-1: {RANDOM_IDS}") and line.endswith(RANDOM_IDS_FIX)
+    ]
     assert any(line.startswith("  FAIL refill-2: tool 'refill_prescription' ") for line in lines)
     assert len([line for line in lines if line.startswith("  FAIL ")]) == 3  # nothing the faults made look broken
     assert not any(line.startswith("  passed by the do-nothing agent") for line in lines)
@@ -230,9 +245,11 @@ def test_bench_run_refuses_before_storing_any_conversation(site: Site) -> None:
     done = site.bench("run", "--plugin", "pharmacy", "--db", str(db), "--allow-broken-tasks")
     assert done.returncode != 0 and "Traceback" not in done.stderr
     [error] = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
-    assert error.startswith("Error: plugin 'pharmacy': domain 'pharmacy' cannot be run, 3 of its tasks show a tool that "
-                            "leaves them unscorable whatever the agent does (as `bench check` reports; no conversation "
-                            "is stored): ")
+    assert error.startswith(
+        "Error: plugin 'pharmacy': domain 'pharmacy' cannot be run, 3 of its tasks show a tool that "
+        "leaves them unscorable whatever the agent does (as `bench check` reports; no conversation "
+        "is stored): "
+    )
     assert f"is stored): (1) {IN_PLACE} (the same in task 'refill-2'). (2) {RANDOM_IDS}" in error
     assert error.endswith(RANDOM_IDS_FIX + ".")
     assert _stored(db) == before and before[1] == 4  # one run, two tasks in two arms: nothing added

@@ -35,8 +35,16 @@ class Pharmacy(Toolkit):
     """Tools that hand back what they received, to show its type."""
 
     @tool(ToolKind.WRITE)
-    def fill(self, prescription: Prescription, form: Form, urgency: Literal["normal", "urgent"], extra: dict[str, Any],
-             forms: list[Form], backup: Dose | None = None, raw: Dose | dict[str, Any] | None = None) -> str:
+    def fill(
+        self,
+        prescription: Prescription,
+        form: Form,
+        urgency: Literal["normal", "urgent"],
+        extra: dict[str, Any],
+        forms: list[Form],
+        backup: Dose | None = None,
+        raw: Dose | dict[str, Any] | None = None,
+    ) -> str:
         """Fill a prescription.
 
         Args:
@@ -58,8 +66,12 @@ class Pharmacy(Toolkit):
 
 ARGUMENTS = {
     "prescription": {"patient_id": "P-1", "doses": [{"amount": 5, "form": "syrup", "unit": "ml"}]},
-    "form": "tablet", "urgency": "whenever", "extra": {"gift_wrap": True}, "forms": ["tablet", "syrup"],
-    "backup": {"amount": 1, "form": "tablet"}, "raw": {"anything": 1},
+    "form": "tablet",
+    "urgency": "whenever",
+    "extra": {"gift_wrap": True},
+    "forms": ["tablet", "syrup"],
+    "backup": {"amount": 1, "form": "tablet"},
+    "raw": {"anything": 1},
 }
 
 
@@ -82,14 +94,18 @@ def test_none_passes_for_an_optional_parameter() -> None:
     assert received({**ARGUMENTS, "backup": None})[5] is None
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"form": "powder"}, r"invalid arguments: 'powder' is not one of \['tablet', 'syrup'\] @ form"),
-    ({"prescription": {"patient_id": "P-1", "doses": [{"amount": "lots", "form": "syrup"}]}},
-     r"invalid arguments: invalid value for type, expected int @ prescription.doses\[0\].amount"),
-    ({"prescription": {"patient_id": "P-1", "doses": [], "colour": "red"}},
-     r"invalid arguments: extra fields found \(colour\) @ prescription"),
-    ({"prescription": "P-1"}, r"invalid arguments: cannot read 'P-1' as Prescription .* @ prescription"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"form": "powder"}, r"invalid arguments: 'powder' is not one of \['tablet', 'syrup'\] @ form"),
+        (
+            {"prescription": {"patient_id": "P-1", "doses": [{"amount": "lots", "form": "syrup"}]}},
+            r"invalid arguments: invalid value for type, expected int @ prescription.doses\[0\].amount",
+        ),
+        ({"prescription": {"patient_id": "P-1", "doses": [], "colour": "red"}}, r"invalid arguments: extra fields found \(colour\) @ prescription"),
+        ({"prescription": "P-1"}, r"invalid arguments: cannot read 'P-1' as Prescription .* @ prescription"),
+    ],
+)
 def test_arguments_that_do_not_fit_are_a_tool_error_naming_the_path(change: dict[str, Any], message: str) -> None:
     with pytest.raises(ToolError, match=message):
         received({**ARGUMENTS, **change})

@@ -101,8 +101,7 @@ def test_sample_tool_gives_the_exact_schema():
         "type": "function",
         "function": {
             "name": "update_reservation",
-            "description": "Update a reservation.\n\n"
-            "Only reservations that are not flown yet\ncan be updated.",
+            "description": "Update a reservation.\n\nOnly reservations that are not flown yet\ncan be updated.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -285,7 +284,8 @@ def test_containers_stringify_nested_scalars():
 
 def test_plain_json_is_the_default_numbers_and_booleans_stay_what_they_are():
     assert tool_result_text({"max_loans": 3, "active": True, "fee": 2.5, "b": [1, None, "x"]}) == (
-        '{"max_loans": 3, "active": true, "fee": 2.5, "b": [1, null, "x"]}')
+        '{"max_loans": 3, "active": true, "fee": 2.5, "b": [1, null, "x"]}'
+    )
     assert tool_result_text(5) == "5"
     assert tool_result_text(False) == "false"
     assert tool_result_text((1, False)) == "[1, false]"
@@ -365,12 +365,29 @@ def test_a_documented_type_that_disagrees_with_the_annotation_is_refused():
         function_schema(book)
 
 
-@pytest.mark.parametrize("written, annotation", [
-    ("str", str), ("string", str), ("Optional[str]", str | None), ("str, optional", str | None), ("int", int),
-    ("List[str]", list[str]), ("list of str", list[str]), ("Dict[str, Any]", dict[str, Any]), ("dict", dict[str, int]),
-    ("int | str", int), ("str or None", str | None), ("Cabin", Cabin), ("Passenger", Passenger), ("bool", bool | None),
-    ("SomethingUnknown", int), ("Literal['a']", str), ("float", float), ("Union[int, str]", str),
-])
+@pytest.mark.parametrize(
+    "written, annotation",
+    [
+        ("str", str),
+        ("string", str),
+        ("Optional[str]", str | None),
+        ("str, optional", str | None),
+        ("int", int),
+        ("List[str]", list[str]),
+        ("list of str", list[str]),
+        ("Dict[str, Any]", dict[str, Any]),
+        ("dict", dict[str, int]),
+        ("int | str", int),
+        ("str or None", str | None),
+        ("Cabin", Cabin),
+        ("Passenger", Passenger),
+        ("bool", bool | None),
+        ("SomethingUnknown", int),
+        ("Literal['a']", str),
+        ("float", float),
+        ("Union[int, str]", str),
+    ],
+)
 def test_documented_types_that_agree_or_cannot_be_read_pass(written: str, annotation: Any):
     def tool(x):
         return x
@@ -380,10 +397,19 @@ def test_documented_types_that_agree_or_cannot_be_read_pass(written: str, annota
     assert function_schema(tool)["function"]["parameters"]["properties"]["x"]["description"] == "The x."
 
 
-@pytest.mark.parametrize("written, annotation", [
-    ("int", str), ("str", int), ("List[str]", str), ("dict", list[str]), ("bool", str | None), ("float", int),
-    ("Passenger", str), ("Optional[int]", str),
-])
+@pytest.mark.parametrize(
+    "written, annotation",
+    [
+        ("int", str),
+        ("str", int),
+        ("List[str]", str),
+        ("dict", list[str]),
+        ("bool", str | None),
+        ("float", int),
+        ("Passenger", str),
+        ("Optional[int]", str),
+    ],
+)
 def test_documented_types_that_disagree_are_refused(written: str, annotation: Any):
     def tool(x):
         return x

@@ -72,19 +72,32 @@ def _instructions(text: str) -> dict[str, Any]:
 
 
 TASKS: list[dict[str, Any]] = [
-    {"id": "inc-a", "user_scenario": {"instructions": _instructions("Add one to counter a.")},
-     "ticket": "Add one to counter a.",
-     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "by": 1}}],
-                             "reward_basis": ["DB"]}},
-    {"id": "read-b", "user_scenario": {"instructions": _instructions("What is counter b?")},
-     "ticket": "Tell the value of counter b.",
-     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "get_counter", "arguments": {"name": "b"}}],
-                             "communicate_info": ["41"], "reward_basis": ["DB", "COMMUNICATE"]}},
-    {"id": "lamp", "user_scenario": {"instructions": _instructions("My lamp is off.")},
-     "ticket": "Get the user's lamp on.",
-     "evaluation_criteria": {"actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
-                             "env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": True}}],
-                             "reward_basis": ["ENV_ASSERTION"]}},
+    {
+        "id": "inc-a",
+        "user_scenario": {"instructions": _instructions("Add one to counter a.")},
+        "ticket": "Add one to counter a.",
+        "evaluation_criteria": {"actions": [{"action_id": "1", "name": "increment", "arguments": {"name": "a", "by": 1}}], "reward_basis": ["DB"]},
+    },
+    {
+        "id": "read-b",
+        "user_scenario": {"instructions": _instructions("What is counter b?")},
+        "ticket": "Tell the value of counter b.",
+        "evaluation_criteria": {
+            "actions": [{"action_id": "1", "name": "get_counter", "arguments": {"name": "b"}}],
+            "communicate_info": ["41"],
+            "reward_basis": ["DB", "COMMUNICATE"],
+        },
+    },
+    {
+        "id": "lamp",
+        "user_scenario": {"instructions": _instructions("My lamp is off.")},
+        "ticket": "Get the user's lamp on.",
+        "evaluation_criteria": {
+            "actions": [{"action_id": "1", "requestor": "user", "name": "switch_lamp", "arguments": {"on": True}}],
+            "env_assertions": [{"env_type": "user", "func_name": "lamp_is", "arguments": {"on": True}}],
+            "reward_basis": ["ENV_ASSERTION"],
+        },
+    },
 ]
 
 
@@ -101,9 +114,15 @@ class ToyDomain(Domain):
         if options.tasks_file is not None:
             tasks = bench_kernel.load_tasks(options.tasks_file, options.vocabulary)
         return DomainData(
-            name=self.name, tasks=tasks, policy="Help with counters.", solo_policy="Solve the ticket alone.",
-            agent_toolkit=CounterTools, agent_state=State.from_records({"counters": {"a": {"value": 0}, "b": {"value": 41}}}),
-            user_toolkit=LampTools, user_state=State.from_records({"device": {"lamp": {"on": False}}}), source="memory",
+            name=self.name,
+            tasks=tasks,
+            policy="Help with counters.",
+            solo_policy="Solve the ticket alone.",
+            agent_toolkit=CounterTools,
+            agent_state=State.from_records({"counters": {"a": {"value": 0}, "b": {"value": 41}}}),
+            user_toolkit=LampTools,
+            user_state=State.from_records({"device": {"lamp": {"on": False}}}),
+            source="memory",
         )
 
 

@@ -172,8 +172,12 @@ class FlightOnTime:
 
 FlightDateStatus = FlightAvailable | FlightLanded | FlightCancelled | FlightDelayed | FlightFlying | FlightOnTime
 _STATUS_TYPES: dict[str, type] = {
-    "available": FlightAvailable, "landed": FlightLanded, "cancelled": FlightCancelled,
-    "delayed": FlightDelayed, "flying": FlightFlying, "on time": FlightOnTime,
+    "available": FlightAvailable,
+    "landed": FlightLanded,
+    "cancelled": FlightCancelled,
+    "delayed": FlightDelayed,
+    "flying": FlightFlying,
+    "on time": FlightOnTime,
 }
 
 
@@ -276,9 +280,11 @@ class CoercionError(ValueError):
         self.model, self.errors = model, errors
         lines = [f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} for {model}"]
         for e in errors:
-            lines += [e.field,
-                      f"  {e.message} [type={e.kind}, input_value={e.value!r}, input_type={type(e.value).__name__}]",
-                      f"    For further information visit {PYDANTIC_ERRORS_URL}{e.kind}"]
+            lines += [
+                e.field,
+                f"  {e.message} [type={e.kind}, input_value={e.value!r}, input_type={type(e.value).__name__}]",
+                f"    For further information visit {PYDANTIC_ERRORS_URL}{e.kind}",
+            ]
         super().__init__("\n".join(lines))
 
 
@@ -441,7 +447,9 @@ def _status_fields(cls: type) -> tuple[str, ...]:
 def flight_from(raw: Mapping[str, Any]) -> Flight:
     """A Flight from its JSON."""
     return Flight(
-        flight_number=raw["flight_number"], origin=raw["origin"], destination=raw["destination"],
+        flight_number=raw["flight_number"],
+        origin=raw["origin"],
+        destination=raw["destination"],
         scheduled_departure_time_est=raw["scheduled_departure_time_est"],
         scheduled_arrival_time_est=raw["scheduled_arrival_time_est"],
         dates={d: date_status_from(s) for d, s in raw["dates"].items()},
@@ -454,9 +462,16 @@ def user_from(raw: Mapping[str, Any]) -> User:
     return User(
         user_id=raw["user_id"],
         name=Name(first_name=raw["name"]["first_name"], last_name=raw["name"]["last_name"]),
-        address=Address(address1=address["address1"], address2=address.get("address2"), city=address["city"],
-                        country=address["country"], state=address["state"], zip=address["zip"]),
-        email=raw["email"], dob=raw["dob"],
+        address=Address(
+            address1=address["address1"],
+            address2=address.get("address2"),
+            city=address["city"],
+            country=address["country"],
+            state=address["state"],
+            zip=address["zip"],
+        ),
+        email=raw["email"],
+        dob=raw["dob"],
         payment_methods={k: payment_method_from(v) for k, v in raw["payment_methods"].items()},
         saved_passengers=[passenger_from(p) for p in raw["saved_passengers"]],
         membership=raw["membership"],
@@ -467,10 +482,18 @@ def user_from(raw: Mapping[str, Any]) -> User:
 def reservation_from(raw: Mapping[str, Any]) -> Reservation:
     """A Reservation from its JSON (status defaults to None)."""
     return Reservation(
-        reservation_id=raw["reservation_id"], user_id=raw["user_id"], origin=raw["origin"],
-        destination=raw["destination"], flight_type=raw["flight_type"], cabin=raw["cabin"],
-        flights=[ReservationFlight(flight_number=f["flight_number"], origin=f["origin"], destination=f["destination"],
-                                   date=f["date"], price=as_int(f["price"], "price")) for f in raw["flights"]],
+        reservation_id=raw["reservation_id"],
+        user_id=raw["user_id"],
+        origin=raw["origin"],
+        destination=raw["destination"],
+        flight_type=raw["flight_type"],
+        cabin=raw["cabin"],
+        flights=[
+            ReservationFlight(
+                flight_number=f["flight_number"], origin=f["origin"], destination=f["destination"], date=f["date"], price=as_int(f["price"], "price")
+            )
+            for f in raw["flights"]
+        ],
         passengers=[passenger_from(p) for p in raw["passengers"]],
         payment_history=[payment_from(p) for p in raw["payment_history"]],
         created_at=raw["created_at"],

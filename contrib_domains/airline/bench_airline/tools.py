@@ -58,16 +58,37 @@ NONFREE_BAG_PRICE = 50
 CALCULATOR_CHARACTERS = frozenset("0123456789+-*/(). ")
 TRANSFER_REPLY = "Transfer successful"
 # The Reservation fields a booking takes from its arguments, in model order (the rest come from the tool).
-RESERVATION_FIELDS = (("origin", "str"), ("destination", "str"), ("flight_type", ("round_trip", "one_way")),
-                      ("cabin", CABINS), ("total_baggages", "int"), ("nonfree_baggages", "int"),
-                      ("insurance", ("yes", "no")))
+RESERVATION_FIELDS = (
+    ("origin", "str"),
+    ("destination", "str"),
+    ("flight_type", ("round_trip", "one_way")),
+    ("cabin", CABINS),
+    ("total_baggages", "int"),
+    ("nonfree_baggages", "int"),
+    ("insurance", ("yes", "no")),
+)
 
 AIRPORTS: tuple[tuple[str, str], ...] = (
-    ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"),
-    ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"), ("ATL", "Atlanta"), ("MIA", "Miami"),
-    ("BOS", "Boston"), ("PHX", "Phoenix"), ("IAH", "Houston"), ("LAS", "Las Vegas"), ("MCO", "Orlando"),
-    ("EWR", "Newark"), ("CLT", "Charlotte"), ("MSP", "Minneapolis"), ("DTW", "Detroit"),
-    ("PHL", "Philadelphia"), ("LGA", "LaGuardia"),
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
 )
 
 T = TypeVar("T")
@@ -153,8 +174,7 @@ class AirlineTools(Toolkit):
                 return reservation_id
         raise ToolError("Too many reservations")
 
-    def _direct_flights(self, date: str, origin: str | None, destination: str | None,
-                        leave_after: str | None = None) -> list[DirectFlight]:
+    def _direct_flights(self, date: str, origin: str | None, destination: str | None, leave_after: str | None = None) -> list[DirectFlight]:
         found = []
         for flight in self.state["flights"].values():
             status = flight.dates.get(date)
@@ -164,12 +184,17 @@ class AirlineTools(Toolkit):
                 and isinstance(status, FlightAvailable)
                 and (leave_after is None or flight.scheduled_departure_time_est >= leave_after)
             ):
-                found.append(DirectFlight(
-                    flight_number=flight.flight_number, origin=flight.origin, destination=flight.destination,
-                    scheduled_departure_time_est=flight.scheduled_departure_time_est,
-                    scheduled_arrival_time_est=flight.scheduled_arrival_time_est,
-                    available_seats=dict(status.available_seats), prices=dict(status.prices),
-                ))
+                found.append(
+                    DirectFlight(
+                        flight_number=flight.flight_number,
+                        origin=flight.origin,
+                        destination=flight.destination,
+                        scheduled_departure_time_est=flight.scheduled_departure_time_est,
+                        scheduled_arrival_time_est=flight.scheduled_arrival_time_est,
+                        available_seats=dict(status.available_seats),
+                        prices=dict(status.prices),
+                    )
+                )
         return found
 
     # ------------------------------------------------------------------ writes on records
@@ -239,15 +264,23 @@ class AirlineTools(Toolkit):
         payments = _models_if_all_dicts(payment_methods, payment_from)
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
-        reservation = self._new_reservation(reservation_id, user_id, origin, destination, flight_type, cabin,
-                                            passengers, payments, total_baggages, nonfree_baggages, insurance)
+        reservation = self._new_reservation(
+            reservation_id, user_id, origin, destination, flight_type, cabin, passengers, payments, total_baggages, nonfree_baggages, insurance
+        )
         travellers = len(passengers)
         booked, taken, total = [], [], 0
         for info in flights:
             flight, status = self._bookable(info, cabin, travellers)
             price = status.prices[cabin]
-            booked.append(ReservationFlight(flight_number=flight.flight_number, origin=flight.origin,
-                                            destination=flight.destination, date=_attribute(info, "date"), price=price))
+            booked.append(
+                ReservationFlight(
+                    flight_number=flight.flight_number,
+                    origin=flight.origin,
+                    destination=flight.destination,
+                    date=_attribute(info, "date"),
+                    price=price,
+                )
+            )
             taken.append((flight.flight_number, _attribute(info, "date")))
             total += price * travellers
         if insurance == "yes":
@@ -265,16 +298,36 @@ class AirlineTools(Toolkit):
         self._put_user(attrs.evolve(user, reservations=[*user.reservations, reservation_id]))
         return reservation
 
-    def _new_reservation(self, reservation_id: str, user_id: str, origin: Any, destination: Any, flight_type: Any,
-                         cabin: Any, passengers: list[Any], payments: list[Any], total_baggages: Any,
-                         nonfree_baggages: Any, insurance: Any) -> Reservation:
+    def _new_reservation(
+        self,
+        reservation_id: str,
+        user_id: str,
+        origin: Any,
+        destination: Any,
+        flight_type: Any,
+        cabin: Any,
+        passengers: list[Any],
+        payments: list[Any],
+        total_baggages: Any,
+        nonfree_baggages: Any,
+        insurance: Any,
+    ) -> Reservation:
         """The reservation record, validated as tau2's model validates its fields (every error at once)."""
-        given = {"origin": origin, "destination": destination, "flight_type": flight_type, "cabin": cabin,
-                 "total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages, "insurance": insurance}
+        given = {
+            "origin": origin,
+            "destination": destination,
+            "flight_type": flight_type,
+            "cabin": cabin,
+            "total_baggages": total_baggages,
+            "nonfree_baggages": nonfree_baggages,
+            "insurance": insurance,
+        }
         errors, fields = field_errors(RESERVATION_FIELDS[:4], given, "Reservation")
         items: dict[str, list[Any]] = {"passengers": [], "payment_history": []}
-        for name, listed, cls, specs in (("passengers", passengers, Passenger, PASSENGER_FIELDS),
-                                         ("payment_history", payments, Payment, PAYMENT_FIELDS)):
+        for name, listed, cls, specs in (
+            ("passengers", passengers, Passenger, PASSENGER_FIELDS),
+            ("payment_history", payments, Payment, PAYMENT_FIELDS),
+        ):
             for i, item in enumerate(listed):
                 if isinstance(item, cls):
                     items[name].append(item)
@@ -286,9 +339,16 @@ class AirlineTools(Toolkit):
         errors += more_errors
         if errors:
             raise ToolError(str(CoercionError("Reservation", errors)))
-        return Reservation(reservation_id=reservation_id, user_id=user_id, flights=[], created_at=NOW,
-                           passengers=copy.deepcopy(items["passengers"]),
-                           payment_history=copy.deepcopy(items["payment_history"]), **fields, **more)
+        return Reservation(
+            reservation_id=reservation_id,
+            user_id=user_id,
+            flights=[],
+            created_at=NOW,
+            passengers=copy.deepcopy(items["passengers"]),
+            payment_history=copy.deepcopy(items["payment_history"]),
+            **fields,
+            **more,
+        )
 
     @staticmethod
     def _check_booking_payments(user: User, payments: list[Payment], total: Any) -> None:
@@ -338,8 +398,7 @@ class AirlineTools(Toolkit):
         """
         reservation = self._reservation(reservation_id)
         refunds = [Payment(payment_id=p.payment_id, amount=-p.amount) for p in reservation.payment_history]
-        cancelled = attrs.evolve(reservation, payment_history=[*reservation.payment_history, *refunds],
-                                 status="cancelled")
+        cancelled = attrs.evolve(reservation, payment_history=[*reservation.payment_history, *refunds], status="cancelled")
         self.state["reservations"][reservation_id] = cancelled
         return cancelled
 
@@ -401,8 +460,7 @@ class AirlineTools(Toolkit):
             first = attrs.evolve(first, date=date)
             # tau2 moves to the next day by day number only, without padding or month rollover
             next_date = f"2024-05-{int(date[-2:]) + 1}" if "+1" in first.scheduled_arrival_time_est else date
-            for second in self._direct_flights(next_date, first.destination, destination,
-                                               leave_after=first.scheduled_arrival_time_est):
+            for second in self._direct_flights(next_date, first.destination, destination, leave_after=first.scheduled_arrival_time_est):
                 pairs.append([first, attrs.evolve(second, date=next_date)])
         return pairs
 
@@ -434,8 +492,7 @@ class AirlineTools(Toolkit):
         return TRANSFER_REPLY
 
     @tool(ToolKind.WRITE)
-    def update_reservation_baggages(self, reservation_id: str, total_baggages: int, nonfree_baggages: int,
-                                    payment_id: str) -> Reservation:
+    def update_reservation_baggages(self, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str) -> Reservation:
         """Change a reservation's checked bags; added paid bags are charged to one saved method.
 
         Args:
@@ -449,14 +506,12 @@ class AirlineTools(Toolkit):
         total = _arithmetic(lambda: NONFREE_BAG_PRICE * max(0, nonfree_baggages - reservation.nonfree_baggages))
         payment = self._charge_for_update(user, payment_id, total)
         history = reservation.payment_history if payment is None else [*reservation.payment_history, payment]
-        updated = attrs.evolve(reservation, payment_history=history, total_baggages=total_baggages,
-                               nonfree_baggages=nonfree_baggages)
+        updated = attrs.evolve(reservation, payment_history=history, total_baggages=total_baggages, nonfree_baggages=nonfree_baggages)
         self.state["reservations"][reservation_id] = updated
         return updated
 
     @tool(ToolKind.WRITE)
-    def update_reservation_flights(self, reservation_id: str, cabin: CabinClass, flights: list[FlightInfo | dict],
-                                   payment_id: str) -> Reservation:
+    def update_reservation_flights(self, reservation_id: str, cabin: CabinClass, flights: list[FlightInfo | dict], payment_id: str) -> Reservation:
         """Replace a reservation's flights and/or cabin; the price difference is charged or refunded to one saved method.
 
         Args:
@@ -471,13 +526,23 @@ class AirlineTools(Toolkit):
         travellers = len(reservation.passengers)
         new_flights, total = [], 0
         for info in flights:
-            kept = next((f for f in reservation.flights if cabin == reservation.cabin
-                         and f.flight_number == _attribute(info, "flight_number") and f.date == _attribute(info, "date")), None)
+            kept = next(
+                (
+                    f
+                    for f in reservation.flights
+                    if cabin == reservation.cabin and f.flight_number == _attribute(info, "flight_number") and f.date == _attribute(info, "date")
+                ),
+                None,
+            )
             if kept is None:
                 flight, status = self._bookable(info, cabin, travellers)
-                kept = ReservationFlight(flight_number=_attribute(info, "flight_number"), origin=flight.origin,
-                                         destination=flight.destination, date=_attribute(info, "date"),
-                                         price=status.prices[cabin])
+                kept = ReservationFlight(
+                    flight_number=_attribute(info, "flight_number"),
+                    origin=flight.origin,
+                    destination=flight.destination,
+                    date=_attribute(info, "date"),
+                    price=status.prices[cabin],
+                )
             new_flights.append(kept)
             total += kept.price * travellers
         total -= sum(f.price for f in reservation.flights) * travellers

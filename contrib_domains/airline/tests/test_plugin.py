@@ -84,9 +84,28 @@ def _data_dir_with_db(tmp_path: pathlib.Path, db: bytes | None) -> pathlib.Path:
 
 def _run_cli(data_dir: pathlib.Path, db_path: pathlib.Path) -> subprocess.CompletedProcess[str]:
     bench = pathlib.Path(sys.executable).with_name("bench")
-    return subprocess.run([str(bench), "run", "--plugin", "airline", "--data-dir", str(data_dir), "--db", str(db_path),
-                           "--num-tasks", "3", "--format", "none", "--progress", "none"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [
+            str(bench),
+            "run",
+            "--plugin",
+            "airline",
+            "--data-dir",
+            str(data_dir),
+            "--db",
+            str(db_path),
+            "--num-tasks",
+            "3",
+            "--format",
+            "none",
+            "--progress",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _stored_conversations(db_path: pathlib.Path) -> int:
@@ -96,12 +115,14 @@ def _stored_conversations(db_path: pathlib.Path) -> int:
         return db.execute("select count(*) from conversations").fetchone()[0]
 
 
-@pytest.mark.parametrize(("mangle", "says"), [
-    (lambda text: text[: len(text) // 2], r"db\.json: not valid JSON: .* at line \d+ column \d+"),
-    (lambda text: text.replace('"flights"', '"flightz"', 1), r"airline db: unknown tables \['flightz'\], missing tables \['flights'\]"),
-])
-def test_a_broken_database_stops_the_run_with_its_file_and_place_and_stores_nothing(
-        tmp_path: pathlib.Path, mangle, says) -> None:
+@pytest.mark.parametrize(
+    ("mangle", "says"),
+    [
+        (lambda text: text[: len(text) // 2], r"db\.json: not valid JSON: .* at line \d+ column \d+"),
+        (lambda text: text.replace('"flights"', '"flightz"', 1), r"airline db: unknown tables \['flightz'\], missing tables \['flights'\]"),
+    ],
+)
+def test_a_broken_database_stops_the_run_with_its_file_and_place_and_stores_nothing(tmp_path: pathlib.Path, mangle, says) -> None:
     packaged = pathlib.Path(str(files("bench_airline").joinpath("data")))
     data_dir = _data_dir_with_db(tmp_path, mangle(packaged.joinpath("db.json").read_text()).encode())
     result = _run_cli(data_dir, tmp_path / "runs.db")

@@ -50,12 +50,23 @@ def test_every_tau2_task_replays_and_failures_are_listed_by_id(reference_data) -
 
 def test_write_tasks_change_the_hash_and_read_tasks_do_not(reference_data) -> None:
     initial = reference_data.reference_hash(reference_data.agent_state)
-    changed = {t.id for t in reference_data.tasks
-               if replay_gold(reference_data, t, with_reference=True).reference_hash != initial}
-    writers = {t.id for t in reference_data.tasks
-               if any(a.name in {"book_reservation", "cancel_reservation", "update_reservation_flights",
-                                 "update_reservation_baggages", "update_reservation_passengers", "send_certificate"}
-                      for a in t.gold_actions())}
+    changed = {t.id for t in reference_data.tasks if replay_gold(reference_data, t, with_reference=True).reference_hash != initial}
+    writers = {
+        t.id
+        for t in reference_data.tasks
+        if any(
+            a.name
+            in {
+                "book_reservation",
+                "cancel_reservation",
+                "update_reservation_flights",
+                "update_reservation_baggages",
+                "update_reservation_passengers",
+                "send_certificate",
+            }
+            for a in t.gold_actions()
+        )
+    }
     assert changed == writers and len(changed) == 26
 
 

@@ -27,8 +27,7 @@ def test_another_seed_gives_another_suite() -> None:
 def test_about_fifty_tasks_covering_every_kind(data) -> None:
     assert 45 <= len(data.tasks) <= 55
     kinds = collections.Counter(t.id.split("_")[0] for t in data.tasks)
-    assert set(kinds) >= {"book", "cancel", "cabin", "downgrade", "move", "bags", "passengers", "status", "cheapest",
-                          "balance", "compensation"}
+    assert set(kinds) >= {"book", "cancel", "cabin", "downgrade", "move", "bags", "passengers", "status", "cheapest", "balance", "compensation"}
     refused = [t for t in data.tasks if t.id.startswith("cancel_refused")]
     assert refused and all(a.name != "cancel_reservation" for t in refused for a in t.gold_actions())
     read_only = [t for t in data.tasks if t.id.split("_")[0] in {"status", "cheapest", "balance"}]

@@ -14,8 +14,9 @@ def banking_group() -> None:
 
 @banking_group.command(name="generate")
 @click.option("--seed", type=int, default=None, help="Random seed (default: the seed of the shipped suite).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Directory to write db.json and tasks.json into.")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory to write db.json and tasks.json into."
+)
 def generate_command(seed: int | None, out_dir: Path) -> None:
     """Generate our own banking suite (database and verified tasks) from a seed."""
     from .generate import DEFAULT_SEED, write_suite

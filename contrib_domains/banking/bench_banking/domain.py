@@ -40,16 +40,30 @@ class BankingDomain(Domain):
     def _load(self, root: Path, db: Path, tasks: Path, options: DomainOptions) -> DomainData:
         compat = self.compat if self.compat is not None else os.environ.get(COMPAT_VARIABLE) == "1"
         solo = root / "policy_solo.md"
-        data = DomainData(name=self.name, tasks=read_tasks(tasks, options), policy=(root / "policy.md").read_text(encoding="utf-8"),
-                          solo_policy=solo.read_text(encoding="utf-8") if solo.is_file() else None,
-                          agent_toolkit=CompatBankingTools if compat else BankingTools, agent_state=state_from(read_db(db), str(db)),
-                          source=str(root), tool_results="tau2",  # AgentChangeBench is a tau2 fork: its tool texts
-                          failed_gold_actions_scored=True)
+        data = DomainData(
+            name=self.name,
+            tasks=read_tasks(tasks, options),
+            policy=(root / "policy.md").read_text(encoding="utf-8"),
+            solo_policy=solo.read_text(encoding="utf-8") if solo.is_file() else None,
+            agent_toolkit=CompatBankingTools if compat else BankingTools,
+            agent_state=state_from(read_db(db), str(db)),
+            source=str(root),
+            tool_results="tau2",  # AgentChangeBench is a tau2 fork: its tool texts
+            failed_gold_actions_scored=True,
+        )
         return attrs.evolve(data, task_problems=tuple(p for t in data.tasks for p in inconsistencies(t, data.agent_state)))
 
 
-ID_TABLES = {"customer_id": "customers", "account_id": "accounts", "from_account_id": "accounts", "card_id": "cards",
-             "tx_id": "transactions", "payee_id": "payees", "to_payee_id": "payees", "statement_id": "statements"}
+ID_TABLES = {
+    "customer_id": "customers",
+    "account_id": "accounts",
+    "from_account_id": "accounts",
+    "card_id": "cards",
+    "tx_id": "transactions",
+    "payee_id": "payees",
+    "to_payee_id": "payees",
+    "statement_id": "statements",
+}
 CREATED = re.compile(r"^(PY|PR|TX|DP|PT)_[0-9a-f]{8}$")
 OWNED = {"accounts": "account_ids", "cards": "card_ids", "payees": "payee_ids"}
 

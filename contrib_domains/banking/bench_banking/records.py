@@ -21,8 +21,7 @@ AccountType = Literal["checking", "savings", "credit_card"]
 AccountStatus = Literal["Active", "Frozen", "Closed"]
 CardStatus = Literal["Active", "Locked"]
 StatementStatus = Literal["Issued", "Overdue", "Paid"]
-TransactionType = Literal["deposit", "withdrawal", "transfer_out", "billpay", "card_purchase", "atm_withdrawal",
-                          "ach_debit", "ach_credit"]
+TransactionType = Literal["deposit", "withdrawal", "transfer_out", "billpay", "card_purchase", "atm_withdrawal", "ach_debit", "ach_credit"]
 TransactionStatus = Literal["Pending", "Posted", "Reversed", "Disputed"]
 DeliverType = Literal["electronic", "check"]
 RequestStatus = Literal["Awaiting Payment", "Authorized", "Settled", "Canceled", "Expired", "Failed"]
@@ -150,9 +149,14 @@ class Dispute:
 
 
 RECORDS: dict[str, tuple[type, str]] = {
-    "customers": (Customer, "customer_id"), "accounts": (Account, "account_id"), "cards": (Card, "card_id"),
-    "statements": (Statement, "statement_id"), "transactions": (Transaction, "tx_id"), "payees": (Payee, "payee_id"),
-    "payment_requests": (PaymentRequest, "request_id"), "disputes": (Dispute, "dispute_id"),
+    "customers": (Customer, "customer_id"),
+    "accounts": (Account, "account_id"),
+    "cards": (Card, "card_id"),
+    "statements": (Statement, "statement_id"),
+    "transactions": (Transaction, "tx_id"),
+    "payees": (Payee, "payee_id"),
+    "payment_requests": (PaymentRequest, "request_id"),
+    "disputes": (Dispute, "dispute_id"),
 }
 META = "meta"
 

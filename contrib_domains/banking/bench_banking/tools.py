@@ -90,8 +90,7 @@ class BankingTools(Toolkit):
         return sorted(found, key=lambda s: s.issue_date, reverse=True)[:limit]
 
     @tool(ToolKind.READ)
-    def get_transactions(self, account_id: str, start_time: str | None = None, end_time: str | None = None,
-                         limit: int = 100) -> list[Transaction]:
+    def get_transactions(self, account_id: str, start_time: str | None = None, end_time: str | None = None, limit: int = 100) -> list[Transaction]:
         """List an account's transactions, the newest first, optionally between two dates or times.
 
         Args:
@@ -122,15 +121,21 @@ class BankingTools(Toolkit):
         self._customer(customer_id)
         if deliver_type not in ("electronic", "check"):
             raise ToolError("deliver_type must be 'electronic' or 'check'")
-        payee = Payee(payee_id=self._new_id("payees"), customer_id=customer_id, name=name, deliver_type=deliver_type,  # type: ignore[arg-type]
-                      verified=True)
+        payee = Payee(
+            payee_id=self._new_id("payees"),
+            customer_id=customer_id,
+            name=name,
+            deliver_type=deliver_type,  # type: ignore[arg-type]
+            verified=True,
+        )
         self.state["payees"][payee.payee_id] = payee
         self._append(customer_id, "payee_ids", payee.payee_id)
         return {"payee_id": payee.payee_id, "verified": True}
 
     @tool(ToolKind.WRITE)
-    def create_payment_request(self, customer_id: str, from_account_id: str, to_payee_id: str, amount: float,
-                               expires_at: str | None = None) -> dict[str, Any]:
+    def create_payment_request(
+        self, customer_id: str, from_account_id: str, to_payee_id: str, amount: float, expires_at: str | None = None
+    ) -> dict[str, Any]:
         """Start a bill payment (status Awaiting Payment); a customer can have one waiting at a time.
 
         Args:
@@ -151,9 +156,17 @@ class BankingTools(Toolkit):
             raise ToolError("Amount must be positive")
         if any(r.customer_id == customer_id and r.status == "Awaiting Payment" for r in self.state["payment_requests"].values()):
             raise ToolError("Another payment request is already Awaiting Payment for this customer")
-        request = PaymentRequest(request_id=self._new_id("payment_requests"), origin="agent", customer_id=customer_id,
-                                 from_account_id=from_account_id, to_payee_id=to_payee_id, amount=amount,
-                                 status="Awaiting Payment", created_at=self._tick(), expires_at=expires_at)
+        request = PaymentRequest(
+            request_id=self._new_id("payment_requests"),
+            origin="agent",
+            customer_id=customer_id,
+            from_account_id=from_account_id,
+            to_payee_id=to_payee_id,
+            amount=amount,
+            status="Awaiting Payment",
+            created_at=self._tick(),
+            expires_at=expires_at,
+        )
         self.state["payment_requests"][request.request_id] = request
         self._append(customer_id, "payment_request_ids", request.request_id)
         return {"request_id": request.request_id, "status": request.status}
@@ -197,9 +210,16 @@ class BankingTools(Toolkit):
         account.available_balance -= request.amount
         account.current_balance -= request.amount
         payee = self._get("payees", request.to_payee_id, "Payee")
-        tx = Transaction(tx_id=self._new_id("transactions"), account_id=account.account_id, timestamp=self._tick(),
-                         type="billpay", amount=-abs(request.amount), merchant_or_payee=payee.name, status="Posted",
-                         reference=request_id)
+        tx = Transaction(
+            tx_id=self._new_id("transactions"),
+            account_id=account.account_id,
+            timestamp=self._tick(),
+            type="billpay",
+            amount=-abs(request.amount),
+            merchant_or_payee=payee.name,
+            status="Posted",
+            reference=request_id,
+        )
         self.state["transactions"][tx.tx_id] = tx
         request.status = "Settled"
         return {"request_id": request_id, "status": request.status, "tx_id": tx.tx_id}
@@ -256,8 +276,14 @@ class BankingTools(Toolkit):
         if self.compat_defects:
             raise ToolError("DISPUTED")
         self.state["transactions"].edit(tx_id).status = "Disputed"
-        dispute = Dispute(dispute_id=self._new_id("disputes"), account_id=account_id, tx_id=tx_id, reason_code=reason_code,
-                          status="Submitted", opened_at=self._tick())
+        dispute = Dispute(
+            dispute_id=self._new_id("disputes"),
+            account_id=account_id,
+            tx_id=tx_id,
+            reason_code=reason_code,
+            status="Submitted",
+            opened_at=self._tick(),
+        )
         self.state["disputes"][dispute.dispute_id] = dispute
         owner = self._get("accounts", account_id, "Account").customer_id
         if owner in self.state["customers"]:
@@ -276,8 +302,7 @@ class BankingTools(Toolkit):
     # ------------------------------------------------------------------ goal-shift instrumentation and hand-over
 
     @tool(ToolKind.GENERIC)
-    def log_shift_event(self, turn_no: int, from_class: str, to_class: str, trigger_terms: list[str],
-                        requires_reauth: bool) -> dict[str, Any]:
+    def log_shift_event(self, turn_no: int, from_class: str, to_class: str, trigger_terms: list[str], requires_reauth: bool) -> dict[str, Any]:
         """Record that the customer moved to another goal (for evaluation).
 
         Args:
@@ -288,8 +313,14 @@ class BankingTools(Toolkit):
             requires_reauth: Whether the new goal needs the customer to authenticate again.
         """
         events = self._meta("shift_events")
-        event = {"ts": self._tick(), "turn_no": turn_no, "from_class": from_class, "to_class": to_class,
-                 "trigger_terms": list(trigger_terms), "requires_reauth": requires_reauth}
+        event = {
+            "ts": self._tick(),
+            "turn_no": turn_no,
+            "from_class": from_class,
+            "to_class": to_class,
+            "trigger_terms": list(trigger_terms),
+            "requires_reauth": requires_reauth,
+        }
         self.state[META]["shift_events"] = [*events, event]
         return {"logged": True, "count": len(events) + 1}
 
@@ -303,8 +334,7 @@ class BankingTools(Toolkit):
         """
         parked = self._meta("parked")
         parked_id = f"PT_{len(parked) + 1:08x}"
-        self.state[META]["parked"] = {**parked, parked_id: {"task_id": current_task_id, "resume_hint": resume_hint,
-                                                            "parked_at": self._tick()}}
+        self.state[META]["parked"] = {**parked, parked_id: {"task_id": current_task_id, "resume_hint": resume_hint, "parked_at": self._tick()}}
         return {"parked_task_id": parked_id}
 
     @tool(ToolKind.GENERIC)
@@ -335,13 +365,17 @@ class BankingTools(Toolkit):
         card = self.state["cards"].get(card_id)
         return card is not None and card.status == expected
 
-    def assert_any_payment_request_with_status(self, customer_id: str, expected_status: str, min_amount: float | None = None,
-                                               from_account_id: str | None = None) -> bool:
+    def assert_any_payment_request_with_status(
+        self, customer_id: str, expected_status: str, min_amount: float | None = None, from_account_id: str | None = None
+    ) -> bool:
         """True when some payment request of the customer has this status (and matches the optional filters)."""
-        return any(r.customer_id == customer_id and r.status == expected_status
-                   and (min_amount is None or r.amount >= min_amount)
-                   and (from_account_id is None or r.from_account_id == from_account_id)
-                   for r in self.state["payment_requests"].values())
+        return any(
+            r.customer_id == customer_id
+            and r.status == expected_status
+            and (min_amount is None or r.amount >= min_amount)
+            and (from_account_id is None or r.from_account_id == from_account_id)
+            for r in self.state["payment_requests"].values()
+        )
 
     def assert_parked_task_exists(self, parked_task_id: str) -> bool:
         """True when this task (any, with "*") was parked."""

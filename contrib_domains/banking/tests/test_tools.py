@@ -34,7 +34,9 @@ def test_lookups_and_their_errors(data: DomainData) -> None:
     customer, _ = call(env, "get_customer_by_id", customer_id="cust_500")
     assert call(env, "get_customer_by_phone", phone_number=customer["phone_number"])[0]["customer_id"] == "cust_500"
     assert call(env, "get_customer_by_id", customer_id="cust_x") == (
-        "Error: Customer cust_x not found. Have you tried asking the customer for their id?", True)
+        "Error: Customer cust_x not found. Have you tried asking the customer for their id?",
+        True,
+    )
     assert call(env, "get_customer_by_name", full_name=customer["full_name"].upper(), dob="1900-01-01") == ([], False)
     accounts, _ = call(env, "get_accounts", customer_id="cust_500")
     assert [a["account_id"] for a in accounts] == customer["account_ids"]
@@ -58,9 +60,9 @@ def test_a_dispute_is_filed_and_the_compat_switch_keeps_agentchangebenchs_failur
     assert call(env, "get_dispute", dispute_id="DP_00000001")[0]["opened_at"] == "2025-08-21T08:00:01"
     assert env.agent_tools.state["transactions"]["tx_500_1"].status == "Disputed"
     assert call(env, "file_dispute", account_id="acc_501", tx_id="tx_500_1", reason_code="x")[0] == (
-        "Error: Transaction tx_500_1 not found for account acc_501")
-    assert call(build_environment(compat, None), "file_dispute", account_id="acc_500", tx_id="tx_500_1", reason_code="x") == (
-        "Error: DISPUTED", True)
+        "Error: Transaction tx_500_1 not found for account acc_501"
+    )
+    assert call(build_environment(compat, None), "file_dispute", account_id="acc_500", tx_id="tx_500_1", reason_code="x") == ("Error: DISPUTED", True)
 
 
 def test_a_bill_payment_goes_through_its_three_steps(data: DomainData) -> None:
@@ -68,8 +70,10 @@ def test_a_bill_payment_goes_through_its_three_steps(data: DomainData) -> None:
     before = env.agent_tools.state["accounts"]["acc_500"].available_balance
     made, _ = call(env, "create_payment_request", customer_id="cust_500", from_account_id="acc_500", to_payee_id="payee_500", amount=40.0)
     assert made == {"request_id": "PR_00000001", "status": "Awaiting Payment"}
-    assert call(env, "create_payment_request", customer_id="cust_500", from_account_id="acc_500", to_payee_id="payee_500",
-                amount=5.0)[0] == "Error: Another payment request is already Awaiting Payment for this customer"
+    assert (
+        call(env, "create_payment_request", customer_id="cust_500", from_account_id="acc_500", to_payee_id="payee_500", amount=5.0)[0]
+        == "Error: Another payment request is already Awaiting Payment for this customer"
+    )
     assert call(env, "make_payment", request_id="PR_00000001")[0] == "Error: Request must be AUTHORIZED before payment"
     call(env, "authorize_payment_request", request_id="PR_00000001")
     paid, _ = call(env, "make_payment", request_id="PR_00000001")

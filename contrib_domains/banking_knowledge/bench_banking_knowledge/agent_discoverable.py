@@ -46,36 +46,72 @@ CLI_REQUESTS = "credit_limit_increase_requests"
 
 CREDIT_CARD_ACTIONS = ("keep_active", "cancel_and_reissue")
 CREDIT_DISPUTE_REASONS = (
-    "unauthorized_fraudulent_charge", "duplicate_charge", "incorrect_amount", "goods_services_not_received",
-    "goods_services_not_as_described", "canceled_subscription_still_charging", "refund_never_processed",
+    "unauthorized_fraudulent_charge",
+    "duplicate_charge",
+    "incorrect_amount",
+    "goods_services_not_received",
+    "goods_services_not_as_described",
+    "canceled_subscription_still_charging",
+    "refund_never_processed",
 )
 RESOLUTIONS = ("full_refund", "partial_refund")
 DEBIT_DISPUTE_CATEGORIES = (
-    "unauthorized_transaction", "atm_cash_discrepancy", "atm_deposit_not_credited", "duplicate_charge",
-    "incorrect_amount", "goods_services_not_received", "recurring_charge_after_cancellation",
-    "card_present_fraud", "card_not_present_fraud",
+    "unauthorized_transaction",
+    "atm_cash_discrepancy",
+    "atm_deposit_not_credited",
+    "duplicate_charge",
+    "incorrect_amount",
+    "goods_services_not_received",
+    "recurring_charge_after_cancellation",
+    "card_present_fraud",
+    "card_not_present_fraud",
 )
 FRAUD_CATEGORIES = ("unauthorized_transaction", "card_present_fraud", "card_not_present_fraud")
 DEBIT_TRANSACTION_TYPES = (
-    "pin_purchase", "signature_purchase", "online_purchase", "atm_withdrawal", "atm_deposit",
-    "recurring_payment", "person_to_person",
+    "pin_purchase",
+    "signature_purchase",
+    "online_purchase",
+    "atm_withdrawal",
+    "atm_deposit",
+    "recurring_payment",
+    "person_to_person",
 )
 PIN_COMPROMISE = ("yes_shared", "yes_observed", "no", "unknown")
 DEBIT_CARD_ACTIONS = ("keep_active", "freeze_pending_investigation", "close_and_reissue")
 REPLACEMENT_REASONS = ("fraud_suspected", "lost", "stolen", "damaged", "expired", "other")
 CLOSURE_REASONS = (
-    "annual_fee", "not_using_card", "found_better_card", "unhappy_with_rewards", "simplifying_finances",
-    "negative_experience", "other",
+    "annual_fee",
+    "not_using_card",
+    "found_better_card",
+    "unhappy_with_rewards",
+    "simplifying_finances",
+    "negative_experience",
+    "other",
 )
 STATEMENT_CREDIT_REASONS = (
-    "goodwill_adjustment", "promotional_credit", "annual_fee_reversal", "late_fee_reversal",
-    "interest_charge_reversal", "dispute_resolution", "price_match", "retention_offer", "error_correction", "other",
+    "goodwill_adjustment",
+    "promotional_credit",
+    "annual_fee_reversal",
+    "late_fee_reversal",
+    "interest_charge_reversal",
+    "dispute_resolution",
+    "price_match",
+    "retention_offer",
+    "error_correction",
+    "other",
 )
 FLAG_TYPES = ("annual_fee_waived", "promotional_apr", "rewards_bonus", "other")
 FLAG_REASONS = ("retention_offer", "loyalty_benefit", "promotional", "error_correction", "other")
 DENIAL_REASONS = (
-    "insufficient_account_age", "cooldown_period_active", "pending_disputes", "pending_replacement_card",
-    "past_due_balance", "high_utilization", "insufficient_payment_history", "requested_amount_exceeds_limit", "other",
+    "insufficient_account_age",
+    "cooldown_period_active",
+    "pending_disputes",
+    "pending_replacement_card",
+    "past_due_balance",
+    "high_utilization",
+    "insufficient_payment_history",
+    "requested_amount_exceeds_limit",
+    "other",
 )
 BANK_ACCOUNT_TYPES = ("checking", "savings", "business_checking", "business_savings")
 PERSONAL_CHECKING = ("checking", "personal_checking")
@@ -93,28 +129,63 @@ CARD_DESIGNS = ("CLASSIC", "PREMIUM", "CUSTOM")
 DEBIT_CLOSURE_REASONS = ("lost", "stolen", "fraud_suspected", "damaged", "no_longer_needed", "account_closing")
 ALERT_CLEAR_REASONS = ("customer_verified", "velocity_clear")
 SEQUENTIAL_PINS = (
-    "0123", "1234", "2345", "3456", "4567", "5678", "6789", "9876", "8765", "7654", "6543", "5432", "4321", "3210",
+    "0123",
+    "1234",
+    "2345",
+    "3456",
+    "4567",
+    "5678",
+    "6789",
+    "9876",
+    "8765",
+    "7654",
+    "6543",
+    "5432",
+    "4321",
+    "3210",
 )
 ACTIVATION_TOOL_BY_REASON = {
-    "new_account": "activate_debit_card_8291", "first_card": "activate_debit_card_8291",
-    "lost": "activate_debit_card_8292", "stolen": "activate_debit_card_8292", "fraud": "activate_debit_card_8292",
-    "expired": "activate_debit_card_8293", "damaged": "activate_debit_card_8293",
-    "upgrade": "activate_debit_card_8293", "bank_reissue": "activate_debit_card_8293",
+    "new_account": "activate_debit_card_8291",
+    "first_card": "activate_debit_card_8291",
+    "lost": "activate_debit_card_8292",
+    "stolen": "activate_debit_card_8292",
+    "fraud": "activate_debit_card_8292",
+    "expired": "activate_debit_card_8293",
+    "damaged": "activate_debit_card_8293",
+    "upgrade": "activate_debit_card_8293",
+    "bank_reissue": "activate_debit_card_8293",
 }
 CHECKING_EARLY_CLOSURE = {
-    "Light Blue Account": (15, 30), "Light Green Account": (15, 30), "Green Fee-Free Account": (15, 30),
-    "Blue Account": (25, 60), "Green Account": (25, 60), "Evergreen Account": (50, 90), "Bluest Account": (100, 180),
+    "Light Blue Account": (15, 30),
+    "Light Green Account": (15, 30),
+    "Green Fee-Free Account": (15, 30),
+    "Blue Account": (25, 60),
+    "Green Account": (25, 60),
+    "Evergreen Account": (50, 90),
+    "Bluest Account": (100, 180),
 }
 """Personal checking: level -> (early-closure fee in dollars, window in days since opening)."""
 SAVINGS_EARLY_CLOSURE = {
-    "Bronze Account": (20, 60), "Silver Account": (35, 90), "Silver Plus Account": (35, 90),
-    "Gold Account": (75, 180), "Gold Plus Account": (75, 180), "Gold Years Account": (75, 180),
-    "Platinum Account": (150, 270), "Platinum Plus Account": (150, 270), "Diamond Elite Account": (150, 270),
+    "Bronze Account": (20, 60),
+    "Silver Account": (35, 90),
+    "Silver Plus Account": (35, 90),
+    "Gold Account": (75, 180),
+    "Gold Plus Account": (75, 180),
+    "Gold Years Account": (75, 180),
+    "Platinum Account": (150, 270),
+    "Platinum Plus Account": (150, 270),
+    "Diamond Elite Account": (150, 270),
 }
 """Personal savings: level -> (fee, window); applies to class "savings" only (seeded rows say "saving")."""
 DEFAULT_ATM_LIMITS = {
-    "blue account": 500, "green account": 600, "light blue account": 400, "green fee-free account": 500,
-    "evergreen account": 750, "bluest account": 1500, "dark green account": 300, "gold years account": 600,
+    "blue account": 500,
+    "green account": 600,
+    "light blue account": 400,
+    "green fee-free account": 500,
+    "evergreen account": 750,
+    "bluest account": 1500,
+    "dark green account": 300,
+    "gold years account": 600,
     "purple account": 1000,
 }
 """The daily ATM limit of a card without its own, by the lower-cased level of its account."""
@@ -126,7 +197,7 @@ _ATM_SCANS: dict[str, tuple[str, str, str]] = {
         "Machine: Rho-Bank ATM #3921, Cedar Lane Branch, Austin, TX\n"
         "\n"
         "In the envelope:\n"
-        '  1. Personal check no. 7284 drawn on First Texas Bank, payable to Derek Yamamoto, $875.00,\n'
+        "  1. Personal check no. 7284 drawn on First Texas Bank, payable to Derek Yamamoto, $875.00,\n"
         '     dated 11/03/2025, memo "October rent refund", signed\n'
         "  2. Cash $260.00: two $100 bills and three $20 bills\n"
         "\n"
@@ -142,7 +213,7 @@ _ATM_SCANS: dict[str, tuple[str, str, str]] = {
         "Machine: Rho-Bank ATM #3921, 742 Oak Avenue, Portland, OR\n"
         "\n"
         "In the envelope:\n"
-        '  1. Personal check no. 4821 drawn on First National Bank, payable to Linda Patterson, $875.00,\n'
+        "  1. Personal check no. 4821 drawn on First National Bank, payable to Linda Patterson, $875.00,\n"
         '     dated 11/05/2025, memo "October rent refund", signed\n'
         "  2. Cash $260.00: two $100 bills and three $20 bills\n"
         "\n"
@@ -349,9 +420,21 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def file_credit_card_transaction_dispute_4829(
-        self, transaction_id: str, card_action: str, card_last_4_digits: str, full_name: str, user_id: str,
-        phone: str, email: str, address: str, contacted_merchant: bool, purchase_date: str, issue_noticed_date: str,
-        dispute_reason: str, resolution_requested: str, eligible_for_provisional_credit: bool,
+        self,
+        transaction_id: str,
+        card_action: str,
+        card_last_4_digits: str,
+        full_name: str,
+        user_id: str,
+        phone: str,
+        email: str,
+        address: str,
+        contacted_merchant: bool,
+        purchase_date: str,
+        issue_noticed_date: str,
+        dispute_reason: str,
+        resolution_requested: str,
+        eligible_for_provisional_credit: bool,
         partial_refund_amount: float | None = None,
     ) -> str:
         """Open a formal dispute on a credit card transaction, recording whether provisional credit is given.
@@ -378,22 +461,36 @@ class AgentDiscoverableTools:
         """
         if not transaction_id or not user_id:
             return "Error: Missing required parameters."
-        problem = (_not_one_of("card_action", card_action, CREDIT_CARD_ACTIONS)
-                   or _not_one_of("dispute_reason", dispute_reason, CREDIT_DISPUTE_REASONS)
-                   or _not_one_of("resolution_requested", resolution_requested, RESOLUTIONS))
+        problem = (
+            _not_one_of("card_action", card_action, CREDIT_CARD_ACTIONS)
+            or _not_one_of("dispute_reason", dispute_reason, CREDIT_DISPUTE_REASONS)
+            or _not_one_of("resolution_requested", resolution_requested, RESOLUTIONS)
+        )
         if problem:
             return problem
         if resolution_requested == "partial_refund" and partial_refund_amount is None:
             return "Error: partial_refund_amount is required when resolution_requested is 'partial_refund'."
         dispute_id = ids.dispute_id(user_id, transaction_id)
         record = {
-            "dispute_id": dispute_id, "transaction_id": transaction_id, "user_id": user_id, "card_action": card_action,
-            "card_last_4_digits": card_last_4_digits, "full_name": full_name, "phone": phone, "email": email,
-            "address": address, "contacted_merchant": contacted_merchant, "purchase_date": purchase_date,
-            "issue_noticed_date": issue_noticed_date, "dispute_reason": dispute_reason,
-            "resolution_requested": resolution_requested, "partial_refund_amount": partial_refund_amount,
+            "dispute_id": dispute_id,
+            "transaction_id": transaction_id,
+            "user_id": user_id,
+            "card_action": card_action,
+            "card_last_4_digits": card_last_4_digits,
+            "full_name": full_name,
+            "phone": phone,
+            "email": email,
+            "address": address,
+            "contacted_merchant": contacted_merchant,
+            "purchase_date": purchase_date,
+            "issue_noticed_date": issue_noticed_date,
+            "dispute_reason": dispute_reason,
+            "resolution_requested": resolution_requested,
+            "partial_refund_amount": partial_refund_amount,
             "eligible_for_provisional_credit": eligible_for_provisional_credit,
-            "provisional_credit_given": eligible_for_provisional_credit, "submitted_at": ids.TODAY, "status": "SUBMITTED",
+            "provisional_credit_given": eligible_for_provisional_credit,
+            "submitted_at": ids.TODAY,
+            "status": "SUBMITTED",
         }
         if not self.db.add("transaction_disputes", dispute_id, record):
             return "Error: Dispute may have already been filed for this transaction."
@@ -427,18 +524,35 @@ class AgentDiscoverableTools:
         if not user_id:
             return "Error: Missing required parameter: user_id"
         found = self._lookup_text("transaction_disputes", "user_id", user_id)
-        return self._report("get_user_dispute_history_7291", "User transaction dispute history retrieved successfully.",
-                            f"Transaction dispute history for user {user_id}:", found,
-                            "No transaction disputes found for this user.")
+        return self._report(
+            "get_user_dispute_history_7291",
+            "User transaction dispute history retrieved successfully.",
+            f"Transaction dispute history for user {user_id}:",
+            found,
+            "No transaction disputes found for this user.",
+        )
 
     # ------------------------------------------------------------------ debit card disputes
 
     @discoverable(ToolKind.WRITE)
     def file_debit_card_transaction_dispute_6281(
-        self, transaction_id: str, account_id: str, card_id: str, user_id: str, dispute_category: str,
-        transaction_date: str, discovery_date: str, disputed_amount: float, transaction_type: str,
-        card_in_possession: bool, pin_compromised: str, contacted_merchant: bool, police_report_filed: bool,
-        written_statement_provided: bool, provisional_credit_eligible: bool, customer_max_liability_amount: float,
+        self,
+        transaction_id: str,
+        account_id: str,
+        card_id: str,
+        user_id: str,
+        dispute_category: str,
+        transaction_date: str,
+        discovery_date: str,
+        disputed_amount: float,
+        transaction_type: str,
+        card_in_possession: bool,
+        pin_compromised: str,
+        contacted_merchant: bool,
+        police_report_filed: bool,
+        written_statement_provided: bool,
+        provisional_credit_eligible: bool,
+        customer_max_liability_amount: float,
         card_action: str,
     ) -> str:
         """Open a Regulation E dispute on a debit card transaction; debit disputes concern the customer's own money, and liability depends on how soon it is reported. No money moves.
@@ -465,18 +579,31 @@ class AgentDiscoverableTools:
         Returns:
             The new dispute's id, category, amount, card action and provisional credit decision.
         """
-        required = [transaction_id, account_id, card_id, user_id, dispute_category, transaction_date, discovery_date,
-                    disputed_amount, transaction_type, pin_compromised, card_action]
+        required = [
+            transaction_id,
+            account_id,
+            card_id,
+            user_id,
+            dispute_category,
+            transaction_date,
+            discovery_date,
+            disputed_amount,
+            transaction_type,
+            pin_compromised,
+            card_action,
+        ]
         if not all(required):
             return "Error: Missing required parameters."
         if customer_max_liability_amount is None:
             return "Error: customer_max_liability_amount is required."
         if any(flag is None for flag in (card_in_possession, contacted_merchant, police_report_filed, written_statement_provided)):
             return "Error: card_in_possession, contacted_merchant, police_report_filed, and written_statement_provided are required boolean fields."
-        problem = (_not_one_of("dispute_category", dispute_category, DEBIT_DISPUTE_CATEGORIES)
-                   or _not_one_of("transaction_type", transaction_type, DEBIT_TRANSACTION_TYPES)
-                   or _not_one_of("pin_compromised", pin_compromised, PIN_COMPROMISE)
-                   or _not_one_of("card_action", card_action, DEBIT_CARD_ACTIONS))
+        problem = (
+            _not_one_of("dispute_category", dispute_category, DEBIT_DISPUTE_CATEGORIES)
+            or _not_one_of("transaction_type", transaction_type, DEBIT_TRANSACTION_TYPES)
+            or _not_one_of("pin_compromised", pin_compromised, PIN_COMPROMISE)
+            or _not_one_of("card_action", card_action, DEBIT_CARD_ACTIONS)
+        )
         if problem:
             return problem
         if disputed_amount <= 0:
@@ -485,17 +612,29 @@ class AgentDiscoverableTools:
         is_fraud = dispute_category in FRAUD_CATEGORIES
         pin_shared = pin_compromised == "yes_shared"
         record = {
-            "dispute_id": dispute_id, "transaction_id": transaction_id, "account_id": account_id, "card_id": card_id,
-            "user_id": user_id, "dispute_category": dispute_category, "transaction_date": transaction_date,
-            "discovery_date": discovery_date, "disputed_amount": disputed_amount, "transaction_type": transaction_type,
-            "card_in_possession": card_in_possession, "pin_compromised": pin_compromised,
-            "contacted_merchant": contacted_merchant, "police_report_filed": police_report_filed,
+            "dispute_id": dispute_id,
+            "transaction_id": transaction_id,
+            "account_id": account_id,
+            "card_id": card_id,
+            "user_id": user_id,
+            "dispute_category": dispute_category,
+            "transaction_date": transaction_date,
+            "discovery_date": discovery_date,
+            "disputed_amount": disputed_amount,
+            "transaction_type": transaction_type,
+            "card_in_possession": card_in_possession,
+            "pin_compromised": pin_compromised,
+            "contacted_merchant": contacted_merchant,
+            "police_report_filed": police_report_filed,
             "written_statement_provided": written_statement_provided,
             "provisional_credit_eligible": provisional_credit_eligible,
             "provisional_credit_issued": provisional_credit_eligible,
             "provisional_credit_amount": disputed_amount if provisional_credit_eligible else None,
-            "customer_max_liability_amount": customer_max_liability_amount, "card_action": card_action,
-            "is_fraud_category": is_fraud, "pin_shared_voluntarily": pin_shared, "submitted_at": ids.TODAY,
+            "customer_max_liability_amount": customer_max_liability_amount,
+            "card_action": card_action,
+            "is_fraud_category": is_fraud,
+            "pin_shared_voluntarily": pin_shared,
+            "submitted_at": ids.TODAY,
             "status": "OPEN",
         }
         if not self.db.add("debit_card_disputes", dispute_id, record):
@@ -531,9 +670,13 @@ class AgentDiscoverableTools:
         if not user_id:
             return "Error: Missing required parameter: user_id"
         found = self._lookup_text("debit_card_disputes", "user_id", user_id)
-        return self._report("get_debit_dispute_status_7483", "Debit card dispute history retrieved successfully.",
-                            f"Debit card dispute history for user {user_id}:", found,
-                            "No debit card disputes found for this user.")
+        return self._report(
+            "get_debit_dispute_status_7483",
+            "Debit card dispute history retrieved successfully.",
+            f"Debit card dispute history for user {user_id}:",
+            found,
+            "No debit card disputes found for this user.",
+        )
 
     @discoverable(ToolKind.READ)
     def get_atm_deposit_images_8473(self, transaction_id: str) -> str:
@@ -573,7 +716,11 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def order_replacement_credit_card_7291(
-        self, credit_card_account_id: str, user_id: str, shipping_address: str, reason: str,
+        self,
+        credit_card_account_id: str,
+        user_id: str,
+        shipping_address: str,
+        reason: str,
         expedited_shipping: bool = False,
     ) -> str:
         """Order a replacement credit card; ordering it cancels the current card at once.
@@ -597,23 +744,31 @@ class AgentDiscoverableTools:
             return f"Error: Credit card account '{credit_card_account_id}' not found."
         order_id = ids.credit_card_order_id(credit_card_account_id, user_id, reason)
         record = {
-            "order_id": order_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "shipping_address": shipping_address, "reason": reason, "expedited_shipping": expedited_shipping,
-            "order_date": ids.TODAY, "status": "ORDERED", "old_card_cancelled": True,
+            "order_id": order_id,
+            "credit_card_account_id": credit_card_account_id,
+            "user_id": user_id,
+            "shipping_address": shipping_address,
+            "reason": reason,
+            "expedited_shipping": expedited_shipping,
+            "order_date": ids.TODAY,
+            "status": "ORDERED",
+            "old_card_cancelled": True,
         }
         if not self.db.add("credit_card_orders", order_id, record):
             return "Error: Order may have already been placed for this card replacement."
         self.db.update(CC_ACCOUNTS, credit_card_account_id, {"status": "CLOSED", "closed_date": ids.TODAY})
-        return "\n".join([
-            f"Order ID: {order_id}",
-            f"Card Account: {credit_card_account_id}",
-            f"Reason: {_title(reason)}",
-            f"Shipping Address: {shipping_address}",
-            f"Shipping Method: {'Expedited' if expedited_shipping else 'Standard'}",
-            f"Expected Delivery: {'2-3 business days' if expedited_shipping else '7-10 business days'}",
-            "",
-            "The old card has been cancelled for security. The new card will have the same account number but a new card number and CVV.",
-        ])
+        return "\n".join(
+            [
+                f"Order ID: {order_id}",
+                f"Card Account: {credit_card_account_id}",
+                f"Reason: {_title(reason)}",
+                f"Shipping Address: {shipping_address}",
+                f"Shipping Method: {'Expedited' if expedited_shipping else 'Standard'}",
+                f"Expected Delivery: {'2-3 business days' if expedited_shipping else '7-10 business days'}",
+                "",
+                "The old card has been cancelled for security. The new card will have the same account number but a new card number and CVV.",
+            ]
+        )
 
     @discoverable(ToolKind.READ)
     def get_pending_replacement_orders_5765(self, credit_card_account_id: str) -> str:
@@ -628,9 +783,13 @@ class AgentDiscoverableTools:
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
         found = self._lookup_text("credit_card_orders", "credit_card_account_id", credit_card_account_id)
-        return self._report("get_pending_replacement_orders_5765", "Pending replacement orders check completed.",
-                            f"Replacement orders for credit card account {credit_card_account_id}:", found,
-                            "No pending replacement orders found for this credit card account.")
+        return self._report(
+            "get_pending_replacement_orders_5765",
+            "Pending replacement orders check completed.",
+            f"Replacement orders for credit card account {credit_card_account_id}:",
+            found,
+            "No pending replacement orders found for this credit card account.",
+        )
 
     @discoverable(ToolKind.WRITE)
     def log_credit_card_closure_reason_4521(self, credit_card_account_id: str, user_id: str, closure_reason: str) -> str:
@@ -650,10 +809,18 @@ class AgentDiscoverableTools:
         if problem:
             return problem
         record_id = ids.closure_reason_id(credit_card_account_id, user_id)
-        self.db.add("credit_card_closure_reasons", record_id, {
-            "record_id": record_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "closure_reason": closure_reason, "logged_at": ids.TODAY, "status": "LOGGED",
-        })
+        self.db.add(
+            "credit_card_closure_reasons",
+            record_id,
+            {
+                "record_id": record_id,
+                "credit_card_account_id": credit_card_account_id,
+                "user_id": user_id,
+                "closure_reason": closure_reason,
+                "logged_at": ids.TODAY,
+                "status": "LOGGED",
+            },
+        )
         arguments = {"credit_card_account_id": credit_card_account_id, "user_id": user_id, "closure_reason": closure_reason}
         return (
             "Closure reason logged successfully.\n\n"
@@ -675,9 +842,13 @@ class AgentDiscoverableTools:
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
         found = self._lookup_text("credit_card_closure_reasons", "credit_card_account_id", credit_card_account_id)
-        return self._report("get_closure_reason_history_8293", "Closure reason history retrieved successfully.",
-                            f"Closure reason history for credit card account {credit_card_account_id}:", found,
-                            "No closure reason records found for this credit card account.")
+        return self._report(
+            "get_closure_reason_history_8293",
+            "Closure reason history retrieved successfully.",
+            f"Closure reason history for credit card account {credit_card_account_id}:",
+            found,
+            "No closure reason records found for this credit card account.",
+        )
 
     @discoverable(ToolKind.WRITE)
     def apply_statement_credit_8472(self, user_id: str, credit_card_account_id: str, amount: float, reason: str) -> str:
@@ -704,10 +875,17 @@ class AgentDiscoverableTools:
         # tau2 seeds the id with the reason where a merchant goes.
         transaction_id = ids.transaction_id(user_id, "STATEMENT_CREDIT", reason, amount, "Statement Credit")
         record = {
-            "transaction_id": transaction_id, "user_id": user_id, "credit_card_account_id": credit_card_account_id,
-            "credit_card_type": "N/A", "merchant_name": "Rho-Bank Statement Credit", "transaction_amount": f"-${amount:.2f}",
-            "transaction_date": ids.TODAY, "category": "Statement Credit", "status": "COMPLETED",
-            "rewards_earned": "0 points", "credit_reason": reason,
+            "transaction_id": transaction_id,
+            "user_id": user_id,
+            "credit_card_account_id": credit_card_account_id,
+            "credit_card_type": "N/A",
+            "merchant_name": "Rho-Bank Statement Credit",
+            "transaction_amount": f"-${amount:.2f}",
+            "transaction_date": ids.TODAY,
+            "category": "Statement Credit",
+            "status": "COMPLETED",
+            "rewards_earned": "0 points",
+            "credit_reason": reason,
         }
         if not self.db.add(CC_TRANSACTIONS, transaction_id, record):
             return f"Error: Failed to apply statement credit. Transaction ID '{transaction_id}' may already exist."
@@ -724,7 +902,12 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def apply_credit_card_account_flag_6147(
-        self, credit_card_account_id: str, user_id: str, flag_type: str, expiration_date: str, reason: str,
+        self,
+        credit_card_account_id: str,
+        user_id: str,
+        flag_type: str,
+        expiration_date: str,
+        reason: str,
     ) -> str:
         """Put a flag on a credit card account (a waived annual fee, a promotional APR, a rewards bonus or another modifier), in force from today until its expiry date.
 
@@ -747,9 +930,15 @@ class AgentDiscoverableTools:
             return f"Error: Credit card account '{credit_card_account_id}' not found."
         flag_id = ids.account_flag_id(credit_card_account_id, flag_type, expiration_date)
         record = {
-            "flag_id": flag_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "flag_type": flag_type, "effective_date": ids.TODAY, "expiration_date": expiration_date, "reason": reason,
-            "applied_at": ids.TODAY, "status": "ACTIVE",
+            "flag_id": flag_id,
+            "credit_card_account_id": credit_card_account_id,
+            "user_id": user_id,
+            "flag_type": flag_type,
+            "effective_date": ids.TODAY,
+            "expiration_date": expiration_date,
+            "reason": reason,
+            "applied_at": ids.TODAY,
+            "status": "ACTIVE",
         }
         if not self.db.add("credit_card_account_flags", flag_id, record):
             return f"Error: Failed to apply account flag. Flag ID '{flag_id}' may already exist."
@@ -792,7 +981,11 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def pay_credit_card_from_checking_9182(
-        self, user_id: str, checking_account_id: str, credit_card_account_id: str, amount: float,
+        self,
+        user_id: str,
+        checking_account_id: str,
+        credit_card_account_id: str,
+        amount: float,
     ) -> str:
         """Pay down a credit card balance from the customer's Rho-Bank checking account: the checking account is debited and the card balance reduced by the same amount.
 
@@ -848,7 +1041,10 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def submit_credit_limit_increase_request_7392(
-        self, credit_card_account_id: str, user_id: str, requested_increase_amount: int,
+        self,
+        credit_card_account_id: str,
+        user_id: str,
+        requested_increase_amount: int,
     ) -> str:
         """File a customer's request to raise a credit card's limit, for review.
 
@@ -878,8 +1074,12 @@ class AgentDiscoverableTools:
             return f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
         request_id = ids.credit_limit_request_id(credit_card_account_id, user_id, increase)
         record = {
-            "request_id": request_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "requested_increase_amount": increase, "submitted_at": ids.TODAY, "status": "PENDING",
+            "request_id": request_id,
+            "credit_card_account_id": credit_card_account_id,
+            "user_id": user_id,
+            "requested_increase_amount": increase,
+            "submitted_at": ids.TODAY,
+            "status": "PENDING",
         }
         if not self.db.add(CLI_REQUESTS, request_id, record):
             return "Error: A similar request may already exist."
@@ -905,9 +1105,13 @@ class AgentDiscoverableTools:
         if not credit_card_account_id:
             return "Error: Missing required parameter: credit_card_account_id"
         found = self._lookup_text(CLI_REQUESTS, "credit_card_account_id", credit_card_account_id)
-        return self._report("get_credit_limit_increase_history_4829", "Credit limit increase history retrieved.",
-                            f"Credit limit increase history for account {credit_card_account_id}:", found,
-                            "No credit limit increase requests found for this account.")
+        return self._report(
+            "get_credit_limit_increase_history_4829",
+            "Credit limit increase history retrieved.",
+            f"Credit limit increase history for account {credit_card_account_id}:",
+            found,
+            "No credit limit increase requests found for this account.",
+        )
 
     @discoverable(ToolKind.READ)
     def get_payment_history_6183(self, credit_card_account_id: str, months: int) -> str:
@@ -938,10 +1142,8 @@ class AgentDiscoverableTools:
             if payment.get("status") != "ON_TIME":
                 break
             on_time += 1
-        lines = [f"Payment history for account '{credit_card_account_id}' (last {count} months):",
-                 f"Consecutive on-time payments: {on_time}"]
-        lines += [f"\n  - Payment Date: {p.get('payment_date')}\n    Amount: {p.get('amount')}\n    Status: {p.get('status')}"
-                  for p in latest]
+        lines = [f"Payment history for account '{credit_card_account_id}' (last {count} months):", f"Consecutive on-time payments: {on_time}"]
+        lines += [f"\n  - Payment Date: {p.get('payment_date')}\n    Amount: {p.get('amount')}\n    Status: {p.get('status')}" for p in latest]
         return "\n".join(lines)
 
     @discoverable(ToolKind.WRITE)
@@ -969,11 +1171,20 @@ class AgentDiscoverableTools:
         new_limit = float(new_credit_limit)
         self.db.update(CC_ACCOUNTS, credit_card_account_id, {"credit_limit": f"${new_limit:.2f}"})
         request_id = ids.credit_limit_request_id(credit_card_account_id, user_id, new_limit - previous)
-        self.db.add(CLI_REQUESTS, request_id, {
-            "request_id": request_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "previous_limit": f"${previous:.2f}", "new_limit": f"${new_limit:.2f}",
-            "increase_amount": f"${new_limit - previous:.2f}", "decision_date": ids.TODAY, "status": "APPROVED",
-        })
+        self.db.add(
+            CLI_REQUESTS,
+            request_id,
+            {
+                "request_id": request_id,
+                "credit_card_account_id": credit_card_account_id,
+                "user_id": user_id,
+                "previous_limit": f"${previous:.2f}",
+                "new_limit": f"${new_limit:.2f}",
+                "increase_amount": f"${new_limit - previous:.2f}",
+                "decision_date": ids.TODAY,
+                "status": "APPROVED",
+            },
+        )
         return (
             "Credit limit increase approved!\n"
             f"  - Account: {credit_card_account_id}\n"
@@ -986,14 +1197,17 @@ class AgentDiscoverableTools:
 
     def _open_dispute(self, user_id: str) -> bool:
         """True when the user has a credit card dispute still SUBMITTED, UNDER_REVIEW or PENDING."""
-        return any(d.get("user_id") == user_id and d.get("status") in ("SUBMITTED", "UNDER_REVIEW", "PENDING")
-                   for _, d in self.db.table_items("transaction_disputes"))
+        return any(
+            d.get("user_id") == user_id and d.get("status") in ("SUBMITTED", "UNDER_REVIEW", "PENDING")
+            for _, d in self.db.table_items("transaction_disputes")
+        )
 
     def _replacement_under_way(self, credit_card_account_id: str) -> bool:
         """True when a replacement card of the account is PENDING, PROCESSING or SHIPPED (ORDERED is not counted)."""
-        return any(o.get("credit_card_account_id") == credit_card_account_id
-                   and o.get("status") in ("PENDING", "PROCESSING", "SHIPPED")
-                   for _, o in self.db.table_items("credit_card_orders"))
+        return any(
+            o.get("credit_card_account_id") == credit_card_account_id and o.get("status") in ("PENDING", "PROCESSING", "SHIPPED")
+            for _, o in self.db.table_items("credit_card_orders")
+        )
 
     @discoverable(ToolKind.WRITE)
     def deny_credit_limit_increase_5848(self, credit_card_account_id: str, user_id: str, denial_reason: str) -> str:
@@ -1014,10 +1228,18 @@ class AgentDiscoverableTools:
         if self.db.get(CC_ACCOUNTS, credit_card_account_id) is None:
             return f"Error: Credit card account '{credit_card_account_id}' not found."
         request_id = ids.credit_limit_request_id(credit_card_account_id, user_id, 0.0)
-        self.db.add(CLI_REQUESTS, request_id, {
-            "request_id": request_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id,
-            "denial_reason": denial_reason, "decision_date": ids.TODAY, "status": "DENIED",
-        })
+        self.db.add(
+            CLI_REQUESTS,
+            request_id,
+            {
+                "request_id": request_id,
+                "credit_card_account_id": credit_card_account_id,
+                "user_id": user_id,
+                "denial_reason": denial_reason,
+                "decision_date": ids.TODAY,
+                "status": "DENIED",
+            },
+        )
         return (
             "Credit limit increase request denied.\n"
             f"  - Account: {credit_card_account_id}\n"
@@ -1050,8 +1272,13 @@ class AgentDiscoverableTools:
             return "Error: Account eligibility requirements not met."
         account_id = ids.bank_account_id(user_id, account_type, account_class)
         record = {
-            "account_id": account_id, "user_id": user_id, "account_type": account_type, "account_class": account_class,
-            "current_holdings": "0.00", "status": "OPEN", "date_opened": ids.TODAY,
+            "account_id": account_id,
+            "user_id": user_id,
+            "account_type": account_type,
+            "account_class": account_class,
+            "current_holdings": "0.00",
+            "status": "OPEN",
+            "date_opened": ids.TODAY,
         }
         if not self.db.add("accounts", account_id, record):
             return f"Failed to open account: Account ID '{account_id}' may already exist."
@@ -1068,7 +1295,10 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def close_bank_account_7392(
-        self, account_id: str, reason: str = "Customer requested closure", waive_early_closure_fee: bool = False,
+        self,
+        account_id: str,
+        reason: str = "Customer requested closure",
+        waive_early_closure_fee: bool = False,
     ) -> str:
         """Close a checking or savings account; its balance must come to zero once any early-closure fee is taken.
 
@@ -1093,10 +1323,16 @@ class AgentDiscoverableTools:
             return "Error: Account unable to be closed."
         if balance - fee != 0:
             return f"Error: Account balance must be $0.00 before closing. Current balance: ${balance:.2f}"
-        self.db.update("accounts", account_id, {
-            "status": "CLOSED", "date_closed": ids.TODAY, "closure_reason": reason,
-            "early_closure_fee_waived": waive_early_closure_fee,
-        })
+        self.db.update(
+            "accounts",
+            account_id,
+            {
+                "status": "CLOSED",
+                "date_closed": ids.TODAY,
+                "closure_reason": reason,
+                "early_closure_fee_waived": waive_early_closure_fee,
+            },
+        )
         return (
             "Bank account closed successfully!\n"
             f"  - Account ID: {account_id}\n"
@@ -1122,13 +1358,19 @@ class AgentDiscoverableTools:
             return "Error: Missing required parameter: user_id"
         bank = self._lookup_text("accounts", "user_id", user_id)
         cards = self._lookup_text(CC_ACCOUNTS, "user_id", user_id)
-        return "\n".join([
-            "User accounts retrieved successfully.", "", "Executed: get_all_user_accounts_by_user_id_3847",
-            f"Accounts for user {user_id}:", "", "Bank Accounts:",
-            bank if _has_records(bank) else "  No bank accounts found.",
-            "\nCredit Card Accounts:",
-            cards if _has_records(cards) else "  No credit card accounts found.",
-        ])
+        return "\n".join(
+            [
+                "User accounts retrieved successfully.",
+                "",
+                "Executed: get_all_user_accounts_by_user_id_3847",
+                f"Accounts for user {user_id}:",
+                "",
+                "Bank Accounts:",
+                bank if _has_records(bank) else "  No bank accounts found.",
+                "\nCredit Card Accounts:",
+                cards if _has_records(cards) else "  No credit card accounts found.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def transfer_funds_between_bank_accounts_7291(self, source_account_id: str, destination_account_id: str, amount: float) -> str:
@@ -1230,10 +1472,19 @@ class AgentDiscoverableTools:
         self.db.update("accounts", account_id, {"current_holdings": f"${new_balance:.2f}" if checking else f"{new_balance:.2f}"})
         make_id = ids.checking_credit_transaction_id if checking else ids.savings_credit_transaction_id
         transaction_id = make_id(account_id, credit_type, value)
-        self._put(BANK_TRANSACTIONS, transaction_id, {
-            "transaction_id": transaction_id, "account_id": account_id, "date": ids.TODAY,
-            "description": CREDIT_DESCRIPTIONS[credit_type], "amount": value, "type": credit_type, "status": "posted",
-        })
+        self._put(
+            BANK_TRANSACTIONS,
+            transaction_id,
+            {
+                "transaction_id": transaction_id,
+                "account_id": account_id,
+                "date": ids.TODAY,
+                "description": CREDIT_DESCRIPTIONS[credit_type],
+                "amount": value,
+                "type": credit_type,
+                "status": "posted",
+            },
+        )
         return (
             "\nCredit applied successfully!\n"
             f"  - Transaction ID: {transaction_id}\n"
@@ -1246,7 +1497,12 @@ class AgentDiscoverableTools:
 
     @discoverable(ToolKind.WRITE)
     def submit_interest_discrepancy_report_7294(
-        self, account_id: str, user_id: str, expected_apy: float, actual_apy: float, amount_difference: float,
+        self,
+        account_id: str,
+        user_id: str,
+        expected_apy: float,
+        actual_apy: float,
+        amount_difference: float,
     ) -> str:
         """Send the backend team a report that the interest credited to an account does not match the APY it should earn, for investigation.
 
@@ -1304,15 +1560,29 @@ class AgentDiscoverableTools:
         rows = self.db.query(BANK_TRANSACTIONS, {"account_id": account_id})
         rows = sorted(rows, key=lambda row: _transaction_time(row[1]), reverse=True)
         body = self.db.format_records(BANK_TRANSACTIONS, rows) if rows else "\nNo transactions found for this account."
-        return "\n".join(["Bank account transactions retrieved successfully.", "",
-                          "Executed: get_bank_account_transactions_9173", f"Transactions for account {account_id}:", body])
+        return "\n".join(
+            [
+                "Bank account transactions retrieved successfully.",
+                "",
+                "Executed: get_bank_account_transactions_9173",
+                f"Transactions for account {account_id}:",
+                body,
+            ]
+        )
 
     # ------------------------------------------------------------------ debit cards
 
     @discoverable(ToolKind.WRITE)
     def order_debit_card_5739(
-        self, account_id: str, user_id: str, delivery_option: str, delivery_fee: float, card_design: str,
-        design_fee: float, shipping_address: str, excess_replacement_fee: float | None = None,
+        self,
+        account_id: str,
+        user_id: str,
+        delivery_option: str,
+        delivery_fee: float,
+        card_design: str,
+        design_fee: float,
+        shipping_address: str,
+        excess_replacement_fee: float | None = None,
     ) -> str:
         """Order a debit card for a customer's checking account; the fees are taken from that account and the card arrives inactive.
 
@@ -1350,10 +1620,19 @@ class AgentDiscoverableTools:
             return problem
         order_id = ids.debit_card_order_id(account_id, user_id, option)
         order = {
-            "order_id": order_id, "account_id": account_id, "user_id": user_id, "delivery_option": option,
-            "card_design": style, "shipping_address": shipping_address, "delivery_fee": delivery, "design_fee": design,
-            "excess_replacement_fee": excess, "total_fee": total, "order_date": ids.TODAY,
-            "expected_delivery": DELIVERY_TIMES[option], "status": "PENDING",
+            "order_id": order_id,
+            "account_id": account_id,
+            "user_id": user_id,
+            "delivery_option": option,
+            "card_design": style,
+            "shipping_address": shipping_address,
+            "delivery_fee": delivery,
+            "design_fee": design,
+            "excess_replacement_fee": excess,
+            "total_fee": total,
+            "order_date": ids.TODAY,
+            "expected_delivery": DELIVERY_TIMES[option],
+            "status": "PENDING",
         }
         if not self.db.add("debit_card_orders", order_id, order):
             return "Error: Failed to create debit card order. Order may already exist."
@@ -1362,9 +1641,15 @@ class AgentDiscoverableTools:
             self._charge_order_fees(account_id, order_id, balance - total, total, fee_parts)
         card_id = self._issue_debit_card(account_id, user_id, style)
         lines = [
-            "Debit Card Order Confirmed", f"Order ID: {order_id}", f"Card ID: {card_id}", f"Linked Account: {account_id}",
-            f"Delivery Option: {option}", f"Card Design: {style}", f"Shipping Address: {shipping_address}",
-            f"Expected Delivery: {DELIVERY_TIMES[option]}", "",
+            "Debit Card Order Confirmed",
+            f"Order ID: {order_id}",
+            f"Card ID: {card_id}",
+            f"Linked Account: {account_id}",
+            f"Delivery Option: {option}",
+            f"Card Design: {style}",
+            f"Shipping Address: {shipping_address}",
+            f"Expected Delivery: {DELIVERY_TIMES[option]}",
+            "",
             "Note: Card will arrive with status PENDING. Customer must call to activate after receiving the card.",
         ]
         if total > 0:
@@ -1391,16 +1676,23 @@ class AgentDiscoverableTools:
             return f"Error: Account '{account_id}' already has an active debit card. Maximum 1 active card per checking account."
         return None
 
-    def _charge_order_fees(self, account_id: str, order_id: str, new_balance: float, total: float,
-                           fee_parts: list[tuple[str, str]]) -> None:
+    def _charge_order_fees(self, account_id: str, order_id: str, new_balance: float, total: float, fee_parts: list[tuple[str, str]]) -> None:
         """Take a debit card order's fees from the account and post them as one transaction."""
         self.db.update("accounts", account_id, {"current_holdings": f"{new_balance:.2f}"})
         fee_id = ids.debit_card_fee_transaction_id(order_id)
-        self.db.add(BANK_TRANSACTIONS, fee_id, {
-            "transaction_id": fee_id, "account_id": account_id, "date": ids.TODAY,
-            "description": "DEBIT CARD ORDER FEE - " + ", ".join(f"{label} ${amount}" for label, amount in fee_parts),
-            "amount": -total, "type": "debit_card_fee", "status": "posted",
-        })
+        self.db.add(
+            BANK_TRANSACTIONS,
+            fee_id,
+            {
+                "transaction_id": fee_id,
+                "account_id": account_id,
+                "date": ids.TODAY,
+                "description": "DEBIT CARD ORDER FEE - " + ", ".join(f"{label} ${amount}" for label, amount in fee_parts),
+                "amount": -total,
+                "type": "debit_card_fee",
+                "status": "posted",
+            },
+        )
 
     def _issue_debit_card(self, account_id: str, user_id: str, card_design: str) -> str:
         """Add the ordered card, PENDING until activated, and return its id (an existing id is left as it is)."""
@@ -1408,12 +1700,23 @@ class AgentDiscoverableTools:
         last_4, cvv = ids.debit_card_numbers(card_id)
         user = self.db.get("users", user_id)
         holder = "CARDHOLDER" if user is None else user.get("name", "CARDHOLDER").upper()
-        self.db.add("debit_cards", card_id, {
-            "card_id": card_id, "account_id": account_id, "user_id": user_id, "cardholder_name": holder,
-            "last_4_digits": last_4, "cvv": cvv, "status": "PENDING", "issue_date": ids.TODAY,
-            "expiration_date": _expiration_date(ids.TODAY), "card_design": card_design,
-            "issue_reason": self._next_issue_reason(account_id),
-        })
+        self.db.add(
+            "debit_cards",
+            card_id,
+            {
+                "card_id": card_id,
+                "account_id": account_id,
+                "user_id": user_id,
+                "cardholder_name": holder,
+                "last_4_digits": last_4,
+                "cvv": cvv,
+                "status": "PENDING",
+                "issue_date": ids.TODAY,
+                "expiration_date": _expiration_date(ids.TODAY),
+                "card_design": card_design,
+                "issue_reason": self._next_issue_reason(account_id),
+            },
+        )
         return card_id
 
     def _next_issue_reason(self, account_id: str) -> str:
@@ -1444,11 +1747,15 @@ class AgentDiscoverableTools:
         error, card = self._activation_problem(card_id, last_4_digits, expiration_date, cvv, pin, "activate_debit_card_8291")
         if error or card is None:
             return error or ""
-        retired = self._activate(card_id, card, {"status": "DEACTIVATED", "deactivated_date": ids.TODAY,
-                                                 "deactivation_reason": "New card activated"})
+        retired = self._activate(card_id, card, {"status": "DEACTIVATED", "deactivated_date": ids.TODAY, "deactivation_reason": "New card activated"})
         lines = [
-            "New Debit Card Activation Successful", f"Card ID: {card_id}", "Status: ACTIVE", f"Activation Date: {ids.TODAY}", "",
-            "Your card is now ready to use at any ATM or point of sale terminal.", "For security, please sign the back of your card.",
+            "New Debit Card Activation Successful",
+            f"Card ID: {card_id}",
+            "Status: ACTIVE",
+            f"Activation Date: {ids.TODAY}",
+            "",
+            "Your card is now ready to use at any ATM or point of sale terminal.",
+            "For security, please sign the back of your card.",
         ]
         if retired:
             lines.append(f"\nNote: Previous card(s) have been deactivated: {', '.join(retired)}")
@@ -1472,12 +1779,20 @@ class AgentDiscoverableTools:
         if error or card is None:
             return error or ""
         reason = card.get("issue_reason", "lost")
-        retired = self._activate(card_id, card, {"status": "DEACTIVATED", "deactivated_date": ids.TODAY,
-                                                 "deactivation_reason": f"Replacement card activated ({reason})"})
+        retired = self._activate(
+            card_id, card, {"status": "DEACTIVATED", "deactivated_date": ids.TODAY, "deactivation_reason": f"Replacement card activated ({reason})"}
+        )
         lines = [
-            "Replacement Debit Card Activation Successful", f"Card ID: {card_id}", f"Replacement Reason: {_title(reason)}",
-            "Status: ACTIVE", f"Activation Date: {ids.TODAY}", "", "Your replacement card is now ready to use.", "",
-            "IMPORTANT SECURITY REMINDERS:", "- Please review your recent transactions for any unauthorized charges",
+            "Replacement Debit Card Activation Successful",
+            f"Card ID: {card_id}",
+            f"Replacement Reason: {_title(reason)}",
+            "Status: ACTIVE",
+            f"Activation Date: {ids.TODAY}",
+            "",
+            "Your replacement card is now ready to use.",
+            "",
+            "IMPORTANT SECURITY REMINDERS:",
+            "- Please review your recent transactions for any unauthorized charges",
             "- Report any suspicious activity immediately",
         ]
         if reason == "fraud":
@@ -1504,11 +1819,17 @@ class AgentDiscoverableTools:
         if error or card is None:
             return error or ""
         reason = card.get("issue_reason", "expired")
-        kept = self._activate(card_id, card, {"status": "GRACE_PERIOD", "grace_period_ends": ids.TODAY,
-                                              "deactivation_reason": f"Reissued card activated ({reason})"})
+        kept = self._activate(
+            card_id, card, {"status": "GRACE_PERIOD", "grace_period_ends": ids.TODAY, "deactivation_reason": f"Reissued card activated ({reason})"}
+        )
         lines = [
-            "Reissued Debit Card Activation Successful", f"Card ID: {card_id}", f"Reissue Reason: {_title(reason)}",
-            "Status: ACTIVE", f"Activation Date: {ids.TODAY}", "", "Your reissued card is now ready to use.",
+            "Reissued Debit Card Activation Successful",
+            f"Card ID: {card_id}",
+            f"Reissue Reason: {_title(reason)}",
+            "Status: ACTIVE",
+            f"Activation Date: {ids.TODAY}",
+            "",
+            "Your reissued card is now ready to use.",
         ]
         if kept:
             lines.append(f"\nNote: Your previous card(s) ({', '.join(kept)}) will remain active for 24 hours as a grace period.")
@@ -1517,8 +1838,9 @@ class AgentDiscoverableTools:
             lines.append("\nReminder: If your card number changed, please update any recurring payments with your new card details.")
         return "\n".join(lines)
 
-    def _activation_problem(self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str,
-                            tool: str) -> tuple[str | None, Record | None]:
+    def _activation_problem(
+        self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str, tool: str
+    ) -> tuple[str | None, Record | None]:
         """The three activation tools' checks, in tau2's order: (error text, None) or (None, the card)."""
         if not all([card_id, last_4_digits, expiration_date, cvv, pin]):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, expiration_date, cvv, pin.", None
@@ -1556,8 +1878,11 @@ class AgentDiscoverableTools:
         """Make the card ACTIVE and apply `retire` to the account's other ACTIVE cards; their ids, in stored order."""
         self.db.update("debit_cards", card_id, {"status": "ACTIVE", "activated_date": ids.TODAY})
         account_id = card.get("account_id")
-        others = [other_id for other_id, other in self.db.table_items("debit_cards")
-                  if other_id != card_id and other.get("account_id") == account_id and other.get("status") == "ACTIVE"]
+        others = [
+            other_id
+            for other_id, other in self.db.table_items("debit_cards")
+            if other_id != card_id and other.get("account_id") == account_id and other.get("status") == "ACTIVE"
+        ]
         for other_id in others:
             self.db.update("debit_cards", other_id, retire)
         return others
@@ -1586,16 +1911,26 @@ class AgentDiscoverableTools:
             return f"Error: Debit card '{card_id}' cannot be closed. Current status: {previous}. Only ACTIVE or PENDING cards can be closed."
         self.db.update("debit_cards", card_id, {"status": "CLOSED", "closed_date": ids.TODAY, "closure_reason": reason})
         lines = [
-            "Debit Card Closed Successfully", f"Card ID: {card_id}", f"Previous Status: {previous}", "New Status: CLOSED",
-            f"Closure Reason: {_title(reason)}", f"Closure Date: {ids.TODAY}", "",
+            "Debit Card Closed Successfully",
+            f"Card ID: {card_id}",
+            f"Previous Status: {previous}",
+            "New Status: CLOSED",
+            f"Closure Reason: {_title(reason)}",
+            f"Closure Date: {ids.TODAY}",
+            "",
         ]
         if reason in ("lost", "stolen", "fraud_suspected"):
             lines += ["IMPORTANT: This card has been immediately deactivated for security.", "Any pending transactions may still be processed."]
         if reason == "fraud_suspected":
-            lines += ["Please advise the customer to review recent transactions and file disputes for any unauthorized charges.",
-                      "Also recommend changing their online banking password."]
-        lines += ["", "Note: This card cannot be reactivated. If the customer needs a new card, they can order one through the standard ordering process.",
-                  "Any recurring payments linked to this card will need to be updated with new payment information."]
+            lines += [
+                "Please advise the customer to review recent transactions and file disputes for any unauthorized charges.",
+                "Also recommend changing their online banking password.",
+            ]
+        lines += [
+            "",
+            "Note: This card cannot be reactivated. If the customer needs a new card, they can order one through the standard ordering process.",
+            "Any recurring payments linked to this card will need to be updated with new payment information.",
+        ]
         return "\n".join(lines)
 
     @discoverable(ToolKind.WRITE)
@@ -1618,13 +1953,22 @@ class AgentDiscoverableTools:
         if card.get("status") != "ACTIVE":
             return f"Error: Debit card '{card_id}' cannot be frozen. Current status: {card.get('status')}. Only ACTIVE cards can be frozen."
         self.db.update("debit_cards", card_id, {"status": "FROZEN", "frozen_date": ids.TODAY})
-        return "\n".join([
-            "Debit Card Frozen Successfully", f"Card ID: {card_id}", "Status: FROZEN", f"Frozen Date: {ids.TODAY}", "",
-            "While frozen:", "- All new purchase transactions will be declined", "- Recurring payments and subscriptions will be declined",
-            "- Pending transactions already authorized may still process", "",
-            "To unfreeze, the customer can call customer service or use the mobile app.",
-            "If the card is confirmed lost or stolen, recommend closing the card permanently instead.",
-        ])
+        return "\n".join(
+            [
+                "Debit Card Frozen Successfully",
+                f"Card ID: {card_id}",
+                "Status: FROZEN",
+                f"Frozen Date: {ids.TODAY}",
+                "",
+                "While frozen:",
+                "- All new purchase transactions will be declined",
+                "- Recurring payments and subscriptions will be declined",
+                "- Pending transactions already authorized may still process",
+                "",
+                "To unfreeze, the customer can call customer service or use the mobile app.",
+                "If the card is confirmed lost or stolen, recommend closing the card permanently instead.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def unfreeze_debit_card_3893(self, card_id: str) -> str:
@@ -1650,10 +1994,17 @@ class AgentDiscoverableTools:
         if account is not None and account.get("status") != "OPEN":
             return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be unfrozen."
         self.db.update("debit_cards", card_id, {"status": "ACTIVE", "unfrozen_date": ids.TODAY})
-        return "\n".join([
-            "Debit Card Unfrozen Successfully", f"Card ID: {card_id}", "Status: ACTIVE", f"Unfrozen Date: {ids.TODAY}", "",
-            "The card is now active and ready to use immediately.", "All transactions will process normally.",
-        ])
+        return "\n".join(
+            [
+                "Debit Card Unfrozen Successfully",
+                f"Card ID: {card_id}",
+                "Status: ACTIVE",
+                f"Unfrozen Date: {ids.TODAY}",
+                "",
+                "The card is now active and ready to use immediately.",
+                "All transactions will process normally.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def clear_debit_card_fraud_alert_4892(self, card_id: str, reason: str) -> str:
@@ -1682,23 +2033,35 @@ class AgentDiscoverableTools:
         if card.get("alert_source") == "bank_initiated":
             return "Error: BANK_INITIATED_ALERT - This fraud alert was initiated by the bank's fraud detection system and cannot be cleared by customer service agents. Please transfer the customer to the security team using transfer_to_human_agents."
         self.db.update("debit_cards", card_id, {"fraud_alert_active": False, "alert_source": None, "fraud_alert_cleared_date": ids.TODAY})
-        return "\n".join([
-            "Fraud Alert Cleared Successfully", f"Card ID: {card_id}", f"Cleared Date: {ids.TODAY}", "",
-            "The fraud alert has been removed from the card.", "All transactions will process normally.", "",
-            "Remind the customer to review recent transactions and report any unauthorized charges.",
-        ])
+        return "\n".join(
+            [
+                "Fraud Alert Cleared Successfully",
+                f"Card ID: {card_id}",
+                f"Cleared Date: {ids.TODAY}",
+                "",
+                "The fraud alert has been removed from the card.",
+                "All transactions will process normally.",
+                "",
+                "Remind the customer to review recent transactions and report any unauthorized charges.",
+            ]
+        )
 
     def _clear_velocity_block(self, card_id: str, card: Record) -> str:
         """Lift a card's velocity block, or say it has none."""
         if not card.get("velocity_blocked", False):
             return f"Error: Debit card '{card_id}' does not have an active velocity block."
         self.db.update("debit_cards", card_id, {"velocity_blocked": False, "velocity_cleared_date": ids.TODAY})
-        return "\n".join([
-            "Velocity Block Cleared Successfully", f"Card ID: {card_id}", f"Cleared Date: {ids.TODAY}", "",
-            "The card is now unblocked and ready for normal use.",
-            "The velocity monitoring will continue - if the same unusual patterns recur,",
-            "the card may be blocked again automatically.",
-        ])
+        return "\n".join(
+            [
+                "Velocity Block Cleared Successfully",
+                f"Card ID: {card_id}",
+                f"Cleared Date: {ids.TODAY}",
+                "",
+                "The card is now unblocked and ready for normal use.",
+                "The velocity monitoring will continue - if the same unusual patterns recur,",
+                "the card may be blocked again automatically.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
@@ -1727,12 +2090,19 @@ class AgentDiscoverableTools:
         if card.get("status") != "ACTIVE":
             return f"Error: Cannot reset PIN. Card status is {card.get('status')}. Only ACTIVE cards can have their PIN reset."
         self.db.update("debit_cards", card_id, {"pin_last_changed": ids.TODAY, "pin_locked": False, "pin_attempts_remaining": 3})
-        return "\n".join([
-            "Debit Card PIN Reset Successfully", f"Card ID: {card_id}", f"PIN Changed: {ids.TODAY}", "",
-            "The new PIN is effective immediately.", "Your card has been unlocked and is ready to use.",
-            "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.", "",
-            "Security reminder: Never share your PIN with anyone.",
-        ])
+        return "\n".join(
+            [
+                "Debit Card PIN Reset Successfully",
+                f"Card ID: {card_id}",
+                f"PIN Changed: {ids.TODAY}",
+                "",
+                "The new PIN is effective immediately.",
+                "Your card has been unlocked and is ready to use.",
+                "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.",
+                "",
+                "Security reminder: Never share your PIN with anyone.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def change_debit_card_pin_6285(self, card_id: str, current_pin: str, new_pin: str) -> str:
@@ -1761,12 +2131,18 @@ class AgentDiscoverableTools:
         if card.get("status") != "ACTIVE":
             return f"Error: Cannot change PIN. Card status is {card.get('status')}. Only ACTIVE cards can have their PIN changed."
         self.db.update("debit_cards", card_id, {"pin_last_changed": ids.TODAY})
-        return "\n".join([
-            "Debit Card PIN Changed Successfully", f"Card ID: {card_id}", f"PIN Changed: {ids.TODAY}", "",
-            "The new PIN is effective immediately.",
-            "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.", "",
-            "Security reminder: Never share your PIN with anyone.",
-        ])
+        return "\n".join(
+            [
+                "Debit Card PIN Changed Successfully",
+                f"Card ID: {card_id}",
+                f"PIN Changed: {ids.TODAY}",
+                "",
+                "The new PIN is effective immediately.",
+                "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.",
+                "",
+                "Security reminder: Never share your PIN with anyone.",
+            ]
+        )
 
     @discoverable(ToolKind.WRITE)
     def set_debit_card_recurring_block_7382(self, card_id: str, block_recurring: bool) -> str:
@@ -1789,10 +2165,14 @@ class AgentDiscoverableTools:
             return f"Error: Cannot update recurring block settings for a card with status '{status}'. Card must be ACTIVE."
         self.db.update("debit_cards", card_id, {"recurring_blocked": block_recurring})
         if block_recurring:
-            return (f"Recurring payments BLOCKED for debit card {card_id}.\nAll recurring/subscription charges will be declined.\n"
-                    "One-time purchases are not affected.\nThis change takes effect within 24 hours.")
-        return (f"Recurring payments UNBLOCKED for debit card {card_id}.\nRecurring/subscription charges will now be allowed.\n"
-                "This change takes effect within 24 hours.")
+            return (
+                f"Recurring payments BLOCKED for debit card {card_id}.\nAll recurring/subscription charges will be declined.\n"
+                "One-time purchases are not affected.\nThis change takes effect within 24 hours."
+            )
+        return (
+            f"Recurring payments UNBLOCKED for debit card {card_id}.\nRecurring/subscription charges will now be allowed.\n"
+            "This change takes effect within 24 hours."
+        )
 
     @discoverable(ToolKind.READ)
     def get_debit_cards_by_account_id_7823(self, account_id: str) -> str:
@@ -1851,19 +2231,34 @@ class AgentDiscoverableTools:
             return f"Error: Requested limit ${wanted} exceeds the maximum allowed temporary increase. Maximum temporary limit is ${ceiling} (150% of current ${current} limit)."
         if wanted <= current:
             return f"Error: Requested limit ${wanted} is not higher than the current limit of ${current}."
-        self.db.update("debit_cards", card_id, {
-            f"daily_{limit_type}_limit": wanted, f"temporary_{limit_type}_limit_increase": True,
-            f"original_{limit_type}_limit": current, f"temporary_{limit_type}_limit_expires": ids.TODAY,
-        })
-        return "\n".join([
-            f"Temporary {label} Increase Granted Successfully", f"Card ID: {card_id}", f"Previous Limit: ${current}",
-            f"New Temporary Limit: ${wanted}", f"Increase Amount: ${wanted - current}", "", "Important Information:",
-            "- This temporary increase expires in 24 hours", f"- After expiration, the limit will revert to ${current}",
-            "- Only one temporary increase is allowed per 24-hour period", "",
-            "Note: If the customer is at a third-party (non-Rho-Bank) ATM, that ATM may have its own",
-            "per-transaction or daily limits that Rho-Bank cannot override. The customer may need to",
-            "use a Rho-Bank ATM or make multiple smaller withdrawals at third-party ATMs.",
-        ])
+        self.db.update(
+            "debit_cards",
+            card_id,
+            {
+                f"daily_{limit_type}_limit": wanted,
+                f"temporary_{limit_type}_limit_increase": True,
+                f"original_{limit_type}_limit": current,
+                f"temporary_{limit_type}_limit_expires": ids.TODAY,
+            },
+        )
+        return "\n".join(
+            [
+                f"Temporary {label} Increase Granted Successfully",
+                f"Card ID: {card_id}",
+                f"Previous Limit: ${current}",
+                f"New Temporary Limit: ${wanted}",
+                f"Increase Amount: ${wanted - current}",
+                "",
+                "Important Information:",
+                "- This temporary increase expires in 24 hours",
+                f"- After expiration, the limit will revert to ${current}",
+                "- Only one temporary increase is allowed per 24-hour period",
+                "",
+                "Note: If the customer is at a third-party (non-Rho-Bank) ATM, that ATM may have its own",
+                "per-transaction or daily limits that Rho-Bank cannot override. The customer may need to",
+                "use a Rho-Bank ATM or make multiple smaller withdrawals at third-party ATMs.",
+            ]
+        )
 
 
 # ---------------------------------------------------------------------- helpers of single tools

@@ -21,22 +21,56 @@ from bench_kernel import ConfigError, State
 Record = dict[str, Any]
 
 TABLES: tuple[str, ...] = (
-    "users", "accounts", "debit_cards", "referrals", "credit_card_applications",
-    "user_discoverable_tools", "user_discoverable_tool_calls", "verification_history",
-    "credit_card_transaction_history", "cash_back_disputes", "bank_account_transaction_history",
-    "credit_card_accounts", "agent_discoverable_tools", "task_config", "human_transfer_requests",
-    "transaction_disputes", "credit_card_orders", "debit_card_orders", "credit_card_closure_reasons",
-    "credit_card_account_flags", "credit_limit_increase_requests", "payment_history", "debit_card_disputes",
+    "users",
+    "accounts",
+    "debit_cards",
+    "referrals",
+    "credit_card_applications",
+    "user_discoverable_tools",
+    "user_discoverable_tool_calls",
+    "verification_history",
+    "credit_card_transaction_history",
+    "cash_back_disputes",
+    "bank_account_transaction_history",
+    "credit_card_accounts",
+    "agent_discoverable_tools",
+    "task_config",
+    "human_transfer_requests",
+    "transaction_disputes",
+    "credit_card_orders",
+    "debit_card_orders",
+    "credit_card_closure_reasons",
+    "credit_card_account_flags",
+    "credit_limit_increase_requests",
+    "payment_history",
+    "debit_card_disputes",
 )
 """Every table of tau2's `TransactionalDB`, in its field order; tables missing from db.json start empty."""
 
 QUERYABLE: tuple[str, ...] = (
-    "users", "accounts", "referrals", "credit_card_applications", "user_discoverable_tools",
-    "user_discoverable_tool_calls", "agent_discoverable_tools", "task_config", "verification_history",
-    "credit_card_transaction_history", "cash_back_disputes", "bank_account_transaction_history",
-    "credit_card_accounts", "human_transfer_requests", "transaction_disputes", "credit_card_orders",
-    "credit_card_closure_reasons", "credit_card_account_flags", "debit_cards", "debit_card_orders",
-    "debit_card_disputes", "credit_limit_increase_requests", "payment_history",
+    "users",
+    "accounts",
+    "referrals",
+    "credit_card_applications",
+    "user_discoverable_tools",
+    "user_discoverable_tool_calls",
+    "agent_discoverable_tools",
+    "task_config",
+    "verification_history",
+    "credit_card_transaction_history",
+    "cash_back_disputes",
+    "bank_account_transaction_history",
+    "credit_card_accounts",
+    "human_transfer_requests",
+    "transaction_disputes",
+    "credit_card_orders",
+    "credit_card_closure_reasons",
+    "credit_card_account_flags",
+    "debit_cards",
+    "debit_card_orders",
+    "debit_card_disputes",
+    "credit_limit_increase_requests",
+    "payment_history",
 )
 """The same tables in the order tau2's query tool lists them in its unknown-table error."""
 
@@ -54,9 +88,17 @@ def _endswith(actual: Any, expected: Any) -> bool:
 
 
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "gte": operator.ge, "lt": operator.lt,
-    "lte": operator.le, "contains": _contains, "startswith": _startswith, "endswith": _endswith,
-    "in": lambda actual, expected: actual in expected, "nin": lambda actual, expected: actual not in expected,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "gt": operator.gt,
+    "gte": operator.ge,
+    "lt": operator.lt,
+    "lte": operator.le,
+    "contains": _contains,
+    "startswith": _startswith,
+    "endswith": _endswith,
+    "in": lambda actual, expected: actual in expected,
+    "nin": lambda actual, expected: actual not in expected,
 }
 """The `field__op` operators; an unknown op compares for equality, as tau2's does."""
 
@@ -207,8 +249,7 @@ class ReferenceHasher:
     def dump(self, state: State) -> dict[str, Any]:
         """The database as tau2's `model_dump()` (for checks; the hash never builds it)."""
         names = sorted(set(TABLES) | set(self.notes) | set(state.tables))
-        return {name: {"data": state.tables[name].to_dict() if name in state.tables else {},
-                       "notes": self.notes.get(name, "")} for name in names}
+        return {name: {"data": state.tables[name].to_dict() if name in state.tables else {}, "notes": self.notes.get(name, "")} for name in names}
 
     def _pieces(self, state: State) -> Iterator[str]:
         yield "{"
@@ -219,7 +260,7 @@ class ReferenceHasher:
                 base = self._base_fragments(table.base)
                 for i, key in enumerate(sorted(table)):
                     text = _fragment(table[key]) if key in table.overlay else base[key]
-                    yield f'{", " if i else ""}{json.dumps(key)}: {text}'
+                    yield f"{', ' if i else ''}{json.dumps(key)}: {text}"
             yield f'}}, "notes": {json.dumps(self.notes.get(name, ""))}}}'
         yield "}"
 

@@ -28,10 +28,14 @@ FORMATS: dict[str, str] = {
     "param_optional": "  * {{name}} ({{type}}, optional): {{description}}",
     "param_separator": "\n",
     "no_params": "  none",
-    "unlocked": ("Unlocked {{name}}.\n\n{{card}}\n\nRun it with `call_discoverable_agent_tool`: "
-                 "agent_tool_name='{{name}}' and its arguments as a JSON object text."),
-    "given": ("Gave {{name}} to the customer: {{description}}\nSuggested arguments: {{arguments}}\n\n"
-              "The customer runs it with `call_discoverable_user_tool` (discoverable_tool_name='{{name}}', the same arguments)."),
+    "unlocked": (
+        "Unlocked {{name}}.\n\n{{card}}\n\nRun it with `call_discoverable_agent_tool`: "
+        "agent_tool_name='{{name}}' and its arguments as a JSON object text."
+    ),
+    "given": (
+        "Gave {{name}} to the customer: {{description}}\nSuggested arguments: {{arguments}}\n\n"
+        "The customer runs it with `call_discoverable_user_tool` (discoverable_tool_name='{{name}}', the same arguments)."
+    ),
     "no_arguments": "none",
 }
 """Our layouts of the unlock and give messages; a profile's `formats` (tau2's layouts under tau2's profile) replace them."""
@@ -40,6 +44,8 @@ FORMATS: dict[str, str] = {
 def render(template: str, values: Mapping[str, str]) -> str:
     """Fill `{{key}}` placeholders in one pass (values are never scanned for placeholders)."""
     return PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), template)
+
+
 _ARGS_HEADER = re.compile(r"\n\s*Args:\s*\n")
 _RETURNS_HEADER = re.compile(r"\n\s*Returns:\s*\n")
 _PARAM_LINE = re.compile(r"^\s*(\w+)\s*(?:\(([^)]+)\))?\s*:\s*(.+?)$", re.MULTILINE)
@@ -96,8 +102,10 @@ class ToolInfo:
 
     def card(self, formats: Mapping[str, str] = FORMATS) -> str:
         """The tool as the unlock output shows it: name, description, one line per parameter."""
-        lines = [render(formats["param_optional" if p.optional else "param_required"],
-                        {"name": p.name, "type": p.type, "description": p.description}) for p in self.params]
+        lines = [
+            render(formats["param_optional" if p.optional else "param_required"], {"name": p.name, "type": p.type, "description": p.description})
+            for p in self.params
+        ]
         params = formats["param_separator"].join(lines) if lines else formats["no_params"]
         return render(formats["card"], {"name": self.name, "description": self.description, "params": params})
 
@@ -132,16 +140,16 @@ def _split(pattern: re.Pattern[str], text: str) -> tuple[str, bool, str]:
 def _param(match: re.Match[str]) -> Param:
     type_info = match.group(2) or "string"
     kind = _OPTIONAL.sub("", type_info).strip() or "string"
-    return Param(name=match.group(1), type=kind, optional="optional" in type_info.lower(),
-                 description=match.group(3).strip())
+    return Param(name=match.group(1), type=kind, optional="optional" in type_info.lower(), description=match.group(3).strip())
 
 
 def info_from_profile(name: str, entry: Mapping[str, Any]) -> ToolInfo:
     """A tool's info from a profile's entry (`description`, `params`, `returns`)."""
-    params = tuple(Param(name=str(p["name"]), type=str(p.get("type") or "string"), optional=bool(p.get("optional")),
-                         description=str(p.get("description") or "")) for p in entry.get("params") or ())
-    return ToolInfo(name=name, description=str(entry.get("description") or ""), params=params,
-                    returns=str(entry.get("returns") or DEFAULT_RETURNS))
+    params = tuple(
+        Param(name=str(p["name"]), type=str(p.get("type") or "string"), optional=bool(p.get("optional")), description=str(p.get("description") or ""))
+        for p in entry.get("params") or ()
+    )
+    return ToolInfo(name=name, description=str(entry.get("description") or ""), params=params, returns=str(entry.get("returns") or DEFAULT_RETURNS))
 
 
 def tool_info(func: Callable[..., Any], texts: Mapping[str, Any] | None = None) -> ToolInfo:

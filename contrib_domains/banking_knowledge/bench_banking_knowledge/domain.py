@@ -41,8 +41,10 @@ class BankingKnowledgeDomain(Domain):
     """A bank help desk whose policy lives in a knowledge base (tau2-bench's banking_knowledge, hash-exact)."""
 
     name: str = NAME
-    description: str = ("Bank help desk with its policy in a knowledge base, hidden tools named only in the documents; "
-                        "tau2-bench's banking_knowledge with its exact DB hash.")
+    description: str = (
+        "Bank help desk with its policy in a knowledge base, hidden tools named only in the documents; "
+        "tau2-bench's banking_knowledge with its exact DB hash."
+    )
 
     def load(self, options: DomainOptions) -> DomainData:
         """Read tau2's files from a data directory when one is given, else our packaged suite."""
@@ -97,8 +99,12 @@ def policy_plan(settings: RetrievalSettings, profile: Any = None) -> PolicyPlan:
     if variant.all_tools and variant.embedding_provider and variant.embedding_model:
         dense = (PROVIDERS.get(variant.embedding_provider, variant.embedding_provider), variant.embedding_model)
     formats = profile.discoverable_formats(NAME) if profile is not None else {}
-    return PolicyPlan(template=variant.template, documents=POLICY_DOCUMENTS[variant.policy], dense=dense,
-                      dense_text=formats.get(f"dense_instructions.{settings.name}"))
+    return PolicyPlan(
+        template=variant.template,
+        documents=POLICY_DOCUMENTS[variant.policy],
+        dense=dense,
+        dense_text=formats.get(f"dense_instructions.{settings.name}"),
+    )
 
 
 def _task_policy(prompts: Path, plan: PolicyPlan, kb: KnowledgeBase) -> Callable[[Task], str] | None:
@@ -148,7 +154,8 @@ def table_patches(agent_data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _table_records(source: str, table: str, body: Any) -> dict[str, Any]:
     if not isinstance(body, Mapping) or set(body) - {"data"}:
-        raise ConfigError(f'{source}: expected {{"data": {{record id: fields}}}}, got {json.dumps(body)[:80]} '
-                          f"@ $.initial_state.initialization_data.agent_data.{table}")
+        raise ConfigError(
+            f'{source}: expected {{"data": {{record id: fields}}}}, got {json.dumps(body)[:80]} '
+            f"@ $.initial_state.initialization_data.agent_data.{table}"
+        )
     return dict(body.get("data") or {})
-

@@ -30,8 +30,7 @@ def lenient_task_json(item: Any, problems: list[str], owned: Iterable[str] = ())
     return task
 
 
-def _drop_unknown(task: dict[str, Any], path: tuple[str, ...], cls: type, keep: set[str], problems: list[str],
-                  task_id: str) -> None:
+def _drop_unknown(task: dict[str, Any], path: tuple[str, ...], cls: type, keep: set[str], problems: list[str], task_id: str) -> None:
     parent: Any = task
     for key in path[:-1]:
         parent = parent.get(key) if isinstance(parent, dict) else None

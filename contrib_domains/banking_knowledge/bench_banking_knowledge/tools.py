@@ -24,12 +24,25 @@ from .user_tools import BankingKnowledgeUserTools
 AGENT_CLASS = "KnowledgeTools"
 
 TransferReason = Literal[
-    "fraud_or_security_concern", "account_closure_request", "deceased_account_holder", "legal_or_regulatory_matter",
-    "account_ownership_dispute", "complex_billing_dispute", "abusive_customer_behavior", "third_party_inquiry",
-    "technical_system_error", "unconfirmed_external_communication", "customer_demands_after_unavailable_offer_refusal",
-    "kb_search_unsuccessful_customer_requests_transfer", "specialized_department_required",
-    "accessibility_or_special_needs", "customer_frustrated_demands_human", "supervisor_request_service_complaint",
-    "customer_requests_human_no_specific_reason", "request_completed_customer_wants_human_followup", "other",
+    "fraud_or_security_concern",
+    "account_closure_request",
+    "deceased_account_holder",
+    "legal_or_regulatory_matter",
+    "account_ownership_dispute",
+    "complex_billing_dispute",
+    "abusive_customer_behavior",
+    "third_party_inquiry",
+    "technical_system_error",
+    "unconfirmed_external_communication",
+    "customer_demands_after_unavailable_offer_refusal",
+    "kb_search_unsuccessful_customer_requests_transfer",
+    "specialized_department_required",
+    "accessibility_or_special_needs",
+    "customer_frustrated_demands_human",
+    "supervisor_request_service_complaint",
+    "customer_requests_human_no_specific_reason",
+    "request_completed_customer_wants_human_followup",
+    "other",
 ]
 TRANSFER_REASONS: tuple[str, ...] = get_args(TransferReason)
 
@@ -139,8 +152,7 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
         return self.db.query_text("credit_card_accounts", f'{{"user_id": "{user_id}"}}')
 
     @tool(ToolKind.WRITE)
-    def log_verification(self, name: str, user_id: str, address: str, email: str, phone_number: str,
-                         date_of_birth: str, time_verified: str) -> str:
+    def log_verification(self, name: str, user_id: str, address: str, email: str, phone_number: str, date_of_birth: str, time_verified: str) -> str:
         """Record that a customer's identity was confirmed (after two of birth date, email, phone, address matched).
 
         Args:
@@ -152,8 +164,15 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
             date_of_birth (str): The birth date on file, MM/DD/YYYY.
             time_verified (str): When the check was done, e.g. "2025-11-14 03:40:00 EST".
         """
-        record = {"name": name, "user_id": user_id, "address": address, "email": email, "phone_number": phone_number,
-                  "date_of_birth": date_of_birth, "time_verified": time_verified}
+        record = {
+            "name": name,
+            "user_id": user_id,
+            "address": address,
+            "email": email,
+            "phone_number": phone_number,
+            "date_of_birth": date_of_birth,
+            "time_verified": time_verified,
+        }
         if not self.db.add("verification_history", ids.verification_id(user_id, time_verified), record):
             return "Failed to log verification: Record may already exist."
         return f"Verification logged successfully.\n  - User: {name} (ID: {user_id})\n  - Verified at: {time_verified}"
@@ -181,8 +200,7 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
             if name not in params and name != "self":
                 return f"Error: Unexpected parameter: {name}"
         info = self.describe(method, "user")
-        self.db.add("user_discoverable_tools", ids.user_tool_id(discoverable_tool_name),
-                    {"tool_name": discoverable_tool_name, "status": "GIVEN"})
+        self.db.add("user_discoverable_tools", ids.user_tool_id(discoverable_tool_name), {"tool_name": discoverable_tool_name, "status": "GIVEN"})
         return info.given_text(json.dumps(args, indent=2) if args else None, self.formats())
 
     @tool(ToolKind.WRITE)
@@ -210,8 +228,10 @@ class BankingKnowledgeTools(HiddenToolsToolkit, AgentDiscoverableTools):
         if method is None:
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
         if agent_tool_name not in self.unlocked:
-            return (f"Error: Tool '{agent_tool_name}' has not been unlocked. "
-                    "You must first use `unlock_discoverable_agent_tool` to unlock this tool before calling it.")
+            return (
+                f"Error: Tool '{agent_tool_name}' has not been unlocked. "
+                "You must first use `unlock_discoverable_agent_tool` to unlock this tool before calling it."
+            )
         try:
             args = parse_arguments(arguments)
         except json.JSONDecodeError as exc:

@@ -22,9 +22,19 @@ from .hidden import HiddenToolsToolkit, parse_arguments, type_error_text
 USER_CLASS = "KnowledgeUserTools"
 
 CARD_TYPES: tuple[str, ...] = (
-    "Bronze Rewards Card", "Business Bronze Rewards Card", "Business Gold Rewards Card", "Business Platinum Rewards Card",
-    "Business Silver Rewards Card", "Crypto-Cash Back", "Diamond Elite Card", "EcoCard", "Gold Rewards Card",
-    "Green Rewards Card", "Platinum Rewards Card", "Silver Rewards Card", "Silver Zoom Card",
+    "Bronze Rewards Card",
+    "Business Bronze Rewards Card",
+    "Business Gold Rewards Card",
+    "Business Platinum Rewards Card",
+    "Business Silver Rewards Card",
+    "Crypto-Cash Back",
+    "Diamond Elite Card",
+    "EcoCard",
+    "Gold Rewards Card",
+    "Green Rewards Card",
+    "Platinum Rewards Card",
+    "Silver Rewards Card",
+    "Silver Zoom Card",
 )
 """The cards one may apply for, in the order tau2's error text lists them."""
 
@@ -66,8 +76,7 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
     # ------------------------------------------------------------------ always offered
 
     @tool(ToolKind.WRITE)
-    def apply_for_credit_card(self, card_type: str, customer_name: str, annual_income: float,
-                              rho_bank_subscription: bool = False) -> str:
+    def apply_for_credit_card(self, card_type: str, customer_name: str, annual_income: float, rho_bank_subscription: bool = False) -> str:
         """Send an application for one of the bank's credit cards.
 
         Args:
@@ -83,13 +92,21 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         except (TypeError, ValueError):
             return "Error: Invalid annual_income. Must be a number."
         record_id = ids.application_id(card_type, customer_name, income, rho_bank_subscription)
-        record = {"application_id": record_id, "card_type": card_type, "customer_name": customer_name,
-                  "annual_income": income, "rho_bank_subscription": rho_bank_subscription, "status": "PENDING",
-                  "date": ids.TODAY}
+        record = {
+            "application_id": record_id,
+            "card_type": card_type,
+            "customer_name": customer_name,
+            "annual_income": income,
+            "rho_bank_subscription": rho_bank_subscription,
+            "status": "PENDING",
+            "date": ids.TODAY,
+        }
         if not self.db.add("credit_card_applications", record_id, record):
             return f"Failed to submit application: Record ID '{record_id}' may already exist."
-        return ("Credit card application submitted:\nYour application has been successfully submitted. "
-                "You will receive a decision within 5-7 business days via email.")
+        return (
+            "Credit card application submitted:\nYour application has been successfully submitted. "
+            "You will receive a decision within 5-7 business days via email."
+        )
 
     @tool(ToolKind.WRITE)
     def submit_referral(self, user_id: str, account_type: str) -> str:
@@ -100,18 +117,24 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
             account_type (str): The kind of account you recommend they open.
         """
         record_id = ids.referral_id(user_id, account_type)
-        record = {"referral_id": record_id, "referrer_id": user_id, "referred_account_type": account_type,
-                  "referral_status": "NO_PROGRESS", "date": ids.TODAY}
+        record = {
+            "referral_id": record_id,
+            "referrer_id": user_id,
+            "referred_account_type": account_type,
+            "referral_status": "NO_PROGRESS",
+            "date": ids.TODAY,
+        }
         if not self.db.add("referrals", record_id, record):
             return f"Failed to submit referral: Record ID '{record_id}' may already exist."
-        return (f"Referral request submitted successfully!\n  - Referral ID: {record_id}\n  - Referrer ID: {user_id}\n"
-                f"  - Account Type: {account_type}\n  - Status: NO_PROGRESS\n  - Date: {ids.TODAY}\n\n"
-                "Share your referral ID with the person you're referring. "
-                "They will need to use this when applying for their account.")
+        return (
+            f"Referral request submitted successfully!\n  - Referral ID: {record_id}\n  - Referrer ID: {user_id}\n"
+            f"  - Account Type: {account_type}\n  - Status: NO_PROGRESS\n  - Date: {ids.TODAY}\n\n"
+            "Share your referral ID with the person you're referring. "
+            "They will need to use this when applying for their account."
+        )
 
     @tool(ToolKind.WRITE)
-    def submit_transaction(self, user_id: str, credit_card_type: str, merchant_name: str, amount: float,
-                           category: str) -> str:
+    def submit_transaction(self, user_id: str, credit_card_type: str, merchant_name: str, amount: float, category: str) -> str:
         """Make a purchase with one of your credit cards.
 
         Args:
@@ -127,15 +150,25 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         rates = REWARD_RATES[credit_card_type]
         rate = rates.get(category, rates["default"])
         points = int(amount * rate)
-        record = {"transaction_id": record_id, "user_id": user_id, "credit_card_type": credit_card_type,
-                  "merchant_name": merchant_name, "transaction_amount": f"${amount:.2f}", "transaction_date": ids.TODAY,
-                  "category": category, "status": "COMPLETED", "rewards_earned": f"{points} points"}
+        record = {
+            "transaction_id": record_id,
+            "user_id": user_id,
+            "credit_card_type": credit_card_type,
+            "merchant_name": merchant_name,
+            "transaction_amount": f"${amount:.2f}",
+            "transaction_date": ids.TODAY,
+            "category": category,
+            "status": "COMPLETED",
+            "rewards_earned": f"{points} points",
+        }
         if not self.db.add("credit_card_transaction_history", record_id, record):
             return f"Failed to submit transaction: Record ID '{record_id}' may already exist."
-        return (f"Transaction submitted successfully!\n  - Transaction ID: {record_id}\n  - User ID: {user_id}\n"
-                f"  - Card Type: {credit_card_type}\n  - Merchant: {merchant_name}\n  - Amount: ${amount:.2f}\n"
-                f"  - Category: {category}\n  - Date: {ids.TODAY}\n"
-                f"  - Rewards Earned: {points} points ({rate}% cashback rate)\n")
+        return (
+            f"Transaction submitted successfully!\n  - Transaction ID: {record_id}\n  - User ID: {user_id}\n"
+            f"  - Card Type: {credit_card_type}\n  - Merchant: {merchant_name}\n  - Amount: ${amount:.2f}\n"
+            f"  - Category: {category}\n  - Date: {ids.TODAY}\n"
+            f"  - Rewards Earned: {points} points ({rate}% cashback rate)\n"
+        )
 
     @tool(ToolKind.WRITE)
     def call_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
@@ -181,8 +214,10 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
     def _not_given(self, name: str) -> str | None:
         if self.db.query("user_discoverable_tools", {"tool_name": name}):
             return None
-        return (f"Error: Tool '{name}' has not been given to you by the agent. "
-                "The agent must first use `give_discoverable_user_tool` to give this tool to you.")
+        return (
+            f"Error: Tool '{name}' has not been given to you by the agent. "
+            "The agent must first use `give_discoverable_user_tool` to give this tool to you."
+        )
 
     def _log_call(self, name: str, args: dict[str, Any]) -> None:
         record = {"tool_name": name, "arguments": args, "called_at": ids.TODAY, "status": "CALLED"}
@@ -205,18 +240,18 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         args = {"user_id": user_id, "transaction_id": transaction_id}
         self._log_call("submit_cash_back_dispute_0589", args)
         record_id = ids.dispute_id(user_id, transaction_id)
-        record: dict[str, Any] = {"dispute_id": record_id, "user_id": user_id, "transaction_id": transaction_id,
-                                  "submitted_at": ids.TODAY}
+        record: dict[str, Any] = {"dispute_id": record_id, "user_id": user_id, "transaction_id": transaction_id, "submitted_at": ids.TODAY}
         if self._auto_resolve_disputes():
             record |= {"status": "RESOLVED", "resolution": "APPROVED"}
-            status = ("Status: RESOLVED - The dispute has been reviewed and approved. "
-                      "The transaction rewards need to be updated.")
+            status = "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to be updated."
         else:
             record["status"] = "SUBMITTED"
             status = "Status: SUBMITTED - Your dispute has been queued for review."
         added = self.db.add("cash_back_disputes", record_id, record)
-        text = ("Cash back dispute submitted successfully. Your case has been queued for review.\n\n"
-                f"Executed: submit_cash_back_dispute_0589\nArguments: {_arguments_text(args)}\n")
+        text = (
+            "Cash back dispute submitted successfully. Your case has been queued for review.\n\n"
+            f"Executed: submit_cash_back_dispute_0589\nArguments: {_arguments_text(args)}\n"
+        )
         if added:
             return text + f"Dispute ID: {record_id}\n{status}"
         return text + "Note: Dispute may have already been submitted for this transaction."
@@ -245,11 +280,18 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         args = {"user_id": user_id, "card_name": card_name}
         self._log_call("get_referral_link", args)
         record_id = ids.referral_link_id(user_id, card_name)
-        record = {"referral_id": record_id, "referrer_id": user_id, "referred_account_type": card_name,
-                  "referral_status": "NO_PROGRESS", "date": ids.TODAY}
+        record = {
+            "referral_id": record_id,
+            "referrer_id": user_id,
+            "referred_account_type": card_name,
+            "referral_status": "NO_PROGRESS",
+            "date": ids.TODAY,
+        }
         added = self.db.add("referrals", record_id, record)
-        text = ("Referral link generated successfully. Share this link with the person you want to refer.\n\n"
-                f"Executed: get_referral_link\nArguments: {_arguments_text(args)}\n")
+        text = (
+            "Referral link generated successfully. Share this link with the person you want to refer.\n\n"
+            f"Executed: get_referral_link\nArguments: {_arguments_text(args)}\n"
+        )
         if added:
             return text + f"Referral ID: {record_id}\nReferral link: https://rhobank.com/refer/{record_id}"
         return text + "Note: A referral link for this card may have already been generated."
@@ -273,8 +315,10 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         found = self.db.query_text("credit_card_accounts", f'{{"account_id": "{credit_card_account_id}"}}')
         if "No results found" in found or "No records found" in found:
             return f"Error: Credit card account '{credit_card_account_id}' not found."
-        return ("Card information retrieved successfully.\n\nExecuted: get_card_last_4_digits\n"
-                f"Arguments: {_arguments_text(args)}\nLast 4 digits of card: {ids.credit_card_last_4(credit_card_account_id)}")
+        return (
+            "Card information retrieved successfully.\n\nExecuted: get_card_last_4_digits\n"
+            f"Arguments: {_arguments_text(args)}\nLast 4 digits of card: {ids.credit_card_last_4(credit_card_account_id)}"
+        )
 
     @discoverable(ToolKind.WRITE)
     def deposit_check_3847(self, account_id: str, check_amount: float) -> str:
@@ -306,10 +350,12 @@ class BankingKnowledgeUserTools(HiddenToolsToolkit):
         before = parse_balance(account.get("current_holdings", account.get("balance", 0)))
         after = before + amount
         self.db.update("accounts", account_id, {"current_holdings": f"${after:.2f}"})
-        return ("Check deposited successfully. Funds will be available according to your account's deposit policy.\n\n"
-                f"Executed: deposit_check_3847\nArguments: {_arguments_text(args)}\nCheck deposit processed!\n"
-                f"  - Account: {account_id}\n  - Check Amount: ${amount:.2f}\n  - Previous Balance: ${before:.2f}\n"
-                f"  - New Balance: ${after:.2f}")
+        return (
+            "Check deposited successfully. Funds will be available according to your account's deposit policy.\n\n"
+            f"Executed: deposit_check_3847\nArguments: {_arguments_text(args)}\nCheck deposit processed!\n"
+            f"  - Account: {account_id}\n  - Check Amount: ${amount:.2f}\n  - Previous Balance: ${before:.2f}\n"
+            f"  - New Balance: ${after:.2f}"
+        )
 
 
 def _signature_problem(method: Any, args: Any) -> str | None:
@@ -322,4 +368,3 @@ def _signature_problem(method: Any, args: Any) -> str | None:
         if name not in params:
             return f"Error: Unexpected parameter: {name}"
     return None
-

@@ -14,21 +14,26 @@ from bench_banking_knowledge.discovery import discoverable, discoverable_kind, d
 from bench_kernel import ConfigError, ToolKind
 
 DB_JSON: dict[str, Any] = {
-    "users": {"data": {
-        "u1": {"name": "Ada Stone", "user_id": "u1", "email": "ada@example.org"},
-        "u2": {"name": "Bo Reyes", "user_id": "u2", "email": "bo@example.org"},
-    }, "notes": "people"},
-    "accounts": {"data": {
-        "a1": {"account_id": "a1", "user_id": "u1", "class": "checking", "current_holdings": "120.50"},
-        "a2": {"account_id": "a2", "user_id": "u2", "class": "saving", "current_holdings": "9.00", "tags": ["x"]},
-    }, "notes": ""},
+    "users": {
+        "data": {
+            "u1": {"name": "Ada Stone", "user_id": "u1", "email": "ada@example.org"},
+            "u2": {"name": "Bo Reyes", "user_id": "u2", "email": "bo@example.org"},
+        },
+        "notes": "people",
+    },
+    "accounts": {
+        "data": {
+            "a1": {"account_id": "a1", "user_id": "u1", "class": "checking", "current_holdings": "120.50"},
+            "a2": {"account_id": "a2", "user_id": "u2", "class": "saving", "current_holdings": "9.00", "tags": ["x"]},
+        },
+        "notes": "",
+    },
 }
 
 
 def tau2_hash(data: dict[str, Any]) -> str:
     """tau2's hash written out directly: every table, with its data and notes."""
-    full = {name: {"data": data.get(name, {}).get("data", {}), "notes": data.get(name, {}).get("notes", "")}
-            for name in TABLES}
+    full = {name: {"data": data.get(name, {}).get("data", {}), "notes": data.get(name, {}).get("notes", "")} for name in TABLES}
     return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -47,14 +52,17 @@ def test_every_table_exists_and_unknown_tables_are_refused() -> None:
         state_from_json({"interest_discrepancy_reports": {"data": {}}})
 
 
-@pytest.mark.parametrize(("db", "where"), [
-    ([], r"@ \$$"),
-    ({"users": 5}, r"@ \$\.users$"),
-    ({"users": {"data": [], "notes": ""}}, r"@ \$\.users\.data$"),
-    ({"users": {"data": {"123": 7}}}, r"@ \$\.users\.data\.123$"),
-    ({"users": {"data": {}, "notes": 3}}, r"@ \$\.users\.notes$"),
-    ({"users": {"data": {}, "rows": []}}, r"@ \$\.users$"),
-])
+@pytest.mark.parametrize(
+    ("db", "where"),
+    [
+        ([], r"@ \$$"),
+        ({"users": 5}, r"@ \$\.users$"),
+        ({"users": {"data": [], "notes": ""}}, r"@ \$\.users\.data$"),
+        ({"users": {"data": {"123": 7}}}, r"@ \$\.users\.data\.123$"),
+        ({"users": {"data": {}, "notes": 3}}, r"@ \$\.users\.notes$"),
+        ({"users": {"data": {}, "rows": []}}, r"@ \$\.users$"),
+    ],
+)
 def test_a_malformed_database_names_the_file_and_json_path(db: object, where: str) -> None:
     with pytest.raises(ConfigError, match=where):
         state_from_json(db, "/data/db.json")
@@ -94,7 +102,8 @@ def test_updates_never_touch_the_shared_records(bank: tuple[BankDB, ReferenceHas
 def test_format_records_is_tau2s_text(bank: tuple[BankDB, ReferenceHasher]) -> None:
     db, _ = bank
     assert db.query_text("users", '{"user_id": "u2"}') == (
-        "Found 1 record(s) in 'users':\n\n1. Record ID: u2\n   name: Bo Reyes\n   user_id: u2\n   email: bo@example.org\n")
+        "Found 1 record(s) in 'users':\n\n1. Record ID: u2\n   name: Bo Reyes\n   user_id: u2\n   email: bo@example.org\n"
+    )
     assert db.query_text("referrals", "{}") == "No records found in 'referrals'."
     assert db.query_text("users", '{"user_id": "a"b"}').startswith("Error: Invalid JSON: Expecting ")
     assert db.query_text("bogus").startswith("Error: Database 'bogus' not found. Available: ['users', 'accounts', 'referrals'")
@@ -115,8 +124,10 @@ def test_reference_hash_equals_tau2s_formula(bank: tuple[BankDB, ReferenceHasher
 def test_ids_follow_tau2s_seeds() -> None:
     assert ids.deterministic_id("a", "b") == hashlib.sha256(b"a:b").hexdigest()[:16]
     assert ids.dispute_id("u1", "t1") == "dsp_" + hashlib.sha256(b"dispute:u1:t1").hexdigest()[:12]
-    assert ids.application_id("Gold Rewards Card", "Ada", 85000.0, False) == (
-        hashlib.sha256(b"credit_card:Gold Rewards Card:Ada:85000.0:False").hexdigest()[:16])
+    assert (
+        ids.application_id("Gold Rewards Card", "Ada", 85000.0, False)
+        == (hashlib.sha256(b"credit_card:Gold Rewards Card:Ada:85000.0:False").hexdigest()[:16])
+    )
     assert ids.credit_limit_request_id("cc", "u", 500.0).startswith("cli_")
     assert ids.verification_id("123", "2025-11-14 03:40:00 EST") == "123_20251114_034000_EST"
     assert ids.transaction_id("u", "c", "m", 5, "cat") == ids.transaction_id("u", "c", "m", 5.0, "cat", "")
@@ -164,20 +175,31 @@ def test_discoverable_marks_and_docstrings() -> None:
     info = parse_docstring("move_money_1234", inspect.getdoc(_Kit.move_money_1234) or "")
     assert info.description == "Move money out of an account.\n\nSays nothing more."
     assert [(p.name, p.type, p.optional) for p in info.params] == [
-        ("account_id", "string", False), ("amount", "number", False), ("note", "string", True)]
+        ("account_id", "string", False),
+        ("amount", "number", False),
+        ("note", "string", True),
+    ]
     assert info.returns == "Money moved."
     assert info.card().splitlines()[-3:] == [
         "  * account_id (string, required): The account to debit",
         "  * amount (number, required): How much, in dollars",
-        "  * note (string, optional): A free note"]
+        "  * note (string, optional): A free note",
+    ]
     bare = parse_docstring("look_5678", inspect.getdoc(_Kit.look_5678) or "")
     assert (bare.description, bare.returns) == ("Look at something.", "Looked.")
     assert bare.card().endswith("Arguments:\n  none")
 
 
-LAYOUTS = {"card": "[{{name}}|{{description}}|{{params}}]", "param_required": "{{name}}:{{type}}!",
-           "param_optional": "{{name}}:{{type}}?", "param_separator": ",", "no_params": "-",
-           "unlocked": "U {{name}} {{card}}", "given": "G {{name}} {{description}} {{arguments}}", "no_arguments": "()"}
+LAYOUTS = {
+    "card": "[{{name}}|{{description}}|{{params}}]",
+    "param_required": "{{name}}:{{type}}!",
+    "param_optional": "{{name}}:{{type}}?",
+    "param_separator": ",",
+    "no_params": "-",
+    "unlocked": "U {{name}} {{card}}",
+    "given": "G {{name}} {{description}} {{arguments}}",
+    "no_arguments": "()",
+}
 
 
 def test_a_profiles_layouts_shape_the_unlock_and_give_messages() -> None:
@@ -185,7 +207,7 @@ def test_a_profiles_layouts_shape_the_unlock_and_give_messages() -> None:
 
     info = parse_docstring("move_money_1234", inspect.getdoc(_Kit.move_money_1234) or "")
     assert info.unlocked_text(LAYOUTS) == (
-        "U move_money_1234 [move_money_1234|Move money out of an account.\n\nSays nothing more.|"
-        "account_id:string!,amount:number!,note:string?]")
+        "U move_money_1234 [move_money_1234|Move money out of an account.\n\nSays nothing more.|account_id:string!,amount:number!,note:string?]"
+    )
     assert info.given_text(None, LAYOUTS).endswith("Says nothing more. ()")
     assert info.given_text('{"a": "{{name}}"}', LAYOUTS).endswith('{"a": "{{name}}"}')  # values are not re-scanned

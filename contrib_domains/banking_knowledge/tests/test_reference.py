@@ -45,10 +45,23 @@ def test_every_gold_replay_runs_and_hashes_as_tau2s(reference_data: DomainData, 
 
 
 EXACT_POLICIES = (
-    "no_knowledge", "full_kb", "bm25", "bm25_grep", "bm25_reranker", "bm25_reranker_grep", "grep_only",
-    "openai_embeddings", "openai_embeddings_grep", "openai_embeddings_reranker", "openai_embeddings_reranker_grep",
-    "qwen_embeddings", "qwen_embeddings_grep", "qwen_embeddings_reranker", "qwen_embeddings_reranker_grep",
-    "terminal_use", "terminal_use_write",
+    "no_knowledge",
+    "full_kb",
+    "bm25",
+    "bm25_grep",
+    "bm25_reranker",
+    "bm25_reranker_grep",
+    "grep_only",
+    "openai_embeddings",
+    "openai_embeddings_grep",
+    "openai_embeddings_reranker",
+    "openai_embeddings_reranker_grep",
+    "qwen_embeddings",
+    "qwen_embeddings_grep",
+    "qwen_embeddings_reranker",
+    "qwen_embeddings_reranker_grep",
+    "terminal_use",
+    "terminal_use_write",
 )
 """Every variant but alltools and alltools-qwen, whose sentence naming the dense search's model is ours."""
 
@@ -74,16 +87,18 @@ def test_golden_retrieval_policies_equal_tau2s(reference_dir: Path, pinned: dict
 def _run(*args: str) -> dict[str, Any]:
     from click.testing import CliRunner
 
-    result = CliRunner().invoke(bench_cli(["banking_knowledge"]), ["run", "--plugin", "banking_knowledge", *args,
-                                                                   "--format", "json"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        bench_cli(["banking_knowledge"]), ["run", "--plugin", "banking_knowledge", *args, "--format", "json"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
-    return dict(json.loads(result.output[result.output.index("{"):]))
+    return dict(json.loads(result.output[result.output.index("{") :]))
 
 
 @pytest.mark.parametrize("agent", ["oracle", "do-nothing"])
 def test_the_oracle_passes_every_task_and_doing_nothing_none(reference_dir: Path, tmp_path: Path, agent: str) -> None:
     ids = [f"--task-id={p.stem}" for p in sorted((reference_dir / "tasks").glob("task_*.json")) if p.stem != "task_102"]
-    report = _run("--data-dir", str(reference_dir), "--retrieval", "no_knowledge", "--agent", agent,
-                  "--db", str(tmp_path / "run.db"), *ids)  # task_102 adds an NL assertion: it needs a judge
+    report = _run(
+        "--data-dir", str(reference_dir), "--retrieval", "no_knowledge", "--agent", agent, "--db", str(tmp_path / "run.db"), *ids
+    )  # task_102 adds an NL assertion: it needs a judge
     assert report["average_reward"]["value"] == (1.0 if agent == "oracle" else 0.0)
     assert report["average_reward"]["n"] == 96

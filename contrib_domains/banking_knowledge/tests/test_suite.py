@@ -26,8 +26,13 @@ def test_suite_loads_with_documents_tasks_and_both_sides(suite: DomainData) -> N
     bases = {basis for task in suite.tasks for basis in task.evaluation_criteria.reward_basis}  # type: ignore[union-attr]
     assert bases == {"DB", "ACTION"}
     names = {a.name for task in suite.tasks for a in task.gold_actions()}
-    assert {"call_discoverable_agent_tool", "give_discoverable_user_tool", "call_discoverable_user_tool",
-            "log_verification", "transfer_to_human_agents"} <= names
+    assert {
+        "call_discoverable_agent_tool",
+        "give_discoverable_user_tool",
+        "call_discoverable_user_tool",
+        "log_verification",
+        "transfer_to_human_agents",
+    } <= names
 
 
 def test_every_gold_replay_runs_and_hashes_as_tau2s_tools_do(suite: DomainData) -> None:

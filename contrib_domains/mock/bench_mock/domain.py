@@ -36,4 +36,3 @@ class MockDomain(Domain):
                 sync=sync_line_status,
                 source=str(data_dir),
             )
-

@@ -163,10 +163,7 @@ class HelpdeskTools(Toolkit):
 
     def assert_open_ticket(self, customer_id: str, category: str) -> bool:
         """True when the customer has an open ticket of this category."""
-        return any(
-            t["customer_id"] == customer_id and t["category"] == category and t["status"] == "open"
-            for t in self.state["tickets"].values()
-        )
+        return any(t["customer_id"] == customer_id and t["category"] == category and t["status"] == "open" for t in self.state["tickets"].values())
 
     # ------------------------------------------------------------------ helpers
 

@@ -32,8 +32,7 @@ def rewards(tmp_path: Path, mode: Mode) -> dict[str, dict[str, float | None]]:
 
 
 @pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.NO_USER])
-def test_oracle_solves_every_task_and_doing_nothing_none(tmp_path: Path, mode: Mode, data: DomainData,
-                                                         do_nothing_passes: set[str]) -> None:
+def test_oracle_solves_every_task_and_doing_nothing_none(tmp_path: Path, mode: Mode, data: DomainData, do_nothing_passes: set[str]) -> None:
     task_ids = sorted(t.id for t in data.tasks)
     found = rewards(tmp_path, mode)
     assert found["agent"] == {task_id: 1.0 for task_id in task_ids}

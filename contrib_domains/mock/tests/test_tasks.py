@@ -32,8 +32,7 @@ def test_task_has_a_ticket_and_structured_instructions(data, task_id: str) -> No
 
 def test_reward_bases_cover_every_combination(data) -> None:
     bases = {tuple(t.evaluation_criteria.reward_basis) for t in data.tasks}
-    assert bases >= {("DB", "COMMUNICATE"), ("DB",), ("ENV_ASSERTION",), ("DB", "ENV_ASSERTION"),
-                     ("DB", "ACTION"), ("ENV_ASSERTION", "ACTION")}
+    assert bases >= {("DB", "COMMUNICATE"), ("DB",), ("ENV_ASSERTION",), ("DB", "ENV_ASSERTION"), ("DB", "ACTION"), ("ENV_ASSERTION", "ACTION")}
 
 
 def test_some_tasks_rely_on_the_default_basis() -> None:
@@ -60,4 +59,3 @@ def test_dual_control_features_are_exercised(data) -> None:
 def test_message_history_replays_its_writes(make_env) -> None:
     env = make_env("history_plan_upgrade")
     assert env.agent_tools.state["tickets"]["T-3"]["category"] == "equipment"
-

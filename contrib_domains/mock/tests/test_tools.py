@@ -46,13 +46,18 @@ def test_find_customer_ignores_case_and_spaces(make_env) -> None:
     assert not result.error and '"C-1001"' in result.content
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    ({"customer_id": "C-9999", "plan_id": "home-300"}, "Error: No customer with id 'C-9999'."),
-    ({"customer_id": "C-1001", "plan_id": "turbo"}, "Error: Unknown plan 'turbo'. Use list_plans to see the plan ids."),
-    ({"customer_id": "C-1001", "plan_id": "home-300"}, "Error: Customer C-1001 is already on plan 'home-300'."),
-    ({"customer_id": "C-1002", "plan_id": "home-300"},
-     "Error: The line of customer C-1002 is suspended; plans can only change on an active line."),
-])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"customer_id": "C-9999", "plan_id": "home-300"}, "Error: No customer with id 'C-9999'."),
+        ({"customer_id": "C-1001", "plan_id": "turbo"}, "Error: Unknown plan 'turbo'. Use list_plans to see the plan ids."),
+        ({"customer_id": "C-1001", "plan_id": "home-300"}, "Error: Customer C-1001 is already on plan 'home-300'."),
+        (
+            {"customer_id": "C-1002", "plan_id": "home-300"},
+            "Error: The line of customer C-1002 is suspended; plans can only change on an active line.",
+        ),
+    ],
+)
 def test_change_plan_refusals(make_env, arguments, message) -> None:
     env = make_env()
     result = call(env, "change_plan", **arguments)
@@ -83,8 +88,10 @@ def test_ticket_ids_follow_the_table_and_conversations_are_isolated(make_env) ->
 
 def test_ticket_refusals(make_env) -> None:
     env = make_env()
-    assert call(env, "open_ticket", customer_id="C-1003", category="slow_speed").content == \
-        "Error: Customer C-1003 already has an open slow_speed ticket: T-1."
+    assert (
+        call(env, "open_ticket", customer_id="C-1003", category="slow_speed").content
+        == "Error: Customer C-1003 already has an open slow_speed ticket: T-1."
+    )
     assert call(env, "open_ticket", customer_id="C-1003", category="noise").content.startswith("Error: Unknown category 'noise'.")
     assert call(env, "close_ticket", ticket_id="T-9", resolution="fixed").content == "Error: No ticket with id 'T-9'."
     assert call(env, "close_ticket", ticket_id="T-2", resolution="fixed").content == "Error: Ticket T-2 is already closed."

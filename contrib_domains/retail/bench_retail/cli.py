@@ -14,8 +14,13 @@ def retail_group() -> None:
 
 @retail_group.command(name="generate")
 @click.option("--seed", type=int, default=None, help="Generator seed (default: the seed of the shipped suite).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Directory to write db.json, tasks.json, split_tasks.json and policy.md into.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory to write db.json, tasks.json, split_tasks.json and policy.md into.",
+)
 def generate_command(seed: int | None, out_dir: Path) -> None:
     """Generate our own retail suite (database, tasks, splits, policy) from a seed."""
     from .generate import DEFAULT_SEED, write_suite

@@ -37,4 +37,3 @@ class RetailDomain(Domain):
             failed_gold_actions_scored=True,  # tau2 swallows a failing gold action (15 of its 114 tasks have one)
             source=str(data_dir),
         )
-

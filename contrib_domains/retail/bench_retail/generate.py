@@ -29,17 +29,87 @@ NUM_USERS = 60
 NUM_ORDERS = 190
 DOMAIN = "retail"
 
-FIRST_NAMES = ["Amara", "Bruno", "Chen", "Dalia", "Emeka", "Farah", "Gustavo", "Hana", "Ivan", "Jada", "Kofi", "Leila",
-               "Mateo", "Nadia", "Oskar", "Priya", "Quinn", "Rosa", "Sami", "Tova", "Umar", "Vera", "Wes", "Ximena",
-               "Yara", "Zane"]
-LAST_NAMES = ["Adeyemi", "Bergstrom", "Castillo", "Dubois", "Eriksen", "Fontaine", "Greco", "Haddad", "Ishikawa",
-              "Jovanovic", "Kowalski", "Lindqvist", "Mbeki", "Novak", "Okonkwo", "Petrov", "Quintero", "Rahman",
-              "Silva", "Tanaka", "Underwood", "Varga", "Whitfield", "Yilmaz"]
-STREETS = ["Alder Lane", "Birch Road", "Cedar Court", "Dockside Way", "Elm Street", "Fern Avenue", "Granite Drive",
-           "Harbor View", "Iris Place", "Juniper Trail", "Kestrel Row", "Linden Boulevard", "Maple Terrace"]
-CITIES = [("Portland", "OR", "97"), ("Austin", "TX", "78"), ("Columbus", "OH", "43"), ("Denver", "CO", "80"),
-          ("Raleigh", "NC", "27"), ("Madison", "WI", "53"), ("Tucson", "AZ", "85"), ("Boise", "ID", "83"),
-          ("Albany", "NY", "12"), ("Savannah", "GA", "31")]
+FIRST_NAMES = [
+    "Amara",
+    "Bruno",
+    "Chen",
+    "Dalia",
+    "Emeka",
+    "Farah",
+    "Gustavo",
+    "Hana",
+    "Ivan",
+    "Jada",
+    "Kofi",
+    "Leila",
+    "Mateo",
+    "Nadia",
+    "Oskar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tova",
+    "Umar",
+    "Vera",
+    "Wes",
+    "Ximena",
+    "Yara",
+    "Zane",
+]
+LAST_NAMES = [
+    "Adeyemi",
+    "Bergstrom",
+    "Castillo",
+    "Dubois",
+    "Eriksen",
+    "Fontaine",
+    "Greco",
+    "Haddad",
+    "Ishikawa",
+    "Jovanovic",
+    "Kowalski",
+    "Lindqvist",
+    "Mbeki",
+    "Novak",
+    "Okonkwo",
+    "Petrov",
+    "Quintero",
+    "Rahman",
+    "Silva",
+    "Tanaka",
+    "Underwood",
+    "Varga",
+    "Whitfield",
+    "Yilmaz",
+]
+STREETS = [
+    "Alder Lane",
+    "Birch Road",
+    "Cedar Court",
+    "Dockside Way",
+    "Elm Street",
+    "Fern Avenue",
+    "Granite Drive",
+    "Harbor View",
+    "Iris Place",
+    "Juniper Trail",
+    "Kestrel Row",
+    "Linden Boulevard",
+    "Maple Terrace",
+]
+CITIES = [
+    ("Portland", "OR", "97"),
+    ("Austin", "TX", "78"),
+    ("Columbus", "OH", "43"),
+    ("Denver", "CO", "80"),
+    ("Raleigh", "NC", "27"),
+    ("Madison", "WI", "53"),
+    ("Tucson", "AZ", "85"),
+    ("Boise", "ID", "83"),
+    ("Albany", "NY", "12"),
+    ("Savannah", "GA", "31"),
+]
 CATALOGUE: dict[str, tuple[float, dict[str, list[str]]]] = {
     "Desk Lamp": (48.0, {"color": ["black", "white", "brass"], "bulb": ["LED", "halogen"]}),
     "Trail Shoes": (119.0, {"size": ["8", "9", "10", "11"], "color": ["grey", "olive", "blue"]}),
@@ -54,11 +124,22 @@ CATALOGUE: dict[str, tuple[float, dict[str, list[str]]]] = {
     "Notebook": (14.0, {"paper": ["lined", "dotted", "blank"], "size": ["A5", "A4"]}),
     "Office Chair": (289.0, {"frame": ["black", "white"], "armrest": ["fixed", "adjustable"], "mesh": ["yes", "no"]}),
 }
-STATUS_WEIGHTS = {"pending": 34, "processed": 14, "delivered": 34, "cancelled": 7, "pending (item modified)": 4,
-                  "exchange requested": 4, "return requested": 3}
-PERSONAS = ["You are polite and patient.", "You are in a hurry and answer briefly.",
-            "You are friendly and like to double-check details.", "You are a little anxious about money.",
-            "You are matter-of-fact and expect the agent to be precise."]
+STATUS_WEIGHTS = {
+    "pending": 34,
+    "processed": 14,
+    "delivered": 34,
+    "cancelled": 7,
+    "pending (item modified)": 4,
+    "exchange requested": 4,
+    "return requested": 3,
+}
+PERSONAS = [
+    "You are polite and patient.",
+    "You are in a hurry and answer briefly.",
+    "You are friendly and like to double-check details.",
+    "You are a little anxious about money.",
+    "You are matter-of-fact and expect the agent to be precise.",
+]
 
 
 def money(value: float) -> str:
@@ -95,8 +176,12 @@ def build_products(rng: random.Random, ids: Ids) -> dict[str, Any]:
         for combo in chosen:
             item_id = ids.digits(10)
             price = round(base_price * rng.uniform(0.85, 1.2), 2)
-            variants[item_id] = {"item_id": item_id, "options": dict(zip(axes, combo, strict=False)),
-                                 "available": rng.random() < 0.75, "price": price}
+            variants[item_id] = {
+                "item_id": item_id,
+                "options": dict(zip(axes, combo, strict=False)),
+                "available": rng.random() < 0.75,
+                "price": price,
+            }
         product_id = ids.digits(10)
         products[product_id] = {"name": name, "product_id": product_id, "variants": variants}
     return products
@@ -105,9 +190,14 @@ def build_products(rng: random.Random, ids: Ids) -> dict[str, Any]:
 def random_address(rng: random.Random) -> dict[str, str]:
     """A plausible US address."""
     city, state, prefix = rng.choice(CITIES)
-    return {"address1": f"{rng.randint(10, 9999)} {rng.choice(STREETS)}",
-            "address2": rng.choice(["", "", f"Apt {rng.randint(1, 40)}", f"Suite {rng.randint(100, 999)}"]),
-            "city": city, "country": "USA", "state": state, "zip": f"{prefix}{rng.randint(100, 999)}"}
+    return {
+        "address1": f"{rng.randint(10, 9999)} {rng.choice(STREETS)}",
+        "address2": rng.choice(["", "", f"Apt {rng.randint(1, 40)}", f"Suite {rng.randint(100, 999)}"]),
+        "city": city,
+        "country": "USA",
+        "state": state,
+        "zip": f"{prefix}{rng.randint(100, 999)}",
+    }
 
 
 def build_users(rng: random.Random, ids: Ids) -> dict[str, Any]:
@@ -129,9 +219,14 @@ def build_users(rng: random.Random, ids: Ids) -> dict[str, Any]:
             if source == "gift_card":
                 method["balance"] = float(rng.choice([0, 25, 60, 120, 250, 400]) + rng.randint(0, 99) / 100)
             methods[method_id] = method
-        users[user_id] = {"user_id": user_id, "name": {"first_name": first, "last_name": last},
-                          "address": random_address(rng), "email": f"{first.lower()}.{last.lower()}{ids.digits(3)}@example.org",
-                          "payment_methods": methods, "orders": []}
+        users[user_id] = {
+            "user_id": user_id,
+            "name": {"first_name": first, "last_name": last},
+            "address": random_address(rng),
+            "email": f"{first.lower()}.{last.lower()}{ids.digits(3)}@example.org",
+            "payment_methods": methods,
+            "orders": [],
+        }
     return users
 
 
@@ -146,15 +241,25 @@ def build_orders(rng: random.Random, ids: Ids, users: dict[str, Any], products: 
         items = []
         for product in rng.sample(list(products.values()), rng.randint(1, 4)):
             variant = product["variants"][rng.choice(list(product["variants"]))]
-            items.append({"name": product["name"], "product_id": product["product_id"], "item_id": variant["item_id"],
-                          "price": variant["price"], "options": dict(variant["options"])})
+            items.append(
+                {
+                    "name": product["name"],
+                    "product_id": product["product_id"],
+                    "item_id": variant["item_id"],
+                    "price": variant["price"],
+                    "options": dict(variant["options"]),
+                }
+            )
         status = rng.choices(statuses, weights)[0]
         method_id = rng.choice(list(user["payment_methods"]))
         total = round(sum(i["price"] for i in items), 2)
         order: dict[str, Any] = {
-            "order_id": order_id, "user_id": user["user_id"],
+            "order_id": order_id,
+            "user_id": user["user_id"],
             "address": dict(user["address"]) if rng.random() < 0.85 else random_address(rng),
-            "items": items, "status": status, "fulfillments": [],
+            "items": items,
+            "status": status,
+            "fulfillments": [],
             "payment_history": [{"transaction_type": "payment", "amount": total, "payment_method_id": method_id}],
         }
         if status not in ("pending", "pending (item modified)", "cancelled"):
@@ -168,8 +273,12 @@ def build_orders(rng: random.Random, ids: Ids, users: dict[str, Any], products: 
         if status == "exchange requested":
             item = items[0]
             new = next(v for v in products[item["product_id"]]["variants"].values() if v["item_id"] != item["item_id"])
-            order.update(exchange_items=[item["item_id"]], exchange_new_items=[new["item_id"]], exchange_payment_method_id=method_id,
-                         exchange_price_difference=round(new["price"] - item["price"], 2))
+            order.update(
+                exchange_items=[item["item_id"]],
+                exchange_new_items=[new["item_id"]],
+                exchange_payment_method_id=method_id,
+                exchange_price_difference=round(new["price"] - item["price"], 2),
+            )
         orders[order_id] = order
         user["orders"].append(order_id)
     return orders
@@ -218,8 +327,9 @@ class TaskMaker:
             known = f"You are {name}. Your email address is {user['email']}."
             return known, "", [self.action("find_user_id_by_email", email=user["email"]), *lookups]
         known = f"You are {name} and your zip code is {user['address']['zip']}."
-        first = self.action("find_user_id_by_name_zip", first_name=user["name"]["first_name"],
-                            last_name=user["name"]["last_name"], zip=user["address"]["zip"])
+        first = self.action(
+            "find_user_id_by_name_zip", first_name=user["name"]["first_name"], last_name=user["name"]["last_name"], zip=user["address"]["zip"]
+        )
         return known, "You do not remember which email address you used.", [first, *lookups]
 
     def action(self, name: str, **arguments: Any) -> dict[str, Any]:
@@ -229,28 +339,41 @@ class TaskMaker:
     def other_variant(self, item: dict[str, Any], budget: float | None = None) -> dict[str, Any] | None:
         """An available variant of the item's product other than the item (cheaper than item + budget)."""
         variants = self.db["products"][item["product_id"]]["variants"].values()
-        found = [v for v in variants if v["available"] and v["item_id"] != item["item_id"]
-                 and (budget is None or v["price"] - item["price"] <= budget)]
+        found = [
+            v for v in variants if v["available"] and v["item_id"] != item["item_id"] and (budget is None or v["price"] - item["price"] <= budget)
+        ]
         return self.rng.choice(found) if found else None
 
     def describe(self, options: dict[str, str]) -> str:
         """Options as words: 'color black, bulb LED'."""
         return ", ".join(f"{k} {v}" for k, v in options.items())
 
-    def task(self, kind: str, user: dict[str, Any], reason: str, actions: list[dict[str, Any]],
-             info: list[str] | None = None, extra: str = "") -> dict[str, Any]:
+    def task(
+        self, kind: str, user: dict[str, Any], reason: str, actions: list[dict[str, Any]], info: list[str] | None = None, extra: str = ""
+    ) -> dict[str, Any]:
         """A task dict in tau2's format; DB plus COMMUNICATE when facts must be told, else DB."""
         known, unknown, lookups = self.identify(user)
-        instructions = " ".join(p for p in [self.rng.choice(PERSONAS), extra,
-                                            "Confirm the change when the agent asks for it."] if p)
+        instructions = " ".join(p for p in [self.rng.choice(PERSONAS), extra, "Confirm the change when the agent asks for it."] if p)
         return {
-            "id": "", "description": {"purpose": kind, "relevant_policies": None, "notes": None},
-            "user_scenario": {"persona": None, "instructions": {
-                "domain": DOMAIN, "reason_for_call": reason, "known_info": known,
-                "unknown_info": unknown or None, "task_instructions": instructions}},
+            "id": "",
+            "description": {"purpose": kind, "relevant_policies": None, "notes": None},
+            "user_scenario": {
+                "persona": None,
+                "instructions": {
+                    "domain": DOMAIN,
+                    "reason_for_call": reason,
+                    "known_info": known,
+                    "unknown_info": unknown or None,
+                    "task_instructions": instructions,
+                },
+            },
             "initial_state": None,
-            "evaluation_criteria": {"actions": lookups + actions, "communicate_info": info or [],
-                                    "nl_assertions": None, "reward_basis": ["DB", "COMMUNICATE"] if info else ["DB"]},
+            "evaluation_criteria": {
+                "actions": lookups + actions,
+                "communicate_info": info or [],
+                "nl_assertions": None,
+                "reward_basis": ["DB", "COMMUNICATE"] if info else ["DB"],
+            },
         }
 
     def user_of(self, order: dict[str, Any]) -> dict[str, Any]:
@@ -275,11 +398,17 @@ class TaskMaker:
         why = "you no longer need it" if reason == "no longer needed" else "you ordered it by mistake"
         refund = money(sum(p["amount"] for p in order["payment_history"]))
         names = " and ".join(i["name"].lower() for i in order["items"])
-        actions = [self.action("get_order_details", order_id=order["order_id"]),
-                   self.action("cancel_pending_order", order_id=order["order_id"], reason=reason)]
-        return self.task("cancel pending order", self.user_of(order),
-                         f"You want to cancel order {order['order_id']} (the {names}) because {why}. "
-                         f"You want to know how much will be refunded.", actions, [refund])
+        actions = [
+            self.action("get_order_details", order_id=order["order_id"]),
+            self.action("cancel_pending_order", order_id=order["order_id"], reason=reason),
+        ]
+        return self.task(
+            "cancel pending order",
+            self.user_of(order),
+            f"You want to cancel order {order['order_id']} (the {names}) because {why}. You want to know how much will be refunded.",
+            actions,
+            [refund],
+        )
 
     def modify_items(self) -> dict[str, Any] | None:
         """Swap one or two items of a pending order for other variants."""
@@ -297,16 +426,27 @@ class TaskMaker:
         diff = sum(new["price"] - item["price"] for item, new in pairs)
         method = self.gift_card(user, max(diff, 0)) if self.rng.random() < 0.5 else None
         method = method or order["payment_history"][0]["payment_method_id"]
-        wants = "; ".join(f"the {item['name'].lower()} with {self.describe(new['options'])} instead of "
-                          f"{self.describe(item['options'])}" for item, new in pairs)
+        wants = "; ".join(
+            f"the {item['name'].lower()} with {self.describe(new['options'])} instead of {self.describe(item['options'])}" for item, new in pairs
+        )
         actions = [self.action("get_order_details", order_id=order["order_id"])]
         actions += [self.action("get_product_details", product_id=item["product_id"]) for item, _ in pairs]
-        actions.append(self.action("modify_pending_order_items", order_id=order["order_id"],
-                                   item_ids=[i["item_id"] for i, _ in pairs], new_item_ids=[n["item_id"] for _, n in pairs],
-                                   payment_method_id=method))
-        return self.task("modify pending order items", user,
-                         f"Your order {order['order_id']} has not shipped yet. You want {wants}.", actions,
-                         extra=f"Any price difference should be settled with your payment method {method}.")
+        actions.append(
+            self.action(
+                "modify_pending_order_items",
+                order_id=order["order_id"],
+                item_ids=[i["item_id"] for i, _ in pairs],
+                new_item_ids=[n["item_id"] for _, n in pairs],
+                payment_method_id=method,
+            )
+        )
+        return self.task(
+            "modify pending order items",
+            user,
+            f"Your order {order['order_id']} has not shipped yet. You want {wants}.",
+            actions,
+            extra=f"Any price difference should be settled with your payment method {method}.",
+        )
 
     def modify_order_address(self) -> dict[str, Any] | None:
         """Ship a pending order to a new address."""
@@ -314,16 +454,23 @@ class TaskMaker:
         if order is None:
             return None
         address = random_address(self.rng)
-        actions = [self.action("get_order_details", order_id=order["order_id"]),
-                   self.action("modify_pending_order_address", order_id=order["order_id"], **address)]
+        actions = [
+            self.action("get_order_details", order_id=order["order_id"]),
+            self.action("modify_pending_order_address", order_id=order["order_id"], **address),
+        ]
         line2 = f", {address['address2']}" if address["address2"] else ""
-        return self.task("modify pending order address", self.user_of(order),
-                         f"You want order {order['order_id']} shipped to {address['address1']}{line2}, {address['city']}, "
-                         f"{address['state']} {address['zip']}, {address['country']} instead.", actions,
-                         extra="Only this order should change, not your default address.")
+        return self.task(
+            "modify pending order address",
+            self.user_of(order),
+            f"You want order {order['order_id']} shipped to {address['address1']}{line2}, {address['city']}, "
+            f"{address['state']} {address['zip']}, {address['country']} instead.",
+            actions,
+            extra="Only this order should change, not your default address.",
+        )
 
     def modify_payment(self) -> dict[str, Any] | None:
         """Pay a pending order with another method."""
+
         def fits(o: dict[str, Any]) -> bool:
             return "pending" in o["status"] and len(o["payment_history"]) == 1 and len(self.user_of(o)["payment_methods"]) > 1
 
@@ -332,16 +479,21 @@ class TaskMaker:
             return None
         user, amount = self.user_of(order), order["payment_history"][0]["amount"]
         old = order["payment_history"][0]["payment_method_id"]
-        choices = [m for m in user["payment_methods"].values()
-                   if m["id"] != old and (m["source"] != "gift_card" or m["balance"] >= amount)]
+        choices = [m for m in user["payment_methods"].values() if m["id"] != old and (m["source"] != "gift_card" or m["balance"] >= amount)]
         if not choices:
             return None
         new = self.rng.choice(choices)
-        actions = [self.action("get_order_details", order_id=order["order_id"]),
-                   self.action("modify_pending_order_payment", order_id=order["order_id"], payment_method_id=new["id"])]
-        return self.task("modify pending order payment", user,
-                         f"You want to pay for order {order['order_id']} with your {new['source'].replace('_', ' ')} "
-                         f"({new['id']}) instead of the method you used.", actions)
+        actions = [
+            self.action("get_order_details", order_id=order["order_id"]),
+            self.action("modify_pending_order_payment", order_id=order["order_id"], payment_method_id=new["id"]),
+        ]
+        return self.task(
+            "modify pending order payment",
+            user,
+            f"You want to pay for order {order['order_id']} with your {new['source'].replace('_', ' ')} "
+            f"({new['id']}) instead of the method you used.",
+            actions,
+        )
 
     def modify_user_address(self) -> dict[str, Any] | None:
         """Change the customer's default address."""
@@ -349,10 +501,14 @@ class TaskMaker:
         address = random_address(self.rng)
         line2 = f", {address['address2']}" if address["address2"] else ""
         actions = [self.action("modify_user_address", user_id=user["user_id"], **address)]
-        return self.task("modify user address", user,
-                         f"You moved. Your new default address is {address['address1']}{line2}, {address['city']}, "
-                         f"{address['state']} {address['zip']}, {address['country']}.", actions,
-                         extra="You do not want any order changed.")
+        return self.task(
+            "modify user address",
+            user,
+            f"You moved. Your new default address is {address['address1']}{line2}, {address['city']}, "
+            f"{address['state']} {address['zip']}, {address['country']}.",
+            actions,
+            extra="You do not want any order changed.",
+        )
 
     def return_items(self) -> dict[str, Any] | None:
         """Return some items of a delivered order, refunded to the original method or a gift card."""
@@ -365,13 +521,19 @@ class TaskMaker:
         method = gift if gift and self.rng.random() < 0.4 else order["payment_history"][0]["payment_method_id"]
         refund = money(sum(i["price"] for i in items))
         names = " and ".join(f"the {i['name'].lower()}" for i in items)
-        actions = [self.action("get_order_details", order_id=order["order_id"]),
-                   self.action("return_delivered_order_items", order_id=order["order_id"],
-                               item_ids=[i["item_id"] for i in items], payment_method_id=method)]
+        actions = [
+            self.action("get_order_details", order_id=order["order_id"]),
+            self.action("return_delivered_order_items", order_id=order["order_id"], item_ids=[i["item_id"] for i in items], payment_method_id=method),
+        ]
         where = "to your gift card" if method.startswith("gift_card") else "to the way you paid"
-        return self.task("return delivered items", user,
-                         f"You want to return {names} from order {order['order_id']}, with the refund going {where} "
-                         f"({method}). You want to know the refund amount.", actions, [refund])
+        return self.task(
+            "return delivered items",
+            user,
+            f"You want to return {names} from order {order['order_id']}, with the refund going {where} "
+            f"({method}). You want to know the refund amount.",
+            actions,
+            [refund],
+        )
 
     def exchange_items(self) -> dict[str, Any] | None:
         """Exchange items of a delivered order for other variants."""
@@ -379,8 +541,9 @@ class TaskMaker:
         if order is None:
             return None
         user = self.user_of(order)
-        pairs = [(item, new) for item in self.rng.sample(order["items"], min(2, len(order["items"])))
-                 if (new := self.other_variant(item)) is not None][: self.rng.choice([1, 2])]
+        pairs = [
+            (item, new) for item in self.rng.sample(order["items"], min(2, len(order["items"]))) if (new := self.other_variant(item)) is not None
+        ][: self.rng.choice([1, 2])]
         if not pairs:
             return None
         diff = round(sum(new["price"] - item["price"] for item, new in pairs), 2)
@@ -390,14 +553,24 @@ class TaskMaker:
         wants = "; ".join(f"the {item['name'].lower()} for the one with {self.describe(new['options'])}" for item, new in pairs)
         actions = [self.action("get_order_details", order_id=order["order_id"])]
         actions += [self.action("get_product_details", product_id=item["product_id"]) for item, _ in pairs]
-        actions.append(self.action("exchange_delivered_order_items", order_id=order["order_id"],
-                                   item_ids=[i["item_id"] for i, _ in pairs], new_item_ids=[n["item_id"] for _, n in pairs],
-                                   payment_method_id=method))
+        actions.append(
+            self.action(
+                "exchange_delivered_order_items",
+                order_id=order["order_id"],
+                item_ids=[i["item_id"] for i, _ in pairs],
+                new_item_ids=[n["item_id"] for _, n in pairs],
+                payment_method_id=method,
+            )
+        )
         word = "pay" if diff > 0 else "get back"
-        return self.task("exchange delivered items", user,
-                         f"You received order {order['order_id']} and want to exchange {wants}. "
-                         f"You want to know how much you will {word}, settled with the original payment method.",
-                         actions, [money(abs(diff))])
+        return self.task(
+            "exchange delivered items",
+            user,
+            f"You received order {order['order_id']} and want to exchange {wants}. "
+            f"You want to know how much you will {word}, settled with the original payment method.",
+            actions,
+            [money(abs(diff))],
+        )
 
     def status_question(self) -> dict[str, Any] | None:
         """Read-only: the status and tracking number of a shipped order."""
@@ -406,18 +579,26 @@ class TaskMaker:
             return None
         tracking = order["fulfillments"][0]["tracking_id"][0]
         actions = [self.action("get_order_details", order_id=order["order_id"])]
-        return self.task("order status question", self.user_of(order),
-                         f"You want to know the status of order {order['order_id']} and its tracking number. "
-                         "You do not want to change anything.", actions, [order["status"], tracking])
+        return self.task(
+            "order status question",
+            self.user_of(order),
+            f"You want to know the status of order {order['order_id']} and its tracking number. You do not want to change anything.",
+            actions,
+            [order["status"], tracking],
+        )
 
     def balance_question(self) -> dict[str, Any] | None:
         """Read-only: the balance left on the customer's gift card."""
         users = [u for u in self.db["users"].values() if any(m["source"] == "gift_card" for m in u["payment_methods"].values())]
         user = self.rng.choice(users)
         card = next(m for m in user["payment_methods"].values() if m["source"] == "gift_card")
-        return self.task("gift card balance question", user,
-                         "You want to know how much money is left on your gift card. You do not want to change anything.",
-                         [], [money(card["balance"])])
+        return self.task(
+            "gift card balance question",
+            user,
+            "You want to know how much money is left on your gift card. You do not want to change anything.",
+            [],
+            [money(card["balance"])],
+        )
 
     def price_question(self) -> dict[str, Any] | None:
         """Read-only: the price of a specific variant of a product."""
@@ -425,10 +606,14 @@ class TaskMaker:
         variant = self.rng.choice([v for v in product["variants"].values() if v["available"]])
         user = self.rng.choice(list(self.db["users"].values()))
         actions = [self.action("list_all_product_types"), self.action("get_product_details", product_id=product["product_id"])]
-        return self.task("price question", user,
-                         f"You are thinking of buying a {product['name'].lower()} with {self.describe(variant['options'])} "
-                         "and want to know its price and whether it is in stock. You do not want to change anything.",
-                         actions, [money(variant["price"])])
+        return self.task(
+            "price question",
+            user,
+            f"You are thinking of buying a {product['name'].lower()} with {self.describe(variant['options'])} "
+            "and want to know its price and whether it is in stock. You do not want to change anything.",
+            actions,
+            [money(variant["price"])],
+        )
 
     def cancel_refused(self) -> dict[str, Any] | None:
         """A cancellation the policy refuses (the order shipped): the agent must say its status."""
@@ -436,14 +621,22 @@ class TaskMaker:
         if order is None:
             return None
         actions = [self.action("get_order_details", order_id=order["order_id"])]
-        return self.task("cancel refused: already processed", self.user_of(order),
-                         f"You want to cancel order {order['order_id']} because you no longer need it. "
-                         "If it cannot be cancelled you accept that and end the call.", actions, ["processed"])
+        return self.task(
+            "cancel refused: already processed",
+            self.user_of(order),
+            f"You want to cancel order {order['order_id']} because you no longer need it. "
+            "If it cannot be cancelled you accept that and end the call.",
+            actions,
+            ["processed"],
+        )
 
     def cancel_and_move(self) -> dict[str, Any] | None:
         """Two changes in one call: cancel one pending order and re-address another of the same customer."""
-        users = [u for u in self.db["users"].values()
-                 if sum(self.db["orders"][o]["status"] == "pending" and o not in self.used_orders for o in u["orders"]) >= 2]
+        users = [
+            u
+            for u in self.db["users"].values()
+            if sum(self.db["orders"][o]["status"] == "pending" and o not in self.used_orders for o in u["orders"]) >= 2
+        ]
         if not users:
             return None
         user = self.rng.choice(users)
@@ -451,19 +644,36 @@ class TaskMaker:
         self.used_orders.update({first, second})
         reason = self.rng.choice(["no longer needed", "ordered by mistake"])
         address = random_address(self.rng)
-        actions = [self.action("get_order_details", order_id=first),
-                   self.action("cancel_pending_order", order_id=first, reason=reason),
-                   self.action("get_order_details", order_id=second),
-                   self.action("modify_pending_order_address", order_id=second, **address)]
-        return self.task("cancel one order and re-address another", user,
-                         f"You want to cancel order {first} ({reason}) and have order {second} shipped to "
-                         f"{address['address1']}, {address['city']}, {address['state']} {address['zip']}, {address['country']}"
-                         f"{' (' + address['address2'] + ')' if address['address2'] else ''}.", actions)
+        actions = [
+            self.action("get_order_details", order_id=first),
+            self.action("cancel_pending_order", order_id=first, reason=reason),
+            self.action("get_order_details", order_id=second),
+            self.action("modify_pending_order_address", order_id=second, **address),
+        ]
+        return self.task(
+            "cancel one order and re-address another",
+            user,
+            f"You want to cancel order {first} ({reason}) and have order {second} shipped to "
+            f"{address['address1']}, {address['city']}, {address['state']} {address['zip']}, {address['country']}"
+            f"{' (' + address['address2'] + ')' if address['address2'] else ''}.",
+            actions,
+        )
 
 
-PLAN = [("cancel", 13), ("modify_items", 14), ("modify_order_address", 10), ("modify_payment", 10),
-        ("modify_user_address", 8), ("return_items", 13), ("exchange_items", 14), ("status_question", 5),
-        ("balance_question", 4), ("price_question", 4), ("cancel_refused", 4), ("cancel_and_move", 5)]
+PLAN = [
+    ("cancel", 13),
+    ("modify_items", 14),
+    ("modify_order_address", 10),
+    ("modify_payment", 10),
+    ("modify_user_address", 8),
+    ("return_items", 13),
+    ("exchange_items", 14),
+    ("status_question", 5),
+    ("balance_question", 4),
+    ("price_question", 4),
+    ("cancel_refused", 4),
+    ("cancel_and_move", 5),
+]
 
 
 def build_tasks(rng: random.Random, db: dict[str, Any]) -> list[dict[str, Any]]:
@@ -506,8 +716,9 @@ def accepted(data: DomainData, raw: dict[str, Any]) -> bool:
 def suite_data(db: dict[str, Any], tasks: list[Task]) -> DomainData:
     """An in-memory DomainData over a generated database (for checking tasks while generating)."""
     state = State({name: Table(base) for name, base in base_tables(db).items()})
-    return DomainData(name=DOMAIN, tasks=tasks, policy="", agent_toolkit=RetailTools, agent_state=state,
-                      sync_gold_actions=False, reference_hash=reference_hash)
+    return DomainData(
+        name=DOMAIN, tasks=tasks, policy="", agent_toolkit=RetailTools, agent_state=state, sync_gold_actions=False, reference_hash=reference_hash
+    )
 
 
 def split(rng: random.Random, tasks: list[dict[str, Any]]) -> dict[str, list[str]]:

@@ -20,8 +20,13 @@ import attrs
 from bench_kernel import BaseTable, DumpHasher, State, Table, TaskFileError, converter, read_json
 
 OrderStatus = Literal[
-    "processed", "pending", "pending (item modified)", "delivered", "cancelled",
-    "exchange requested", "return requested",
+    "processed",
+    "pending",
+    "pending (item modified)",
+    "delivered",
+    "cancelled",
+    "exchange requested",
+    "return requested",
 ]
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 
@@ -195,10 +200,7 @@ def base_tables(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, BaseTable]:
     missing = sorted(set(TABLE_TYPES) - set(raw))
     if unknown or missing:
         raise ValueError(f"retail db: unknown tables {unknown}, missing tables {missing}")
-    return {
-        name: BaseTable({k: converter.structure(v, rtype) for k, v in raw[name].items()}, rtype)
-        for name, rtype in TABLE_TYPES.items()
-    }
+    return {name: BaseTable({k: converter.structure(v, rtype) for k, v in raw[name].items()}, rtype) for name, rtype in TABLE_TYPES.items()}
 
 
 def dump_record(record: Any) -> Any:

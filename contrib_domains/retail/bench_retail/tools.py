@@ -148,8 +148,7 @@ class RetailTools(Toolkit):
         refunds = []
         # Every history entry is refunded, whatever its type (tau2 does the same).
         for payment in order.payment_history:
-            refunds.append(OrderPayment(transaction_type="refund", amount=payment.amount,
-                                        payment_method_id=payment.payment_method_id))
+            refunds.append(OrderPayment(transaction_type="refund", amount=payment.amount, payment_method_id=payment.payment_method_id))
             self._user(order.user_id)
             if isinstance(self._payment_method(order.user_id, payment.payment_method_id), GiftCard):
                 self._add_to_gift_card(order.user_id, payment.payment_method_id, payment.amount)
@@ -159,8 +158,7 @@ class RetailTools(Toolkit):
         return order
 
     @tool(ToolKind.WRITE)
-    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
-                                     country: str, zip: str) -> Order:
+    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Order:
         """Modify the shipping address of a pending order.
 
         Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.
@@ -182,8 +180,7 @@ class RetailTools(Toolkit):
         return order
 
     @tool(ToolKind.WRITE)
-    def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                   payment_method_id: str) -> Order:
+    def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Order:
         """Modify items of a pending order to other items of the same product type. This can be done only once per pending order.
 
         Explain the change and get the user's explicit confirmation (yes/no) first. Returns the order after the change.
@@ -213,8 +210,9 @@ class RetailTools(Toolkit):
             raise ToolError("Insufficient gift card balance to pay for the new item")
         order = self.state["orders"].edit(order_id)
         # The difference is stored unrounded, and a zero difference is a refund of 0.0.
-        order.payment_history.append(OrderPayment(transaction_type="payment" if diff > 0 else "refund",
-                                                  amount=float(abs(diff)), payment_method_id=payment_method_id))
+        order.payment_history.append(
+            OrderPayment(transaction_type="payment" if diff > 0 else "refund", amount=float(abs(diff)), payment_method_id=payment_method_id)
+        )
         if isinstance(method, GiftCard):
             self._add_to_gift_card(current.user_id, payment_method_id, -diff)
         _apply_item_changes(order, item_ids, new_item_ids, variant)
@@ -245,10 +243,12 @@ class RetailTools(Toolkit):
         if isinstance(method, GiftCard) and method.balance < amount:
             raise ToolError("Insufficient gift card balance to pay for the order")
         order = self.state["orders"].edit(order_id)
-        order.payment_history.extend([
-            OrderPayment(transaction_type="payment", amount=amount, payment_method_id=payment_method_id),
-            OrderPayment(transaction_type="refund", amount=amount, payment_method_id=old_method_id),
-        ])
+        order.payment_history.extend(
+            [
+                OrderPayment(transaction_type="payment", amount=amount, payment_method_id=payment_method_id),
+                OrderPayment(transaction_type="refund", amount=amount, payment_method_id=old_method_id),
+            ]
+        )
         if isinstance(method, GiftCard):
             self._add_to_gift_card(order.user_id, payment_method_id, -amount)
         if isinstance(self._payment_method(order.user_id, old_method_id), GiftCard):
@@ -258,8 +258,7 @@ class RetailTools(Toolkit):
     # ------------------------------------------------------------------ write: delivered orders and users
 
     @tool(ToolKind.WRITE)
-    def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                       payment_method_id: str) -> Order:
+    def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> Order:
         """Exchange items of a delivered order for other items of the same product type. A delivered order can be returned or exchanged only once.
 
         Explain the exchange and get the user's explicit confirmation (yes/no) first. Returns the order after the exchange request.
@@ -318,8 +317,7 @@ class RetailTools(Toolkit):
         return order
 
     @tool(ToolKind.WRITE)
-    def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str, country: str,
-                            zip: str) -> User:
+    def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> User:
         """Modify the default address of a user.
 
         Explain the change and get the user's explicit confirmation (yes/no) first. Returns the user after the change.
@@ -410,16 +408,19 @@ def _apply_item_changes(order: Order, item_ids: list[str], new_item_ids: list[st
 
 def make_address(**fields: Any) -> UserAddress:
     """A UserAddress, refusing non-string fields as tau2's model validation does."""
-    wrong = [f"{name}: Input should be a valid string (got {type(value).__name__})"
-             for name, value in fields.items() if not isinstance(value, str)]
+    wrong = [f"{name}: Input should be a valid string (got {type(value).__name__})" for name, value in fields.items() if not isinstance(value, str)]
     if wrong:
         raise ToolError(f"{len(wrong)} validation error{'s' if len(wrong) > 1 else ''} for UserAddress: " + "; ".join(wrong))
     return UserAddress(**fields)
 
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 

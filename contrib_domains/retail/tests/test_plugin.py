@@ -88,9 +88,28 @@ def test_a_broken_database_stops_the_run_with_its_file_and_place_and_stores_noth
     text = (packaged / "db.json").read_text()
     (data_dir / "db.json").write_text(text[: len(text) // 3])
     db = tmp_path / "runs.db"
-    done = subprocess.run([str(pathlib.Path(sys.executable).with_name("bench")), "run", "--plugin", "retail", "--data-dir",
-                           str(data_dir), "--db", str(db), "--num-tasks", "3", "--format", "none", "--progress", "none"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            str(pathlib.Path(sys.executable).with_name("bench")),
+            "run",
+            "--plugin",
+            "retail",
+            "--data-dir",
+            str(data_dir),
+            "--db",
+            str(db),
+            "--num-tasks",
+            "3",
+            "--format",
+            "none",
+            "--progress",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert re.search(r"db\.json: not valid JSON: .* at line \d+ column \d+", done.stderr), done.stderr
     with sqlite3.connect(db) as store:

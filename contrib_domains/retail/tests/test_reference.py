@@ -56,8 +56,7 @@ def test_every_tau2_task_replays_and_leaves_shared_records_untouched(tau2_data) 
 
 def test_bench_check_lists_the_failing_tasks_by_id(reference_dir: Path) -> None:
     bench = Path(sys.executable).with_name("bench")
-    done = subprocess.run([str(bench), "check", "--plugin", "retail", "--data-dir", str(reference_dir)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run([str(bench), "check", "--plugin", "retail", "--data-dir", str(reference_dir)], capture_output=True, text=True, check=False)
     assert done.stdout.splitlines()[0] == "retail: 114 tasks, gold replay ok for 99, failing 15"
     listed = {line.split()[1].rstrip(":") for line in done.stdout.splitlines() if line.strip().startswith("FAIL")}
     assert listed == set(TASKS_WITH_FAILING_GOLD_ACTIONS)

@@ -32,8 +32,7 @@ def test_module_entry_point_and_other_seeds(tmp_path: Path, capsys: pytest.Captu
 def test_database_has_every_order_status_and_payment_kind(data) -> None:
     state = data.agent_state
     statuses = {o.status for o in state["orders"].values()}
-    assert statuses == {"pending", "pending (item modified)", "processed", "delivered", "cancelled",
-                        "exchange requested", "return requested"}
+    assert statuses == {"pending", "pending (item modified)", "processed", "delivered", "cancelled", "exchange requested", "return requested"}
     sources = {m.source for u in state["users"].values() for m in u.payment_methods.values()}
     assert sources == {"credit_card", "paypal", "gift_card"}
     assert any(not v.available for p in state["products"].values() for v in p.variants.values())
@@ -42,14 +41,19 @@ def test_database_has_every_order_status_and_payment_kind(data) -> None:
 def test_tasks_cover_every_kind_of_request(data) -> None:
     kinds = collections.Counter(t.description.purpose for t in data.tasks)
     writes = {a.name for t in data.tasks for a in t.gold_actions()}
-    assert writes >= {"cancel_pending_order", "modify_pending_order_items", "modify_pending_order_address",
-                      "modify_pending_order_payment", "modify_user_address", "return_delivered_order_items",
-                      "exchange_delivered_order_items"}
+    assert writes >= {
+        "cancel_pending_order",
+        "modify_pending_order_items",
+        "modify_pending_order_address",
+        "modify_pending_order_payment",
+        "modify_user_address",
+        "return_delivered_order_items",
+        "exchange_delivered_order_items",
+    }
     assert min(kinds.values()) >= 4 and len(kinds) >= 10
     bases = {tuple(t.evaluation_criteria.reward_basis) for t in data.tasks}
     assert bases == {("DB",), ("DB", "COMMUNICATE")}
-    read_only = [t for t in data.tasks if not any(a.name.startswith(("cancel", "modify", "return", "exchange"))
-                                                  for a in t.gold_actions())]
+    read_only = [t for t in data.tasks if not any(a.name.startswith(("cancel", "modify", "return", "exchange")) for a in t.gold_actions())]
     assert read_only and all(t.evaluation_criteria.communicate_info for t in read_only)
     facts = [f for t in data.tasks for f in t.evaluation_criteria.communicate_info or []]
     assert all("," not in f for f in facts)

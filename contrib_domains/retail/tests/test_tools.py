@@ -21,11 +21,18 @@ def _item(product: str, name: str, item_id: str, price: float, options: dict[str
     return {"name": name, "product_id": product, "item_id": item_id, "price": price, "options": options}
 
 
-def _order(order_id: str, user: str, status: str, items: list[dict[str, Any]], payments: list[tuple[str, float, str]],
-           shipped: bool = False) -> dict[str, Any]:
-    return {"order_id": order_id, "user_id": user, "address": _address("11111"), "items": items, "status": status,
-            "fulfillments": [{"tracking_id": ["999000111222"], "item_ids": [i["item_id"] for i in items]}] if shipped else [],
-            "payment_history": [{"transaction_type": t, "amount": a, "payment_method_id": m} for t, a, m in payments]}
+def _order(
+    order_id: str, user: str, status: str, items: list[dict[str, Any]], payments: list[tuple[str, float, str]], shipped: bool = False
+) -> dict[str, Any]:
+    return {
+        "order_id": order_id,
+        "user_id": user,
+        "address": _address("11111"),
+        "items": items,
+        "status": status,
+        "fulfillments": [{"tracking_id": ["999000111222"], "item_ids": [i["item_id"] for i in items]}] if shipped else [],
+        "payment_history": [{"transaction_type": t, "amount": a, "payment_method_id": m} for t, a, m in payments],
+    }
 
 
 LAMP, MUG = "1000000001", "1000000002"
@@ -35,37 +42,61 @@ MUG_S, MUG_L, MUG_M, MUG_XL = "3000000001", "3000000002", "3000000003", "3000000
 
 def tiny_shop() -> dict[str, Any]:
     """Two products, two customers and six orders whose numbers make tau2's arithmetic visible."""
+
     def variant(item_id: str, options: dict[str, str], price: float, available: bool = True) -> dict[str, Any]:
         return {"item_id": item_id, "options": options, "available": available, "price": price}
 
     products = {
-        LAMP: {"name": "Lamp", "product_id": LAMP, "variants": {
-            BLACK: variant(BLACK, {"color": "black"}, 40.0), WHITE: variant(WHITE, {"color": "white"}, 45.5),
-            BRASS: variant(BRASS, {"color": "brass"}, 60.1, available=False)}},
-        MUG: {"name": "Mug", "product_id": MUG, "variants": {
-            MUG_S: variant(MUG_S, {"size": "S"}, 10.1), MUG_L: variant(MUG_L, {"size": "L"}, 12.2),
-            MUG_M: variant(MUG_M, {"size": "M"}, 11.3), MUG_XL: variant(MUG_XL, {"size": "XL"}, 10.1)}},
+        LAMP: {
+            "name": "Lamp",
+            "product_id": LAMP,
+            "variants": {
+                BLACK: variant(BLACK, {"color": "black"}, 40.0),
+                WHITE: variant(WHITE, {"color": "white"}, 45.5),
+                BRASS: variant(BRASS, {"color": "brass"}, 60.1, available=False),
+            },
+        },
+        MUG: {
+            "name": "Mug",
+            "product_id": MUG,
+            "variants": {
+                MUG_S: variant(MUG_S, {"size": "S"}, 10.1),
+                MUG_L: variant(MUG_L, {"size": "L"}, 12.2),
+                MUG_M: variant(MUG_M, {"size": "M"}, 11.3),
+                MUG_XL: variant(MUG_XL, {"size": "XL"}, 10.1),
+            },
+        },
     }
     lamp_black, lamp_white = _item(LAMP, "Lamp", BLACK, 40.0, {"color": "black"}), _item(LAMP, "Lamp", WHITE, 45.5, {"color": "white"})
     mug_s, mug_l = _item(MUG, "Mug", MUG_S, 10.1, {"size": "S"}), _item(MUG, "Mug", MUG_L, 12.2, {"size": "L"})
     users = {
-        "ann_lee_1": {"user_id": "ann_lee_1", "name": {"first_name": "Ann", "last_name": "Lee"}, "address": _address("11111"),
-                      "email": "Ann.Lee@example.org", "payment_methods": {
-                          "credit_card_1": {"source": "credit_card", "id": "credit_card_1", "brand": "visa", "last_four": "4242"},
-                          "gift_card_1": {"source": "gift_card", "id": "gift_card_1", "balance": 30.0},
-                          "paypal_1": {"source": "paypal", "id": "paypal_1"}},
-                      "orders": ["#A1", "#A2", "#A3", "#A4", "#A5"]},
-        "bob_ray_2": {"user_id": "bob_ray_2", "name": {"first_name": "Bob", "last_name": "Ray"}, "address": _address("22222"),
-                      "email": "bob@example.org", "payment_methods": {
-                          "gift_card_2": {"source": "gift_card", "id": "gift_card_2", "balance": 5.0}}, "orders": ["#B1"]},
+        "ann_lee_1": {
+            "user_id": "ann_lee_1",
+            "name": {"first_name": "Ann", "last_name": "Lee"},
+            "address": _address("11111"),
+            "email": "Ann.Lee@example.org",
+            "payment_methods": {
+                "credit_card_1": {"source": "credit_card", "id": "credit_card_1", "brand": "visa", "last_four": "4242"},
+                "gift_card_1": {"source": "gift_card", "id": "gift_card_1", "balance": 30.0},
+                "paypal_1": {"source": "paypal", "id": "paypal_1"},
+            },
+            "orders": ["#A1", "#A2", "#A3", "#A4", "#A5"],
+        },
+        "bob_ray_2": {
+            "user_id": "bob_ray_2",
+            "name": {"first_name": "Bob", "last_name": "Ray"},
+            "address": _address("22222"),
+            "email": "bob@example.org",
+            "payment_methods": {"gift_card_2": {"source": "gift_card", "id": "gift_card_2", "balance": 5.0}},
+            "orders": ["#B1"],
+        },
     }
     orders = {
         "#A1": _order("#A1", "ann_lee_1", "pending", [lamp_black, mug_s, dict(mug_s)], [("payment", 60.2, "gift_card_1")]),
         "#A2": _order("#A2", "ann_lee_1", "delivered", [lamp_white, mug_l], [("payment", 57.7, "credit_card_1")], shipped=True),
         "#A3": _order("#A3", "ann_lee_1", "processed", [dict(mug_s)], [("payment", 10.1, "paypal_1")], shipped=True),
         "#A4": _order("#A4", "ann_lee_1", "pending (item modified)", [dict(mug_l)], [("payment", 12.2, "credit_card_1")]),
-        "#A5": _order("#A5", "ann_lee_1", "pending", [dict(lamp_black)],
-                      [("payment", 40.0, "credit_card_1"), ("payment", 40.0, "paypal_1")]),
+        "#A5": _order("#A5", "ann_lee_1", "pending", [dict(lamp_black)], [("payment", 40.0, "credit_card_1"), ("payment", 40.0, "paypal_1")]),
         "#B1": _order("#B1", "bob_ray_2", "delivered", [dict(mug_s)], [("payment", 10.1, "gift_card_2")], shipped=True),
     }
     return {"products": products, "users": users, "orders": orders}
@@ -75,8 +106,9 @@ def tiny_shop() -> dict[str, Any]:
 def tiny_data() -> DomainData:
     """The tiny shop as a loaded domain (no tasks)."""
     state = State({name: Table(base) for name, base in base_tables(tiny_shop()).items()})
-    return DomainData(name="retail", tasks=[], policy="", agent_toolkit=RetailTools, agent_state=state,
-                      sync_gold_actions=False, reference_hash=reference_hash)
+    return DomainData(
+        name="retail", tasks=[], policy="", agent_toolkit=RetailTools, agent_state=state, sync_gold_actions=False, reference_hash=reference_hash
+    )
 
 
 @pytest.fixture
@@ -88,8 +120,6 @@ def shop(tiny_data: DomainData) -> Environment:
 def call(env: Environment, name: str, **arguments: Any) -> ToolMessage:
     """Run one tool call as a conversation does (errors become error messages)."""
     return env.execute(ToolCall(id="t", name=name, arguments=arguments))
-
-
 
 
 def order(env: Environment, order_id: str) -> dict:
@@ -113,8 +143,14 @@ def test_sixteen_tools_with_tau2_kinds() -> None:
     specs = RetailTools.specs()
     assert len(specs) == 16
     assert {n for n, s in specs.items() if s.mutates} == {
-        "cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
-        "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address", "return_delivered_order_items"}
+        "cancel_pending_order",
+        "exchange_delivered_order_items",
+        "modify_pending_order_address",
+        "modify_pending_order_items",
+        "modify_pending_order_payment",
+        "modify_user_address",
+        "return_delivered_order_items",
+    }
     assert {n for n, s in specs.items() if s.kind.value == "generic"} == {"calculate", "transfer_to_human_agents"}
     for name, spec in specs.items():
         function = spec.schema["function"]
@@ -124,11 +160,18 @@ def test_sixteen_tools_with_tau2_kinds() -> None:
     assert items["type"] == "array" and items["items"] == {"type": "string"}
 
 
-@pytest.mark.parametrize(("expression", "result"), [
-    ("2 + 2", "4.0"), ("1/3", "0.33"), ("(10 - 4) * 2.5", "15.0"), ("-3 // 2", "-2.0"),
-    ("1/0", "Error: division by zero"), ("2^3", "Error: Invalid characters in expression"),
-    ("abs(1)", "Error: Invalid characters in expression"),
-])
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [
+        ("2 + 2", "4.0"),
+        ("1/3", "0.33"),
+        ("(10 - 4) * 2.5", "15.0"),
+        ("-3 // 2", "-2.0"),
+        ("1/0", "Error: division by zero"),
+        ("2^3", "Error: Invalid characters in expression"),
+        ("abs(1)", "Error: Invalid characters in expression"),
+    ],
+)
 def test_calculate(shop, expression, result) -> None:
     assert call(shop, "calculate", expression=expression).content == result
 
@@ -146,24 +189,42 @@ def test_find_user(shop) -> None:
 
 def test_reads_return_records_with_every_field(shop) -> None:
     details = order(shop, "#A1")
-    assert list(details) == ["order_id", "user_id", "address", "items", "status", "fulfillments", "payment_history",
-                             "cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
-                             "exchange_price_difference", "return_items", "return_payment_method_id"]
+    assert list(details) == [
+        "order_id",
+        "user_id",
+        "address",
+        "items",
+        "status",
+        "fulfillments",
+        "payment_history",
+        "cancel_reason",
+        "exchange_items",
+        "exchange_new_items",
+        "exchange_payment_method_id",
+        "exchange_price_difference",
+        "return_items",
+        "return_payment_method_id",
+    ]
     assert details["cancel_reason"] is None and details["payment_history"][0]["amount"] == 60.2
     user = call(shop, "get_user_details", user_id="ann_lee_1").content
     assert '"gift_card_1": {"source": "gift_card", "id": "gift_card_1", "balance": 30.0}' in user
-    assert call(shop, "get_item_details", item_id=MUG_L).content == \
-        '{"item_id": "3000000002", "options": {"size": "L"}, "available": true, "price": 12.2}'
+    assert (
+        call(shop, "get_item_details", item_id=MUG_L).content
+        == '{"item_id": "3000000002", "options": {"size": "L"}, "available": true, "price": 12.2}'
+    )
     assert json.loads(call(shop, "get_product_details", product_id=LAMP).content)["name"] == "Lamp"
     assert call(shop, "list_all_product_types").content == '{"Lamp": "1000000001", "Mug": "1000000002"}'
 
 
-@pytest.mark.parametrize(("name", "arguments", "message"), [
-    ("get_order_details", {"order_id": "A1"}, "Order not found"),
-    ("get_user_details", {"user_id": "ann"}, "User not found"),
-    ("get_product_details", {"product_id": BLACK}, "Product not found"),
-    ("get_item_details", {"item_id": LAMP}, "Item not found"),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("get_order_details", {"order_id": "A1"}, "Order not found"),
+        ("get_user_details", {"user_id": "ann"}, "User not found"),
+        ("get_product_details", {"product_id": BLACK}, "Product not found"),
+        ("get_item_details", {"item_id": LAMP}, "Item not found"),
+    ],
+)
 def test_lookup_errors(shop, name, arguments, message) -> None:
     assert call(shop, name, **arguments).content == f"Error: {message}"
 
@@ -171,12 +232,15 @@ def test_lookup_errors(shop, name, arguments, message) -> None:
 # --------------------------------------------------------------------------- cancel
 
 
-@pytest.mark.parametrize(("order_id", "reason", "message"), [
-    ("#A3", "no longer needed", "Non-pending order cannot be cancelled"),
-    ("#A4", "no longer needed", "Non-pending order cannot be cancelled"),
-    ("#A1", "too expensive", "Invalid reason"),
-    ("#X", "no longer needed", "Order not found"),
-])
+@pytest.mark.parametrize(
+    ("order_id", "reason", "message"),
+    [
+        ("#A3", "no longer needed", "Non-pending order cannot be cancelled"),
+        ("#A4", "no longer needed", "Non-pending order cannot be cancelled"),
+        ("#A1", "too expensive", "Invalid reason"),
+        ("#X", "no longer needed", "Order not found"),
+    ],
+)
 def test_cancel_refusals(shop, pristine, order_id, reason, message) -> None:
     assert call(shop, "cancel_pending_order", order_id=order_id, reason=reason).content == f"Error: {message}"
     assert unchanged(shop, pristine)
@@ -197,7 +261,10 @@ def test_cancel_refunds_every_history_entry(shop) -> None:
     call(shop, "cancel_pending_order", order_id="#A1", reason="no longer needed")
     history = order(shop, "#A1")["payment_history"]
     assert [(p["transaction_type"], p["payment_method_id"]) for p in history[3:]] == [
-        ("refund", "gift_card_1"), ("refund", "credit_card_1"), ("refund", "gift_card_1")]
+        ("refund", "gift_card_1"),
+        ("refund", "credit_card_1"),
+        ("refund", "gift_card_1"),
+    ]
     assert balance(shop, "ann_lee_1", "gift_card_1") == 210.6
 
 
@@ -207,10 +274,15 @@ def test_cancel_refunds_every_history_entry(shop) -> None:
 def test_order_address_needs_a_pending_status_loosely(shop) -> None:
     address = {"address1": "9 New St", "address2": "Apt 2", "city": "Austin", "state": "TX", "country": "USA", "zip": "78701"}
     assert not call(shop, "modify_pending_order_address", order_id="#A4", **address).error
-    assert order(shop, "#A4")["address"] == {"address1": "9 New St", "address2": "Apt 2", "city": "Austin",
-                                             "country": "USA", "state": "TX", "zip": "78701"}
-    assert call(shop, "modify_pending_order_address", order_id="#A2", **address).content == \
-        "Error: Non-pending order cannot be modified"
+    assert order(shop, "#A4")["address"] == {
+        "address1": "9 New St",
+        "address2": "Apt 2",
+        "city": "Austin",
+        "country": "USA",
+        "state": "TX",
+        "zip": "78701",
+    }
+    assert call(shop, "modify_pending_order_address", order_id="#A2", **address).content == "Error: Non-pending order cannot be modified"
     bad = call(shop, "modify_pending_order_address", order_id="#A1", **{**address, "zip": 78701})
     assert bad.error and "UserAddress" in bad.content and "zip" in bad.content
 
@@ -225,13 +297,16 @@ def test_user_address(shop) -> None:
 # --------------------------------------------------------------------------- payment
 
 
-@pytest.mark.parametrize(("order_id", "method", "message"), [
-    ("#A2", "paypal_1", "Non-pending order cannot be modified"),
-    ("#A1", "gift_card_2", "Payment method not found"),
-    ("#A5", "gift_card_1", "There should be exactly one payment for a pending order"),
-    ("#A1", "gift_card_1", "The new payment method should be different from the current one"),
-    ("#A4", "gift_card_1", None),
-])
+@pytest.mark.parametrize(
+    ("order_id", "method", "message"),
+    [
+        ("#A2", "paypal_1", "Non-pending order cannot be modified"),
+        ("#A1", "gift_card_2", "Payment method not found"),
+        ("#A5", "gift_card_1", "There should be exactly one payment for a pending order"),
+        ("#A1", "gift_card_1", "The new payment method should be different from the current one"),
+        ("#A4", "gift_card_1", None),
+    ],
+)
 def test_payment_change_refusals(shop, pristine, order_id, method, message) -> None:
     result = call(shop, "modify_pending_order_payment", order_id=order_id, payment_method_id=method)
     if message is None:
@@ -256,17 +331,20 @@ def test_payment_change_needs_enough_on_a_gift_card(shop, pristine) -> None:
 
 
 def test_item_change_keeps_the_unrounded_diff_and_the_last_variant(shop) -> None:
-    result = call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK, MUG_S], new_item_ids=[WHITE, MUG_M],
-                  payment_method_id="gift_card_1")
+    result = call(
+        shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK, MUG_S], new_item_ids=[WHITE, MUG_M], payment_method_id="gift_card_1"
+    )
     assert not result.error
     details = order(shop, "#A1")
     assert details["status"] == "pending (item modified)"
-    assert details["payment_history"][-1] == {"transaction_type": "payment", "amount": 6.700000000000001,
-                                              "payment_method_id": "gift_card_1"}
+    assert details["payment_history"][-1] == {"transaction_type": "payment", "amount": 6.700000000000001, "payment_method_id": "gift_card_1"}
     assert balance(shop, "ann_lee_1", "gift_card_1") == 23.3
     # tau2 quirk: both modified items take the last new variant's price and options; names stay.
     assert [(i["name"], i["item_id"], i["price"], i["options"]) for i in details["items"]] == [
-        ("Lamp", WHITE, 11.3, {"size": "M"}), ("Mug", MUG_M, 11.3, {"size": "M"}), ("Mug", MUG_S, 10.1, {"size": "S"})]
+        ("Lamp", WHITE, 11.3, {"size": "M"}),
+        ("Mug", MUG_M, 11.3, {"size": "M"}),
+        ("Mug", MUG_S, 10.1, {"size": "S"}),
+    ]
 
 
 def test_item_change_with_no_difference_is_a_zero_refund(shop) -> None:
@@ -282,22 +360,24 @@ def test_item_change_with_empty_lists_still_marks_the_order(shop) -> None:
 
 
 def test_item_change_refunds_a_cheaper_item_to_a_gift_card(shop) -> None:
-    call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[MUG_S, MUG_S], new_item_ids=[MUG_L, MUG_XL],
-         payment_method_id="gift_card_1")
+    call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[MUG_S, MUG_S], new_item_ids=[MUG_L, MUG_XL], payment_method_id="gift_card_1")
     details = order(shop, "#A1")
     assert details["payment_history"][-1]["transaction_type"] == "payment"
     assert [i["item_id"] for i in details["items"]] == [BLACK, MUG_L, MUG_XL]
 
 
-@pytest.mark.parametrize(("order_id", "old", "new", "method", "message"), [
-    ("#A4", [MUG_L], [MUG_S], "credit_card_1", "Non-pending order cannot be modified"),
-    ("#A1", [MUG_S, MUG_S, MUG_S], [MUG_L, MUG_L, MUG_L], "credit_card_1", f"{MUG_S} not found"),
-    ("#A1", [MUG_S], [MUG_L, MUG_M], "credit_card_1", "The number of items to be exchanged should match"),
-    ("#A1", [MUG_S], [MUG_S], "credit_card_1", "The new item id should be different from the old item id"),
-    ("#A1", [BLACK], [BRASS], "credit_card_1", f"New item {BRASS} not found or available"),
-    ("#A1", [BLACK], [MUG_L], "credit_card_1", "Variant not found"),
-    ("#A1", [BLACK], [WHITE], "paypal_9", "Payment method not found"),
-])
+@pytest.mark.parametrize(
+    ("order_id", "old", "new", "method", "message"),
+    [
+        ("#A4", [MUG_L], [MUG_S], "credit_card_1", "Non-pending order cannot be modified"),
+        ("#A1", [MUG_S, MUG_S, MUG_S], [MUG_L, MUG_L, MUG_L], "credit_card_1", f"{MUG_S} not found"),
+        ("#A1", [MUG_S], [MUG_L, MUG_M], "credit_card_1", "The number of items to be exchanged should match"),
+        ("#A1", [MUG_S], [MUG_S], "credit_card_1", "The new item id should be different from the old item id"),
+        ("#A1", [BLACK], [BRASS], "credit_card_1", f"New item {BRASS} not found or available"),
+        ("#A1", [BLACK], [MUG_L], "credit_card_1", "Variant not found"),
+        ("#A1", [BLACK], [WHITE], "paypal_9", "Payment method not found"),
+    ],
+)
 def test_item_change_refusals(shop, pristine, order_id, old, new, method, message) -> None:
     result = call(shop, "modify_pending_order_items", order_id=order_id, item_ids=old, new_item_ids=new, payment_method_id=method)
     assert result.content == f"Error: {message}"
@@ -307,8 +387,7 @@ def test_item_change_refusals(shop, pristine, order_id, old, new, method, messag
 def test_item_change_needs_enough_on_a_gift_card(shop, pristine) -> None:
     call(shop, "modify_pending_order_payment", order_id="#A5", payment_method_id="paypal_1")  # refused: two payments
     shop.agent_tools.state["users"].edit("ann_lee_1").payment_methods["gift_card_1"].balance = 5.0
-    result = call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK], new_item_ids=[WHITE],
-                  payment_method_id="gift_card_1")
+    result = call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK], new_item_ids=[WHITE], payment_method_id="gift_card_1")
     assert result.content == "Error: Insufficient gift card balance to pay for the new item"
 
 
@@ -316,8 +395,9 @@ def test_item_change_needs_enough_on_a_gift_card(shop, pristine) -> None:
 
 
 def test_exchange_rounds_the_diff_and_moves_no_money(shop) -> None:
-    result = call(shop, "exchange_delivered_order_items", order_id="#A2", item_ids=[MUG_L, WHITE], new_item_ids=[MUG_S, BLACK],
-                  payment_method_id="gift_card_1")
+    result = call(
+        shop, "exchange_delivered_order_items", order_id="#A2", item_ids=[MUG_L, WHITE], new_item_ids=[MUG_S, BLACK], payment_method_id="gift_card_1"
+    )
     assert not result.error
     details = order(shop, "#A2")
     assert details["status"] == "exchange requested"
@@ -332,15 +412,18 @@ def test_exchange_of_nothing_keeps_an_int_zero(shop) -> None:
     assert diff == 0 and type(diff) is int
 
 
-@pytest.mark.parametrize(("order_id", "old", "new", "method", "message"), [
-    ("#A1", [BLACK], [WHITE], "credit_card_1", "Non-delivered order cannot be exchanged"),
-    ("#A2", [MUG_L, MUG_L], [MUG_S, MUG_S], "credit_card_1", f"Number of {MUG_L} not found."),
-    ("#A2", [MUG_L], [], "credit_card_1", "The number of items to be exchanged should match."),
-    ("#A2", [WHITE], [BRASS], "credit_card_1", f"New item {BRASS} not found or available"),
-    ("#A2", [WHITE], [MUG_S], "credit_card_1", "Variant not found"),
-    ("#B1", [MUG_S], [MUG_L], "gift_card_2", None),
-    ("#B1", [MUG_S], [MUG_L], "gift_card_2x", "Payment method not found"),
-])
+@pytest.mark.parametrize(
+    ("order_id", "old", "new", "method", "message"),
+    [
+        ("#A1", [BLACK], [WHITE], "credit_card_1", "Non-delivered order cannot be exchanged"),
+        ("#A2", [MUG_L, MUG_L], [MUG_S, MUG_S], "credit_card_1", f"Number of {MUG_L} not found."),
+        ("#A2", [MUG_L], [], "credit_card_1", "The number of items to be exchanged should match."),
+        ("#A2", [WHITE], [BRASS], "credit_card_1", f"New item {BRASS} not found or available"),
+        ("#A2", [WHITE], [MUG_S], "credit_card_1", "Variant not found"),
+        ("#B1", [MUG_S], [MUG_L], "gift_card_2", None),
+        ("#B1", [MUG_S], [MUG_L], "gift_card_2x", "Payment method not found"),
+    ],
+)
 def test_exchange_refusals(shop, pristine, order_id, old, new, method, message) -> None:
     if message is None:
         shop.agent_tools.state["users"].edit("bob_ray_2").payment_methods["gift_card_2"].balance = 2.0
@@ -352,17 +435,22 @@ def test_exchange_refusals(shop, pristine, order_id, old, new, method, message) 
 
 
 def test_return_to_the_original_method_or_a_gift_card(shop, pristine) -> None:
-    assert call(shop, "return_delivered_order_items", order_id="#A2", item_ids=[MUG_L], payment_method_id="paypal_1").content == \
-        "Error: Payment method should be the original payment method"
-    assert call(shop, "return_delivered_order_items", order_id="#A2", item_ids=[MUG_S], payment_method_id="credit_card_1").content == \
-        "Error: Some item not found"
-    assert call(shop, "return_delivered_order_items", order_id="#A1", item_ids=[BLACK], payment_method_id="gift_card_1").content == \
-        "Error: Non-delivered order cannot be returned"
+    assert (
+        call(shop, "return_delivered_order_items", order_id="#A2", item_ids=[MUG_L], payment_method_id="paypal_1").content
+        == "Error: Payment method should be the original payment method"
+    )
+    assert (
+        call(shop, "return_delivered_order_items", order_id="#A2", item_ids=[MUG_S], payment_method_id="credit_card_1").content
+        == "Error: Some item not found"
+    )
+    assert (
+        call(shop, "return_delivered_order_items", order_id="#A1", item_ids=[BLACK], payment_method_id="gift_card_1").content
+        == "Error: Non-delivered order cannot be returned"
+    )
     assert unchanged(shop, pristine)
     assert not call(shop, "return_delivered_order_items", order_id="#A2", item_ids=[MUG_L, WHITE], payment_method_id="gift_card_1").error
     details = order(shop, "#A2")
-    assert (details["status"], details["return_items"], details["return_payment_method_id"]) == \
-        ("return requested", [WHITE, MUG_L], "gift_card_1")
+    assert (details["status"], details["return_items"], details["return_payment_method_id"]) == ("return requested", [WHITE, MUG_L], "gift_card_1")
     assert balance(shop, "ann_lee_1", "gift_card_1") == 30.0
 
 
@@ -383,8 +471,7 @@ def test_reference_hash_is_the_hash_of_the_whole_dump(shop) -> None:
         return hashlib.sha256(json.dumps(dump_state(state), sort_keys=True, default=str).encode()).hexdigest()
 
     assert reference_hash(shop.agent_tools.state) == full(shop.agent_tools.state)
-    call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK, MUG_S], new_item_ids=[WHITE, MUG_M],
-         payment_method_id="gift_card_1")
+    call(shop, "modify_pending_order_items", order_id="#A1", item_ids=[BLACK, MUG_S], new_item_ids=[WHITE, MUG_M], payment_method_id="gift_card_1")
     call(shop, "exchange_delivered_order_items", order_id="#A2", item_ids=[], new_item_ids=[], payment_method_id="paypal_1")
     assert reference_hash(shop.agent_tools.state) == full(shop.agent_tools.state)
     assert '"exchange_price_difference": 0,' in json.dumps(dump_state(shop.agent_tools.state), sort_keys=True)
@@ -395,12 +482,21 @@ def test_initialization_data_patches_records_and_keeps_their_types(tiny_data) ->
 
     from bench_kernel import Task, converter
 
-    task = converter.structure({
-        "id": "patched", "user_scenario": {"instructions": "hi"},
-        "initial_state": {"initialization_data": {"agent_data": {
-            "users": {"ann_lee_1": {"payment_methods": {"gift_card_1": {"balance": 99.5}}}},
-            "orders": {"#A3": {"status": "pending"}}}}},
-    }, Task)
+    task = converter.structure(
+        {
+            "id": "patched",
+            "user_scenario": {"instructions": "hi"},
+            "initial_state": {
+                "initialization_data": {
+                    "agent_data": {
+                        "users": {"ann_lee_1": {"payment_methods": {"gift_card_1": {"balance": 99.5}}}},
+                        "orders": {"#A3": {"status": "pending"}},
+                    }
+                }
+            },
+        },
+        Task,
+    )
     env = build_environment(tiny_data, task)
     methods = env.agent_tools.state["users"]["ann_lee_1"].payment_methods
     assert isinstance(methods["gift_card_1"], GiftCard) and methods["gift_card_1"].balance == 99.5

@@ -11,8 +11,7 @@ from .domain import ServicesDomain
 from .plan import PlanExtension
 from .user import PlannedUser
 
-__all__ = ["PlannedUser", "ServicesDomain", "register_commands", "register_domains", "register_task_extensions",
-           "register_user_simulators"]
+__all__ = ["PlannedUser", "ServicesDomain", "register_commands", "register_domains", "register_task_extensions", "register_user_simulators"]
 
 
 @hookimpl

@@ -98,12 +98,34 @@ JOURNEYS = [
     ["FindHomeByArea", "ScheduleVisit", "RequestPayment", "AddAlarm"],
     ["GetCarsAvailable", "ReserveCar", "FindEvents", "BuyEventTickets", "TransferMoney"],
 ]
-LABEL = {"restaurants": "restaurants", "hotels": "hotels", "flights": "flights", "events": "events", "movies": "movie showings",
-         "buses": "buses", "trains": "trains", "cars": "rental cars", "homes": "homes open for visits",
-         "salons": "salon appointments", "rides": "rides", ATTRACTIONS: "attractions"}
+LABEL = {
+    "restaurants": "restaurants",
+    "hotels": "hotels",
+    "flights": "flights",
+    "events": "events",
+    "movies": "movie showings",
+    "buses": "buses",
+    "trains": "trains",
+    "cars": "rental cars",
+    "homes": "homes open for visits",
+    "salons": "salon appointments",
+    "rides": "rides",
+    ATTRACTIONS: "attractions",
+}
 UNIT = {service: unit for service, (_, _, _, unit) in SERVICES.items()}
-NOUN = {"restaurants": "restaurant", "hotels": "hotel", "flights": "flight", "events": "event", "movies": "movie", "buses": "bus",
-        "trains": "train", "cars": "rental car", "homes": "home visit", "salons": "salon", "rides": "ride"}
+NOUN = {
+    "restaurants": "restaurant",
+    "hotels": "hotel",
+    "flights": "flight",
+    "events": "event",
+    "movies": "movie",
+    "buses": "bus",
+    "trains": "train",
+    "cars": "rental car",
+    "homes": "home visit",
+    "salons": "salon",
+    "rides": "ride",
+}
 """What the user calls a booking of each service; offers and titles are quoted, so their names never read as nouns."""
 QUANTITY = {"hotels": (1, 3), "cars": (1, 3), "flights": (1, 2), "trains": (1, 2), "homes": (1, 2)}
 REMINDERS = ["pack the charger", "call the landlord", "renew the passport", "pick up the dry cleaning", "book a dentist check-up"]
@@ -178,9 +200,14 @@ def draft_goal(ctx: Context, intent_name: str, key: str, searched: set[str]) -> 
     if intent.kind == "search":
         label = LABEL[intent.service]
         values = {"service": intent.service, "city": city, "date": date}
-        return Draft(key, intent_name, values, f"find {label} in {city} on {date}",
-                     f"I'm looking for {label} in {city} on {date}. What is there?",
-                     calls=lambda sim: [("search", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"find {label} in {city} on {date}",
+            f"I'm looking for {label} in {city} on {date}. What is there?",
+            calls=lambda sim: [("search", dict(values))],
+        )
     if intent.kind == "book":
         return _book_draft(ctx, intent_name, key, intent.service in searched)
     return _other_draft(ctx, intent_name, key, cid)
@@ -188,57 +215,97 @@ def draft_goal(ctx: Context, intent_name: str, key: str, searched: set[str]) -> 
 
 def _book_draft(ctx: Context, intent_name: str, key: str, searched: bool) -> Draft:
     service = INTENTS[intent_name].service
-    items = [i for i in ctx.db["catalog"].values()
-             if i["service"] == service and i["city"] == ctx.city and i["date"] == ctx.date and i["confirms"]]
+    items = [i for i in ctx.db["catalog"].values() if i["service"] == service and i["city"] == ctx.city and i["date"] == ctx.date and i["confirms"]]
     item = ctx.rng.choice(sorted(items, key=lambda i: i["item_id"]))
     low, high = QUANTITY.get(service, (1, 4))
     quantity = ctx.rng.randint(low, high)
-    values = {"item_id": item["item_id"], "name": item["name"], "city": ctx.city, "date": ctx.date, "quantity": quantity,
-              "customer_id": ctx.customer}
-    what = f"the {NOUN[service]} \"{item['name']}\" ({item['item_id']}) in {ctx.city} on {ctx.date} for {quantity} {UNIT[service]}"
+    values = {"item_id": item["item_id"], "name": item["name"], "city": ctx.city, "date": ctx.date, "quantity": quantity, "customer_id": ctx.customer}
+    what = f'the {NOUN[service]} "{item["name"]}" ({item["item_id"]}) in {ctx.city} on {ctx.date} for {quantity} {UNIT[service]}'
     book = ("book", {"item_id": item["item_id"], "quantity": quantity, "customer_id": ctx.customer})
     search = ("search", {"service": service, "city": ctx.city, "date": ctx.date})
-    return Draft(key, intent_name, values, f"book {what}", f"Please book {what}.",
-                 calls=lambda sim: [book] if searched else [search, book],
-                 follow_line=f"Has my {NOUN[service]} booking for \"{item['name']}\" gone through yet?")
+    return Draft(
+        key,
+        intent_name,
+        values,
+        f"book {what}",
+        f"Please book {what}.",
+        calls=lambda sim: [book] if searched else [search, book],
+        follow_line=f'Has my {NOUN[service]} booking for "{item["name"]}" gone through yet?',
+    )
 
 
 def _other_draft(ctx: Context, intent_name: str, key: str, cid: str) -> Draft:
     rng = ctx.rng
     if intent_name == "CheckBalance":
         values: dict[str, Any] = {"account_id": ctx.checking}
-        return Draft(key, intent_name, values, f"check the balance of account {ctx.checking}",
-                     f"What is the balance of my account {ctx.checking}?", calls=lambda sim: [("get_balance", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"check the balance of account {ctx.checking}",
+            f"What is the balance of my account {ctx.checking}?",
+            calls=lambda sim: [("get_balance", dict(values))],
+        )
     if intent_name == "TransferMoney":
         amount = float(rng.randrange(50, 400, 10))
         values = {"from_account": ctx.checking, "to_account": ctx.savings, "amount": amount}
-        return Draft(key, intent_name, values, f"transfer {amount:.2f} from account {ctx.checking} to account {ctx.savings}",
-                     f"Please transfer {amount:.2f} from my account {ctx.checking} to my account {ctx.savings}.",
-                     calls=lambda sim: [("transfer_money", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"transfer {amount:.2f} from account {ctx.checking} to account {ctx.savings}",
+            f"Please transfer {amount:.2f} from my account {ctx.checking} to my account {ctx.savings}.",
+            calls=lambda sim: [("transfer_money", dict(values))],
+        )
     if intent_name == "RequestPayment":
         contact, amount = rng.choice(CONTACTS), float(rng.randrange(10, 120, 5))
         values = {"customer_id": cid, "contact": contact, "amount": amount}
-        return Draft(key, intent_name, values, f"send {contact} a request to pay back {amount:.2f}",
-                     f"Please send {contact} a request to pay me {amount:.2f}.", calls=lambda sim: [("request_payment", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"send {contact} a request to pay back {amount:.2f}",
+            f"Please send {contact} a request to pay me {amount:.2f}.",
+            calls=lambda sim: [("request_payment", dict(values))],
+        )
     if intent_name == "GetWeather":
         values = {"city": ctx.city, "date": ctx.date}
-        return Draft(key, intent_name, values, f"check the weather in {ctx.city} on {ctx.date}",
-                     f"What is the forecast for {ctx.city} on {ctx.date}?", calls=lambda sim: [("get_weather", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"check the weather in {ctx.city} on {ctx.date}",
+            f"What is the forecast for {ctx.city} on {ctx.date}?",
+            calls=lambda sim: [("get_weather", dict(values))],
+        )
     if intent_name in ("AddAlarm", "AddEvent"):
         title = rng.choice(REMINDERS if intent_name == "AddAlarm" else ENTRIES)
         time = f"{rng.randrange(7, 21):02d}:{rng.choice(['00', '30'])}"
         values = {"customer_id": cid, "title": title, "date": ctx.date, "time": time}
         tool, where = ("add_reminder", "a reminder") if intent_name == "AddAlarm" else ("add_calendar_entry", "a calendar entry")
-        return Draft(key, intent_name, values, f"add {where} \"{title}\" on {ctx.date} at {time}",
-                     f"Please add {where} \"{title}\" on {ctx.date} at {time}.", calls=lambda sim: [(tool, dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f'add {where} "{title}" on {ctx.date} at {time}',
+            f'Please add {where} "{title}" on {ctx.date} at {time}.',
+            calls=lambda sim: [(tool, dict(values))],
+        )
     if intent_name == "GetAlarms":
         values = {"customer_id": cid}
-        return Draft(key, intent_name, values, "list my reminders", "Which reminders do I have set?",
-                     calls=lambda sim: [("list_reminders", dict(values))])
+        return Draft(
+            key, intent_name, values, "list my reminders", "Which reminders do I have set?", calls=lambda sim: [("list_reminders", dict(values))]
+        )
     if intent_name == "GetEvents":
         values = {"customer_id": cid, "date": ctx.date}
-        return Draft(key, intent_name, values, f"check my calendar on {ctx.date}", f"What is in my calendar on {ctx.date}?",
-                     calls=lambda sim: [("get_calendar", dict(values))])
+        return Draft(
+            key,
+            intent_name,
+            values,
+            f"check my calendar on {ctx.date}",
+            f"What is in my calendar on {ctx.date}?",
+            calls=lambda sim: [("get_calendar", dict(values))],
+        )
     raise ConfigError(f"services generator: no goal template for intent {intent_name!r}")
 
 
@@ -246,9 +313,15 @@ def payment_draft(ctx: Context, booking: Draft, key: str) -> Draft:
     """Paying for a booking from the customer's checking account (depends on the booking)."""
     name, noun = booking.values["name"], NOUN[INTENTS[booking.intent].service]
     values = {"item_id": booking.values["item_id"], "account_id": ctx.checking, "customer_id": ctx.customer}
-    return Draft(key, "MakePayment", values, f"pay for the {noun} booking \"{name}\" from account {ctx.checking}",
-                 f"Please pay for the {noun} booking \"{name}\" from my account {ctx.checking}.", dependencies=[booking.key],
-                 calls=lambda sim: [("pay_booking", {"booking_id": sim.bookings[booking.key], "account_id": ctx.checking})])
+    return Draft(
+        key,
+        "MakePayment",
+        values,
+        f'pay for the {noun} booking "{name}" from account {ctx.checking}',
+        f'Please pay for the {noun} booking "{name}" from my account {ctx.checking}.',
+        dependencies=[booking.key],
+        calls=lambda sim: [("pay_booking", {"booking_id": sim.bookings[booking.key], "account_id": ctx.checking})],
+    )
 
 
 # --------------------------------------------------------------------------- the gold, by running the tools
@@ -452,22 +525,34 @@ def _goal_ids(moves: list[Move]) -> dict[str, str]:
 
 def _goal(draft: Draft, ids: dict[str, str]) -> Goal:
     intent = INTENTS[draft.intent]
-    return Goal(id=ids[draft.key], domain=intent.domain, intent=draft.intent, content=draft.content, core_content=intent.core,
-                dependencies=[ids[d] for d in draft.dependencies], slots=sorted(draft.values), slot_values=dict(draft.values),
-                status="abandoned" if draft.abandoned else "completed")
+    return Goal(
+        id=ids[draft.key],
+        domain=intent.domain,
+        intent=draft.intent,
+        content=draft.content,
+        core_content=intent.core,
+        dependencies=[ids[d] for d in draft.dependencies],
+        slots=sorted(draft.values),
+        slot_values=dict(draft.values),
+        status="abandoned" if draft.abandoned else "completed",
+    )
 
 
 def _instructions(ctx: Context, plan: UserPlan) -> dict[str, str]:
     steps = "\n".join(f"{n + 1}. {m.say}" for n, m in enumerate(plan.moves))
-    follow = ("Never ask whether a pending booking went through: a good agent checks and tells you on its own. If by the end it "
-              "has not, ask once." if plan.proactive else
-              "A booking may stay pending for a while: move on to your next request and ask about it later, where your list says so.")
+    follow = (
+        "Never ask whether a pending booking went through: a good agent checks and tells you on its own. If by the end it has not, ask once."
+        if plan.proactive
+        else "A booking may stay pending for a while: move on to your next request and ask about it later, where your list says so."
+    )
     return {
         "domain": "services",
         "reason_for_call": f"You are {ctx.name} and have several errands around a trip to {ctx.city} on {ctx.date} to sort out in one call.",
         "known_info": f"Your customer id is {ctx.customer}; your accounts are {ctx.checking} (checking) and {ctx.savings} (savings).",
-        "task_instructions": ("Bring up your requests one at a time, in this order, each once the agent has answered the one before "
-                              f"(never say you are following a list):\n{steps}\n{follow} When everything is handled, say goodbye."),
+        "task_instructions": (
+            "Bring up your requests one at a time, in this order, each once the agent has answered the one before "
+            f"(never say you are following a list):\n{steps}\n{follow} When everything is handled, say goodbye."
+        ),
     }
 
 
@@ -476,9 +561,15 @@ def _attributes(complexity: str, goals: list[Goal], plan: UserPlan) -> dict[str,
     raised = [m.goal for m in plan.moves if m.act == "raise"]
     booked = {g.id for g in main if INTENTS[g.intent].kind == "book"}
     interleaved = any(goal in booked and i < len(raised) - 1 for i, goal in enumerate(raised))
-    return {"complexity": complexity, "num_goals": str(len(goals)), "dependencies": str(sum(len(g.dependencies) for g in goals)),
-            "async": str(any(INTENTS[g.intent].kind == "book" for g in goals)).lower(), "interleaving": str(interleaved).lower(),
-            "proactivity": str(plan.proactive).lower(), "estimated_turns": str(2 * len(plan.moves) + 2)}
+    return {
+        "complexity": complexity,
+        "num_goals": str(len(goals)),
+        "dependencies": str(sum(len(g.dependencies) for g in goals)),
+        "async": str(any(INTENTS[g.intent].kind == "book" for g in goals)).lower(),
+        "interleaving": str(interleaved).lower(),
+        "proactivity": str(plan.proactive).lower(),
+        "estimated_turns": str(2 * len(plan.moves) + 2),
+    }
 
 
 # --------------------------------------------------------------------------- the suite
@@ -488,16 +579,21 @@ def generate_suite(seed: int = DEFAULT_SEED, counts: dict[str, int] | None = Non
     """The database and the tasks of a suite, deterministic in the seed."""
     db = build_db(seed)
     graph = co_occurrence_graph()
-    tasks = [make_task(Recipe(complexity, i, seed), db, graph)
-             for complexity, n in (counts or DEFAULT_COUNTS).items() for i in range(n)]
+    tasks = [make_task(Recipe(complexity, i, seed), db, graph) for complexity, n in (counts or DEFAULT_COUNTS).items() for i in range(n)]
     return db, tasks
 
 
 def verify_suite(db: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
     """What is wrong with a suite as the kernel sees it: a gold replay that fails, or a task doing nothing passes."""
     vocabulary = TaskVocabulary(extensions=[GoalsExtension(), PlanExtension()])
-    data = DomainData(name="services", tasks=[prepared(t) for t in structure_tasks(tasks, vocabulary, source="generated")],
-                      policy="", agent_toolkit=ServicesTools, agent_state=State.from_records(db), advance=advance)
+    data = DomainData(
+        name="services",
+        tasks=[prepared(t) for t in structure_tasks(tasks, vocabulary, source="generated")],
+        policy="",
+        agent_toolkit=ServicesTools,
+        agent_state=State.from_records(db),
+        advance=advance,
+    )
     problems = []
     for task in data.tasks:
         gold = replay_gold(data, task)

@@ -88,5 +88,8 @@ class PlanExtension(TaskExtension):
 
     def problems(self, value: Any) -> list[str]:
         """Moves that expect an unknown status."""
-        return [f"move {i} expects unknown status {m.expect!r}" for i, m in enumerate(value.moves)
-                if m.expect not in (None, "open", "pending", "completed")]
+        return [
+            f"move {i} expects unknown status {m.expect!r}"
+            for i, m in enumerate(value.moves)
+            if m.expect not in (None, "open", "pending", "completed")
+        ]

@@ -71,8 +71,11 @@ class ServicesTools(Toolkit):
         if service not in (*SERVICES, ATTRACTIONS):
             raise ToolError(f"Unknown service '{service}'. Use one of: {', '.join([*SERVICES, ATTRACTIONS])}.")
         wanted = city.strip().lower()
-        found = [_offer(i) for i in self.state["catalog"].values()
-                 if i["service"] == service and i["city"].lower() == wanted and (not date or i["date"] == date)]
+        found = [
+            _offer(i)
+            for i in self.state["catalog"].values()
+            if i["service"] == service and i["city"].lower() == wanted and (not date or i["date"] == date)
+        ]
         return sorted(found, key=lambda i: (i["date"], i["time"], i["item_id"]))
 
     @tool(ToolKind.WRITE)
@@ -91,8 +94,16 @@ class ServicesTools(Toolkit):
         if quantity < 1:
             raise ToolError("The quantity must be at least 1.")
         booking_id = f"BK{len(self.state['bookings']) + 1:04d}"
-        booking = {"booking_id": booking_id, "item_id": item_id, "service": item["service"], "customer_id": customer_id,
-                   "quantity": quantity, "total": round(item["price"] * quantity, 2), "status": "pending", "paid": False}
+        booking = {
+            "booking_id": booking_id,
+            "item_id": item_id,
+            "service": item["service"],
+            "customer_id": customer_id,
+            "quantity": quantity,
+            "total": round(item["price"] * quantity, 2),
+            "status": "pending",
+            "paid": False,
+        }
         self.state["bookings"][booking_id] = booking
         self.due[booking_id] = self.clock + item["confirm_delay"]
         return dict(booking)
@@ -153,8 +164,12 @@ class ServicesTools(Toolkit):
             raise ToolError(f"Account {account_id} does not belong to the customer of booking {booking_id}.")
         self._debit(account, booking["total"])
         payment_id = f"PM{len(self.state['payments']) + 1:04d}"
-        self.state["payments"][payment_id] = {"payment_id": payment_id, "booking_id": booking_id, "account_id": account_id,
-                                              "amount": booking["total"]}
+        self.state["payments"][payment_id] = {
+            "payment_id": payment_id,
+            "booking_id": booking_id,
+            "account_id": account_id,
+            "amount": booking["total"],
+        }
         self.state["bookings"][booking_id] = {**booking, "paid": True}
         return {"payment_id": payment_id, "booking_id": booking_id, "amount": booking["total"]}
 

@@ -25,10 +25,12 @@ from .world import INTENTS
 
 SOURCE = "services"
 READ_TOOLS = {"CheckBalance": "get_balance", "GetWeather": "get_weather", "GetAlarms": "list_reminders", "GetEvents": "get_calendar"}
-WRITE_TABLES = {"TransferMoney": ("transfers", ("from_account", "to_account", "amount")),
-                "RequestPayment": ("payment_requests", ("customer_id", "contact", "amount")),
-                "AddAlarm": ("reminders", ("customer_id", "title", "date", "time")),
-                "AddEvent": ("calendar", ("customer_id", "title", "date", "time"))}
+WRITE_TABLES = {
+    "TransferMoney": ("transfers", ("from_account", "to_account", "amount")),
+    "RequestPayment": ("payment_requests", ("customer_id", "contact", "amount")),
+    "AddAlarm": ("reminders", ("customer_id", "title", "date", "time")),
+    "AddEvent": ("calendar", ("customer_id", "title", "date", "time")),
+}
 
 
 def advance(env: Environment, position: int, events: EventLog) -> None:
@@ -47,8 +49,7 @@ def report_changes(tools: ServicesTools, events: EventLog) -> None:
         if status is None or tools.reported.get(goal["id"]) == status:
             continue
         tools.reported[goal["id"]] = status
-        events.emit(GoalStatusChange(goal_id=goal["id"], status=status, previous_status=current_status(events, goal["id"])),
-                    source=SOURCE)
+        events.emit(GoalStatusChange(goal_id=goal["id"], status=status, previous_status=current_status(events, goal["id"])), source=SOURCE)
 
 
 def current_status(events: EventLog, goal_id: str) -> str:
@@ -76,8 +77,7 @@ def goal_status(goal: dict[str, Any], tools: ServicesTools) -> str | None:
 
 def booking_of(tools: ServicesTools, values: dict[str, Any]) -> dict[str, Any] | None:
     """The latest booking of the goal's item for the goal's customer (the goal a booking serves)."""
-    found = [b for b in tools.state["bookings"].values()
-             if b["item_id"] == values.get("item_id") and b["customer_id"] == values.get("customer_id")]
+    found = [b for b in tools.state["bookings"].values() if b["item_id"] == values.get("item_id") and b["customer_id"] == values.get("customer_id")]
     return max(found, key=lambda b: b["booking_id"]) if found else None
 
 
@@ -92,8 +92,10 @@ def _booking_status(tools: ServicesTools, values: dict[str, Any]) -> str | None:
 
 def _paid(tools: ServicesTools, values: dict[str, Any]) -> bool:
     bookings = tools.state["bookings"]
-    return any(p["account_id"] == values.get("account_id") and bookings[p["booking_id"]]["item_id"] == values.get("item_id")
-               for p in tools.state["payments"].values())
+    return any(
+        p["account_id"] == values.get("account_id") and bookings[p["booking_id"]]["item_id"] == values.get("item_id")
+        for p in tools.state["payments"].values()
+    )
 
 
 def _called(tools: ServicesTools, name: str, values: dict[str, Any], keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:

@@ -31,8 +31,7 @@ from .plan import Move, UserPlan
 STOP = "###STOP###"
 RETRIES = 2
 SOURCE = "user"
-REACHED = {"open": {"open", "pending", "completed", "failed"}, "pending": {"pending", "completed", "failed"},
-           "completed": {"completed", "failed"}}
+REACHED = {"open": {"open", "pending", "completed", "failed"}, "pending": {"pending", "completed", "failed"}, "completed": {"completed", "failed"}}
 
 
 def status_of(setup: ConversationSetup, goal_id: str) -> str:
@@ -72,8 +71,10 @@ class PlannedSession(UserSession):
         events = self.setup.events
         if self.spoken:
             previous = self.plan.moves[self.spoken - 1]
-            events.emit(GoalShift(goal_index=self.spoken, goal=f"{move.goal}:{move.act}", previous_goal=f"{previous.goal}:{previous.act}",
-                                  reason=move.act), source=SOURCE)
+            events.emit(
+                GoalShift(goal_index=self.spoken, goal=f"{move.goal}:{move.act}", previous_goal=f"{previous.goal}:{previous.act}", reason=move.act),
+                source=SOURCE,
+            )
         status = status_of(self.setup, move.goal)
         if move.act == "abandon" and status not in ("completed", "failed", "abandoned"):
             events.emit(GoalStatusChange(goal_id=move.goal, status="abandoned", previous_status=status), source=SOURCE)
@@ -104,4 +105,3 @@ def _opening(setup: ConversationSetup) -> str:
     if isinstance(instructions, str):
         return instructions
     return " ".join(p for p in (instructions.reason_for_call, instructions.known_info or "") if p)
-

@@ -74,8 +74,28 @@ CITIES = ["Lisbon", "Denver", "Osaka", "Nairobi", "Montreal", "Perth"]
 DATES = ["2027-04-09", "2027-04-10", "2027-04-11"]
 HOME_CITY = "Boston"
 TIMES = ["09:30", "12:00", "14:15", "18:30", "20:00"]
-ADJECTIVES = ["Amber", "Blue Heron", "Cedar", "Driftwood", "Ember", "Foxglove", "Granite", "Harbor", "Iris", "Juniper",
-              "Kestrel", "Lantern", "Marigold", "Northstar", "Orchard", "Pebble", "Quarry", "Rosewood", "Saffron", "Tidewater"]
+ADJECTIVES = [
+    "Amber",
+    "Blue Heron",
+    "Cedar",
+    "Driftwood",
+    "Ember",
+    "Foxglove",
+    "Granite",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lantern",
+    "Marigold",
+    "Northstar",
+    "Orchard",
+    "Pebble",
+    "Quarry",
+    "Rosewood",
+    "Saffron",
+    "Tidewater",
+]
 NOUNS = {
     "restaurants": ["Kitchen", "Bistro", "Table", "Grill"],
     "hotels": ["Inn", "Suites", "Lodge", "House"],
@@ -90,12 +110,29 @@ NOUNS = {
     "rides": ["Pool", "Ride", "Cab", "XL"],
     ATTRACTIONS: ["Museum", "Gardens", "Lookout", "Market"],
 }
-PRICE = {"restaurants": (15, 60), "hotels": (90, 260), "flights": (120, 540), "events": (25, 120), "movies": (9, 18),
-         "buses": (12, 55), "trains": (20, 90), "cars": (35, 95), "homes": (0, 0), "salons": (25, 80), "rides": (8, 40),
-         ATTRACTIONS: (0, 30)}
+PRICE = {
+    "restaurants": (15, 60),
+    "hotels": (90, 260),
+    "flights": (120, 540),
+    "events": (25, 120),
+    "movies": (9, 18),
+    "buses": (12, 55),
+    "trains": (20, 90),
+    "cars": (35, 95),
+    "homes": (0, 0),
+    "salons": (25, 80),
+    "rides": (8, 40),
+    ATTRACTIONS: (0, 30),
+}
 FORECASTS = ["sunny", "partly cloudy", "light rain", "windy", "overcast", "showers"]
-CUSTOMERS = [("cust_01", "Ana Ferreira"), ("cust_02", "Ben Okafor"), ("cust_03", "Chen Wei"), ("cust_04", "Dara Novak"),
-             ("cust_05", "Elif Aydin"), ("cust_06", "Femi Adeyemi")]
+CUSTOMERS = [
+    ("cust_01", "Ana Ferreira"),
+    ("cust_02", "Ben Okafor"),
+    ("cust_03", "Chen Wei"),
+    ("cust_04", "Dara Novak"),
+    ("cust_05", "Elif Aydin"),
+    ("cust_06", "Femi Adeyemi"),
+]
 CONTACTS = ["Grace", "Hugo", "Imani", "Jonas", "Keiko", "Luis"]
 ITEMS_PER_SLOT = 2
 """Catalogue items per (service, city, date)."""
@@ -106,9 +143,10 @@ FAILING_EVERY = 7
 def build_db(seed: int) -> dict[str, dict[str, Any]]:
     """The world's database: catalogue, weather, customers, accounts, and empty tables for what tools create."""
     rng = Random(seed)
-    db: dict[str, dict[str, Any]] = {name: {} for name in ("catalog", "weather", "customers", "accounts", "bookings",
-                                                            "payments", "transfers", "payment_requests", "reminders",
-                                                            "calendar")}
+    db: dict[str, dict[str, Any]] = {
+        name: {}
+        for name in ("catalog", "weather", "customers", "accounts", "bookings", "payments", "transfers", "payment_requests", "reminders", "calendar")
+    }
     counter = 0
     for service in [*SERVICES, ATTRACTIONS]:
         for city in CITIES:
@@ -120,26 +158,48 @@ def build_db(seed: int) -> dict[str, dict[str, Any]]:
     for city in CITIES:
         for date in DATES:
             high = rng.randrange(8, 31)
-            db["weather"][f"{city}|{date}"] = {"city": city, "date": date, "forecast": rng.choice(FORECASTS),
-                                               "high_c": high, "low_c": high - rng.randrange(4, 11)}
+            db["weather"][f"{city}|{date}"] = {
+                "city": city,
+                "date": date,
+                "forecast": rng.choice(FORECASTS),
+                "high_c": high,
+                "low_c": high - rng.randrange(4, 11),
+            }
     for n, (cid, name) in enumerate(CUSTOMERS):
         accounts = [f"acc_{n + 1:02d}_chk", f"acc_{n + 1:02d}_sav"]
         db["customers"][cid] = {"customer_id": cid, "name": name, "account_ids": accounts}
         for aid in accounts:
             kind = "checking" if aid.endswith("chk") else "savings"
-            db["accounts"][aid] = {"account_id": aid, "customer_id": cid, "type": kind,
-                                   "balance": float(rng.randrange(2500, 9000) if kind == "checking" else rng.randrange(500, 4000))}
-        db["reminders"][f"R{n + 1:03d}"] = {"reminder_id": f"R{n + 1:03d}", "customer_id": cid, "title": "Water the plants",
-                                            "date": DATES[0], "time": "08:00"}
+            db["accounts"][aid] = {
+                "account_id": aid,
+                "customer_id": cid,
+                "type": kind,
+                "balance": float(rng.randrange(2500, 9000) if kind == "checking" else rng.randrange(500, 4000)),
+            }
+        db["reminders"][f"R{n + 1:03d}"] = {
+            "reminder_id": f"R{n + 1:03d}",
+            "customer_id": cid,
+            "title": "Water the plants",
+            "date": DATES[0],
+            "time": "08:00",
+        }
     return db
 
 
 def _item(rng: Random, service: str, city: str, date: str, counter: int) -> dict[str, Any]:
     low, high = PRICE[service]
     name = f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS[service])}"
-    item = {"item_id": f"{service[:3].upper()}{counter:04d}", "service": service, "name": name, "city": city,
-            "date": date, "time": rng.choice(TIMES), "price": float(rng.randrange(low, high + 1)),
-            "confirm_delay": rng.randrange(2, 5), "confirms": counter % FAILING_EVERY != 0}
+    item = {
+        "item_id": f"{service[:3].upper()}{counter:04d}",
+        "service": service,
+        "name": name,
+        "city": city,
+        "date": date,
+        "time": rng.choice(TIMES),
+        "price": float(rng.randrange(low, high + 1)),
+        "confirm_delay": rng.randrange(2, 5),
+        "confirms": counter % FAILING_EVERY != 0,
+    }
     if service in ("flights", "buses", "trains"):
         item["origin"] = HOME_CITY
     if service == ATTRACTIONS:

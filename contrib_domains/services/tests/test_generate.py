@@ -102,8 +102,11 @@ def test_payments_follow_their_booking_and_the_plan_orders_gold_actions_by_move(
         for n, name in enumerate(names):
             if name == "pay_booking":
                 booking = task["evaluation_criteria"]["actions"][n]["arguments"]["booking_id"]
-                checks = [a for a in task["evaluation_criteria"]["actions"][:n]
-                          if a["name"] == "get_booking_status" and a["arguments"]["booking_id"] == booking]
+                checks = [
+                    a
+                    for a in task["evaluation_criteria"]["actions"][:n]
+                    if a["name"] == "get_booking_status" and a["arguments"]["booking_id"] == booking
+                ]
                 assert checks, f"{task['id']}: paid {booking} before checking it"
 
 

@@ -79,6 +79,6 @@ def test_a_conversation_that_leaves_a_booking_pending_fails_the_db_check(data: D
             assert not env.execute(action.as_tool_call()).error
     assert [b["status"] for b in env.agent_tools.state["bookings"].values()] == ["pending"]
     assert env.hashes()[0] != replay_gold(data, task).agent_hash
-    for action in actions[len(actions) - 3:]:
+    for action in actions[len(actions) - 3 :]:
         env.execute(action.as_tool_call())  # following up moves the clock on and settles it: the gold state
     assert env.hashes()[0] == replay_gold(data, task).agent_hash

@@ -23,8 +23,7 @@ REPLY = [AssistantMessage(content="Done.")]
 
 def session(data: DomainData, plan: UserPlan) -> PlannedSession:
     task = data.tasks[0]
-    setup = ConversationSetup(task=task, domain="services", mode=Mode.DEFAULT, seed=0, policy="", agent_tools=[], user_tools=None,
-                              events=EventLog())
+    setup = ConversationSetup(task=task, domain="services", mode=Mode.DEFAULT, seed=0, policy="", agent_tools=[], user_tools=None, events=EventLog())
     return PlannedSession(setup, plan)
 
 
@@ -39,8 +38,13 @@ def statuses(user: PlannedSession) -> list[tuple[str, str]]:
 
 
 def test_moves_open_goals_shift_between_them_and_abandon(data: DomainData) -> None:
-    plan = UserPlan(moves=[Move(goal="g1", act="raise", say="Find hotels."), Move(goal="g2", act="mention", say="Maybe a car."),
-                           Move(goal="g2", act="abandon", say="No car.")])
+    plan = UserPlan(
+        moves=[
+            Move(goal="g1", act="raise", say="Find hotels."),
+            Move(goal="g2", act="mention", say="Maybe a car."),
+            Move(goal="g2", act="abandon", say="No car."),
+        ]
+    )
     user = session(data, plan)
     assert [say(user) for _ in range(3)] == ["Find hotels.", "Maybe a car.", "No car."]
     assert statuses(user) == [("g1", "open"), ("g2", "open"), ("g2", "abandoned")]

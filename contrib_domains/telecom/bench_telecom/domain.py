@@ -56,11 +56,9 @@ def _load_tau2(data_dir: Path, options: DomainOptions) -> DomainData:
     if examples.is_file():
         wording = wording_from_examples(read_json(examples), str(examples))
     else:
-        get_logger().warning("telecom: no tasks_small.json in the data directory; tasks use our own wording",
-                             data_dir=str(data_dir))
+        get_logger().warning("telecom: no tasks_small.json in the data directory; tasks use our own wording", data_dir=str(data_dir))
         wording = own_wording(_packaged("wording.toml"))
-    base = _data(data_dir, policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md"),
-                 phone=PhoneTools, source=str(data_dir))
+    base = _data(data_dir, policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md"), phone=PhoneTools, source=str(data_dir))
     generator = Generator(subject=_tau2_subject(base), wording=wording)
     splits_path = data_dir / "split_tasks.json"
     splits = read_json(splits_path) if splits_path.is_file() else {}
@@ -71,8 +69,12 @@ def _load_tau2(data_dir: Path, options: DomainOptions) -> DomainData:
 
 
 def _load_own(data_dir: Path, options: DomainOptions) -> DomainData:
-    base = _data(data_dir, policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md",
-                                         "tech_support_manual_solo.md"), phone=None, source=str(data_dir))
+    base = _data(
+        data_dir,
+        policy_files=("main_policy.md", "tech_support_manual.md", "main_policy_solo.md", "tech_support_manual_solo.md"),
+        phone=None,
+        source=str(data_dir),
+    )
     generator = Generator(subject=_own_subject(base), wording=own_wording(data_dir / "wording.toml"))
     return _with_tasks(base, generator, generator.own_splits(), options.split or "default", data_dir / "wording.toml", options)
 
@@ -87,11 +89,22 @@ def _data(data_dir: Path, *, policy_files: tuple[str, ...], phone: type[PhoneToo
     texts = [(data_dir / name).read_text(encoding="utf-8") for name in policy_files]
     solo_manual = texts[3] if len(texts) > 3 else texts[1]
     return DomainData(
-        name="telecom", tasks=[], policy=_policy(texts[0], texts[1]), solo_policy=_policy(texts[2], solo_manual),
-        agent_toolkit=TelecomTools, agent_state=agent_state_from(read_toml(data_dir / "db.toml"), str(data_dir / "db.toml")),
-        user_toolkit=phone, user_state=phone_state, sync=sync_phone, sync_gold_actions=False,
-        reference_hash=agent_reference_hash, reference_user_hash=phone_reference_hash, source=source,
-        tool_results="tau2", failed_gold_actions_scored=True)  # tau2's tool message texts and gold-failure semantics
+        name="telecom",
+        tasks=[],
+        policy=_policy(texts[0], texts[1]),
+        solo_policy=_policy(texts[2], solo_manual),
+        agent_toolkit=TelecomTools,
+        agent_state=agent_state_from(read_toml(data_dir / "db.toml"), str(data_dir / "db.toml")),
+        user_toolkit=phone,
+        user_state=phone_state,
+        sync=sync_phone,
+        sync_gold_actions=False,
+        reference_hash=agent_reference_hash,
+        reference_user_hash=phone_reference_hash,
+        source=source,
+        tool_results="tau2",
+        failed_gold_actions_scored=True,
+    )  # tau2's tool message texts and gold-failure semantics
 
 
 def _policy(main: str, manual: str) -> str:
@@ -99,8 +112,7 @@ def _policy(main: str, manual: str) -> str:
     return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
 
 
-def _with_tasks(base: DomainData, generator: Generator, splits: dict[str, list[str]], name: str, source: Path,
-                options: DomainOptions) -> DomainData:
+def _with_tasks(base: DomainData, generator: Generator, splits: dict[str, list[str]], name: str, source: Path, options: DomainOptions) -> DomainData:
     if options.tasks_file is not None:
         return attrs.evolve(base, tasks=read_tasks(options.tasks_file, options))
     if name not in splits:
@@ -108,8 +120,7 @@ def _with_tasks(base: DomainData, generator: Generator, splits: dict[str, list[s
     tasks: list[Task] = generator.build(base, splits[name])
     unknown = sorted(set(splits[name]) - {t.id for t in tasks})
     if unknown:
-        raise ConfigError(f"split {name!r} of {source} names {len(unknown)} task ids the telecom generator does not compose, "
-                          f"e.g. {unknown[0]!r}")
+        raise ConfigError(f"split {name!r} of {source} names {len(unknown)} task ids the telecom generator does not compose, e.g. {unknown[0]!r}")
     return attrs.evolve(base, tasks=tasks)
 
 
@@ -148,8 +159,11 @@ def sync_phone(env: Environment) -> None:
         return
     line = carrier.line_by_phone(number)
     plan = carrier.plan_of(line)
-    phone.set_line_facts(line_active=line.status == "Active", roaming_allowed=bool(line.roaming_enabled),
-                         usage_exceeded=line.data_used_gb >= plan.data_limit_gb + line.data_refueling_gb)
+    phone.set_line_facts(
+        line_active=line.status == "Active",
+        roaming_allowed=bool(line.roaming_enabled),
+        usage_exceeded=line.data_used_gb >= plan.data_limit_gb + line.data_refueling_gb,
+    )
     request = phone.surroundings.payment_request
     if request is not None and request.paid:
         carrier.mark_paid(request.bill_id)

@@ -82,16 +82,19 @@ class Faults:
         """Faults that cost the phone its service."""
         no_service = check("assert_service_status", expected_status="no_service")
         return [
-            Subtask(name="airplane_mode_on", init=[user("turn_airplane_mode_on"),
-                                                   check("assert_airplane_mode_status", expected_status=True), no_service],
-                    solution=[on_phone("toggle_airplane_mode")]),
-            Subtask(name="unseat_sim_card", init=[user("unseat_sim_card"), no_service],
-                    solution=[on_phone("reseat_sim_card")]),
+            Subtask(
+                name="airplane_mode_on",
+                init=[user("turn_airplane_mode_on"), check("assert_airplane_mode_status", expected_status=True), no_service],
+                solution=[on_phone("toggle_airplane_mode")],
+            ),
+            Subtask(name="unseat_sim_card", init=[user("unseat_sim_card"), no_service], solution=[on_phone("reseat_sim_card")]),
             Subtask(name="lock_sim_card_pin", init=[user("lock_sim_card", mode="pin"), no_service], solution=None),
-            Subtask(name="break_apn_settings", init=[user("break_apn_settings"), no_service],
-                    solution=[on_phone("reset_apn_settings"), on_phone("reboot_device")]),
-            Subtask(name="overdue_bill_suspension", init=[self._suspension(contract_ended=False)],
-                    solution=[with_ids(self._pay_and_resume)]),
+            Subtask(
+                name="break_apn_settings",
+                init=[user("break_apn_settings"), no_service],
+                solution=[on_phone("reset_apn_settings"), on_phone("reboot_device")],
+            ),
+            Subtask(name="overdue_bill_suspension", init=[self._suspension(contract_ended=False)], solution=[with_ids(self._pay_and_resume)]),
             Subtask(name="contract_end_suspension", init=[self._suspension(contract_ended=True)], solution=None),
         ]
 
@@ -101,45 +104,67 @@ class Faults:
         phone_off: list[Any] = [user("turn_roaming_off"), check("assert_mobile_roaming_status", expected_status=False)]
         phone_on: list[Any] = [user("turn_roaming_on"), check("assert_mobile_roaming_status", expected_status=True)]
         allow = with_ids(lambda c, line: [agent("enable_roaming", customer_id=c, line_id=line)])
-        disallow = with_ids(lambda c, line: [agent("disable_roaming", customer_id=c, line_id=line), user("simulate_network_search"),
-                                             check("assert_internet_speed", expected_speed=0, expected_desc="No Connection")])
+        disallow = with_ids(
+            lambda c, line: [
+                agent("disable_roaming", customer_id=c, line_id=line),
+                user("simulate_network_search"),
+                check("assert_internet_speed", expected_speed=0, expected_desc="No Connection"),
+            ]
+        )
         enable = with_ids(lambda c, line: [by_agent("enable_roaming", customer_id=c, line_id=line)])
         return [
             Subtask(name="user_abroad_roaming_enabled_off", init=[abroad, *phone_off, allow], solution=[on_phone("toggle_roaming")]),
             Subtask(name="user_abroad_roaming_disabled_on", init=[abroad, *phone_on, disallow], solution=[enable]),
-            Subtask(name="user_abroad_roaming_disabled_off", init=[abroad, *phone_off, disallow],
-                    solution=[enable, on_phone("toggle_roaming")]),
+            Subtask(name="user_abroad_roaming_disabled_off", init=[abroad, *phone_off, disallow], solution=[enable, on_phone("toggle_roaming")]),
         ]
 
     def data(self) -> list[Subtask]:
         """Faults that stop or slow mobile data."""
         return [
-            Subtask(name="data_mode_off", init=[user("turn_data_off"), check("assert_mobile_data_status", expected_status=False)],
-                    solution=[on_phone("toggle_data")]),
-            Subtask(name="data_saver_mode_on", init=[user("turn_data_saver_mode_on"),
-                                                     check("assert_mobile_data_saver_mode_status", expected_status=True)],
-                    solution=[on_phone("toggle_data_saver_mode")]),
-            Subtask(name="bad_network_preference", init=[user("set_network_mode_preference", mode="2g_only")],
-                    solution=[on_phone("set_network_mode_preference", mode="4g_5g_preferred")]),
-            Subtask(name="bad_vpn", init=[user("break_vpn"), check("assert_internet_not_excellent")],
-                    solution=[on_phone("disconnect_vpn")]),
-            Subtask(name="data_usage_exceeded", init=[self._use_up_allowance],
-                    solution=[with_ids(lambda c, line: [by_agent("refuel_data", customer_id=c, line_id=line, gb_amount=REFUEL_GB)])],
-                    assertions=[self._refuelled]),
+            Subtask(
+                name="data_mode_off",
+                init=[user("turn_data_off"), check("assert_mobile_data_status", expected_status=False)],
+                solution=[on_phone("toggle_data")],
+            ),
+            Subtask(
+                name="data_saver_mode_on",
+                init=[user("turn_data_saver_mode_on"), check("assert_mobile_data_saver_mode_status", expected_status=True)],
+                solution=[on_phone("toggle_data_saver_mode")],
+            ),
+            Subtask(
+                name="bad_network_preference",
+                init=[user("set_network_mode_preference", mode="2g_only")],
+                solution=[on_phone("set_network_mode_preference", mode="4g_5g_preferred")],
+            ),
+            Subtask(name="bad_vpn", init=[user("break_vpn"), check("assert_internet_not_excellent")], solution=[on_phone("disconnect_vpn")]),
+            Subtask(
+                name="data_usage_exceeded",
+                init=[self._use_up_allowance],
+                solution=[with_ids(lambda c, line: [by_agent("refuel_data", customer_id=c, line_id=line, gb_amount=REFUEL_GB)])],
+                assertions=[self._refuelled],
+            ),
             Subtask(name="data_usage_exceeded_no_refuel", init=[self._use_up_allowance_after_refuel], solution=None),
         ]
 
     def mms(self) -> list[Subtask]:
         """Faults that stop picture messages only."""
-        grant = [on_phone("grant_app_permission", app_name="messaging", permission="sms"),
-                 on_phone("grant_app_permission", app_name="messaging", permission="storage")]
-        remove = [user("remove_app_permission", app_name="messaging", permission="sms"),
-                  user("remove_app_permission", app_name="messaging", permission="storage")]
+        grant = [
+            on_phone("grant_app_permission", app_name="messaging", permission="sms"),
+            on_phone("grant_app_permission", app_name="messaging", permission="storage"),
+        ]
+        remove = [
+            user("remove_app_permission", app_name="messaging", permission="sms"),
+            user("remove_app_permission", app_name="messaging", permission="storage"),
+        ]
         return [
-            Subtask(name="bad_wifi_calling", init=[user("set_wifi_calling", enabled=True, mms_over_wifi=True)],
-                    solution=[on_phone("toggle_wifi_calling")]),
-            Subtask(name="break_apn_mms_setting", init=[user("break_apn_mms_setting")],
-                    solution=[on_phone("reset_apn_settings"), on_phone("reboot_device")]),
+            Subtask(
+                name="bad_wifi_calling", init=[user("set_wifi_calling", enabled=True, mms_over_wifi=True)], solution=[on_phone("toggle_wifi_calling")]
+            ),
+            Subtask(
+                name="break_apn_mms_setting",
+                init=[user("break_apn_mms_setting")],
+                solution=[on_phone("reset_apn_settings"), on_phone("reboot_device")],
+            ),
             Subtask(name="break_app_sms_permission", init=[remove[0]], solution=[grant[0]]),
             Subtask(name="break_app_storage_permission", init=[remove[1]], solution=[grant[1]]),
             Subtask(name="break_app_both_permissions", init=remove, solution=grant),
@@ -151,37 +176,46 @@ class Faults:
         bill = self.subject.overdue_bill_id
 
         def steps(customer: str, line: str) -> list[Any]:
-            return [agent("suspend_line_for_overdue_bill", customer_id=customer, line_id=line, new_bill_id=bill,
-                          contract_ended=contract_ended),
-                    user("simulate_network_search"), check("assert_service_status", expected_status="no_service"),
-                    check("assert_overdue_bill_exists", "assistant", customer_id=customer, overdue_bill_id=bill),
-                    check("assert_line_status", "assistant", customer_id=customer, line_id=line, expected_status="Suspended")]
+            return [
+                agent("suspend_line_for_overdue_bill", customer_id=customer, line_id=line, new_bill_id=bill, contract_ended=contract_ended),
+                user("simulate_network_search"),
+                check("assert_service_status", expected_status="no_service"),
+                check("assert_overdue_bill_exists", "assistant", customer_id=customer, overdue_bill_id=bill),
+                check("assert_line_status", "assistant", customer_id=customer, line_id=line, expected_status="Suspended"),
+            ]
 
         return with_ids(steps)
 
     def _pay_and_resume(self, customer: str, line: str) -> list[ToolCall]:
-        return [by_agent("send_payment_request", customer_id=customer, bill_id=self.subject.overdue_bill_id),
-                on_phone("make_payment"), by_agent("resume_line", customer_id=customer, line_id=line), on_phone("reboot_device")]
+        return [
+            by_agent("send_payment_request", customer_id=customer, bill_id=self.subject.overdue_bill_id),
+            on_phone("make_payment"),
+            by_agent("resume_line", customer_id=customer, line_id=line),
+            on_phone("reboot_device"),
+        ]
 
     @staticmethod
     def _use_up_allowance(env: Environment) -> list[Any]:
         customer, line = _ids(env)
-        return [agent("set_data_usage", customer_id=customer, line_id=line, data_used_gb=over_allowance(env, line)),
-                check("assert_mobile_data_usage_exceeded", expected_status=True)]
+        return [
+            agent("set_data_usage", customer_id=customer, line_id=line, data_used_gb=over_allowance(env, line)),
+            check("assert_mobile_data_usage_exceeded", expected_status=True),
+        ]
 
     @staticmethod
     def _use_up_allowance_after_refuel(env: Environment) -> list[Any]:
         customer, line = _ids(env)
-        return [agent("refuel_data", customer_id=customer, line_id=line, gb_amount=REFUEL_GB),
-                agent("set_data_usage", customer_id=customer, line_id=line, data_used_gb=over_allowance(env, line, REFUEL_GB)),
-                check("assert_mobile_data_usage_exceeded", expected_status=True)]
+        return [
+            agent("refuel_data", customer_id=customer, line_id=line, gb_amount=REFUEL_GB),
+            agent("set_data_usage", customer_id=customer, line_id=line, data_used_gb=over_allowance(env, line, REFUEL_GB)),
+            check("assert_mobile_data_usage_exceeded", expected_status=True),
+        ]
 
     @staticmethod
     def _refuelled(env: Environment) -> list[EnvAssertion]:
         customer, line = _ids(env)
         before = env.agent_tools.state["lines"][line].data_refueling_gb
-        return [check("assert_data_refueling_amount", "assistant", customer_id=customer, line_id=line,
-                      expected_amount=before + REFUEL_GB)]
+        return [check("assert_data_refueling_amount", "assistant", customer_id=customer, line_id=line, expected_amount=before + REFUEL_GB)]
 
 
 def over_allowance(env: Environment, line_id: str, extra_gb: float = 0.0) -> float:
@@ -213,31 +247,55 @@ class Intent:
         if self.name == "service_issue":
             if not fixable:
                 return [check("assert_service_status", expected_status="no_service")]
-            return [check("assert_service_status", expected_status="connected"),
-                    check("assert_no_overdue_bill", "assistant", overdue_bill_id=subject.overdue_bill_id)]
+            return [
+                check("assert_service_status", expected_status="connected"),
+                check("assert_no_overdue_bill", "assistant", overdue_bill_id=subject.overdue_bill_id),
+            ]
         if self.name == "mobile_data_issue":
             if not fixable:
-                return [check("assert_mobile_data_status", expected_status=False),
-                        check("assert_internet_speed", expected_speed=0, expected_desc=None)]
-            return [check("assert_mobile_data_status", expected_status=True),
-                    check("assert_internet_speed", expected_speed=EXPECTED_SPEED, expected_desc=EXPECTED_SPEED_DESC)]
+                return [
+                    check("assert_mobile_data_status", expected_status=False),
+                    check("assert_internet_speed", expected_speed=0, expected_desc=None),
+                ]
+            return [
+                check("assert_mobile_data_status", expected_status=True),
+                check("assert_internet_speed", expected_speed=EXPECTED_SPEED, expected_desc=EXPECTED_SPEED_DESC),
+            ]
         return [check("assert_can_send_mms", expected_status=fixable)]
 
     def valid(self, choice: Sequence[Any]) -> bool:
         """tau2's validators: a mobile-data or MMS task needs a fault of its own kind."""
-        return any(item is not None for item in choice[self.required_from:])
+        return any(item is not None for item in choice[self.required_from :])
 
 
 AIRPLANE, SIM = ("airplane_mode_on",), ("unseat_sim_card",)
 ROAMING = ("user_abroad_roaming_enabled_off", "user_abroad_roaming_disabled_on", "user_abroad_roaming_disabled_off")
 USAGE = ("data_usage_exceeded", "data_usage_exceeded_no_refuel")
 INTENTS: tuple[Intent, ...] = (
-    Intent(name="mobile_data_issue", required_from=1,
-           sets=(AIRPLANE, ROAMING, ("data_mode_off",), ("data_saver_mode_on",), ("bad_network_preference",), ("bad_vpn",), USAGE)),
-    Intent(name="service_issue", location=False,
-           sets=(AIRPLANE, SIM, ("lock_sim_card_pin",), ("break_apn_settings",), ("overdue_bill_suspension", "contract_end_suspension"))),
-    Intent(name="mms_issue", required_from=5,
-           sets=(AIRPLANE, SIM, ("data_mode_off",), USAGE, ROAMING, ("bad_network_preference",), ("bad_wifi_calling",),
-                 ("break_apn_mms_setting",), ("break_app_sms_permission", "break_app_storage_permission", "break_app_both_permissions"))),
+    Intent(
+        name="mobile_data_issue",
+        required_from=1,
+        sets=(AIRPLANE, ROAMING, ("data_mode_off",), ("data_saver_mode_on",), ("bad_network_preference",), ("bad_vpn",), USAGE),
+    ),
+    Intent(
+        name="service_issue",
+        location=False,
+        sets=(AIRPLANE, SIM, ("lock_sim_card_pin",), ("break_apn_settings",), ("overdue_bill_suspension", "contract_end_suspension")),
+    ),
+    Intent(
+        name="mms_issue",
+        required_from=5,
+        sets=(
+            AIRPLANE,
+            SIM,
+            ("data_mode_off",),
+            USAGE,
+            ROAMING,
+            ("bad_network_preference",),
+            ("bad_wifi_calling",),
+            ("break_apn_mms_setting",),
+            ("break_app_sms_permission", "break_app_storage_permission", "break_app_both_permissions"),
+        ),
+    ),
 )
 PERSONAS: tuple[str, ...] = ("None", "Easy", "Hard")

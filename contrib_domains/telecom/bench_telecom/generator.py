@@ -42,14 +42,25 @@ class Wording:
         """The description, user scenario and ticket of a task, given its set-up environment."""
         text = self.intents[intent.name]
         surroundings = env.user_tools.surroundings  # type: ignore[union-attr]
-        facts = {"name": surroundings.name, "phone_number": surroundings.phone_number,
-                 "location": self.locations["abroad" if surroundings.is_abroad else "home"]}
-        return {"description": {"purpose": text["purpose"]},
-                "user_scenario": {"persona": self.personas[persona],
-                                  "instructions": {"domain": "telecom", "reason_for_call": text["reason_for_call"],
-                                                   "known_info": text["known_info"].format(**facts), "unknown_info": None,
-                                                   "task_instructions": text["task_instructions"]}},
-                "ticket": text["ticket"].format(**facts)}
+        facts = {
+            "name": surroundings.name,
+            "phone_number": surroundings.phone_number,
+            "location": self.locations["abroad" if surroundings.is_abroad else "home"],
+        }
+        return {
+            "description": {"purpose": text["purpose"]},
+            "user_scenario": {
+                "persona": self.personas[persona],
+                "instructions": {
+                    "domain": "telecom",
+                    "reason_for_call": text["reason_for_call"],
+                    "known_info": text["known_info"].format(**facts),
+                    "unknown_info": None,
+                    "task_instructions": text["task_instructions"],
+                },
+            },
+            "ticket": text["ticket"].format(**facts),
+        }
 
     def with_messages(self, assertions: Iterable[EnvAssertion]) -> list[EnvAssertion]:
         """The assertions with the messages this wording gives them."""
@@ -87,13 +98,18 @@ def wording_from_examples(tasks: Sequence[Mapping[str, Any]], source: str) -> Wo
         abroad = bool(_set_up_args(raw, "set_user_location").get("abroad", False))
         known[(intent, abroad)] = instructions["known_info"]
         personas[persona] = scenario.get("persona")
-        intents[intent] = {"purpose": raw["description"]["purpose"], "reason_for_call": instructions["reason_for_call"],
-                           "task_instructions": instructions["task_instructions"],
-                           "known_info": _template(instructions["known_info"], who), "ticket": _template(raw["ticket"], who)}
+        intents[intent] = {
+            "purpose": raw["description"]["purpose"],
+            "reason_for_call": instructions["reason_for_call"],
+            "task_instructions": instructions["task_instructions"],
+            "known_info": _template(instructions["known_info"], who),
+            "ticket": _template(raw["ticket"], who),
+        }
         for item in raw["evaluation_criteria"].get("env_assertions") or []:
             if item.get("message") is not None:
-                assertion = EnvAssertion(env_type=item["env_type"], func_name=item["func_name"], arguments=item["arguments"],
-                                         assert_value=item.get("assert_value", True))
+                assertion = EnvAssertion(
+                    env_type=item["env_type"], func_name=item["func_name"], arguments=item["arguments"], assert_value=item.get("assert_value", True)
+                )
                 messages[assertion_key(assertion)] = item["message"]
     locations = _locations(known, source)
     for text in intents.values():
@@ -146,7 +162,7 @@ def _difference(a: str, b: str) -> tuple[str, str]:
     end = 0
     while end < min(len(ta), len(tb)) - start and ta[-1 - end] == tb[-1 - end]:
         end += 1
-    return "".join(ta[start:len(ta) - end]), "".join(tb[start:len(tb) - end])
+    return "".join(ta[start : len(ta) - end]), "".join(tb[start : len(tb) - end])
 
 
 # --------------------------------------------------------------------------- building tasks
@@ -163,11 +179,18 @@ class Generator:
         """One kernel Composer per intent, in tau2's order (mobile data, service, MMS)."""
         faults = Faults(subject=self.subject).all()
         setup = [user("set_user_info", name=self.subject.name, phone_number=self.subject.phone_number)]
-        return [Composer(intent=intent.name, selection_sets=[[faults[n] for n in names] for names in intent.sets],
-                         assertions=functools.partial(self._assertions, intent),
-                         template=functools.partial(self._scenario, intent),
-                         setup=setup, valid=intent.valid, personas=PERSONAS)
-                for intent in INTENTS]
+        return [
+            Composer(
+                intent=intent.name,
+                selection_sets=[[faults[n] for n in names] for names in intent.sets],
+                assertions=functools.partial(self._assertions, intent),
+                template=functools.partial(self._scenario, intent),
+                setup=setup,
+                valid=intent.valid,
+                personas=PERSONAS,
+            )
+            for intent in INTENTS
+        ]
 
     def _assertions(self, intent: Intent, fixable: bool) -> list[EnvAssertion]:
         return self.wording.with_messages(intent.assertions(fixable, self.subject))
@@ -184,8 +207,11 @@ class Generator:
     def build(self, data: DomainData, wanted: Iterable[str] | None = None) -> list[Task]:
         """The tasks with these ids (all when None), in catalogue order."""
         chosen = None if wanted is None else set(wanted)
-        return [composer.build(data, composition, persona) for composer, composition, persona in self.catalogue()
-                if chosen is None or composed_id(composer.intent, composition, persona) in chosen]
+        return [
+            composer.build(data, composition, persona)
+            for composer, composition, persona in self.catalogue()
+            if chosen is None or composed_id(composer.intent, composition, persona) in chosen
+        ]
 
     def ids(self) -> list[str]:
         """Every composed id, in task order."""

@@ -17,8 +17,12 @@ from bench_kernel import ToolKind, Toolkit, tool
 from .records import NETWORK_MODES, PHONE_TABLE, APNSettings, PaymentRequest, PhoneDevice, Surroundings, VpnDetails
 
 SIGNAL_ICONS = {"none": "📵 No Signal", "poor": "📶¹ Poor", "fair": "📶² Fair", "good": "📶³ Good", "excellent": "📶⁴ Excellent"}
-SIM_TEXT = {"active": "Your SIM card is active and working.", "missing": "No SIM card detected in the phone.",
-            "locked_pin": "The SIM card is locked with a PIN code.", "locked_puk": "The SIM card is locked with a PUK code."}
+SIM_TEXT = {
+    "active": "Your SIM card is active and working.",
+    "missing": "No SIM card detected in the phone.",
+    "locked_pin": "The SIM card is locked with a PIN code.",
+    "locked_puk": "The SIM card is locked with a PUK code.",
+}
 SPEED_RANGES = {"2G": (0.1, 0.4), "3G": (1.0, 5.0), "4G": (10.0, 100.0), "5G": (50.0, 500.0), "none": (0.0, 0.0)}
 SIGNAL_FACTORS = {"poor": 0.2, "fair": 0.5, "good": 0.8, "excellent": 1.0, "none": 0.0}
 SPEED_ADVICE = {
@@ -54,11 +58,17 @@ class PhoneTools(Toolkit):
     def check_network_status(self) -> str:
         """Open the network status screen: airplane mode, SIM, cellular connection and signal, data, roaming, Wi-Fi."""
         d = self.device
-        lines = [f"Airplane Mode: {_on(d.airplane_mode)}", f"SIM Card Status: {self.sim_status()}",
-                 f"Cellular Connection: {d.network_connection_status}", f"Cellular Signal: {d.network_signal_strength}",
-                 f"Cellular Network Type: {d.network_technology_connected}", f"Mobile Data Enabled: {_yes(d.data_enabled)}",
-                 f"Data Roaming Enabled: {_yes(d.roaming_enabled)}", f"Wi-Fi Radio: {_on(d.wifi_enabled)}",
-                 f"Wi-Fi Connected: {_yes(d.wifi_connected)}"]
+        lines = [
+            f"Airplane Mode: {_on(d.airplane_mode)}",
+            f"SIM Card Status: {self.sim_status()}",
+            f"Cellular Connection: {d.network_connection_status}",
+            f"Cellular Signal: {d.network_signal_strength}",
+            f"Cellular Network Type: {d.network_technology_connected}",
+            f"Mobile Data Enabled: {_yes(d.data_enabled)}",
+            f"Data Roaming Enabled: {_yes(d.roaming_enabled)}",
+            f"Wi-Fi Radio: {_on(d.wifi_enabled)}",
+            f"Wi-Fi Connected: {_yes(d.wifi_connected)}",
+        ]
         if d.wifi_connected:
             lines.append(f"Connected Wi-Fi Network: {d.wifi_ssid}")
         return "\n".join(lines)
@@ -76,8 +86,10 @@ class PhoneTools(Toolkit):
             mode: One of "4g_5g_preferred", "4g_only", "3g_only", "2g_only".
         """
         if mode not in NETWORK_MODES:
-            return (f"Failed to set network mode: '{mode}' is not a valid option. Please use one of: "
-                    f"{', '.join(NETWORK_MODES)}\nStatus Bar: {self.status_bar()}")
+            return (
+                f"Failed to set network mode: '{mode}' is not a valid option. Please use one of: "
+                f"{', '.join(NETWORK_MODES)}\nStatus Bar: {self.status_bar()}"
+            )
         self._device().network_mode_preference = mode  # type: ignore[assignment]  # checked above
         self.simulate_network_search()
         return self._with_status(f"Preferred Network Mode set to: {mode}")
@@ -139,8 +151,10 @@ class PhoneTools(Toolkit):
     def check_apn_settings(self) -> str:
         """See the access point name and the picture-message server the phone uses."""
         apn = self.device.active_apn_settings
-        return (f"Current APN Name: {apn.apn_name or 'Not Set'}\nMMSC URL (for picture messages): {apn.mmsc_url or 'Not Set'}"
-                "\n(These are technical settings, usually best left unchanged.)")
+        return (
+            f"Current APN Name: {apn.apn_name or 'Not Set'}\nMMSC URL (for picture messages): {apn.mmsc_url or 'Not Set'}"
+            "\n(These are technical settings, usually best left unchanged.)"
+        )
 
     @tool(ToolKind.WRITE)
     def set_apn_settings(self, apn_settings: dict[str, Any]) -> str:
@@ -524,8 +538,7 @@ class PhoneTools(Toolkit):
         if d.wifi_calling_enabled and d.wifi_calling_mms_over_wifi:
             return False
         messaging = d.app_statuses.get("messaging")
-        return d.active_apn_settings.mmsc_url is not None and messaging is not None and \
-            messaging.permissions.sms and messaging.permissions.storage
+        return d.active_apn_settings.mmsc_url is not None and messaging is not None and messaging.permissions.sms and messaging.permissions.storage
 
     def status_bar(self) -> str:
         """The status bar's indicators."""

@@ -156,8 +156,7 @@ class Customer:
 
 
 AGENT_RECORDS: dict[str, type] = {"plans": Plan, "customers": Customer, "lines": Line, "bills": Bill, "devices": Device}
-AGENT_KEYS: dict[str, str] = {"plans": "plan_id", "customers": "customer_id", "lines": "line_id", "bills": "bill_id",
-                              "devices": "device_id"}
+AGENT_KEYS: dict[str, str] = {"plans": "plan_id", "customers": "customer_id", "lines": "line_id", "bills": "bill_id", "devices": "device_id"}
 
 
 # --------------------------------------------------------------------------- the customer's phone
@@ -203,8 +202,10 @@ class AppStatus:
 
 
 def _default_apps() -> dict[str, AppStatus]:
-    return {"messaging": AppStatus(app_name="messaging", permissions=AppPermissions(sms=True, storage=True, phone=True)),
-            "browser": AppStatus(app_name="browser", permissions=AppPermissions(storage=True, network=True))}
+    return {
+        "messaging": AppStatus(app_name="messaging", permissions=AppPermissions(sms=True, storage=True, phone=True)),
+        "browser": AppStatus(app_name="browser", permissions=AppPermissions(storage=True, network=True)),
+    }
 
 
 @attrs.define(kw_only=True)
@@ -335,8 +336,9 @@ def _normalised(raw: Any, cls: type, source: str, path: str) -> Any:
 def _date_text(value: Any, kind: str, source: str, path: str) -> str:
     try:
         if kind == "date":
-            return str(value if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
-                       else datetime.date.fromisoformat(str(value)))
+            return str(
+                value if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime) else datetime.date.fromisoformat(str(value))
+            )
         if isinstance(value, datetime.datetime):
             return str(value)
         if isinstance(value, datetime.date):

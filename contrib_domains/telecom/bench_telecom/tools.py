@@ -99,8 +99,13 @@ class TelecomTools(Toolkit):
         """
         line = self._target_line(customer_id, line_id)
         plan = self._plan(line.plan_id)
-        return {"line_id": line_id, "data_used_gb": line.data_used_gb, "data_limit_gb": plan.data_limit_gb,
-                "data_refueling_gb": line.data_refueling_gb, "cycle_end_date": CYCLE_END}
+        return {
+            "line_id": line_id,
+            "data_used_gb": line.data_used_gb,
+            "data_limit_gb": plan.data_limit_gb,
+            "data_refueling_gb": line.data_refueling_gb,
+            "cycle_end_date": CYCLE_END,
+        }
 
     # ------------------------------------------------------------------ changes
 
@@ -190,8 +195,11 @@ class TelecomTools(Toolkit):
         line.data_refueling_gb += gb_amount
         # The raw argument goes into the text, as in tau2: 2 and 2.0 write different bills.
         self._charge(customer_id, charge, f"Data refueling: {gb_amount} GB at ${plan.data_refueling_price_per_gb}/GB")
-        return {"message": f"Successfully added {gb_amount} GB of data for line {line_id} for ${charge:.2f}",
-                "new_data_refueling_gb": line.data_refueling_gb, "charge": charge}
+        return {
+            "message": f"Successfully added {gb_amount} GB of data for line {line_id} for ${charge:.2f}",
+            "new_data_refueling_gb": line.data_refueling_gb,
+            "charge": charge,
+        }
 
     @tool(ToolKind.GENERIC)
     def transfer_to_human_agents(self, summary: str) -> str:
@@ -222,11 +230,21 @@ class TelecomTools(Toolkit):
         if any(self._bill(b).status == "Overdue" for b in customer.bill_ids):
             raise ToolError("Customer already has an overdue bill")
         start, end, due = LAST_MONTH
-        item = LineItem(description=f"Charge for line {line_id}", amount=amount, date=TODAY,
-                        item_type="Charge" if amount > 0 else "Credit")
-        self._add_bill(customer_id, Bill(bill_id=new_bill_id, customer_id=customer_id, period_start=start, period_end=end,
-                                         issue_date=start, total_due=0.0 + amount, due_date=due, line_items=[item],
-                                         status="Overdue"))
+        item = LineItem(description=f"Charge for line {line_id}", amount=amount, date=TODAY, item_type="Charge" if amount > 0 else "Credit")
+        self._add_bill(
+            customer_id,
+            Bill(
+                bill_id=new_bill_id,
+                customer_id=customer_id,
+                period_start=start,
+                period_end=end,
+                issue_date=start,
+                total_due=0.0 + amount,
+                due_date=due,
+                line_items=[item],
+                status="Overdue",
+            ),
+        )
         line = self._edit("lines", line_id)
         line.status, line.suspension_start_date = "Suspended", TODAY
         if contract_ended:
@@ -324,16 +342,26 @@ class TelecomTools(Toolkit):
         if draft is None:
             draft = self._new_draft_bill(customer)
         bill = self._edit("bills", draft)
-        bill.line_items = [*bill.line_items, LineItem(description=description, amount=amount, date=TODAY,
-                                                      item_type="Credit" if amount < 0 else "Charge")]
+        bill.line_items = [
+            *bill.line_items,
+            LineItem(description=description, amount=amount, date=TODAY, item_type="Credit" if amount < 0 else "Charge"),
+        ]
         bill.total_due += amount
 
     def _new_draft_bill(self, customer: Customer) -> str:
         # tau2 draws this id from uuid4; ours derives from the customer and its bill count, so replays agree.
         digest = hashlib.sha256(f"{customer.customer_id}:{len(customer.bill_ids)}".encode()).hexdigest()
         start, end, due = NEXT_MONTH
-        bill = Bill(bill_id=f"B{digest[:8]}", customer_id=customer.customer_id, period_start=start, period_end=end,
-                    issue_date=start, total_due=0.0, due_date=due, status="Draft")
+        bill = Bill(
+            bill_id=f"B{digest[:8]}",
+            customer_id=customer.customer_id,
+            period_start=start,
+            period_end=end,
+            issue_date=start,
+            total_due=0.0,
+            due_date=due,
+            status="Draft",
+        )
         self._add_bill(customer.customer_id, bill)
         return bill.bill_id
 

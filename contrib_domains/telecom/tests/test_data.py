@@ -22,13 +22,16 @@ def tau2_like_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("file", "old", "new", "where"), [
-    ("db.toml", 'status = "Suspended"', 'status = "Frozen"', "$.lines[8].status"),
-    ("db.toml", 'imei = "351111111111118"', 'imei = "351111111111118"\ncolour = "red"', "$.devices[0]"),
-    ("db.toml", 'activation_date = "2024-11-02T09:15:00"', 'activation_date = "yesterday"', "$.devices[0].activation_date"),
-    ("user_db.toml", "battery_level = 64", "battery_level = 64\nbattery_level_2 = 1", "$.device"),
-    ("user_db.toml", "[device]", "[devices]", "$.devices"),
-])
+@pytest.mark.parametrize(
+    ("file", "old", "new", "where"),
+    [
+        ("db.toml", 'status = "Suspended"', 'status = "Frozen"', "$.lines[8].status"),
+        ("db.toml", 'imei = "351111111111118"', 'imei = "351111111111118"\ncolour = "red"', "$.devices[0]"),
+        ("db.toml", 'activation_date = "2024-11-02T09:15:00"', 'activation_date = "yesterday"', "$.devices[0].activation_date"),
+        ("user_db.toml", "battery_level = 64", "battery_level = 64\nbattery_level_2 = 1", "$.device"),
+        ("user_db.toml", "[device]", "[devices]", "$.devices"),
+    ],
+)
 def test_a_malformed_file_names_the_file_and_the_path(tmp_path: Path, file: str, old: str, new: str, where: str) -> None:
     data_dir = tau2_like_dir(tmp_path)
     text = (data_dir / file).read_text()

@@ -15,23 +15,51 @@ from bench_kernel import EnvFunctionCall, Environment, ToolCall
 CARRIER: dict[str, Any] = {
     "plans": [{"plan_id": "P1", "name": "Ten", "data_limit_gb": 10, "price_per_month": 30, "data_refueling_price_per_gb": 2.5}],
     "devices": [{"device_id": "D1", "device_type": "phone", "model": "Fone", "is_esim_capable": True}],
-    "lines": [{"line_id": "L1", "phone_number": "555-0100", "status": "Active", "plan_id": "P1", "device_id": "D1",
-               "data_used_gb": 4.0, "roaming_enabled": True}],
-    "customers": [{"customer_id": "C1", "full_name": "Ana Example", "date_of_birth": "1990-01-01", "email": "a@example.org",
-                   "phone_number": "555-0100", "address": {"street": "1 Way", "city": "Town", "state": "ST", "zip_code": "00001"},
-                   "account_status": "Active", "line_ids": ["L1"], "bill_ids": ["B1"], "created_at": "2024-01-01T10:00:00"}],
-    "bills": [{"bill_id": "B1", "customer_id": "C1", "period_start": "2025-01-01", "period_end": "2025-01-31",
-               "issue_date": "2025-02-01", "total_due": 30, "due_date": "2025-02-15", "status": "Paid",
-               "line_items": [{"description": "Plan", "amount": 30, "date": "2025-02-01", "item_type": "Charge"}]}],
+    "lines": [
+        {
+            "line_id": "L1",
+            "phone_number": "555-0100",
+            "status": "Active",
+            "plan_id": "P1",
+            "device_id": "D1",
+            "data_used_gb": 4.0,
+            "roaming_enabled": True,
+        }
+    ],
+    "customers": [
+        {
+            "customer_id": "C1",
+            "full_name": "Ana Example",
+            "date_of_birth": "1990-01-01",
+            "email": "a@example.org",
+            "phone_number": "555-0100",
+            "address": {"street": "1 Way", "city": "Town", "state": "ST", "zip_code": "00001"},
+            "account_status": "Active",
+            "line_ids": ["L1"],
+            "bill_ids": ["B1"],
+            "created_at": "2024-01-01T10:00:00",
+        }
+    ],
+    "bills": [
+        {
+            "bill_id": "B1",
+            "customer_id": "C1",
+            "period_start": "2025-01-01",
+            "period_end": "2025-01-31",
+            "issue_date": "2025-02-01",
+            "total_due": 30,
+            "due_date": "2025-02-15",
+            "status": "Paid",
+            "line_items": [{"description": "Plan", "amount": 30, "date": "2025-02-01", "item_type": "Charge"}],
+        }
+    ],
 }
 
 
 def make_env(**options: Any) -> Environment:
-    env = Environment(agent_tools=TelecomTools(agent_state_from(CARRIER, "carrier")),
-                      user_tools=PhoneTools(phone_state_from({}, "phone")), **options)
+    env = Environment(agent_tools=TelecomTools(agent_state_from(CARRIER, "carrier")), user_tools=PhoneTools(phone_state_from({}, "phone")), **options)
     env.sync = sync_phone
-    env.run_function(EnvFunctionCall(env_type="user", func_name="set_user_info",
-                                     arguments={"name": "Ana Example", "phone_number": "555-0100"}))
+    env.run_function(EnvFunctionCall(env_type="user", func_name="set_user_info", arguments={"name": "Ana Example", "phone_number": "555-0100"}))
     return env
 
 
@@ -106,10 +134,12 @@ def test_app_permissions(env: Environment) -> None:
     setup(env, "remove_app_permission", app_name="messaging", permission="sms")
     assert phone(env, "check_app_permissions", app_name="messaging") == "App 'messaging' has permission for: storage, phone."
     assert phone(env, "grant_app_permission", app_name="messaging", permission="SMS").startswith(
-        "Success. Permission 'sms' granted to app 'messaging'.")
+        "Success. Permission 'sms' granted to app 'messaging'."
+    )
     assert phone(env, "grant_app_permission", app_name="camera", permission="sms").startswith("Error. App 'camera' not found.")
     assert "available permissions: ['sms', 'storage', 'phone', 'network']" in phone(
-        env, "grant_app_permission", app_name="messaging", permission="gps")
+        env, "grant_app_permission", app_name="messaging", permission="gps"
+    )
 
 
 def test_abroad_needs_roaming_on_the_phone_and_on_the_line(env: Environment) -> None:
@@ -123,11 +153,17 @@ def test_abroad_needs_roaming_on_the_phone_and_on_the_line(env: Environment) -> 
 
 def test_the_sync_carries_usage_suspension_and_payment_requests(env: Environment) -> None:
     setup(env, "simulate_network_search")
-    env.run_function(EnvFunctionCall(env_type="assistant", func_name="set_data_usage",
-                                     arguments={"customer_id": "C1", "line_id": "L1", "data_used_gb": 10.0}))
+    env.run_function(
+        EnvFunctionCall(env_type="assistant", func_name="set_data_usage", arguments={"customer_id": "C1", "line_id": "L1", "data_used_gb": 10.0})
+    )
     assert phone(env, "run_speed_test") == "Speed test failed: No Connection."
-    env.run_function(EnvFunctionCall(env_type="assistant", func_name="suspend_line_for_overdue_bill",
-                                     arguments={"customer_id": "C1", "line_id": "L1", "new_bill_id": "B9", "contract_ended": False}))
+    env.run_function(
+        EnvFunctionCall(
+            env_type="assistant",
+            func_name="suspend_line_for_overdue_bill",
+            arguments={"customer_id": "C1", "line_id": "L1", "new_bill_id": "B9", "contract_ended": False},
+        )
+    )
     assert phone(env, "check_payment_request") == "No payment request has been made."
     env.execute(ToolCall(name="send_payment_request", arguments={"customer_id": "C1", "bill_id": "B9"}))
     assert phone(env, "check_payment_request") == "You have a payment request for bill B9 of 30.0 USD."

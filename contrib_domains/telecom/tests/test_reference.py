@@ -41,8 +41,7 @@ def test_every_split_selects_the_same_ids_in_the_same_order(tau2_dir: Path, load
 
 def test_bench_check_prints_tau2s_gold_hashes(tau2_dir: Path, expected_hashes: dict[str, Any]) -> None:
     sample = expected_hashes["tasks"]
-    result = CliRunner().invoke(cli, ["check", "--plugin", "telecom", "--data-dir", str(tau2_dir), "--split", "base",
-                                      "--format", "json"])
+    result = CliRunner().invoke(cli, ["check", "--plugin", "telecom", "--data-dir", str(tau2_dir), "--split", "base", "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = {r["task_id"]: r for r in map(json.loads, result.output.splitlines())}
     assert len(rows) == 114 and all(r["ok"] and not r["gold_action_errors"] for r in rows.values())
@@ -52,8 +51,7 @@ def test_bench_check_prints_tau2s_gold_hashes(tau2_dir: Path, expected_hashes: d
 
 def test_every_composition_is_verified(tau2_dir: Path, loader: Callable[..., DomainData]) -> None:
     data = loader(tau2_dir, "composed")
-    counts = {intent: sum(t.id.startswith(f"[{intent}]") for t in data.tasks)
-              for intent in ("mobile_data_issue", "service_issue", "mms_issue")}
+    counts = {intent: sum(t.id.startswith(f"[{intent}]") for t in data.tasks) for intent in ("mobile_data_issue", "service_issue", "mms_issue")}
     assert counts == {"mobile_data_issue": 382, "service_issue": 47, "mms_issue": 2976}
     assert [p for task in data.tasks for p in verify(data, task)] == []
     unfixable = [t for t in data.tasks if "ACTION" in (t.evaluation_criteria.reward_basis if t.evaluation_criteria else [])]

@@ -23,8 +23,13 @@ def test_the_oracle_solves_the_default_suite_and_doing_nothing_solves_none(tmp_p
         assert agent == {t.id: 1.0 for t in own.tasks}
         assert baseline == {t.id: 0.0 for t in own.tasks}
         if mode is Mode.DEFAULT:
-            device_calls = list(store.db.query("select t.error from tool_calls t join conversations c on c.id = t.conversation_id "
-                                               "where c.run_id = ? and c.arm = 'agent' and t.requestor = 'user'", [summary.run_id]))
+            device_calls = list(
+                store.db.query(
+                    "select t.error from tool_calls t join conversations c on c.id = t.conversation_id "
+                    "where c.run_id = ? and c.arm = 'agent' and t.requestor = 'user'",
+                    [summary.run_id],
+                )
+            )
             assert len(device_calls) > 50 and all(c["error"] == 0 for c in device_calls)
     finally:
         store.close()

@@ -29,15 +29,25 @@ def test_lookups(env: Environment) -> None:
     bills = json.loads(call(env, "get_bills_for_customer", customer_id="C6001", limit=2)[0])
     assert [b["bill_id"] for b in bills] == ["B5003", "B5002"]
     usage = json.loads(call(env, "get_data_usage", customer_id="C6001", line_id="L4002")[0])
-    assert usage == {"line_id": "L4002", "data_used_gb": "11.4", "data_limit_gb": "20.0", "data_refueling_gb": "0.0",
-                     "cycle_end_date": "2025-02-28"}
+    assert usage == {"line_id": "L4002", "data_used_gb": "11.4", "data_limit_gb": "20.0", "data_refueling_gb": "0.0", "cycle_end_date": "2025-02-28"}
 
 
 def test_records_come_back_in_declaration_order_with_every_field(env: Environment) -> None:
     line = json.loads(call(env, "get_details_by_id", id="L4007")[0])
-    assert list(line) == ["line_id", "phone_number", "status", "plan_id", "device_id", "data_used_gb", "data_refueling_gb",
-                          "roaming_enabled", "contract_end_date", "last_plan_change_date", "last_sim_replacement_date",
-                          "suspension_start_date"]
+    assert list(line) == [
+        "line_id",
+        "phone_number",
+        "status",
+        "plan_id",
+        "device_id",
+        "data_used_gb",
+        "data_refueling_gb",
+        "roaming_enabled",
+        "contract_end_date",
+        "last_plan_change_date",
+        "last_sim_replacement_date",
+        "suspension_start_date",
+    ]
     assert (line["status"], line["data_used_gb"], line["contract_end_date"]) == ("Pending Activation", 0.0, None)
     device = json.loads(call(env, "get_details_by_id", id="D3002")[0])
     assert device["last_esim_transfer_date"] == "2025-01-08 16:55:00"
@@ -55,7 +65,9 @@ def test_the_refuel_description_keeps_the_argument_as_sent(own: DomainData) -> N
         hashes.append(own.reference_hash(env.agent_tools.state))  # type: ignore[misc]
     assert hashes[0] != hashes[1]
     assert call(build_environment(own, None), "refuel_data", customer_id="C6001", line_id="L4002", gb_amount=0) == (
-        "Error: Refuel amount must be positive", True)
+        "Error: Refuel amount must be positive",
+        True,
+    )
 
 
 def test_a_customer_without_a_draft_bill_gets_a_deterministic_one(own: DomainData) -> None:
@@ -69,11 +81,14 @@ def test_a_customer_without_a_draft_bill_gets_a_deterministic_one(own: DomainDat
 
 def test_a_payment_request_ignores_the_bills_status_but_allows_one_at_a_time(env: Environment) -> None:
     assert call(env, "send_payment_request", customer_id="C6001", bill_id="B5001") == (
-        "Payment request sent to the customer for bill B5001", False)  # B5001 is already Paid: tau2 does not check
+        "Payment request sent to the customer for bill B5001",
+        False,
+    )  # B5001 is already Paid: tau2 does not check
     assert call(env, "send_payment_request", customer_id="C6001", bill_id="B5002") == (
-        "Error: A bill is already awaiting payment for this customer", True)
-    assert call(env, "send_payment_request", customer_id="C6002", bill_id="B5001") == (
-        "Error: Bill B5001 not found for customer C6002", True)
+        "Error: A bill is already awaiting payment for this customer",
+        True,
+    )
+    assert call(env, "send_payment_request", customer_id="C6002", bill_id="B5001") == ("Error: Bill B5001 not found for customer C6002", True)
 
 
 def test_lines_suspend_resume_and_roaming(env: Environment) -> None:
@@ -81,8 +96,7 @@ def test_lines_suspend_resume_and_roaming(env: Environment) -> None:
     content, _ = call(env, "suspend_line", customer_id="C6001", line_id="L4002", reason="travel")
     assert json.loads(content)["line"]["suspension_start_date"] == "2025-02-25"
     assert call(env, "suspend_line", customer_id="C6001", line_id="L4002", reason="x")[0] == "Error: Line must be active to suspend"
-    assert call(env, "suspend_line", customer_id="C6001", line_id="L4004", reason="x")[0] == (
-        "Error: Line L4004 not found for customer C6001")
+    assert call(env, "suspend_line", customer_id="C6001", line_id="L4004", reason="x")[0] == ("Error: Line L4004 not found for customer C6001")
     assert call(env, "enable_roaming", customer_id="C6001", line_id="L4002")[0] == "Roaming was already enabled"
     assert call(env, "disable_roaming", customer_id="C6001", line_id="L4002")[0] == "Roaming disabled successfully"
 

@@ -56,20 +56,38 @@ def memory_group() -> None:
 
 @memory_group.command(name="evaluate")
 @click.argument("run_id")
-@click.option("--judge", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
-              help="Decision steps: deterministic rules, or the memory-judge model role.")
-@click.option("--index", type=click.Choice(["lexical", "minilm", "embeddings"]), default="lexical", show_default=True,
-              help="Vector index: hashed words and trigrams, MiniLM + faiss (extra bench-memory[vectors]), or the embeddings role.")
+@click.option(
+    "--judge",
+    type=click.Choice(["rules", "llm"]),
+    default="rules",
+    show_default=True,
+    help="Decision steps: deterministic rules, or the memory-judge model role.",
+)
+@click.option(
+    "--index",
+    type=click.Choice(["lexical", "minilm", "embeddings"]),
+    default="lexical",
+    show_default=True,
+    help="Vector index: hashed words and trigrams, MiniLM + faiss (extra bench-memory[vectors]), or the embeddings role.",
+)
 @click.option("--goals-file", type=click.Path(dir_okay=False, exists=True), help="ATOD annotated dialogues or a task file giving the goals.")
 @click.option("--model-option", "model_options", multiple=True, help="ROLE.KEY=VALUE for the memory-judge and embeddings roles.")
 @click.option("--arm", default="agent", show_default=True, help="Which arm's conversations to evaluate.")
 @db_option
-def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None, model_options: tuple[str, ...], arm: str,
-                     db_path: str) -> None:
+def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None, model_options: tuple[str, ...], arm: str, db_path: str) -> None:
     """Re-run the memory evaluator over RUN's stored conversations (no replay) and store its figures with the run."""
     require_db(db_path)
-    summary = asyncio.run(evaluate_run(db_path, run_id, judge=judge, index=index, goals_file=Path(goals_file) if goals_file else None,
-                                       model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"), arm=arm))
+    summary = asyncio.run(
+        evaluate_run(
+            db_path,
+            run_id,
+            judge=judge,
+            index=index,
+            goals_file=Path(goals_file) if goals_file else None,
+            model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"),
+            arm=arm,
+        )
+    )
     click.echo(f"memory evaluator: {summary.evaluated} conversations of run {summary.run_id} ({judge} judge, {index} index)")
     for name, value in summary.figures.items():
         click.echo(f"  {name}: {'-' if value is None else f'{value:.4f}'}")
@@ -87,8 +105,9 @@ def evaluate_command(run_id: str, judge: str, index: str, goals_file: str | None
 @click.option("--limit", type=int, help="Only the first N dialogues.")
 def evaluate_file_command(atod_file: str, judge: str, index: str, model_options: tuple[str, ...], limit: int | None) -> None:
     """Run the memory evaluator over ATOD's annotated dialogues (annotated_dialogues.json) and print its figures per complexity class."""
-    figures, errors = asyncio.run(evaluate_atod_file(Path(atod_file), judge=judge, index=index,
-                                                     model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"), limit=limit))
+    figures, errors = asyncio.run(
+        evaluate_atod_file(Path(atod_file), judge=judge, index=index, model_options=parse_key_values(model_options, "ROLE.KEY=VALUE"), limit=limit)
+    )
     for group, values in figures.items():
         click.echo(f"{group}:")
         for name, value in values.items():

@@ -41,14 +41,29 @@ class DialogueEvaluation:
         """The figures stored as the metric's values."""
         latencies = [t.latency_ms for t in self.turns]
         s = self.scores
-        out: dict[str, float | None] = {} if s is None else {
-            "detection_f1": s.detection_f1, "detection_precision": s.detection_precision, "detection_recall": s.detection_recall,
-            "status_accuracy": s.status_accuracy, "final_status_accuracy": s.final_status_accuracy,
-            "dependency_f1": s.dependency_f1, "goals_detected": s.detected, "goals_gold": s.gold}
-        out.update({"turns": len(self.turns), "latency_ms_mean": statistics.fmean(latencies) if latencies else None,
-                    "latency_ms_p95": p95(latencies),
-                    "prompt_tokens_per_turn": _mean([t.prompt_tokens for t in self.turns]),
-                    "completion_tokens_per_turn": _mean([t.completion_tokens for t in self.turns])})
+        out: dict[str, float | None] = (
+            {}
+            if s is None
+            else {
+                "detection_f1": s.detection_f1,
+                "detection_precision": s.detection_precision,
+                "detection_recall": s.detection_recall,
+                "status_accuracy": s.status_accuracy,
+                "final_status_accuracy": s.final_status_accuracy,
+                "dependency_f1": s.dependency_f1,
+                "goals_detected": s.detected,
+                "goals_gold": s.gold,
+            }
+        )
+        out.update(
+            {
+                "turns": len(self.turns),
+                "latency_ms_mean": statistics.fmean(latencies) if latencies else None,
+                "latency_ms_p95": p95(latencies),
+                "prompt_tokens_per_turn": _mean([t.prompt_tokens for t in self.turns]),
+                "completion_tokens_per_turn": _mean([t.completion_tokens for t in self.turns]),
+            }
+        )
         return out
 
     def details(self) -> dict[str, Any]:
@@ -78,8 +93,10 @@ def make_judge(name: str, complete: Complete | None = None, *, seed: int | None 
         return RulesJudge()
     if name == "llm":
         if complete is None:
-            raise BenchError("the llm memory judge needs a model: configure the memory-judge role "
-                             "(--model-option memory-judge.model=NAME --model-option memory-judge.base_url=URL)")
+            raise BenchError(
+                "the llm memory judge needs a model: configure the memory-judge role "
+                "(--model-option memory-judge.model=NAME --model-option memory-judge.base_url=URL)"
+            )
         return LLMJudge(complete=complete, seed=seed)
     raise BenchError(f"unknown memory judge {name!r} (rules, llm)")
 
@@ -89,8 +106,9 @@ def stable_seed(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
-async def evaluate_conversation(goals: Sequence[Goal], messages: Sequence[Message], events: Sequence[Event], *,
-                                conversation_id: str, judge: MemoryJudge, index: VectorIndex) -> DialogueEvaluation:
+async def evaluate_conversation(
+    goals: Sequence[Goal], messages: Sequence[Message], events: Sequence[Event], *, conversation_id: str, judge: MemoryJudge, index: VectorIndex
+) -> DialogueEvaluation:
     """Run the evaluator over a finished conversation turn by turn and score it against its goals (judge errors propagate)."""
     store = GoalStore(conversation_id)
     turns = split_turns(messages)
@@ -99,19 +117,20 @@ async def evaluate_conversation(goals: Sequence[Goal], messages: Sequence[Messag
     scores, matching = score(detected, edges, goals, gold_timeline(goals, events), turns)
     store.set_gold(matching)
     rows = store.rows() + [("memory_turns", _turn_row(conversation_id, t, scores.per_turn[i])) for i, t in enumerate(traces)]
-    return DialogueEvaluation(conversation_id=conversation_id, scores=scores, turns=traces, goals=store.goals(), edges=edges,
-                              matching=matching, rows=rows)
+    return DialogueEvaluation(
+        conversation_id=conversation_id, scores=scores, turns=traces, goals=store.goals(), edges=edges, matching=matching, rows=rows
+    )
 
 
 def _turn_row(conversation_id: str, trace: TurnTrace, statuses: tuple[int, int]) -> dict[str, Any]:
-    return {"conversation_id": conversation_id, **attrs.asdict(trace), "statuses_compared": statuses[0],
-            "statuses_correct": statuses[1]}
+    return {"conversation_id": conversation_id, **attrs.asdict(trace), "statuses_compared": statuses[0], "statuses_correct": statuses[1]}
 
 
 def failed(conversation_id: str, error: BaseException) -> DialogueEvaluation:
     """The result of a conversation whose judge failed."""
-    return DialogueEvaluation(conversation_id=conversation_id, scores=None, turns=[], goals=[], edges=[], matching={}, rows=[],
-                              error=f"{type(error).__name__}: {error}")
+    return DialogueEvaluation(
+        conversation_id=conversation_id, scores=None, turns=[], goals=[], edges=[], matching={}, rows=[], error=f"{type(error).__name__}: {error}"
+    )
 
 
 def _goals_of(task: Any) -> list[Goal]:
@@ -124,8 +143,14 @@ def _events_of(events: Any) -> list[Event]:
     return list(events.events) if isinstance(events, EventLog) else list(events or [])
 
 
-def evaluate_dialogues(items: Iterable[tuple[Any, Sequence[Message], Any]], *, judge: str = "rules", index: str = "lexical",
-                       complete: Complete | None = None, embed: Embed | None = None) -> list[DialogueEvaluation]:
+def evaluate_dialogues(
+    items: Iterable[tuple[Any, Sequence[Message], Any]],
+    *,
+    judge: str = "rules",
+    index: str = "lexical",
+    complete: Complete | None = None,
+    embed: Embed | None = None,
+) -> list[DialogueEvaluation]:
     """Evaluate (task or goal list, messages, events or EventLog) triples; a failing judge becomes that dialogue's `error`."""
 
     async def go() -> list[DialogueEvaluation]:
@@ -133,9 +158,16 @@ def evaluate_dialogues(items: Iterable[tuple[Any, Sequence[Message], Any]], *, j
         for n, (task, messages, events) in enumerate(items):
             cid = getattr(task, "id", None) or f"dialogue-{n}"
             try:
-                out.append(await evaluate_conversation(
-                    _goals_of(task), messages, _events_of(events), conversation_id=cid,
-                    judge=make_judge(judge, complete, seed=stable_seed(cid)), index=make_index(index, embed)))
+                out.append(
+                    await evaluate_conversation(
+                        _goals_of(task),
+                        messages,
+                        _events_of(events),
+                        conversation_id=cid,
+                        judge=make_judge(judge, complete, seed=stable_seed(cid)),
+                        index=make_index(index, embed),
+                    )
+                )
             except BenchError as exc:
                 out.append(failed(cid, exc))
         return out

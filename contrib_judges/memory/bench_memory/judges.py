@@ -87,8 +87,7 @@ class RulesJudge(MemoryJudge):
 
     async def same_goal(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> bool:
         """Same canonical intent and no slot given two different values."""
-        return candidate.intent == goal.intent and not any(
-            goal.slots.get(k) not in (None, v) for k, v in candidate.slots.items())
+        return candidate.intent == goal.intent and not any(goal.slots.get(k) not in (None, v) for k, v in candidate.slots.items())
 
     async def relation(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> str:
         """A prerequisite (a booking's search, a payment's booking, a transfer's balance check) or a cue naming the goal: dependency."""
@@ -99,8 +98,9 @@ class RulesJudge(MemoryJudge):
             return "dependency"
         named = any(f.name == family.name for _, f in cat.families_in(candidate.content)) or candidate.slots.get("for") == family.name
         own = cat.INTENT_FAMILY.get(candidate.intent)
-        waits = (named and own is not family and _DEPENDENCY_CUE.search(candidate.content)
-                 and (goal.intent == family.book or family.book == family.search))
+        waits = (
+            named and own is not family and _DEPENDENCY_CUE.search(candidate.content) and (goal.intent == family.book or family.book == family.search)
+        )
         if waits:
             return "dependency"
         return "link" if candidate.domain == goal.domain or named else "none"
@@ -156,14 +156,20 @@ def _sole_goal_in_question(goal: StoredGoal, goals: Sequence[StoredGoal], turn: 
 def _candidate(family: cat.Family, piece: str, speaker: str, status: str | None) -> Candidate:
     intent = cat.intent_of(family, piece)
     slots = cat.slots_in(piece, family)
-    return Candidate(domain=family.domain, intent=intent, content=piece, core_content=cat.core_content(intent, slots),
-                     slots=slots, status=status, speaker=speaker)
+    return Candidate(
+        domain=family.domain, intent=intent, content=piece, core_content=cat.core_content(intent, slots), slots=slots, status=status, speaker=speaker
+    )
 
 
-_ARGUMENT_SLOTS = (("place", re.compile(r"^(city|location|destination|place|venue)$")), ("date", re.compile(r"^date$")),
-                   ("name", re.compile(r"^(restaurant|hotel|restaurant_name|hotel_name|event_name|name)$")),
-                   ("time", re.compile(r"^time$")), ("item", re.compile(r"^item_id$")),
-                   ("account", re.compile(r"^(account_id|from_account)$")), ("amount", re.compile(r"^amount$")))
+_ARGUMENT_SLOTS = (
+    ("place", re.compile(r"^(city|location|destination|place|venue)$")),
+    ("date", re.compile(r"^date$")),
+    ("name", re.compile(r"^(restaurant|hotel|restaurant_name|hotel_name|event_name|name)$")),
+    ("time", re.compile(r"^time$")),
+    ("item", re.compile(r"^item_id$")),
+    ("account", re.compile(r"^(account_id|from_account)$")),
+    ("amount", re.compile(r"^amount$")),
+)
 _REFUSED = re.compile(r"^\W*(error|fail|invalid|not found|unknown|refused|cannot|denied)", re.I)
 _SEARCHING = re.compile(r"^(search|find|list|get|check)(?!.*(book|status|reservation))", re.I)
 
@@ -247,8 +253,17 @@ def _tool_candidate(name: str, arguments: dict[str, Any], content: str, seen: To
     served = cat.families_in(service) if family.name == "payment" else []
     if served:
         slots["for"] = served[0][1].name
-    return [Candidate(domain=family.domain, intent=intent, content=f"{name}({json.dumps(arguments, sort_keys=True)})",
-                      core_content=cat.core_content(intent, slots), slots=slots, status=status, speaker="tool")]
+    return [
+        Candidate(
+            domain=family.domain,
+            intent=intent,
+            content=f"{name}({json.dumps(arguments, sort_keys=True)})",
+            core_content=cat.core_content(intent, slots),
+            slots=slots,
+            status=status,
+            speaker="tool",
+        )
+    ]
 
 
 def _tool_slots(arguments: dict[str, Any]) -> dict[str, str]:
@@ -303,7 +318,7 @@ def parse_json(text: str | None) -> Any:
     if not starts:
         raise MemoryJudgeError(f"memory judge: no JSON in the reply {body[:120]!r}")
     try:
-        value, _ = json.JSONDecoder().raw_decode(body[min(starts):])
+        value, _ = json.JSONDecoder().raw_decode(body[min(starts) :])
     except json.JSONDecodeError as exc:
         raise MemoryJudgeError(f"memory judge: unreadable JSON in the reply {body[:120]!r} ({exc.msg})") from exc
     return value
@@ -328,8 +343,11 @@ class LLMJudge(MemoryJudge):
 
     async def _ask(self, system: str, user: str) -> Any:
         assert self.complete is not None
-        request = ChatRequest(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                              seed=self.seed, response_format={"type": "json_object"})
+        request = ChatRequest(
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            seed=self.seed,
+            response_format={"type": "json_object"},
+        )
         response = await self.complete(request)
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens or 0
@@ -352,14 +370,20 @@ class LLMJudge(MemoryJudge):
         core = str(raw.get("core_content") or content).strip().lower()
         domain = str(raw.get("domain") or "")
         intent = cat.canonical_intent(domain, "", content, core)
-        return Candidate(domain=domain, intent=intent, content=content, core_content=core,
-                         slots=cat.slots_in(content, cat.INTENT_FAMILY.get(intent)), status=_status(raw.get("status"), where))
+        return Candidate(
+            domain=domain,
+            intent=intent,
+            content=content,
+            core_content=core,
+            slots=cat.slots_in(content, cat.INTENT_FAMILY.get(intent)),
+            status=_status(raw.get("status"), where),
+        )
 
     async def same_goal(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> bool:
         """The model's yes or no."""
         answer = await self._ask(SAME_PROMPT, f"A: {candidate.content} ({candidate.core_content})\nB: {goal.content} ({goal.core_content})")
         if not isinstance(answer, dict) or not isinstance(answer.get("same"), bool):
-            raise MemoryJudgeError(f"memory judge: expected {{\"same\": true|false}}, got {json.dumps(answer)[:120]}")
+            raise MemoryJudgeError(f'memory judge: expected {{"same": true|false}}, got {json.dumps(answer)[:120]}')
         return bool(answer["same"])
 
     async def relation(self, candidate: Candidate, goal: StoredGoal, turn: Turn) -> str:
@@ -374,6 +398,6 @@ class LLMJudge(MemoryJudge):
         """The model's new status, or None."""
         answer = await self._ask(AUDIT_PROMPT, f"Task: {goal.content} (status now: {goal.status})\nExchange:\n{turn.transcript()}")
         if not isinstance(answer, dict) or "status" not in answer:
-            raise MemoryJudgeError(f"memory judge: expected {{\"status\": ...}}, got {json.dumps(answer)[:120]}")
+            raise MemoryJudgeError(f'memory judge: expected {{"status": ...}}, got {json.dumps(answer)[:120]}')
         status = _status(answer["status"], "audit")
         return status if status != goal.status else None

@@ -31,8 +31,10 @@ class MemoryMetric(Metric):
     """ATOD's agentic memory evaluator as a metric; the rules judge and lexical index unless the run says otherwise."""
 
     name: str = "memory"
-    description: str = ("ATOD's memory evaluator over each multi-goal conversation: goal detection F1, status tracking "
-                        "accuracy, dependency F1, per-turn latency and tokens.")
+    description: str = (
+        "ATOD's memory evaluator over each multi-goal conversation: goal detection F1, status tracking "
+        "accuracy, dependency F1, per-turn latency and tokens."
+    )
 
     async def score(self, context: MetricContext) -> MetricResult:
         """Evaluate one conversation (no values for a task without goals)."""
@@ -40,8 +42,9 @@ class MemoryMetric(Metric):
         if not goals:
             return MetricResult(values={})
         cid = context.result.conversation_id
-        evaluation = await evaluate_conversation(goals, context.messages, context.events.events, conversation_id=cid,
-                                                 judge=self.judge_for(context), index=self.index_for(context))
+        evaluation = await evaluate_conversation(
+            goals, context.messages, context.events.events, conversation_id=cid, judge=self.judge_for(context), index=self.index_for(context)
+        )
         for table, row in evaluation.rows:
             context.write(table, row)
         values = evaluation.values()
@@ -64,6 +67,7 @@ class MemoryMetric(Metric):
         """embeddings when the run configures that role, else BENCH_MEMORY_INDEX (lexical by default, or minilm)."""
         models = context.models
         if models is not None and models.has(EMBEDDINGS_ROLE) and os.environ.get("BENCH_MEMORY_INDEX") in (None, "", "embeddings"):
+
             async def embed(request: Any) -> Any:
                 return await models.embed(EMBEDDINGS_ROLE, request)
 
@@ -88,15 +92,19 @@ def _figures(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, fl
 
 
 def _latencies(view: RunView) -> list[tuple[str, float]]:
-    sql = ("select t.conversation_id, t.latency_ms from memory_turns t join conversations c on c.id = t.conversation_id "
-           "where c.run_id = ? and c.arm = 'agent'")
+    sql = (
+        "select t.conversation_id, t.latency_ms from memory_turns t join conversations c on c.id = t.conversation_id "
+        "where c.run_id = ? and c.arm = 'agent'"
+    )
     return [(r["conversation_id"], r["latency_ms"]) for r in view.query(sql, [view.run.id])]
 
 
 def run_figures(counts: list[dict[str, Any]], detection: list[float | None], latencies: list[float]) -> dict[str, float | None]:
     """Macro detection F1, micro status accuracy and dependency F1, and per-turn latency over many conversations."""
-    total = {k: sum(c.get(k) or 0 for c in counts) for k in (
-        "statuses_compared", "statuses_correct", "final_compared", "final_correct", "dependency_tp", "dependency_fp", "dependency_fn")}
+    total = {
+        k: sum(c.get(k) or 0 for c in counts)
+        for k in ("statuses_compared", "statuses_correct", "final_compared", "final_correct", "dependency_tp", "dependency_fp", "dependency_fn")
+    }
     scored = [d for d in detection if d is not None]
     return {
         "conversations": float(len(counts)),

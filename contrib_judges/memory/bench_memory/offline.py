@@ -150,19 +150,42 @@ class DirectModels:
         try:
             response: ChatResponse = await self._client(role).complete(attrs.evolve(request, sampling={**config.sampling, **request.sampling}))
         except BenchError as exc:
-            self._ledger(_Call(role=role, model=config.model, prompt_tokens=None, completion_tokens=None,
-                               latency_ms=int((time.perf_counter() - started) * 1000), error=f"{type(exc).__name__}: {exc}"))
+            self._ledger(
+                _Call(
+                    role=role,
+                    model=config.model,
+                    prompt_tokens=None,
+                    completion_tokens=None,
+                    latency_ms=int((time.perf_counter() - started) * 1000),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            )
             raise
-        self._ledger(_Call(role=role, model=config.model, prompt_tokens=response.prompt_tokens,
-                           completion_tokens=response.completion_tokens, latency_ms=response.latency_ms))
+        self._ledger(
+            _Call(
+                role=role,
+                model=config.model,
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+                latency_ms=response.latency_ms,
+            )
+        )
         return response
 
     async def embed(self, role: str, request: EmbeddingRequest) -> Any:
         """Embeddings for a role."""
         config = self.configs[role]
         vectors = await self._client(role).embed(request)
-        self._ledger(_Call(role=role, model=config.model, prompt_tokens=vectors.prompt_tokens, completion_tokens=None,
-                           latency_ms=vectors.latency_ms, kind="embeddings"))
+        self._ledger(
+            _Call(
+                role=role,
+                model=config.model,
+                prompt_tokens=vectors.prompt_tokens,
+                completion_tokens=None,
+                latency_ms=vectors.latency_ms,
+                kind="embeddings",
+            )
+        )
         return vectors
 
     async def aclose(self) -> None:
@@ -176,13 +199,22 @@ def _messages(store: Store, conversation_id: str) -> list[Message]:
 
 
 def _events(store: Store, conversation_id: str) -> list[Event]:
-    return [Event(kind=r["kind"], data=json.loads(r["data_json"] or "{}"), message_index=r["message_index"], source=r["source"] or "",
-                  ts_utc=r["ts_utc"]) for r in store.conversation_events(conversation_id)]
+    return [
+        Event(kind=r["kind"], data=json.loads(r["data_json"] or "{}"), message_index=r["message_index"], source=r["source"] or "", ts_utc=r["ts_utc"])
+        for r in store.conversation_events(conversation_id)
+    ]
 
 
-async def evaluate_run(db_path: str | Path, run_id: str, *, judge: str = "rules", index: str = "lexical",
-                       goals_file: Path | None = None, model_options: Mapping[str, Any] | None = None,
-                       arm: str = "agent") -> OfflineSummary:
+async def evaluate_run(
+    db_path: str | Path,
+    run_id: str,
+    *,
+    judge: str = "rules",
+    index: str = "lexical",
+    goals_file: Path | None = None,
+    model_options: Mapping[str, Any] | None = None,
+    arm: str = "agent",
+) -> OfflineSummary:
     """Re-run the memory evaluator over a stored run's conversations and store its results with the run."""
     configs = model_configs(model_options or {})
     store = Store(db_path, extra_migrations=[migrations])
@@ -192,8 +224,9 @@ async def evaluate_run(db_path: str | Path, run_id: str, *, judge: str = "rules"
         registry = collect(get_plugin_manager(None)) if configs else Registry()
         models = DirectModels(configs, registry, store, run_id)
         if judge == "llm" and not models.has(JUDGE_ROLE):
-            raise ConfigError(f"--judge llm needs the {JUDGE_ROLE} role: --model-option {JUDGE_ROLE}.model=NAME "
-                              f"--model-option {JUDGE_ROLE}.base_url=URL")
+            raise ConfigError(
+                f"--judge llm needs the {JUDGE_ROLE} role: --model-option {JUDGE_ROLE}.model=NAME --model-option {JUDGE_ROLE}.base_url=URL"
+            )
         try:
             return await _evaluate_all(store, run_id, goals, models, judge, index, arm)
         finally:
@@ -202,8 +235,9 @@ async def evaluate_run(db_path: str | Path, run_id: str, *, judge: str = "rules"
         store.close()
 
 
-async def _evaluate_all(store: Store, run_id: str, goals: dict[str, list[Goal]], models: DirectModels, judge: str, index: str,
-                        arm: str) -> OfflineSummary:
+async def _evaluate_all(
+    store: Store, run_id: str, goals: dict[str, list[Goal]], models: DirectModels, judge: str, index: str, arm: str
+) -> OfflineSummary:
     rows = [r for r in store.conversations(run_id) if r["arm"] == arm and r["termination_reason"] != "infrastructure_error"]
     evaluations: list[DialogueEvaluation] = []
     skipped = [r["task_id"] for r in rows if not goals.get(r["task_id"])]
@@ -211,14 +245,19 @@ async def _evaluate_all(store: Store, run_id: str, goals: dict[str, list[Goal]],
         evaluations.append(await _evaluate_one(store, row, goals[row["task_id"]], models, judge, index))
         _save(store, run_id, evaluations[-1])
     scored = [e for e in evaluations if e.scores is not None]
-    figures = run_figures([e.details()["counts"] for e in scored], [e.scores.detection_f1 for e in scored if e.scores],
-                          [t.latency_ms for e in scored for t in e.turns])
-    return OfflineSummary(run_id=run_id, evaluated=len(evaluations), errors=[f"{e.conversation_id}: {e.error}" for e in evaluations if e.error],
-                          skipped=skipped, figures=figures)
+    figures = run_figures(
+        [e.details()["counts"] for e in scored], [e.scores.detection_f1 for e in scored if e.scores], [t.latency_ms for e in scored for t in e.turns]
+    )
+    return OfflineSummary(
+        run_id=run_id,
+        evaluated=len(evaluations),
+        errors=[f"{e.conversation_id}: {e.error}" for e in evaluations if e.error],
+        skipped=skipped,
+        figures=figures,
+    )
 
 
-async def _evaluate_one(store: Store, row: dict[str, Any], goals: list[Goal], models: DirectModels, judge: str,
-                        index: str) -> DialogueEvaluation:
+async def _evaluate_one(store: Store, row: dict[str, Any], goals: list[Goal], models: DirectModels, judge: str, index: str) -> DialogueEvaluation:
     cid = row["id"]
     models.conversation_id = cid
 
@@ -230,9 +269,13 @@ async def _evaluate_one(store: Store, row: dict[str, Any], goals: list[Goal], mo
 
     try:
         return await evaluate_conversation(
-            goals, _messages(store, cid), _events(store, cid), conversation_id=cid,
+            goals,
+            _messages(store, cid),
+            _events(store, cid),
+            conversation_id=cid,
             judge=make_judge(judge, complete if models.has(JUDGE_ROLE) else None, seed=row["seed"] or stable_seed(cid)),
-            index=make_index(index, embed if models.has(EMBEDDINGS_ROLE) else None))
+            index=make_index(index, embed if models.has(EMBEDDINGS_ROLE) else None),
+        )
     except BenchError as exc:
         return failed(cid, exc)
 
@@ -242,12 +285,30 @@ def _save(store: Store, run_id: str, evaluation: DialogueEvaluation) -> None:
     cid = evaluation.conversation_id
     values = evaluation.values()
     details = {"detection_f1": evaluation.details()}
-    metric_rows = [{"run_id": run_id, "conversation_id": cid, "metric": f"memory.{k}", "plugin": PLUGIN,
-                    "value": None if v is None else float(v), "details_json": json.dumps(details[k]) if k in details else None,
-                    "error": None} for k, v in values.items()]
+    metric_rows = [
+        {
+            "run_id": run_id,
+            "conversation_id": cid,
+            "metric": f"memory.{k}",
+            "plugin": PLUGIN,
+            "value": None if v is None else float(v),
+            "details_json": json.dumps(details[k]) if k in details else None,
+            "error": None,
+        }
+        for k, v in values.items()
+    ]
     if evaluation.error:
-        metric_rows = [{"run_id": run_id, "conversation_id": cid, "metric": "memory", "plugin": PLUGIN, "value": None,
-                        "details_json": None, "error": evaluation.error}]
+        metric_rows = [
+            {
+                "run_id": run_id,
+                "conversation_id": cid,
+                "metric": "memory",
+                "plugin": PLUGIN,
+                "value": None,
+                "details_json": None,
+                "error": evaluation.error,
+            }
+        ]
     with store.db.atomic():
         store.db.execute("delete from metric_values where conversation_id = ? and plugin = ?", [cid, PLUGIN])
         for table in TABLES:

@@ -122,8 +122,9 @@ class Scores:
     """(compared, correct) status pairs per turn."""
 
 
-def score(detected: Sequence[StoredGoal], edges: Sequence[tuple[str, str, str]], gold: Sequence[Goal],
-          timeline: GoldTimeline, turns: Sequence[Turn]) -> tuple[Scores, dict[str, str]]:
+def score(
+    detected: Sequence[StoredGoal], edges: Sequence[tuple[str, str, str]], gold: Sequence[Goal], timeline: GoldTimeline, turns: Sequence[Turn]
+) -> tuple[Scores, dict[str, str]]:
     """The figures of one conversation, and the detected -> gold matching they rest on."""
     mentioned = [g for g in gold if timeline.mentioned(g.id)] if any(timeline.mentioned(g.id) for g in gold) else list(gold)
     matching = match_goals(detected, mentioned)
@@ -134,26 +135,36 @@ def score(detected: Sequence[StoredGoal], edges: Sequence[tuple[str, str, str]],
     tp, fp, fn = _dependency_counts(edges, matching, mentioned)
     dp, dr, df = f1(tp, fp, fn)
     return Scores(
-        detected=len(detected), gold=len(mentioned), matched=len(matching), detection_precision=p, detection_recall=r,
-        detection_f1=f, statuses_compared=compared, statuses_correct=correct,
-        status_accuracy=correct / compared if compared else None, final_compared=len(final),
-        final_correct=sum(1 for a, b in final if a == b), final_status_accuracy=(
-            sum(1 for a, b in final if a == b) / len(final) if final else None),
-        dependency_tp=tp, dependency_fp=fp, dependency_fn=fn, dependency_precision=dp, dependency_recall=dr,
-        dependency_f1=df, per_turn=per_turn,
+        detected=len(detected),
+        gold=len(mentioned),
+        matched=len(matching),
+        detection_precision=p,
+        detection_recall=r,
+        detection_f1=f,
+        statuses_compared=compared,
+        statuses_correct=correct,
+        status_accuracy=correct / compared if compared else None,
+        final_compared=len(final),
+        final_correct=sum(1 for a, b in final if a == b),
+        final_status_accuracy=(sum(1 for a, b in final if a == b) / len(final) if final else None),
+        dependency_tp=tp,
+        dependency_fp=fp,
+        dependency_fn=fn,
+        dependency_precision=dp,
+        dependency_recall=dr,
+        dependency_f1=df,
+        per_turn=per_turn,
     ), matching
 
 
-def _turn_statuses(detected: Sequence[StoredGoal], matching: Mapping[str, str], timeline: GoldTimeline,
-                   turn: Turn) -> tuple[int, int]:
+def _turn_statuses(detected: Sequence[StoredGoal], matching: Mapping[str, str], timeline: GoldTimeline, turn: Turn) -> tuple[int, int]:
     """Matched goals the memory holds at the end of the turn, and how many have the gold status then."""
     pairs = [(d.status_at(turn.number), timeline.status_at(matching[d.id], turn.last)) for d in detected if d.id in matching]
     held = [(mine, gold) for mine, gold in pairs if mine is not None]
     return len(held), sum(1 for mine, gold in held if mine == gold)
 
 
-def _dependency_counts(edges: Sequence[tuple[str, str, str]], matching: Mapping[str, str],
-                       gold: Sequence[Goal]) -> tuple[int, int, int]:
+def _dependency_counts(edges: Sequence[tuple[str, str, str]], matching: Mapping[str, str], gold: Sequence[Goal]) -> tuple[int, int, int]:
     """Detected (prerequisite -> goal) edges mapped to gold ids against the gold edges among mentioned goals."""
     ids = {g.id for g in gold}
     expected = {(d, g.id) for g in gold for d in g.dependencies if d in ids}

@@ -21,18 +21,43 @@ EDGE_KINDS = ("dependency", "link")
 @migrations(name="m001_goal_store")
 def m001_goal_store(db: Database) -> None:
     db.table("memory_goals").create(
-        {"conversation_id": str, "goal_id": str, "domain": str, "intent": str, "status": str, "content": str,
-         "core_content": str, "slots_json": str, "status_history_json": str, "first_turn": int, "last_turn": int,
-         "gold_goal_id": str},
+        {
+            "conversation_id": str,
+            "goal_id": str,
+            "domain": str,
+            "intent": str,
+            "status": str,
+            "content": str,
+            "core_content": str,
+            "slots_json": str,
+            "status_history_json": str,
+            "first_turn": int,
+            "last_turn": int,
+            "gold_goal_id": str,
+        },
         pk=("conversation_id", "goal_id"),
     )
     # kind 'dependency': goal_id waits for related_id; kind 'link': the two goals are related.
-    db.table("memory_edges").create({"conversation_id": str, "goal_id": str, "related_id": str, "kind": str},
-                              pk=("conversation_id", "goal_id", "related_id", "kind"))
+    db.table("memory_edges").create(
+        {"conversation_id": str, "goal_id": str, "related_id": str, "kind": str}, pk=("conversation_id", "goal_id", "related_id", "kind")
+    )
     db.table("memory_turns").create(
-        {"conversation_id": str, "turn": int, "first_message": int, "last_message": int, "latency_ms": float,
-         "judge_calls": int, "prompt_tokens": int, "completion_tokens": int, "candidates": int, "inserted": int,
-         "updated": int, "audited": int, "statuses_compared": int, "statuses_correct": int},
+        {
+            "conversation_id": str,
+            "turn": int,
+            "first_message": int,
+            "last_message": int,
+            "latency_ms": float,
+            "judge_calls": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "candidates": int,
+            "inserted": int,
+            "updated": int,
+            "audited": int,
+            "statuses_compared": int,
+            "statuses_correct": int,
+        },
         pk=("conversation_id", "turn"),
     )
 
@@ -72,19 +97,36 @@ class GoalStore:
         self.db = db if db is not None else Database(memory=True)
         migrations.apply(self.db)
 
-    def insert(self, *, domain: str, intent: str, content: str, core_content: str, slots: Mapping[str, str],
-               status: str, turn: int) -> str:
+    def insert(self, *, domain: str, intent: str, content: str, core_content: str, slots: Mapping[str, str], status: str, turn: int) -> str:
         """Store a new goal; returns its id (g1, g2, ... in insertion order)."""
         goal_id = f"g{len(self.goals()) + 1}"
-        self.db.table("memory_goals").insert({
-            "conversation_id": self.conversation_id, "goal_id": goal_id, "domain": domain, "intent": intent,
-            "status": status, "content": content, "core_content": core_content, "slots_json": json.dumps(dict(slots)),
-            "status_history_json": json.dumps([[turn, status]]), "first_turn": turn, "last_turn": turn,
-        })
+        self.db.table("memory_goals").insert(
+            {
+                "conversation_id": self.conversation_id,
+                "goal_id": goal_id,
+                "domain": domain,
+                "intent": intent,
+                "status": status,
+                "content": content,
+                "core_content": core_content,
+                "slots_json": json.dumps(dict(slots)),
+                "status_history_json": json.dumps([[turn, status]]),
+                "first_turn": turn,
+                "last_turn": turn,
+            }
+        )
         return goal_id
 
-    def update(self, goal_id: str, *, turn: int, status: str | None = None, content: str | None = None,
-               slots: Mapping[str, str] | None = None, core_content: str | None = None) -> bool:
+    def update(
+        self,
+        goal_id: str,
+        *,
+        turn: int,
+        status: str | None = None,
+        content: str | None = None,
+        slots: Mapping[str, str] | None = None,
+        core_content: str | None = None,
+    ) -> bool:
         """Merge new facts into a goal; a status different from the current one is appended to its history. True if it changed."""
         goal = self.get(goal_id)
         changes: dict[str, Any] = {"last_turn": turn}
@@ -101,16 +143,14 @@ class GoalStore:
 
     def get(self, goal_id: str) -> StoredGoal:
         """One goal."""
-        rows = list(self.db.query("select * from memory_goals where conversation_id = ? and goal_id = ?",
-                                  [self.conversation_id, goal_id]))
+        rows = list(self.db.query("select * from memory_goals where conversation_id = ? and goal_id = ?", [self.conversation_id, goal_id]))
         if not rows:
             raise KeyError(goal_id)
         return _goal(rows[0])
 
     def goals(self) -> list[StoredGoal]:
         """Every goal, in insertion order."""
-        rows = self.db.query("select * from memory_goals where conversation_id = ? order by first_turn, rowid",
-                             [self.conversation_id])
+        rows = self.db.query("select * from memory_goals where conversation_id = ? order by first_turn, rowid", [self.conversation_id])
         return [_goal(r) for r in rows]
 
     def by_core_content(self, core: str) -> list[StoredGoal]:
@@ -121,13 +161,13 @@ class GoalStore:
         """Record an edge: a dependency (goal_id waits for related_id) or a link."""
         if kind not in EDGE_KINDS:
             raise ValueError(f"edge kind must be one of {EDGE_KINDS}, got {kind!r}")
-        self.db.table("memory_edges").insert({"conversation_id": self.conversation_id, "goal_id": goal_id,
-                                        "related_id": related_id, "kind": kind}, replace=True)
+        self.db.table("memory_edges").insert(
+            {"conversation_id": self.conversation_id, "goal_id": goal_id, "related_id": related_id, "kind": kind}, replace=True
+        )
 
     def edges(self, kind: str | None = None) -> list[tuple[str, str, str]]:
         """(goal, related, kind) edges, optionally of one kind."""
-        rows = self.db.query("select goal_id, related_id, kind from memory_edges where conversation_id = ? order by rowid",
-                             [self.conversation_id])
+        rows = self.db.query("select goal_id, related_id, kind from memory_edges where conversation_id = ? order by rowid", [self.conversation_id])
         return [(r["goal_id"], r["related_id"], r["kind"]) for r in rows if kind is None or r["kind"] == kind]
 
     def dependencies(self, goal_id: str) -> list[str]:
@@ -154,7 +194,15 @@ class GoalStore:
 
 
 def _goal(row: Mapping[str, Any]) -> StoredGoal:
-    return StoredGoal(id=row["goal_id"], domain=row["domain"], intent=row["intent"], status=row["status"],
-                      content=row["content"], core_content=row["core_content"], slots=json.loads(row["slots_json"]),
-                      history=[(int(t), s) for t, s in json.loads(row["status_history_json"])],
-                      first_turn=row["first_turn"], last_turn=row["last_turn"])
+    return StoredGoal(
+        id=row["goal_id"],
+        domain=row["domain"],
+        intent=row["intent"],
+        status=row["status"],
+        content=row["content"],
+        core_content=row["core_content"],
+        slots=json.loads(row["slots_json"]),
+        history=[(int(t), s) for t, s in json.loads(row["status_history_json"])],
+        first_turn=row["first_turn"],
+        last_turn=row["last_turn"],
+    )

@@ -54,11 +54,18 @@ def split_turns(messages: Sequence[Message]) -> list[Turn]:
 
 
 def _turn(number: int, first: int, last: int, messages: Sequence[Message]) -> Turn:
-    span = messages[first:last + 1]
+    span = messages[first : last + 1]
     user = " ".join((m.content or "").strip() for m in span if isinstance(m, UserMessage) and m.content)
     system = " ".join((m.content or "").strip() for m in span if isinstance(m, AssistantMessage) and m.content)
     calls = {c.id: c for m in span if isinstance(m, AssistantMessage) for c in (m.tool_calls or [])}
-    tools = tuple(ToolResult(name=calls[m.id].name if m.id in calls else "", arguments=dict(calls[m.id].arguments) if m.id in calls else {},
-                             content=m.content or "", error=bool(m.error))
-                  for m in span if isinstance(m, ToolMessage))
+    tools = tuple(
+        ToolResult(
+            name=calls[m.id].name if m.id in calls else "",
+            arguments=dict(calls[m.id].arguments) if m.id in calls else {},
+            content=m.content or "",
+            error=bool(m.error),
+        )
+        for m in span
+        if isinstance(m, ToolMessage)
+    )
     return Turn(number=number, first=first, last=last, user=user, system=system, tools=tools)

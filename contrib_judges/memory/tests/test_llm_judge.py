@@ -17,8 +17,18 @@ from bench_kernel import ModelConfig, Store, collect, get_plugin_manager
 from bench_kernel.testing import FakeOpenAIServer, Reply
 
 TURN = Turn(number=3, first=4, last=5, user="Please book a hotel in Paris for May 3.", system="Your hotel request is pending.")
-GOAL = StoredGoal(id="g1", domain="Hotels", intent="book hotel", status="open", content="a hotel in Paris", core_content="book hotel paris",
-                  slots={"place": "paris"}, history=[(1, "open")], first_turn=1, last_turn=1)
+GOAL = StoredGoal(
+    id="g1",
+    domain="Hotels",
+    intent="book hotel",
+    status="open",
+    content="a hotel in Paris",
+    core_content="book hotel paris",
+    slots={"place": "paris"},
+    history=[(1, "open")],
+    first_turn=1,
+    last_turn=1,
+)
 NEW = Candidate(domain="Payment", intent="make payment", content="pay for the hotel", core_content="make payment hotel")
 
 
@@ -46,20 +56,35 @@ def on_server(server: FakeOpenAIServer, tmp_path: Any, steps: Callable[[LLMJudge
 
 
 def test_every_step_asks_for_json_and_reads_it(fake_openai_server: Callable[..., FakeOpenAIServer], tmp_path: Any) -> None:
-    goals = {"goals": [{"content": "Book a hotel in Paris on May 3", "core_content": "Book hotel Paris", "domain": "Hotels",
-                        "status": "PENDING"}, {"content": "check the weather", "core_content": "check weather", "status": None}]}
-    server = fake_openai_server(replies=[
-        Reply.text(f"Sure! Here it is:\n```json\n{json.dumps(goals)}\n```", prompt_tokens=120, completion_tokens=30),
-        Reply.text('{"same": true}'), Reply.text('{"relation": "Dependency"}'), Reply.text('{"status": "completed"}'),
-        Reply.text('{"status": null}')])
+    goals = {
+        "goals": [
+            {"content": "Book a hotel in Paris on May 3", "core_content": "Book hotel Paris", "domain": "Hotels", "status": "PENDING"},
+            {"content": "check the weather", "core_content": "check weather", "status": None},
+        ]
+    }
+    server = fake_openai_server(
+        replies=[
+            Reply.text(f"Sure! Here it is:\n```json\n{json.dumps(goals)}\n```", prompt_tokens=120, completion_tokens=30),
+            Reply.text('{"same": true}'),
+            Reply.text('{"relation": "Dependency"}'),
+            Reply.text('{"status": "completed"}'),
+            Reply.text('{"status": null}'),
+        ]
+    )
 
     async def steps(judge: LLMJudge) -> Any:
-        return (await judge.extract(TURN), await judge.same_goal(NEW, GOAL, TURN), await judge.relation(NEW, GOAL, TURN),
-                [await judge.audit(GOAL, TURN, [GOAL]) for _ in range(2)])
+        return (
+            await judge.extract(TURN),
+            await judge.same_goal(NEW, GOAL, TURN),
+            await judge.relation(NEW, GOAL, TURN),
+            [await judge.audit(GOAL, TURN, [GOAL]) for _ in range(2)],
+        )
 
     judge, (found, same, label, audited) = on_server(server, tmp_path, steps)
     assert [(c.intent, c.core_content, c.status, c.slots.get("place")) for c in found] == [
-        ("book hotel", "book hotel paris", "pending", "paris"), ("check weather", "check weather", None, None)]
+        ("book hotel", "book hotel paris", "pending", "paris"),
+        ("check weather", "check weather", None, None),
+    ]
     assert (same, label, audited) == (True, "dependency", ["completed", None])
     assert (judge.calls, judge.prompt_tokens, judge.completion_tokens) == (5, 120 + 4 * 10, 30 + 4 * 5)
     first = server.completions[0]
@@ -68,13 +93,16 @@ def test_every_step_asks_for_json_and_reads_it(fake_openai_server: Callable[...,
     assert '"core_content"' in first["messages"][0]["content"]
 
 
-@pytest.mark.parametrize(("reply", "message"), [
-    ("I am not sure what you mean.", "no JSON"),
-    ('{"goals": [{"content": "a hotel", "status": "maybe"}]}', "unknown status 'maybe'"),
-    ('{"goals": "none"}', "no 'goals' list"),
-    ('{"goals": [42]}', r"goals\[0\] is not a goal"),
-    ('{"goals": [', "unreadable JSON"),
-])
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("I am not sure what you mean.", "no JSON"),
+        ('{"goals": [{"content": "a hotel", "status": "maybe"}]}', "unknown status 'maybe'"),
+        ('{"goals": "none"}', "no 'goals' list"),
+        ('{"goals": [42]}', r"goals\[0\] is not a goal"),
+        ('{"goals": [', "unreadable JSON"),
+    ],
+)
 def test_garbage_is_a_judge_error(fake_openai_server: Callable[..., FakeOpenAIServer], tmp_path: Any, reply: str, message: str) -> None:
     async def steps(judge: LLMJudge) -> Any:
         return await judge.extract(TURN)

@@ -27,13 +27,23 @@ from bench_kernel.testing import Reply, bench_cli
 
 
 def context(dialogue: Dialogue) -> MetricContext:
-    task = attrs.evolve(converter.structure({"id": dialogue.id, "user_scenario": {"instructions": "x"}}, Task),
-                        extensions={"goals": dialogue.goals})
-    result = ConversationResult(run_id="r", arm="agent", task_id=dialogue.id, trial=0, seed=7, agent="a", user="u",
-                                termination_reason=TerminationReason.USER_STOP, messages=dialogue.messages, reward_info=None,
-                                started_utc="", ended_utc="", duration_ms=0)
-    return MetricContext(task=task, result=result, events=EventLog(events=list(dialogue.events)), final_env=None, gold=None,
-                         source="memory:memory")
+    task = attrs.evolve(converter.structure({"id": dialogue.id, "user_scenario": {"instructions": "x"}}, Task), extensions={"goals": dialogue.goals})
+    result = ConversationResult(
+        run_id="r",
+        arm="agent",
+        task_id=dialogue.id,
+        trial=0,
+        seed=7,
+        agent="a",
+        user="u",
+        termination_reason=TerminationReason.USER_STOP,
+        messages=dialogue.messages,
+        reward_info=None,
+        started_utc="",
+        ended_utc="",
+        duration_ms=0,
+    )
+    return MetricContext(task=task, result=result, events=EventLog(events=list(dialogue.events)), final_env=None, gold=None, source="memory:memory")
 
 
 def test_the_metric_scores_a_conversation_and_queues_the_memory_for_the_runs_database() -> None:
@@ -59,9 +69,17 @@ def test_a_run_stores_the_memory_and_the_report_shows_run_level_figures(tmp_path
     task = next(t for t in tasks if t["id"] == "plan_price_question")
     task["user_scenario"]["script"] = ["I'd like to book a hotel in Paris for May 3.", "Also, can you check my checking account balance?"]
     task["attributes"] = {"complexity": "medium"}
-    task["goals"] = [{"id": "h", "domain": "Hotels", "intent": "ReserveHotel", "content": "a hotel in Paris", "status": "open",
-                      "slot_values": {"location": "Paris"}},
-                     {"id": "b", "domain": "Banks", "intent": "CheckBalance", "content": "the checking balance", "status": "open"}]
+    task["goals"] = [
+        {
+            "id": "h",
+            "domain": "Hotels",
+            "intent": "ReserveHotel",
+            "content": "a hotel in Paris",
+            "status": "open",
+            "slot_values": {"location": "Paris"},
+        },
+        {"id": "b", "domain": "Banks", "intent": "CheckBalance", "content": "the checking balance", "status": "open"},
+    ]
     path = tmp_path / "tasks.json"
     path.write_text(json.dumps([task]))
     db = tmp_path / "r.db"
@@ -74,8 +92,10 @@ def test_a_run_stores_the_memory_and_the_report_shows_run_level_figures(tmp_path
     finally:
         store.close()
     assert values["memory.detection_f1"] == 1.0 and values["memory.final_status_accuracy"] == 1.0
-    assert goals == [{"intent": "book hotel", "status": "open", "gold_goal_id": "h"},
-                     {"intent": "check account", "status": "open", "gold_goal_id": "b"}]
+    assert goals == [
+        {"intent": "book hotel", "status": "open", "gold_goal_id": "h"},
+        {"intent": "check account", "status": "open", "gold_goal_id": "b"},
+    ]
     assert turns == values["memory.turns"] >= 2
     from click.testing import CliRunner
 
@@ -95,8 +115,7 @@ def test_with_a_memory_judge_role_the_run_uses_the_llm_judge(tmp_path: Path, fak
     path.write_text(json.dumps([task]))
     db = tmp_path / "r.db"
     judge = ModelConfig(model="fake-model", base_url=server.base_url, max_retries=0)
-    run(RunConfig(domain="mock", plugins=["mock", "memory", "openai"], tasks_file=str(path), baseline=False,
-                  models={"memory-judge": judge}), db)
+    run(RunConfig(domain="mock", plugins=["mock", "memory", "openai"], tasks_file=str(path), baseline=False, models={"memory-judge": judge}), db)
     store = Store(db)
     try:
         roles = {r["role"] for r in store.db.query("select role from llm_calls")}
@@ -116,8 +135,9 @@ def test_a_memory_judge_answering_garbage_is_that_conversations_metric_error(tmp
     path.write_text(json.dumps([task]))
     db = tmp_path / "r.db"
     judge = ModelConfig(model="fake-model", base_url=server.base_url, max_retries=0)
-    summary = run(RunConfig(domain="mock", plugins=["mock", "memory", "openai"], tasks_file=str(path), baseline=False,
-                            models={"memory-judge": judge}), db)
+    summary = run(
+        RunConfig(domain="mock", plugins=["mock", "memory", "openai"], tasks_file=str(path), baseline=False, models={"memory-judge": judge}), db
+    )
     store = Store(db)
     try:
         rows = list(store.db.query("select metric, value, error from metric_values where plugin = 'memory'"))

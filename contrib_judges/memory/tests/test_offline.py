@@ -21,10 +21,25 @@ def stored_run(tmp_path: Path, *dialogues: Dialogue, domain: str = "atod-import"
     try:
         store.begin_run("imported", {"domain": domain, "plugins": [domain]}, "h", [], {}, 0)
         for d in dialogues:
-            store.save_conversation(ConversationResult(
-                run_id="imported", arm="agent", task_id=d.id, trial=0, seed=3, agent="atod", user="atod",
-                termination_reason=TerminationReason.USER_STOP, messages=d.messages, reward_info=None, started_utc="",
-                ended_utc="", duration_ms=0, events=d.events), [])
+            store.save_conversation(
+                ConversationResult(
+                    run_id="imported",
+                    arm="agent",
+                    task_id=d.id,
+                    trial=0,
+                    seed=3,
+                    agent="atod",
+                    user="atod",
+                    termination_reason=TerminationReason.USER_STOP,
+                    messages=d.messages,
+                    reward_info=None,
+                    started_utc="",
+                    ended_utc="",
+                    duration_ms=0,
+                    events=d.events,
+                ),
+                [],
+            )
     finally:
         store.close()
     return db
@@ -32,9 +47,14 @@ def stored_run(tmp_path: Path, *dialogues: Dialogue, domain: str = "atod-import"
 
 def atod_file(tmp_path: Path, *dialogues: Dialogue) -> Path:
     """The dialogues' goals in ATOD's released shape (goal_list per dialogue_id, extra keys included)."""
-    entries = [{"dialogue_id": d.id, "complexity_class": "medium", "goal_list": [
-        {**unstructure(g), "classification_method": "pre_defined", "dependency_label": bool(g.dependencies)} for g in d.goals]}
-        for d in dialogues]
+    entries = [
+        {
+            "dialogue_id": d.id,
+            "complexity_class": "medium",
+            "goal_list": [{**unstructure(g), "classification_method": "pre_defined", "dependency_label": bool(g.dependencies)} for g in d.goals],
+        }
+        for d in dialogues
+    ]
     path = tmp_path / "annotated_dialogues.json"
     path.write_text(json.dumps(entries))
     return path
@@ -53,8 +73,9 @@ def test_a_stored_run_is_evaluated_and_its_figures_stored(tmp_path: Path) -> Non
     assert "detection_f1 (macro): 1.0000" in result.output and "status_accuracy (micro): 1.0000" in result.output
     store = Store(db)
     try:
-        values = list(store.db.query("select conversation_id, value from metric_values where plugin = 'memory' and metric = ?",
-                                     ["memory.detection_f1"]))
+        values = list(
+            store.db.query("select conversation_id, value from metric_values where plugin = 'memory' and metric = ?", ["memory.detection_f1"])
+        )
         goals_stored = store.db.execute("select count(*) from memory_goals").fetchone()[0]
     finally:
         store.close()
@@ -74,11 +95,22 @@ def test_clear_errors_for_missing_goals_and_bad_files(tmp_path: Path) -> None:
 
 
 def test_the_llm_judge_offline_is_ledgered_and_garbage_is_that_conversations_error(
-        tmp_path: Path, fake_openai_server: Callable[..., FakeOpenAIServer]) -> None:
+    tmp_path: Path, fake_openai_server: Callable[..., FakeOpenAIServer]
+) -> None:
     server = fake_openai_server(hotel_model)
     db = stored_run(tmp_path, MEDIUM)
-    options = ["--judge", "llm", "--goals-file", str(atod_file(tmp_path, MEDIUM)), "--model-option", "memory-judge.model=fake-model",
-               "--model-option", f"memory-judge.base_url={server.base_url}", "--model-option", "memory-judge.max_retries=0"]
+    options = [
+        "--judge",
+        "llm",
+        "--goals-file",
+        str(atod_file(tmp_path, MEDIUM)),
+        "--model-option",
+        "memory-judge.model=fake-model",
+        "--model-option",
+        f"memory-judge.base_url={server.base_url}",
+        "--model-option",
+        "memory-judge.max_retries=0",
+    ]
     result = evaluate(db, *options)
     assert result.exit_code == 0, result.output
     store = Store(db)

@@ -11,10 +11,19 @@ from bench_memory.turns import Turn
 from bench_kernel import Event, Goal, StatusEntry
 
 
-def detected(goal_id: str, intent: str, history: list[tuple[int, str]], slots: dict[str, str] | None = None,
-             content: str = "") -> StoredGoal:
-    return StoredGoal(id=goal_id, domain="", intent=intent, status=history[-1][1], content=content, core_content=intent,
-                      slots=slots or {}, history=history, first_turn=history[0][0], last_turn=history[-1][0])
+def detected(goal_id: str, intent: str, history: list[tuple[int, str]], slots: dict[str, str] | None = None, content: str = "") -> StoredGoal:
+    return StoredGoal(
+        id=goal_id,
+        domain="",
+        intent=intent,
+        status=history[-1][1],
+        content=content,
+        core_content=intent,
+        slots=slots or {},
+        history=history,
+        first_turn=history[0][0],
+        last_turn=history[-1][0],
+    )
 
 
 def event(goal_id: str, status: str, index: int | None) -> Event:
@@ -25,15 +34,18 @@ ROME = Goal(id="h_rome", domain="Hotels", intent="ReserveHotel", content="hotel 
 NICE = Goal(id="h_nice", domain="Hotels", intent="ReserveHotel", content="hotel in Nice", slot_values={"location": "Nice"})
 PAY = Goal(id="pay", domain="Payment", intent="MakePayment", content="pay the hotel", dependencies=["h_rome"])
 WEATHER = Goal(id="w", domain="Weather", intent="GetWeather", content="weather")
-TURNS = [Turn(number=1, first=0, last=1, user="", system=""), Turn(number=2, first=2, last=3, user="", system=""),
-         Turn(number=3, first=4, last=5, user="", system="")]
+TURNS = [
+    Turn(number=1, first=0, last=1, user="", system=""),
+    Turn(number=2, first=2, last=3, user="", system=""),
+    Turn(number=3, first=4, last=5, user="", system=""),
+]
 
 
 def test_f1_and_its_degenerate_cases() -> None:
     assert f1(2, 1, 1) == pytest.approx((2 / 3, 2 / 3, 2 / 3))
-    assert f1(0, 0, 0) == (None, None, None)      # nothing detected, nothing to detect: undefined
-    assert f1(0, 2, 0) == (0.0, None, 0.0)        # only false positives
-    assert f1(0, 0, 3) == (None, 0.0, 0.0)        # nothing detected
+    assert f1(0, 0, 0) == (None, None, None)  # nothing detected, nothing to detect: undefined
+    assert f1(0, 2, 0) == (0.0, None, 0.0)  # only false positives
+    assert f1(0, 0, 3) == (None, 0.0, 0.0)  # nothing detected
 
 
 def test_matching_is_one_to_one_by_intent_then_shared_slot_values() -> None:
@@ -49,9 +61,14 @@ def test_gold_timeline_from_events_else_from_the_annotated_history() -> None:
     timeline = gold_timeline([ROME, PAY], [event("h_rome", "open", 1), event("h_rome", "pending", 3), event("pay", "open", None)])
     assert [timeline.status_at("h_rome", i) for i in (0, 1, 2, 3)] == ["not_mentioned", "open", "open", "pending"]
     assert timeline.status_at("pay", 0) == "open" and timeline.final == {"h_rome": "pending", "pay": "open"}
-    annotated = Goal(id="a", domain="Hotels", intent="ReserveHotel", content="x", status="completed",
-                     status_history=[StatusEntry(turn=0, status="not_mentioned"), StatusEntry(turn=1, status="open"),
-                                     StatusEntry(turn=9, status="completed")])
+    annotated = Goal(
+        id="a",
+        domain="Hotels",
+        intent="ReserveHotel",
+        content="x",
+        status="completed",
+        status_history=[StatusEntry(turn=0, status="not_mentioned"), StatusEntry(turn=1, status="open"), StatusEntry(turn=9, status="completed")],
+    )
     timeline = gold_timeline([annotated, WEATHER], [])
     assert [timeline.status_at("a", i) for i in (0, 7, 8)] == ["open", "open", "completed"]  # ATOD turn t is message t-1
     assert timeline.final == {"a": "completed", "w": "not_mentioned"} and not timeline.mentioned("w")
@@ -63,8 +80,8 @@ def test_scores_of_a_hand_built_memory() -> None:
     events = [event("h_rome", "open", 0), event("h_rome", "pending", 2), event("pay", "open", 2), event("h_rome", "completed", 4)]
     memory = [
         detected("g1", "book hotel", [(1, "open"), (2, "completed")], {"place": "rome"}),  # turn 2 wrong (gold pending), turn 3 right
-        detected("g2", "make payment", [(2, "open")]),                                     # right at turns 2 and 3
-        detected("g3", "book flight", [(3, "open")]),                                      # a goal the user never had
+        detected("g2", "make payment", [(2, "open")]),  # right at turns 2 and 3
+        detected("g3", "book flight", [(3, "open")]),  # a goal the user never had
     ]
     edges = [("g2", "g1", "dependency"), ("g3", "g1", "dependency"), ("g3", "g2", "link")]
     scores, matching = score(memory, edges, [ROME, PAY, WEATHER], gold_timeline([ROME, PAY, WEATHER], events), TURNS)
@@ -89,10 +106,26 @@ def test_an_empty_memory_and_a_goal_list_without_status_information() -> None:
 
 
 def test_run_figures_macro_detection_micro_status_and_dependencies() -> None:
-    counts = [{"statuses_compared": 4, "statuses_correct": 4, "final_compared": 2, "final_correct": 2,
-               "dependency_tp": 1, "dependency_fp": 0, "dependency_fn": 0},
-              {"statuses_compared": 6, "statuses_correct": 3, "final_compared": 3, "final_correct": 1,
-               "dependency_tp": 0, "dependency_fp": 1, "dependency_fn": 1}]
+    counts = [
+        {
+            "statuses_compared": 4,
+            "statuses_correct": 4,
+            "final_compared": 2,
+            "final_correct": 2,
+            "dependency_tp": 1,
+            "dependency_fp": 0,
+            "dependency_fn": 0,
+        },
+        {
+            "statuses_compared": 6,
+            "statuses_correct": 3,
+            "final_compared": 3,
+            "final_correct": 1,
+            "dependency_tp": 0,
+            "dependency_fp": 1,
+            "dependency_fn": 1,
+        },
+    ]
     figures = run_figures(counts, [1.0, 0.5], [10.0] * 19 + [100.0])
     assert figures["detection_f1 (macro)"] == 0.75
     assert figures["status_accuracy (micro)"] == pytest.approx(7 / 10)

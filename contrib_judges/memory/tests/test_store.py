@@ -10,10 +10,24 @@ from bench_kernel import Store
 
 def _two_goals() -> GoalStore:
     store = GoalStore("c1")
-    store.insert(domain="Hotels", intent="book hotel", content="a hotel in Paris", core_content="book hotel paris",
-                 slots={"place": "paris"}, status="open", turn=1)
-    store.insert(domain="Payment", intent="make payment", content="pay for the hotel", core_content="make payment hotel",
-                 slots={"for": "hotel"}, status="open", turn=2)
+    store.insert(
+        domain="Hotels",
+        intent="book hotel",
+        content="a hotel in Paris",
+        core_content="book hotel paris",
+        slots={"place": "paris"},
+        status="open",
+        turn=1,
+    )
+    store.insert(
+        domain="Payment",
+        intent="make payment",
+        content="pay for the hotel",
+        core_content="make payment hotel",
+        slots={"for": "hotel"},
+        status="open",
+        turn=2,
+    )
     return store
 
 

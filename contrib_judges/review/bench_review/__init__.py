@@ -41,9 +41,12 @@ def role_options(func: Callable[..., object]) -> Callable[..., object]:
     """--reviewer-model, -backend, -base-url, -api-key-env and -sampling (BENCH_REVIEWER_* too), as the kernel's roles have."""
     for flag in reversed(ROLE_FLAGS):
         name = flag.replace("_", "-")
-        func = click.option(f"--reviewer-{name}", f"reviewer_{flag}", envvar=f"BENCH_REVIEWER_{flag.upper()}",
-                            help=f"{flag.replace('_', ' ').capitalize()} of the first reviewer role"
-                                 + (" (a JSON object)." if flag == "sampling" else "."))(func)
+        func = click.option(
+            f"--reviewer-{name}",
+            f"reviewer_{flag}",
+            envvar=f"BENCH_REVIEWER_{flag.upper()}",
+            help=f"{flag.replace('_', ' ').capitalize()} of the first reviewer role" + (" (a JSON object)." if flag == "sampling" else "."),
+        )(func)
     return func
 
 
@@ -61,12 +64,20 @@ def reviewer_models(role: str, flags: dict[str, str | None], model_options: tupl
 @click.option("--failed-only", is_flag=True, help="Review only the conversations that failed their task.")
 @click.option("--user-only", is_flag=True, help="Check only whether the simulated user kept to its scenario.")
 @role_options
-@click.option("--model-option", "model_options", multiple=True, metavar="ROLE.KEY=VALUE",
-              help=f"Any role's model setting, e.g. {SECOND_ROLE}.model=NAME for a second reviewer (repeatable).")
+@click.option(
+    "--model-option",
+    "model_options",
+    multiple=True,
+    metavar="ROLE.KEY=VALUE",
+    help=f"Any role's model setting, e.g. {SECOND_ROLE}.model=NAME for a second reviewer (repeatable).",
+)
 @click.option("--role", "role", default=ROLE, show_default=True, help="The first reviewer's model role.")
-@click.option("--second-role", default=SECOND_ROLE, show_default=True,
-              help="A second reviewer's role, used when it has a model: every conversation is reviewed twice and the "
-                   "report gives their agreement.")
+@click.option(
+    "--second-role",
+    default=SECOND_ROLE,
+    show_default=True,
+    help="A second reviewer's role, used when it has a model: every conversation is reviewed twice and the report gives their agreement.",
+)
 @click.option("--arm", default="agent", show_default=True, help="Which arm's conversations to review.")
 @click.option("--task-id", "task_ids", multiple=True, help="Review only the conversations of this task (repeatable).")
 @click.option("--limit", type=click.IntRange(1), help="Review at most N conversations not yet reviewed (the first in task order).")
@@ -75,13 +86,34 @@ def reviewer_models(role: str, flags: dict[str, str | None], model_options: tupl
 @click.option("--max-cost", type=float, help="Stop once the run's reviews have cost this much (USD, every resume counted).")
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True, help="Reviews in flight.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table", show_default=True,
-              help="Format of the review section printed at the end.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="Format of the review section printed at the end.",
+)
 @db_option
-def review_command(run_id: str, failed_only: bool, user_only: bool, model_options: tuple[str, ...], role: str,
-                   second_role: str, arm: str, redo: bool, cache: bool, max_cost: float | None, prices: tuple[str, ...],
-                   concurrency: int, fmt: str, db_path: str, task_ids: tuple[str, ...], limit: int | None,
-                   **flags: str | None) -> None:
+def review_command(
+    run_id: str,
+    failed_only: bool,
+    user_only: bool,
+    model_options: tuple[str, ...],
+    role: str,
+    second_role: str,
+    arm: str,
+    redo: bool,
+    cache: bool,
+    max_cost: float | None,
+    prices: tuple[str, ...],
+    concurrency: int,
+    fmt: str,
+    db_path: str,
+    task_ids: tuple[str, ...],
+    limit: int | None,
+    **flags: str | None,
+) -> None:
     """Label RUN's conversations with the agent's and the user simulator's errors (a reviewer model); resumable.
 
     Exits 1 when a review failed (a model error or a reply that is not a review): run it again to retry those.
@@ -91,9 +123,21 @@ def review_command(run_id: str, failed_only: bool, user_only: bool, model_option
     require_db(db_path)
     models = reviewer_models(role, {k.removeprefix("reviewer_"): v for k, v in flags.items()}, model_options)
     roles = (role, second_role) if second_role in models and second_role != role else (role,)
-    plan = ReviewPlan(run_id=run_id, roles=roles, models=models, mode="user-only" if user_only else "full",
-                      failed_only=failed_only, arm=arm, redo=redo, cache=cache, max_cost=max_cost,
-                      prices=price_overrides(prices), concurrency=concurrency, task_ids=task_ids, limit=limit)
+    plan = ReviewPlan(
+        run_id=run_id,
+        roles=roles,
+        models=models,
+        mode="user-only" if user_only else "full",
+        failed_only=failed_only,
+        arm=arm,
+        redo=redo,
+        cache=cache,
+        max_cost=max_cost,
+        prices=price_overrides(prices),
+        concurrency=concurrency,
+        task_ids=task_ids,
+        limit=limit,
+    )
     summary = review_run(db_path, plan)
     for line in summary_lines(summary):
         click.echo(line, err=True)
@@ -106,9 +150,11 @@ def review_command(run_id: str, failed_only: bool, user_only: bool, model_option
 
 def summary_lines(summary: ReviewSummary) -> list[str]:
     """What `bench review` tells its user on stderr."""
-    lines = [f"reviewed {summary.reviewed} of {summary.selected} conversation(s) of run {summary.run_id} "
-             f"({summary.mode}; reviewer{'s' if len(summary.roles) > 1 else ''} {', '.join(summary.roles)}); "
-             f"{summary.skipped} review(s) already stored; {len(summary.errors)} failed (recorded, retried next time)"]
+    lines = [
+        f"reviewed {summary.reviewed} of {summary.selected} conversation(s) of run {summary.run_id} "
+        f"({summary.mode}; reviewer{'s' if len(summary.roles) > 1 else ''} {', '.join(summary.roles)}); "
+        f"{summary.skipped} review(s) already stored; {len(summary.errors)} failed (recorded, retried next time)"
+    ]
     lines += [f"  failed: {line}" for line in grouped_errors(summary.errors)[:MAX_ERROR_LINES]]
     if len(grouped_errors(summary.errors)) > MAX_ERROR_LINES:
         lines.append(f"  ... and {len(grouped_errors(summary.errors)) - MAX_ERROR_LINES} more (the section lists them)")
@@ -132,8 +178,10 @@ def grouped_errors(errors: list[str]) -> list[str]:
         where, _, message = error.partition("): ")
         by_message.setdefault(message or error, []).append(f"{where})" if message else "")
     ordered = sorted(by_message.items(), key=lambda item: -len(item[1]))
-    return [f"{message} ({len(where)} reviews, e.g. {where[0]})" if len(where) > 1 else f"{where[0]}: {message}".lstrip(": ")
-            for message, where in ordered]
+    return [
+        f"{message} ({len(where)} reviews, e.g. {where[0]})" if len(where) > 1 else f"{where[0]}: {message}".lstrip(": ")
+        for message, where in ordered
+    ]
 
 
 @bench_kernel.hookimpl

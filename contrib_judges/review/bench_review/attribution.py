@@ -22,8 +22,10 @@ AGENT, USER_SIMULATOR = "agent", "user-simulator"
 def apply_review_attributions(store: Store, run_id: str, arm: str, reviewer: str) -> int:
     """Set the attribution of the arm's failed conversations from the reviewer's stored reviews; how many changed."""
     findings = _critical_user_findings(store, run_id, reviewer)
-    reviewed = {r["conversation_id"] for r in store.db.query(
-        "select conversation_id from reviews where run_id = ? and reviewer = ? and error is null", [run_id, reviewer])}
+    reviewed = {
+        r["conversation_id"]
+        for r in store.db.query("select conversation_id from reviews where run_id = ? and reviewer = ? and error is null", [run_id, reviewer])
+    }
     changed = 0
     for row in store.conversations(run_id):
         if row["arm"] != arm or row["id"] not in reviewed:
@@ -47,12 +49,16 @@ def review_attribution(row: Mapping[str, Any], critical: list[dict[str, Any]]) -
     if critical:
         first = critical[0]
         more = f" (and {len(critical) - 1} more)" if len(critical) > 1 else ""
-        wanted = (USER_SIMULATOR, {"rule": f"review:{first['category']}", "source": "review",
-                                   "evidence": f"the reviewer found a critical user-simulator error at turn {first['turn_idx']}: "
-                                               f"{first['reason']}{more}"})
+        wanted = (
+            USER_SIMULATOR,
+            {
+                "rule": f"review:{first['category']}",
+                "source": "review",
+                "evidence": f"the reviewer found a critical user-simulator error at turn {first['turn_idx']}: {first['reason']}{more}",
+            },
+        )
     elif by_review:
-        wanted = (AGENT, {"rule": "default", "source": "review",
-                          "evidence": "the reviewer found no critical user-simulator error"})
+        wanted = (AGENT, {"rule": "default", "source": "review", "evidence": "the reviewer found no critical user-simulator error"})
     else:
         return None
     return None if (row.get("attribution"), evidence) == (wanted[0], wanted[1]) else wanted

@@ -98,8 +98,7 @@ def review_run(db_path: str, plan: ReviewPlan, plugins: PluginSet | None = None)
     """Review a stored run's conversations and store the reviews with the run."""
     missing = [role for role in plan.roles if role not in plan.models]
     if missing:
-        raise ConfigError(f"no model for the reviewer role {missing[0]!r}: give --reviewer-model NAME (or "
-                          f"--model-option {missing[0]}.model=NAME)")
+        raise ConfigError(f"no model for the reviewer role {missing[0]!r}: give --reviewer-model NAME (or --model-option {missing[0]}.model=NAME)")
     store = Store(db_path, extra_migrations=[migrations])
     try:
         run = store.run(plan.run_id)
@@ -107,9 +106,15 @@ def review_run(db_path: str, plan: ReviewPlan, plugins: PluginSet | None = None)
         plugins = plugins or get_plugin_manager(_selection(run.config.get("plugins"), plan.models))
         registry = collect(plugins)
         data, notes = _domain_data(registry, run)
-        hub = ModelHub(configs=dict(plan.models), backends=registry.components.get("model", {}), store=store,
-                       use_cache=plan.cache, max_cost=plan.max_cost, prices={**DEFAULT_PRICES, **plan.prices},
-                       concurrency=plan.concurrency)
+        hub = ModelHub(
+            configs=dict(plan.models),
+            backends=registry.components.get("model", {}),
+            store=store,
+            use_cache=plan.cache,
+            max_cost=plan.max_cost,
+            prices={**DEFAULT_PRICES, **plan.prices},
+            concurrency=plan.concurrency,
+        )
         hub.spent = _review_spend(store, plan.run_id)
         summary = asyncio.run(_review_all(store, hub, plan, data, notes))
         store.add_run_plugin(plan.run_id, _plugin_entry(plugins))
@@ -157,7 +162,7 @@ async def _review_all(store: Store, hub: ModelHub, plan: ReviewPlan, data: Domai
         rows = [r for r in rows if not is_success(r["reward"])]
     done = set() if plan.redo else reviewed_keys(store, plan.run_id)
     todo = [row for row in rows if any((row["id"], role, plan.mode) not in done for role in plan.roles)]
-    chosen = {row["id"] for row in todo[:plan.limit]}
+    chosen = {row["id"] for row in todo[: plan.limit]}
     work = [(row, role) for row in rows for role in plan.roles if (row["id"], role, plan.mode) not in done and row["id"] in chosen]
     errors: list[str] = []
     stopped: list[str] = []
@@ -184,9 +189,17 @@ async def _review_all(store: Store, hub: ModelHub, plan: ReviewPlan, data: Domai
     finally:
         await hub.aclose()
     skipped = sum(1 for row in rows for role in plan.roles if (row["id"], role, plan.mode) in done)
-    return ReviewSummary(run_id=plan.run_id, mode=plan.mode, roles=plan.roles, selected=len(rows), skipped=skipped,
-                         reviewed=len(work) - len(errors) - _unfinished(store, plan, work), errors=errors, notes=notes,
-                         stopped=stopped[0] if stopped else None)
+    return ReviewSummary(
+        run_id=plan.run_id,
+        mode=plan.mode,
+        roles=plan.roles,
+        selected=len(rows),
+        skipped=skipped,
+        reviewed=len(work) - len(errors) - _unfinished(store, plan, work),
+        errors=errors,
+        notes=notes,
+        stopped=stopped[0] if stopped else None,
+    )
 
 
 def _of_tasks(rows: list[dict[str, Any]], task_ids: Sequence[str], run_id: str) -> list[dict[str, Any]]:
@@ -201,13 +214,16 @@ def _of_tasks(rows: list[dict[str, Any]], task_ids: Sequence[str], run_id: str) 
 
 def _unfinished(store: Store, plan: ReviewPlan, work: Sequence[tuple[dict[str, Any], str]]) -> int:
     """Conversations of this pass left without a stored review (the cost cap stopped them)."""
-    stored = {(r["conversation_id"], r["reviewer"]) for r in store.db.query(
-        "select conversation_id, reviewer from reviews where run_id = ? and mode = ?", [plan.run_id, plan.mode])}
+    stored = {
+        (r["conversation_id"], r["reviewer"])
+        for r in store.db.query("select conversation_id, reviewer from reviews where run_id = ? and mode = ?", [plan.run_id, plan.mode])
+    }
     return sum(1 for row, role in work if (row["id"], role) not in stored)
 
 
-async def _review_one(store: Store, models: ConversationModels, role: str, plan: ReviewPlan, row: dict[str, Any],
-                      data: DomainData, mode: Mode) -> str | None:
+async def _review_one(
+    store: Store, models: ConversationModels, role: str, plan: ReviewPlan, row: dict[str, Any], data: DomainData, mode: Mode
+) -> str | None:
     """Ask one reviewer about one conversation and store what came of it; the error text when it is not a review."""
     key = {"conversation_id": row["id"], "reviewer": role, "mode": plan.mode}
     model = plan.models[role].model
@@ -241,20 +257,31 @@ def _turns(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
         if m["role"] not in ("assistant", "user", "tool"):
             continue
         calls = json.loads(m["tool_calls_json"]) if m.get("tool_calls_json") else []
-        turns.append(Turn(turn=m["turn_idx"] if m.get("turn_idx") is not None else m["idx"], role=m["role"], content=m["content"],
-                          tool_calls=tuple((c["name"], json.dumps(c.get("arguments") or {}, ensure_ascii=False, sort_keys=True))
-                                           for c in calls),
-                          requestor=m.get("requestor"), error=bool(m.get("error"))))
+        turns.append(
+            Turn(
+                turn=m["turn_idx"] if m.get("turn_idx") is not None else m["idx"],
+                role=m["role"],
+                content=m["content"],
+                tool_calls=tuple((c["name"], json.dumps(c.get("arguments") or {}, ensure_ascii=False, sort_keys=True)) for c in calls),
+                requestor=m.get("requestor"),
+                error=bool(m.get("error")),
+            )
+        )
     return turns
 
 
-def _request(review_mode: str, task: Task, data: DomainData, mode: Mode, row: Mapping[str, Any], turns: Sequence[Turn],
-             role: str) -> ChatRequest:
+def _request(review_mode: str, task: Task, data: DomainData, mode: Mode, row: Mapping[str, Any], turns: Sequence[Turn], role: str) -> ChatRequest:
     criteria = task.evaluation_criteria
     actions = [{"requestor": a.requestor, "name": a.name, "arguments": a.arguments} for a in task.gold_actions()]
     facts = list(criteria.communicate_info or []) if criteria is not None else []
-    prompt = user_prompt(review_mode, scenario=task.user_scenario.render(), policy=data.policy_for(mode, task),
-                         reference=reference_text(actions, facts), verdict=_verdict(row), turns=turns)
+    prompt = user_prompt(
+        review_mode,
+        scenario=task.user_scenario.render(),
+        policy=data.policy_for(mode, task),
+        reference=reference_text(actions, facts),
+        verdict=_verdict(row),
+        turns=turns,
+    )
     messages = [{"role": "system", "content": system_prompt(review_mode)}, {"role": "user", "content": prompt}]
     return ChatRequest(messages=messages, response_format={"type": "json_object"}, seed=_seed(row["id"], role, review_mode))
 

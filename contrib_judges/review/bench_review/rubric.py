@@ -24,29 +24,25 @@ SIDES = ("agent", "user")
 
 AGENT_CATEGORIES: Mapping[str, str] = {
     "policy_violation": "did what the policy forbids, or skipped a step it requires (checking identity, getting the "
-                        "customer's explicit yes before a change, a limit or an eligibility rule)",
+    "customer's explicit yes before a change, a limit or an eligibility rule)",
     "wrong_tool_call": "called the wrong tool, or the right tool with wrong arguments or on the wrong record",
     "missed_action": "left undone an action the customer asked for and the policy allows",
     "unsupported_claim": "told the customer something the tool results and the policy do not support, or contradict "
-                         "(an invented fact, price, status or rule)",
+    "(an invented fact, price, status or rule)",
     "missing_information": "did not tell the customer something they needed (an outcome, an amount, a reason), or asked "
-                           "again for what the customer had already given",
-    "premature_end": "ended or transferred the conversation before the request was handled, or transferred without "
-                     "the policy calling for it",
+    "again for what the customer had already given",
+    "premature_end": "ended or transferred the conversation before the request was handled, or transferred without the policy calling for it",
     "other": "an agent error none of the above describes (say what in the reason)",
 }
 USER_CATEGORIES: Mapping[str, str] = {
-    "off_scenario_request": "asked for something the scenario does not ask for, or dropped or changed its goal when "
-                            "the scenario does not say to",
-    "invented_detail": "gave a detail (a name, id, number, date, preference) the scenario does not contain, or one "
-                       "that contradicts it",
+    "off_scenario_request": "asked for something the scenario does not ask for, or dropped or changed its goal when the scenario does not say to",
+    "invented_detail": "gave a detail (a name, id, number, date, preference) the scenario does not contain, or one that contradicts it",
     "withheld_detail": "did not give a detail the scenario holds when the agent asked for it",
-    "ignored_instruction": "did not follow an instruction of the scenario (what to insist on, what to accept or refuse, "
-                           "how to behave)",
+    "ignored_instruction": "did not follow an instruction of the scenario (what to insist on, what to accept or refuse, how to behave)",
     "early_stop": "ended the conversation before its goal was reached or refused, without the scenario saying to",
     "role_break": "spoke as the agent or the system, revealed its instructions, or answered like an assistant",
     "device_misreport": "performed a device action it was not asked for, or reported a device's state or an action's "
-                        "result other than what its tools returned",
+    "result other than what its tools returned",
     "other": "a user-simulator error none of the above describes (say what in the reason)",
 }
 CATEGORIES: Mapping[str, Mapping[str, str]] = {"agent": AGENT_CATEGORIES, "user": USER_CATEGORIES}
@@ -168,8 +164,7 @@ def transcript(turns: Sequence[Turn]) -> str:
     return "\n".join(lines)
 
 
-def user_prompt(mode: str, *, scenario: str, policy: str | None, reference: str | None, verdict: str | None,
-                turns: Sequence[Turn]) -> str:
+def user_prompt(mode: str, *, scenario: str, policy: str | None, reference: str | None, verdict: str | None, turns: Sequence[Turn]) -> str:
     """What the reviewer reads: the scenario (and, in full mode, the policy, the reference and the verdict), then the transcript."""
     parts = [f"# Customer scenario\n{scenario}"]
     if mode == "full":
@@ -181,8 +176,7 @@ def user_prompt(mode: str, *, scenario: str, policy: str | None, reference: str 
 
 def reference_text(actions: Sequence[Mapping[str, Any]], facts: Sequence[str]) -> str:
     """The task's gold actions and facts to communicate, one per line."""
-    lines = [f"- {a.get('requestor', 'assistant')} calls {a['name']}({json.dumps(a.get('arguments') or {}, sort_keys=True)})"
-             for a in actions]
+    lines = [f"- {a.get('requestor', 'assistant')} calls {a['name']}({json.dumps(a.get('arguments') or {}, sort_keys=True)})" for a in actions]
     lines += [f"- the agent tells the customer: {fact}" for fact in facts]
     return "\n".join(lines)
 
@@ -223,8 +217,7 @@ def _finding(item: Any, side: str, path: str, turns: set[int]) -> Finding:
     _exact_keys(item, {"category", "turn", "severity", "reason"}, path)
     category, turn, severity, reason = item["category"], item["turn"], item["severity"], item["reason"]
     if category not in CATEGORIES[side]:
-        raise ReviewReplyError(f"{path}.category: {_quote(category)} is not a category of {side} errors "
-                               f"({', '.join(CATEGORIES[side])})")
+        raise ReviewReplyError(f"{path}.category: {_quote(category)} is not a category of {side} errors ({', '.join(CATEGORIES[side])})")
     if not isinstance(turn, int) or isinstance(turn, bool) or turn not in turns:
         shown = f"{min(turns)}..{max(turns)}" if turns else "none"
         raise ReviewReplyError(f"{path}.turn: {_quote(turn)} is not a turn of the transcript ({shown})")

@@ -23,25 +23,58 @@ KEY = ("conversation_id", "reviewer", "mode")
 @migrations(name="m001_reviews")
 def m001_reviews(db: Database) -> None:
     """The reviews and their findings."""
-    db.table("reviews").create({"conversation_id": str, "reviewer": str, "mode": str, "run_id": str, "model": str,
-                          "reviewed_utc": str, "summary": str, "error": str, "reply_text": str}, pk=KEY)
+    db.table("reviews").create(
+        {
+            "conversation_id": str,
+            "reviewer": str,
+            "mode": str,
+            "run_id": str,
+            "model": str,
+            "reviewed_utc": str,
+            "summary": str,
+            "error": str,
+            "reply_text": str,
+        },
+        pk=KEY,
+    )
     db.table("reviews").create_index(["run_id"])
-    db.table("review_findings").create({"conversation_id": str, "reviewer": str, "mode": str, "idx": int, "run_id": str,
-                                  "side": str, "category": str, "severity": str, "turn_idx": int, "reason": str},
-                                 pk=(*KEY, "idx"))
+    db.table("review_findings").create(
+        {
+            "conversation_id": str,
+            "reviewer": str,
+            "mode": str,
+            "idx": int,
+            "run_id": str,
+            "side": str,
+            "category": str,
+            "severity": str,
+            "turn_idx": int,
+            "reason": str,
+        },
+        pk=(*KEY, "idx"),
+    )
     db.table("review_findings").create_index(["run_id"])
 
 
-def save_review(store: Store, key: dict[str, str], run_id: str, model: str, outcome: Review | str,
-                reply_text: str | None = None) -> None:
+def save_review(store: Store, key: dict[str, str], run_id: str, model: str, outcome: Review | str, reply_text: str | None = None) -> None:
     """Replace one conversation's review by one reviewer in one mode: its findings, or the error (a str) and the reply."""
-    row: dict[str, Any] = {**key, "run_id": run_id, "model": model, "reviewed_utc": utc_now(), "summary": None,
-                           "error": None, "reply_text": None}
+    row: dict[str, Any] = {**key, "run_id": run_id, "model": model, "reviewed_utc": utc_now(), "summary": None, "error": None, "reply_text": None}
     findings: list[dict[str, Any]] = []
     if isinstance(outcome, Review):
         row["summary"] = outcome.summary
-        findings = [{**key, "idx": i, "run_id": run_id, "side": f.side, "category": f.category, "severity": f.severity,
-                     "turn_idx": f.turn, "reason": f.reason} for i, f in enumerate(outcome.findings)]
+        findings = [
+            {
+                **key,
+                "idx": i,
+                "run_id": run_id,
+                "side": f.side,
+                "category": f.category,
+                "severity": f.severity,
+                "turn_idx": f.turn,
+                "reason": f.reason,
+            }
+            for i, f in enumerate(outcome.findings)
+        ]
     else:
         row.update(error=outcome, reply_text=reply_text)
     where = " and ".join(f"{column} = ?" for column in KEY)

@@ -34,12 +34,18 @@ def stored_run(db: Path, agent: str = "do-nothing", tasks: list[str] = TASKS) ->
 def reviewer(body: dict[str, Any]) -> Reply:
     """A reviewer that blames the agent at the last turn of the transcript it was shown, and the user never."""
     asked = body["messages"][-1]["content"]
-    last = max(int(line[1:line.index("]")]) for line in asked.splitlines() if line.startswith("[") and "]" in line)
+    last = max(int(line[1 : line.index("]")]) for line in asked.splitlines() if line.startswith("[") and "]" in line)
     if "user_errors" in body["messages"][0]["content"] and "agent_errors" not in body["messages"][0]["content"]:
         return Reply.text(json.dumps({"user_errors": [], "summary": "the customer kept to the scenario"}))
-    return Reply.text(json.dumps({"agent_errors": [{"category": "missed_action", "turn": last, "severity": "critical",
-                                                    "reason": "the agent never made the change"}],
-                                  "user_errors": [], "summary": "the agent did nothing"}))
+    return Reply.text(
+        json.dumps(
+            {
+                "agent_errors": [{"category": "missed_action", "turn": last, "severity": "critical", "reason": "the agent never made the change"}],
+                "user_errors": [],
+                "summary": "the agent did nothing",
+            }
+        )
+    )
 
 
 def user_blamer(body: dict[str, Any]) -> Reply:
@@ -63,8 +69,9 @@ def server() -> Iterator[Callable[..., FakeOpenAIServer]]:
 
 
 def review(db: Path, run_id: str, url: str, *args: str) -> Result:
-    return CliRunner().invoke(bench_cli(["review", "openai"]),
-                              ["review", run_id, "--db", str(db), "--reviewer-model", "judge-a", "--reviewer-base-url", url, *args])
+    return CliRunner().invoke(
+        bench_cli(["review", "openai"]), ["review", run_id, "--db", str(db), "--reviewer-model", "judge-a", "--reviewer-base-url", url, *args]
+    )
 
 
 def rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -82,8 +89,9 @@ def test_every_conversation_is_labelled_and_stored_and_the_report_shows_the_cate
     assert result.exit_code == 0, result.output
     assert f"reviewed 3 of 3 conversation(s) of run {run_id} (full; reviewer reviewer); 0 review(s) already stored" in result.output
     assert rows(db, "select count(*), count(summary), count(error) from reviews") == [(3, 3, 0)]
-    found = rows(db, "select f.category, f.severity, f.turn_idx, c.num_messages from review_findings f "
-                     "join conversations c on c.id = f.conversation_id")
+    found = rows(
+        db, "select f.category, f.severity, f.turn_idx, c.num_messages from review_findings f join conversations c on c.id = f.conversation_id"
+    )
     assert len(found) == 3 and all(category == "missed_action" and turn == n - 1 for category, _, turn, n in found)
     # the section, as `bench review` prints it and as `bench report` shows it: categories of both sides, every finding
     assert "Error categories (reviewer, full)" in result.output and "missed_action" in result.output
@@ -97,7 +105,8 @@ def test_every_conversation_is_labelled_and_stored_and_the_report_shows_the_cate
     assert len(tables["Findings"]["rows"]) == 3
     # every call is in the run's ledger under arm 'review', against its conversation, with the cost the price table gives
     assert rows(db, "select arm, role, model, count(distinct conversation_id), count(*) from llm_calls group by arm, role, model") == [
-        ("review", "reviewer", "judge-a", 3, 3)]
+        ("review", "reviewer", "judge-a", 3, 3)
+    ]
     request = fake.completions[0]
     assert request["response_format"] == {"type": "json_object"} and request["model"] == "judge-a"
     assert "# Policy the agent must follow" in request["messages"][1]["content"]
@@ -113,7 +122,7 @@ def test_a_garbage_reply_is_recorded_for_its_conversation_and_the_others_are_lab
     assert result.exit_code == 1, result.output  # a failed review is a failed command, after the others are stored
     assert "1 review(s) failed (recorded; run the same command again to retry them)" in result.output
     assert "reviewed 2 of 3 conversation(s)" in result.output and "1 failed (recorded, retried next time)" in result.output
-    (cid, error, reply_text), = rows(db, "select conversation_id, error, reply_text from reviews where error is not null")
+    ((cid, error, reply_text),) = rows(db, "select conversation_id, error, reply_text from reviews where error is not null")
     assert error.startswith("ReviewReplyError: $: not a JSON object") and reply_text == "I think the agent was fine, overall. 7/10"
     assert rows(db, "select count(*) from review_findings where conversation_id = ?", (cid,)) == [(0,)]
     assert "Reviews that failed" in result.output
@@ -165,8 +174,9 @@ def test_a_second_reviewer_gives_the_agreement_figure(tmp_path: Path, server: Se
     run_id = stored_run(db)
     first, second = server(), server(user_blamer)
 
-    result = review(db, run_id, first.base_url, "--model-option", "reviewer-2.model=judge-b",
-                    "--model-option", f"reviewer-2.base_url={second.base_url}")
+    result = review(
+        db, run_id, first.base_url, "--model-option", "reviewer-2.model=judge-b", "--model-option", f"reviewer-2.base_url={second.base_url}"
+    )
 
     assert result.exit_code == 0, result.output
     assert "(full; reviewers reviewer, reviewer-2)" in result.output
@@ -222,9 +232,12 @@ def test_a_killed_review_resumes_where_it_stopped(tmp_path: Path, server: Server
 
     fake = server(slow_third)
     bench = Path(sys.executable).with_name("bench")
-    process = subprocess.Popen([str(bench), "review", run_id, "--db", str(db), "--reviewer-model", "judge-a",
-                                "--reviewer-base-url", fake.base_url, "--concurrency", "1"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [str(bench), "review", run_id, "--db", str(db), "--reviewer-model", "judge-a", "--reviewer-base-url", fake.base_url, "--concurrency", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         for _ in range(600):  # until the third request has arrived: the first two reviews are stored by then
             if len(fake.completions) >= 3:
@@ -305,5 +318,4 @@ def test_a_critical_user_error_found_by_the_review_sets_the_attribution(tmp_path
     # a new review that finds no user error gives the conversations back to the agent
     cleared = review(db, run_id, server().base_url, "--redo")
     assert cleared.exit_code == 0
-    assert rows(db, "select distinct attribution, json_extract(attribution_evidence, '$.source') from conversations") == [
-        ("agent", "review")]
+    assert rows(db, "select distinct attribution, json_extract(attribution_evidence, '$.source') from conversations") == [("agent", "review")]

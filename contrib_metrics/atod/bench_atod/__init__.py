@@ -33,9 +33,24 @@ from .reward import GoalCreditRule, GoalsComponent
 from .summary import ComplexitySection
 
 __all__ = [
-    "ComplexitySection", "DialogueQuality", "EdgeScores", "GoalCompletion", "GoalCounts", "GoalCreditRule",
-    "GoalsComponent", "ImportSummary", "MemoryRecall", "Proactivity", "TurnQuality", "TurnsToCompletion",
-    "annotated_edges", "dependency_f1", "dependency_scores", "goal_counts", "import_dialogues", "pooled",
+    "ComplexitySection",
+    "DialogueQuality",
+    "EdgeScores",
+    "GoalCompletion",
+    "GoalCounts",
+    "GoalCreditRule",
+    "GoalsComponent",
+    "ImportSummary",
+    "MemoryRecall",
+    "Proactivity",
+    "TurnQuality",
+    "TurnsToCompletion",
+    "annotated_edges",
+    "dependency_f1",
+    "dependency_scores",
+    "goal_counts",
+    "import_dialogues",
+    "pooled",
     "read_dialogues",
 ]
 
@@ -80,14 +95,17 @@ def model_configs(options: tuple[str, ...]) -> dict[str, ModelConfig]:
 @click.command(name="atod-dialogues")
 @click.argument("dialogues_file", type=click.Path(dir_okay=False, exists=True))
 @plugin_option
-@click.option("--model-option", "model_options", multiple=True, metavar="ROLE.KEY=VALUE",
-              help="A model role for the metrics, e.g. atod-judge.model=NAME (default: the deterministic judge).")
+@click.option(
+    "--model-option",
+    "model_options",
+    multiple=True,
+    metavar="ROLE.KEY=VALUE",
+    help="A model role for the metrics, e.g. atod-judge.model=NAME (default: the deterministic judge).",
+)
 @click.option("--cache/--no-cache", default=False, show_default=True, help="Reuse identical model replies from the store.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table", show_default=True,
-              help="Report format.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table", show_default=True, help="Report format.")
 @db_option
-def import_atod(dialogues_file: str, plugins: tuple[str, ...], model_options: tuple[str, ...], cache: bool, fmt: str,
-                db_path: str) -> None:
+def import_atod(dialogues_file: str, plugins: tuple[str, ...], model_options: tuple[str, ...], cache: bool, fmt: str, db_path: str) -> None:
     """Store ATOD's annotated dialogues (its released JSON, unchanged) as a run and score them with the loaded metrics."""
     selected = checked_plugins(list(plugins) or None, lambda text: click.echo(text, err=True))
     summary = import_dialogues(Path(dialogues_file), db_path, plugins=selected, models=model_configs(model_options), cache=cache)

@@ -15,17 +15,130 @@ from bench_kernel import AssistantMessage, Goal, Message, ToolMessage, UserMessa
 
 from .tracking import NOT_MENTIONED, Change, Lifecycle, is_utterance
 
-STOPWORDS = frozenset([
-    "a", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
-    "from", "had", "has", "have", "he", "her", "here", "him", "his", "how", "i", "if", "in", "into", "is", "it",
-    "its", "just", "me", "my", "no", "not", "now", "of", "off", "ok", "okay", "on", "one", "or", "our", "out",
-    "please", "she", "so", "some", "than", "thank", "thanks", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "why", "will", "with", "would", "yes", "you", "your", "also", "about", "after", "again",
-    "all", "am", "before", "being", "both", "each", "few", "more", "most", "other", "own", "same", "should", "such",
-    "only", "over", "under", "until", "want", "need", "like", "get", "got", "let", "lets", "make", "sure", "know",
-    "see",
-])
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "here",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "my",
+        "no",
+        "not",
+        "now",
+        "of",
+        "off",
+        "ok",
+        "okay",
+        "on",
+        "one",
+        "or",
+        "our",
+        "out",
+        "please",
+        "she",
+        "so",
+        "some",
+        "than",
+        "thank",
+        "thanks",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "too",
+        "up",
+        "us",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yes",
+        "you",
+        "your",
+        "also",
+        "about",
+        "after",
+        "again",
+        "all",
+        "am",
+        "before",
+        "being",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "own",
+        "same",
+        "should",
+        "such",
+        "only",
+        "over",
+        "under",
+        "until",
+        "want",
+        "need",
+        "like",
+        "get",
+        "got",
+        "let",
+        "lets",
+        "make",
+        "sure",
+        "know",
+        "see",
+    ]
+)
 WORD = re.compile(r"[a-z0-9]+")
 CONTEXT_UTTERANCES = 8
 """Utterances of context a judge sees before the judged one (ATOD's judges see the last 8)."""
@@ -103,8 +216,10 @@ class Dialogue:
         for change in self.changes:
             if change.status != NOT_MENTIONED:
                 last[(change.turn, change.goal_id)] = change
-        return [Query(goal=self.goal(c.goal_id), status=c.status, change_index=c.message_index,
-                      reply_index=self.next_agent_utterance(c.message_index)) for c in last.values()]
+        return [
+            Query(goal=self.goal(c.goal_id), status=c.status, change_index=c.message_index, reply_index=self.next_agent_utterance(c.message_index))
+            for c in last.values()
+        ]
 
     def proactive_turns(self) -> list[ProactiveTurn]:
         """Agent utterances reporting a change of a goal tracked before, whose words the user's last utterance did not use."""
@@ -125,8 +240,11 @@ class Dialogue:
 
     def context(self, upto: int, size: int = CONTEXT_UTTERANCES) -> list[tuple[str, str]]:
         """The last `size` utterances up to and including an index, as (speaker, text)."""
-        said = [(("USER" if isinstance(self.messages[i], UserMessage) else "SYSTEM"), self.text(i))
-                for i in range(0, min(upto + 1, len(self.messages))) if is_utterance(self.messages[i])]
+        said = [
+            (("USER" if isinstance(self.messages[i], UserMessage) else "SYSTEM"), self.text(i))
+            for i in range(0, min(upto + 1, len(self.messages)))
+            if is_utterance(self.messages[i])
+        ]
         return said[-size:]
 
     def state_at(self, index: int) -> dict[str, str]:

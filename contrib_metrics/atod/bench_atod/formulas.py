@@ -72,8 +72,10 @@ def goal_counts(outcomes: Sequence[Outcome]) -> GoalCounts:
         goals=len(outcomes),
         completed=sum(o.final_status == "completed" for o in outcomes),
         failed=sum(o.final_status == "failed" for o in outcomes),
-        ntc_turns=sum(t for _, t in turns), ntc_goals=len(turns),
-        ntc_completed_turns=sum(done), ntc_completed_goals=len(done),
+        ntc_turns=sum(t for _, t in turns),
+        ntc_goals=len(turns),
+        ntc_completed_turns=sum(done),
+        ntc_completed_goals=len(done),
     )
 
 

@@ -60,8 +60,20 @@ from .reward import COMPONENT, GoalCreditRule, GoalsComponent
 
 COMPLEXITY = ("medium", "complex")
 SPEAKERS = {"USER": UserMessage, "SYSTEM": AssistantMessage}
-GOAL_FIELDS = ("id", "domain", "intent", "content", "core_content", "dependencies", "slots", "slot_values", "status",
-               "status_history", "first_mentioned_turn", "completion_turn")
+GOAL_FIELDS = (
+    "id",
+    "domain",
+    "intent",
+    "content",
+    "core_content",
+    "dependencies",
+    "slots",
+    "slot_values",
+    "status",
+    "status_history",
+    "first_mentioned_turn",
+    "completion_turn",
+)
 REQUIRED_GOAL = ("id", "domain", "intent", "content", "core_content", "status", "dependencies")
 
 
@@ -133,10 +145,17 @@ class _Reader:
         if not turns:
             raise self.fail(f"{where}.turns", "a dialogue needs at least one turn")
         messages, events = self.turns(turns, goals, f"{where}.turns")
-        attributes = {"complexity": complexity, "goals": str(len(goals)),
-                      **{f"atod_{k}": str(v).lower() for k, v in metadata.items() if isinstance(v, bool)}}
-        task = Task(id=dialogue_id, user_scenario=UserScenario(instructions="\n".join(g.content for g in goals)),
-                    attributes=attributes, extensions={"goals": goals})
+        attributes = {
+            "complexity": complexity,
+            "goals": str(len(goals)),
+            **{f"atod_{k}": str(v).lower() for k, v in metadata.items() if isinstance(v, bool)},
+        }
+        task = Task(
+            id=dialogue_id,
+            user_scenario=UserScenario(instructions="\n".join(g.content for g in goals)),
+            attributes=attributes,
+            extensions={"goals": goals},
+        )
         return ImportedDialogue(task=task, messages=messages, events=events)
 
     def goal(self, raw: Any, where: str) -> Goal:
@@ -163,8 +182,11 @@ class _Reader:
                 raise self.fail(f"{at}.goal_status_changes", "expected a list")
             for j, change in enumerate(changes):
                 goal_id, new = self.change(change, f"{at}.goal_status_changes[{j}]")
-                events.emit(GoalStatusChange(goal_id=goal_id, status=new, previous_status=status.get(goal_id, "not_mentioned")),
-                            source="atod-import", message_index=i)
+                events.emit(
+                    GoalStatusChange(goal_id=goal_id, status=new, previous_status=status.get(goal_id, "not_mentioned")),
+                    source="atod-import",
+                    message_index=i,
+                )
                 status[goal_id] = new
         return messages, events
 
@@ -191,8 +213,9 @@ def _empty_environment() -> tuple[Environment, GoldReplay]:
     return env, GoldReplay(agent_hash=agent_hash, user_hash=None, action_errors=[], assertion_checks=[])
 
 
-def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None,
-                     models: Mapping[str, ModelConfig] | None = None, cache: bool = False) -> ImportSummary:
+def import_dialogues(
+    path: Path, store_path: Path | str, *, plugins: PluginSet | None = None, models: Mapping[str, ModelConfig] | None = None, cache: bool = False
+) -> ImportSummary:
     """Store every dialogue of an ATOD file as a conversation of an imported run and score it with the loaded metrics.
 
     `models` configures model roles for the metrics (e.g. atod-judge); their calls are ledgered against each conversation.
@@ -201,8 +224,17 @@ def import_dialogues(path: Path, store_path: Path | str, *, plugins: PluginSet |
     plugins = plugins or get_plugin_manager()
     registry = collect(plugins)
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
-    config = {"imported_from": str(path), "format": "atod-dialogues", "tasks_file": str(path), "agent": "imported", "user": "imported",
-              "mode": "default", "trials": 1, "seed": 0, "models": {role: unstructure(c) for role, c in (models or {}).items()}}
+    config = {
+        "imported_from": str(path),
+        "format": "atod-dialogues",
+        "tasks_file": str(path),
+        "agent": "imported",
+        "user": "imported",
+        "mode": "default",
+        "trials": 1,
+        "seed": 0,
+        "models": {role: unstructure(c) for role, c in (models or {}).items()},
+    }
     config_hash = hashlib.sha256(canonical_json(config).encode()).hexdigest()
     run_id = "atod-" + hashlib.sha256(path.read_bytes() + config_hash.encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
@@ -229,8 +261,9 @@ def _hub(registry: Registry, store: Store, models: Mapping[str, ModelConfig] | N
     return ModelHub(configs=dict(models), backends=registry.components.get("model", {}), store=store, use_cache=cache)
 
 
-async def _store_all(store: Store, run_id: str, dialogues: Sequence[ImportedDialogue], metrics: list[tuple[str, Metric]],
-                     hub: ModelHub | None) -> None:
+async def _store_all(
+    store: Store, run_id: str, dialogues: Sequence[ImportedDialogue], metrics: list[tuple[str, Metric]], hub: ModelHub | None
+) -> None:
     """Score and store the dialogues on one event loop (model clients live on the loop that made them)."""
     try:
         if hub is not None:
@@ -243,19 +276,31 @@ async def _store_all(store: Store, run_id: str, dialogues: Sequence[ImportedDial
             await hub.aclose()
 
 
-async def _store_dialogue(store: Store, run_id: str, dialogue: ImportedDialogue, metrics: list[tuple[str, Metric]],
-                          models: ConversationModels | None) -> None:
+async def _store_dialogue(
+    store: Store, run_id: str, dialogue: ImportedDialogue, metrics: list[tuple[str, Metric]], models: ConversationModels | None
+) -> None:
     env, gold = _empty_environment()
     termination = TerminationReason.USER_STOP
-    context = RewardContext(task=dialogue.task, messages=dialogue.messages, termination=termination, final_env=env, gold=gold,
-                            events=dialogue.events)
+    context = RewardContext(task=dialogue.task, messages=dialogue.messages, termination=termination, final_env=env, gold=gold, events=dialogue.events)
     goals = await GoalsComponent().score(context)
     reward_info = GoalCreditRule().combine([COMPONENT], [goals], termination, {})
     now = utc_now()
     result = ConversationResult(
-        run_id=run_id, arm="agent", task_id=dialogue.task.id, trial=0, seed=0, agent="imported", user="imported",
-        termination_reason=termination, messages=dialogue.messages, reward_info=reward_info, started_utc=now, ended_utc=now,
-        duration_ms=0, events=dialogue.events.events, attributes=dict(dialogue.task.attributes),
+        run_id=run_id,
+        arm="agent",
+        task_id=dialogue.task.id,
+        trial=0,
+        seed=0,
+        agent="imported",
+        user="imported",
+        termination_reason=termination,
+        messages=dialogue.messages,
+        reward_info=reward_info,
+        started_utc=now,
+        ended_utc=now,
+        duration_ms=0,
+        events=dialogue.events.events,
+        attributes=dict(dialogue.task.attributes),
     )
     values, rows = await score_metrics(metrics, result, MetricInputs(dialogue.task, dialogue.events, env, gold, models))
     store.save_conversation(result, [*component_values(result), *values], plugin_rows=rows)

@@ -22,10 +22,42 @@ from .dialogue import Dialogue, ProactiveTurn, Query, content_words, goal_words
 ROLE = "atod-judge"
 STATUS_CUES: Mapping[str, tuple[str, ...]] = {
     "pending": ("pending", "processing", "in progress", "waiting", "awaiting", "submitted", "not yet confirmed", "being confirmed"),
-    "completed": ("confirmed", "complete", "completed", "done", "booked", "reserved", "paid", "successful", "success", "all set",
-                  "scheduled", "set up", "finished", "went through", "is here", "here is", "here are", "found"),
-    "failed": ("failed", "unable", "could not", "couldn't", "cannot", "can't", "unavailable", "declined", "not possible",
-               "was rejected", "did not go through", "didn't go through", "no longer available", "sold out"),
+    "completed": (
+        "confirmed",
+        "complete",
+        "completed",
+        "done",
+        "booked",
+        "reserved",
+        "paid",
+        "successful",
+        "success",
+        "all set",
+        "scheduled",
+        "set up",
+        "finished",
+        "went through",
+        "is here",
+        "here is",
+        "here are",
+        "found",
+    ),
+    "failed": (
+        "failed",
+        "unable",
+        "could not",
+        "couldn't",
+        "cannot",
+        "can't",
+        "unavailable",
+        "declined",
+        "not possible",
+        "was rejected",
+        "did not go through",
+        "didn't go through",
+        "no longer available",
+        "sold out",
+    ),
 }
 LONG_REPLY_WORDS = 120
 
@@ -110,8 +142,11 @@ class RuleJudge:
         """1 plus: up to 2 for the share of raised goals the agent named after they were raised, 1 for no verbatim
         repeats, 1 for ending by a stop."""
         d = self.dialogue
-        raised = [(d.goal(g), next(c.message_index or 0 for c in life.changes if c.status != "not_mentioned"))
-                  for g, life in d.lives.items() if life.first_mentioned_turn is not None]
+        raised = [
+            (d.goal(g), next(c.message_index or 0 for c in life.changes if c.status != "not_mentioned"))
+            for g, life in d.lives.items()
+            if life.first_mentioned_turn is not None
+        ]
         addressed = sum(any(self.mentions(i, goal) for i in d.agent_utterances() if i >= start) for goal, start in raised)
         share = addressed / len(raised) if raised else 1.0
         texts = [" ".join(d.text(i).lower().split()) for i in d.agent_utterances()]
@@ -120,8 +155,10 @@ class RuleJudge:
         return 1 + int(2 * share + 0.5) + no_repeats + stopped  # half rounds up
 
 
-SYSTEM_PROMPT = ("You grade one conversation between a customer (USER) and a service assistant (SYSTEM) in which the "
-                 "customer pursues several goals. Answer with one JSON object and nothing else.")
+SYSTEM_PROMPT = (
+    "You grade one conversation between a customer (USER) and a service assistant (SYSTEM) in which the "
+    "customer pursues several goals. Answer with one JSON object and nothing else."
+)
 
 
 def _transcript(lines: list[tuple[str, str]]) -> str:
@@ -137,8 +174,11 @@ class ModelJudgement:
 
     async def ask(self, question: str, keys: tuple[str, ...]) -> dict[str, int]:
         """One call; the reply's JSON object must give an integer (or yes/no) for every key."""
-        request = ChatRequest(messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}],
-                              sampling={"temperature": 0.0}, seed=self.context.result.seed)
+        request = ChatRequest(
+            messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}],
+            sampling={"temperature": 0.0},
+            seed=self.context.result.seed,
+        )
         reply = await self.context.complete(request, role=ROLE)
         return read_reply(reply.content or "", keys)
 
@@ -146,37 +186,45 @@ class ModelJudgement:
         """Does the reply after the change show the goal's true current status?"""
         if query.reply_index is None:
             return False
-        question = (f"Recent conversation:\n{_transcript(self.dialogue.context(query.reply_index))}\n\n"
-                    f"Goal: {query.goal.content}\nIts true status now: {query.status}\n"
-                    "Does the SYSTEM's last message show that it knows this goal's current status (it names or clearly "
-                    'refers to the goal and says nothing that contradicts the status)? Reply {"match": 1} or {"match": 0}.')
+        question = (
+            f"Recent conversation:\n{_transcript(self.dialogue.context(query.reply_index))}\n\n"
+            f"Goal: {query.goal.content}\nIts true status now: {query.status}\n"
+            "Does the SYSTEM's last message show that it knows this goal's current status (it names or clearly "
+            'refers to the goal and says nothing that contradicts the status)? Reply {"match": 1} or {"match": 0}.'
+        )
         return bool((await self.ask(question, ("match",)))["match"])
 
     async def proactive(self, turn: ProactiveTurn) -> tuple[bool, bool]:
         """Was the unprompted update backed by what the SYSTEM knew, and did it help the customer?"""
-        question = (f"Recent conversation:\n{_transcript(self.dialogue.context(turn.index))}\n\n"
-                    f"In its last message the SYSTEM moved this goal to status {turn.status!r} without being asked: "
-                    f"{turn.goal.content}\n"
-                    "grounded: 1 if the update rests on something the SYSTEM actually checked or was told, else 0. "
-                    "beneficial: 1 if raising it then helped the customer reach their goals, else 0. "
-                    'Reply {"grounded": 0 or 1, "beneficial": 0 or 1}.')
+        question = (
+            f"Recent conversation:\n{_transcript(self.dialogue.context(turn.index))}\n\n"
+            f"In its last message the SYSTEM moved this goal to status {turn.status!r} without being asked: "
+            f"{turn.goal.content}\n"
+            "grounded: 1 if the update rests on something the SYSTEM actually checked or was told, else 0. "
+            "beneficial: 1 if raising it then helped the customer reach their goals, else 0. "
+            'Reply {"grounded": 0 or 1, "beneficial": 0 or 1}.'
+        )
         found = await self.ask(question, ("grounded", "beneficial"))
         return bool(found["grounded"]), bool(found["beneficial"])
 
     async def turn_quality(self, index: int) -> int:
         """1-5 for one SYSTEM message in context."""
-        question = (f"Recent conversation:\n{_transcript(self.dialogue.context(index))}\n\n"
-                    f"Goal statuses now: {json.dumps(self.dialogue.state_at(index))}\n"
-                    "Rate the SYSTEM's last message from 1 (irrelevant or wrong) to 5 (relevant, correct and helpful). "
-                    'Reply {"turn_quality": N}.')
+        question = (
+            f"Recent conversation:\n{_transcript(self.dialogue.context(index))}\n\n"
+            f"Goal statuses now: {json.dumps(self.dialogue.state_at(index))}\n"
+            "Rate the SYSTEM's last message from 1 (irrelevant or wrong) to 5 (relevant, correct and helpful). "
+            'Reply {"turn_quality": N}.'
+        )
         return _clamped((await self.ask(question, ("turn_quality",)))["turn_quality"])
 
     async def dialogue_quality(self) -> int:
         """1-5 coherence of the whole conversation."""
         lines = self.dialogue.context(len(self.dialogue.messages), size=len(self.dialogue.messages))
-        question = (f"Conversation:\n{_transcript(lines)}\n\n"
-                    "Rate how coherent the whole conversation is, from 1 (disjointed, goals lost) to 5 (every goal "
-                    'followed through in a sensible order). Reply {"dialogue_quality": N}.')
+        question = (
+            f"Conversation:\n{_transcript(lines)}\n\n"
+            "Rate how coherent the whole conversation is, from 1 (disjointed, goals lost) to 5 (every goal "
+            'followed through in a sensible order). Reply {"dialogue_quality": N}.'
+        )
         return _clamped((await self.ask(question, ("dialogue_quality",)))["dialogue_quality"])
 
 

@@ -42,17 +42,23 @@ class GoalCompletion(Metric):
         d = dialogue_of(context)
         outcomes = event_outcomes(d.lives)
         counts = goal_counts(outcomes)
-        values: dict[str, float | None] = {"": counts.dgcr, "completed": float(counts.completed), "decided": float(counts.decided),
-                                           "goals": float(counts.goals)}
+        values: dict[str, float | None] = {
+            "": counts.dgcr,
+            "completed": float(counts.completed),
+            "decided": float(counts.decided),
+            "goals": float(counts.goals),
+        }
         unknown = sorted({c.goal_id for c in event_changes(context.events, context.messages)} - {g.id for g in d.goals})
-        details: dict[str, Any] = {"": {"counts": counts.as_dict(), "final": {o.goal_id: o.final_status for o in outcomes},
-                                        "ignored_goal_ids": unknown}}
+        details: dict[str, Any] = {
+            "": {"counts": counts.as_dict(), "final": {o.goal_id: o.final_status for o in outcomes}, "ignored_goal_ids": unknown}
+        }
         _add_annotated(values, details, d.goals, lambda gold: gold.dgcr)
         return MetricResult(values=values, details=details)
 
 
-def _add_annotated(values: dict[str, float | None], details: dict[str, Any], goals: Sequence[Goal],
-                   figure: Callable[[GoalCounts], float | None]) -> None:
+def _add_annotated(
+    values: dict[str, float | None], details: dict[str, Any], goals: Sequence[Goal], figure: Callable[[GoalCounts], float | None]
+) -> None:
     """The same figure from the gold lifecycle, beside the evented one, when the goals carry one (imported dialogues)."""
     if is_annotated(goals):
         gold = goal_counts(annotated_outcomes(goals))
@@ -95,8 +101,10 @@ class MemoryRecall(Metric):
         rows = [{"goal": q.goal.id, "status": q.status, "reply_index": q.reply_index, "match": m} for q, m in zip(queries, matches, strict=True)]
         matched = sum(matches)
         value = matched / len(rows) if rows else None
-        return MetricResult(values={"": value, "queries": float(len(rows))},
-                            details={"": {"judge": judged_by, "matched": matched, "queries": len(rows), "items": rows}})
+        return MetricResult(
+            values={"": value, "queries": float(len(rows))},
+            details={"": {"judge": judged_by, "matched": matched, "queries": len(rows), "items": rows}},
+        )
 
 
 @attrs.define(kw_only=True)
@@ -117,8 +125,10 @@ class Proactivity(Metric):
             effective += grounded and beneficial
             rows.append({"goal": turn.goal.id, "status": turn.status, "index": turn.index, "grounded": grounded, "beneficial": beneficial})
         value = effective / len(rows) if rows else None
-        return MetricResult(values={"": value, "turns": float(len(rows))},
-                            details={"": {"judge": judged_by, "effective": effective, "turns": len(rows), "items": rows}})
+        return MetricResult(
+            values={"": value, "turns": float(len(rows))},
+            details={"": {"judge": judged_by, "effective": effective, "turns": len(rows), "items": rows}},
+        )
 
 
 @attrs.define(kw_only=True)

@@ -77,8 +77,9 @@ class GoalCreditRule(CombinationRule):
         if over not in OVER:
             raise ConfigError(f"goal-credit params.over must be one of {', '.join(OVER)}, got {over!r}")
 
-    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
-                params: Mapping[str, Any]) -> RewardInfo:
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
         """credited goals / counted goals (0 with a note when there is none to count)."""
         kept = [c for c in components if c.component in basis]
         goals = next((c for c in kept if c.component == COMPONENT), None)

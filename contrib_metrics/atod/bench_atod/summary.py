@@ -38,12 +38,14 @@ def _counts_ratio(top: str, bottom: str) -> Pool:
     def pooled(rows: Sequence[Row]) -> float | None:
         counts = [r[1].get("counts", {}) for r in rows]
         return _ratio(sum(c.get(top, 0) for c in counts), sum(c.get(bottom, 0) for c in counts))
+
     return pooled
 
 
 def _items_ratio(top: str, bottom: str) -> Pool:
     def pooled(rows: Sequence[Row]) -> float | None:
         return _ratio(sum(r[1].get(top, 0) for r in rows), sum(r[1].get(bottom, 0) for r in rows))
+
     return pooled
 
 
@@ -76,8 +78,13 @@ FIGURES = (
     Figure(label="dGCR", metric="dgcr", stored="dgcr", pool=_pooled_dgcr, published=(0.967, 0.930)),
     Figure(label="dGCR annotated", metric="dgcr", stored="dgcr.annotated", pool=_pooled_dgcr),
     Figure(label="NTC", metric="ntc", stored="ntc", pool=_counts_ratio("ntc_turns", "ntc_goals"), published=(7.04, 10.50)),
-    Figure(label="NTC completed only", metric="ntc", stored="ntc.completed_only", pool_from="ntc",
-           pool=_counts_ratio("ntc_completed_turns", "ntc_completed_goals")),
+    Figure(
+        label="NTC completed only",
+        metric="ntc",
+        stored="ntc.completed_only",
+        pool_from="ntc",
+        pool=_counts_ratio("ntc_completed_turns", "ntc_completed_goals"),
+    ),
     Figure(label="NTC annotated", metric="ntc", stored="ntc.annotated", pool=_counts_ratio("ntc_turns", "ntc_goals")),
     Figure(label="MRA", metric="mra", stored="mra", pool=_items_ratio("matched", "queries"), published=(0.913, 0.743)),
     Figure(label="PE", metric="pe", stored="pe", pool=_items_ratio("effective", "turns"), published=(0.619, 0.586)),
@@ -125,8 +132,7 @@ def compute(view: RunView, figure: Figure, by_class: Mapping[str, str], arm: str
     for group in sorted(set(grouped) | {ALL}, key=lambda g: (g != ALL, g)):
         rows = grouped.get(group, [])
         micro = figure.pool(pooled_rows.get(group, [])) if figure.pool is not None else None
-        out[group] = Computed(micro=micro, per_conversation=_mean([r[0] for r in rows]),
-                              conversations=sum(r[0] is not None for r in rows))
+        out[group] = Computed(micro=micro, per_conversation=_mean([r[0] for r in rows]), conversations=sum(r[0] is not None for r in rows))
     return out
 
 
@@ -165,13 +171,22 @@ class ComplexitySection(ReportSection):
             rows.append([figure.label, "per conversation", *(_cell(found.get(g, empty).per_conversation) for g in columns)])
             rows.append([figure.label, "conversations", *(found.get(g, empty).conversations for g in columns)])
         published = [[f.label, *f.published] for f in FIGURES if f.published is not None]
-        return Section(title=self.title, tables=[
-            SectionTable(headers=["figure", "averaging", *columns], rows=rows),
-            SectionTable(title="ATOD's published averages (Table 4; Claude-3.7 judge, its own dialogues)",
-                         headers=["figure", "medium", "complex"], rows=published)],
-            notes=["micro: pooled over goals (dGCR, NTC), queries (MRA), proactive turns (PE) or agent turns (turn quality); "
-                   "per conversation: the mean of each conversation's value, conversations without one left out (ATOD's way for "
-                   "MRA, PE and quality); ATOD reports dGCR and NTC micro.",
-                   "NTC counts utterances (both speakers) from a goal's first mention to its completion or failure; "
-                   "tool steps share the turn of the agent reply after them.",
-                   "baseline: the run's do-nothing conversations (every class), scored the same way."])
+        return Section(
+            title=self.title,
+            tables=[
+                SectionTable(headers=["figure", "averaging", *columns], rows=rows),
+                SectionTable(
+                    title="ATOD's published averages (Table 4; Claude-3.7 judge, its own dialogues)",
+                    headers=["figure", "medium", "complex"],
+                    rows=published,
+                ),
+            ],
+            notes=[
+                "micro: pooled over goals (dGCR, NTC), queries (MRA), proactive turns (PE) or agent turns (turn quality); "
+                "per conversation: the mean of each conversation's value, conversations without one left out (ATOD's way for "
+                "MRA, PE and quality); ATOD reports dGCR and NTC micro.",
+                "NTC counts utterances (both speakers) from a goal's first mention to its completion or failure; "
+                "tool steps share the turn of the agent reply after them.",
+                "baseline: the run's do-nothing conversations (every class), scored the same way.",
+            ],
+        )

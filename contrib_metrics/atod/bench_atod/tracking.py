@@ -86,8 +86,15 @@ def event_changes(events: EventLog, messages: Sequence[Message]) -> list[Change]
     turns = utterance_turns(messages)
     found = []
     for event, change in events.typed(GoalStatusChange):
-        found.append(Change(goal_id=change.goal_id, status=change.status.lower(), message_index=event.message_index,
-                            turn=turn_of(turns, event.message_index), source=event.source))
+        found.append(
+            Change(
+                goal_id=change.goal_id,
+                status=change.status.lower(),
+                message_index=event.message_index,
+                turn=turn_of(turns, event.message_index),
+                source=event.source,
+            )
+        )
     return found
 
 
@@ -112,8 +119,10 @@ class Outcome:
 
 def event_outcomes(lives: dict[str, Lifecycle]) -> list[Outcome]:
     """Each goal's outcome from its recorded lifecycle."""
-    return [Outcome(goal_id=life.goal_id, final_status=life.final_status, first_mentioned_turn=life.first_mentioned_turn,
-                    end_turn=life.end_turn) for life in lives.values()]
+    return [
+        Outcome(goal_id=life.goal_id, final_status=life.final_status, first_mentioned_turn=life.first_mentioned_turn, end_turn=life.end_turn)
+        for life in lives.values()
+    ]
 
 
 def annotated_outcomes(goals: Sequence[Goal]) -> list[Outcome]:

@@ -38,8 +38,7 @@ def goal(goal_id: str, content: str, *, deps: Sequence[str] = (), slots: dict[st
 
 def task(goals: Sequence[Goal], complexity: str = "medium") -> Task:
     """A multi-goal task."""
-    return Task(id="t", user_scenario=UserScenario(instructions="demo"), attributes={"complexity": complexity},
-                extensions={"goals": list(goals)})
+    return Task(id="t", user_scenario=UserScenario(instructions="demo"), attributes={"complexity": complexity}, extensions={"goals": list(goals)})
 
 
 def events(*changes: tuple[int | None, str, str]) -> EventLog:
@@ -50,13 +49,27 @@ def events(*changes: tuple[int | None, str, str]) -> EventLog:
     return log
 
 
-def context(messages: Sequence[Message], log: EventLog, the_task: Task, *, models: Any = None,
-            termination: TerminationReason = TerminationReason.USER_STOP) -> MetricContext:
+def context(
+    messages: Sequence[Message], log: EventLog, the_task: Task, *, models: Any = None, termination: TerminationReason = TerminationReason.USER_STOP
+) -> MetricContext:
     """A metric context over a hand-built conversation (empty database)."""
     env = Environment(agent_tools=NoTools(State(tables={})))
-    result = ConversationResult(run_id="r", arm="agent", task_id=the_task.id, trial=0, seed=7, agent="a", user="u",
-                                termination_reason=termination, messages=list(messages), reward_info=None,
-                                started_utc="", ended_utc="", duration_ms=0, attributes=dict(the_task.attributes))
+    result = ConversationResult(
+        run_id="r",
+        arm="agent",
+        task_id=the_task.id,
+        trial=0,
+        seed=7,
+        agent="a",
+        user="u",
+        termination_reason=termination,
+        messages=list(messages),
+        reward_info=None,
+        started_utc="",
+        ended_utc="",
+        duration_ms=0,
+        attributes=dict(the_task.attributes),
+    )
     gold = GoldReplay(agent_hash="", user_hash=None, action_errors=[], assertion_checks=[])
     return MetricContext(task=the_task, result=result, events=log, final_env=env, gold=gold, models=models)
 
@@ -83,7 +96,7 @@ def result(call_id: str, text: str, *, error: bool = False) -> ToolMessage:
 
 def section_figures(output: str) -> dict[tuple[str, str, str], Any]:
     """The atod section's table from a JSON report: (figure, averaging, group) -> value."""
-    document = json.loads(output[output.index("{"):])
+    document = json.loads(output[output.index("{") :])
     [section] = [s for s in document["sections"] if s["plugin"] == "atod" and s["name"] == "atod"]
     table = section["tables"][0]
     groups = table["headers"][2:]

@@ -87,8 +87,7 @@ def advance(env: Environment, position: int, events: EventLog) -> None:
             if record["age"] > CONFIRM_AFTER:
                 record["status"] = "confirmed"
         if record["reported"] != record["status"]:
-            events.emit(GoalStatusChange(goal_id=item, status=GOAL_STATUS[record["status"]], previous_status=record["reported"]),
-                        source="errands")
+            events.emit(GoalStatusChange(goal_id=item, status=GOAL_STATUS[record["status"]], previous_status=record["reported"]), source="errands")
             record["reported"] = record["status"]
         if record["paid"] and not record["paid_reported"]:
             events.emit(GoalStatusChange(goal_id=f"pay_{item}", status="completed", previous_status="open"), source="errands")
@@ -103,8 +102,14 @@ class Errands(Domain):
 
     def load(self, options: DomainOptions) -> DomainData:
         """Two tasks with goals, an empty bookings table."""
-        return DomainData(name=self.name, tasks=read_tasks(TASKS, options), policy="Book, check and pay for the customer.",
-                          agent_toolkit=ErrandTools, agent_state=State.from_records({"bookings": {}}), advance=advance)
+        return DomainData(
+            name=self.name,
+            tasks=read_tasks(TASKS, options),
+            policy="Book, check and pay for the customer.",
+            agent_toolkit=ErrandTools,
+            agent_state=State.from_records({"bookings": {}}),
+            advance=advance,
+        )
 
 
 @attrs.define
@@ -120,8 +125,7 @@ class GoalRaisingSession(UserSession):
         message = await self.inner.respond(incoming)
         if self.spoken == 0:
             for goal in task_goals(self.setup.task):
-                self.setup.events.emit(GoalStatusChange(goal_id=goal.id, status="open", previous_status="not_mentioned"),
-                                       source="goal-user")
+                self.setup.events.emit(GoalStatusChange(goal_id=goal.id, status="open", previous_status="not_mentioned"), source="goal-user")
         self.spoken += 1
         return message
 

@@ -16,23 +16,36 @@ def scored(metric: Any, ctx: Any) -> Any:
     return asyncio.run(metric.score(ctx))
 
 
-GOALS = [goal("hotel", "book a hotel in Rome"), goal("pay", "pay for the hotel", deps=["hotel"]),
-         goal("car", "rent a car"), goal("taxi", "order a taxi"), goal("museum", "buy museum tickets")]
-TRIP = [
-    say("Hi! How can I help you today?"),                   # 0: turn 1
-    user("Book a hotel in Rome, then pay for it."),         # 1: turn 2 (hotel and pay open)
-    call("book_hotel", "c1"),                               # 2: turn 3 (no text: not an utterance)
-    result("c1", "status: pending"),                        # 3: turn 3 (hotel pending)
-    say("Your Rome hotel is pending."),                     # 4: turn 3
-    user("Also rent a car and get me a taxi."),             # 5: turn 4 (car and taxi open)
-    call("rent_car", "c2"),                                 # 6: turn 5
-    result("c2", "no cars left", error=True),               # 7: turn 5 (car failed)
-    say("Sorry, renting the car failed."),                  # 8: turn 5
-    user("Fine. Forget the taxi."),                         # 9: turn 6 (taxi abandoned)
-    say("Your Rome hotel is confirmed."),                   # 10: turn 7 (hotel completed)
+GOALS = [
+    goal("hotel", "book a hotel in Rome"),
+    goal("pay", "pay for the hotel", deps=["hotel"]),
+    goal("car", "rent a car"),
+    goal("taxi", "order a taxi"),
+    goal("museum", "buy museum tickets"),
 ]
-TRIP_EVENTS = [(1, "hotel", "open"), (1, "pay", "open"), (3, "hotel", "pending"), (5, "car", "open"), (5, "taxi", "open"),
-               (7, "car", "failed"), (9, "taxi", "abandoned"), (10, "hotel", "completed")]
+TRIP = [
+    say("Hi! How can I help you today?"),  # 0: turn 1
+    user("Book a hotel in Rome, then pay for it."),  # 1: turn 2 (hotel and pay open)
+    call("book_hotel", "c1"),  # 2: turn 3 (no text: not an utterance)
+    result("c1", "status: pending"),  # 3: turn 3 (hotel pending)
+    say("Your Rome hotel is pending."),  # 4: turn 3
+    user("Also rent a car and get me a taxi."),  # 5: turn 4 (car and taxi open)
+    call("rent_car", "c2"),  # 6: turn 5
+    result("c2", "no cars left", error=True),  # 7: turn 5 (car failed)
+    say("Sorry, renting the car failed."),  # 8: turn 5
+    user("Fine. Forget the taxi."),  # 9: turn 6 (taxi abandoned)
+    say("Your Rome hotel is confirmed."),  # 10: turn 7 (hotel completed)
+]
+TRIP_EVENTS = [
+    (1, "hotel", "open"),
+    (1, "pay", "open"),
+    (3, "hotel", "pending"),
+    (5, "car", "open"),
+    (5, "taxi", "open"),
+    (7, "car", "failed"),
+    (9, "taxi", "abandoned"),
+    (10, "hotel", "completed"),
+]
 
 
 def test_turns_count_utterances_of_both_speakers_and_tool_steps_take_the_next_utterances_turn() -> None:
@@ -47,8 +60,7 @@ def test_dgcr_and_ntc_of_a_trip_with_a_failed_an_abandoned_a_blocked_and_an_unme
     # completed: hotel; failed: car; pay stays open (blocked behind the hotel until the end), taxi abandoned, museum never
     # mentioned: all three left out. dGCR = 1 / 2.
     assert dgcr.values[""] == 0.5 and dgcr.values["completed"] == 1 and dgcr.values["decided"] == 2 and dgcr.values["goals"] == 5
-    assert dgcr.details[""]["final"] == {"hotel": "completed", "pay": "open", "car": "failed", "taxi": "abandoned",
-                                         "museum": "not_mentioned"}
+    assert dgcr.details[""]["final"] == {"hotel": "completed", "pay": "open", "car": "failed", "taxi": "abandoned", "museum": "not_mentioned"}
     ntc = scored(TurnsToCompletion(), ctx)
     # hotel: first mentioned turn 2, completed turn 7 -> 5; car: turn 4 to its failure at turn 5 -> 1. Mean 3; completed only 5.
     assert ntc.values[""] == 3.0 and ntc.values["completed_only"] == 5.0
@@ -84,9 +96,18 @@ def test_annotated_outcomes_read_atods_fields_and_a_history_before_the_first_men
 
     goals = [
         goal("a", "x", status="completed", first_mentioned_turn=3, completion_turn=9),
-        goal("b", "y", status="failed", first_mentioned_turn=2,
-             status_history=[StatusEntry(turn=2, status="open"), StatusEntry(turn=4, status="failed"),
-                             StatusEntry(turn=5, status="open"), StatusEntry(turn=8, status="failed")]),
+        goal(
+            "b",
+            "y",
+            status="failed",
+            first_mentioned_turn=2,
+            status_history=[
+                StatusEntry(turn=2, status="open"),
+                StatusEntry(turn=4, status="failed"),
+                StatusEntry(turn=5, status="open"),
+                StatusEntry(turn=8, status="failed"),
+            ],
+        ),
         goal("c", "z", status="completed", first_mentioned_turn=6, completion_turn=4),  # inconsistent data: max(0, -2)
         goal("d", "w", status="pending", first_mentioned_turn=1),
     ]
@@ -107,8 +128,9 @@ def test_pooling_is_micro_over_goals() -> None:
 
 
 def test_dependency_f1() -> None:
-    gold = annotated_edges([goal("book", "book a hotel"), goal("pay", "pay the hotel", deps=["book"]),
-                            goal("taxi", "taxi to the hotel", deps=["book"])])
+    gold = annotated_edges(
+        [goal("book", "book a hotel"), goal("pay", "pay the hotel", deps=["book"]), goal("taxi", "taxi to the hotel", deps=["book"])]
+    )
     assert gold == {("book", "pay"), ("book", "taxi")}
     found = {("book", "pay"), ("pay", "taxi")}
     scores = dependency_scores(found, gold)

@@ -21,8 +21,7 @@ FIXTURE = Path(__file__).parent / "data" / "dialogues.json"
 def values(db: Path) -> dict[tuple[str, str], float | None]:
     store = Store(db)
     try:
-        rows = store.db.query("select c.task_id, m.plugin, m.metric, m.value from metric_values m "
-                              "join conversations c on c.id = m.conversation_id")
+        rows = store.db.query("select c.task_id, m.plugin, m.metric, m.value from metric_values m join conversations c on c.id = m.conversation_id")
         return {(r["task_id"], r["metric"] if r["plugin"] != "bench-kernel" else "kernel:" + r["metric"]): r["value"] for r in rows}
     finally:
         store.close()
@@ -30,8 +29,7 @@ def values(db: Path) -> dict[tuple[str, str], float | None]:
 
 def test_the_fixture_imports_and_its_figures_equal_the_hand_computed_ones(tmp_path: Path) -> None:
     db = tmp_path / "atod.db"
-    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--plugin", "atod", "--db", str(db),
-                                                   "--format", "json"])
+    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--plugin", "atod", "--db", str(db), "--format", "json"])
     assert out.exit_code == 0, out.output
     assert "imported 3 dialogues (1 complex, 2 medium)" in out.output
     found = values(db)
@@ -62,6 +60,7 @@ def test_the_fixture_imports_and_its_figures_equal_the_hand_computed_ones(tmp_pa
     assert figures[("NTC", "micro", "complex")] == 3.0 and figures[("NTC", "micro", "medium")] == 5.0
     assert figures[("PE", "per conversation", "all")] == 0.75 and figures[("PE", "micro", "all")] == pytest.approx(2 / 3, abs=1e-4)
 
+
 def test_messages_events_and_tasks_are_stored_at_the_right_places(tmp_path: Path) -> None:
     summary = import_dialogues(FIXTURE, tmp_path / "a.db", plugins=get_plugin_manager(["atod"]))
     assert summary.by_class == {"medium": 2, "complex": 1}
@@ -74,9 +73,11 @@ def test_messages_events_and_tasks_are_stored_at_the_right_places(tmp_path: Path
     finally:
         store.close()
     assert roles == ["user", "assistant"] * 6
-    assert changes[:3] == [(0, {"goal_id": "goal_1", "status": "open", "previous_status": "not_mentioned"}),
-                           (1, {"goal_id": "goal_1", "status": "pending", "previous_status": "open"}),
-                           (2, {"goal_id": "goal_2", "status": "open", "previous_status": "not_mentioned"})]
+    assert changes[:3] == [
+        (0, {"goal_id": "goal_1", "status": "open", "previous_status": "not_mentioned"}),
+        (1, {"goal_id": "goal_1", "status": "pending", "previous_status": "open"}),
+        (2, {"goal_id": "goal_2", "status": "open", "previous_status": "not_mentioned"}),
+    ]
     assert changes[5] == (4, {"goal_id": "goal_1", "status": "open", "previous_status": "failed"})
     assert json.loads(row["attributes_json"])["complexity"] == "complex"
 
@@ -110,23 +111,29 @@ def _set(path: list[Any], value: Any) -> Any:
             del target[path[-1]]
         else:
             target[path[-1]] = value
+
     return edit
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda doc: {"dialogues": doc}, "a JSON array of dialogues, got dict @ $"),
-    (lambda doc: [], "the file holds no dialogue @ $"),
-    (_set([1, "turns", 3, "speaker"], "AGENT"), "must be USER or SYSTEM, got 'AGENT' @ $[1].turns[3].speaker"),
-    (_set([0, "turns", 2, "utterance"], KeyError), "missing required field 'utterance' @ $[0].turns[2]"),
-    (_set([0, "turns", 2, "turn_id"], "3"), "expected int, got str '3' @ $[0].turns[2].turn_id"),
-    (_set([2, "complexity_class"], "hard"), "must be one of medium, complex, got 'hard' @ $[2].complexity_class"),
-    (_set([1, "turns", 5, "goal_status_changes", 0, "new_status"], "done"),
-     "must be one of not_mentioned, open, pending, completed, failed, abandoned, got 'done' @ $[1].turns[5].goal_status_changes[0].new_status"),
-    (_set([0, "goal_list", 1, "core_content"], KeyError), "missing required field 'core_content' @ $[0].goal_list[1]"),
-    (_set([0, "goal_list"], []), "a dialogue needs at least one goal @ $[0].goal_list"),
-    (_set([2, "dialogue_id"], "demo-medium-hotel"), "dialogue id 'demo-medium-hotel' appears twice @ $[2].dialogue_id"),
-    (_set([0, "turns"], {}), "expected list, got dict {} @ $[0].turns"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda doc: {"dialogues": doc}, "a JSON array of dialogues, got dict @ $"),
+        (lambda doc: [], "the file holds no dialogue @ $"),
+        (_set([1, "turns", 3, "speaker"], "AGENT"), "must be USER or SYSTEM, got 'AGENT' @ $[1].turns[3].speaker"),
+        (_set([0, "turns", 2, "utterance"], KeyError), "missing required field 'utterance' @ $[0].turns[2]"),
+        (_set([0, "turns", 2, "turn_id"], "3"), "expected int, got str '3' @ $[0].turns[2].turn_id"),
+        (_set([2, "complexity_class"], "hard"), "must be one of medium, complex, got 'hard' @ $[2].complexity_class"),
+        (
+            _set([1, "turns", 5, "goal_status_changes", 0, "new_status"], "done"),
+            "must be one of not_mentioned, open, pending, completed, failed, abandoned, got 'done' @ $[1].turns[5].goal_status_changes[0].new_status",
+        ),
+        (_set([0, "goal_list", 1, "core_content"], KeyError), "missing required field 'core_content' @ $[0].goal_list[1]"),
+        (_set([0, "goal_list"], []), "a dialogue needs at least one goal @ $[0].goal_list"),
+        (_set([2, "dialogue_id"], "demo-medium-hotel"), "dialogue id 'demo-medium-hotel' appears twice @ $[2].dialogue_id"),
+        (_set([0, "turns"], {}), "expected list, got dict {} @ $[0].turns"),
+    ],
+)
 def test_malformed_files_name_the_file_and_the_json_path(tmp_path: Path, edit: Any, message: str) -> None:
     path = broken(tmp_path, edit)
     with pytest.raises(BenchError) as caught:
@@ -192,10 +199,28 @@ def test_an_offline_import_judged_through_the_atod_judge_role(tmp_path: Path, mo
     monkeypatch.setenv("ATOD_IMPORT_KEY", "sk-atod-import-0123456789")
     db = tmp_path / "j.db"
     with FakeOpenAIServer(world, api_key="sk-atod-import-0123456789") as server:
-        out = CliRunner().invoke(bench_cli(["atod", "openai"]), [
-            "import", "atod-dialogues", str(FIXTURE), "--plugin", "atod", "--plugin", "openai", "--db", str(db),
-            "--model-option", "atod-judge.backend=openai", "--model-option", "atod-judge.model=fake-judge",
-            "--model-option", f"atod-judge.base_url={server.base_url}", "--model-option", "atod-judge.api_key_env=ATOD_IMPORT_KEY"])
+        out = CliRunner().invoke(
+            bench_cli(["atod", "openai"]),
+            [
+                "import",
+                "atod-dialogues",
+                str(FIXTURE),
+                "--plugin",
+                "atod",
+                "--plugin",
+                "openai",
+                "--db",
+                str(db),
+                "--model-option",
+                "atod-judge.backend=openai",
+                "--model-option",
+                "atod-judge.model=fake-judge",
+                "--model-option",
+                f"atod-judge.base_url={server.base_url}",
+                "--model-option",
+                "atod-judge.api_key_env=ATOD_IMPORT_KEY",
+            ],
+        )
     assert out.exit_code == 0, out.output
     found = values(db)
     assert found[("demo-medium-hotel", "mra")] == 1.0 and found[("demo-medium-undecided", "mra")] == 0.0
@@ -212,11 +237,15 @@ def test_an_offline_import_judged_through_the_atod_judge_role(tmp_path: Path, mo
     assert "JudgeReplyError" in errors["dialogue_quality"]
 
 
-@pytest.mark.parametrize(("option", "message"), [
-    ("atod-judge=fake", "expects ROLE.KEY=VALUE"),
-    ("atod-judge.backend=openai", "the atod-judge role needs a model"),
-])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("atod-judge=fake", "expects ROLE.KEY=VALUE"),
+        ("atod-judge.backend=openai", "the atod-judge role needs a model"),
+    ],
+)
 def test_bad_model_options_are_clean_errors(tmp_path: Path, option: str, message: str) -> None:
-    out = CliRunner().invoke(bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--db", str(tmp_path / "x.db"),
-                                                   "--model-option", option])
+    out = CliRunner().invoke(
+        bench_cli(["atod"]), ["import", "atod-dialogues", str(FIXTURE), "--db", str(tmp_path / "x.db"), "--model-option", option]
+    )
     assert out.exit_code != 0 and message in out.output and "Traceback" not in out.output

@@ -13,19 +13,19 @@ from bench_kernel import TerminationReason
 
 GOALS = [goal("hotel", "book a hotel room in Lisbon", slots={"hotel_name": "Casa Azul"}), goal("pay", "pay the deposit", deps=["hotel"])]
 TALK = [
-    say("Hi! How can I help you today?"),                       # 0
-    user("Book a hotel room in Lisbon, please."),               # 1  hotel open
-    call("book_room", "c1"),                                    # 2
-    result("c1", "pending"),                                    # 3  hotel pending
-    say("The Lisbon hotel room is pending confirmation."),      # 4
-    user("I also need to pay the deposit."),                    # 5  pay open
-    say("Noted."),                                              # 6
-    user("What time is it in Tokyo?"),                          # 7
-    call("check_booking", "c2"),                                # 8
-    result("c2", "confirmed"),                                  # 9  hotel completed
-    say("Good news: Casa Azul has confirmed your room."),       # 10
-    user("Great, charge the deposit."),                         # 11
-    say("The deposit failed: your card was declined."),         # 12 pay failed
+    say("Hi! How can I help you today?"),  # 0
+    user("Book a hotel room in Lisbon, please."),  # 1  hotel open
+    call("book_room", "c1"),  # 2
+    result("c1", "pending"),  # 3  hotel pending
+    say("The Lisbon hotel room is pending confirmation."),  # 4
+    user("I also need to pay the deposit."),  # 5  pay open
+    say("Noted."),  # 6
+    user("What time is it in Tokyo?"),  # 7
+    call("check_booking", "c2"),  # 8
+    result("c2", "confirmed"),  # 9  hotel completed
+    say("Good news: Casa Azul has confirmed your room."),  # 10
+    user("Great, charge the deposit."),  # 11
+    say("The deposit failed: your card was declined."),  # 12 pay failed
 ]
 CHANGES = [(1, "hotel", "open"), (3, "hotel", "pending"), (5, "pay", "open"), (9, "hotel", "completed"), (12, "pay", "failed")]
 
@@ -40,8 +40,12 @@ def test_memory_recall_one_query_per_change_judged_on_the_next_agent_utterance()
     # hotel open -> reply 4 names it; hotel pending -> 4 says pending; pay open -> "Noted." does not name the deposit;
     # hotel completed -> 10 names Casa Azul and says confirmed; pay failed -> 12 names the deposit and says failed.
     assert [(i["goal"], i["status"], i["reply_index"], i["match"]) for i in items] == [
-        ("hotel", "open", 4, True), ("hotel", "pending", 4, True), ("pay", "open", 6, False),
-        ("hotel", "completed", 10, True), ("pay", "failed", 12, True)]
+        ("hotel", "open", 4, True),
+        ("hotel", "pending", 4, True),
+        ("pay", "open", 6, False),
+        ("hotel", "completed", 10, True),
+        ("pay", "failed", 12, True),
+    ]
     assert found.values == {"": 0.8, "queries": 5.0} and found.details[""]["judge"] == "rules"
 
 
@@ -105,11 +109,12 @@ def test_quality_penalises_repeats_unbacked_claims_and_an_early_end() -> None:
 
 def test_the_reply_reader_is_tolerant() -> None:
     assert read_reply('{"match": 1}', ("match",)) == {"match": 1}
-    assert read_reply('Sure! ```json\n{"grounded": "yes", "beneficial": false}\n```', ("grounded", "beneficial")) == {
-        "grounded": 1, "beneficial": 0}
+    assert read_reply('Sure! ```json\n{"grounded": "yes", "beneficial": false}\n```', ("grounded", "beneficial")) == {"grounded": 1, "beneficial": 0}
     assert read_reply('{"note": "x"} then {"turn_quality": "4"}', ("turn_quality",)) == {"turn_quality": 4}
     assert read_reply('{"turn_quality": 4.0, "dialogue_quality": 5}', ("turn_quality", "dialogue_quality")) == {
-        "turn_quality": 4, "dialogue_quality": 5}
+        "turn_quality": 4,
+        "dialogue_quality": 5,
+    }
 
 
 @pytest.mark.parametrize("reply", ["", "I think it matches.", '{"match": "perhaps"}', '{"other": 1}', "{not json}"])

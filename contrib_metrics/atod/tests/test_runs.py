@@ -19,8 +19,11 @@ from bench_kernel.testing import FakeOpenAIServer, Reply, cli
 def stored(db: Path, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:
     store = Store(db)
     try:
-        rows = store.db.query("select c.task_id, m.plugin, m.metric, m.value, m.error, m.details_json from metric_values m join "
-                              "conversations c on c.id = m.conversation_id where c.run_id = ? and c.arm = 'agent'", [run_id])
+        rows = store.db.query(
+            "select c.task_id, m.plugin, m.metric, m.value, m.error, m.details_json from metric_values m join "
+            "conversations c on c.id = m.conversation_id where c.run_id = ? and c.arm = 'agent'",
+            [run_id],
+        )
         return {(r["task_id"], r["metric"]): r for r in rows if r["plugin"] in ("atod", "bench-kernel")}
     finally:
         store.close()
@@ -54,7 +57,10 @@ def test_the_oracle_completes_every_goal_the_world_allows_and_the_report_breaks_
     assert found[("hotel_and_car", "reward")]["value"] == pytest.approx(2 / 3)
     checks = json.loads(found[("hotel_and_car", "component.GOALS")]["details_json"])["checks"]
     assert [(c["subject"], c["met"], c["detail"]) for c in checks] == [
-        ("hotel", True, "completed"), ("pay_hotel", True, "completed"), ("car", False, "failed")]
+        ("hotel", True, "completed"),
+        ("pay_hotel", True, "completed"),
+        ("car", False, "failed"),
+    ]
     figures = report(db, run_id)
     assert figures[("dGCR", "micro", "all")] == pytest.approx(4 / 5)
     assert figures[("dGCR", "micro", "medium")] == 1.0 and figures[("dGCR", "micro", "complex")] == pytest.approx(2 / 3, abs=1e-4)

@@ -46,8 +46,11 @@ class ActionSets:
 
     def oracle_actions(self) -> list[Action]:
         """One action per set (the kernel's oracle agent asks for these when a task has no gold actions)."""
-        return [Action(action_id=s.action_id, name=s.allowed_tools[0].function_name, arguments=dict(s.allowed_tools[0].params))
-                for s in self.sets if s.allowed_tools]
+        return [
+            Action(action_id=s.action_id, name=s.allowed_tools[0].function_name, arguments=dict(s.allowed_tools[0].params))
+            for s in self.sets
+            if s.allowed_tools
+        ]
 
 
 @attrs.define(kw_only=True)
@@ -68,8 +71,9 @@ class GoalShiftsExtension(TaskExtension):
         """required_shifts must equal the number of goals minus one (AgentChangeBench's own invariant)."""
         expected = max(0, len(value.goals) - 1)
         if value.required_shifts != expected:
-            return [f"required_shifts is {value.required_shifts} but {len(value.goals)} goals allow {expected} "
-                    f"({', '.join(value.goals) or 'no goals'})"]
+            return [
+                f"required_shifts is {value.required_shifts} but {len(value.goals)} goals allow {expected} ({', '.join(value.goals) or 'no goals'})"
+            ]
         return []
 
 

@@ -27,10 +27,15 @@ class TaskSuccessRate(Metric):
         info = list(criteria.communicate_info or []) if criteria else []
         steps = expected_steps(task)
         nl, nl_note = await _nl_channel(context)
-        channels = {"communicate": communicate_score(info, messages) if info else None,
-                    "action": action_score(steps, tool_calls(messages)) if steps else None, "nl": nl}
-        return MetricResult(values={"": tsr(channels), **channels},
-                            details={"nl": {"source": nl_note}, "": {"channels": sorted(k for k, v in channels.items() if v is not None)}})
+        channels = {
+            "communicate": communicate_score(info, messages) if info else None,
+            "action": action_score(steps, tool_calls(messages)) if steps else None,
+            "nl": nl,
+        }
+        return MetricResult(
+            values={"": tsr(channels), **channels},
+            details={"nl": {"source": nl_note}, "": {"channels": sorted(k for k, v in channels.items() if v is not None)}},
+        )
 
 
 async def _nl_channel(context: MetricContext) -> tuple[float | None, str]:
@@ -44,8 +49,14 @@ async def _nl_channel(context: MetricContext) -> tuple[float | None, str]:
     checks = list(judged.checks) if judged and judged.score is not None else []
     source = "reward"
     if not checks and context.judge is not None:
-        request = JudgeRequest(task=context.task, messages=context.messages, assertions=assertions, seed=context.result.seed,
-                               models=context.models, profile=context.profile)
+        request = JudgeRequest(
+            task=context.task,
+            messages=context.messages,
+            assertions=assertions,
+            seed=context.result.seed,
+            models=context.models,
+            profile=context.profile,
+        )
         checks, source = await context.judge.judge(request), f"judge {context.judge.name}"
     if not checks:
         return None, "no judge configured: channel left out, as AgentChangeBench does when its judge fails"
@@ -78,12 +89,12 @@ class ToolCallRedundancy(Metric):
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
         """Run-level TCRR over all calls, and AgentChangeBench's pooled computation (what its papers report)."""
-        conversations = [[Call(**row) for row in json.loads(v["details_json"] or "{}").get("calls", [])]
-                         for v in view.values(self.name, plugin=view.plugin)]
+        conversations = [
+            [Call(**row) for row in json.loads(v["details_json"] or "{}").get("calls", [])] for v in view.values(self.name, plugin=view.plugin)
+        ]
         total = sum(len(c) for c in conversations)
         redundant = sum((tcrr(c)[""] or 0.0) * len(c) for c in conversations)
-        return {"tcrr (all calls)": redundant / total if total else None,
-                "tcrr pooled as AgentChangeBench publishes it": pooled_tcrr(conversations)}
+        return {"tcrr (all calls)": redundant / total if total else None, "tcrr pooled as AgentChangeBench publishes it": pooled_tcrr(conversations)}
 
 
 def _call_row(call: Call) -> dict[str, Any]:

@@ -21,8 +21,7 @@ TSR_WEIGHTS: Mapping[str, float] = {"communicate": 0.25, "action": 0.45, "nl": 0
 TUE_WEIGHTS: Mapping[str, float] = {"tool_correctness": 0.6, "param_validity": 0.4}
 TCRR_WINDOW = 3
 TCRR_BATCH_THRESHOLD = 2
-PARAMETER_ERRORS = ("invalid parameter", "missing parameter", "parameter error", "bad parameter", "invalid argument",
-                    "missing argument")
+PARAMETER_ERRORS = ("invalid parameter", "missing parameter", "parameter error", "bad parameter", "invalid argument", "missing argument")
 
 
 @attrs.frozen(kw_only=True)
@@ -49,8 +48,16 @@ def tool_calls(messages: Sequence[Message]) -> list[Call]:
             continue
         for call in message.tool_calls or ():
             found = results.get(call.id)
-            calls.append(Call(name=call.name, arguments=dict(call.arguments), requestor=call.requestor,
-                              error=bool(found and found.error), result=found.content if found else None, turn=turn))
+            calls.append(
+                Call(
+                    name=call.name,
+                    arguments=dict(call.arguments),
+                    requestor=call.requestor,
+                    error=bool(found and found.error),
+                    result=found.content if found else None,
+                    turn=turn,
+                )
+            )
     return calls
 
 
@@ -123,8 +130,7 @@ def _normalised(value: Any) -> Any:
         return json.dumps(value, sort_keys=True, default=str)
 
 
-def redundant(calls: Sequence[Call], *, window: int = TCRR_WINDOW, batch: int = TCRR_BATCH_THRESHOLD,
-              batch_by_name: bool = False) -> tuple[int, int]:
+def redundant(calls: Sequence[Call], *, window: int = TCRR_WINDOW, batch: int = TCRR_BATCH_THRESHOLD, batch_by_name: bool = False) -> tuple[int, int]:
     """(window-redundant, batch-redundant) calls: repeats of a call from the previous `window` turns, and
     occurrences beyond `batch` of one call in a turn (of one tool name, with batch_by_name: the older rule)."""
     by_turn: dict[int, list[Call]] = {}

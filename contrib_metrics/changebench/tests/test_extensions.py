@@ -15,10 +15,14 @@ ACB = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents
 
 
 def tasks_file(tmp_path: Path, shifts: int, goals: list[str]) -> Path:
-    task = {"id": "t1", "user_scenario": {"persona": "EASY_1", "instructions": "Book a flight.",
-                                          "goal_shifts": {"required_shifts": shifts, "goals": goals}},
-            "evaluation_criteria": {"action_sets": [{"action_id": "look", "allowed_tools": [
-                {"function_name": "get_user_details", "params": {"user_id": "u1"}}]}], "communicate_info": ["ok"]}}
+    task = {
+        "id": "t1",
+        "user_scenario": {"persona": "EASY_1", "instructions": "Book a flight.", "goal_shifts": {"required_shifts": shifts, "goals": goals}},
+        "evaluation_criteria": {
+            "action_sets": [{"action_id": "look", "allowed_tools": [{"function_name": "get_user_details", "params": {"user_id": "u1"}}]}],
+            "communicate_info": ["ok"],
+        },
+    }
     path = tmp_path / "tasks.json"
     path.write_text(json.dumps([task]))
     return path
@@ -43,10 +47,12 @@ def test_agentchangebenchs_retail_file_names_its_inconsistent_tasks() -> None:
     if not path.is_file():
         pytest.skip(f"AgentChangeBench's task files are not at {ACB} (they live in ../shared/reference)")
     tasks = json.loads(path.read_text())
-    bad = sorted(t["id"] for t in tasks if t["user_scenario"]["goal_shifts"]["required_shifts"]
-                 != max(0, len(t["user_scenario"]["goal_shifts"]["goals"]) - 1))
+    bad = sorted(
+        t["id"] for t in tasks if t["user_scenario"]["goal_shifts"]["required_shifts"] != max(0, len(t["user_scenario"]["goal_shifts"]["goals"]) - 1)
+    )
     assert bad  # the file has them; the extension must name exactly these
     from bench_changebench.extensions import GoalShifts, GoalShiftsExtension
+
     ext = GoalShiftsExtension()
     named = sorted(t["id"] for t in tasks if ext.problems(GoalShifts(**t["user_scenario"]["goal_shifts"])))
     assert named == bad

@@ -10,8 +10,7 @@ from bench_changebench.scoring import action_score, communicate_score, pooled_tc
 from bench_kernel import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 
-def agent_calls(*calls: tuple[str, dict[str, Any]], text: str | None = None, error: str | None = None,
-                start: int = 0) -> list[Message]:
+def agent_calls(*calls: tuple[str, dict[str, Any]], text: str | None = None, error: str | None = None, start: int = 0) -> list[Message]:
     """One assistant message making these calls, then their results (the last one failing with `error`)."""
     made = [ToolCall(id=f"c{start + i}", name=name, arguments=args) for i, (name, args) in enumerate(calls)]
     out: list[Message] = [AssistantMessage(content=text, tool_calls=made)]
@@ -28,8 +27,10 @@ def test_communicate_is_case_insensitive_and_needs_agent_text() -> None:
 
 
 def test_an_action_set_scores_half_for_the_tool_and_half_for_the_listed_parameters() -> None:
-    calls = tool_calls(agent_calls(("get_customer_by_phone", {"phone_number": "+1555"}), ("get_transactions", {"account_id": "a2", "limit": 5}))
-                       + agent_calls(("get_transactions", {"account_id": "a1"}), start=2))
+    calls = tool_calls(
+        agent_calls(("get_customer_by_phone", {"phone_number": "+1555"}), ("get_transactions", {"account_id": "a2", "limit": 5}))
+        + agent_calls(("get_transactions", {"account_id": "a1"}), start=2)
+    )
     identify = [("get_customer_by_id", {"customer_id": "c1"}), ("get_customer_by_phone", {"phone_number": "+1555"})]
     transactions = [("get_transactions", {"account_id": "a1"})]  # only the FIRST call of a name counts: a2 -> 0.5
     dispute = [("file_dispute", {"tx_id": "t1"})]
@@ -45,8 +46,9 @@ def test_tsr_renormalises_over_the_channels_a_task_has() -> None:
 
 
 def test_tue_counts_errors_and_only_parameter_errors_against_validity() -> None:
-    messages = (agent_calls(("lookup", {"id": 1}), ("lookup", {"id": 2}), error="Customer X not found")
-                + agent_calls(("pay", {}), error="Invalid parameter: amount", start=2))
+    messages = agent_calls(("lookup", {"id": 1}), ("lookup", {"id": 2}), error="Customer X not found") + agent_calls(
+        ("pay", {}), error="Invalid parameter: amount", start=2
+    )
     scores = tue(tool_calls(messages))
     assert scores["tool_correctness"] == pytest.approx(1 / 3)
     assert scores["param_validity"] == pytest.approx(2 / 3)
@@ -56,11 +58,13 @@ def test_tue_counts_errors_and_only_parameter_errors_against_validity() -> None:
 
 def test_tcrr_window_of_three_previous_turns_and_batches_beyond_two() -> None:
     lookup = ("lookup", {"id": 1})
-    messages = (agent_calls(lookup)                                         # turn 1
-                + agent_calls(lookup, start=1)                              # turn 2: repeat within the window
-                + [AssistantMessage(content="thinking"), AssistantMessage(content="still")]  # turns 3 and 4, no calls
-                + agent_calls(("lookup", {"id": 1}), start=2)               # turn 5: turns 2-4 in the window: repeat
-                + agent_calls(("x", {"a": [2, 1]}), ("x", {"a": [1, 2]}), ("x", {"a": [1, 2]}), start=3))  # turn 6: batch of 3
+    messages = (
+        agent_calls(lookup)  # turn 1
+        + agent_calls(lookup, start=1)  # turn 2: repeat within the window
+        + [AssistantMessage(content="thinking"), AssistantMessage(content="still")]  # turns 3 and 4, no calls
+        + agent_calls(("lookup", {"id": 1}), start=2)  # turn 5: turns 2-4 in the window: repeat
+        + agent_calls(("x", {"a": [2, 1]}), ("x", {"a": [1, 2]}), ("x", {"a": [1, 2]}), start=3)
+    )  # turn 6: batch of 3
     calls = tool_calls(messages)
     assert [c.turn for c in calls] == [1, 2, 5, 6, 6, 6]
     scores = tcrr(calls)
@@ -86,7 +90,9 @@ def test_pooling_conversations_inflates_tcrr_as_published() -> None:
 
 
 def test_user_tool_calls_count_with_the_current_assistant_turn() -> None:
-    messages: list[Message] = [AssistantMessage(content="Please toggle it."),
-                               UserMessage(tool_calls=[ToolCall(id="u1", name="toggle", requestor="user")]),
-                               ToolMessage(id="u1", content="ok", requestor="user")]
+    messages: list[Message] = [
+        AssistantMessage(content="Please toggle it."),
+        UserMessage(tool_calls=[ToolCall(id="u1", name="toggle", requestor="user")]),
+        ToolMessage(id="u1", content="ok", requestor="user"),
+    ]
     assert [(c.name, c.requestor, c.turn) for c in tool_calls(messages)] == [("toggle", "user", 1)]

@@ -19,11 +19,11 @@ SAMPLE = REFERENCE / "agentchangebench" / "results" / "banking_gpt-4.1_tsr_sampl
 
 def message(raw: dict[str, Any]) -> Message:
     """A message of the file, as the kernel models it (only what the formulas read)."""
-    calls = [ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], requestor=c.get("requestor", "assistant"))
-             for c in raw.get("tool_calls") or []]
+    calls = [
+        ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], requestor=c.get("requestor", "assistant")) for c in raw.get("tool_calls") or []
+    ]
     if raw["role"] == "tool":
-        return ToolMessage(id=raw["id"], content=raw.get("content"), requestor=raw.get("requestor", "assistant"),
-                           error=bool(raw.get("error")))
+        return ToolMessage(id=raw["id"], content=raw.get("content"), requestor=raw.get("requestor", "assistant"), error=bool(raw.get("error")))
     kind = AssistantMessage if raw["role"] == "assistant" else UserMessage
     return kind(content=raw.get("content"), tool_calls=calls or None)
 
@@ -44,9 +44,11 @@ def test_every_simulations_channels_and_tsr_are_reproduced(document: dict[str, A
         messages = [message(m) for m in sim["messages"]]
         info = task.evaluation_criteria.communicate_info if task.evaluation_criteria else None
         verdicts = [v["met"] for v in stored["nl_assertion_details"]]
-        channels = {"communicate": communicate_score(info, messages) if info else None,
-                    "action": action_score(expected_steps(task), tool_calls(messages)),
-                    "nl": sum(verdicts) / len(verdicts) if verdicts else None}
+        channels = {
+            "communicate": communicate_score(info, messages) if info else None,
+            "action": action_score(expected_steps(task), tool_calls(messages)),
+            "nl": sum(verdicts) / len(verdicts) if verdicts else None,
+        }
         where = f"{sim['task_id']} trial {sim['trial']}"
         assert channels["communicate"] == pytest.approx(stored["communicate_info"]) if info else stored["communicate_info"] is None, where
         assert channels["action"] == pytest.approx(stored["action"]), where

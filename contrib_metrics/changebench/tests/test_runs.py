@@ -17,14 +17,16 @@ def test_the_oracle_scores_tsr_one_on_every_task_and_doing_nothing_does_not(tmp_
     tasks = ACB / domain / "tasks_new.json"
     if not tasks.is_file():
         pytest.skip(f"AgentChangeBench's task files are not at {ACB} (they live in ../shared/reference)")
-    summary = run(RunConfig(domain=domain, plugins=[domain, "changebench"], tasks_file=str(tasks), agent="oracle"),
-                  tmp_path / "r.db")
+    summary = run(RunConfig(domain=domain, plugins=[domain, "changebench"], tasks_file=str(tasks), agent="oracle"), tmp_path / "r.db")
     assert summary.status == "complete"
     store = Store(tmp_path / "r.db")
     try:
-        rows = list(store.db.query(
-            "select c.arm, c.task_id, v.value from metric_values v join conversations c on c.id = v.conversation_id "
-            "where v.plugin = 'changebench' and v.metric = 'tsr'"))
+        rows = list(
+            store.db.query(
+                "select c.arm, c.task_id, v.value from metric_values v join conversations c on c.id = v.conversation_id "
+                "where v.plugin = 'changebench' and v.metric = 'tsr'"
+            )
+        )
         conversations = store.conversations(summary.run_id)
     finally:
         store.close()

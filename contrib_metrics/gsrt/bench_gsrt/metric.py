@@ -24,8 +24,9 @@ def shifts_of(context: MetricContext) -> list[Shift]:
     found = []
     for event, shift in context.events.typed(GoalShift):
         if event.message_index is not None:
-            found.append(Shift(turn=event.message_index, goal_index=shift.goal_index, goal=shift.goal,
-                               tools=tools.get(shift.goal_index, frozenset())))
+            found.append(
+                Shift(turn=event.message_index, goal_index=shift.goal_index, goal=shift.goal, tools=tools.get(shift.goal_index, frozenset()))
+            )
     return found
 
 
@@ -55,8 +56,11 @@ class GoalShiftRecovery(Metric):
         judge = context.judge if context.judge is not None and context.judge.name != "imported" else None
         if judge is not None:
             recoveries = [await judged(judge, context, r, until) for r, until in zip(recoveries, ends, strict=True)]
-        values: dict[str, float | None] = {"": _rate(recoveries, lambda r: r.recovered), "shifts": float(len(shifts)),
-                                           "transfer_rate": _rate(recoveries, lambda r: r.transferred)}
+        values: dict[str, float | None] = {
+            "": _rate(recoveries, lambda r: r.recovered),
+            "shifts": float(len(shifts)),
+            "transfer_rate": _rate(recoveries, lambda r: r.transferred),
+        }
         for step in DELTAS:
             deltas = [d for r in recoveries if r.recovered and (d := r.delta(_turn(r, step))) is not None]
             values[f"{step}_turns"] = statistics.fmean(deltas) if deltas else None
@@ -65,8 +69,11 @@ class GoalShiftRecovery(Metric):
     def summarize(self, view: RunView) -> dict[str, float | None]:
         """Recovery and transfer rates over all shifts, median and worst turns to each step, by persona and by position."""
         attributes = {c["id"]: c.get("attributes") or {} for c in view.conversations()}
-        rows = [(attributes.get(v["conversation_id"], {}), shift) for v in view.values(self.name, plugin=view.plugin)
-                for shift in json.loads(v["details_json"] or "{}").get("shifts", [])]
+        rows = [
+            (attributes.get(v["conversation_id"], {}), shift)
+            for v in view.values(self.name, plugin=view.plugin)
+            for shift in json.loads(v["details_json"] or "{}").get("shifts", [])
+        ]
         out = _figures("", [s for _, s in rows])
         by_persona: dict[str, list[dict[str, Any]]] = defaultdict(list)
         by_position: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -94,9 +101,11 @@ async def judged(judge: Judge, context: MetricContext, recovery: Recovery, until
     if not candidates:
         return attrs.evolve(recovery, acknowledgment_turn=None)
     statements = [f"Message {i} (from the agent) takes up the customer's new request, which was: {said!r}" for i in candidates]
-    checks = await judge.judge(JudgeRequest(task=context.task, messages=messages, assertions=statements,
-                                            seed=context.result.seed, models=context.models,
-                                            profile=context.profile))
+    checks = await judge.judge(
+        JudgeRequest(
+            task=context.task, messages=messages, assertions=statements, seed=context.result.seed, models=context.models, profile=context.profile
+        )
+    )
     ack = next((i for i, check in zip(candidates, checks, strict=False) if check.met), None)
     return attrs.evolve(recovery, acknowledgment_turn=ack)
 
@@ -125,6 +134,14 @@ def _turn(recovery: Recovery, step: str) -> int | None:
 
 
 def _row(r: Recovery) -> Mapping[str, Any]:
-    return {"turn": r.shift.turn, "goal_index": r.shift.goal_index, "goal": r.shift.goal, "recovered": r.recovered,
-            "transferred": r.transferred, "acknowledgment_turn": r.acknowledgment_turn, "tool_turn": r.tool_turn,
-            "outcome_turn": r.outcome_turn, **{f"{step}_delta": r.delta(_turn(r, step)) for step in DELTAS}}
+    return {
+        "turn": r.shift.turn,
+        "goal_index": r.shift.goal_index,
+        "goal": r.shift.goal,
+        "recovered": r.recovered,
+        "transferred": r.transferred,
+        "acknowledgment_turn": r.acknowledgment_turn,
+        "tool_turn": r.tool_turn,
+        "outcome_turn": r.outcome_turn,
+        **{f"{step}_delta": r.delta(_turn(r, step)) for step in DELTAS},
+    }

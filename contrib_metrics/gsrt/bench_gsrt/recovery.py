@@ -16,15 +16,74 @@ import attrs
 from bench_kernel import AssistantMessage, Message, UserMessage
 
 TRANSFER_TOOL = "transfer_to_human_agents"
-TRANSFER_PHRASES = ("transfer you", "transferring you", "being transferred", "human agent", "connect you with a specialist",
-                    "connecting you to a specialist", "get a human")
-STOPWORDS = frozenset([
-    "about", "after", "again", "also", "been", "before", "being", "could", "does", "doing", "from", "have",
-    "having", "here", "into", "just", "like", "more", "most", "much", "need", "only", "other", "over",
-    "please", "really", "should", "some", "than", "that", "their", "them", "then", "there", "these", "they",
-    "this", "those", "through", "very", "want", "what", "when", "where", "which", "while", "will", "with",
-    "would", "your", "yours", "you're", "okay", "thanks", "thank",
-])
+TRANSFER_PHRASES = (
+    "transfer you",
+    "transferring you",
+    "being transferred",
+    "human agent",
+    "connect you with a specialist",
+    "connecting you to a specialist",
+    "get a human",
+)
+STOPWORDS = frozenset(
+    [
+        "about",
+        "after",
+        "again",
+        "also",
+        "been",
+        "before",
+        "being",
+        "could",
+        "does",
+        "doing",
+        "from",
+        "have",
+        "having",
+        "here",
+        "into",
+        "just",
+        "like",
+        "more",
+        "most",
+        "much",
+        "need",
+        "only",
+        "other",
+        "over",
+        "please",
+        "really",
+        "should",
+        "some",
+        "than",
+        "that",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "very",
+        "want",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "will",
+        "with",
+        "would",
+        "your",
+        "yours",
+        "you're",
+        "okay",
+        "thanks",
+        "thank",
+    ]
+)
 
 
 @attrs.frozen(kw_only=True)

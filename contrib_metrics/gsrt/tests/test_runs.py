@@ -16,11 +16,18 @@ def test_a_run_with_gsrt_gets_one_shift_per_conversation_and_figures_per_persona
     assert summary.status == "complete"
     store = Store(tmp_path / "r.db")
     try:
-        events = list(store.db.query("select e.message_index, e.data_json, c.id from conversation_events e join conversations c "
-                                     "on c.id = e.conversation_id where e.kind = 'goal.shift' and c.arm = 'agent'"))
-        values = {r["conversation_id"]: (r["value"], json.loads(r["details_json"])["shifts"][0]["transferred"])
-                  for r in store.db.query("select conversation_id, value, details_json from metric_values "
-                                          "where plugin = 'gsrt' and metric = 'gsrt' and value is not null")}
+        events = list(
+            store.db.query(
+                "select e.message_index, e.data_json, c.id from conversation_events e join conversations c "
+                "on c.id = e.conversation_id where e.kind = 'goal.shift' and c.arm = 'agent'"
+            )
+        )
+        values = {
+            r["conversation_id"]: (r["value"], json.loads(r["details_json"])["shifts"][0]["transferred"])
+            for r in store.db.query(
+                "select conversation_id, value, details_json from metric_values where plugin = 'gsrt' and metric = 'gsrt' and value is not null"
+            )
+        }
         messages = {e["id"]: store.messages(e["id"]) for e in events}
     finally:
         store.close()

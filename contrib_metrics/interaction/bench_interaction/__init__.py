@@ -11,8 +11,17 @@ from bench_kernel import Metric, ReportSection, hookimpl
 from .metric import Interaction, InteractionSection
 from .timeline_metrics import analyse, conversation_figures, load_timeline, run_figures
 
-__all__ = ["Interaction", "InteractionSection", "analyse", "conversation_figures", "load_timeline", "register_commands",
-           "register_metrics", "register_report_sections", "run_figures"]
+__all__ = [
+    "Interaction",
+    "InteractionSection",
+    "analyse",
+    "conversation_figures",
+    "load_timeline",
+    "register_commands",
+    "register_metrics",
+    "register_report_sections",
+    "run_figures",
+]
 
 
 @hookimpl

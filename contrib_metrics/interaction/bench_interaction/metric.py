@@ -32,8 +32,10 @@ class Interaction(Metric):
     """tau2's interaction panel and bench's overlap, silence and interruption figures for full-duplex conversations."""
 
     name: str = "interaction"
-    description: str = ("Full duplex turn-taking: response and yield latency and rate, interruptions, selectivity "
-                        "(tau2's panel), overlap, silence, yield time, latency percentiles.")
+    description: str = (
+        "Full duplex turn-taking: response and yield latency and rate, interruptions, selectivity "
+        "(tau2's panel), overlap, silence, yield time, latency percentiles."
+    )
 
     async def score(self, context: MetricContext) -> Mapping[str, float | None]:
         """Every figure of a conversation that has a timeline; nothing for one that does not (it was not full duplex)."""
@@ -68,8 +70,11 @@ class InteractionSection(ReportSection):
         figures = run_figures([t for _, t in found])
         events = [e for _, t in found for e in analyse(t).events]
         flagged = few_events(figures)
-        return Section(title=self.title, tables=[panel_table(figures, events, len(found)), extras_table(figures),
-                                                 conversations_table(found)], notes=notes(flagged))
+        return Section(
+            title=self.title,
+            tables=[panel_table(figures, events, len(found)), extras_table(figures), conversations_table(found)],
+            notes=notes(flagged),
+        )
 
     def plots(self, view: RunView) -> dict[str, bytes]:
         """The latency histogram and the first conversations' timeline strips (`bench report --plots`, the HTML report)."""
@@ -86,13 +91,12 @@ def panel_table(figures: Mapping[str, float | None], events: list[Any], conversa
     """tau2's eight figures with the events behind each; rates backed by fewer than FEW_EVENTS events are flagged."""
     rows = []
     for name in PANEL:
-        backing = figures.get(RATE_EVENTS[name]) if name in RATE_EVENTS else \
-            float(sum(e.type == LATENCY_EVENTS[name] for e in events))
-        flag = f"fewer than {FEW_EVENTS} events" if name in RATE_EVENTS and figures[name] is not None \
-            and (backing or 0) < FEW_EVENTS else ""
+        backing = figures.get(RATE_EVENTS[name]) if name in RATE_EVENTS else float(sum(e.type == LATENCY_EVENTS[name] for e in events))
+        flag = f"fewer than {FEW_EVENTS} events" if name in RATE_EVENTS and figures[name] is not None and (backing or 0) < FEW_EVENTS else ""
         rows.append([name, _round(figures[name]), int(backing or 0), flag])
-    return SectionTable(title=f"tau2's panel (events pooled over {conversations} conversations)",
-                        headers=["metric", "value", "events", "note"], rows=rows)
+    return SectionTable(
+        title=f"tau2's panel (events pooled over {conversations} conversations)", headers=["metric", "value", "events", "note"], rows=rows
+    )
 
 
 def extras_table(figures: Mapping[str, float | None]) -> SectionTable:
@@ -101,8 +105,16 @@ def extras_table(figures: Mapping[str, float | None]) -> SectionTable:
     return SectionTable(title="bench's figures", headers=["metric", "run (pooled)", "mean per conversation"], rows=rows)
 
 
-PER_CONVERSATION = ("duration_s", "response_rate", "response_latency_mean", "yield_rate", "user_interruptions",
-                    "agent_interruptions", "overlap_ratio", "silence_ratio")
+PER_CONVERSATION = (
+    "duration_s",
+    "response_rate",
+    "response_latency_mean",
+    "yield_rate",
+    "user_interruptions",
+    "agent_interruptions",
+    "overlap_ratio",
+    "silence_ratio",
+)
 
 
 def conversations_table(found: list[tuple[dict[str, Any], Timeline]]) -> SectionTable:
@@ -110,12 +122,14 @@ def conversations_table(found: list[tuple[dict[str, Any], Timeline]]) -> Section
     rows = []
     for row, timeline in sorted(found, key=lambda f: (str(f[0]["task_id"]), f[0]["trial"])):
         figures = conversation_figures(timeline)
-        applied = ", ".join([*continuous_effects(timeline.conditions),
-                             *(f"{kind} {count}" for kind, count in sorted(effects_applied(timeline).items()))]) or "none"
-        rows.append([row["task_id"], row["trial"], timeline.conditions.get("level", "-"), applied,
-                     *(_round(figures[name]) for name in PER_CONVERSATION)])
-    return SectionTable(title="Per conversation", headers=["task", "trial", "speech complexity", "effects applied",
-                                                           *PER_CONVERSATION], rows=rows)
+        applied = (
+            ", ".join([*continuous_effects(timeline.conditions), *(f"{kind} {count}" for kind, count in sorted(effects_applied(timeline).items()))])
+            or "none"
+        )
+        rows.append(
+            [row["task_id"], row["trial"], timeline.conditions.get("level", "-"), applied, *(_round(figures[name]) for name in PER_CONVERSATION)]
+        )
+    return SectionTable(title="Per conversation", headers=["task", "trial", "speech complexity", "effects applied", *PER_CONVERSATION], rows=rows)
 
 
 def continuous_effects(conditions: Mapping[str, Any]) -> list[str]:
@@ -142,8 +156,10 @@ def effects_applied(timeline: Timeline) -> dict[str, int]:
 
 def notes(flagged: list[str]) -> list[str]:
     """What a reader needs to read the figures right."""
-    out = ["Latencies in seconds include the one-tick delay with which each side hears the other (as tau2's do).",
-           "overlap/silence ratios are shares of the time from the first speech to the end; the wait before anyone speaks is left out."]
+    out = [
+        "Latencies in seconds include the one-tick delay with which each side hears the other (as tau2's do).",
+        "overlap/silence ratios are shares of the time from the first speech to the end; the wait before anyone speaks is left out.",
+    ]
     if flagged:
         out.append(f"Backed by fewer than {FEW_EVENTS} events (tau2's leaderboard hides these): {', '.join(flagged)}.")
     return out

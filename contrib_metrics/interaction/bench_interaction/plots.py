@@ -60,8 +60,7 @@ def latency_histogram(response: Sequence[float], yielding: Sequence[float]) -> b
         plt.close(fig)
 
 
-def timeline_strip(analysis: Analysis, agent_runs: Sequence[tuple[int, int]], user_runs: Sequence[tuple[int, int]],
-                   title: str) -> bytes:
+def timeline_strip(analysis: Analysis, agent_runs: Sequence[tuple[int, int]], user_runs: Sequence[tuple[int, int]], title: str) -> bytes:
     """Who spoke when (agent above, user below, in seconds), with missed responses, missed yields and agent interruptions."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 2.2), dpi=100)
@@ -73,8 +72,7 @@ def timeline_strip(analysis: Analysis, agent_runs: Sequence[tuple[int, int]], us
             ticks = [e.tick * tick_s for e in analysis.events if e.type == kind]
             if ticks:
                 ax.scatter(ticks, [0.5] * len(ticks), marker=marker, color="black", label=kind, zorder=3)
-        ax.set(yticks=[0, 1], yticklabels=["user", "agent"], xlabel="seconds", xlim=(0, max(analysis.ticks * tick_s, tick_s)),
-               title=title)
+        ax.set(yticks=[0, 1], yticklabels=["user", "agent"], xlabel="seconds", xlim=(0, max(analysis.ticks * tick_s, tick_s)), title=title)
         if any(e.type in MARKS for e in analysis.events):
             ax.legend(fontsize="x-small", loc="upper right")
         return png(fig)
@@ -87,8 +85,12 @@ def render(view: RunView) -> dict[str, bytes]:
     found = run_timelines(view)
     analyses = [(row, timeline, analyse(timeline)) for row, timeline in found]
     events = [e for _, _, a in analyses for e in a.events]
-    charts = {"latency": latency_histogram([e.latency_s for e in events if e.type == "response" and e.latency_s is not None],
-                                           [e.latency_s for e in events if e.type == "yield" and e.latency_s is not None])}
+    charts = {
+        "latency": latency_histogram(
+            [e.latency_s for e in events if e.type == "response" and e.latency_s is not None],
+            [e.latency_s for e in events if e.type == "yield" and e.latency_s is not None],
+        )
+    }
     for row, timeline, analysis in analyses:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"timeline_{row['task_id']}_{row['trial']}")
         agent = runs_of(speech_flags(timeline.agent_speech, analysis.ticks))

@@ -28,16 +28,41 @@ RESPONSE_WINDOW_MS = 2000
 FEW_EVENTS = 10
 """tau2's leaderboard hides rates backed by fewer events; bench shows them, flagged."""
 
-PANEL = ("response_latency_mean", "yield_latency_mean", "response_rate", "yield_rate", "agent_interruption_rate",
-         "selectivity_backchannel", "selectivity_vocal_tic", "selectivity_non_directed")
-COUNTS = ("response_total", "yield_total", "backchannel_total", "vocal_tic_total", "non_directed_total",
-          "agent_interrupts_count")
-EXTRAS = ("duration_s", "overlap_seconds", "overlap_ratio", "silence_seconds", "silence_ratio", "longest_silence_s",
-          "agent_yield_time_s", "user_turns", "user_interruptions", "agent_interruptions", "interruption_rate",
-          "backchannel_count", "response_latency_p50", "response_latency_p90")
-RATE_EVENTS = {"response_rate": "response_total", "yield_rate": "yield_total", "agent_interruption_rate": "response_total",
-               "selectivity_backchannel": "backchannel_total", "selectivity_vocal_tic": "vocal_tic_total",
-               "selectivity_non_directed": "non_directed_total"}
+PANEL = (
+    "response_latency_mean",
+    "yield_latency_mean",
+    "response_rate",
+    "yield_rate",
+    "agent_interruption_rate",
+    "selectivity_backchannel",
+    "selectivity_vocal_tic",
+    "selectivity_non_directed",
+)
+COUNTS = ("response_total", "yield_total", "backchannel_total", "vocal_tic_total", "non_directed_total", "agent_interrupts_count")
+EXTRAS = (
+    "duration_s",
+    "overlap_seconds",
+    "overlap_ratio",
+    "silence_seconds",
+    "silence_ratio",
+    "longest_silence_s",
+    "agent_yield_time_s",
+    "user_turns",
+    "user_interruptions",
+    "agent_interruptions",
+    "interruption_rate",
+    "backchannel_count",
+    "response_latency_p50",
+    "response_latency_p90",
+)
+RATE_EVENTS = {
+    "response_rate": "response_total",
+    "yield_rate": "yield_total",
+    "agent_interruption_rate": "response_total",
+    "selectivity_backchannel": "backchannel_total",
+    "selectivity_vocal_tic": "vocal_tic_total",
+    "selectivity_non_directed": "non_directed_total",
+}
 """Each panel rate and the count of events behind it (the leaderboard flag)."""
 
 
@@ -157,9 +182,18 @@ def segments(side: str, own: Sequence[bool], other: Sequence[bool], timeline: Ti
         kinds = set().union(*(insert_kinds(e.effects) for e in inside))
         # The first action recorded in the run (its first tick's in tau2's data; the loop records none for keep_talking).
         action = next((e.action for e in inside if e.action), "")
-        out.append(Segment(side=side, start=start, end=end, other_at_start=other[start],
-                           other_at_end=end < len(other) and other[end], action=action,
-                           vocal_tic="vocal_tic" in kinds, non_directed="non_directed" in kinds))
+        out.append(
+            Segment(
+                side=side,
+                start=start,
+                end=end,
+                other_at_start=other[start],
+                other_at_end=end < len(other) and other[end],
+                action=action,
+                vocal_tic="vocal_tic" in kinds,
+                non_directed="non_directed" in kinds,
+            )
+        )
     return out
 
 
@@ -171,8 +205,9 @@ def out_of_turn_inserts(timeline: Timeline, user: Sequence[bool]) -> list[Insert
             continue
         for effect in entry.effects:
             if effect.get("type") == "speech_insert" and effect.get("kind") in ("vocal_tic", "non_directed"):
-                out.append(Insert(kind=str(effect["kind"]), tick=entry.tick, duration_ms=effect.get("duration_ms"),
-                                  text=str(effect.get("text") or "")))
+                out.append(
+                    Insert(kind=str(effect["kind"]), tick=entry.tick, duration_ms=effect.get("duration_ms"), text=str(effect.get("text") or ""))
+                )
     return out
 
 
@@ -187,10 +222,9 @@ def response_events(user: Sequence[Segment], agent: Sequence[Segment], tick_ms: 
     events = []
     for i, turn in enumerate(turns):
         reply = next((a.start for a in agent if a.start >= turn.end), None)
-        again = next((u.start for u in turns[i + 1:] if u.start >= turn.end), None)
+        again = next((u.start for u in turns[i + 1 :] if u.start >= turn.end), None)
         if reply is not None and (again is None or reply <= again):  # a tie goes to the agent
-            events.append(Event(category="response", type="response", tick=turn.end,
-                                latency_s=(reply - turn.end) * tick_ms / 1000))
+            events.append(Event(category="response", type="response", tick=turn.end, latency_s=(reply - turn.end) * tick_ms / 1000))
         elif again is not None:
             events.append(Event(category="response", type="no_response", tick=turn.end))
     return events
@@ -220,11 +254,16 @@ def overlap_events(user: Sequence[Segment], agent: Sequence[bool], tick_ms: int)
         limit = NO_YIELD_WINDOW_MS if kind == "yield" else SELECTIVE_YIELD_WINDOW_MS
         silent = first_silent(agent, segment.start, window(limit, tick_ms))
         if kind == "yield":
-            events.append(Event(category="yield", type="yield" if silent is not None else "no_yield", tick=segment.start,
-                                latency_s=None if silent is None else (silent - segment.start) * tick_ms / 1000))
+            events.append(
+                Event(
+                    category="yield",
+                    type="yield" if silent is not None else "no_yield",
+                    tick=segment.start,
+                    latency_s=None if silent is None else (silent - segment.start) * tick_ms / 1000,
+                )
+            )
         else:
-            events.append(Event(category=kind, type=f"{kind}_{'error' if silent is not None else 'correct'}",
-                                tick=segment.start))
+            events.append(Event(category=kind, type=f"{kind}_{'error' if silent is not None else 'correct'}", tick=segment.start))
     return events
 
 
@@ -270,16 +309,28 @@ def analyse(timeline: Timeline) -> Analysis:
     ticks, tick_ms = played_ticks(timeline), timeline.tick_ms
     agent_on, user_on = speech_flags(timeline.agent_speech, ticks), speech_flags(timeline.user_speech, ticks)
     user, agent = segments("user", user_on, agent_on, timeline), segments("agent", agent_on, user_on, timeline)
-    events = [*response_events(user, agent, tick_ms), *overlap_events(user, agent_on, tick_ms),
-              *silent_agent_events(user, agent, tick_ms), *inserted_events(out_of_turn_inserts(timeline, user_on), agent, tick_ms),
-              *agent_interruption_events(agent)]
+    events = [
+        *response_events(user, agent, tick_ms),
+        *overlap_events(user, agent_on, tick_ms),
+        *silent_agent_events(user, agent, tick_ms),
+        *inserted_events(out_of_turn_inserts(timeline, user_on), agent, tick_ms),
+        *agent_interruption_events(agent),
+    ]
     first = next((t for t in range(ticks) if agent_on[t] or user_on[t]), ticks)
     silent = [not (agent_on[t] or user_on[t]) for t in range(first, ticks)]
     barge_ins = [s for s in user if s.other_at_start and overlap_kind(s) == "yield"]
-    return Analysis(tick_ms=tick_ms, ticks=ticks, user=user, agent=agent, events=sorted(events, key=lambda e: e.tick),
-                    overlap_ticks=sum(a and u for a, u in zip(agent_on, user_on, strict=True)),
-                    silence_ticks=sum(silent), span_ticks=ticks - first, longest_silence_ticks=longest_run(silent),
-                    yield_times_s=[(_silent_from(agent_on, s.start) - s.start) * tick_ms / 1000 for s in barge_ins])
+    return Analysis(
+        tick_ms=tick_ms,
+        ticks=ticks,
+        user=user,
+        agent=agent,
+        events=sorted(events, key=lambda e: e.tick),
+        overlap_ticks=sum(a and u for a, u in zip(agent_on, user_on, strict=True)),
+        silence_ticks=sum(silent),
+        span_ticks=ticks - first,
+        longest_silence_ticks=longest_run(silent),
+        yield_times_s=[(_silent_from(agent_on, s.start) - s.start) * tick_ms / 1000 for s in barge_ins],
+    )
 
 
 def _silent_from(agent: Sequence[bool], start: int) -> int:
@@ -320,12 +371,14 @@ def panel(events: Sequence[Event]) -> dict[str, float | None]:
         totals[f"{category}_total"] = count(f"{category}_correct") + count(f"{category}_error")
     latencies = {kind: [e.latency_s for e in events if e.type == kind and e.latency_s is not None] for kind in ("response", "yield")}
     return {
-        "response_latency_mean": mean(latencies["response"]), "yield_latency_mean": mean(latencies["yield"]),
+        "response_latency_mean": mean(latencies["response"]),
+        "yield_latency_mean": mean(latencies["yield"]),
         "response_rate": rate(count("response"), totals["response_total"]),
         "yield_rate": rate(count("yield"), totals["yield_total"]),
         "agent_interruption_rate": rate(count("agent_interrupts_user"), totals["response_total"]),
         **{f"selectivity_{c}": rate(count(f"{c}_correct"), totals[f"{c}_total"]) for c in ("backchannel", "vocal_tic", "non_directed")},
-        **{k: float(v) for k, v in totals.items()}, "agent_interrupts_count": float(count("agent_interrupts_user")),
+        **{k: float(v) for k, v in totals.items()},
+        "agent_interrupts_count": float(count("agent_interrupts_user")),
     }
 
 
@@ -341,14 +394,19 @@ def extras(analyses: Sequence[Analysis]) -> dict[str, float | None]:
     by_agent = sum(e.type == "agent_interrupts_user" for a in analyses for e in a.events)
     return {
         "duration_s": sum(a.seconds(a.ticks) for a in analyses),
-        "overlap_seconds": overlap if spoke else None, "overlap_ratio": rate_s(overlap, span),
-        "silence_seconds": silence if spoke else None, "silence_ratio": rate_s(silence, span),
+        "overlap_seconds": overlap if spoke else None,
+        "overlap_ratio": rate_s(overlap, span),
+        "silence_seconds": silence if spoke else None,
+        "silence_ratio": rate_s(silence, span),
         "longest_silence_s": max(longest, default=0.0) if spoke else None,
         "agent_yield_time_s": mean([t for a in analyses for t in a.yield_times_s]),
-        "user_turns": float(turns), "user_interruptions": float(by_user), "agent_interruptions": float(by_agent),
+        "user_turns": float(turns),
+        "user_interruptions": float(by_user),
+        "agent_interruptions": float(by_agent),
         "interruption_rate": rate(by_user + by_agent, turns),
         "backchannel_count": float(sum(s.backchannel for a in analyses for s in a.user)),
-        "response_latency_p50": percentile(latencies, 0.5), "response_latency_p90": percentile(latencies, 0.9),
+        "response_latency_p50": percentile(latencies, 0.5),
+        "response_latency_p90": percentile(latencies, 0.9),
     }
 
 
@@ -366,8 +424,7 @@ def conversation_figures(timeline: Timeline) -> dict[str, float | None]:
 def run_figures(timelines: Sequence[Timeline]) -> dict[str, float | None]:
     """A run's figures: events pooled over its conversations (tau2's panel per experiment) and each per-conversation mean."""
     analyses = [analyse(t) for t in timelines]
-    pooled: dict[str, float | None] = {"n_conversations": float(len(analyses)),
-                                       **panel([e for a in analyses for e in a.events]), **extras(analyses)}
+    pooled: dict[str, float | None] = {"n_conversations": float(len(analyses)), **panel([e for a in analyses for e in a.events]), **extras(analyses)}
     per = [{**panel(a.events), **extras([a])} for a in analyses]
     for name in (*PANEL, *EXTRAS):
         if name not in COUNTS:

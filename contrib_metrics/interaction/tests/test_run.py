@@ -31,9 +31,12 @@ from bench_kernel import (
 from bench_kernel.testing import KIT_DOMAIN, KitPlugin, bench_cli
 
 # User 0-9, agent 15-29 (1.0 s response); a backchannel at 20-21 the agent talks through.
-STAMPED = Timeline(ticks=30, agent_speech=[(15, 30)], user_speech=[(0, 10), (20, 22)],
-                   user=[TimelineEntry(tick=0, text="hi", action="generate_message"),
-                         TimelineEntry(tick=20, text="mm-hmm", action="backchannel")])
+STAMPED = Timeline(
+    ticks=30,
+    agent_speech=[(15, 30)],
+    user_speech=[(0, 10), (20, 22)],
+    user=[TimelineEntry(tick=0, text="hi", action="generate_message"), TimelineEntry(tick=20, text="mm-hmm", action="backchannel")],
+)
 
 
 @attrs.define(kw_only=True)
@@ -109,7 +112,7 @@ def test_the_json_report_names_latency_and_interruption_figures(stored: tuple[Pa
     result = CliRunner().invoke(bench_cli(["interaction"]), ["report", run_id, "--db", str(db), "--format", "json"])
     assert result.exit_code == 0, result.output
     text = result.stdout
-    report = json.loads(text[text.index("{"):])
+    report = json.loads(text[text.index("{") :])
     names = json.dumps(report)
     assert "response_latency_mean" in names and "agent_interruption_rate" in names and "interruption_rate" in names
 

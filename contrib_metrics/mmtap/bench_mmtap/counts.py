@@ -65,11 +65,20 @@ def count(messages: Sequence[Message], voice_turns: Sequence[Any], mutating: set
         fields_heard=sum(int(t.get("fields_heard", 0)) for _, t in voice_turns),
         agent_messages=len(agent),
         necessary_agent_messages=sum(1 for i, _ in agent if i not in repeats and i not in _labelled(labels, "redundant")),
-        user_messages=len(users), restatements=len(_labelled(labels, "restates")),
-        errors=errors, recovered=recovered, recovery_turns=turns,
-        clarifications_asked=len(asked), clarifications_needed=len(misheard_at), clarifications_useful=len(useful),
-        irreversible=irreversible, confirmed=confirmed, critical_irreversible=critical, critical_confirmed=critical_ok,
-        misheard_turns=len(misheard_at))
+        user_messages=len(users),
+        restatements=len(_labelled(labels, "restates")),
+        errors=errors,
+        recovered=recovered,
+        recovery_turns=turns,
+        clarifications_asked=len(asked),
+        clarifications_needed=len(misheard_at),
+        clarifications_useful=len(useful),
+        irreversible=irreversible,
+        confirmed=confirmed,
+        critical_irreversible=critical,
+        critical_confirmed=critical_ok,
+        misheard_turns=len(misheard_at),
+    )
 
 
 def _last_turn_misheard(voice_turns: Sequence[Any], before: int) -> bool:
@@ -102,8 +111,7 @@ def _errors(messages: Sequence[Message], misheard_at: set[int], voice_turns: Seq
     return errors, recovered, turns
 
 
-def _confirmations(messages: Sequence[Message], mutating: set[str], voice_turns: Sequence[Any],
-                   labels: Labels) -> tuple[int, int, int, int]:
+def _confirmations(messages: Sequence[Message], mutating: set[str], voice_turns: Sequence[Any], labels: Labels) -> tuple[int, int, int, int]:
     """State-changing agent calls, how many the agent confirmed first (asked, then the user agreed), and the same for
     calls carrying a critical field the user said."""
     said = {str(v) for _, t in voice_turns for v in _said_values(t)}

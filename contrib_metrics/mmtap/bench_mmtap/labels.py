@@ -54,8 +54,11 @@ def rules_labels(messages: Sequence[Message]) -> Labels:
     for index, message in labelled(messages):
         text = message.content or ""
         if isinstance(message, AssistantMessage):
-            out[index] = {"asks_repeat": bool(REPEAT.search(text)), "asks_confirmation": bool(ASK_CONFIRM.search(text)),
-                          "redundant": text == previous_agent}
+            out[index] = {
+                "asks_repeat": bool(REPEAT.search(text)),
+                "asks_confirmation": bool(ASK_CONFIRM.search(text)),
+                "redundant": text == previous_agent,
+            }
             previous_agent = text
         else:
             words = set(WORD.findall(text.lower()))
@@ -68,8 +71,12 @@ def rules_labels(messages: Sequence[Message]) -> Labels:
 def judge_request(messages: Sequence[Message], seed: int) -> ChatRequest:
     """The labelling request: the rubric, then the conversation with each message numbered."""
     lines = [f"[{i}] {'agent' if isinstance(m, AssistantMessage) else 'customer'}: {m.content}" for i, m in labelled(messages)]
-    return ChatRequest(messages=[{"role": "system", "content": RUBRIC}, {"role": "user", "content": "\n".join(lines)}],
-                       response_format={"type": "json_object"}, seed=seed, sampling={"temperature": 0})
+    return ChatRequest(
+        messages=[{"role": "system", "content": RUBRIC}, {"role": "user", "content": "\n".join(lines)}],
+        response_format={"type": "json_object"},
+        seed=seed,
+        sampling={"temperature": 0},
+    )
 
 
 def parse_labels(reply: str | None, messages: Sequence[Message]) -> Labels:
@@ -78,7 +85,7 @@ def parse_labels(reply: str | None, messages: Sequence[Message]) -> Labels:
     text = (reply or "").strip()
     start, end = text.find("{"), text.rfind("}")
     try:
-        document = json.loads(text[start:end + 1]) if start >= 0 else None
+        document = json.loads(text[start : end + 1]) if start >= 0 else None
     except json.JSONDecodeError as exc:
         raise ValueError(f"the judge's labels are not JSON ({exc.msg}): {text[:120]!r}") from exc
     entries = document.get("labels") if isinstance(document, dict) else None
@@ -136,6 +143,7 @@ def agreement(first: Labels, second: Labels) -> dict[str, dict[str, int]]:
 
 def kappa(cells: Mapping[str, int]) -> tuple[float | None, float | None]:
     """(observed agreement, Cohen's kappa) of a 2x2 table; kappa is None when chance agreement is 1 (one verdict only)."""
-    found = judge_agreement({(True, True): cells["yes_yes"], (True, False): cells["yes_no"], (False, True): cells["no_yes"],
-                             (False, False): cells["no_no"]})
+    found = judge_agreement(
+        {(True, True): cells["yes_yes"], (True, False): cells["yes_no"], (False, True): cells["no_yes"], (False, False): cells["no_no"]}
+    )
     return found.observed, found.kappa

@@ -29,10 +29,15 @@ JUDGE, SECOND_JUDGE = "mmtap-judge", "mmtap-judge-2"
 
 WEIGHTS = (0.35, 0.35, 0.2, 0.1)
 RATIOS: dict[str, tuple[str, str]] = {
-    "CFA": ("fields_heard", "fields_said"), "TE": ("necessary_agent_messages", "agent_messages"),
-    "UES": ("restatements", "user_messages"), "ERR": ("recovered", "errors"), "RTC": ("recovery_turns", "recovered"),
-    "CP": ("clarifications_useful", "clarifications_asked"), "CR": ("clarifications_useful", "clarifications_needed"),
-    "IAS": ("confirmed", "irreversible"), "SR": ("critical_confirmed", "critical_irreversible"),
+    "CFA": ("fields_heard", "fields_said"),
+    "TE": ("necessary_agent_messages", "agent_messages"),
+    "UES": ("restatements", "user_messages"),
+    "ERR": ("recovered", "errors"),
+    "RTC": ("recovery_turns", "recovered"),
+    "CP": ("clarifications_useful", "clarifications_asked"),
+    "CR": ("clarifications_useful", "clarifications_needed"),
+    "IAS": ("confirmed", "irreversible"),
+    "SR": ("critical_confirmed", "critical_irreversible"),
 }
 
 
@@ -74,8 +79,7 @@ class MmTap(Metric):
             cells = [sum(t[k] for t in table.values()) for k in ("yes_yes", "no_no")]
             total = sum(sum(t.values()) for t in table.values())
             values["judge_agreement"] = sum(cells) / total if total else None
-            details["judge_agreement"] = {"first": source, "second": second[0], "tables": table,
-                                          "split": _split(labels, second[1])}
+            details["judge_agreement"] = {"first": source, "second": second[0], "tables": table, "split": _split(labels, second[1])}
         return MetricResult(values=values, details=details)
 
     async def _labels(self, context: MetricContext) -> tuple[tuple[str, Labels], tuple[str, Labels] | None]:
@@ -130,8 +134,9 @@ def run_level(view: RunView, per: list[tuple[dict[str, int], bool, float | None]
     return paired_figures(per, [r["reward"] for r in text] if text else None, typed)
 
 
-def paired_figures(per: list[tuple[dict[str, int], bool, float | None]], text_rewards: list[float | None] | None,
-                   text_agent_messages: int) -> dict[str, float | None]:
+def paired_figures(
+    per: list[tuple[dict[str, int], bool, float | None]], text_rewards: list[float | None] | None, text_agent_messages: int
+) -> dict[str, float | None]:
     """pass^1, ARGA, and (given the text arm's rewards and agent messages) MRS and TO; None where undefined."""
     out: dict[str, float | None] = {"pass^1": statistics.fmean(_passed(r) for _, _, r in per)}
     with_error = [_passed(r) for _, error, r in per if error]
@@ -167,9 +172,12 @@ def composite(figures: Mapping[str, float | None]) -> dict[str, Any]:
 
 def _split(first: Labels, second: Labels) -> list[dict[str, Any]]:
     """The verdicts two labelers split on: message index, label and each one's verdict."""
-    return [{"message": i, "label": label, "first": value, "second": second[i][label]}
-            for i in sorted(set(first) & set(second)) for label, value in first[i].items()
-            if label in second[i] and second[i][label] != value]
+    return [
+        {"message": i, "label": label, "first": value, "second": second[i][label]}
+        for i in sorted(set(first) & set(second))
+        for label, value in first[i].items()
+        if label in second[i] and second[i][label] != value
+    ]
 
 
 def judge_agreement(view: RunView) -> dict[str, float | None]:
@@ -192,8 +200,10 @@ def judge_agreement(view: RunView) -> dict[str, float | None]:
                 into[key] += n
     if not scored:
         return {}
-    out: dict[str, float | None] = {f"judge agreement: conversations ({pair})": float(scored),
-                                    "judge agreement: conversations with a split verdict": float(split_conversations)}
+    out: dict[str, float | None] = {
+        f"judge agreement: conversations ({pair})": float(scored),
+        "judge agreement: conversations with a split verdict": float(split_conversations),
+    }
     for label in LABELS:
         cells = tables.get(label)
         if cells and sum(cells.values()):

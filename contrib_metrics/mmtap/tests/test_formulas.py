@@ -12,9 +12,9 @@ from bench_kernel import AssistantMessage, Message, ToolCall, ToolMessage, UserM
 def test_a_misheard_field_a_useful_repeat_request_and_a_recovery() -> None:
     messages: list[Message] = [
         AssistantMessage(content="Hi! How can I help you today?"),
-        UserMessage(content="My number is 612 555 0142."),                                   # 1: misheard
+        UserMessage(content="My number is 612 555 0142."),  # 1: misheard
         AssistantMessage(content="Sorry, I could not catch that. Could you repeat your phone number?"),
-        UserMessage(content="My number is 612 555 0142."),                                   # 3: heard, a restatement
+        UserMessage(content="My number is 612 555 0142."),  # 3: heard, a restatement
         AssistantMessage(content="Shall I suspend your line? Please confirm."),
         UserMessage(content="Yes, go ahead."),
         AssistantMessage(tool_calls=[ToolCall(id="a", name="suspend_line", arguments={"phone": "612-555-0142"})]),
@@ -25,8 +25,10 @@ def test_a_misheard_field_a_useful_repeat_request_and_a_recovery() -> None:
         ToolMessage(id="c", content="ok"),
     ]
     said = ["612-555-0142"]
-    turns = [(1, {"fields": said, "fields_said": 1, "fields_heard": 0, "misheard": [{"kind": "phone"}]}),
-             (3, {"fields": said, "fields_said": 1, "fields_heard": 1, "misheard": []})]
+    turns = [
+        (1, {"fields": said, "fields_said": 1, "fields_heard": 0, "misheard": [{"kind": "phone"}]}),
+        (3, {"fields": said, "fields_said": 1, "fields_heard": 1, "misheard": []}),
+    ]
     c = count(messages, turns, {"suspend_line", "refuel_data"}).as_dict()
     assert ratio(c, "CFA") == 0.5
     assert (c["errors"], c["recovered"]) == (2, 2)  # the misheard turn (heard at 3) and the tool error (fixed at 11)
@@ -45,16 +47,34 @@ def test_no_asr_error_and_no_tool_call_leave_their_ratios_undefined() -> None:
 
 
 def test_the_composite_with_every_term() -> None:
-    figures = {"pass^1": 0.8, "CFA (micro)": 0.5, "MRS": 1.2, "ARGA": 0.3, "ERR (micro)": 0.6, "TE (micro)": 0.9,
-               "UES (micro)": 0.25, "TO": 0.2, "IAS (micro)": 1.0}
+    figures = {
+        "pass^1": 0.8,
+        "CFA (micro)": 0.5,
+        "MRS": 1.2,
+        "ARGA": 0.3,
+        "ERR (micro)": 0.6,
+        "TE (micro)": 0.9,
+        "UES (micro)": 0.25,
+        "TO": 0.2,
+        "IAS (micro)": 1.0,
+    }
     expected = 0.35 * 0.4 + 0.35 * (1.2 + 0.3 + 0.6) / 3 + 0.2 * (0.9 + 1 / 1.25 + 1 / 1.2) / 3 + 0.1 * 1.0
     assert composite(figures)["mm-tap"] == pytest.approx(expected)
     assert composite(figures)["mm-tap terms left out (undefined)"] == 0
 
 
 def test_undefined_terms_leave_their_group_and_a_negative_turn_overhead_counts_above_one() -> None:
-    figures = {"pass^1": 1.0, "CFA (micro)": 1.0, "MRS": None, "ARGA": None, "ERR (micro)": None, "TE (micro)": 1.0,
-               "UES (micro)": 0.0, "TO": -0.5, "IAS (micro)": None}
+    figures = {
+        "pass^1": 1.0,
+        "CFA (micro)": 1.0,
+        "MRS": None,
+        "ARGA": None,
+        "ERR (micro)": None,
+        "TE (micro)": 1.0,
+        "UES (micro)": 0.0,
+        "TO": -0.5,
+        "IAS (micro)": None,
+    }
     # Only the CFA and efficiency groups remain: their weights (0.35, 0.2) are renormalised.
     efficiency = (1.0 + 1.0 + 2.0) / 3
     assert composite(figures)["mm-tap"] == pytest.approx((0.35 * 1.0 + 0.2 * efficiency) / 0.55)

@@ -36,7 +36,7 @@ def test_a_judges_labels_replace_the_rules_in_the_counters() -> None:
     mutating = {"suspend_line"}
     by_rules = count(CONVERSATION, [], mutating).as_dict()
     judged = rules_labels(CONVERSATION)
-    judged[5] = {"restates": False, "agrees": False}   # the judge hears no agreement: the call was not confirmed
+    judged[5] = {"restates": False, "agrees": False}  # the judge hears no agreement: the call was not confirmed
     judged[2] = {"asks_repeat": False, "asks_confirmation": False, "redundant": False}
     by_judge = count(CONVERSATION, [], mutating, judged).as_dict()
     assert ratio(by_rules, "IAS") == 1.0 and ratio(by_judge, "IAS") == 0.0
@@ -55,13 +55,18 @@ def test_a_judges_reply_is_read_tolerantly() -> None:
     assert parse_labels(text, CONVERSATION) == wanted
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("I think they all look fine.", "no 'labels' list"),
-    ('{"labels": [', "not JSON"),
-    (reply({0: {"asks_repeat": False, "asks_confirmation": False, "redundant": False}}), "without labels"),
-    (reply({i: {"asks_repeat": "maybe", "asks_confirmation": 0, "redundant": 0, "restates": 0, "agrees": 0}
-            for i in (0, 1, 2, 3, 4, 5, 8)}), "'asks_repeat' of message 0 is 'maybe'"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("I think they all look fine.", "no 'labels' list"),
+        ('{"labels": [', "not JSON"),
+        (reply({0: {"asks_repeat": False, "asks_confirmation": False, "redundant": False}}), "without labels"),
+        (
+            reply({i: {"asks_repeat": "maybe", "asks_confirmation": 0, "redundant": 0, "restates": 0, "agrees": 0} for i in (0, 1, 2, 3, 4, 5, 8)}),
+            "'asks_repeat' of message 0 is 'maybe'",
+        ),
+    ],
+)
 def test_a_reply_that_is_not_labels_is_an_error_saying_why(text: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         parse_labels(text, CONVERSATION)

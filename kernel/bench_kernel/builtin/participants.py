@@ -13,14 +13,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.participants import (
-    STOP_TOKENS,
-    Agent,
-    AgentSession,
-    ConversationSetup,
-    UserSession,
-    UserSimulator,
-)
+from bench_kernel.conversation.participants import STOP_TOKENS, Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.markers import hookimpl
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.schema.events import GoalShift
@@ -193,8 +186,10 @@ class ScriptedSession(UserSession):
         if plan is not None and self.spoken > 0:
             # The event is stamped with the index of the message about to be sent: the true shift turn.
             goals = plan.goals
-            self.setup.events.emit(GoalShift(goal_index=self.spoken, goal=goals[self.spoken].task_id,
-                                             previous_goal=goals[self.spoken - 1].task_id, reason=reason), source="scripted")
+            self.setup.events.emit(
+                GoalShift(goal_index=self.spoken, goal=goals[self.spoken].task_id, previous_goal=goals[self.spoken - 1].task_id, reason=reason),
+                source="scripted",
+            )
         self.spoken += 1
         self.turns_on_goal = 0
         return UserMessage(content=line)
@@ -251,13 +246,13 @@ def find_calls(text: str, names: Sequence[str]) -> list[tuple[str, dict[str, Any
 
 
 def _json_object_at(text: str, start: int) -> dict[str, Any] | None:
-    if text[start:start + 1] == ")":
+    if text[start : start + 1] == ")":
         return {}
     try:
         value, end = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError:
         return None
-    return value if isinstance(value, dict) and text[end:end + 1] == ")" else None
+    return value if isinstance(value, dict) and text[end : end + 1] == ")" else None
 
 
 @attrs.define(kw_only=True)
@@ -280,10 +275,14 @@ def register_agents(register: Callable[[Agent], None]) -> None:
 
 
 EXPERTISE = {
-    "Easy": ("You are comfortable with everyday technology. You follow instructions one step at a time, say what you see, "
-             "and ask when a word is new to you. You stay friendly and patient."),
-    "Hard": ("Technology makes you uneasy and technical words confuse you. You need reassurance, worry that a step might "
-             "break something, ask before doing it, and give details only when asked."),
+    "Easy": (
+        "You are comfortable with everyday technology. You follow instructions one step at a time, say what you see, "
+        "and ask when a word is new to you. You stay friendly and patient."
+    ),
+    "Hard": (
+        "Technology makes you uneasy and technical words confuse you. You need reassurance, worry that a step might "
+        "break something, ask before doing it, and give details only when asked."
+    ),
 }
 
 

@@ -20,8 +20,16 @@ TICK_MS = 200
 MAX_SECONDS = 1200.0
 """tau2's default maximum length of a full-duplex conversation in simulated seconds."""
 
-SPEECH_COMPLEXITIES = ("control", "regular", "control_audio", "control_accents", "control_behavior", "control_audio_accents",
-                       "control_audio_behavior", "control_accents_behavior")
+SPEECH_COMPLEXITIES = (
+    "control",
+    "regular",
+    "control_audio",
+    "control_accents",
+    "control_behavior",
+    "control_audio_accents",
+    "control_audio_behavior",
+    "control_accents_behavior",
+)
 """tau2's speech complexity levels: clean, realistic, and the six ablations between them."""
 
 Side = Literal["agent", "user"]

@@ -26,8 +26,18 @@ class ConversationLoop:
     name: str
     description: str = ""
 
-    async def play(self, setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
-                   channel: ChannelSession | None, *, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
+    async def play(
+        self,
+        setup: ConversationSetup,
+        env: Environment,
+        agent: AgentSession,
+        user: UserSession | None,
+        channel: ChannelSession | None,
+        *,
+        events: EventLog,
+        limits: Limits,
+        audio_name: str,
+    ) -> Conversation:
         """Play one conversation to its end, never raising for a participant's failure (its termination says it).
 
         The kernel starts the sessions before and closes them after; `channel` is None for the identity channel;

@@ -33,8 +33,7 @@ def openai_tool_calls(calls: Sequence[ToolCall], style: MessageStyle = OPENAI) -
     return out
 
 
-def openai_message(role: str, content: str | None, calls: Sequence[ToolCall] | None = None,
-                   style: MessageStyle = OPENAI) -> dict[str, Any]:
+def openai_message(role: str, content: str | None, calls: Sequence[ToolCall] | None = None, style: MessageStyle = OPENAI) -> dict[str, Any]:
     """One chat message; tool calls are added only when there are some."""
     message: dict[str, Any] = {"role": role}
     if content is not None or style.null_content or not calls:
@@ -83,7 +82,7 @@ def unseen_messages(setup: ConversationSetup, incoming: Sequence[Message], first
         return list(incoming)
     history = list(setup.history)
     # The orchestrator hands the last history messages to whoever answers them first; they are already in the history.
-    if incoming and history[-len(incoming):] == list(incoming):
+    if incoming and history[-len(incoming) :] == list(incoming):
         return history
     return history + list(incoming)
 
@@ -181,12 +180,12 @@ class OpenAIChat:
         if self.setup.mode is Mode.NO_USER:
             done = done_tool_name(self.setup.profile)
             if not message.tool_calls or any(c.name == done for c in message.tool_calls):
-                return AssistantMessage(content=self.setup.profile.solo_stop_token,
-                                        raw_data={"final_output": message.content} if message.content else None)
+                return AssistantMessage(
+                    content=self.setup.profile.solo_stop_token, raw_data={"final_output": message.content} if message.content else None
+                )
         self.messages.append(openai_message("assistant", message.content, message.tool_calls, self.setup.profile.messages))
         return message
 
     def is_stop(self, message: AssistantMessage) -> bool:
         """True for the message that ends the work in the no-user mode (an AgentSession's `is_stop`)."""
-        return (self.setup.mode is Mode.NO_USER and not message.tool_calls
-                and self.setup.profile.solo_stop_token in (message.content or ""))
+        return self.setup.mode is Mode.NO_USER and not message.tool_calls and self.setup.profile.solo_stop_token in (message.content or "")

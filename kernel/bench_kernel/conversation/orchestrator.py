@@ -14,15 +14,7 @@ from bench_kernel.conversation.participants import GREETING, AgentSession, UserS
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
 from bench_kernel.logs import get_logger
 from bench_kernel.schema.events import ChannelTranscript, EventLog
-from bench_kernel.schema.messages import (
-    AssistantMessage,
-    Message,
-    Mode,
-    ParticipantMessage,
-    TerminationReason,
-    ToolMessage,
-    UserMessage,
-)
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ParticipantMessage, TerminationReason, ToolMessage, UserMessage
 from bench_kernel.serialization import utc_now
 from bench_kernel.tools.environment import Environment
 
@@ -196,8 +188,7 @@ def _stopped_already(history: Sequence[Message], agent: AgentSession, user: User
 async def _environment_turn(convo: Conversation, env: Environment, turn: _Turn) -> _Turn:
     assert turn.pending is not None and turn.pending.tool_calls
     start, now = len(convo.messages), utc_now()
-    results = [await env.execute_async(call, turn_idx=start + i, timestamp=now)
-               for i, call in enumerate(turn.pending.tool_calls)]
+    results = [await env.execute_async(call, turn_idx=start + i, timestamp=now) for i, call in enumerate(turn.pending.tool_calls)]
     convo.errors += sum(r.error for r in results)
     convo.messages.extend(results)
     return _Turn(turn.caller, "env", list(results))
@@ -264,12 +255,12 @@ def _written(convo: Conversation, message: Any, requestor: Literal["assistant", 
     return message
 
 
-def _record_transcript(events: EventLog, direction: Literal["to_agent", "to_user"], meant: ParticipantMessage,
-                       heard: ParticipantMessage, index: int) -> None:
+def _record_transcript(
+    events: EventLog, direction: Literal["to_agent", "to_user"], meant: ParticipantMessage, heard: ParticipantMessage, index: int
+) -> None:
     if heard is meant or heard.content == meant.content:
         return
-    events.emit(ChannelTranscript(direction=direction, meant=meant.content, heard=heard.content), source="channel",
-                message_index=index)
+    events.emit(ChannelTranscript(direction=direction, meant=meant.content, heard=heard.content), source="channel", message_index=index)
 
 
 def _checked(message: object, kind: type) -> ParticipantMessage:

@@ -52,8 +52,15 @@ class Attributor:
         raise NotImplementedError
 
 
-def attributed(result: ConversationResult, task: Task, data: DomainData, env: Environment, gold: GoldReplay | None,
-               store: Any = None, attributors: Iterable[Attributor] = ()) -> ConversationResult:
+def attributed(
+    result: ConversationResult,
+    task: Task,
+    data: DomainData,
+    env: Environment,
+    gold: GoldReplay | None,
+    store: Any = None,
+    attributors: Iterable[Attributor] = (),
+) -> ConversationResult:
     """The result labelled by the first attributor that names a label (unchanged when it passed, or none does).
 
     Runs call it for every conversation they play or judge again; importers and re-scorers for the ones they build.

@@ -17,14 +17,7 @@ import attrs
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
 from bench_kernel.evaluation.judging import FAILED_ATTEMPT_EVENT, PANEL_EVENT, JudgeRounds, JudgmentFailed
 from bench_kernel.evaluation.metric import Judge, JudgeRequest
-from bench_kernel.evaluation.rewards import (
-    DEFAULT_RULE,
-    Evaluation,
-    ProductRule,
-    RewardComponent,
-    RewardContext,
-    all_met,
-)
+from bench_kernel.evaluation.rewards import DEFAULT_RULE, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.schema.events import Event, EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
@@ -68,12 +61,19 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
     env, errors = _gold_environment(data, task)
     agent_hash, user_hash = env.hashes()
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
-    user_reference = (data.reference_user_hash(env.user_tools.state)
-                      if with_reference and data.reference_user_hash and env.user_tools is not None else None)
-    return GoldReplay(agent_hash=agent_hash, user_hash=user_hash, action_errors=errors,
-                      assertion_checks=gold_assertion_checks(data, task, env), reference_hash=reference,
-                      reference_user_hash=user_reference, agent_changes=changed_records(env.agent_tools.state),
-                      user_changes=changed_records(env.user_tools.state) if env.user_tools is not None else {})
+    user_reference = (
+        data.reference_user_hash(env.user_tools.state) if with_reference and data.reference_user_hash and env.user_tools is not None else None
+    )
+    return GoldReplay(
+        agent_hash=agent_hash,
+        user_hash=user_hash,
+        action_errors=errors,
+        assertion_checks=gold_assertion_checks(data, task, env),
+        reference_hash=reference,
+        reference_user_hash=user_reference,
+        agent_changes=changed_records(env.agent_tools.state),
+        user_changes=changed_records(env.user_tools.state) if env.user_tools is not None else {},
+    )
 
 
 def _gold_environment(data: DomainData, task: Task) -> tuple[Environment, list[str]]:
@@ -137,14 +137,23 @@ async def evaluate(
     if criteria is None:
         return RewardInfo(reward=1.0, note="no evaluation criteria")
     evaluation = evaluation or default_evaluation()
-    context = RewardContext(task=task, messages=messages, termination=termination, final_env=final_env, gold=gold,
-                            judge=judge, seed=seed, models=models, events=events or EventLog(), profile=profile)
+    context = RewardContext(
+        task=task,
+        messages=messages,
+        termination=termination,
+        final_env=final_env,
+        gold=gold,
+        judge=judge,
+        seed=seed,
+        models=models,
+        events=events or EventLog(),
+        profile=profile,
+    )
     components = [await _guarded(component, context) for component in evaluation.to_compute(task)]
     return recombine(evaluation, task, components, termination)
 
 
-def recombine(evaluation: Evaluation, task: Task, components: list[ComponentScore],
-              termination: TerminationReason) -> RewardInfo:
+def recombine(evaluation: Evaluation, task: Task, components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
     """The task's rule over its components; a basis component that could not be evaluated never leaves a reward above 0.
 
     Whatever a plugin's rule does with a missing score, an errored component (a judge error above all) must not pass.
@@ -179,14 +188,14 @@ def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
     agent_hash, user_hash = final_env.hashes()
     met = agent_hash == gold.agent_hash
     detail = f"{agent_hash[:12]} vs gold {gold.agent_hash[:12]}"
-    checks = [Check(subject="agent db", met=met, detail=detail if met else _db_detail(
-        detail, final_env.agent_tools.state, gold.agent_changes))]
+    checks = [Check(subject="agent db", met=met, detail=detail if met else _db_detail(detail, final_env.agent_tools.state, gold.agent_changes))]
     if user_hash is not None or gold.user_hash is not None:
         met = user_hash == gold.user_hash
         detail = f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"
         user_state = final_env.user_tools.state if final_env.user_tools is not None else None
-        checks.append(Check(subject="user db", met=met, detail=detail if met or user_state is None else _db_detail(
-            detail, user_state, gold.user_changes)))
+        checks.append(
+            Check(subject="user db", met=met, detail=detail if met or user_state is None else _db_detail(detail, user_state, gold.user_changes))
+        )
     note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
     return _score("DB", checks, note)
 
@@ -197,8 +206,11 @@ DIFFERING_RECORDS = 10
 
 def changed_records(state: State) -> dict[str, dict[str, Any]]:
     """The records a state changed from its shared data, as plain data (None for a deleted record), by table."""
-    return {name: {key: converter.unstructure(table[key]) if key in table else None for key in table.overlay}
-            for name, table in state.tables.items() if table.overlay}
+    return {
+        name: {key: converter.unstructure(table[key]) if key in table else None for key in table.overlay}
+        for name, table in state.tables.items()
+        if table.overlay
+    }
 
 
 def differing_records(state: State, gold_changes: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -209,8 +221,7 @@ def differing_records(state: State, gold_changes: Mapping[str, Mapping[str, Any]
         table = state.tables.get(name)
         mine, gold = ours.get(name, {}), gold_changes.get(name, {})
         for key in sorted(set(mine) | set(gold), key=str):
-            base = (converter.unstructure(table.base.records[key])
-                    if table is not None and key in table.base.records else None)
+            base = converter.unstructure(table.base.records[key]) if table is not None and key in table.base.records else None
             a, b = mine.get(key, base), gold.get(key, base)
             if a != b:
                 found.append(f"{name}/{key}: {_record_difference(a, b)}")
@@ -256,8 +267,10 @@ def env_assertion_component(final_env: Environment, task: Task) -> ComponentScor
 def action_component(gold_actions: Sequence[Action], messages: Sequence[Message]) -> ComponentScore:
     """Every gold action was called (tau2's compare_args rules; order and count ignored)."""
     calls = [c for m in messages if isinstance(m, AssistantMessage | UserMessage) for c in m.tool_calls or []]
-    checks = [Check(subject=f"{a.action_id} {a.name}", met=(met := any(action_matches(a, c) for c in calls)),
-                    detail=action_detail(a, calls, met)) for a in gold_actions]
+    checks = [
+        Check(subject=f"{a.action_id} {a.name}", met=(met := any(action_matches(a, c) for c in calls)), detail=action_detail(a, calls, met))
+        for a in gold_actions
+    ]
     return _score("ACTION", checks)
 
 
@@ -285,8 +298,11 @@ def differing_keys(action: Action, call: ToolCall) -> list[str]:
     """The keys on which `action_matches` finds a call of the same tool different (a key the gold lacks: `key (not expected)`)."""
     if action.compare_args is not None:
         return [k for k in action.compare_args if call.arguments.get(k) != action.arguments.get(k)]
-    return [k if k in action.arguments else f"{k} (not expected)" for k in call.arguments
-            if k not in action.arguments or call.arguments[k] != action.arguments[k]]
+    return [
+        k if k in action.arguments else f"{k} (not expected)"
+        for k in call.arguments
+        if k not in action.arguments or call.arguments[k] != action.arguments[k]
+    ]
 
 
 def _arguments(arguments: Mapping[str, Any]) -> str:
@@ -313,8 +329,15 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     return _score("COMMUNICATE", checks)
 
 
-async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | None, seed: int, models: Any = None,
-                       profile: Profile | None = None, events: EventLog | None = None) -> ComponentScore:
+async def nl_component(
+    task: Task,
+    messages: Sequence[Message],
+    judge: Judge | None,
+    seed: int,
+    models: Any = None,
+    profile: Profile | None = None,
+    events: EventLog | None = None,
+) -> ComponentScore:
     """NL assertions, judged by the run's judge (retried, checked, by a panel: judging.py); without one, not evaluated.
 
     A judgment that fails after its retries is the component's error (docs/judges.md): never a pass, never a replay.
@@ -325,15 +348,13 @@ async def nl_component(task: Task, messages: Sequence[Message], judge: Judge | N
     if judge is None:
         return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
     rounds = judge if isinstance(judge, JudgeRounds) else JudgeRounds.around(judge)
-    request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models,
-                           profile=profile or load_profile(None))
+    request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models, profile=profile or load_profile(None))
     failed: list[dict[str, Any]] = []
     try:
         judgment = await rounds.judgment(request, failed)
     except JudgmentFailed as exc:
         _record_judging(events, failed, None)
-        return ComponentScore(component="NL_ASSERTION", score=None, note=f"{JUDGE_ERROR_NOTE}: {exc}",
-                              error=f"{JUDGE_ERROR_NOTE}: {exc}")
+        return ComponentScore(component="NL_ASSERTION", score=None, note=f"{JUDGE_ERROR_NOTE}: {exc}", error=f"{JUDGE_ERROR_NOTE}: {exc}")
     _record_judging(events, failed, judgment.panel_record())
     return _score("NL_ASSERTION", judgment.checks, judgment.note())
 
@@ -417,8 +438,7 @@ class NLAssertionComponent(RewardComponent):
 
     async def score(self, context: RewardContext) -> ComponentScore:
         """tau2's NL_ASSERTION check."""
-        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models,
-                                  context.profile, context.events)
+        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models, context.profile, context.events)
 
 
 def builtin_components() -> list[RewardComponent]:

@@ -21,11 +21,14 @@ from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import BaseTable, RecordWatch
 
 IN_PLACE = "edits a shared record in place"
-IN_PLACE_FIX = ("Fix: change a private copy (`record = TABLE.edit(key)`) or assign a new record (`TABLE[key] = ...`); "
-                "never change what `table[key]` returns")
+IN_PLACE_FIX = (
+    "Fix: change a private copy (`record = TABLE.edit(key)`) or assign a new record (`TABLE[key] = ...`); never change what `table[key]` returns"
+)
 NOT_DETERMINISTIC = "is not deterministic"
-DETERMINISM_FIX = ("Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a hash of "
-                   "the arguments), never from uuid4, random or the clock")
+DETERMINISM_FIX = (
+    "Fix: derive new ids and values from the state (e.g. a counter over the table's keys, or a hash of "
+    "the arguments), never from uuid4, random or the clock"
+)
 SHOWN = 48
 """Characters of each differing result or record a message shows."""
 
@@ -135,9 +138,16 @@ class GoldChecker:
         if faults:
             return faults
         records = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in changed)
-        return [ToolFault(task_id=self.checked[0].id if self.checked else "?", step="the gold replays", tool=None,
-                          problem=IN_PLACE, table=self.watch.names[changed[0][0]],
-                          detail=f"changed {records} (no single call does it again)")]
+        return [
+            ToolFault(
+                task_id=self.checked[0].id if self.checked else "?",
+                step="the gold replays",
+                tool=None,
+                problem=IN_PLACE,
+                table=self.watch.names[changed[0][0]],
+                detail=f"changed {records} (no single call does it again)",
+            )
+        ]
 
     def _replay_looking(self, task: Task, records: list[tuple[BaseTable, str]]) -> ToolFault | None:
         env = build_environment(self.data, task)
@@ -159,8 +169,14 @@ class GoldChecker:
         if not edited:
             return None
         listed = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in edited)
-        return ToolFault(task_id=task.id, step=step[0], tool=step[1], problem=IN_PLACE, table=self.watch.names[edited[0][0]],
-                         detail=f"changed {listed}, which every conversation of a run shares")
+        return ToolFault(
+            task_id=task.id,
+            step=step[0],
+            tool=step[1],
+            problem=IN_PLACE,
+            table=self.watch.names[edited[0][0]],
+            detail=f"changed {listed}, which every conversation of a run shares",
+        )
 
     def _first_divergence(self, task: Task) -> ToolFault | None:
         """The final states differ: two more replays in lockstep, compared after each step, name the first step where
@@ -174,8 +190,13 @@ class GoldChecker:
             step = (f"gold action {action.action_id}", tool_label(envs[0], action))
             if one.content != other.content:
                 a, b = abbreviated_pair(one.content or "", other.content or "")
-                return ToolFault(task_id=task.id, step=step[0], tool=step[1], problem=NOT_DETERMINISTIC,
-                                 detail=f"returned {a!r} in one gold replay from a fresh state and {b!r} in another")
+                return ToolFault(
+                    task_id=task.id,
+                    step=step[0],
+                    tool=step[1],
+                    problem=NOT_DETERMINISTIC,
+                    detail=f"returned {a!r} in one gold replay from a fresh state and {b!r} in another",
+                )
             differs = state_difference(*envs)
             if differs is not None:
                 return _not_deterministic(task, step, differs)
@@ -187,9 +208,14 @@ def _not_deterministic(task: Task, step: Step, differs: tuple[str, str, Any, Any
     table, key, a, b = differs
     texts = abbreviated_pair(_record_text(a), _record_text(b))
     one, other = (repr(text) if record is not None else "absent" for text, record in zip(texts, (a, b), strict=True))
-    return ToolFault(task_id=task.id, step=step[0], tool=step[1], problem=NOT_DETERMINISTIC,
-                     detail=f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and "
-                            f"as {other} in another (every result equal)")
+    return ToolFault(
+        task_id=task.id,
+        step=step[0],
+        tool=step[1],
+        problem=NOT_DETERMINISTIC,
+        detail=f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and "
+        f"as {other} in another (every result equal)",
+    )
 
 
 def _record_text(record: Any) -> str:
@@ -231,6 +257,6 @@ def abbreviated_pair(a: str, b: str, width: int = SHOWN) -> tuple[str, str]:
     begin = field if field >= 0 else max(0, start - width // 4)
 
     def cut(text: str) -> str:
-        return ("…" if begin else "") + text[begin:begin + width] + ("…" if len(text) > begin + width else "")
+        return ("…" if begin else "") + text[begin : begin + width] + ("…" if len(text) > begin + width else "")
 
     return cut(a), cut(b)

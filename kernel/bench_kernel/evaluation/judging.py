@@ -88,9 +88,13 @@ class Judgment:
         agreement = self.agreement
         if self.votes is None or agreement is None:
             return None
-        return {"members": len(self.votes[0]) if self.votes else 0, "agreement": mean(agreement),
-                "assertions": [{"assertion": c.subject, "met": c.met, "votes": v, "agreement": a}
-                               for c, v, a in zip(self.checks, self.votes, agreement, strict=True)]}
+        return {
+            "members": len(self.votes[0]) if self.votes else 0,
+            "agreement": mean(agreement),
+            "assertions": [
+                {"assertion": c.subject, "met": c.met, "votes": v, "agreement": a} for c, v, a in zip(self.checks, self.votes, agreement, strict=True)
+            ],
+        }
 
 
 def mean(values: Sequence[float]) -> float:
@@ -111,8 +115,14 @@ class JudgeRounds(Judge):
     def around(cls, judge: Judge, *, retries: int = JUDGE_RETRIES, panel: int = 1) -> JudgeRounds:
         """The judge with these rounds (a judge already wrapped is wrapped again around its own inner judge)."""
         inner = judge.inner if isinstance(judge, JudgeRounds) else judge
-        return cls(name=inner.name, description=inner.description, inner=inner, retries=retries, panel=panel,
-                   model_roles=tuple(getattr(inner, "model_roles", ())))
+        return cls(
+            name=inner.name,
+            description=inner.description,
+            inner=inner,
+            retries=retries,
+            panel=panel,
+            model_roles=tuple(getattr(inner, "model_roles", ())),
+        )
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """The settled checks (JudgmentFailed when a member never answered in full)."""
@@ -131,8 +141,7 @@ class JudgeRounds(Judge):
         if self.panel == 1:
             return Judgment(checks=verdicts[0], failed_attempts=failed)
         votes = [[v[i].met for v in verdicts] for i in range(len(request.assertions))]
-        return Judgment(checks=[_majority(i, verdicts, votes[i]) for i in range(len(votes))], failed_attempts=failed,
-                        votes=votes)
+        return Judgment(checks=[_majority(i, verdicts, votes[i]) for i in range(len(votes))], failed_attempts=failed, votes=votes)
 
     async def _member(self, request: JudgeRequest, member: int, failed: list[dict[str, Any]]) -> list[Check]:
         reason = ""
@@ -153,8 +162,7 @@ class JudgeRounds(Judge):
         raise JudgmentFailed(f"{reason} (after {self.retries + 1} attempt{'s' if self.retries else ''})")
 
 
-def _failure(judge: Judge, error: BaseException | str, failed: list[dict[str, Any]], member: int, attempt: int,
-             seed: int) -> str:
+def _failure(judge: Judge, error: BaseException | str, failed: list[dict[str, Any]], member: int, attempt: int, seed: int) -> str:
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     failed.append({"member": member, "attempt": attempt, "seed": seed, "error": text[:500]})
     return f"judge {judge.name!r}: {text}"

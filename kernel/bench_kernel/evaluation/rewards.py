@@ -75,8 +75,9 @@ class CombinationRule:
     def validate(self, params: Mapping[str, Any], basis: Sequence[str]) -> None:
         """Raise ConfigError when the parameters do not fit this rule (checked before a run starts)."""
 
-    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
-                params: Mapping[str, Any]) -> RewardInfo:
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
         """The conversation's reward from its components."""
         raise NotImplementedError
 
@@ -88,8 +89,9 @@ class ProductRule(CombinationRule):
     name: str = DEFAULT_RULE
     description: str = "Product of the basis components; 0 for a conversation that did not end by a stop (tau2)."
 
-    def combine(self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason,
-                params: Mapping[str, Any]) -> RewardInfo:
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
         """Multiply the basis components; a conversation that did not stop scores 0."""
         reward, notes = 1.0, list[str]()
         by_name = {c.component: c for c in components}
@@ -101,8 +103,7 @@ class ProductRule(CombinationRule):
                 reward *= component.score
         if termination not in STOPPED:
             reward, notes = 0.0, [*notes, f"terminated prematurely: {termination.value}"]
-        return RewardInfo(reward=reward, reward_basis=list(basis), components=list(components), note="; ".join(notes),
-                          rule=self.name)
+        return RewardInfo(reward=reward, reward_basis=list(basis), components=list(components), note="; ".join(notes), rule=self.name)
 
 
 def all_met(name: str, checks: list[Check], note: str = "") -> ComponentScore:
@@ -122,8 +123,10 @@ class Evaluation:
         criteria = task.evaluation_criteria
         chosen = (criteria.reward_rule if criteria else None) or RewardRule()
         if chosen.name not in self.rules:
-            raise ConfigError(f"task {task.id!r} names reward rule {chosen.name!r}, which no loaded plugin registers "
-                              f"(registered: {', '.join(sorted(self.rules)) or 'none'})")
+            raise ConfigError(
+                f"task {task.id!r} names reward rule {chosen.name!r}, which no loaded plugin registers "
+                f"(registered: {', '.join(sorted(self.rules)) or 'none'})"
+            )
         return self.rules[chosen.name], chosen.params
 
     def to_compute(self, task: Task) -> list[RewardComponent]:
@@ -140,7 +143,9 @@ class Evaluation:
                 continue
             unknown = [name for name in criteria.reward_basis if name not in self.components]
             if unknown:
-                raise ConfigError(f"task {task.id!r} names reward component {unknown[0]!r} in its reward_basis, which no "
-                                  f"loaded plugin registers (registered: {', '.join(sorted(self.components))})")
+                raise ConfigError(
+                    f"task {task.id!r} names reward component {unknown[0]!r} in its reward_basis, which no "
+                    f"loaded plugin registers (registered: {', '.join(sorted(self.components))})"
+                )
             rule, params = self.rule_for(task)
             rule.validate(params, criteria.reward_basis)

@@ -58,14 +58,7 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
 
 
-def bootstrap_ci(
-    units: Sequence[T],
-    statistic: Callable[[Sequence[T]], float],
-    *,
-    seed: str,
-    resamples: int = 2000,
-    level: float = 0.95,
-) -> Estimate:
+def bootstrap_ci(units: Sequence[T], statistic: Callable[[Sequence[T]], float], *, seed: str, resamples: int = 2000, level: float = 0.95) -> Estimate:
     """Percentile bootstrap CI of statistic, resampling the units with replacement."""
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
@@ -80,12 +73,7 @@ def bootstrap_ci(
     rng = _rng(seed)
     stats = sorted(statistic(rng.choices(units, k=n)) for _ in range(resamples))
     tail = (1.0 - level) / 2.0
-    return Estimate(
-        value=value,
-        low=_quantile(stats, tail),
-        high=_quantile(stats, 1.0 - tail),
-        n=n,
-    )
+    return Estimate(value=value, low=_quantile(stats, tail), high=_quantile(stats, 1.0 - tail), n=n)
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -140,12 +128,7 @@ def max_k(outcomes: Sequence[TaskOutcomes]) -> int:
     return min((task.n for task in outcomes), default=0)
 
 
-def _per_task_estimate(
-    outcomes: Sequence[TaskOutcomes],
-    k: int,
-    per_task: Callable[[int, int, int], float],
-    seed: str,
-) -> Estimate:
+def _per_task_estimate(outcomes: Sequence[TaskOutcomes], k: int, per_task: Callable[[int, int, int], float], seed: str) -> Estimate:
     """Unweighted mean over tasks with n >= k of per_task(n, c, k), bootstrapped over tasks."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")

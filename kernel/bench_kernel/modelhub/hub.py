@@ -41,8 +41,7 @@ from bench_kernel.store.store import Store, utc_now
 ROLES = ("agent", "user", "judge", "embeddings")
 """Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file.
 `embeddings` is the role that embeds texts (dense knowledge retrieval, the memory judge's index)."""
-ROLE_KINDS: dict[str, type[AnyClient]] = {"agent": ModelClient, "user": ModelClient, "judge": ModelClient,
-                                          "embeddings": EmbeddingClient}
+ROLE_KINDS: dict[str, type[AnyClient]] = {"agent": ModelClient, "user": ModelClient, "judge": ModelClient, "embeddings": EmbeddingClient}
 """The client kind each built-in role needs: a run refuses to start when its backend gives another kind."""
 log = get_logger()
 C = TypeVar("C")
@@ -102,24 +101,31 @@ def speech_key(config: ModelConfig, request: SpeechRequest | TranscriptionReques
     to transcribe counts by its sha256, so only the very same samples (noise included) are recognised once."""
     if isinstance(request, TranscriptionRequest):
         audio = request.audio
-        body: dict[str, Any] = {"audio_sha256": hashlib.sha256(audio.data).hexdigest(), "format": audio.format,
-                                "sample_rate": audio.sample_rate, "language": request.language}
+        body: dict[str, Any] = {
+            "audio_sha256": hashlib.sha256(audio.data).hexdigest(),
+            "format": audio.format,
+            "sample_rate": audio.sample_rate,
+            "language": request.language,
+        }
     else:
         body = {"text": request.text, "voice": request.voice}
-    payload = {"kind": "asr" if isinstance(request, TranscriptionRequest) else "tts", "endpoint": config.endpoint_key(),
-               "options": config.options, "sampling": config.sampling, "request": {**body, "options": dict(request.options)}}
+    payload = {
+        "kind": "asr" if isinstance(request, TranscriptionRequest) else "tts",
+        "endpoint": config.endpoint_key(),
+        "options": config.options,
+        "sampling": config.sampling,
+        "request": {**body, "options": dict(request.options)},
+    }
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
 def _audio_json(audio: Audio) -> str:
-    return json.dumps({"data": base64.b64encode(audio.data).decode("ascii"), "sample_rate": audio.sample_rate,
-                       "format": audio.format})
+    return json.dumps({"data": base64.b64encode(audio.data).decode("ascii"), "sample_rate": audio.sample_rate, "format": audio.format})
 
 
 def _audio_from_json(text: str) -> Audio:
     data = json.loads(text)
-    return Audio(data=base64.b64decode(data["data"]), sample_rate=data["sample_rate"], format=data["format"],
-                 latency_ms=0, cached=True)
+    return Audio(data=base64.b64decode(data["data"]), sample_rate=data["sample_rate"], format=data["format"], latency_ms=0, cached=True)
 
 
 def _transcription_json(transcription: Transcription) -> str:
@@ -167,8 +173,7 @@ class ModelHub:
     def config(self, role: str) -> ModelConfig:
         """The configuration of a role, or a clear error when the run did not give one."""
         if role not in self.configs:
-            raise ConfigError(f"no model configured for the {role} role (use {role_option_hint(role)} "
-                              f"or [models.{role}] in a run file)")
+            raise ConfigError(f"no model configured for the {role} role (use {role_option_hint(role)} or [models.{role}] in a run file)")
         return self.configs[role]
 
     def in_flight_limits(self) -> list[EndpointLimit]:
@@ -195,8 +200,7 @@ class ModelHub:
             return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(explicit), source="model setting")
         if self.max_in_flight is not None:
             return EndpointLimit(endpoint=endpoint, roles=roles, limit=self.max_in_flight, source="--max-in-flight")
-        return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(MAX_IN_FLIGHT, self.concurrency * len(roles)),
-                             source="concurrency x roles")
+        return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(MAX_IN_FLIGHT, self.concurrency * len(roles)), source="concurrency x roles")
 
     def client(self, role: str) -> AnyClient:
         """The client of a role's endpoint (shared by roles on the same endpoint), with the endpoint's limit."""
@@ -232,16 +236,20 @@ class ModelHub:
         gives = getattr(client, "kind", type(client).__name__)
         about = getattr(self.backends.get(backend), "description", "")
         kind = getattr(wanted, "kind", wanted.__name__)
-        raise ConfigError(f"the {role} role needs {'an' if kind[0] in 'aeiou' else 'a'} {kind} model, but backend {backend!r} "
-                          f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another "
-                          f"backend (--{role}-backend NAME)")
+        raise ConfigError(
+            f"the {role} role needs {'an' if kind[0] in 'aeiou' else 'a'} {kind} model, but backend {backend!r} "
+            f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another "
+            f"backend (--{role}-backend NAME)"
+        )
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""
         client = self.client(role)
         if not isinstance(client, kind):
-            raise ConfigError(f"the {role} role's backend {self.config(role).backend!r} gives a "
-                              f"{getattr(client, 'kind', type(client).__name__)} client, not a {getattr(kind, 'kind', kind)} one")
+            raise ConfigError(
+                f"the {role} role's backend {self.config(role).backend!r} gives a "
+                f"{getattr(client, 'kind', type(client).__name__)} client, not a {getattr(kind, 'kind', kind)} one"
+            )
         return client
 
     def _check_budget(self) -> None:
@@ -261,8 +269,7 @@ class ModelHub:
             request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
         return await self._call(role, config, key, request, ledger)
 
-    async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest,
-                    ledger: Sink) -> ChatResponse:
+    async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest, ledger: Sink) -> ChatResponse:
         started = time.perf_counter()
         try:
             response = _checked_reply(await self.typed_client(role, ModelClient).complete(request))
@@ -281,24 +288,27 @@ class ModelHub:
 
     async def synthesize(self, role: str, request: SpeechRequest, ledger: Sink) -> Audio:
         """Speech for a `tts` role: from the speech cache when this engine and voice said the text before; ledgered."""
+
         def call() -> Awaitable[Audio]:
             return self.typed_client(role, SpeechClient).synthesize(request)
+
         if not self.speech_cache:
             return await self._other(role, "tts", ledger, call)
-        return await self._reused(role, "tts", speech_key(self.config(role), request), ledger, call,
-                                  _audio_json, _audio_from_json)
+        return await self._reused(role, "tts", speech_key(self.config(role), request), ledger, call, _audio_json, _audio_from_json)
 
     async def transcribe(self, role: str, request: TranscriptionRequest, ledger: Sink) -> Transcription:
         """A transcription for an `asr` role: from the speech cache when this recogniser heard the same recording; ledgered."""
+
         def call() -> Awaitable[Transcription]:
             return self.typed_client(role, TranscriptionClient).transcribe(request)
+
         if not self.speech_cache:
             return await self._other(role, "asr", ledger, call)
-        return await self._reused(role, "asr", speech_key(self.config(role), request), ledger, call,
-                                  _transcription_json, _transcription_from_json)
+        return await self._reused(role, "asr", speech_key(self.config(role), request), ledger, call, _transcription_json, _transcription_from_json)
 
-    async def _reused(self, role: str, kind: str, key: str, ledger: Sink, call: Callable[[], Awaitable[R]],
-                      dump: Callable[[R], str], load: Callable[[str], R]) -> R:
+    async def _reused(
+        self, role: str, kind: str, key: str, ledger: Sink, call: Callable[[], Awaitable[R]], dump: Callable[[R], str], load: Callable[[str], R]
+    ) -> R:
         """The answer stored under key (this run, any process, any earlier attempt), or the one being made for another
         conversation, or the engine's (then stored, committed with the loop's turn so a killed run keeps it)."""
         self._check_budget()
@@ -323,8 +333,21 @@ class ModelHub:
             future.set_result(text)
 
     def _hit(self, role: str, kind: str, key: str, ledger: Sink, result: R) -> R:
-        _record(ledger, LedgerEntry(role=role, model=self.config(role).model, request_hash=key, prompt_tokens=None,
-                                    completion_tokens=None, latency_ms=0, cost=0.0, cached=True, attempts=0, kind=kind))
+        _record(
+            ledger,
+            LedgerEntry(
+                role=role,
+                model=self.config(role).model,
+                request_hash=key,
+                prompt_tokens=None,
+                completion_tokens=None,
+                latency_ms=0,
+                cost=0.0,
+                cached=True,
+                attempts=0,
+                kind=kind,
+            ),
+        )
         return result
 
     async def embed(self, role: str, request: EmbeddingRequest, ledger: Sink) -> Embeddings:
@@ -343,9 +366,20 @@ class ModelHub:
         tokens = getattr(result, "prompt_tokens", None)
         cost = cost_of(self.prices, config.model, tokens or 0, 0)
         self.spent += cost or 0.0
-        _record(ledger, LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=tokens,
-                                    completion_tokens=None, latency_ms=int(1000 * (time.perf_counter() - started)),
-                                    cost=cost, cached=False, kind=kind))
+        _record(
+            ledger,
+            LedgerEntry(
+                role=role,
+                model=config.model,
+                request_hash=key,
+                prompt_tokens=tokens,
+                completion_tokens=None,
+                latency_ms=int(1000 * (time.perf_counter() - started)),
+                cost=cost,
+                cached=False,
+                kind=kind,
+            ),
+        )
         return result
 
     def _cached(self, key: str) -> ChatResponse | None:
@@ -372,8 +406,9 @@ Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
 
 def _checked_reply(response: ChatResponse) -> ChatResponse:
     """Refuse a reply that could not be stored: invalid Unicode (JSON escapes of lone surrogates), arguments nested too deeply."""
-    problems = check_plain_data({"content": response.content, "reasoning": response.reasoning,
-                                 "tool_calls": [[c.name, c.arguments] for c in response.tool_calls]}, "$.reply")
+    problems = check_plain_data(
+        {"content": response.content, "reasoning": response.reasoning, "tool_calls": [[c.name, c.arguments] for c in response.tool_calls]}, "$.reply"
+    )
     if problems:
         raise ModelResponseError("the reply cannot be stored: " + "; ".join(problems[:3]))
     return response
@@ -387,15 +422,33 @@ def _record(ledger: Sink, entry: LedgerEntry) -> None:
 
 
 def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: ModelError, key: str | None = None) -> LedgerEntry:
-    return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=None, completion_tokens=None,
-                       latency_ms=int(1000 * (time.perf_counter() - started)), cost=None, cached=False,
-                       error=f"{type(exc).__name__}: {exc}"[:500], kind=kind, attempts=exc.attempts)
+    return LedgerEntry(
+        role=role,
+        model=config.model,
+        request_hash=key,
+        prompt_tokens=None,
+        completion_tokens=None,
+        latency_ms=int(1000 * (time.perf_counter() - started)),
+        cost=None,
+        cached=False,
+        error=f"{type(exc).__name__}: {exc}"[:500],
+        kind=kind,
+        attempts=exc.attempts,
+    )
 
 
 def _entry(role: str, config: ModelConfig, key: str | None, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:
-    return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=response.prompt_tokens,
-                       completion_tokens=response.completion_tokens, latency_ms=0 if cached else response.latency_ms,
-                       cost=cost, cached=cached, attempts=0 if cached else response.attempts)
+    return LedgerEntry(
+        role=role,
+        model=config.model,
+        request_hash=key,
+        prompt_tokens=response.prompt_tokens,
+        completion_tokens=response.completion_tokens,
+        latency_ms=0 if cached else response.latency_ms,
+        cost=cost,
+        cached=cached,
+        attempts=0 if cached else response.attempts,
+    )
 
 
 @attrs.define
@@ -467,6 +520,5 @@ def model_configs(data: Mapping[str, Any], *, source: str = "model configuration
     """Structure {role: {...}} into model configurations; any role name is allowed (judge-2, profiler, tts, asr)."""
     bad = [r for r in data if not isinstance(r, str) or not ROLE_NAME.match(r)]
     if bad:
-        raise ConfigError(f"{source}: invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', "
-                          f"starting with a letter @ $.models")
+        raise ConfigError(f"{source}: invalid model role name {bad[0]!r}: lowercase letters, digits, '-' and '_', starting with a letter @ $.models")
     return {role: structure(dict(cfg), ModelConfig, source=source, root=f"$.models.{role}") for role, cfg in data.items()}

@@ -28,7 +28,8 @@ PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """What a profile (and a domain file of it) may be named."""
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 PLACEHOLDERS: dict[str, frozenset[str]] = {
-    key: frozenset(names) for key, names in {
+    key: frozenset(names)
+    for key, names in {
         "agent": ("policy", "domain"),
         "agent_solo": ("policy", "domain", "ticket", "done_tool"),
         "agent_plan": ("policy", "domain", "plan"),
@@ -188,8 +189,7 @@ class Profile:
         except KeyError:
             raise ConfigError(f"profile {self.name!r} has no text {key!r}") from None
 
-    def present_tools(self, domain: str, side: str, schemas: Sequence[dict[str, Any]], *,
-                      solo: bool = False) -> list[dict[str, Any]]:
+    def present_tools(self, domain: str, side: str, schemas: Sequence[dict[str, Any]], *, solo: bool = False) -> list[dict[str, Any]]:
         """The schemas to send for the tools a domain offers: the profile's own, in its order, when it has the domain.
 
         A solo agent is also offered the user's tools, after its own, as tau2's solo mode does (`solo=True`).
@@ -204,8 +204,10 @@ class Profile:
             known.setdefault(schema["function"]["name"], schema)  # a tool on both sides keeps its own side's schema
         missing = sorted(offered - set(known))
         if missing:
-            raise ConfigError(f"profile {self.name!r} has no schema for the {domain} {side} tool(s) {', '.join(missing)} "
-                              f"(it was made from another version of the domain; dump it again)")
+            raise ConfigError(
+                f"profile {self.name!r} has no schema for the {domain} {side} tool(s) {', '.join(missing)} "
+                f"(it was made from another version of the domain; dump it again)"
+            )
         return [known[name] for name in known if name in offered]
 
     def discoverable_tools(self, domain: str, side: str) -> Mapping[str, Mapping[str, Any]] | None:
@@ -240,15 +242,27 @@ class Profile:
 
     def summary(self) -> dict[str, Any]:
         """What `bench profile show` prints: identity, provenance, constants, texts and tool coverage."""
-        return {"name": self.name, "sha256": self.sha256, "path": self.path or "built in", "description": self.description,
-                "source": dict(self.source), "seed_policy": self.seed_policy, "sampling": {r: dict(v) for r, v in self.sampling.items()},
-                "greeting": self.greeting, "greeting_in_agent_history": self.greeting_in_agent_history,
-                "user_stop_tokens": list(self.user_stop_tokens),
-                "solo_stop_token": self.solo_stop_token, "messages": attrs.asdict(self.messages),
-                "judge": attrs.asdict(self.judge),
-                "texts": {key: f"{len(text)} characters" for key, text in sorted(self.texts.items())},
-                "tools": {domain: {side: len(schemas) if schemas is not None else None for side, schemas in sides.items()}
-                          for domain, sides in sorted(self.tools.items())} or "the domains' own schemas"}
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            "path": self.path or "built in",
+            "description": self.description,
+            "source": dict(self.source),
+            "seed_policy": self.seed_policy,
+            "sampling": {r: dict(v) for r, v in self.sampling.items()},
+            "greeting": self.greeting,
+            "greeting_in_agent_history": self.greeting_in_agent_history,
+            "user_stop_tokens": list(self.user_stop_tokens),
+            "solo_stop_token": self.solo_stop_token,
+            "messages": attrs.asdict(self.messages),
+            "judge": attrs.asdict(self.judge),
+            "texts": {key: f"{len(text)} characters" for key, text in sorted(self.texts.items())},
+            "tools": {
+                domain: {side: len(schemas) if schemas is not None else None for side, schemas in sides.items()}
+                for domain, sides in sorted(self.tools.items())
+            }
+            or "the domains' own schemas",
+        }
 
     def label(self) -> str:
         """Name, short hash and origin, as the run header shows them."""
@@ -302,14 +316,20 @@ def _read(directory: Path, base: Profile | None) -> Profile:
     done = _done_tool(directory / "tools" / "done.json") or (base.done_tool if base else None)
     conversation = settings.conversation
     fields: dict[str, Any] = {
-        "name": settings.name, "description": settings.description, "source": settings.source,
-        "path": None if base is None else str(directory.resolve()), "texts": texts, "tools": tools,
+        "name": settings.name,
+        "description": settings.description,
+        "source": settings.source,
+        "path": None if base is None else str(directory.resolve()),
+        "texts": texts,
+        "tools": tools,
         "discoverable": discoverable,
-        "done_tool": done, "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
+        "done_tool": done,
+        "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
         "seed_policy": settings.seed.policy or (base.seed_policy if base else "conversation"),
         "greeting": _pick(conversation.greeting, base and base.greeting, "greeting"),
-        "greeting_in_agent_history": _pick(conversation.greeting_in_agent_history,
-                                           base.greeting_in_agent_history if base else True, "greeting_in_agent_history"),
+        "greeting_in_agent_history": _pick(
+            conversation.greeting_in_agent_history, base.greeting_in_agent_history if base else True, "greeting_in_agent_history"
+        ),
         "user_stop_tokens": tuple(_pick(conversation.user_stop_tokens, base and list(base.user_stop_tokens), "user_stop_tokens")),
         "solo_stop_token": _pick(conversation.solo_stop_token, base and base.solo_stop_token, "solo_stop_token"),
         "messages": _message_style(directory / "profile.toml", settings.messages, base.messages if base else MessageStyle()),
@@ -393,8 +413,7 @@ def _tools(directory: Path) -> tuple[dict[str, dict[str, list[dict[str, Any]] | 
 
 def _discoverable(path: Path, data: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(data, dict) or set(data) - {*SIDES, "formats"}:
-        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}, "formats": {{key: template}}}} '
-                          "@ $.discoverable")
+        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}, "formats": {{key: template}}}} @ $.discoverable')
     formats = data.get("formats", {})
     if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
         raise ConfigError(f"{path}: expected an object of template name -> text @ $.discoverable.formats")

@@ -47,9 +47,10 @@ def task_records(rows: Sequence[dict[str, Any]]) -> dict[str, TaskRecord]:
     for r in rows:
         if r["arm"] == "agent" and r["termination_reason"] != INFRA:
             trials[r["task_id"]].append((r["trial"], r["reward"] or 0.0))
-    return {task: TaskRecord(task_id=task, rewards=tuple(v for _, v in sorted(pairs)),
-                             successes=tuple(is_success(v) for _, v in sorted(pairs)))
-            for task, pairs in sorted(trials.items())}
+    return {
+        task: TaskRecord(task_id=task, rewards=tuple(v for _, v in sorted(pairs)), successes=tuple(is_success(v) for _, v in sorted(pairs)))
+        for task, pairs in sorted(trials.items())
+    }
 
 
 def paired_difference(pairs: Sequence[tuple[float, float]], *, seed: str, resamples: int = 2000) -> Estimate:
@@ -89,19 +90,31 @@ class Comparison:
     what the two runs can detect, docs/noise.md); JSON under each card's name."""
 
 
-def compare(run_a: str, rows_a: Sequence[dict[str, Any]], run_b: str, rows_b: Sequence[dict[str, Any]],
-            agents: dict[str, Any] | None = None, resamples: int = 2000) -> Comparison:
+def compare(
+    run_a: str,
+    rows_a: Sequence[dict[str, Any]],
+    run_b: str,
+    rows_b: Sequence[dict[str, Any]],
+    agents: dict[str, Any] | None = None,
+    resamples: int = 2000,
+) -> Comparison:
     """Compare two runs' stored conversation rows task by task; intervals are seeded by the two run ids."""
     a, b = task_records(rows_a), task_records(rows_b)
     common = sorted(set(a) & set(b))
     seed = f"compare:{run_a}:{run_b}"
     k_max = min((min(len(a[t].successes), len(b[t].successes)) for t in common), default=0)
     tasks = [_task_row(a[t], b[t]) for t in sorted(common, key=task_id_key)]  # reading order; the intervals keep theirs
-    pass_k = {str(k): _figure([(task_pass_hat_k(a[t], k), task_pass_hat_k(b[t], k)) for t in common],
-                              f"{seed}:pass^{k}", resamples) for k in range(1, k_max + 1)}
+    pass_k = {
+        str(k): _figure([(task_pass_hat_k(a[t], k), task_pass_hat_k(b[t], k)) for t in common], f"{seed}:pass^{k}", resamples)
+        for k in range(1, k_max + 1)
+    }
     return Comparison(
-        run_a=run_a, run_b=run_b, agents=agents or {}, common_tasks=len(common),
-        only_in_a=sorted(set(a) - set(b), key=task_id_key), only_in_b=sorted(set(b) - set(a), key=task_id_key),
+        run_a=run_a,
+        run_b=run_b,
+        agents=agents or {},
+        common_tasks=len(common),
+        only_in_a=sorted(set(a) - set(b), key=task_id_key),
+        only_in_b=sorted(set(b) - set(a), key=task_id_key),
         mean_reward=_figure([(a[t].mean_reward, b[t].mean_reward) for t in common], f"{seed}:mean_reward", resamples),
         pass_hat_k=pass_k,
         tasks=tasks,
@@ -113,23 +126,46 @@ def with_cards(comparison: Comparison, registry: Registry) -> Comparison:
     """The comparison with the cards of the registry's report sections (one that raises is a note line instead)."""
     own = attrs.asdict(comparison)
     cards, failed = plugin_cards(registry, lambda section, _: section.compare_cards(own))
-    cards += [{"name": f["name"], "title": f["title"], "heading": "", "figures": None, "rows": [], "plugin": f["plugin"],
-               "lines": [f"note: cards of section {f['name']} ({f['plugin']}) failed: {f['error']}"]} for f in failed]
+    cards += [
+        {
+            "name": f["name"],
+            "title": f["title"],
+            "heading": "",
+            "figures": None,
+            "rows": [],
+            "plugin": f["plugin"],
+            "lines": [f"note: cards of section {f['name']} ({f['plugin']}) failed: {f['error']}"],
+        }
+        for f in failed
+    ]
     return attrs.evolve(comparison, cards=cards)
 
 
 def _figure(pairs: list[tuple[float, float]], seed: str, resamples: int) -> dict[str, Any]:
     difference = paired_difference(pairs, seed=seed, resamples=resamples)
     mean = lambda values: _num(math.fsum(values) / len(values)) if values else None  # noqa: E731
-    return {"a": mean([p[0] for p in pairs]), "b": mean([p[1] for p in pairs]), "difference": _num(difference.value),
-            "low": _num(difference.low), "high": _num(difference.high), "n": difference.n}
+    return {
+        "a": mean([p[0] for p in pairs]),
+        "b": mean([p[1] for p in pairs]),
+        "difference": _num(difference.value),
+        "low": _num(difference.low),
+        "high": _num(difference.high),
+        "n": difference.n,
+    }
 
 
 def _task_row(a: TaskRecord, b: TaskRecord) -> dict[str, Any]:
-    return {"task_id": a.task_id, "trials_a": len(a.rewards), "trials_b": len(b.rewards),
-            "successes_a": sum(a.successes), "successes_b": sum(b.successes),
-            "mean_reward_a": _num(a.mean_reward), "mean_reward_b": _num(b.mean_reward),
-            "difference": _num(b.mean_reward - a.mean_reward), "flip": flip(a, b)}
+    return {
+        "task_id": a.task_id,
+        "trials_a": len(a.rewards),
+        "trials_b": len(b.rewards),
+        "successes_a": sum(a.successes),
+        "successes_b": sum(b.successes),
+        "mean_reward_a": _num(a.mean_reward),
+        "mean_reward_b": _num(b.mean_reward),
+        "difference": _num(b.mean_reward - a.mean_reward),
+        "flip": flip(a, b),
+    }
 
 
 def _num(x: float) -> float | None:
@@ -161,18 +197,41 @@ def render_comparison(c: Comparison, fmt: str) -> str:
         return json.dumps({**{card["name"]: card["figures"] for card in c.cards}, **own}, indent=2, sort_keys=True) + "\n"
     markdown = fmt == "markdown"
     head = "## " if markdown else ""
-    out = [f"{head}Run {c.run_b} (agent {c.agents.get('b')}) against run {c.run_a} (agent {c.agents.get('a')}): "
-           f"{c.common_tasks} common tasks, differences are B - A with paired bootstrap 95% intervals over tasks", ""]
+    out = [
+        f"{head}Run {c.run_b} (agent {c.agents.get('b')}) against run {c.run_a} (agent {c.agents.get('a')}): "
+        f"{c.common_tasks} common tasks, differences are B - A with paired bootstrap 95% intervals over tasks",
+        "",
+    ]
     figures = [("mean_reward", c.mean_reward), *((f"pass^{k}", v) for k, v in c.pass_hat_k.items())]
-    out += _table(["figure", "A", "B", "B - A", "95% low", "95% high", "tasks"],
-                  [[name, f["a"], f["b"], f["difference"], f["low"], f["high"], f["n"]] for name, f in figures], markdown)
+    out += _table(
+        ["figure", "A", "B", "B - A", "95% low", "95% high", "tasks"],
+        [[name, f["a"], f["b"], f["difference"], f["low"], f["high"], f["n"]] for name, f in figures],
+        markdown,
+    )
     for card in c.cards:
         out += ["", *(f"{head}{line}" for line in card["lines"])]
-    out += ["", f"{head}Flips: {len(c.flips['gained'])} gained ({', '.join(c.flips['gained']) or 'none'}), "
-                f"{len(c.flips['lost'])} lost ({', '.join(c.flips['lost']) or 'none'})", ""]
-    out += _table(["task", "successes A", "successes B", "reward A", "reward B", "B - A", "flip"],
-                  [[t["task_id"], f"{t['successes_a']}/{t['trials_a']}", f"{t['successes_b']}/{t['trials_b']}",
-                    t["mean_reward_a"], t["mean_reward_b"], t["difference"], t["flip"] or "-"] for t in c.tasks], markdown)
+    out += [
+        "",
+        f"{head}Flips: {len(c.flips['gained'])} gained ({', '.join(c.flips['gained']) or 'none'}), "
+        f"{len(c.flips['lost'])} lost ({', '.join(c.flips['lost']) or 'none'})",
+        "",
+    ]
+    out += _table(
+        ["task", "successes A", "successes B", "reward A", "reward B", "B - A", "flip"],
+        [
+            [
+                t["task_id"],
+                f"{t['successes_a']}/{t['trials_a']}",
+                f"{t['successes_b']}/{t['trials_b']}",
+                t["mean_reward_a"],
+                t["mean_reward_b"],
+                t["difference"],
+                t["flip"] or "-",
+            ]
+            for t in c.tasks
+        ],
+        markdown,
+    )
     for side, missing in (("A", c.only_in_a), ("B", c.only_in_b)):
         if missing:
             out.append(f"note: {len(missing)} tasks only in run {side}, left out: {', '.join(missing)}")

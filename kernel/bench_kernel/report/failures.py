@@ -34,10 +34,12 @@ class FailedChecks(ReportSection):
             return None
         # The checks that decided a reward come first: a cut list must not be filled with checks outside the basis.
         rows.sort(key=lambda row: row[3] != "yes")
-        notes = ([f"the first {MAX_ROWS} of {len(rows)} failed checks, those in the reward basis first: `bench view` shows "
-                  "every conversation's checks"] if len(rows) > MAX_ROWS else [])
-        table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"],
-                             rows=rows[:MAX_ROWS])
+        notes = (
+            [f"the first {MAX_ROWS} of {len(rows)} failed checks, those in the reward basis first: `bench view` shows every conversation's checks"]
+            if len(rows) > MAX_ROWS
+            else []
+        )
+        table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"], rows=rows[:MAX_ROWS])
         return Section(title=self.title, tables=[table], notes=notes)
 
 
@@ -52,8 +54,7 @@ def _rows(row: dict[str, Any]) -> list[list[Any]]:
             out.append([row["task_id"], row["trial"], name, counted, "(component)", component["error"], row["id"]])
         for check in component.get("checks") or []:
             if not check.get("met"):
-                out.append([row["task_id"], row["trial"], name, counted, check.get("subject"), _short(check.get("detail") or ""),
-                            row["id"]])
+                out.append([row["task_id"], row["trial"], name, counted, check.get("subject"), _short(check.get("detail") or ""), row["id"]])
     return out
 
 

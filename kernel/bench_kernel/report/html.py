@@ -47,37 +47,76 @@ def _section(key: str, title: str, body: str) -> str:
 def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_note: str = "") -> str:
     """The report as HTML with a section per part (ids in SECTIONS, and each card's name); plots are embedded when given."""
     parts = [
-        _section("summary", f"Run {report.run_id} ({report.status})",
-                 f"<p>{escape(report.counts)}</p>" + "".join(f"<p>{escape(line)}</p>" for line in _header_lines(report.header))),
-        _section("figures", "Figures (95% bootstrap intervals)", table(
-            ["metric", "value", "95% low", "95% high", "n", "errors"],
-            [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)])),
-        _section("problems", PROBLEMS_TITLE, "".join(f'<p class="error">{escape(line)}</p>' for line in problem_lines(report))
-                 or "<p>None: every metric and section computed, every task's gold replay ran.</p>"),
-        _section("terminations", "Terminations of agent conversations",
-                 table(["reason", "conversations"], [[k, v] for k, v in report.terminations.items()])),
+        _section(
+            "summary",
+            f"Run {report.run_id} ({report.status})",
+            f"<p>{escape(report.counts)}</p>" + "".join(f"<p>{escape(line)}</p>" for line in _header_lines(report.header)),
+        ),
+        _section(
+            "figures",
+            "Figures (95% bootstrap intervals)",
+            table(
+                ["metric", "value", "95% low", "95% high", "n", "errors"],
+                [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
+            ),
+        ),
+        _section(
+            "problems",
+            PROBLEMS_TITLE,
+            "".join(f'<p class="error">{escape(line)}</p>' for line in problem_lines(report))
+            or "<p>None: every metric and section computed, every task's gold replay ran.</p>",
+        ),
+        _section(
+            "terminations",
+            "Terminations of agent conversations",
+            table(["reason", "conversations"], [[k, v] for k, v in report.terminations.items()]),
+        ),
         _section("flips", "Flips across trials", table(["figure", "value"], [[k, v] for k, v in report.flips.items()])),
         *(_section(card["name"], card["heading"] or card["title"], _lines(card["lines"])) for card in report.cards),
         _section("costs", "Model calls and cost per arm, role and model", _costs(report)),
         _section("breakdowns", "Figures by task attribute", _breakdowns(report)),
-        _section("tasks", "Tasks", table(
-            ["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
-            [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
-             for t in report.tasks])),
-        _section("plugin-sections", "Plugin sections", "".join(_plugin_section(s) for s in report.sections)
-                 or "<p>No plugin sections in this run.</p>"),
+        _section(
+            "tasks",
+            "Tasks",
+            table(
+                ["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
+                [
+                    [t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
+                    for t in report.tasks
+                ],
+            ),
+        ),
+        _section(
+            "plugin-sections", "Plugin sections", "".join(_plugin_section(s) for s in report.sections) or "<p>No plugin sections in this run.</p>"
+        ),
         _section("plots", "Plots", _plots(plots, plots_note)),
     ]
-    return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>bench report {escape(report.run_id)}</title>"
-            f"<style>{STYLE}</style></head><body><h1>bench report</h1>{''.join(parts)}</body></html>\n")
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bench report {escape(report.run_id)}</title>'
+        f"<style>{STYLE}</style></head><body><h1>bench report</h1>{''.join(parts)}</body></html>\n"
+    )
 
 
 def _costs(report: Report) -> str:
     if not report.costs:
         return "<p>No model calls in this run.</p>"
-    return table(["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"],
-                 [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
-                   c["completion_tokens"], "unknown" if c["cost"] is None else c["cost"]] for c in report.costs])
+    return table(
+        ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"],
+        [
+            [
+                c["arm"],
+                c["role"],
+                c["model"],
+                c["calls"],
+                c["cached"],
+                c["errors"],
+                c["prompt_tokens"],
+                c["completion_tokens"],
+                "unknown" if c["cost"] is None else c["cost"],
+            ]
+            for c in report.costs
+        ],
+    )
 
 
 def _breakdowns(report: Report) -> str:
@@ -105,9 +144,12 @@ def _plugin_section(section: dict[str, Any]) -> str:
 def _plots(plots: dict[str, bytes] | None, note: str) -> str:
     if not plots:
         return f"<p>{escape(note or 'No plots.')}</p>"
-    return "".join(f'<figure id="plot-{name}"><img alt="{escape(TITLES[name])}" src="data:image/png;base64,'
-                   f'{base64.b64encode(plots[name]).decode()}"><figcaption>{escape(TITLES[name])}</figcaption></figure>'
-                   for name in PLOTS if name in plots)
+    return "".join(
+        f'<figure id="plot-{name}"><img alt="{escape(TITLES[name])}" src="data:image/png;base64,'
+        f'{base64.b64encode(plots[name]).decode()}"><figcaption>{escape(TITLES[name])}</figcaption></figure>'
+        for name in PLOTS
+        if name in plots
+    )
 
 
 def plots_or_note(render: Any) -> tuple[dict[str, bytes] | None, str]:

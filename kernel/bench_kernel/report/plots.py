@@ -21,9 +21,15 @@ from bench_kernel.store.store import Store
 
 INSTALL = "pip install 'bench-kernel[plots]'"
 PLOTS = ("pass_hat_k", "components", "by_persona", "by_domain", "gsrt", "turns_to_completion", "cost_vs_reward")
-TITLES = {"pass_hat_k": "pass^k against k (95% bands)", "components": "Reward components (mean, 95% CI)",
-          "by_persona": "By persona", "by_domain": "By domain", "gsrt": "Goal-shift recovery turns (GSRT)",
-          "turns_to_completion": "Turns to completion", "cost_vs_reward": "Cost against reward per model"}
+TITLES = {
+    "pass_hat_k": "pass^k against k (95% bands)",
+    "components": "Reward components (mean, 95% CI)",
+    "by_persona": "By persona",
+    "by_domain": "By domain",
+    "gsrt": "Goal-shift recovery turns (GSRT)",
+    "turns_to_completion": "Turns to completion",
+    "cost_vs_reward": "Cost against reward per model",
+}
 
 
 def pyplot() -> Any:
@@ -71,9 +77,14 @@ def _gsrt(values: list[dict[str, Any]]) -> dict[str, list[float]]:
 
 def _turns(store: Store, rows: list[dict[str, Any]]) -> dict[str, list[int]]:
     """User turns per conversation, split by success."""
-    counts = {r["conversation_id"]: r["turns"] for r in store.db.query(
-        "select conversation_id, count(*) as turns from messages where role = 'user' and conversation_id in "
-        "(select id from conversations where run_id = ?) group by conversation_id", [rows[0]["run_id"]] if rows else [""])}
+    counts = {
+        r["conversation_id"]: r["turns"]
+        for r in store.db.query(
+            "select conversation_id, count(*) as turns from messages where role = 'user' and conversation_id in "
+            "(select id from conversations where run_id = ?) group by conversation_id",
+            [rows[0]["run_id"]] if rows else [""],
+        )
+    }
     out: dict[str, list[int]] = {"succeeded": [], "failed": []}
     for r in rows:
         out["succeeded" if is_success(r["reward"]) else "failed"].append(counts.get(r["id"], 0))
@@ -82,9 +93,11 @@ def _turns(store: Store, rows: list[dict[str, Any]]) -> dict[str, list[int]]:
 
 def _costs(store: Store, run_id: str) -> list[tuple[float, float]]:
     # A conversation whose cost is unknown (an unpriced model, an agent calling its models itself) is left out, not 0.
-    return [(r["agent_cost"] + r["user_cost"], r["reward"] or 0.0) for r in store.conversations(run_id)
-            if r["arm"] == "agent" and r["termination_reason"] != INFRA
-            and r["agent_cost"] is not None and r["user_cost"] is not None]
+    return [
+        (r["agent_cost"] + r["user_cost"], r["reward"] or 0.0)
+        for r in store.conversations(run_id)
+        if r["arm"] == "agent" and r["termination_reason"] != INFRA and r["agent_cost"] is not None and r["user_cost"] is not None
+    ]
 
 
 def _model_label(report: Report) -> str:
@@ -131,8 +144,10 @@ def _pass_hat_k(ax: Any, runs: dict[str, dict[str, dict[str, Any]]]) -> None:
 def _components(ax: Any, components: dict[str, dict[str, Any]]) -> None:
     names = list(components)
     value = [components[n]["value"] or 0.0 for n in names]
-    errors = [[v - (components[n]["low"] or v) for n, v in zip(names, value, strict=True)],
-              [(components[n]["high"] or v) - v for n, v in zip(names, value, strict=True)]]
+    errors = [
+        [v - (components[n]["low"] or v) for n, v in zip(names, value, strict=True)],
+        [(components[n]["high"] or v) - v for n, v in zip(names, value, strict=True)],
+    ]
     ax.bar(names, value, yerr=errors, capsize=4)
     ax.set(ylabel="mean", ylim=(0, 1.05))
 
@@ -160,8 +175,13 @@ def _cost_vs_reward(ax: Any, models: dict[str, list[tuple[float, float]]]) -> No
 
 
 DRAWERS: dict[str, Callable[[Any, Any], None]] = {
-    "pass_hat_k": _pass_hat_k, "components": _components, "by_persona": _named_bars, "by_domain": _named_bars,
-    "gsrt": _histograms, "turns_to_completion": _histograms, "cost_vs_reward": _cost_vs_reward,
+    "pass_hat_k": _pass_hat_k,
+    "components": _components,
+    "by_persona": _named_bars,
+    "by_domain": _named_bars,
+    "gsrt": _histograms,
+    "turns_to_completion": _histograms,
+    "cost_vs_reward": _cost_vs_reward,
 }
 
 
@@ -182,4 +202,3 @@ def write_plots(store: Store, run_ids: list[str], directory: Path) -> list[Path]
         path.write_bytes(png)
         paths.append(path)
     return paths
-

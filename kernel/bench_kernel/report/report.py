@@ -97,17 +97,29 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
     agent_ids = {r["id"] for r in agent_rows}
     sections, cards = plugin_sections(RunView(store, run), registry) if registry is not None else ([], [])
     return Report(
-        run_id=run_id, status=run.status, config=run.config, conversations=len(agent_rows),
+        run_id=run_id,
+        status=run.status,
+        config=run.config,
+        conversations=len(agent_rows),
         infrastructure_errors=sum(r["termination_reason"] == INFRA for r in rows),
         average_reward=_est(mean_estimate([r["reward"] for r in agent_rows], seed=seed)),
         pass_hat_k={str(k): _est(pass_hat_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
         pass_at_k={str(k): _est(pass_at_k_estimate(outcomes, k, seed=seed)) for k in range(1, k_max + 1)},
-        components=_metric_means([v for v in values if v["conversation_id"] in agent_ids and v["plugin"] == KERNEL
-                                  and v["metric"].startswith("component.")], seed, "component."),
+        components=_metric_means(
+            [v for v in values if v["conversation_id"] in agent_ids and v["plugin"] == KERNEL and v["metric"].startswith("component.")],
+            seed,
+            "component.",
+        ),
         # Plugin metrics are chosen by their plugin, never by name: a plugin's "reward" is its own metric.
-        metrics=_metric_means([{**v, "metric": f"{v['plugin']}:{v['metric']}"} for v in values
-                               if v["conversation_id"] in agent_ids and (v["plugin"] != KERNEL or v["metric"] in SHOWN_KERNEL)],
-                              seed, ""),
+        metrics=_metric_means(
+            [
+                {**v, "metric": f"{v['plugin']}:{v['metric']}"}
+                for v in values
+                if v["conversation_id"] in agent_ids and (v["plugin"] != KERNEL or v["metric"] in SHOWN_KERNEL)
+            ],
+            seed,
+            "",
+        ),
         terminations=dict(sorted(Counter(r["termination_reason"] for r in rows if r["arm"] == "agent").items())),
         flips=flip_summary(outcomes),
         baseline=_baseline([r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]),
@@ -165,8 +177,7 @@ def _group(value: str, members: list[dict[str, Any]], by_conversation: dict[str,
             elif v.get("error"):  # a value without an error is "not applicable" (e.g. TCRR without tool calls)
                 errors[name] += 1
     figures.update({name: _mean_or_none(metric_values[name]) for name in sorted(set(metric_values) | set(errors))})
-    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures,
-            "errors": dict(sorted(errors.items()))}
+    return {"value": value, "conversations": len(members), "tasks": len(outcomes), "figures": figures, "errors": dict(sorted(errors.items()))}
 
 
 def _mean_or_none(values: list[float]) -> float | None:
@@ -180,21 +191,31 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
     config = run.config
     models = {role: f"{m.get('backend')}/{m.get('model')}" for role, m in (config.get("models") or {}).items()}
     source = config.get("tasks_file") or config.get("data_dir") or "the plugin's packaged suite"
-    return {"domain": ", ".join(run.task_sets) or config.get("domain"), "data": source, "split": config.get("split"),
-            "agent": config.get("agent"), "user": config.get("user"), "judge": config.get("judge"), "models": models,
-            "mode": config.get("mode"), "channel": config.get("channel", "identity"), "trials": config.get("trials"),
-            "seed": config.get("seed"), "profile": _profile_label(config.get("profile")), "tasks": tasks,
-            "plugins": _plugin_versions(run.plugins),
-            **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
-            **({"duplex": _duplex_label(config["duplex"])} if config.get("duplex") else {}),
-            **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {}),
-            **({"rescored_from": config["rescored_from"]} if config.get("rescored_from") else {})}
+    return {
+        "domain": ", ".join(run.task_sets) or config.get("domain"),
+        "data": source,
+        "split": config.get("split"),
+        "agent": config.get("agent"),
+        "user": config.get("user"),
+        "judge": config.get("judge"),
+        "models": models,
+        "mode": config.get("mode"),
+        "channel": config.get("channel", "identity"),
+        "trials": config.get("trials"),
+        "seed": config.get("seed"),
+        "profile": _profile_label(config.get("profile")),
+        "tasks": tasks,
+        "plugins": _plugin_versions(run.plugins),
+        **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
+        **({"duplex": _duplex_label(config["duplex"])} if config.get("duplex") else {}),
+        **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {}),
+        **({"rescored_from": config["rescored_from"]} if config.get("rescored_from") else {}),
+    }
 
 
 def _duplex_label(duplex: dict[str, Any]) -> str:
     """A full-duplex run's settings in a few words."""
-    return (f"ticks of {duplex.get('tick_ms')} ms, at most {duplex.get('max_seconds')} s, "
-            f"speech complexity {duplex.get('speech_complexity')}")
+    return f"ticks of {duplex.get('tick_ms')} ms, at most {duplex.get('max_seconds')} s, speech complexity {duplex.get('speech_complexity')}"
 
 
 def _retrieval_label(config: dict[str, Any]) -> str:
@@ -241,8 +262,10 @@ def _counts(rows: list[dict[str, Any]], outcomes: list[TaskOutcomes]) -> str:
         per_task += f" x {_plural(trials[0], 'trial')}"
     elif trials:
         per_task += f", {trials[0]} to {trials[-1]} trials each"
-    return (f"{_plural(len(agent) - infra, 'agent conversation')} scored ({per_task}), "
-            f"{_plural(infra, 'infrastructure error')} excluded, {_plural(baseline, 'baseline conversation')}")
+    return (
+        f"{_plural(len(agent) - infra, 'agent conversation')} scored ({per_task}), "
+        f"{_plural(infra, 'infrastructure error')} excluded, {_plural(baseline, 'baseline conversation')}"
+    )
 
 
 def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
@@ -256,8 +279,7 @@ def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
         return None, [f"plugin sections unavailable ({exc})"]
     failed = {p.name: p.error for p in plugins.failures()}
     loaded = {p.name for p in plugins.plugins}
-    notes = [f"plugin {name!r} of this run failed to load ({failed[name]}): its sections are left out"
-             for name in used if name in failed]
+    notes = [f"plugin {name!r} of this run failed to load ({failed[name]}): its sections are left out" for name in used if name in failed]
     notes += [f"plugin {name!r} of this run is not installed: its sections are left out" for name in used if name not in loaded]
     return registry, notes
 
@@ -279,8 +301,17 @@ def plugin_cards(registry: Registry, build: Any, view: RunView | None = None) ->
         try:
             built: list[Card] = build(section, attrs.evolve(view, plugin=plugin) if view is not None else None)
         except Exception as exc:  # noqa: BLE001 - one broken card never hides the report
-            failed.append({"name": name, "plugin": plugin, "title": section.title or name, "tables": [], "text": "",
-                           "notes": [], "error": f"cards: {type(exc).__name__}: {exc}"})
+            failed.append(
+                {
+                    "name": name,
+                    "plugin": plugin,
+                    "title": section.title or name,
+                    "tables": [],
+                    "text": "",
+                    "notes": [],
+                    "error": f"cards: {type(exc).__name__}: {exc}",
+                }
+            )
             continue
         cards += [{**attrs.asdict(card), "plugin": plugin} for card in built]
     return cards, failed
@@ -295,8 +326,11 @@ def _plugin_sections(view: RunView, registry: Registry) -> list[dict[str, Any]]:
         summarize = getattr(metric, "summarize", None)
         if summarize is not None:
             own = attrs.evolve(view, plugin=registry.origin("metric", name))
-            out.append(_guarded(name, own.plugin, f"{name} (run-level)",
-                                lambda summarize=summarize, name=name, own=own: _summary_section(name, summarize(own))))
+            out.append(
+                _guarded(
+                    name, own.plugin, f"{name} (run-level)", lambda summarize=summarize, name=name, own=own: _summary_section(name, summarize(own))
+                )
+            )
     return [s for s in out if s is not None]
 
 
@@ -320,20 +354,25 @@ def section_plots(store: Store, run_id: str) -> dict[str, bytes]:
 def _summary_section(name: str, figures: Any) -> Section | None:
     if isinstance(figures, Section) or not figures:
         return figures or None
-    return Section(title=f"{name} (run-level)", tables=[SectionTable(headers=["figure", "value"],
-                                                              rows=[[k, v] for k, v in figures.items()])])
+    return Section(title=f"{name} (run-level)", tables=[SectionTable(headers=["figure", "value"], rows=[[k, v] for k, v in figures.items()])])
 
 
 def _guarded(name: str, plugin: str, title: str, build: Any) -> dict[str, Any] | None:
     try:
         section = build()
     except Exception as exc:  # noqa: BLE001 - one broken section never hides the report
-        return {"name": name, "plugin": plugin, "title": title, "tables": [], "text": "", "notes": [],
-                "error": f"{type(exc).__name__}: {exc}"}
+        return {"name": name, "plugin": plugin, "title": title, "tables": [], "text": "", "notes": [], "error": f"{type(exc).__name__}: {exc}"}
     if section is None:
         return None
-    return {"name": name, "plugin": plugin, "title": section.title, "tables": [attrs.asdict(t) for t in section.tables],
-            "text": section.text, "notes": list(section.notes), "error": None}
+    return {
+        "name": name,
+        "plugin": plugin,
+        "title": section.title,
+        "tables": [attrs.asdict(t) for t in section.tables],
+        "text": section.text,
+        "notes": list(section.notes),
+        "error": None,
+    }
 
 
 def _cost_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +402,7 @@ def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[
     errors: Counter[str] = Counter()
     messages: dict[str, Counter[str]] = defaultdict(Counter)
     for v in values:
-        name = v["metric"][len(prefix):]
+        name = v["metric"][len(prefix) :]
         if v["value"] is not None:
             grouped[name].append(v["value"])
         elif v.get("error"):
@@ -371,8 +410,10 @@ def _metric_means(values: list[dict[str, Any]], seed: str, prefix: str) -> dict[
             messages[name][v["error"]] += 1
     names = sorted(set(grouped) | set(errors))
     # error_messages: each distinct message with the conversations it ended, the most frequent first
-    return {n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n],
-                "error_messages": dict(messages[n].most_common())} for n in names}
+    return {
+        n: {**_est(mean_estimate(grouped.get(n, []), seed=f"{seed}:{n}")), "errors": errors[n], "error_messages": dict(messages[n].most_common())}
+        for n in names
+    }
 
 
 def _baseline(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -388,9 +429,16 @@ def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], r
         rewards[r["task_id"]].append(r["reward"])
     baseline = {r["task_id"]: is_success(r["reward"]) for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA}
     return [
-        {"task_id": o.task_id, "trials": o.n, "successes": o.c, "mean_reward": round(sum(rewards[o.task_id]) / o.n, 6),
-         "flips": o.flips, "flip_rate": round(o.flip_rate, 6), "baseline_passes": baseline.get(o.task_id),
-         "flip_probability": task_flip_probability(o)}
+        {
+            "task_id": o.task_id,
+            "trials": o.n,
+            "successes": o.c,
+            "mean_reward": round(sum(rewards[o.task_id]) / o.n, 6),
+            "flips": o.flips,
+            "flip_rate": round(o.flip_rate, 6),
+            "baseline_passes": baseline.get(o.task_id),
+            "flip_probability": task_flip_probability(o),
+        }
         for o in sorted(outcomes, key=lambda o: task_id_key(o.task_id))  # shown in reading order; the intervals keep theirs
     ]
 
@@ -419,16 +467,27 @@ def summary_rows(report: Report) -> list[dict[str, Any]]:
     n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed and
     error says why (each distinct message, with the conversations it ended when there are several).
     """
-    return [*_headline_rows(report), *(row for card in report.cards for row in card["rows"]), *_breakdown_rows(report),
-            *_problem_rows(report)]
+    return [*_headline_rows(report), *(row for card in report.cards for row in card["rows"]), *_breakdown_rows(report), *_problem_rows(report)]
 
 
 def _problem_rows(report: Report) -> list[dict[str, Any]]:
     empty = {"value": None, "low": None, "high": None}
-    rows = [{"metric": f"section:{s['name']}", **empty, "n": 1, "errors": 1, "n_of": f"section of plugin {s['plugin']}",
-             "error": s["error"]} for s in report.sections if s["error"]]
-    rows += [{"metric": f"gold_replay_failed[task={f['task_id']}]", **empty, "n": len(f["problems"]), "errors": 0,
-              "n_of": "gold problems", "error": f"{'; '.join(f['problems'])} ({_verdict(f)})"} for f in report.gold_failures]
+    rows = [
+        {"metric": f"section:{s['name']}", **empty, "n": 1, "errors": 1, "n_of": f"section of plugin {s['plugin']}", "error": s["error"]}
+        for s in report.sections
+        if s["error"]
+    ]
+    rows += [
+        {
+            "metric": f"gold_replay_failed[task={f['task_id']}]",
+            **empty,
+            "n": len(f["problems"]),
+            "errors": 0,
+            "n_of": "gold problems",
+            "error": f"{'; '.join(f['problems'])} ({_verdict(f)})",
+        }
+        for f in report.gold_failures
+    ]
     return rows
 
 
@@ -462,15 +521,37 @@ def _headline_rows(report: Report) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = [{"metric": "average_reward", **report.average_reward, "errors": 0, **convs}]
     rows += [{"metric": f"pass^{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_hat_k.items()]
     rows += [{"metric": f"pass@{k}", **v, "errors": 0, "n_of": "tasks"} for k, v in report.pass_at_k.items()]
-    rows += [{"metric": f"component.{name}", **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})}
-             for name, v in report.components.items()]
-    rows += [{"metric": name, **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})}
-             for name, v in report.metrics.items()]
-    rows += [{"metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}", "value": c["cost"], "low": None, "high": None,
-              "n": c["calls"], "errors": c["errors"], "n_of": "calls"} for c in report.costs]
+    rows += [
+        {"metric": f"component.{name}", **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})}
+        for name, v in report.components.items()
+    ]
+    rows += [
+        {"metric": name, **{k: v[k] for k in keys}, **convs, "error": error_text(v.get("error_messages") or {})} for name, v in report.metrics.items()
+    ]
+    rows += [
+        {
+            "metric": f"cost_usd.{c['arm']}.{c['role']}.{c['model']}",
+            "value": c["cost"],
+            "low": None,
+            "high": None,
+            "n": c["calls"],
+            "errors": c["errors"],
+            "n_of": "calls",
+        }
+        for c in report.costs
+    ]
     if report.baseline:
-        rows.append({"metric": "baseline_pass_rate", "value": report.baseline["pass_rate"], "low": None, "high": None,
-                     "n": report.baseline["conversations"], "errors": 0, "n_of": "baseline conversations"})
+        rows.append(
+            {
+                "metric": "baseline_pass_rate",
+                "value": report.baseline["pass_rate"],
+                "low": None,
+                "high": None,
+                "n": report.baseline["conversations"],
+                "errors": 0,
+                "n_of": "baseline conversations",
+            }
+        )
     return rows
 
 
@@ -480,8 +561,17 @@ def _breakdown_rows(report: Report) -> list[dict[str, Any]]:
         for g in b["groups"]:
             for name, figure in g["figures"].items():
                 n, n_of = (g["tasks"], "tasks") if name == "pass^1" else (g["conversations"], "conversations")
-                rows.append({"metric": f"{name}[{b['attribute']}={g['value']}]", "value": figure, "low": None, "high": None,
-                             "n": n, "errors": g["errors"].get(name, 0), "n_of": n_of})
+                rows.append(
+                    {
+                        "metric": f"{name}[{b['attribute']}={g['value']}]",
+                        "value": figure,
+                        "low": None,
+                        "high": None,
+                        "n": n,
+                        "errors": g["errors"].get(name, 0),
+                        "n_of": n_of,
+                    }
+                )
     return rows
 
 
@@ -510,29 +600,52 @@ def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[st
 def _text(report: Report, markdown: bool) -> str:
     head = "## " if markdown else ""
     out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", *_header_lines(report.header), ""]
-    out += _table(["metric", "value", "95% low", "95% high", "n", "errors"],
-                  [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
-                  markdown)
+    out += _table(
+        ["metric", "value", "95% low", "95% high", "n", "errors"],
+        [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
+        markdown,
+    )
     problems = problem_lines(report)
     if problems:
         out += ["", f"{head}{PROBLEMS_TITLE}", *(f"- {line}" if markdown else f"  {line}" for line in problems)]
-    out += ["", f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
-            f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
-            f"(mean flip rate {report.flips['mean_flip_rate']:.3f})", ""]
+    out += [
+        "",
+        f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
+        f"{head}Flips: {report.flips['mixed_tasks']} of {report.flips['tasks']} tasks mixed across trials "
+        f"(mean flip rate {report.flips['mean_flip_rate']:.3f})",
+        "",
+    ]
     for card in report.cards:
         out += [f"{head}{card['title']}", *(f"- {line}" if markdown else f"  {line}" for line in card["lines"]), ""]
     if report.costs:
         headers = ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"]
-        rows = [[c["arm"], c["role"], c["model"], c["calls"], c["cached"], c["errors"], c["prompt_tokens"],
-                 c["completion_tokens"], "unknown" if c["cost"] is None else f"{c['cost']:.4f}"] for c in report.costs]
+        rows = [
+            [
+                c["arm"],
+                c["role"],
+                c["model"],
+                c["calls"],
+                c["cached"],
+                c["errors"],
+                c["prompt_tokens"],
+                c["completion_tokens"],
+                "unknown" if c["cost"] is None else f"{c['cost']:.4f}",
+            ]
+            for c in report.costs
+        ]
         out += [*_table(headers, rows, markdown), ""]
     for b in report.breakdowns:
         names = sorted({name for g in b["groups"] for name in g["figures"]}, key=lambda n: (n not in ("average_reward", "pass^1"), n))
         rows = [[g["value"], g["conversations"], g["tasks"], *(g["figures"].get(n) for n in names)] for g in b["groups"]]
         out += [f"{head}By {b['attribute']}", *_table([b["attribute"], "conversations", "tasks", *names], rows, markdown), ""]
-    out += _table(["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
-                  [[t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
-                   for t in report.tasks], markdown)
+    out += _table(
+        ["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
+        [
+            [t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
+            for t in report.tasks
+        ],
+        markdown,
+    )
     for section in report.sections:
         out += ["", *_section_lines(section, markdown)]
     return "\n".join(out) + "\n"
@@ -552,15 +665,21 @@ def _header_lines(header: dict[str, Any]) -> list[str]:
     models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
     data = header.get("data") if not header.get("split") else f"{header.get('data')}, split {header.get('split')}"
     plugins = ", ".join(f"{name} {version or '(unknown version)'}" for name, version in header.get("plugins", {}).items())
-    return [f"domain {header.get('domain')} ({data}), agent {agent_label(header)}, user {header.get('user')}, "
-            f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
-            f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
-            f"seed {header.get('seed')}" + (f", retrieval {header['retrieval']}" if header.get("retrieval") else ""),
-            *([f"full duplex: {header['duplex']}"] if header.get("duplex") else []),
-            *([f"rescored from run {header['rescored_from']}: its conversations scored again, none played (bench rescore)"]
-              if header.get("rescored_from") else []),
-            f"profile: {header.get('profile')}",
-            f"plugins: {plugins or 'unknown'}", *_in_flight_lines(header)]
+    return [
+        f"domain {header.get('domain')} ({data}), agent {agent_label(header)}, user {header.get('user')}, "
+        f"judge {header.get('judge') or 'none'}, models {models}, mode {header.get('mode')}, channel {header.get('channel')}, "
+        f"{_plural(header.get('tasks', 0), 'task')}, {_plural(header.get('trials') or 0, 'trial')}, "
+        f"seed {header.get('seed')}" + (f", retrieval {header['retrieval']}" if header.get("retrieval") else ""),
+        *([f"full duplex: {header['duplex']}"] if header.get("duplex") else []),
+        *(
+            [f"rescored from run {header['rescored_from']}: its conversations scored again, none played (bench rescore)"]
+            if header.get("rescored_from")
+            else []
+        ),
+        f"profile: {header.get('profile')}",
+        f"plugins: {plugins or 'unknown'}",
+        *_in_flight_lines(header),
+    ]
 
 
 def agent_label(header: dict[str, Any]) -> str:

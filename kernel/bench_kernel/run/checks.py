@@ -22,13 +22,20 @@ from bench_kernel.tasks.ordering import task_id_key
 log = get_logger()
 
 
-def load_for_cli(plugins: list[str] | None, *, domain: str | None, split: str | None, tasks_file: str | None,
-                 data_dir: str | None, retrieval: str | None = None, retrieval_options: dict[str, Any] | None = None,
-                 warn: Callable[[str], None] | None = None) -> DomainData:
+def load_for_cli(
+    plugins: list[str] | None,
+    *,
+    domain: str | None,
+    split: str | None,
+    tasks_file: str | None,
+    data_dir: str | None,
+    retrieval: str | None = None,
+    retrieval_options: dict[str, Any] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> DomainData:
     """Load one domain's data with the plugins named on the command line (a broken plugin is treated as `bench run` does)."""
     registry = collect(checked_plugins(plugins, warn))
-    config = RunConfig(domain=domain, split=split, tasks_file=tasks_file, data_dir=data_dir, retrieval=retrieval,
-                       retrieval_options=retrieval_options)
+    config = RunConfig(domain=domain, split=split, tasks_file=tasks_file, data_dir=data_dir, retrieval=retrieval, retrieval_options=retrieval_options)
     return load_domain(registry, config)
 
 
@@ -114,14 +121,25 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
         else:
             results.append(check_task(data, task, fault))
     edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
-    return results + [_problem_row(None, [f"a shared record of table {t!r} was edited in place outside the tool calls "
-                                          f"the check watched. {in_place_fix(t)}"]) for t in edited]
+    return results + [
+        _problem_row(None, [f"a shared record of table {t!r} was edited in place outside the tool calls the check watched. {in_place_fix(t)}"])
+        for t in edited
+    ]
 
 
 def _problem_row(task_id: str | None, problems: list[str], fault: str | None = None) -> dict[str, Any]:
-    return {"task_id": task_id, "ok": False, "gold_db_hash": None, "gold_state_hash": None, "gold_user_db_hash": None,
-            "gold_user_state_hash": None, "gold_action_errors": problems, "gold_assertion_failures": [],
-            "tool_fault": fault, "do_nothing_passes": None}
+    return {
+        "task_id": task_id,
+        "ok": False,
+        "gold_db_hash": None,
+        "gold_state_hash": None,
+        "gold_user_db_hash": None,
+        "gold_user_state_hash": None,
+        "gold_action_errors": problems,
+        "gold_assertion_failures": [],
+        "tool_fault": fault,
+        "do_nothing_passes": None,
+    }
 
 
 def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:
@@ -159,8 +177,7 @@ def compare_expected(data: DomainData, results: list[dict[str, Any]], expected_p
     return lines
 
 
-def _compare_side(results: list[dict[str, Any]], tasks: dict[str, Any], key: str, column: str, what: str,
-                  source: str) -> list[str]:
+def _compare_side(results: list[dict[str, Any]], tasks: dict[str, Any], key: str, column: str, what: str, source: str) -> list[str]:
     expected = {task_id: entry.get(key) for task_id, entry in tasks.items() if entry.get(key)}
     ours = {r["task_id"]: r[column] for r in results}
     compared = [t for t in expected if t in ours]

@@ -17,12 +17,38 @@ from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.schema.messages import Mode
 from bench_kernel.serialization import canonical_json, structure, unstructure
 
-EXECUTION_ONLY = ("run_id", "concurrency", "max_in_flight", "run_timeout_s", "cache", "max_cost", "prices", "executor",
-                  "executor_options", "workers", "allow_broken_tasks", "speech_cache", "retry_attributed",
-                  "judge_retries")
-OPTIONAL_IDENTITY = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep",
-                     "exposure", "retrieval", "retrieval_options", "duplex", "exclude_flagged",
-                     "judge_panel")
+EXECUTION_ONLY = (
+    "run_id",
+    "concurrency",
+    "max_in_flight",
+    "run_timeout_s",
+    "cache",
+    "max_cost",
+    "prices",
+    "executor",
+    "executor_options",
+    "workers",
+    "allow_broken_tasks",
+    "speech_cache",
+    "retry_attributed",
+    "judge_retries",
+)
+OPTIONAL_IDENTITY = (
+    "persona",
+    "persona_file",
+    "shifts",
+    "shift_plan",
+    "turns_per_goal",
+    "channel_options",
+    "paired",
+    "sweep",
+    "exposure",
+    "retrieval",
+    "retrieval_options",
+    "duplex",
+    "exclude_flagged",
+    "judge_panel",
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -135,16 +161,22 @@ class RunConfig:
                 role.pop(key)
         return data
 
-    def recorded_identity(self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None,
-                          fingerprints: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def recorded_identity(
+        self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None, fingerprints: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults, and
         the agent's fingerprint and the components' code fingerprints when there are any."""
         sampling = {role: dict(values) for role, values in profile.sampling.items()}
         recorded = {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
         return _with_fingerprints(recorded, agent_fingerprint, fingerprints)
 
-    def config_hash(self, task_sets: dict[str, str] | None = None, profile: Profile | None = None,
-                    agent_fingerprint: Mapping[str, str] | None = None, fingerprints: Mapping[str, str] | None = None) -> str:
+    def config_hash(
+        self,
+        task_sets: dict[str, str] | None = None,
+        profile: Profile | None = None,
+        agent_fingerprint: Mapping[str, str] | None = None,
+        fingerprints: Mapping[str, str] | None = None,
+    ) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
 
         The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
@@ -161,8 +193,9 @@ class RunConfig:
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
-def _with_fingerprints(identity: dict[str, Any], agent_fingerprint: Mapping[str, str] | None,
-                       fingerprints: Mapping[str, str] | None) -> dict[str, Any]:
+def _with_fingerprints(
+    identity: dict[str, Any], agent_fingerprint: Mapping[str, str] | None, fingerprints: Mapping[str, str] | None
+) -> dict[str, Any]:
     """The identity with the non-empty fingerprints: left out when empty, so earlier runs keep their ids."""
     extra = {"agent_fingerprint": dict(agent_fingerprint or {}), "fingerprints": dict(sorted((fingerprints or {}).items()))}
     return {**identity, **{key: value for key, value in extra.items() if value}}

@@ -102,8 +102,7 @@ class Executor:
         unknown = sorted(set(config.executor_options) - set(self.option_names))
         if unknown:
             known = ", ".join(self.option_names) or "none"
-            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) "
-                              f"@ $.run.executor_options.{unknown[0]}")
+            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) @ $.run.executor_options.{unknown[0]}")
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
         """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""

@@ -120,12 +120,15 @@ class WorkerSpec:
 def worker_spec(ctx: RunContext, store_path: str, workers: int) -> WorkerSpec:
     """The spec of one of `workers` workers: conversations and every endpoint's requests in flight split between them."""
     config = ctx.config
-    models = {role: attrs.evolve(m, max_concurrency=_share(m.max_concurrency, workers)) if isinstance(m.max_concurrency, int) else m
-              for role, m in config.models.items()}
+    models = {
+        role: attrs.evolve(m, max_concurrency=_share(m.max_concurrency, workers)) if isinstance(m.max_concurrency, int) else m
+        for role, m in config.models.items()
+    }
     in_flight = None if config.max_in_flight is None else _share(config.max_in_flight, workers)
     shared = attrs.evolve(config, concurrency=_share(config.concurrency, workers), models=models, max_in_flight=in_flight)
-    return WorkerSpec(config=shared, run_id=ctx.run_id, store_path=os.path.abspath(store_path), spent=ctx.models.spent,
-                      plugins=ctx.plugins, profile=ctx.profile)
+    return WorkerSpec(
+        config=shared, run_id=ctx.run_id, store_path=os.path.abspath(store_path), spent=ctx.models.spent, plugins=ctx.plugins, profile=ctx.profile
+    )
 
 
 def _share(total: int, workers: int) -> int:
@@ -145,8 +148,7 @@ class Outbox:
         """Send a model call to the writer as soon as it is made."""
         self.send(("call", conversation_id, arm, call))
 
-    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue],
-                          plugin_rows: Sequence[PluginRows] = ()) -> None:
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], plugin_rows: Sequence[PluginRows] = ()) -> None:
         """Send a finished conversation to the writer."""
         self.send(("done", result.conversation_id, result, list(metrics), list(plugin_rows)))
 
@@ -178,14 +180,35 @@ def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data:
     parts = resolve_components(registry, config, data, list(tasks))
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
     profile = spec.profile or load_profile(config.profile)
-    models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}), store=store,
-                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
-                      spent=spec.spent, concurrency=config.concurrency, max_in_flight=config.max_in_flight,
-                      speech_cache=config.speech_cache)
-    return RunContext(run_id=spec.run_id, config=config, data=data, agent=parts.agent, user=parts.user,
-                      baseline_agent=parts.baseline_agent, baseline_user=parts.baseline_user, judge=parts.judge,
-                      metrics=parts.metrics, registry=registry, store=store, models=models, channel=parts.channel,
-                      evaluation=parts.evaluation, profile=profile)
+    models = ModelHub(
+        configs=profile.with_sampling(config.models),
+        backends=registry.components.get("model", {}),
+        store=store,
+        use_cache=config.cache,
+        max_cost=config.max_cost,
+        prices={**DEFAULT_PRICES, **config.prices},
+        spent=spec.spent,
+        concurrency=config.concurrency,
+        max_in_flight=config.max_in_flight,
+        speech_cache=config.speech_cache,
+    )
+    return RunContext(
+        run_id=spec.run_id,
+        config=config,
+        data=data,
+        agent=parts.agent,
+        user=parts.user,
+        baseline_agent=parts.baseline_agent,
+        baseline_user=parts.baseline_user,
+        judge=parts.judge,
+        metrics=parts.metrics,
+        registry=registry,
+        store=store,
+        models=models,
+        channel=parts.channel,
+        evaluation=parts.evaluation,
+        profile=profile,
+    )
 
 
 def stop_spending(ctx: RunContext) -> None:
@@ -247,8 +270,7 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
         flush()
 
 
-async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None],
-                           workers: int) -> int:
+async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None], workers: int) -> int:
     """Play disjoint shards of the units in `workers` spawned processes; this process alone writes what they send."""
     import multiprocessing
 
@@ -257,8 +279,10 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
     stop = mp.Event()
     spec = worker_spec(ctx, ctx.store_path, workers)
     shards = [units[i::workers] for i in range(workers)]
-    procs = [mp.Process(target=run_worker_process, args=(spec, shard, i, inbox, stop), daemon=True, name=f"bench-worker-{i}")
-             for i, shard in enumerate(shards)]
+    procs = [
+        mp.Process(target=run_worker_process, args=(spec, shard, i, inbox, stop), daemon=True, name=f"bench-worker-{i}")
+        for i, shard in enumerate(shards)
+    ]
     writer = Writer(ctx, on_finished)
     relay = _Relay(inbox)
     try:

@@ -38,8 +38,9 @@ class TaskFlagger:
     description: str = ""
     """How a run's header names it: "excluded 3 task(s) flagged gold_fails by DESCRIPTION"."""
 
-    async def flagged(self, registry: Registry, data: DomainData, tasks: Sequence[Task], flags: Sequence[str],
-                      store_path: str) -> dict[str, list[str]]:
+    async def flagged(
+        self, registry: Registry, data: DomainData, tasks: Sequence[Task], flags: Sequence[str], store_path: str
+    ) -> dict[str, list[str]]:
         """Each task's flags among `flags` (task id -> flags; a task without one may be left out), for the run's plugins."""
         raise NotImplementedError
 
@@ -62,16 +63,17 @@ def flag_names(registry: Registry, names: Sequence[str]) -> dict[str, list[str]]
     known = {flag: name for name, flagger in flaggers.items() for flag in flagger.flags}
     unknown = [name for name in names if name not in known]
     if unknown and not known:
-        raise ConfigError("--exclude-flagged needs a plugin that flags tasks, and none is loaded: bench-trust's audit "
-                          "does (pip install bench-trust)")
+        raise ConfigError("--exclude-flagged needs a plugin that flags tasks, and none is loaded: bench-trust's audit does (pip install bench-trust)")
     if unknown:
         raise ConfigError(f"unknown flag {unknown[0]!r} for --exclude-flagged (flags: {', '.join(known)})")
-    return {name: [flag for flag in flagger.flags if flag in names] for name, flagger in flaggers.items()
-            if any(flag in names for flag in flagger.flags)}
+    return {
+        name: [flag for flag in flagger.flags if flag in names] for name, flagger in flaggers.items() if any(flag in names for flag in flagger.flags)
+    }
 
 
-async def exclude_flagged(registry: Registry, data: DomainData, tasks: list[Task], names: Sequence[str],
-                          store_path: str) -> tuple[list[Task], Exclusion]:
+async def exclude_flagged(
+    registry: Registry, data: DomainData, tasks: list[Task], names: Sequence[str], store_path: str
+) -> tuple[list[Task], Exclusion]:
     """The tasks none of whose flags is among `names`, and what was left out (no task left is an error)."""
     wanted = flag_names(registry, names)
     found: dict[str, list[str]] = {}
@@ -82,8 +84,9 @@ async def exclude_flagged(registry: Registry, data: DomainData, tasks: list[Task
     by = " and ".join(registry.get("task flagger", name).description or name for name in wanted)
     kept = [task for task in tasks if not found.get(task.id)]
     if not kept:
-        raise ConfigError(f"--exclude-flagged {' '.join(flags)} leaves none of the {len(tasks)} selected tasks of domain "
-                          f"{data.name!r} ({by} lists their flags)")
+        raise ConfigError(
+            f"--exclude-flagged {' '.join(flags)} leaves none of the {len(tasks)} selected tasks of domain {data.name!r} ({by} lists their flags)"
+        )
     return kept, Exclusion(flags=flags, tasks={task.id: found[task.id] for task in tasks if found.get(task.id)}, by=by)
 
 
@@ -99,8 +102,9 @@ def exclusion_line(store: Store, run_id: str) -> str | None:
         return None
     tasks = sorted(found["tasks"], key=task_id_key)
     shown = ", ".join(tasks[:10]) + (f" and {len(tasks) - 10} more" if len(tasks) > 10 else "")
-    return (f"excluded {len(tasks)} task(s) flagged {' or '.join(found['flags'])} by {found.get('by') or 'a task flagger'}"
-            + (f": {shown}" if tasks else ""))
+    return f"excluded {len(tasks)} task(s) flagged {' or '.join(found['flags'])} by {found.get('by') or 'a task flagger'}" + (
+        f": {shown}" if tasks else ""
+    )
 
 
 def record_flags(ctx: RunContext) -> None:

@@ -18,8 +18,7 @@ METHODOLOGY_EVENT = "run.methodology"
 """The run's verdict: {"verdict": "standard" | "custom", "profile": label, "reasons": [...]}."""
 
 
-async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile,
-                              judge: Judge | None = None) -> dict[str, Any]:
+async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile, judge: Judge | None = None) -> dict[str, Any]:
     """The verdict under the run's profile, with every reason it is custom (each naming who deviates and how).
 
     `judge`: the run's judge when some task's reward rests on NL assertions (its requests count then).
@@ -46,8 +45,7 @@ async def _judge_deviations(judge: Judge, profile: Profile) -> list[str]:
     return [f"{who}: {reason}" for reason in found]
 
 
-async def _deviations(role: str, component: Agent | UserSimulator, options: Mapping[str, Any] | None,
-                      profile: Profile) -> list[str]:
+async def _deviations(role: str, component: Agent | UserSimulator, options: Mapping[str, Any] | None, profile: Profile) -> list[str]:
     who = f"{role} {component.name!r}"
     try:
         found = await component.profile_deviations(dict(options or {}), profile)

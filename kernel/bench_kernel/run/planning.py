@@ -51,7 +51,6 @@ MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
 
 
-
 def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     """Pick the run's domain and load its data and tasks."""
     name = config.domain or _only_domain(registry)
@@ -82,8 +81,7 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
-RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona",
-                       "persona_file")
+RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file")
 """The stored run settings that decide which domain data, tasks and persona texts its conversations had."""
 
 
@@ -193,8 +191,9 @@ def evaluated(arm: str) -> bool:
     return arm in EVALUATED_ARMS or "=" in arm
 
 
-def plan_units(tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]],
-               retries: Mapping[tuple[str, str, int], int] | None = None) -> tuple[list[Unit], int]:
+def plan_units(
+    tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]], retries: Mapping[tuple[str, str, int], int] | None = None
+) -> tuple[list[Unit], int]:
     """Units still to run (trial-major, as tau2 orders them) and how many were already done.
 
     `retries` gives the replay ordinal of units whose newest row is a replay (`--retry-attributed`): one that ended
@@ -228,8 +227,10 @@ def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[s
     """The replays of one `--retry-attributed` pass: the unfinished ones of the last pass (a resume), else a new pass
     over the evaluated arms' newest finished rows attributed to one of `labels`, recorded as a run event first."""
     if AGENT in labels:
-        raise ConfigError("--retry-attributed agent: replaying the agent's own failures would report best-of-N trials; "
-                          "only failures attributed to another party are played again (docs/attribution.md)")
+        raise ConfigError(
+            "--retry-attributed agent: replaying the agent's own failures would report best-of-N trials; "
+            "only failures attributed to another party are played again (docs/attribution.md)"
+        )
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:
         raise ConfigError(f"--retry-attributed {unknown[0]!r}: not a label ({', '.join(LABELS)})")
@@ -240,8 +241,11 @@ def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[s
     if left:
         log.info("run.retry_attributed", resumed=len(left), labels=(last or {}).get("labels"))
         return [Unit(arm, by_id[task], trial, retry) for arm, task, trial, retry in left]
-    chosen = [Unit(arm, by_id[task], trial, retry + 1) for arm, task, trial, retry in store.attributed_units(run_id, labels)
-              if task in by_id and evaluated(arm)]
+    chosen = [
+        Unit(arm, by_id[task], trial, retry + 1)
+        for arm, task, trial, retry in store.attributed_units(run_id, labels)
+        if task in by_id and evaluated(arm)
+    ]
     if chosen:
         units = [[u.arm, u.task.id, u.trial, u.retry] for u in chosen]
         store.add_event(run_id, RETRY_EVENT, {"labels": list(labels), "units": units})
@@ -253,9 +257,11 @@ def _check_tickets(tasks: list[Task]) -> None:
     # Alone, the agent works from the ticket: without one it would be scored on a task nobody told it.
     missing = [t.id for t in tasks if not t.ticket]
     if missing:
-        raise ConfigError(f"--mode no-user: {len(missing)} of {len(tasks)} tasks have no `ticket`, the task as the agent "
-                          f"gets it alone (e.g. {missing[0]!r}): give each a ticket in the task file, or leave them out "
-                          "with --task-id (`bench tasks --format json` says `has_ticket` per task)")
+        raise ConfigError(
+            f"--mode no-user: {len(missing)} of {len(tasks)} tasks have no `ticket`, the task as the agent "
+            f"gets it alone (e.g. {missing[0]!r}): give each a ticket in the task file, or leave them out "
+            "with --task-id (`bench tasks --format json` says `has_ticket` per task)"
+        )
 
 
 def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
@@ -264,8 +270,7 @@ def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
     # Only tasks that have assertions to judge need a judge (tau2 retail: 40 such tasks, not every NL-basis one).
     needing = [t.id for t in tasks if t.evaluation_criteria and t.evaluation_criteria.nl_assertions_to_judge()]
     if needing:
-        raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): "
-                          "choose a judge with --judge")
+        raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): choose a judge with --judge")
 
 
 SPEECH_CHANNEL = "voice"
@@ -284,12 +289,15 @@ def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[
     if channel == "identity" and SPEECH_CHANNEL in registry.components.get("channel", {}):
         channel = SPEECH_CHANNEL
     if settings.speech_complexity != "control" and channel == "identity":
-        raise ConfigError(f"--speech-complexity {settings.speech_complexity} needs a speech channel: "
-                          "pip install 'bench-voice[engines]' and add --plugin voice")
+        raise ConfigError(
+            f"--speech-complexity {settings.speech_complexity} needs a speech channel: pip install 'bench-voice[engines]' and add --plugin voice"
+        )
     with_history = [t.id for t in tasks if t.initial_state and t.initial_state.message_history]
     if with_history:
-        raise ConfigError(f"{len(with_history)} tasks open with a message history (e.g. {with_history[0]!r}), which a "
-                          "full-duplex conversation cannot replay (as in tau2): leave them out with --task-id")
+        raise ConfigError(
+            f"{len(with_history)} tasks open with a message history (e.g. {with_history[0]!r}), which a "
+            "full-duplex conversation cannot replay (as in tau2): leave them out with --task-id"
+        )
     return attrs.evolve(config, duplex=settings, channel=channel)
 
 
@@ -299,10 +307,11 @@ def require_loop(registry: Registry, mode: str) -> None:
         return
     plugin = LOOP_PLUGINS[mode]
     if plugin in installed_entry_points():
-        raise ConfigError(f"--mode {mode} is played by the plugin {plugin!r} (bench-{plugin}), installed but not loaded: "
-                          f"add --plugin {plugin} (or {plugin!r} to the plugins a PluginSet is built with)")
-    raise ConfigError(f"--mode {mode} needs bench-{plugin}, which plays {mode} conversations and is not installed: "
-                      f"pip install bench-{plugin}")
+        raise ConfigError(
+            f"--mode {mode} is played by the plugin {plugin!r} (bench-{plugin}), installed but not loaded: "
+            f"add --plugin {plugin} (or {plugin!r} to the plugins a PluginSet is built with)"
+        )
+    raise ConfigError(f"--mode {mode} needs bench-{plugin}, which plays {mode} conversations and is not installed: pip install bench-{plugin}")
 
 
 def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | None = None) -> RunConfig:
@@ -344,8 +353,9 @@ def _check_model_roles(config: RunConfig, components: list[Any], registry: Regis
             roles = component.needed_roles(config.agent_options, registry)
         for role in roles:
             if role not in config.models:
-                raise ConfigError(f"{component.name!r} needs a model for the {role} role: "
-                                  f"give {role_option_hint(role)} or [models.{role}] in a run file")
+                raise ConfigError(
+                    f"{component.name!r} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
+                )
 
 
 @attrs.frozen(kw_only=True)
@@ -378,16 +388,25 @@ def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | No
 
 def code_fingerprints(registry: Registry, parts: _Resolved, judge: str | None) -> dict[str, str]:
     """The code fingerprints of the run's components (`code_fingerprint`, where not empty), by "KIND NAME"."""
-    return checked_fingerprints(registry, [
-        ("agent", parts.agent), ("agent", parts.baseline_agent), ("user simulator", parts.user),
-        ("user simulator", parts.baseline_user), ("channel", parts.channel),
-        ("judge", registry.get("judge", judge) if judge else None), *scoring_components(registry)])
+    return checked_fingerprints(
+        registry,
+        [
+            ("agent", parts.agent),
+            ("agent", parts.baseline_agent),
+            ("user simulator", parts.user),
+            ("user simulator", parts.baseline_user),
+            ("channel", parts.channel),
+            ("judge", registry.get("judge", judge) if judge else None),
+            *scoring_components(registry),
+        ],
+    )
 
 
 def scoring_components(registry: Registry) -> list[tuple[str, Any]]:
     """The loaded metrics, reward components and combination rules: what `bench rescore` applies anew."""
-    return [(kind, component) for kind in ("metric", "reward component", "combination rule")
-            for component in registry.components.get(kind, {}).values()]
+    return [
+        (kind, component) for kind in ("metric", "reward component", "combination rule") for component in registry.components.get(kind, {}).values()
+    ]
 
 
 def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any]]) -> dict[str, str]:
@@ -397,8 +416,10 @@ def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any
         value = getattr(component, "code_fingerprint", "") if component is not None else ""
         if not isinstance(value, str):
             plugin = registry.origins.get((kind, component.name), "?")
-            raise ConfigError(f"{kind} {component.name!r} (plugin {plugin!r}): code_fingerprint must be a str (e.g. "
-                              f"source_fingerprint(__file__)), got {value!r:.100}")
+            raise ConfigError(
+                f"{kind} {component.name!r} (plugin {plugin!r}): code_fingerprint must be a str (e.g. "
+                f"source_fingerprint(__file__)), got {value!r:.100}"
+            )
         if value:
             found[f"{kind} {component.name}"] = value
     return found
@@ -421,9 +442,14 @@ def record_code_changes(store: Store, run_id: str, identity: Mapping[str, Any], 
             continue
         theirs = {**other.config.get("fingerprints", {}), "agent": other.config.get("agent_fingerprint")}
         ours = {**mine.get("fingerprints", {}), "agent": mine.get("agent_fingerprint")}
-        changed = list(dict.fromkeys((f"agent {mine['agent']}" if key == "agent" else key)
-                                     + (" (new)" if theirs.get(key) is None else " (gone)" if ours.get(key) is None else "")
-                                     for key in sorted(set(theirs) | set(ours)) if theirs.get(key) != ours.get(key)))
+        changed = list(
+            dict.fromkeys(
+                (f"agent {mine['agent']}" if key == "agent" else key)
+                + (" (new)" if theirs.get(key) is None else " (gone)" if ours.get(key) is None else "")
+                for key in sorted(set(theirs) | set(ours))
+                if theirs.get(key) != ours.get(key)
+            )
+        )
         store.add_event(run_id, CODE_CHANGED_EVENT, {"since": other.id, "changed": changed})
         log.warning("run.code_changed", since=other.id, changed=changed)
         return
@@ -434,9 +460,11 @@ def code_change_notice(store: Store, run_id: str) -> str | None:
     found = store.last_run_event(run_id, (CODE_CHANGED_EVENT,))
     if found is None or store.last_run_event(run_id, ("run.started",)) is not None:
         return None
-    return (f"the code of {', '.join(found['changed'])} changed since run {found['since']}: this is a new run "
-            f"({found['since']} is kept; `bench rescore {found['since']}` scores its conversations again when only "
-            "metrics or reward components changed)")
+    return (
+        f"the code of {', '.join(found['changed'])} changed since run {found['since']}: this is a new run "
+        f"({found['since']} is kept; `bench rescore {found['since']}` scores its conversations again when only "
+        "metrics or reward components changed)"
+    )
 
 
 def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
@@ -450,23 +478,23 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
         baseline_agent=registry.get("agent", BASELINE_AGENT),
         baseline_user=None if solo else registry.get("user simulator", scripted_user(BASELINE_USER, data)),
-        judge=JudgeRounds.around(registry.get("judge", config.judge), retries=config.judge_retries,
-                                 panel=config.judge_panel or 1) if config.judge else None,
+        judge=JudgeRounds.around(registry.get("judge", config.judge), retries=config.judge_retries, panel=config.judge_panel or 1)
+        if config.judge
+        else None,
         channel=registry.get("channel", config.channel),
-        evaluation=Evaluation(components=registry.components.get("reward component", {}),
-                              rules=registry.components.get("combination rule", {})),
+        evaluation=Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {})),
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
     )
     resolved.evaluation.validate(tasks)
     _check_judge(tasks, resolved.judge)
-    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel,
-                                *(m for _, m in resolved.metrics)], registry)
+    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)], registry)
     _check_duplex_only(config, [resolved.agent, resolved.user])
     for role in data.model_roles:
         if role not in config.models:
             variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
-            raise ConfigError(f"domain {data.name!r}{variant} needs a model for the {role} role: "
-                              f"give {role_option_hint(role)} or [models.{role}] in a run file")
+            raise ConfigError(
+                f"domain {data.name!r}{variant} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
+            )
     return resolved
 
 
@@ -489,16 +517,17 @@ def scripted_user(name: str, data: DomainData) -> str:
 
 def task_vocabulary(registry: Registry) -> TaskVocabulary:
     """What the loaded plugins let task files say, with the owners of every installed plugin's fields for error hints."""
-    return TaskVocabulary(extensions=list(registry.components.get("task extension", {}).values()),
-                          reward_components=frozenset(registry.components.get("reward component", {})),
-                          reward_rules=frozenset(registry.components.get("combination rule", {})),
-                          owners=_installed_owners)
+    return TaskVocabulary(
+        extensions=list(registry.components.get("task extension", {}).values()),
+        reward_components=frozenset(registry.components.get("reward component", {})),
+        reward_rules=frozenset(registry.components.get("combination rule", {})),
+        owners=_installed_owners,
+    )
 
 
 def _installed_owners() -> dict[str, str]:
     registry = collect(get_plugin_manager(None))
-    return {ext.location: registry.origin("task extension", name)
-            for name, ext in registry.components.get("task extension", {}).items()}
+    return {ext.location: registry.origin("task extension", name) for name, ext in registry.components.get("task extension", {}).items()}
 
 
 def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = None) -> list[dict[str, Any]]:
@@ -518,12 +547,10 @@ def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = 
             gold = checker.check(task)
         except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
             continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
-        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}"
-                      for c in gold.assertion_checks if not c.met]
+        assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in gold.assertion_checks if not c.met]
         problems = [f"gold action {error}" for error in gold.action_errors] + assertions
         if problems:
-            failures.append({"task_id": task.id, "problems": problems,
-                             "scored_as_reference": data.failed_gold_actions_scored and not assertions})
+            failures.append({"task_id": task.id, "problems": problems, "scored_as_reference": data.failed_gold_actions_scored and not assertions})
     refuse_tool_faults(data, checker.faults(), plugin)
     return failures
 
@@ -542,8 +569,10 @@ def refuse_tool_faults(data: DomainData, faults: Sequence[ToolFault], plugin: st
         else:
             first[key] = fault
     shown = [f"({n}) {fault.describe()}{_also_in(others.get(key, []))}." for n, (key, fault) in enumerate(first.items(), 1)]
-    message = (f"domain {data.name!r} cannot be run, {len(faults)} of its tasks show a tool that leaves them unscorable "
-               f"whatever the agent does (as `bench check` reports; no conversation is stored): {' '.join(shown)}")
+    message = (
+        f"domain {data.name!r} cannot be run, {len(faults)} of its tasks show a tool that leaves them unscorable "
+        f"whatever the agent does (as `bench check` reports; no conversation is stored): {' '.join(shown)}"
+    )
     raise PluginError(plugin, message) if plugin else ConfigError(message)
 
 
@@ -568,6 +597,5 @@ def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequenc
         f"{len(refused)} of {len(tasks)} selected tasks of domain {data.name!r} cannot be scored, their gold replay fails "
         f"(as `bench check` reports; a correct agent would not score 1): {'; '.join(shown)}{more}. Fix the tasks, leave "
         "them out (--task-id, --num-tasks, --split) or run them anyway with --allow-broken-tasks (the report then lists "
-        "them and says their rewards are not meaningful)")
-
-
+        "them and says their rewards are not meaningful)"
+    )

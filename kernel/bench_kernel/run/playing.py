@@ -30,6 +30,8 @@ from bench_kernel.tasks.domain import build_environment
 from bench_kernel.tools.environment import Environment, ToolContext
 
 log = get_logger()
+
+
 async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     """Run, evaluate and store one conversation; an unexpected failure is stored as an infrastructure error."""
     bind_context(task_id=unit.task.id, trial=unit.trial, arm=unit.arm)
@@ -53,8 +55,9 @@ async def run_unit(ctx: RunContext, unit: Unit) -> ConversationResult:
     return result
 
 
-async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str,
-                    t0: float) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
+async def _converse(
+    ctx: RunContext, unit: Unit, models: ConversationModels, started_utc: str, t0: float
+) -> tuple[ConversationResult, list[MetricValue], list[PluginRows]]:
     config, task = ctx.config, unit.task
     agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
     channel = IdentityChannel() if unit.arm == TEXT_ARM else ctx.channel
@@ -66,26 +69,61 @@ async def _converse(ctx: RunContext, unit: Unit, models: ConversationModels, sta
     events = EventLog()
     user_tools = env.user_schemas(task.user_tools)
     setup = ConversationSetup(
-        task=task, domain=ctx.data.name, mode=config.mode, seed=seed, policy=ctx.data.policy_for(config.mode, task),
+        task=task,
+        domain=ctx.data.name,
+        mode=config.mode,
+        seed=seed,
+        policy=ctx.data.policy_for(config.mode, task),
         agent_tools=profile.present_tools(ctx.data.name, "agent", env.agent_schemas(), solo=config.mode is Mode.NO_USER),
         user_tools=None if user_tools is None else profile.present_tools(ctx.data.name, "user", user_tools),
-        history=tuple(history), profile=profile,
-        options={"agent": config.agent_options, "user": config.user_options}, services=ctx.registry, models=models,
-        events=events, channel=channel.name, channel_options=arm_channel_options(config, unit.arm),
-        exposure=config.exposure or "none", duplex=config.duplex, data_dir=config.data_dir,
+        history=tuple(history),
+        profile=profile,
+        options={"agent": config.agent_options, "user": config.user_options},
+        services=ctx.registry,
+        models=models,
+        events=events,
+        channel=channel.name,
+        channel_options=arm_channel_options(config, unit.arm),
+        exposure=config.exposure or "none",
+        duplex=config.duplex,
+        data_dir=config.data_dir,
     )
     convo = await _play(ctx, agent, user, setup, env, history, events, channel, recording_name(ctx.run_id, unit))
     assert convo.termination is not None
     gold = ctx.gold(task)
-    reward_info = await evaluate(task, convo.messages, convo.termination, env, gold, judge=ctx.judge, seed=seed,
-                                 models=models, evaluation=ctx.evaluation, events=events, profile=profile)
+    reward_info = await evaluate(
+        task,
+        convo.messages,
+        convo.termination,
+        env,
+        gold,
+        judge=ctx.judge,
+        seed=seed,
+        models=models,
+        evaluation=ctx.evaluation,
+        events=events,
+        profile=profile,
+    )
     result = ConversationResult(
-        run_id=ctx.run_id, arm=unit.arm, task_id=task.id, trial=unit.trial, seed=seed, agent=agent.name,
-        user=user.name if user is not None else "none", termination_reason=convo.termination, messages=convo.messages,
-        reward_info=reward_info, started_utc=started_utc, ended_utc=utc_now(),
-        duration_ms=int((time.perf_counter() - t0) * 1000), error=convo.error and redact(convo.error),
-        agent_cost=agent_cost(agent, models), user_cost=user_cost(models), channel=channel.name,
-        attributes=ctx.task_attributes(task), events=events.events,  # the log's own list: events the metrics emit below are the result's too
+        run_id=ctx.run_id,
+        arm=unit.arm,
+        task_id=task.id,
+        trial=unit.trial,
+        seed=seed,
+        agent=agent.name,
+        user=user.name if user is not None else "none",
+        termination_reason=convo.termination,
+        messages=convo.messages,
+        reward_info=reward_info,
+        started_utc=started_utc,
+        ended_utc=utc_now(),
+        duration_ms=int((time.perf_counter() - t0) * 1000),
+        error=convo.error and redact(convo.error),
+        agent_cost=agent_cost(agent, models),
+        user_cost=user_cost(models),
+        channel=channel.name,
+        attributes=ctx.task_attributes(task),
+        events=events.events,  # the log's own list: events the metrics emit below are the result's too
         retry=unit.retry,
     )
     result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
@@ -99,8 +137,17 @@ def recording_name(run_id: str, unit: Unit) -> str:
     return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in stem)
 
 
-async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup: ConversationSetup, env: Environment,
-                history: list[Message], events: EventLog, channel_kind: Channel, audio_name: str) -> Conversation:
+async def _play(
+    ctx: RunContext,
+    agent: Agent,
+    user: UserSimulator | None,
+    setup: ConversationSetup,
+    env: Environment,
+    history: list[Message],
+    events: EventLog,
+    channel_kind: Channel,
+    audio_name: str,
+) -> Conversation:
     config = ctx.config
     limits = Limits(max_steps=config.max_steps, max_errors=config.max_errors, timeout_s=config.conversation_timeout_s)
     sessions: list[Any] = []
@@ -113,15 +160,16 @@ async def _play(ctx: RunContext, agent: Agent, user: UserSimulator | None, setup
         # The identity channel changes nothing: skipping it keeps the hot path as short as it was.
         channel = None if type(channel_kind) is IdentityChannel else channel_kind.start(setup)
         sessions.append(channel)
-        _refuse_unusable_sessions(ctx.registry, [("agent", agent, agent_session), ("user simulator", user, user_session),
-                                                 ("channel", channel_kind, channel)])
+        _refuse_unusable_sessions(
+            ctx.registry, [("agent", agent, agent_session), ("user simulator", user, user_session), ("channel", channel_kind, channel)]
+        )
         if config.mode is Mode.FULL_DUPLEX:  # played by the loop a plugin registers (bench-duplex), checked at start
             loop = ctx.registry.get("conversation loop", config.mode.value)
-            convo = await loop.play(setup, env, agent_session, user_session, channel, events=events, limits=limits,
-                                    audio_name=audio_name)
+            convo = await loop.play(setup, env, agent_session, user_session, channel, events=events, limits=limits, audio_name=audio_name)
         else:
-            convo = await run_conversation(env, agent_session, user_session, mode=config.mode, history=history,
-                                           limits=limits, channel=channel, events=events)
+            convo = await run_conversation(
+                env, agent_session, user_session, mode=config.mode, history=history, limits=limits, channel=channel, events=events
+            )
         termination = convo.termination
         return convo
     except Exception:
@@ -147,8 +195,9 @@ def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any,
         problem = session_problem(kind, component, session)
         if problem is not None:
             log.error("conversation.unusable_session", error=problem)
-            raise UnusableSessionError(_origin(registry, kind, component.name) or "unknown",
-                                       f"{problem}; the run stopped at its first conversation, storing none")
+            raise UnusableSessionError(
+                _origin(registry, kind, component.name) or "unknown", f"{problem}; the run stopped at its first conversation, storing none"
+            )
 
 
 async def _close(session: Any) -> None:
@@ -176,8 +225,7 @@ def user_cost(models: ConversationModels) -> float | None:
     return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
-async def _plugin_metric_values(ctx: RunContext, result: ConversationResult,
-                                inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
+async def _plugin_metric_values(ctx: RunContext, result: ConversationResult, inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
     return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge, profile=ctx.profile)
 
 
@@ -185,14 +233,24 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
     agent = ctx.agent if evaluated(unit.arm) else ctx.baseline_agent
     user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
     return ConversationResult(
-        run_id=ctx.run_id, arm=unit.arm, task_id=unit.task.id, trial=unit.trial,
-        seed=retry_seed(ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), unit.retry), agent=agent.name,
-        user=user.name if user else "none", termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, messages=[],
-        reward_info=None, started_utc=started_utc, ended_utc=utc_now(), duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=redact(f"{type(exc).__name__}: {exc}"), attributes=_safe_attributes(ctx, unit.task), retry=unit.retry,
+        run_id=ctx.run_id,
+        arm=unit.arm,
+        task_id=unit.task.id,
+        trial=unit.trial,
+        seed=retry_seed(ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), unit.retry),
+        agent=agent.name,
+        user=user.name if user else "none",
+        termination_reason=TerminationReason.INFRASTRUCTURE_ERROR,
+        messages=[],
+        reward_info=None,
+        started_utc=started_utc,
+        ended_utc=utc_now(),
+        duration_ms=int((time.perf_counter() - t0) * 1000),
+        error=redact(f"{type(exc).__name__}: {exc}"),
+        attributes=_safe_attributes(ctx, unit.task),
+        retry=unit.retry,
         attribution=Attribution(label=INFRASTRUCTURE, rule="infrastructure_error", evidence=redact(f"{type(exc).__name__}: {exc}")),
     )
-
 
 
 def _safe_attributes(ctx: RunContext, task: Task) -> dict[str, str]:

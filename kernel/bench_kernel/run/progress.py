@@ -45,9 +45,11 @@ class ProgressState:
     def line(self, now_s: float) -> str:
         """One status line: done/total, rate, ETA, spend, errors by kind."""
         rate, eta = self.rate(now_s), self.eta_s(now_s)
-        parts = [f"{self.done}/{self.total} conversations",
-                 f"{rate:.2f}/s" if rate is not None else "-/s",
-                 f"ETA {_duration(eta)}" if eta is not None else "ETA -"]
+        parts = [
+            f"{self.done}/{self.total} conversations",
+            f"{rate:.2f}/s" if rate is not None else "-/s",
+            f"ETA {_duration(eta)}" if eta is not None else "ETA -",
+        ]
         cap = f" of {self.max_cost:.2f}" if self.max_cost is not None else ""
         parts.append(f"spent ${self.spent:.4f}{cap}")
         if self.errors:
@@ -72,8 +74,7 @@ def error_kind(result: Any) -> str | None:
 class Progress:
     """Progress on a stream (stderr by default): mode auto picks live on a terminal and lines otherwise."""
 
-    def __init__(self, mode: str = "auto", stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
-                 every_s: float = 10.0) -> None:
+    def __init__(self, mode: str = "auto", stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic, every_s: float = 10.0) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.mode = ("live" if self.stream.isatty() else "lines") if mode == "auto" else mode
         self.clock = clock

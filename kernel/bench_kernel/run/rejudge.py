@@ -45,8 +45,11 @@ async def rejudge_stored(ctx: RunContext, *, attributed_to_judge: bool = False) 
     if ctx.judge is None:
         return 0
     tasks = {t.id: t for t in ctx.tasks or ctx.data.tasks}
-    pending = [(row, tasks[row["task_id"]]) for row in ctx.store.conversations(ctx.run_id) if row["task_id"] in tasks
-               and (judge_failed(row) is not None or (attributed_to_judge and row.get("attribution") == "judge"))]
+    pending = [
+        (row, tasks[row["task_id"]])
+        for row in ctx.store.conversations(ctx.run_id)
+        if row["task_id"] in tasks and (judge_failed(row) is not None or (attributed_to_judge and row.get("attribution") == "judge"))
+    ]
     limit = asyncio.Semaphore(max(1, ctx.config.concurrency))
 
     async def one(row: dict[str, Any], task: Task) -> None:
@@ -69,12 +72,13 @@ def _doubted_seed(row: dict[str, Any]) -> int:
 async def rejudge(ctx: RunContext, row: dict[str, Any], task: Task) -> RewardInfo:
     """One stored conversation judged again: its NL_ASSERTION component replaced, its reward recombined and stored."""
     cid = row["id"]
-    messages: list[Message] = [converter.structure(json.loads(m["message_json"]), Message)  # type: ignore[arg-type]
-                               for m in ctx.store.messages(cid)]
+    messages: list[Message] = [
+        converter.structure(json.loads(m["message_json"]), Message)  # type: ignore[arg-type]
+        for m in ctx.store.messages(cid)
+    ]
     stored = converter.structure(json.loads(row["reward_info_json"]), RewardInfo)
     events = EventLog()
-    events.emit(Event(kind=REJUDGED_EVENT, data={"previous_error": judge_failed(row)}), source="bench-kernel:judge",
-                message_index=len(messages))
+    events.emit(Event(kind=REJUDGED_EVENT, data={"previous_error": judge_failed(row)}), source="bench-kernel:judge", message_index=len(messages))
     models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=row["arm"])
     judged = await nl_component(task, messages, ctx.judge, row["seed"], models, ctx.profile, events)
     components = [judged if c.component == NL else c for c in stored.components]
@@ -83,15 +87,27 @@ async def rejudge(ctx: RunContext, row: dict[str, Any], task: Task) -> RewardInf
     values = [v for v in component_values(result) if v.metric in ("reward", f"component.{NL}") or v.metric.startswith("judge.")]
     ctx.store.replace_judgment(cid, info, values, events.events)
     # The failure's attribution follows the new verdict (bench-trust's rules read the tools, not the final state: a fresh one does).
-    found = attributed(result, task, ctx.data, build_environment(ctx.data, task), ctx.gold(task), ctx.store,
-                       ctx.registry.components.get("attributor", {}).values()).attribution
+    found = attributed(
+        result, task, ctx.data, build_environment(ctx.data, task), ctx.gold(task), ctx.store, ctx.registry.components.get("attributor", {}).values()
+    ).attribution
     ctx.store.set_attribution(cid, found.label if found else None, found.evidence_record() if found else None)
     return info
 
 
 def _result(row: dict[str, Any], messages: list[Message], info: RewardInfo, events: EventLog) -> ConversationResult:
     return ConversationResult(
-        run_id=row["run_id"], arm=row["arm"], task_id=row["task_id"], trial=row["trial"], seed=row["seed"],
-        agent=row["agent"], user=row["user"], termination_reason=TerminationReason(row["termination_reason"]),
-        messages=messages, reward_info=info, started_utc=row["started_utc"], ended_utc=row["ended_utc"],
-        duration_ms=row["duration_ms"], events=events.events)
+        run_id=row["run_id"],
+        arm=row["arm"],
+        task_id=row["task_id"],
+        trial=row["trial"],
+        seed=row["seed"],
+        agent=row["agent"],
+        user=row["user"],
+        termination_reason=TerminationReason(row["termination_reason"]),
+        messages=messages,
+        reward_info=info,
+        started_utc=row["started_utc"],
+        ended_utc=row["ended_utc"],
+        duration_ms=row["duration_ms"],
+        events=events.events,
+    )

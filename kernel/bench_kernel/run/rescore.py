@@ -31,14 +31,7 @@ from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_ba
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import RunConfig
-from bench_kernel.run.planning import (
-    checked_fingerprints,
-    domain_changed,
-    load_run_domain,
-    scoring_components,
-    select_tasks,
-    shifted_tasks,
-)
+from bench_kernel.run.planning import checked_fingerprints, domain_changed, load_run_domain, scoring_components, select_tasks, shifted_tasks
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, score_metrics
 from bench_kernel.schema.events import Event, EventLog
 from bench_kernel.schema.messages import Message, Mode, TerminationReason
@@ -358,9 +351,7 @@ async def _rescored(
     ]
     scoring = _scoring_sources(rescoring, stored_values)
     events = EventLog(
-        events=[e for e in _events(store, row["id"]) if e.source not in scoring],
-        position=lambda: len(messages),
-        clock=utc_now,
+        events=[e for e in _events(store, row["id"]) if e.source not in scoring], position=lambda: len(messages), clock=utc_now
     )  # as the conversation's log was bound when scored
     result = _copied(rescoring, row, messages, events.events)
     if result.termination_reason is TerminationReason.INFRASTRUCTURE_ERROR:

@@ -89,13 +89,13 @@ def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any],
 def run_config_problems(config: RunConfig) -> list[str]:
     """What is out of range in a configuration, each with its path: the same rules for options and run files."""
     run = "$.run"
-    problems = [f"{name} must be at least 1, not {value} @ {run}.{name}"
-                for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal",
-                             "workers")
-                if (value := getattr(config, name)) is not None and value < 1]
+    problems = [
+        f"{name} must be at least 1, not {value} @ {run}.{name}"
+        for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal", "workers")
+        if (value := getattr(config, name)) is not None and value < 1
+    ]
     if config.judge_panel is not None and (config.judge_panel < 1 or config.judge_panel % 2 == 0):
-        problems.append(f"judge_panel must be an odd number of judges (a majority decides), not {config.judge_panel} "
-                        f"@ {run}.judge_panel")
+        problems.append(f"judge_panel must be an odd number of judges (a majority decides), not {config.judge_panel} @ {run}.judge_panel")
     if config.judge_retries < 0:
         problems.append(f"judge_retries must be at least 0, not {config.judge_retries} @ {run}.judge_retries")
     if config.trials > MAX_TRIALS:
@@ -185,8 +185,7 @@ def _merge_models(from_file: Mapping[str, Any], from_cli: Mapping[str, Mapping[s
 def _prices(data: Mapping[str, Any], source: str) -> dict[str, Price]:
     prices = {}
     for model, value in data.items():
-        if not (isinstance(value, list) and len(value) == 2
-                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
             raise ConfigError(f"{source}: [prices] entries are MODEL = [prompt_usd_per_m, completion_usd_per_m] @ $.prices.{model}")
         prices[model] = Price(float(value[0]), float(value[1]))
     return prices

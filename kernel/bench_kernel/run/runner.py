@@ -70,6 +70,8 @@ if TYPE_CHECKING:
 log = get_logger()
 YOUNG_COLLECTION_THRESHOLD = 7_000
 """Allocations between young collections while conversations run (Python's default is 700)."""
+
+
 @attrs.frozen(kw_only=True)
 class RunSummary:
     """How a run (or a resumed part of it) went."""
@@ -97,8 +99,7 @@ class RunInterrupted(BenchError):
         self.signum = signum
 
 
-async def prepare(config: RunConfig, store_path: Path | str,
-                  plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
+async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet | None = None) -> tuple[RunContext, list[Unit], int, bool]:
     """Load plugins, domain and tasks, check model credentials, open the store, begin or resume the run, plan it."""
     plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, config.implied_plugins()))
     registry = collect(plugins)
@@ -122,18 +123,36 @@ async def prepare(config: RunConfig, store_path: Path | str,
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
     judged = any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in tasks)
-    methodology = await profile_methodology(parts.agent, parts.user, config, profile,  # the header's standard or custom
-                                            parts.judge if judged else None)
+    methodology = await profile_methodology(
+        parts.agent,
+        parts.user,
+        config,
+        profile,  # the header's standard or custom
+        parts.judge if judged else None,
+    )
     domain_plugin = registry.origin("domain", data.name)
     later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin)
     failures = [] if later is not None else gold_failures(data, tasks, domain_plugin)
     refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
-    models = ModelHub(configs=profile.with_sampling(config.models), backends=registry.components.get("model", {}),
-                      use_cache=config.cache, max_cost=config.max_cost, prices={**DEFAULT_PRICES, **config.prices},
-                      concurrency=config.concurrency, max_in_flight=config.max_in_flight, speech_cache=config.speech_cache)
+    models = ModelHub(
+        configs=profile.with_sampling(config.models),
+        backends=registry.components.get("model", {}),
+        use_cache=config.cache,
+        max_cost=config.max_cost,
+        prices={**DEFAULT_PRICES, **config.prices},
+        concurrency=config.concurrency,
+        max_in_flight=config.max_in_flight,
+        speech_cache=config.speech_cache,
+    )
     for limit in models.throttled():
-        log.warning("model.in_flight_below_concurrency", endpoint=limit.endpoint, roles=limit.roles,
-                    max_in_flight=limit.limit, concurrency=config.concurrency, source=limit.source)
+        log.warning(
+            "model.in_flight_below_concurrency",
+            endpoint=limit.endpoint,
+            roles=limit.roles,
+            max_in_flight=limit.limit,
+            concurrency=config.concurrency,
+            source=limit.source,
+        )
     try:
         await models.check()
     except BaseException:
@@ -147,11 +166,12 @@ async def prepare(config: RunConfig, store_path: Path | str,
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
         if config.retry_attributed and store.run(run_id, missing_ok=True) is None:
-            raise ConfigError(f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
-                              f"{store_path}): give the run's own options, or --run-id (`bench runs` lists them)")
+            raise ConfigError(
+                f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
+                f"{store_path}): give the run's own options, or --run-id (`bench runs` lists them)"
+            )
         recorded = config.recorded_identity(profile, fingerprint, fingerprints)
-        new = store.begin_run(run_id, recorded, config_hash, loaded,
-                              task_sets, config.seed)
+        new = store.begin_run(run_id, recorded, config_hash, loaded, task_sets, config.seed)
     except BaseException:
         store.close()
         await models.aclose()
@@ -168,10 +188,25 @@ async def prepare(config: RunConfig, store_path: Path | str,
 
             record_exclusion(store, run_id, excluded)
         ctx = RunContext(
-            run_id=run_id, config=config, data=data, agent=parts.agent, user=parts.user, baseline_agent=parts.baseline_agent,
-            baseline_user=parts.baseline_user, judge=parts.judge, metrics=parts.metrics, registry=registry, store=store,
-            models=models, channel=parts.channel, evaluation=parts.evaluation, executor=executor,
-            store_path=str(store_path), plugins=_entry_point_names(plugins), profile=profile, later_gold_failures=later,
+            run_id=run_id,
+            config=config,
+            data=data,
+            agent=parts.agent,
+            user=parts.user,
+            baseline_agent=parts.baseline_agent,
+            baseline_user=parts.baseline_user,
+            judge=parts.judge,
+            metrics=parts.metrics,
+            registry=registry,
+            store=store,
+            models=models,
+            channel=parts.channel,
+            evaluation=parts.evaluation,
+            executor=executor,
+            store_path=str(store_path),
+            plugins=_entry_point_names(plugins),
+            profile=profile,
+            later_gold_failures=later,
             tasks=list(tasks),
         )
         units, skipped = plan_stored(store, run_id, tasks, config)
@@ -191,8 +226,9 @@ def _record_static_flags(ctx: RunContext) -> None:
     record_flags(ctx)
 
 
-def _gold_check_after_loading(data: DomainData, tasks: Sequence[Task], config: RunConfig,
-                              executor: Executor, plugin: str | None = None) -> list[dict[str, Any]] | None:
+def _gold_check_after_loading(
+    data: DomainData, tasks: Sequence[Task], config: RunConfig, executor: Executor, plugin: str | None = None
+) -> list[dict[str, Any]] | None:
     """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
 
     Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
@@ -224,8 +260,7 @@ def _entry_point_names(plugins: PluginSet) -> list[str]:
 
 def in_flight_record(ctx: RunContext) -> dict[str, Any]:
     """The run's effective in-flight limits, as its run.started (or run.resumed) event keeps them."""
-    return {"concurrency": ctx.config.concurrency,
-            "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
+    return {"concurrency": ctx.config.concurrency, "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
 
 
 async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
@@ -309,22 +344,32 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
     return done
 
 
-def run(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
-        on_start: Callable[[RunContext, int, int], None] | None = None,
-        on_finished: Callable[[ConversationResult], None] | None = None, handle_signals: bool = False) -> RunSummary:
+def run(
+    config: RunConfig,
+    store_path: Path | str,
+    *,
+    plugins: PluginSet | None = None,
+    on_start: Callable[[RunContext, int, int], None] | None = None,
+    on_finished: Callable[[ConversationResult], None] | None = None,
+    handle_signals: bool = False,
+) -> RunSummary:
     """Run (or resume) a suite and store every conversation as it ends.
 
     With handle_signals, SIGINT and SIGTERM stop the run cleanly: conversations in flight are dropped
     (nothing half-written), the run is marked interrupted and the summary names the signal.
     """
-    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished,
-                                 handle_signals=handle_signals))
+    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished, handle_signals=handle_signals))
 
 
-async def run_async(config: RunConfig, store_path: Path | str, *, plugins: PluginSet | None = None,
-                    on_start: Callable[[RunContext, int, int], None] | None = None,
-                    on_finished: Callable[[ConversationResult], None] | None = None,
-                    handle_signals: bool = False) -> RunSummary:
+async def run_async(
+    config: RunConfig,
+    store_path: Path | str,
+    *,
+    plugins: PluginSet | None = None,
+    on_start: Callable[[RunContext, int, int], None] | None = None,
+    on_finished: Callable[[ConversationResult], None] | None = None,
+    handle_signals: bool = False,
+) -> RunSummary:
     """`run`, inside a running event loop (model clients live on the loop that created them)."""
     started = time.perf_counter()
     with _cancel_on_signals(handle_signals) as interrupts:
@@ -339,15 +384,29 @@ async def run_async(config: RunConfig, store_path: Path | str, *, plugins: Plugi
             raise RunInterrupted(interrupts.signum) from None
         bind_context(run_id=ctx.run_id)
         finished, status, counts, failed = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
-    return RunSummary(run_id=ctx.run_id, resumed=resumed, planned=len(units) + skipped, skipped=skipped,
-                      finished=finished, status=status, wall_s=time.perf_counter() - started,
-                      infrastructure_errors=counts["infrastructure_errors"], signal=interrupts.signum, all_failed=failed)
+    return RunSummary(
+        run_id=ctx.run_id,
+        resumed=resumed,
+        planned=len(units) + skipped,
+        skipped=skipped,
+        finished=finished,
+        status=status,
+        wall_s=time.perf_counter() - started,
+        infrastructure_errors=counts["infrastructure_errors"],
+        signal=interrupts.signum,
+        all_failed=failed,
+    )
 
 
-async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resumed: bool,
-                        on_start: Callable[[RunContext, int, int], None] | None,
-                        on_finished: Callable[[ConversationResult], None] | None,
-                        interrupts: _Interrupts) -> tuple[int, str, dict[str, int], str | None]:
+async def _run_prepared(
+    ctx: RunContext,
+    units: list[Unit],
+    skipped: int,
+    resumed: bool,
+    on_start: Callable[[RunContext, int, int], None] | None,
+    on_finished: Callable[[ConversationResult], None] | None,
+    interrupts: _Interrupts,
+) -> tuple[int, str, dict[str, int], str | None]:
     """Execute a begun run, record how it ended and give back its lease, whatever happens."""
     finished = 0
 
@@ -363,9 +422,11 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
             on_start(ctx, len(units), skipped)
         # A resume judges again the stored conversations whose judge failed: never replays them (docs/judges.md).
         rejudged = await rejudge_stored(ctx, attributed_to_judge="judge" in (ctx.config.retry_attributed or ())) if resumed else 0
-        ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started",
-                            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx),
-                             **({"rejudged": rejudged} if rejudged else {})})
+        ctx.store.add_event(
+            ctx.run_id,
+            "run.resumed" if resumed else "run.started",
+            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx), **({"rejudged": rejudged} if rejudged else {})},
+        )
         stopped_early = False
         try:
             stopped_early = await _execute_with_deadline(ctx, units, counted)
@@ -381,8 +442,9 @@ async def _run_prepared(ctx: RunContext, units: list[Unit], skipped: int, resume
         signum = interrupts.signum
         status = "interrupted" if signum else run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
         ctx.store.set_status(ctx.run_id, status)
-        ctx.store.add_event(ctx.run_id, f"run.{status}", {"finished": finished, **counts,
-                                                          **({"signal": signal.Signals(signum).name} if signum else {})})
+        ctx.store.add_event(
+            ctx.run_id, f"run.{status}", {"finished": finished, **counts, **({"signal": signal.Signals(signum).name} if signum else {})}
+        )
     except BaseException:
         with contextlib.suppress(Exception):  # the original failure matters more than this bookkeeping
             ctx.store.set_status(ctx.run_id, "interrupted")
@@ -400,13 +462,17 @@ def participant_failure(ctx: RunContext) -> str | None:
     error, or every one in the user simulator's: such a run measured nothing, and `bench run` exits non-zero."""
     endings = ctx.store.evaluated_endings(ctx.run_id)
     endings.pop(TerminationReason.INFRASTRUCTURE_ERROR.value, None)
-    parties = {TerminationReason.AGENT_ERROR.value: f"agent {ctx.agent.name!r}",
-               TerminationReason.USER_ERROR.value: f"user simulator {ctx.user.name if ctx.user else None!r}"}
+    parties = {
+        TerminationReason.AGENT_ERROR.value: f"agent {ctx.agent.name!r}",
+        TerminationReason.USER_ERROR.value: f"user simulator {ctx.user.name if ctx.user else None!r}",
+    }
     if len(endings) != 1 or next(iter(endings)) not in parties:
         return None
     [(reason, (count, error))] = endings.items()
-    return (f"every one of the {count} conversations of run {ctx.run_id} ended in an error of the {parties[reason]} "
-            f"({reason}), so the run measured nothing; one of the errors: {shorten(error or 'none stored', 300)}")
+    return (
+        f"every one of the {count} conversations of run {ctx.run_id} ended in an error of the {parties[reason]} "
+        f"({reason}), so the run measured nothing; one of the errors: {shorten(error or 'none stored', 300)}"
+    )
 
 
 async def _heartbeat(store: Store, run_id: str) -> None:
@@ -515,6 +581,7 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
+
 
 __all__ = [  # the run's stages, importable from here as before they had modules of their own
     "BASELINE_AGENT",

@@ -22,14 +22,29 @@ from bench_kernel.tools.environment import Environment
 
 KERNEL = "bench-kernel"
 """The plugin column of the kernel's own metric values (reward, component.*)."""
+
+
 def component_values(result: ConversationResult) -> list[MetricValue]:
     """The reward and every reward component of a conversation, as metric values."""
     info = result.reward_info
-    values = [MetricValue(metric="reward", plugin=KERNEL, value=result.reward,
-                          details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None)]
+    values = [
+        MetricValue(
+            metric="reward",
+            plugin=KERNEL,
+            value=result.reward,
+            details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None,
+        )
+    ]
     for c in info.components if info else []:
-        values.append(MetricValue(metric=f"component.{c.component}", plugin=KERNEL, value=c.score,
-                                  details={"checks": unstructure(c.checks), "note": c.note}, error=c.error))
+        values.append(
+            MetricValue(
+                metric=f"component.{c.component}",
+                plugin=KERNEL,
+                value=c.score,
+                details={"checks": unstructure(c.checks), "note": c.note},
+                error=c.error,
+            )
+        )
     return values + judge_agreement_values(result)
 
 
@@ -57,8 +72,14 @@ class MetricInputs:
     models: ConversationModels | None = None
 
 
-async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: ConversationResult, inputs: MetricInputs, *,
-                        judge: Judge | None = None, profile: Profile | None = None) -> tuple[list[MetricValue], list[PluginRows]]:
+async def score_metrics(
+    metrics: Sequence[tuple[str, Metric]],
+    result: ConversationResult,
+    inputs: MetricInputs,
+    *,
+    judge: Judge | None = None,
+    profile: Profile | None = None,
+) -> tuple[list[MetricValue], list[PluginRows]]:
     """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception.
 
     Runs call it for each conversation; importers call it for conversations built elsewhere.
@@ -66,10 +87,18 @@ async def score_metrics(metrics: Sequence[tuple[str, Metric]], result: Conversat
     values: list[MetricValue] = []
     rows: list[PluginRows] = []
     for plugin, metric in metrics:
-        context = MetricContext(task=inputs.task, result=result, events=inputs.events, final_env=inputs.final_env,
-                                gold=inputs.gold, judge=judge, models=inputs.models,
-                                role=metric.model_roles[0] if metric.model_roles else None, source=f"{plugin}:{metric.name}",
-                                profile=profile or load_profile(None))
+        context = MetricContext(
+            task=inputs.task,
+            result=result,
+            events=inputs.events,
+            final_env=inputs.final_env,
+            gold=inputs.gold,
+            judge=judge,
+            models=inputs.models,
+            role=metric.model_roles[0] if metric.model_roles else None,
+            source=f"{plugin}:{metric.name}",
+            profile=profile or load_profile(None),
+        )
         try:
             values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
         except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
@@ -90,8 +119,5 @@ def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, fl
     out = []
     for key, value in result.values.items():
         number = None if value is None else float(value)
-        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number,
-                               details=result.details.get(key)))
+        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number, details=result.details.get(key)))
     return out
-
-

@@ -13,10 +13,11 @@ KINDS: dict[str, str] = {
 """The kinds of plugin `bench new` writes, with what each is (its templates are in templates/KIND)."""
 
 
-
 def new_help() -> str:
     """`bench new --help`: what it does, then one line per kind (click keeps a paragraph after \\b as it is)."""
     kinds = "\n".join(f"  {kind:<9} {what}" for kind, what in KINDS.items())
-    return ("Write a ready plugin distribution bench-NAME of KIND into DIRECTORY (default ./NAME): it installs, passes "
-            f"its own tests and runs as it is.\n\n\b\nKINDS:\n{kinds}\n\nEvery kind but a domain tests itself on the kernel's "
-            "practice domain: `bench run --plugin practice --plugin NAME`.")
+    return (
+        "Write a ready plugin distribution bench-NAME of KIND into DIRECTORY (default ./NAME): it installs, passes "
+        f"its own tests and runs as it is.\n\n\b\nKINDS:\n{kinds}\n\nEvery kind but a domain tests itself on the kernel's "
+        "practice domain: `bench run --plugin practice --plugin NAME`."
+    )

@@ -26,8 +26,9 @@ ABOUT = "README.about.md"
 def check_name(name: str) -> None:
     """Refuse a name that cannot be a module, an entry point and a distribution at once."""
     if not NAME_PATTERN.fullmatch(name) or keyword.iskeyword(name):
-        raise ConfigError(f"plugin name {name!r} must start with a letter and hold only letters, digits and underscores "
-                          f"(it becomes the module bench_{name})")
+        raise ConfigError(
+            f"plugin name {name!r} must start with a letter and hold only letters, digits and underscores (it becomes the module bench_{name})"
+        )
     if name.lower() in RESERVED:
         raise ConfigError(f"plugin name {name!r} is taken by the kernel; choose another")
 
@@ -125,6 +126,5 @@ TRY: dict[str, list[str]] = {
 
 def next_steps(kind: str, name: str, target: Path) -> str:
     """What `bench new` prints: what it wrote and the commands that install, test and try it."""
-    lines = [f"wrote bench-{name}, {KINDS[kind]}, into {target}", "next:",
-             f"  pip install -e '{target}[test]'", f"  pytest {target}"]
+    lines = [f"wrote bench-{name}, {KINDS[kind]}, into {target}", "next:", f"  pip install -e '{target}[test]'", f"  pytest {target}"]
     return "\n".join(lines + [f"  {line.format(name=name)}" for line in TRY[kind]])

@@ -99,8 +99,12 @@ class EventLog:
         index = self.position() if message_index is None else message_index
         stamp = self.clock() if self.clock is not None else None
         if isinstance(event, Event):
-            recorded = attrs.evolve(event, message_index=event.message_index if event.message_index is not None else index,
-                                    source=event.source or source, ts_utc=event.ts_utc or stamp)
+            recorded = attrs.evolve(
+                event,
+                message_index=event.message_index if event.message_index is not None else index,
+                source=event.source or source,
+                ts_utc=event.ts_utc or stamp,
+            )
         else:
             recorded = Event(kind=type(event).kind, data=unstructure(event), message_index=index, source=source, ts_utc=stamp)
         self.events.append(recorded)

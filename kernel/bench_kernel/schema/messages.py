@@ -35,8 +35,6 @@ class Mode(str, enum.Enum):
     """bench's: user and agent stream audio at once in ticks (tau2's voice track); otherwise as the default mode."""
 
 
-
-
 @attrs.frozen(kw_only=True)
 class ToolCall:
     """A call of one tool by the agent or the user."""
@@ -112,12 +110,7 @@ Message = Union[SystemMessage, AssistantMessage, UserMessage, ToolMessage]  # no
 ParticipantMessage = Union[AssistantMessage, UserMessage]  # noqa: UP007
 
 
-_MESSAGE_TYPES: dict[str, type[Message]] = {
-    "system": SystemMessage,
-    "assistant": AssistantMessage,
-    "user": UserMessage,
-    "tool": ToolMessage,
-}
+_MESSAGE_TYPES: dict[str, type[Message]] = {"system": SystemMessage, "assistant": AssistantMessage, "user": UserMessage, "tool": ToolMessage}
 
 
 def _structure_message(obj: Any, _: Any) -> Message:

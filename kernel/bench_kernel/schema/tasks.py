@@ -23,7 +23,6 @@ class RewardType(str, enum.Enum):
     COMMUNICATE = "COMMUNICATE"
 
 
-
 def _indent(text: str) -> str:
     return textwrap.indent(text, "\t")
 
@@ -206,7 +205,6 @@ class Task:
             if callable(derive):
                 return list(derive())
         return []
-
 
 
 def _structure_instructions(obj: Any, _: Any) -> StructuredUserInstructions | str:

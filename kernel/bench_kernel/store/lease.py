@@ -33,8 +33,7 @@ class Holder:
         return cls(host=socket.gethostname(), pid=pid, started=process_started(pid), token=secrets.token_hex(8))
 
 
-def holder_alive(host: str | None, pid: int | None, started: str | None, heartbeat_utc: str | None, *,
-                 now: datetime | None = None) -> bool:
+def holder_alive(host: str | None, pid: int | None, started: str | None, heartbeat_utc: str | None, *, now: datetime | None = None) -> bool:
     """True while the recorded holder may still be running.
 
     On this host that is exact: its process exists, is no zombie, and started when the holder did (so a

@@ -99,15 +99,7 @@ def m003_messages(db: Database) -> None:
 def m004_metric_values(db: Database) -> None:
     # Long format: a new metric never needs a new column.
     db.table("metric_values").create(
-        {
-            "run_id": str,
-            "conversation_id": str,
-            "metric": str,
-            "plugin": str,
-            "value": float,
-            "details_json": str,
-            "error": str,
-        },
+        {"run_id": str, "conversation_id": str, "metric": str, "plugin": str, "value": float, "details_json": str, "error": str},
         pk=("conversation_id", "metric"),
     )
     db.table("metric_values").create_index(["run_id", "metric"])
@@ -115,10 +107,7 @@ def m004_metric_values(db: Database) -> None:
 
 @migrations(name="m005_events_and_llm_calls")
 def m005_events_and_llm_calls(db: Database) -> None:
-    db.table("events").create(
-        {"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str},
-        pk="id",
-    )
+    db.table("events").create({"id": int, "run_id": str, "conversation_id": str, "ts_utc": str, "kind": str, "data_json": str}, pk="id")
     db.table("events").create_index(["run_id", "kind"])
     db.table("llm_calls").create(
         {
@@ -140,10 +129,7 @@ def m005_events_and_llm_calls(db: Database) -> None:
         pk="id",
     )
     db.table("llm_calls").create_index(["run_id", "role"])
-    db.table("plugins_used").create(
-        {"run_id": str, "name": str, "distribution": str, "version": str},
-        pk=("run_id", "name"),
-    )
+    db.table("plugins_used").create({"run_id": str, "name": str, "distribution": str, "version": str}, pk=("run_id", "name"))
 
 
 @migrations(name="m006_llm_cache")
@@ -157,8 +143,7 @@ def m006_llm_cache(db: Database) -> None:
 def m008_conversation_events(db: Database) -> None:
     # Events emitted during a conversation (goal shifts, channel transcripts, ...), written with it.
     db.table("conversation_events").create(
-        {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str, "source": str,
-         "data_json": str, "ts_utc": str},
+        {"conversation_id": str, "idx": int, "run_id": str, "message_index": int, "kind": str, "source": str, "data_json": str, "ts_utc": str},
         pk=("conversation_id", "idx"),
     )
     db.table("conversation_events").create_index(["run_id", "kind"])
@@ -180,8 +165,9 @@ def m010_llm_calls_arm_kind(db: Database) -> None:
     # so the ledger carries its arm and kind itself instead of joining finished conversations.
     db.table("llm_calls").add_column("arm", str)
     db.table("llm_calls").add_column("kind", str)
-    db.execute("update llm_calls set arm = (select c.arm from conversations c where c.id = llm_calls.conversation_id), "
-               "kind = 'chat' where arm is null")
+    db.execute(
+        "update llm_calls set arm = (select c.arm from conversations c where c.id = llm_calls.conversation_id), kind = 'chat' where arm is null"
+    )
 
 
 @migrations(name="m011_conversation_attributes")
@@ -205,8 +191,7 @@ def m012_run_lease(db: Database) -> None:
 def m013_task_audits(db: Database) -> None:
     # One audit per task content and domain data (`bench audit`): re-audits, runs and reports reuse it.
     db.table("task_audits").create(
-        {"domain": str, "task_id": str, "task_hash": str, "data_fingerprint": str, "audit_version": str,
-         "audit_json": str, "created_utc": str},
+        {"domain": str, "task_id": str, "task_hash": str, "data_fingerprint": str, "audit_version": str, "audit_json": str, "created_utc": str},
         pk=("domain", "task_id", "task_hash", "data_fingerprint", "audit_version"),
     )
 
@@ -222,7 +207,5 @@ def m014_conversation_attribution(db: Database) -> None:
     conversations.add_column("retry", int, not_null_default=0)
     conversations.add_column("superseded_by", str)
     db.execute("drop index if exists idx_conversations_run_id_arm_task_id_trial")
-    db.execute("create unique index idx_conversations_current on conversations (run_id, arm, task_id, trial) "
-               "where superseded_by is null")
-    db.execute("create unique index idx_conversations_run_id_arm_task_id_trial_retry on conversations "
-               "(run_id, arm, task_id, trial, retry)")
+    db.execute("create unique index idx_conversations_current on conversations (run_id, arm, task_id, trial) where superseded_by is null")
+    db.execute("create unique index idx_conversations_run_id_arm_task_id_trial_retry on conversations (run_id, arm, task_id, trial, retry)")

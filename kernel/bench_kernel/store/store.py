@@ -116,11 +116,15 @@ def store_error(path: Path | str, exc: BaseException) -> StoreError:
     text, where = str(exc), Path(path)
     lowered = text.lower()
     if "full" in lowered or "disk i/o" in lowered:
-        advice = ("the disk refused a write (full, or a file-size limit): free some space and run the same command "
-                  "again (finished conversations are kept; the run resumes)")
+        advice = (
+            "the disk refused a write (full, or a file-size limit): free some space and run the same command "
+            "again (finished conversations are kept; the run resumes)"
+        )
     elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-        advice = ("this file is not a bench results database, or it is damaged: pass another --db "
-                  "(a damaged database can be salvaged with `sqlite3 FILE .recover`)")
+        advice = (
+            "this file is not a bench results database, or it is damaged: pass another --db "
+            "(a damaged database can be salvaged with `sqlite3 FILE .recover`)"
+        )
     elif "readonly" in lowered or "read-only" in lowered:
         advice = "the file or its file system is read-only: pass a writable --db (reports can still read it)"
     elif "unable to open" in lowered and not where.parent.is_dir():
@@ -274,13 +278,13 @@ class Store:
     def _raise_failed_commit(self) -> None:
         if self._failed_commit is not None:
             exc, self._failed_commit = self._failed_commit, None
-            raise type(exc)(f"{exc} (the writes of one turn of the run were rolled back: "
-                            "their conversations run again on resume)") from exc
+            raise type(exc)(f"{exc} (the writes of one turn of the run were rolled back: their conversations run again on resume)") from exc
 
     # ------------------------------------------------------------------ runs
 
-    def begin_run(self, run_id: str, config: dict[str, Any], config_hash: str, plugins: list[dict[str, Any]],
-                  task_sets: dict[str, str], seed: int) -> bool:
+    def begin_run(
+        self, run_id: str, config: dict[str, Any], config_hash: str, plugins: list[dict[str, Any]], task_sets: dict[str, str], seed: int
+    ) -> bool:
         """Create the run, or check that a resumed run has the same configuration; True if new.
 
         Either way this store takes the run's lease, in the same transaction as the check: a run whose
@@ -289,17 +293,33 @@ class Store:
         with self._write():
             rows = list(self.db.query("select * from runs where id = ?", [run_id]))
             now = utc_now()
-            lease = {"status": "running", "updated_utc": now, "heartbeat_utc": now, "holder_host": self.holder.host,
-                     "holder_pid": self.holder.pid, "holder_started": self.holder.started, "holder_token": self.holder.token}
+            lease = {
+                "status": "running",
+                "updated_utc": now,
+                "heartbeat_utc": now,
+                "holder_host": self.holder.host,
+                "holder_pid": self.holder.pid,
+                "holder_started": self.holder.started,
+                "holder_token": self.holder.token,
+            }
             if not rows:
-                self._insert("runs", [{
-                    "id": run_id, "created_utc": now, "config_json": canonical_json(config), "config_hash": config_hash,
-                    "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), "seed": seed,
-                    **lease,
-                }])
+                self._insert(
+                    "runs",
+                    [
+                        {
+                            "id": run_id,
+                            "created_utc": now,
+                            "config_json": canonical_json(config),
+                            "config_hash": config_hash,
+                            "plugins_json": canonical_json(plugins),
+                            "task_sets_json": canonical_json(task_sets),
+                            "seed": seed,
+                            **lease,
+                        }
+                    ],
+                )
                 self.db.table("plugins_used").insert_all(
-                    [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")}
-                     for p in plugins],
+                    [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")} for p in plugins],
                     replace=True,
                 )
                 return True
@@ -321,8 +341,9 @@ class Store:
                 return False
             entry = {**plugin, "added_utc": utc_now()}
             self.db.execute("update runs set plugins_json = ? where id = ?", [canonical_json([*run.plugins, entry]), run_id])
-            self.db.table("plugins_used").insert({"run_id": run_id, "name": entry["name"], "distribution": entry.get("distribution"),
-                                                  "version": entry.get("version")}, replace=True)
+            self.db.table("plugins_used").insert(
+                {"run_id": run_id, "name": entry["name"], "distribution": entry.get("distribution"), "version": entry.get("version")}, replace=True
+            )
         return True
 
     def copy_run_history(self, source: str, target: str) -> None:
@@ -335,22 +356,24 @@ class Store:
                     row.pop("id")
                     row["run_id"] = target
                     if row["conversation_id"] is not None and row["conversation_id"].startswith(f"{source}/"):
-                        row["conversation_id"] = target + row["conversation_id"][len(source):]
+                        row["conversation_id"] = target + row["conversation_id"][len(source) :]
                 self._insert(table, rows)
 
     def heartbeat(self, run_id: str) -> None:
         """Show that this store's process is still running the run (while it holds the lease)."""
         with self._write():
-            self.db.execute("update runs set heartbeat_utc = ? where id = ? and holder_token = ?",
-                            [utc_now(), run_id, self.holder.token])
+            self.db.execute("update runs set heartbeat_utc = ? where id = ? and holder_token = ?", [utc_now(), run_id, self.holder.token])
 
     def set_status(self, run_id: str, status: str) -> None:
         """Record a run's status (complete, incomplete, failed, interrupted) and give back the lease if this store holds it."""
         with self._write():
             self.db.execute("update runs set status = ?, updated_utc = ? where id = ?", [status, utc_now(), run_id])
-            self.db.execute("update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, "
-                            "heartbeat_utc = null "
-                            "where id = ? and holder_token = ?", [run_id, self.holder.token])
+            self.db.execute(
+                "update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, "
+                "heartbeat_utc = null "
+                "where id = ? and holder_token = ?",
+                [run_id, self.holder.token],
+            )
 
     def run(self, run_id: str, *, missing_ok: bool = False) -> RunRecord | None:
         """A stored run, or None when missing_ok and it does not exist."""
@@ -394,8 +417,10 @@ class Store:
 
     def evaluated_endings(self, run_id: str) -> dict[str, tuple[int, str | None]]:
         """How the newest rows of a run's evaluated arms (all but the baseline) ended: reason -> (count, one error)."""
-        sql = ("select termination_reason, count(*), min(error) from conversations where run_id = ? and arm != 'baseline' "
-               "and superseded_by is null group by termination_reason")
+        sql = (
+            "select termination_reason, count(*), min(error) from conversations where run_id = ? and arm != 'baseline' "
+            "and superseded_by is null group by termination_reason"
+        )
         return {reason: (int(n), error) for reason, n, error in self.db.execute(sql, [run_id]).fetchall()}
 
     def finished_units(self, run_id: str) -> set[tuple[str, str, int]]:
@@ -404,8 +429,9 @@ class Store:
         rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value]).fetchall()
         return {(a, t, int(n)) for a, t, n in rows}
 
-    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (),
-                          plugin_rows: Sequence[PluginRows] = ()) -> list[MetricValue]:
+    def save_conversation(
+        self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (), plugin_rows: Sequence[PluginRows] = ()
+    ) -> list[MetricValue]:
         """Write one finished conversation with its messages, tool calls, events, metric values and plugin rows atomically.
 
         Model calls are normally ledgered as they are made (`record_llm_call`); `llm_calls` is for
@@ -416,8 +442,10 @@ class Store:
         with self._write(grouped=True):
             self._delete_conversation(cid)
             if result.retry:  # the unit's earlier row is kept, marked as replaced by this one
-                self.db.execute("update conversations set superseded_by = ? where run_id = ? and arm = ? and task_id = ? "
-                                "and trial = ? and superseded_by is null", [cid, result.run_id, result.arm, result.task_id, result.trial])
+                self.db.execute(
+                    "update conversations set superseded_by = ? where run_id = ? and arm = ? and task_id = ? and trial = ? and superseded_by is null",
+                    [cid, result.run_id, result.arm, result.task_id, result.trial],
+                )
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
@@ -441,8 +469,7 @@ class Store:
                 failed[(batch.plugin, batch.metric)] = f"rows not stored: {type(exc).__name__}: {exc}"
         if not failed:
             return metrics
-        kept = [m for m in metrics if not any(m.plugin == p and (m.metric == n or m.metric.startswith(f"{n}."))
-                                              for p, n in failed)]
+        kept = [m for m in metrics if not any(m.plugin == p and (m.metric == n or m.metric.startswith(f"{n}.")) for p, n in failed)]
         return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
@@ -493,8 +520,7 @@ class Store:
     def cache_put(self, key: str, response_json: str) -> None:
         """Remember a model response (committed with its turn of the loop, so a killed run keeps it)."""
         with self._write(grouped=True):
-            self.db.execute("insert or replace into llm_cache (key, response_json, created_utc) values (?, ?, ?)",
-                            [key, response_json, utc_now()])
+            self.db.execute("insert or replace into llm_cache (key, response_json, created_utc) values (?, ?, ?)", [key, response_json, utc_now()])
 
     def llm_costs(self, run_id: str) -> list[dict[str, Any]]:
         """Per role and model: calls, cached calls, errors, tokens and cost (None if any price is unknown)."""
@@ -543,42 +569,74 @@ class Store:
     def attributed_units(self, run_id: str, labels: Sequence[str]) -> list[tuple[str, str, int, int]]:
         """(arm, task, trial, retry) of the finished newest rows whose failure is attributed to one of these labels."""
         marks = ", ".join("?" * len(labels))
-        sql = (f"select arm, task_id, trial, retry from conversations where run_id = ? and superseded_by is null "
-               f"and termination_reason != ? and attribution in ({marks}) order by arm, task_id, trial")
+        sql = (
+            f"select arm, task_id, trial, retry from conversations where run_id = ? and superseded_by is null "
+            f"and termination_reason != ? and attribution in ({marks}) order by arm, task_id, trial"
+        )
         rows = self.db.execute(sql, [run_id, TerminationReason.INFRASTRUCTURE_ERROR.value, *labels]).fetchall()
         return [(a, t, int(n), int(r)) for a, t, n, r in rows]
 
     def set_attribution(self, conversation_id: str, label: str | None, evidence: dict[str, Any] | None) -> None:
         """Replace a stored conversation's attribution (a reviewer's verdict, a new judgment); None: it passed."""
         with self._write():
-            self.db.execute("update conversations set attribution = ?, attribution_evidence = ? where id = ?",
-                            [label, None if evidence is None else canonical_json(evidence), conversation_id])
+            self.db.execute(
+                "update conversations set attribution = ?, attribution_evidence = ? where id = ?",
+                [label, None if evidence is None else canonical_json(evidence), conversation_id],
+            )
 
     def metric_values(self, run_id: str) -> list[dict[str, Any]]:
         """Every metric value of a run."""
         return list(self.db.query("select * from metric_values where run_id = ? order by conversation_id, metric", [run_id]))
 
-    def replace_judgment(self, conversation_id: str, reward_info: RewardInfo, values: Sequence[MetricValue],
-                         events: Sequence[Event]) -> None:
+    def replace_judgment(self, conversation_id: str, reward_info: RewardInfo, values: Sequence[MetricValue], events: Sequence[Event]) -> None:
         """A stored conversation judged again (docs/judges.md): its reward, these metric values and new events, in one
         transaction; messages, tool calls and every other value stay."""
         with self._write(grouped=True):
-            self.db.execute("update conversations set reward = ?, reward_info_json = ? where id = ?",
-                            [reward_info.reward, canonical_json(unstructure(reward_info)), conversation_id])
-            row = self.db.execute("select c.run_id, coalesce(max(e.idx) + 1, 0) from conversations c left join "
-                                  "conversation_events e on e.conversation_id = c.id where c.id = ?", [conversation_id]).fetchone()
+            self.db.execute(
+                "update conversations set reward = ?, reward_info_json = ? where id = ?",
+                [reward_info.reward, canonical_json(unstructure(reward_info)), conversation_id],
+            )
+            row = self.db.execute(
+                "select c.run_id, coalesce(max(e.idx) + 1, 0) from conversations c left join "
+                "conversation_events e on e.conversation_id = c.id where c.id = ?",
+                [conversation_id],
+            ).fetchone()
             run_id, first = row[0], int(row[1])
             for value in values:
-                self.db.execute("delete from metric_values where conversation_id = ? and metric = ? and plugin = ?",
-                                [conversation_id, value.metric, value.plugin])
-            self._insert("metric_values", [{"run_id": run_id, "conversation_id": conversation_id, "metric": m.metric,
-                                            "plugin": m.plugin, "value": m.value, "error": m.error,
-                                            "details_json": None if m.details is None else canonical_json(m.details)}
-                                           for m in values])
-            self._insert("conversation_events", [
-                {"conversation_id": conversation_id, "idx": first + i, "run_id": run_id, "message_index": e.message_index,
-                 "kind": e.kind, "source": e.source, "data_json": canonical_json(e.data), "ts_utc": e.ts_utc}
-                for i, e in enumerate(events)])
+                self.db.execute(
+                    "delete from metric_values where conversation_id = ? and metric = ? and plugin = ?", [conversation_id, value.metric, value.plugin]
+                )
+            self._insert(
+                "metric_values",
+                [
+                    {
+                        "run_id": run_id,
+                        "conversation_id": conversation_id,
+                        "metric": m.metric,
+                        "plugin": m.plugin,
+                        "value": m.value,
+                        "error": m.error,
+                        "details_json": None if m.details is None else canonical_json(m.details),
+                    }
+                    for m in values
+                ],
+            )
+            self._insert(
+                "conversation_events",
+                [
+                    {
+                        "conversation_id": conversation_id,
+                        "idx": first + i,
+                        "run_id": run_id,
+                        "message_index": e.message_index,
+                        "kind": e.kind,
+                        "source": e.source,
+                        "data_json": canonical_json(e.data),
+                        "ts_utc": e.ts_utc,
+                    }
+                    for i, e in enumerate(events)
+                ],
+            )
 
     def messages(self, conversation_id: str) -> list[dict[str, Any]]:
         """A conversation's messages, in order."""
@@ -592,15 +650,19 @@ class Store:
     def last_run_event(self, run_id: str, kinds: Sequence[str]) -> dict[str, Any] | None:
         """The data of the run's latest event of one of these kinds, or None."""
         marks = ", ".join("?" * len(kinds))
-        row = self.db.execute(f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) "
-                              "order by id desc limit 1", [run_id, *kinds]).fetchone()
+        row = self.db.execute(
+            f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) order by id desc limit 1",
+            [run_id, *kinds],
+        ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
         with self._write():
-            self._insert("events", [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(),
-                                     "kind": kind, "data_json": canonical_json(data)}])
+            self._insert(
+                "events",
+                [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(), "kind": kind, "data_json": canonical_json(data)}],
+            )
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -613,8 +675,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 MIGRATE_ATTEMPTS = 20
 
 
-def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations],
-                      write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations], write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
     """`migrate`, again after a "database is locked" that SQLite gave without waiting.
 
     Processes opening a fresh database at once: one switching it to WAL (which needs the exclusive lock) while
@@ -633,8 +694,7 @@ def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations],
             time.sleep(0.05 * attempt)
 
 
-def migrate(db: Database, migration_sets: Sequence[Migrations],
-            write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+def migrate(db: Database, migration_sets: Sequence[Migrations], write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
     """Apply every pending migration, safely when several processes open a fresh database at once.
 
     Nothing is written when nothing is pending (readers stay readers). Transactional migrations run in one
@@ -682,13 +742,14 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
 def _refuse_pending(db: Database, migration_sets: Sequence[Migrations], path: Path) -> None:
     pending = [m.name for migration_set in migration_sets for m in migration_set.pending(db)]
     if pending:
-        raise ConfigError(f"{path} is read-only and needs an upgrade first ({len(pending)} pending migrations, "
-                          f"e.g. {pending[0]}): open it once with write access (e.g. `bench runs --db {path}`)")
+        raise ConfigError(
+            f"{path} is read-only and needs an upgrade first ({len(pending)} pending migrations, "
+            f"e.g. {pending[0]}): open it once with write access (e.g. `bench runs --db {path}`)"
+        )
 
 
 def _record_migration(db: Database, set_name: str, name: str) -> None:
-    db.execute(f"insert or ignore into {Migrations.migrations_table} (migration_set, name, applied_at) values (?, ?, ?)",
-               [set_name, name, utc_now()])
+    db.execute(f"insert or ignore into {Migrations.migrations_table} (migration_set, name, applied_at) values (?, ?, ?)", [set_name, name, utc_now()])
 
 
 def shown_status(row: dict[str, Any]) -> str:
@@ -731,19 +792,39 @@ _REPORTED_MODEL = "json_extract(m.message_json, '$.raw_data.model')"
 
 def _run_record(row: dict[str, Any]) -> RunRecord:
     return RunRecord(
-        id=row["id"], created_utc=row["created_utc"], updated_utc=row["updated_utc"], status=shown_status(row),
-        config=json.loads(row["config_json"]), config_hash=row["config_hash"], plugins=json.loads(row["plugins_json"]),
-        task_sets=json.loads(row["task_sets_json"]), seed=row["seed"],
+        id=row["id"],
+        created_utc=row["created_utc"],
+        updated_utc=row["updated_utc"],
+        status=shown_status(row),
+        config=json.loads(row["config_json"]),
+        config_hash=row["config_hash"],
+        plugins=json.loads(row["plugins_json"]),
+        task_sets=json.loads(row["task_sets_json"]),
+        seed=row["seed"],
     )
 
 
 def _conversation_row(r: ConversationResult) -> dict[str, Any]:
     return {
-        "id": r.conversation_id, "run_id": r.run_id, "arm": r.arm, "task_id": r.task_id, "trial": r.trial,
-        "seed": r.seed, "agent": r.agent, "user": r.user, "termination_reason": r.termination_reason.value,
-        "reward": r.reward, "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
-        "error": r.error, "started_utc": r.started_utc, "ended_utc": r.ended_utc, "duration_ms": r.duration_ms,
-        "agent_cost": r.agent_cost, "user_cost": r.user_cost, "num_messages": len(r.messages), "channel": r.channel,
+        "id": r.conversation_id,
+        "run_id": r.run_id,
+        "arm": r.arm,
+        "task_id": r.task_id,
+        "trial": r.trial,
+        "seed": r.seed,
+        "agent": r.agent,
+        "user": r.user,
+        "termination_reason": r.termination_reason.value,
+        "reward": r.reward,
+        "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
+        "error": r.error,
+        "started_utc": r.started_utc,
+        "ended_utc": r.ended_utc,
+        "duration_ms": r.duration_ms,
+        "agent_cost": r.agent_cost,
+        "user_cost": r.user_cost,
+        "num_messages": len(r.messages),
+        "channel": r.channel,
         "attributes_json": canonical_json(r.attributes) if r.attributes else None,
         "attribution": r.attribution.label if r.attribution else None,
         "attribution_evidence": canonical_json(r.attribution.evidence_record()) if r.attribution else None,
@@ -752,23 +833,53 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
 
 
 def _metric_row(result: ConversationResult, m: MetricValue) -> dict[str, Any]:
-    return {"run_id": result.run_id, "conversation_id": result.conversation_id, "metric": m.metric, "plugin": m.plugin,
-            "value": m.value, "details_json": None if m.details is None else canonical_json(m.details), "error": m.error}
+    return {
+        "run_id": result.run_id,
+        "conversation_id": result.conversation_id,
+        "metric": m.metric,
+        "plugin": m.plugin,
+        "value": m.value,
+        "details_json": None if m.details is None else canonical_json(m.details),
+        "error": m.error,
+    }
 
 
 def _event_rows(result: ConversationResult) -> list[dict[str, Any]]:
     cid = result.conversation_id
-    return [{"conversation_id": cid, "idx": i, "run_id": result.run_id, "message_index": e.message_index, "kind": e.kind,
-             "source": e.source, "data_json": canonical_json(e.data), "ts_utc": e.ts_utc} for i, e in enumerate(result.events)]
+    return [
+        {
+            "conversation_id": cid,
+            "idx": i,
+            "run_id": result.run_id,
+            "message_index": e.message_index,
+            "kind": e.kind,
+            "source": e.source,
+            "data_json": canonical_json(e.data),
+            "ts_utc": e.ts_utc,
+        }
+        for i, e in enumerate(result.events)
+    ]
 
 
 def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any) -> dict[str, Any]:
-    return {"run_id": run_id, "conversation_id": conversation_id, "arm": arm, "kind": getattr(call, "kind", "chat"),
-            "role": call.role, "model": call.model,
-            "request_hash": call.request_hash, "prompt_tokens": call.prompt_tokens,
-            "completion_tokens": call.completion_tokens, "latency_ms": call.latency_ms, "cost": call.cost,
-            "cost_known": int(call.cost is not None), "cached": int(call.cached), "error": call.error,
-            "ts_utc": call.ts_utc, "attempts": call.attempts}
+    return {
+        "run_id": run_id,
+        "conversation_id": conversation_id,
+        "arm": arm,
+        "kind": getattr(call, "kind", "chat"),
+        "role": call.role,
+        "model": call.model,
+        "request_hash": call.request_hash,
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "latency_ms": call.latency_ms,
+        "cost": call.cost,
+        "cost_known": int(call.cost is not None),
+        "cached": int(call.cached),
+        "error": call.error,
+        "ts_utc": call.ts_utc,
+        "attempts": call.attempts,
+    }
 
 
 def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -776,17 +887,24 @@ def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]
     for idx, m in enumerate(messages):
         data = unstructure(m)  # once per message: the tool calls column is a part of it
         calls = data.get("tool_calls")
-        rows.append({
-            "conversation_id": cid, "idx": idx, "role": m.role, "content": m.content,
-            "tool_calls_json": canonical_json(calls) if calls else None,
-            "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
-            "requestor": m.requestor if isinstance(m, ToolMessage) else None,
-            "error": int(m.error) if isinstance(m, ToolMessage) else None,
-            "cost": getattr(m, "cost", None),
-            "turn_idx": m.turn_idx, "timestamp_utc": m.timestamp, "latency_ms": getattr(m, "latency_ms", None),
-            "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
-            "message_json": canonical_json(data),
-        })
+        rows.append(
+            {
+                "conversation_id": cid,
+                "idx": idx,
+                "role": m.role,
+                "content": m.content,
+                "tool_calls_json": canonical_json(calls) if calls else None,
+                "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
+                "requestor": m.requestor if isinstance(m, ToolMessage) else None,
+                "error": int(m.error) if isinstance(m, ToolMessage) else None,
+                "cost": getattr(m, "cost", None),
+                "turn_idx": m.turn_idx,
+                "timestamp_utc": m.timestamp,
+                "latency_ms": getattr(m, "latency_ms", None),
+                "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
+                "message_json": canonical_json(data),
+            }
+        )
     return rows
 
 
@@ -796,9 +914,16 @@ def _tool_call_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any
     for idx, m in enumerate(messages):
         for n, call in enumerate(getattr(m, "tool_calls", None) or []):
             result = results.get(call.id)
-            rows.append({
-                "conversation_id": cid, "message_idx": idx, "call_id": call.id or f"#{n}", "name": call.name,
-                "requestor": call.requestor, "arguments_json": canonical_json(call.arguments),
-                "result": result.content if result else None, "error": int(result.error) if result else None,
-            })
+            rows.append(
+                {
+                    "conversation_id": cid,
+                    "message_idx": idx,
+                    "call_id": call.id or f"#{n}",
+                    "name": call.name,
+                    "requestor": call.requestor,
+                    "arguments_json": canonical_json(call.arguments),
+                    "result": result.content if result else None,
+                    "error": int(result.error) if result else None,
+                }
+            )
     return rows

@@ -46,8 +46,10 @@ class RunView:
 
     def values(self, metric: str | None = None, *, plugin: str | None = None, arm: str | None = "agent") -> list[dict[str, Any]]:
         """Stored metric values of scored conversations (agent arm by default), optionally of one metric and/or plugin."""
-        sql = ("select v.* from metric_values v join conversations c on c.id = v.conversation_id "
-               "where v.run_id = ? and c.termination_reason != ? and c.superseded_by is null")
+        sql = (
+            "select v.* from metric_values v join conversations c on c.id = v.conversation_id "
+            "where v.run_id = ? and c.termination_reason != ? and c.superseded_by is null"
+        )
         params: list[Any] = [self.run.id, INFRA]
         for column, wanted in (("c.arm", arm), ("v.metric", metric), ("v.plugin", plugin)):
             if wanted is not None:

@@ -26,8 +26,13 @@ from bench_kernel.tools.environment import Environment
 InitStep = EnvFunctionCall | EnvAssertion | Callable[[Environment], Sequence[EnvFunctionCall | EnvAssertion]]
 SolutionStep = ToolCall | Callable[[Environment], Sequence[ToolCall]]
 AssertionStep = EnvAssertion | Callable[[Environment], Sequence[EnvAssertion]]
-UNFIXABLE = Action(action_id="transfer_to_human_agents", name="transfer_to_human_agents", requestor="assistant",
-                   arguments={"summary": "I cannot fix the issue."}, compare_args=[])
+UNFIXABLE = Action(
+    action_id="transfer_to_human_agents",
+    name="transfer_to_human_agents",
+    requestor="assistant",
+    arguments={"summary": "I cannot fix the issue."},
+    compare_args=[],
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -128,10 +133,16 @@ class Composer:
         if fixable:
             checks += [a for sub in composition.subtasks for step in sub.assertions for a in _assertions(env, step)]
         basis = [*self.reward_basis, *([] if fixable else ["ACTION"])]
-        raw = {**self.template(composition, persona, env), "id": composed_id(self.intent, composition, persona),
-               "initial_state": {"initialization_actions": [unstructure(c) for c in init]},
-               "evaluation_criteria": {"actions": [unstructure(a) for a in actions],
-                                       "env_assertions": [unstructure(a) for a in checks], "reward_basis": basis}}
+        raw = {
+            **self.template(composition, persona, env),
+            "id": composed_id(self.intent, composition, persona),
+            "initial_state": {"initialization_actions": [unstructure(c) for c in init]},
+            "evaluation_criteria": {
+                "actions": [unstructure(a) for a in actions],
+                "env_assertions": [unstructure(a) for a in checks],
+                "reward_basis": basis,
+            },
+        }
         return structure(raw, Task, source=f"composer {self.intent}")
 
     def tasks(self, data: DomainData) -> list[Task]:
@@ -157,8 +168,9 @@ def verify(data: DomainData, task: Task) -> list[str]:
         result = env.execute(action.as_tool_call())
         if result.error:
             problems.append(f"{task.id}: gold action {action.action_id} failed: {result.content}")
-    problems += [f"{task.id}: after the gold actions {c.subject} fails ({c.detail})"
-                 for c in (env.check_assertion(a) for a in assertions) if not c.met]
+    problems += [
+        f"{task.id}: after the gold actions {c.subject} fails ({c.detail})" for c in (env.check_assertion(a) for a in assertions) if not c.met
+    ]
     return problems
 
 
@@ -179,8 +191,7 @@ def _run_init_step(env: Environment, step: InitStep) -> list[EnvFunctionCall]:
 
 def _gold_actions(env: Environment, composition: Composition) -> list[Action]:
     calls = [c for sub in composition.subtasks for step in sub.solution or () for c in (step(env) if callable(step) else [step])]
-    return [Action(action_id=f"{c.name}_{i}", name=c.name, requestor=c.requestor, arguments=dict(c.arguments))
-            for i, c in enumerate(calls)]
+    return [Action(action_id=f"{c.name}_{i}", name=c.name, requestor=c.requestor, arguments=dict(c.arguments)) for i, c in enumerate(calls)]
 
 
 def _assertions(env: Environment, step: AssertionStep) -> list[EnvAssertion]:

@@ -217,8 +217,7 @@ def has_user_setup(task: Task | None) -> bool:
     return bool(data is not None and data.user_data) or any(a.env_type == "user" for a in init.initialization_actions or [])
 
 
-def build_environment(data: DomainData, task: Task | None, *, solo: bool = False,
-                      context: ToolContext | None = None) -> Environment:
+def build_environment(data: DomainData, task: Task | None, *, solo: bool = False, context: ToolContext | None = None) -> Environment:
     """A fresh environment for a task: pristine states forked, then the task's initial state applied.
 
     Both toolkits get `context` (the conversation's profile and models, when playing one) with `task` set.
@@ -246,8 +245,7 @@ def _user_toolkit(data: DomainData, agent_state: State, context: ToolContext) ->
     return data.user_toolkit(data.user_state.fork(), context=context) if data.user_state is not None else None
 
 
-def apply_initial_state(env: Environment, task: Task, *,
-                        agent_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None) -> None:
+def apply_initial_state(env: Environment, task: Task, *, agent_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None) -> None:
     """Apply initialization data (agent data through `agent_patch` when the domain spells it its own way), actions
     and the replay of a task's message history."""
     init = task.initial_state

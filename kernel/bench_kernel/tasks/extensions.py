@@ -17,8 +17,7 @@ import attrs
 from bench_kernel.serialization import structure
 
 Parent = Literal["task", "user_scenario", "evaluation_criteria"]
-PARENT_PATHS: dict[str, tuple[str, ...]] = {"task": (), "user_scenario": ("user_scenario",),
-                                             "evaluation_criteria": ("evaluation_criteria",)}
+PARENT_PATHS: dict[str, tuple[str, ...]] = {"task": (), "user_scenario": ("user_scenario",), "evaluation_criteria": ("evaluation_criteria",)}
 
 
 @attrs.define(kw_only=True)

@@ -32,8 +32,7 @@ def check_fit(data: DomainData, where: str) -> None:
     misfits = [m for task in data.tasks for m in _task_misfits(data, task)]
     if misfits:
         listed = "; ".join(misfits[:MAX_LISTED]) + (f"; and {len(misfits) - MAX_LISTED} more" if len(misfits) > MAX_LISTED else "")
-        raise ConfigError(f"the tasks of {where} do not fit the {data.name} domain "
-                          f"(is this another domain's data?): {listed}")
+        raise ConfigError(f"the tasks of {where} do not fit the {data.name} domain (is this another domain's data?): {listed}")
 
 
 def _task_misfits(data: DomainData, task: object) -> list[str]:

@@ -99,7 +99,7 @@ def dependency_cycle(goals: Sequence[Goal]) -> list[str]:
         state[node] = 1
         for nxt in edges[node]:
             if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt in edges and nxt not in state:
                 found = visit(nxt, [*path, nxt])
                 if found:

@@ -30,8 +30,9 @@ def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Tas
     return structure_tasks(data, vocabulary, source=str(path), root=root)
 
 
-def structure_tasks(data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$",
-                    sources: Sequence[str] | None = None) -> list[Task]:
+def structure_tasks(
+    data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$", sources: Sequence[str] | None = None
+) -> list[Task]:
     """Structure task objects (already parsed JSON), handing plugin-owned fields to the vocabulary's extensions.
 
     `sources` names the file of each item when every task has a file of its own (tau2's `tasks/task_*.json`):
@@ -81,11 +82,10 @@ def _explained(problem: str, vocabulary: TaskVocabulary, root: str) -> str:
     match = _EXTRA.search(problem)
     if match is None or not match.group("path").startswith(root):
         return problem
-    names = re.findall(r"\.(\w+)", match.group("path")[len(root):])  # the object's fields path, list indexes left out
+    names = re.findall(r"\.(\w+)", match.group("path")[len(root) :])  # the object's fields path, list indexes left out
     fields = [f.strip() for f in match.group("fields").split(",")]
     known = _known_fields(names, vocabulary)
-    hints = [vocabulary.owner_hint(".".join([*names, field])) or _meant(field, known, several=len(fields) > 1)
-             for field in fields]
+    hints = [vocabulary.owner_hint(".".join([*names, field])) or _meant(field, known, several=len(fields) > 1) for field in fields]
     return problem + "".join(hints)
 
 
@@ -128,13 +128,18 @@ def _unknown_names(task: Task, vocabulary: TaskVocabulary, root: str) -> list[st
     if criteria is None:
         return []
     where = f"{root}.evaluation_criteria"
-    problems = [f"unknown reward component {name!r} @ {where}.reward_basis[{j}]{did_you_mean(name, vocabulary.reward_components)} "
-                f"(registered: {', '.join(sorted(vocabulary.reward_components))})"
-                for j, name in enumerate(criteria.reward_basis) if name not in vocabulary.reward_components]
+    problems = [
+        f"unknown reward component {name!r} @ {where}.reward_basis[{j}]{did_you_mean(name, vocabulary.reward_components)} "
+        f"(registered: {', '.join(sorted(vocabulary.reward_components))})"
+        for j, name in enumerate(criteria.reward_basis)
+        if name not in vocabulary.reward_components
+    ]
     if criteria.reward_rule is not None and criteria.reward_rule.name not in vocabulary.reward_rules:
         rule = criteria.reward_rule.name
-        problems.append(f"unknown reward rule {rule!r} @ {where}.reward_rule{did_you_mean(rule, vocabulary.reward_rules)} "
-                        f"(registered: {', '.join(sorted(vocabulary.reward_rules))})")
+        problems.append(
+            f"unknown reward rule {rule!r} @ {where}.reward_rule{did_you_mean(rule, vocabulary.reward_rules)} "
+            f"(registered: {', '.join(sorted(vocabulary.reward_rules))})"
+        )
     return problems
 
 

@@ -71,15 +71,19 @@ def chain(tasks: Sequence[Task], *, turns_per_goal: int | None = None) -> Task:
         goals.append(PlannedGoal(task_id=task.id, opening=opening(task), action_ids=ids))
     plan = ShiftPlan(goals=goals, turns_per_goal=turns_per_goal)
     return attrs.evolve(
-        first, id="+".join(t.id for t in tasks), user_scenario=attrs.evolve(first.user_scenario, instructions=_instructions(tasks)),
-        initial_state=_initial_state(tasks), evaluation_criteria=_criteria(tasks, actions),
-        extensions={**first.extensions, PLAN: plan}, attributes={**first.attributes, "shifts": str(len(tasks) - 1)})
+        first,
+        id="+".join(t.id for t in tasks),
+        user_scenario=attrs.evolve(first.user_scenario, instructions=_instructions(tasks)),
+        initial_state=_initial_state(tasks),
+        evaluation_criteria=_criteria(tasks, actions),
+        extensions={**first.extensions, PLAN: plan},
+        attributes={**first.attributes, "shifts": str(len(tasks) - 1)},
+    )
 
 
 def _instructions(tasks: Sequence[Task]) -> StructuredUserInstructions | str:
     plan = "\n".join(f"{i + 1}. {opening(t)}" for i, t in enumerate(tasks))
-    note = (f"\n\nYour goals, in this order (move to the next one once the current one is handled; never say that "
-            f"you are following a list):\n{plan}")
+    note = f"\n\nYour goals, in this order (move to the next one once the current one is handled; never say that you are following a list):\n{plan}"
     instructions = tasks[0].user_scenario.instructions
     if isinstance(instructions, str):
         return instructions + note
@@ -106,8 +110,14 @@ def _criteria(tasks: Sequence[Task], actions: list[Action]) -> EvaluationCriteri
         return items or None
 
     basis = list(dict.fromkeys(b for c in every for b in c.reward_basis))
-    return attrs.evolve(every[0], actions=actions or None, env_assertions=joined("env_assertions"),
-                        communicate_info=joined("communicate_info"), nl_assertions=joined("nl_assertions"), reward_basis=basis)
+    return attrs.evolve(
+        every[0],
+        actions=actions or None,
+        env_assertions=joined("env_assertions"),
+        communicate_info=joined("communicate_info"),
+        nl_assertions=joined("nl_assertions"),
+        reward_basis=basis,
+    )
 
 
 def read_plan_file(path: Path) -> list[tuple[str, list[str]]]:
@@ -116,9 +126,13 @@ def read_plan_file(path: Path) -> list[tuple[str, list[str]]]:
     problems = [] if isinstance(data, list) else ["expected a list of {task, then} objects @ $"]
     chains = []
     for i, item in enumerate(data if isinstance(data, list) else []):
-        if not isinstance(item, dict) or not isinstance(item.get("task"), str) or not isinstance(item.get("then"), list) \
-                or not all(isinstance(t, str) for t in item["then"]):
-            problems.append(f"expected {{\"task\": id, \"then\": [id, ...]}} @ $[{i}]")
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("task"), str)
+            or not isinstance(item.get("then"), list)
+            or not all(isinstance(t, str) for t in item["then"])
+        ):
+            problems.append(f'expected {{"task": id, "then": [id, ...]}} @ $[{i}]')
             continue
         chains.append((item["task"], list(item["then"])))
     if problems:
@@ -126,8 +140,9 @@ def read_plan_file(path: Path) -> list[tuple[str, list[str]]]:
     return chains
 
 
-def plan_chains(selected: Sequence[Task], every: Sequence[Task], shifts: int, sound: Callable[[Task], bool],
-                turns_per_goal: int | None = None) -> list[Task]:
+def plan_chains(
+    selected: Sequence[Task], every: Sequence[Task], shifts: int, sound: Callable[[Task], bool], turns_per_goal: int | None = None
+) -> list[Task]:
     """Each selected task chained with the next `shifts` tasks of `every` for which `sound(chained)` holds."""
     order = [t.id for t in every]
     by_id = {t.id: t for t in every}
@@ -150,16 +165,18 @@ def plan_chains(selected: Sequence[Task], every: Sequence[Task], shifts: int, so
                     goals.append(candidate)
         if len(goals) <= shifts:
             # e.g. a task only a human can fix: its failure checks contradict any fixable goal. It runs unshifted.
-            log.warning("shifts.unchained", task_id=task.id, shifts=shifts,
-                        why=f"no following task within {MAX_CANDIDATES * shifts} chains with it soundly")
+            log.warning(
+                "shifts.unchained", task_id=task.id, shifts=shifts, why=f"no following task within {MAX_CANDIDATES * shifts} chains with it soundly"
+            )
             out.append(task)
             continue
         out.append(chain(goals, turns_per_goal=turns_per_goal))
     return out
 
 
-def named_chains(chains: Sequence[tuple[str, Sequence[str]]], every: Sequence[Task], sound: Callable[[Task], bool],
-                 turns_per_goal: int | None = None) -> list[Task]:
+def named_chains(
+    chains: Sequence[tuple[str, Sequence[str]]], every: Sequence[Task], sound: Callable[[Task], bool], turns_per_goal: int | None = None
+) -> list[Task]:
     """The chains a plan file names; an unknown id or a chain whose gold replay fails is an error naming it."""
     by_id = {t.id: t for t in every}
     out = []

@@ -74,8 +74,7 @@ def check_tool_schemas(data: DomainData) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - the finding is the report
             problems.append(f"{toolkit.__name__}: {type(exc).__name__}: {exc}")
             continue
-        problems += [f"{toolkit.__name__}.{name}: no description" for name, spec in specs.items()
-                     if not spec.schema["function"].get("description")]
+        problems += [f"{toolkit.__name__}.{name}: no description" for name, spec in specs.items() if not spec.schema["function"].get("description")]
         if toolkit is data.agent_toolkit and not any(spec.offered for spec in specs.values()):
             problems.append(f"{toolkit.__name__}: no tool marked with @tool")
     return problems
@@ -121,8 +120,7 @@ def check_gold_replays(data: DomainData) -> list[str]:
             problems.append(f"task {task_id!r}: set-up failed: {type(gold).__name__}: {gold}")
             continue
         problems += [f"task {task_id!r}: gold action failed: {e}" for e in gold.action_errors]
-        problems += [f"task {task_id!r}: assertion fails on the gold state: {c.subject} ({c.detail})"
-                     for c in gold.assertion_checks if not c.met]
+        problems += [f"task {task_id!r}: assertion fails on the gold state: {c.subject} ({c.detail})" for c in gold.assertion_checks if not c.met]
     return problems
 
 
@@ -159,17 +157,18 @@ def check_shared_records(data: DomainData) -> list[str]:
     by code outside the watched calls is found by digesting every shared record after all the replays."""
     faults = [fault.describe() for fault in gold_checks(data).faults if fault.problem == IN_PLACE]
     changed = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
-    return faults or [f"table {name!r}: a shared record was edited in place outside the tool calls the kit watched. "
-                      f"{in_place_fix(name)}" for name in changed]
+    return faults or [
+        f"table {name!r}: a shared record was edited in place outside the tool calls the kit watched. {in_place_fix(name)}" for name in changed
+    ]
 
 
-def check_short_run(plugin: str, domain: str | None = None, *, tasks: int = 3, data_dir: str | None = None,
-                    tasks_file: str | None = None) -> list[str]:
+def check_short_run(
+    plugin: str, domain: str | None = None, *, tasks: int = 3, data_dir: str | None = None, tasks_file: str | None = None
+) -> list[str]:
     """The oracle and the scripted user play a few tasks end to end; each conversation is stored exactly once."""
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "conformance.db"
-        config = RunConfig(domain=domain, plugins=[plugin], num_tasks=tasks, baseline=False, trials=2,
-                           data_dir=data_dir, tasks_file=tasks_file)
+        config = RunConfig(domain=domain, plugins=[plugin], num_tasks=tasks, baseline=False, trials=2, data_dir=data_dir, tasks_file=tasks_file)
         summary = run(config, db, plugins=get_plugin_manager([plugin]))
         store = Store(db)
         try:
@@ -180,8 +179,11 @@ def check_short_run(plugin: str, domain: str | None = None, *, tasks: int = 3, d
     problems = [] if summary.status == "complete" else [f"the oracle run ended {summary.status}"]
     if len(keys) != len(set(keys)) or len(keys) != summary.planned:
         problems.append(f"{len(keys)} conversations stored for {summary.planned} planned")
-    return problems + [f"{r['task_id']}: {r['termination_reason']} {r['error'] or ''}".strip()
-                       for r in rows if r["termination_reason"] in ("agent_error", "user_error", "infrastructure_error")]
+    return problems + [
+        f"{r['task_id']}: {r['termination_reason']} {r['error'] or ''}".strip()
+        for r in rows
+        if r["termination_reason"] in ("agent_error", "user_error", "infrastructure_error")
+    ]
 
 
 class DomainConformance:
@@ -199,8 +201,7 @@ class DomainConformance:
         cached = type(self).__dict__.get("_conformance_data")
         if cached is None:
             registry, _ = load_plugin(self.plugin)
-            cached = pin_pristine(load_domain(registry, RunConfig(domain=self.domain, data_dir=self.data_dir,
-                                                                  tasks_file=self.tasks_file)))
+            cached = pin_pristine(load_domain(registry, RunConfig(domain=self.domain, data_dir=self.data_dir, tasks_file=self.tasks_file)))
             type.__setattr__(type(self), "_conformance_data", cached)
         return cached
 
@@ -234,8 +235,7 @@ class DomainConformance:
 
     def test_conformance_short_run(self) -> None:
         """An oracle run stores each conversation once."""
-        _assert_none(check_short_run(self.plugin, self.domain, tasks=self.run_tasks, data_dir=self.data_dir,
-                                     tasks_file=self.tasks_file))
+        _assert_none(check_short_run(self.plugin, self.domain, tasks=self.run_tasks, data_dir=self.data_dir, tasks_file=self.tasks_file))
 
 
 def _assert_none(problems: list[str]) -> None:

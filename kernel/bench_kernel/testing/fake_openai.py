@@ -71,8 +71,7 @@ class Reply:
 
     @classmethod
     def tool_calls(
-        cls, calls: Iterable[tuple[str, Mapping[str, Any] | str]], *, content: str | None = None,
-        reasoning: str | None = None, **fields: Any,
+        cls, calls: Iterable[tuple[str, Mapping[str, Any] | str]], *, content: str | None = None, reasoning: str | None = None, **fields: Any
     ) -> Reply:
         """Tool calls from (name, arguments) pairs; a str argument is sent verbatim (to break it on purpose)."""
         message = _message(content, reasoning)
@@ -93,22 +92,21 @@ class Reply:
 
     @classmethod
     def error(
-        cls, status: int, message: str = "scripted error", *, code: str | None = None,
-        retry_after: float | str | None = None, **fields: Any,
+        cls, status: int, message: str = "scripted error", *, code: str | None = None, retry_after: float | str | None = None, **fields: Any
     ) -> Reply:
         """An OpenAI-style error document, with a Retry-After header when given."""
         headers = dict(fields.pop("headers", {}))
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
-        document = {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error",
-                              "code": code, "param": None}}
+        document = {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error", "code": code, "param": None}}
         return cls.raw(document, status=status, headers=headers, **fields)
 
     @classmethod
     def context_overflow(cls) -> Reply:
         """The 400 OpenAI sends when the prompt does not fit the context."""
-        return cls.error(400, "This model's maximum context length is 8192 tokens. However, your messages resulted "
-                              "in 9000 tokens.", code="context_length_exceeded")
+        return cls.error(
+            400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", code="context_length_exceeded"
+        )
 
     @classmethod
     def drop_connection(cls) -> Reply:
@@ -187,8 +185,14 @@ class FakeOpenAIServer(BackgroundServer):
     thread_name = "fake-openai"
 
     def __init__(
-        self, responder: Responder | None = None, *, replies: Iterable[Reply] = (), api_key: str | None = None,
-        latency_s: float = 0.0, models: Iterable[str] = ("fake-model",), record: bool = True,
+        self,
+        responder: Responder | None = None,
+        *,
+        replies: Iterable[Reply] = (),
+        api_key: str | None = None,
+        latency_s: float = 0.0,
+        models: Iterable[str] = ("fake-model",),
+        record: bool = True,
         embedder: Callable[[str], list[float]] | None = None,
     ) -> None:
         self.responder = responder or echo_responder
@@ -308,8 +312,7 @@ class FakeOpenAIServer(BackgroundServer):
             writer.close()
 
     async def _answer(self, request: ReceivedRequest) -> bytes | None:
-        kept = request if self.record else ReceivedRequest(method=request.method, path=request.path, headers={},
-                                                           received_at=request.received_at)
+        kept = request if self.record else ReceivedRequest(method=request.method, path=request.path, headers={}, received_at=request.received_at)
         with self._lock:
             self._requests.append(kept)
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
@@ -337,12 +340,16 @@ class FakeOpenAIServer(BackgroundServer):
                 self._errors.append(exc)
             return _render(Reply.error(500, f"embedder raised {type(exc).__name__}: {exc}"))
         packed = body.get("encoding_format") == "base64"
-        data = [{"object": "embedding", "index": i,
-                 "embedding": base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() if packed else v}
-                for i, v in enumerate(vectors)]
+        data = [
+            {"object": "embedding", "index": i, "embedding": base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode() if packed else v}
+            for i, v in enumerate(vectors)
+        ]
         tokens = sum(len(text.split()) for text in texts)
-        return _render(Reply.raw({"object": "list", "data": data, "model": str(body.get("model", "")),
-                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}))
+        return _render(
+            Reply.raw(
+                {"object": "list", "data": data, "model": str(body.get("model", "")), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+            )
+        )
 
     async def _complete(self, body: dict[str, Any], path: str = "/v1/chat/completions") -> bytes | None:
         self._in_flight += 1
@@ -403,16 +410,18 @@ def replay_responder(exchanges: Iterable[Mapping[str, Any]]) -> Responder:
 
 def _recorded_reply(document: Mapping[str, Any]) -> Reply:
     if "output" in document:
-        return Reply.completion(_message_of_output(document["output"]),
-                                finish_reason="length" if document.get("status") == "incomplete" else None)
+        return Reply.completion(_message_of_output(document["output"]), finish_reason="length" if document.get("status") == "incomplete" else None)
     return Reply.completion(document["choices"][0]["message"], finish_reason=document["choices"][0].get("finish_reason"))
 
 
 def _message_of_output(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Responses output items back as one chat message."""
     texts = [part.get("text", "") for item in items if item.get("type") == "message" for part in item.get("content") or []]
-    calls = [{"id": item["call_id"], "type": "function", "function": {"name": item["name"], "arguments": item["arguments"]}}
-             for item in items if item.get("type") == "function_call"]
+    calls = [
+        {"id": item["call_id"], "type": "function", "function": {"name": item["name"], "arguments": item["arguments"]}}
+        for item in items
+        if item.get("type") == "function_call"
+    ]
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         message["tool_calls"] = calls
@@ -431,8 +440,11 @@ def responses_as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
     for item in [{"role": "user", "content": items}] if isinstance(items, str) else items or []:
         _append_item(messages, item)
     chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
-    tools = [{"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters") if k in t}}
-             for t in body.get("tools") or [] if t.get("type") == "function"]
+    tools = [
+        {"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters") if k in t}}
+        for t in body.get("tools") or []
+        if t.get("type") == "function"
+    ]
     if tools:
         chat["tools"] = tools
     for key in ("tool_choice", "temperature", "stream"):
@@ -447,8 +459,7 @@ def _append_item(messages: list[dict[str, Any]], item: Mapping[str, Any]) -> Non
         role = "system" if item.get("role") == "developer" else item.get("role")
         messages.append({"role": role, "content": _content_text(item.get("content"))})
     elif kind == "function_call":
-        call = {"id": item.get("call_id"), "type": "function",
-                "function": {"name": item.get("name"), "arguments": item.get("arguments", "{}")}}
+        call = {"id": item.get("call_id"), "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments", "{}")}}
         if messages and messages[-1]["role"] == "assistant":
             messages[-1].setdefault("tool_calls", []).append(call)
         else:
@@ -479,8 +490,7 @@ async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
     raw = await reader.readexactly(int(headers.get("content-length", "0")))
-    return ReceivedRequest(method=method, path=target.split("?", 1)[0], headers=headers, body=_json_or_none(raw),
-                           received_at=time.monotonic())
+    return ReceivedRequest(method=method, path=target.split("?", 1)[0], headers=headers, body=_json_or_none(raw), received_at=time.monotonic())
 
 
 def _json_or_none(raw: bytes) -> Any:
@@ -496,8 +506,7 @@ def _body_json(rendered: bytes) -> Any:
     return _json_or_none(rendered.partition(b"\r\n\r\n")[2])
 
 
-def _render(reply: Reply, *, document: dict[str, Any] | None = None, stream: str | None = None,
-            request: Mapping[str, Any] | None = None) -> bytes:
+def _render(reply: Reply, *, document: dict[str, Any] | None = None, stream: str | None = None, request: Mapping[str, Any] | None = None) -> bytes:
     """The HTTP/1.1 response bytes for a reply: its raw body, or its document as JSON, or streamed ("chat" or "responses")."""
     content_type = reply.content_type
     if reply.body is not None or document is None:
@@ -519,7 +528,10 @@ def _reply_document(reply: Reply, model: str, shape: str, request: Mapping[str, 
 
 def _completion_document(reply: Reply, model: str) -> dict[str, Any]:
     document: dict[str, Any] = {
-        "id": f"chatcmpl-{next(_call_ids)}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": f"chatcmpl-{next(_call_ids)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "choices": [{"index": 0, "message": dict(reply.message or {}), "finish_reason": reply.finish_reason}],
     }
     if reply.prompt_tokens is not None or reply.completion_tokens is not None:
@@ -533,26 +545,55 @@ def _responses_document(reply: Reply, model: str, request: Mapping[str, Any]) ->
     message = dict(reply.message or {})
     output: list[dict[str, Any]] = []
     if message.get("content"):
-        output.append({"type": "message", "id": f"msg_{next(_call_ids)}", "status": "completed", "role": "assistant",
-                       "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{next(_call_ids)}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": message["content"], "annotations": []}],
+            }
+        )
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
-        output.append({"type": "function_call", "id": f"fc_{next(_call_ids)}", "call_id": call.get("id"),
-                       "name": function.get("name"), "arguments": function.get("arguments", "{}"), "status": "completed"})
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{next(_call_ids)}",
+                "call_id": call.get("id"),
+                "name": function.get("name"),
+                "arguments": function.get("arguments", "{}"),
+                "status": "completed",
+            }
+        )
     incomplete = reply.finish_reason == "length"
     document: dict[str, Any] = {
-        "id": f"resp_{next(_call_ids)}", "object": "response", "created_at": int(time.time()), "model": model,
-        "status": "incomplete" if incomplete else "completed", "output": output, "error": None,
+        "id": f"resp_{next(_call_ids)}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": model,
+        "status": "incomplete" if incomplete else "completed",
+        "output": output,
+        "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "instructions": request.get("instructions"), "metadata": {}, "parallel_tool_calls": True,
-        "temperature": request.get("temperature"), "top_p": request.get("top_p"),
-        "tool_choice": request.get("tool_choice", "auto"), "tools": request.get("tools") or [], "usage": None,
+        "instructions": request.get("instructions"),
+        "metadata": {},
+        "parallel_tool_calls": True,
+        "temperature": request.get("temperature"),
+        "top_p": request.get("top_p"),
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": request.get("tools") or [],
+        "usage": None,
     }
     if reply.prompt_tokens is not None or reply.completion_tokens is not None:
         prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
-        document["usage"] = {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
-                             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
-                             "total_tokens": prompt + completion}
+        document["usage"] = {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + completion,
+        }
     return document
 
 
@@ -591,15 +632,18 @@ def _responses_stream(document: dict[str, Any]) -> list[dict[str, Any]]:
         if item["type"] == "message":
             text = item["content"][0]["text"]
             at = {"item_id": item["id"], "output_index": index, "content_index": 0}
-            events += [{"type": "response.content_part.added", **at, "part": {**item["content"][0], "text": ""}},
-                       {"type": "response.output_text.delta", **at, "delta": text},
-                       {"type": "response.output_text.done", **at, "text": text},
-                       {"type": "response.content_part.done", **at, "part": item["content"][0]}]
+            events += [
+                {"type": "response.content_part.added", **at, "part": {**item["content"][0], "text": ""}},
+                {"type": "response.output_text.delta", **at, "delta": text},
+                {"type": "response.output_text.done", **at, "text": text},
+                {"type": "response.content_part.done", **at, "part": item["content"][0]},
+            ]
         else:
             at = {"item_id": item["id"], "output_index": index}
-            events += [{"type": "response.function_call_arguments.delta", **at, "delta": item["arguments"]},
-                       {"type": "response.function_call_arguments.done", **at, "arguments": item["arguments"]}]
+            events += [
+                {"type": "response.function_call_arguments.delta", **at, "delta": item["arguments"]},
+                {"type": "response.function_call_arguments.done", **at, "arguments": item["arguments"]},
+            ]
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    events.append({"type": "response.completed" if document["status"] == "completed" else "response.incomplete",
-                   "response": document})
+    events.append({"type": "response.completed" if document["status"] == "completed" else "response.incomplete", "response": document})
     return [{**event, "sequence_number": n} for n, event in enumerate(events)]

@@ -59,8 +59,8 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if work:
                     low[work[-1][0]] = min(low[work[-1][0]], low[node])
                 if low[node] == index[node]:
-                    component = set(stack[stack.index(node):])
-                    del stack[stack.index(node):]
+                    component = set(stack[stack.index(node) :])
+                    del stack[stack.index(node) :]
                     if len(component) > 1:
                         components.append(component)
             elif child not in index:
@@ -94,5 +94,7 @@ def check_no_import_cycles(package_dir: Path, ignore: frozenset[str] = frozenset
     """Fail, naming each circle, when modules of the package import each other (`ignore`: modules left out, e.g. a facade)."""
     graph = {m: targets - ignore for m, targets in import_graph(package_dir).items() if m not in ignore}
     found = [" -> ".join(cycle) for cycle in import_cycles(graph)]
-    assert not found, (f"import circles in {package_dir.name} (move what both sides need into a module below them; "
-                       "imports under TYPE_CHECKING or inside functions count too):\n" + "\n".join(found))
+    assert not found, (
+        f"import circles in {package_dir.name} (move what both sides need into a module below them; "
+        "imports under TYPE_CHECKING or inside functions count too):\n" + "\n".join(found)
+    )

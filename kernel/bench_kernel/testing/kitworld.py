@@ -64,14 +64,25 @@ def _scenario(text: str) -> dict[str, Any]:
 
 
 KIT_TASKS: list[dict[str, Any]] = [
-    {"id": "write-note", "user_scenario": _scenario("Save the note 'milk' under the key 'shopping'."),
-     "ticket": "Save the note 'milk' under the key 'shopping'.",
-     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "write_note",
-                                          "arguments": {"key": "shopping", "text": "milk"}}], "reward_basis": ["DB"]}},
-    {"id": "read-note", "user_scenario": _scenario("Ask what the note under the key 'door' says."),
-     "ticket": "Tell what the note under the key 'door' says.",
-     "evaluation_criteria": {"actions": [{"action_id": "1", "name": "get_note", "arguments": {"key": "door"}}],
-                             "communicate_info": ["1234"], "reward_basis": ["DB", "COMMUNICATE"]}},
+    {
+        "id": "write-note",
+        "user_scenario": _scenario("Save the note 'milk' under the key 'shopping'."),
+        "ticket": "Save the note 'milk' under the key 'shopping'.",
+        "evaluation_criteria": {
+            "actions": [{"action_id": "1", "name": "write_note", "arguments": {"key": "shopping", "text": "milk"}}],
+            "reward_basis": ["DB"],
+        },
+    },
+    {
+        "id": "read-note",
+        "user_scenario": _scenario("Ask what the note under the key 'door' says."),
+        "ticket": "Tell what the note under the key 'door' says.",
+        "evaluation_criteria": {
+            "actions": [{"action_id": "1", "name": "get_note", "arguments": {"key": "door"}}],
+            "communicate_info": ["1234"],
+            "reward_basis": ["DB", "COMMUNICATE"],
+        },
+    },
 ]
 
 
@@ -83,10 +94,15 @@ class NotesDomain(Domain):
 
     def load(self, options: DomainOptions) -> DomainData:
         """The tasks and state, built in memory."""
-        return DomainData(name=self.name, tasks=structure_tasks(KIT_TASKS, options.vocabulary, source=KIT_DOMAIN),
-                          policy="Help the user with their notes.", solo_policy="Solve the ticket alone, then stop.",
-                          agent_toolkit=NotesTools, agent_state=State.from_records({"notes": {"door": {"text": "1234"}}}),
-                          source="memory")
+        return DomainData(
+            name=self.name,
+            tasks=structure_tasks(KIT_TASKS, options.vocabulary, source=KIT_DOMAIN),
+            policy="Help the user with their notes.",
+            solo_policy="Solve the ticket alone, then stop.",
+            agent_toolkit=NotesTools,
+            agent_state=State.from_records({"notes": {"door": {"text": "1234"}}}),
+            source="memory",
+        )
 
 
 class KitPlugin:
@@ -118,16 +134,24 @@ def kit_conversations() -> dict[str, tuple[str, list[Message], TerminationReason
     ask = UserMessage(content="Please save the note 'milk' under the key 'shopping'.")
     call = AssistantMessage(tool_calls=[ToolCall(id="c1", name="write_note", arguments={"key": "shopping", "text": "milk"})])
     return {
-        "solved": ("write-note", [greeting, ask, call, AssistantMessage(content="Saved."), UserMessage(content=f"Thanks. {STOP}")],
-                   TerminationReason.USER_STOP),
+        "solved": (
+            "write-note",
+            [greeting, ask, call, AssistantMessage(content="Saved."), UserMessage(content=f"Thanks. {STOP}")],
+            TerminationReason.USER_STOP,
+        ),
         "greeting only": ("read-note", [greeting], TerminationReason.MAX_STEPS),
-        "agent error": ("read-note", [greeting, UserMessage(content="What does my note 'door' say?")],
-                        TerminationReason.AGENT_ERROR),
+        "agent error": ("read-note", [greeting, UserMessage(content="What does my note 'door' say?")], TerminationReason.AGENT_ERROR),
     }
 
 
-def scored_conversation(task_id: str, messages: Sequence[Message], termination: TerminationReason = TerminationReason.USER_STOP,
-                        *, data: DomainData | None = None, run_id: str = "kit") -> tuple[ConversationResult, MetricInputs]:
+def scored_conversation(
+    task_id: str,
+    messages: Sequence[Message],
+    termination: TerminationReason = TerminationReason.USER_STOP,
+    *,
+    data: DomainData | None = None,
+    run_id: str = "kit",
+) -> tuple[ConversationResult, MetricInputs]:
     """A finished conversation of a domain (the kit's by default) built from messages, evaluated as a run would.
 
     Tool calls in the messages are executed on the task's environment, their results inserted after each call, so the
@@ -140,9 +164,23 @@ def scored_conversation(task_id: str, messages: Sequence[Message], termination: 
     gold = replay_gold(data, task)
     reward_info = asyncio.run(evaluate(task, played, termination, env, gold))
     now = utc_now()
-    result = ConversationResult(run_id=run_id, arm="agent", task_id=task.id, trial=0, seed=0, agent="kit", user="kit",
-                                termination_reason=termination, messages=played, reward_info=reward_info, started_utc=now,
-                                ended_utc=now, duration_ms=0, agent_cost=0.0, user_cost=0.0)
+    result = ConversationResult(
+        run_id=run_id,
+        arm="agent",
+        task_id=task.id,
+        trial=0,
+        seed=0,
+        agent="kit",
+        user="kit",
+        termination_reason=termination,
+        messages=played,
+        reward_info=reward_info,
+        started_utc=now,
+        ended_utc=now,
+        duration_ms=0,
+        agent_cost=0.0,
+        user_cost=0.0,
+    )
     return result, MetricInputs(task, _events(), env, gold)
 
 

@@ -1,9 +1,9 @@
 """A plugin's tests on the kernel's practice domain (`--plugin practice`): whole runs, what they stored, their report.
 
-    def test_my_agent(practice_run):                       # the pytest fixture: one results file per test
-        played = practice_run("mine", agent="mine")         # `bench run --plugin practice --plugin mine --agent mine`
-        assert {r["task_id"]: r["reward"] for r in played.conversations()}["which_items"] == 1.0
-        played.report()                                     # `bench report RUN --format json`, as a dict
+def test_my_agent(practice_run):                       # the pytest fixture: one results file per test
+    played = practice_run("mine", agent="mine")         # `bench run --plugin practice --plugin mine --agent mine`
+    assert {r["task_id"]: r["reward"] for r in played.conversations()}["which_items"] == 1.0
+    played.report()                                     # `bench report RUN --format json`, as a dict
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ class PracticeRun:
 
     def report(self, *options: str) -> dict[str, Any]:
         """`bench report RUN --format json [options]` with this plugin loaded, as a dict."""
-        result = CliRunner().invoke(bench_cli([PRACTICE, self.plugin]),
-                                    ["report", self.run_id, "--db", str(self.db), "--format", "json", *options])
+        result = CliRunner().invoke(bench_cli([PRACTICE, self.plugin]), ["report", self.run_id, "--db", str(self.db), "--format", "json", *options])
         assert result.exit_code == 0, result.output
         return dict(json.loads(result.stdout))
 

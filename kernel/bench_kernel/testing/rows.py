@@ -10,14 +10,12 @@ from typing import Any
 RESULT_QUERIES = {
     "runs": "select id, config_hash, status from runs",
     "conversations": "select id, arm, task_id, trial, seed, agent, user, termination_reason, reward, reward_info_json,"
-                     " error, num_messages, agent_cost, user_cost, attributes_json from conversations order by id",
+    " error, num_messages, agent_cost, user_cost, attributes_json from conversations order by id",
     "messages": "select conversation_id, idx, role, content, tool_calls_json, tool_call_id, requestor, error"
-                " from messages order by conversation_id, idx",
-    "metric_values": "select conversation_id, metric, plugin, value, error from metric_values"
-                     " order by conversation_id, plugin, metric",
+    " from messages order by conversation_id, idx",
+    "metric_values": "select conversation_id, metric, plugin, value, error from metric_values order by conversation_id, plugin, metric",
     "tool_calls": "select * from tool_calls order by 1, 2",
-    "llm_calls": "select conversation_id, role, model, count(*), sum(cost) from llm_calls"
-                 " group by conversation_id, role, model order by 1, 2, 3",
+    "llm_calls": "select conversation_id, role, model, count(*), sum(cost) from llm_calls group by conversation_id, role, model order by 1, 2, 3",
 }
 
 

@@ -95,17 +95,34 @@ def kit_models(plugins: PluginSet, configs: Mapping[str, ModelConfig]) -> Conver
     return ConversationModels(hub, run_id="kit", conversation_id="kit/agent/write-note/0", arm="agent")
 
 
-def kit_setup(mode: Mode = Mode.DEFAULT, *, channel: str = "identity", options: Mapping[str, Any] | None = None,
-              channel_options: Mapping[str, Any] | None = None, task_id: str = "write-note",
-              models: ConversationModels | None = None) -> ConversationSetup:
+def kit_setup(
+    mode: Mode = Mode.DEFAULT,
+    *,
+    channel: str = "identity",
+    options: Mapping[str, Any] | None = None,
+    channel_options: Mapping[str, Any] | None = None,
+    task_id: str = "write-note",
+    models: ConversationModels | None = None,
+) -> ConversationSetup:
     """A conversation's set-up in the kit's notes domain (`models` from `kit_models` for components that call them)."""
     data = kit_data()
     task = next(t for t in data.tasks if t.id == task_id)
     env = build_environment(data, task, solo=mode is Mode.NO_USER)
-    return ConversationSetup(task=task, domain=data.name, mode=mode, seed=0, policy=data.policy_for(mode, task),
-                             agent_tools=env.agent_schemas(), user_tools=None, history=tuple(initial_messages([], mode)),
-                             options=dict(options or {}), events=EventLog(), channel=channel, models=models,
-                             channel_options=dict(channel_options or {}))
+    return ConversationSetup(
+        task=task,
+        domain=data.name,
+        mode=mode,
+        seed=0,
+        policy=data.policy_for(mode, task),
+        agent_tools=env.agent_schemas(),
+        user_tools=None,
+        history=tuple(initial_messages([], mode)),
+        options=dict(options or {}),
+        events=EventLog(),
+        channel=channel,
+        models=models,
+        channel_options=dict(channel_options or {}),
+    )
 
 
 def _who(kind: str, component: object, plugin: str) -> str:
@@ -125,8 +142,13 @@ async def _resolved(value: Any) -> Any:
 # --------------------------------------------------------------------------- channels
 
 
-def check_channel_session(channel: Channel, plugin: str, mode: Mode = Mode.DEFAULT,
-                          channel_options: Mapping[str, Any] | None = None, models: ConversationModels | None = None) -> None:
+def check_channel_session(
+    channel: Channel,
+    plugin: str,
+    mode: Mode = Mode.DEFAULT,
+    channel_options: Mapping[str, Any] | None = None,
+    models: ConversationModels | None = None,
+) -> None:
     """A session starts; `to_agent`/`to_user` are async and hand back a message of the same kind; `close` is async."""
     who = _who("channel", channel, plugin)
     session = channel.start(kit_setup(mode, channel=channel.name, channel_options=channel_options, models=models))
@@ -149,8 +171,9 @@ def check_channel_session(channel: Channel, plugin: str, mode: Mode = Mode.DEFAU
 # --------------------------------------------------------------------------- agents and user simulators
 
 
-def check_agent_session(agent: Agent, plugin: str, mode: Mode = Mode.DEFAULT, options: Mapping[str, Any] | None = None,
-                        models: ConversationModels | None = None) -> None:
+def check_agent_session(
+    agent: Agent, plugin: str, mode: Mode = Mode.DEFAULT, options: Mapping[str, Any] | None = None, models: ConversationModels | None = None
+) -> None:
     """A session starts, its `respond` and `close` are async and `is_stop` answers a plain text with a bool."""
     who = _who("agent", agent, plugin)
     session = agent.start(kit_setup(mode, options={"agent": dict(options or {})}, models=models))
@@ -163,8 +186,7 @@ def check_agent_session(agent: Agent, plugin: str, mode: Mode = Mode.DEFAULT, op
     asyncio.run(session.close())
 
 
-def check_user_session(user: UserSimulator, plugin: str, options: Mapping[str, Any] | None = None,
-                       models: ConversationModels | None = None) -> None:
+def check_user_session(user: UserSimulator, plugin: str, options: Mapping[str, Any] | None = None, models: ConversationModels | None = None) -> None:
     """A session starts, its `respond` and `close` are async; a stop token ends the conversation, a plain text does not."""
     who = _who("user simulator", user, plugin)
     session = user.start(kit_setup(Mode.DEFAULT, options={"user": dict(options or {})}, models=models))
@@ -191,8 +213,7 @@ def check_conversations(db: Path, run_id: str, who: str, *, expect_stop: bool = 
             raise AssertionError(f"{who}: task {row['task_id']!r} ({mode.value} mode) ended {reason}, not by a stop")
 
 
-def check_plays(plugins: PluginSet, who: str, *, mode: Mode = Mode.DEFAULT, expect_stop: bool = True, max_steps: int = 30,
-                **config: Any) -> None:
+def check_plays(plugins: PluginSet, who: str, *, mode: Mode = Mode.DEFAULT, expect_stop: bool = True, max_steps: int = 30, **config: Any) -> None:
     """A short run of the kit's domain (config: agent, user, models, options) ends every conversation cleanly."""
     with kit_store() as db:
         run_id = kit_run(db, plugins, mode=mode, max_steps=max_steps, **config)
@@ -202,8 +223,7 @@ def check_plays(plugins: PluginSet, who: str, *, mode: Mode = Mode.DEFAULT, expe
 # --------------------------------------------------------------------------- judges
 
 
-KIT_ASSERTIONS = (("The agent saved the note.",), ("The agent greeted the user.", "The agent saved the note.",
-                                                   "The agent asked for a password."))
+KIT_ASSERTIONS = (("The agent saved the note.",), ("The agent greeted the user.", "The agent saved the note.", "The agent asked for a password."))
 
 
 def check_judge(judge: Judge, plugin: str, models: Any = None) -> None:
@@ -225,8 +245,9 @@ def check_judge(judge: Judge, plugin: str, models: Any = None) -> None:
 # --------------------------------------------------------------------------- metrics
 
 
-def check_metric_scores(metric: Metric, plugin: str, conversations: Mapping[str, tuple[str, Sequence[Message], TerminationReason]]
-                        | None = None) -> None:
+def check_metric_scores(
+    metric: Metric, plugin: str, conversations: Mapping[str, tuple[str, Sequence[Message], TerminationReason]] | None = None
+) -> None:
     """The metric scores each hand-built conversation as a run would, without an error (the recorded one is quoted)."""
     who = _who("metric", metric, plugin)
     for label, (task_id, messages, termination) in (conversations or kit_conversations()).items():
@@ -288,8 +309,7 @@ def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: st
             store.close()
 
 
-def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, who: str, *, optional: bool,
-                  label: str = "a run") -> None:
+def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, who: str, *, optional: bool, label: str = "a run") -> None:
     report = build_report(store, run_id, collect(plugins))
     found = [s for s in report.sections if s["name"] == section]
     if found and found[0]["error"]:
@@ -318,23 +338,24 @@ def _check_tables(section: Mapping[str, Any], who: str) -> None:
     for table in section["tables"]:
         for i, row in enumerate(table["rows"]):
             if len(row) != len(table["headers"]):
-                raise AssertionError(f"{who}: table {table['title'] or i!r} has a row of {len(row)} cells for "
-                                     f"{len(table['headers'])} headers: {row!r:.80}")
+                raise AssertionError(
+                    f"{who}: table {table['title'] or i!r} has a row of {len(row)} cells for {len(table['headers'])} headers: {row!r:.80}"
+                )
 
 
 # --------------------------------------------------------------------------- executors
 
 
-def check_executor(plugins: PluginSet, executor: Executor, plugin: str, *, reference: PluginSet | None = None,
-                   **config: Any) -> None:
+def check_executor(plugins: PluginSet, executor: Executor, plugin: str, *, reference: PluginSet | None = None, **config: Any) -> None:
     """The executor plays every unit of a kit run and hands back each result once, as the local executor does."""
     who = _who("executor", executor, plugin)
     with kit_store() as db:
         run_id = kit_run(db, plugins, executor=executor.name, trials=2, run_id="kit-executor", **config)
         played = stored_conversations(db, run_id)
     with kit_store() as db:
-        local = stored_conversations(db, kit_run(db, reference or plugins, trials=2, run_id="kit-local",
-                                                 **{k: v for k, v in config.items() if k != "executor_options"}))
+        local = stored_conversations(
+            db, kit_run(db, reference or plugins, trials=2, run_id="kit-local", **{k: v for k, v in config.items() if k != "executor_options"})
+        )
     keys = [(r["task_id"], r["trial"]) for r in played]
     if len(keys) != len(set(keys)):
         raise AssertionError(f"{who}: some conversations were stored more than once: {sorted(keys)}")
@@ -406,8 +427,13 @@ class ChannelConformance(SeamConformance):
     def test_conformance_run(self) -> None:
         """The oracle and the scripted user talk through the channel to the end."""
         channel = self.component()
-        check_plays(self.plugin_set(), _who("channel", channel, self.plugin), channel=channel.name,
-                    channel_options=dict(self.channel_options) or None, **self.run_config())
+        check_plays(
+            self.plugin_set(),
+            _who("channel", channel, self.plugin),
+            channel=channel.name,
+            channel_options=dict(self.channel_options) or None,
+            **self.run_config(),
+        )
 
 
 class AgentConformance(SeamConformance):
@@ -429,9 +455,16 @@ class AgentConformance(SeamConformance):
         """Short conversations in every mode end cleanly, by a stop."""
         agent = self.component()
         for mode in self.modes:
-            check_plays(self.plugin_set(), _who("agent", agent, self.plugin), mode=mode, agent=agent.name,
-                        agent_options=dict(self.options), expect_stop=self.expect_stop, max_steps=self.max_steps,
-                        **self.run_config())
+            check_plays(
+                self.plugin_set(),
+                _who("agent", agent, self.plugin),
+                mode=mode,
+                agent=agent.name,
+                agent_options=dict(self.options),
+                expect_stop=self.expect_stop,
+                max_steps=self.max_steps,
+                **self.run_config(),
+            )
 
 
 class UserSimulatorConformance(SeamConformance):
@@ -449,9 +482,15 @@ class UserSimulatorConformance(SeamConformance):
     def test_conformance_conversations(self) -> None:
         """Short conversations with the oracle end cleanly, by a stop."""
         user = self.component()
-        check_plays(self.plugin_set(), _who("user simulator", user, self.plugin), user=user.name,
-                    user_options=dict(self.options), expect_stop=self.expect_stop, max_steps=self.max_steps,
-                    **self.run_config())
+        check_plays(
+            self.plugin_set(),
+            _who("user simulator", user, self.plugin),
+            user=user.name,
+            user_options=dict(self.options),
+            expect_stop=self.expect_stop,
+            max_steps=self.max_steps,
+            **self.run_config(),
+        )
 
 
 class JudgeConformance(SeamConformance):
@@ -536,4 +575,3 @@ class ExecutorConformance(SeamConformance):
         if self.domain_plugin is not None:
             config["plugins"] = [p.name for p in plugins.plugins if not p.builtin and p.error is None]
         check_executor(plugins, self.component(), self.plugin, **config)
-

@@ -62,11 +62,17 @@ class ScriptedWorld:
     def respond(self, request: ChatRequest) -> ChatResponse:
         """The same answer as a ChatResponse (an in-process scripted backend's script)."""
         message = self({"messages": request.messages, "tools": request.tools or []})
-        calls = [ToolCall(id=c["id"], name=c["function"]["name"], arguments=json.loads(c["function"]["arguments"]))
-                 for c in message.get("tool_calls") or []]
-        return ChatResponse(content=message.get("content"), tool_calls=calls,
-                            finish_reason="tool_calls" if calls else "stop",
-                            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
+        calls = [
+            ToolCall(id=c["id"], name=c["function"]["name"], arguments=json.loads(c["function"]["arguments"]))
+            for c in message.get("tool_calls") or []
+        ]
+        return ChatResponse(
+            content=message.get("content"),
+            tool_calls=calls,
+            finish_reason="tool_calls" if calls else "stop",
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+        )
 
     def _agent_step(self, messages: Sequence[Mapping[str, Any]], *, solo: bool) -> tuple[AgentStep, str]:
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
@@ -91,9 +97,10 @@ class ScriptedWorld:
 def _message(step: AgentStep, prefix: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.text}
     if step.calls:
-        message["tool_calls"] = [{"id": f"{prefix}_{i}", "type": "function",
-                                  "function": {"name": name, "arguments": json.dumps(dict(arguments))}}
-                                 for i, (name, arguments) in enumerate(step.calls)]
+        message["tool_calls"] = [
+            {"id": f"{prefix}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(dict(arguments))}}
+            for i, (name, arguments) in enumerate(step.calls)
+        ]
     return message
 
 
@@ -115,9 +122,10 @@ def plan_change_world(*, parallel: bool = True, solo_done: bool = False) -> Scri
     change = AgentStep(calls=(("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"}),))
     end = AgentStep(calls=(("done", {}),)) if solo_done else AgentStep(text=f"Moved {EMAIL} to Fiber 1000.")
     return ScriptedWorld(
-        agent_turns=((AgentStep(text="Sure. What is the email address on your account?"),),
-                     (look_up, *reads, change, AgentStep(text="Done: you are now on Fiber 1000."))),
-        user_lines=("Hi, I'd like faster internet: please move me to the Fiber 1000 plan.", f"It's {EMAIL}.",
-                    "Thanks, that's all. ###STOP###"),
+        agent_turns=(
+            (AgentStep(text="Sure. What is the email address on your account?"),),
+            (look_up, *reads, change, AgentStep(text="Done: you are now on Fiber 1000.")),
+        ),
+        user_lines=("Hi, I'd like faster internet: please move me to the Fiber 1000 plan.", f"It's {EMAIL}.", "Thanks, that's all. ###STOP###"),
         solo=(look_up, *reads, change, end),
     )

@@ -121,8 +121,7 @@ def _hidden_schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
     # Never sent: the model learns of a hidden tool from the domain's own texts, so its docstring is free-form.
     params = {p: {"type": "string"} for p in list(inspect.signature(method).parameters)[1:]}
     description = (inspect.getdoc(method) or name).split("\n")[0]
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": {"type": "object", "properties": params}}}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": params}}}
 
 
 def _sync_nothing(env: Environment) -> None:
@@ -159,8 +158,7 @@ class Environment:
             return self.user_tools
         return self.agent_tools
 
-    def execute(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None,
-                timestamp: str | None = None) -> ToolMessage:
+    def execute(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None, timestamp: str | None = None) -> ToolMessage:
         """Run a tool call; any failure becomes an error tool message, never an exception."""
         self.tool_calls += 1
         try:
@@ -173,8 +171,7 @@ class Environment:
             content, error = f"Error: {_error_text(exc)}", True
         return self._message(call, content, error, sync, turn_idx, timestamp)
 
-    async def execute_async(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None,
-                            timestamp: str | None = None) -> ToolMessage:
+    async def execute_async(self, call: ToolCall, *, sync: bool = True, turn_idx: int | None = None, timestamp: str | None = None) -> ToolMessage:
         """Run a tool call inside a conversation, awaiting tools written as coroutines (those that call models)."""
         self.tool_calls += 1
         try:
@@ -186,12 +183,10 @@ class Environment:
             content, error = f"Error: {_error_text(exc)}", True
         return self._message(call, content, error, sync, turn_idx, timestamp)
 
-    def _message(self, call: ToolCall, content: str, error: bool, sync: bool, turn_idx: int | None,
-                 timestamp: str | None) -> ToolMessage:
+    def _message(self, call: ToolCall, content: str, error: bool, sync: bool, turn_idx: int | None, timestamp: str | None) -> ToolMessage:
         if sync and not error:
             self.sync(self)
-        return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error, turn_idx=turn_idx,
-                           timestamp=timestamp)
+        return ToolMessage(id=call.id, content=content, requestor=call.requestor, error=error, turn_idx=turn_idx, timestamp=timestamp)
 
     def tick(self, position: int, events: EventLog) -> None:
         """Let the world move on: `position` messages have been written so far."""

@@ -69,8 +69,7 @@ class DeferredTables:
             self.load()
         assert self._tables is not None
         if name not in self._tables:
-            raise DeferredDataError(ConfigError(f"the deferred data has no table {name!r} "
-                                                f"(it has {', '.join(sorted(self._tables))})"))
+            raise DeferredDataError(ConfigError(f"the deferred data has no table {name!r} (it has {', '.join(sorted(self._tables))})"))
         return self._tables[name]
 
     def load(self) -> None:
@@ -100,8 +99,9 @@ class DeferredTables:
 class BaseTable:
     """A table's shared, read-only records, with its digest computed once."""
 
-    def __init__(self, records: Mapping[str, Any] | None, record_type: type | None = None, *,
-                 deferred: tuple[DeferredTables, str] | None = None) -> None:
+    def __init__(
+        self, records: Mapping[str, Any] | None, record_type: type | None = None, *, deferred: tuple[DeferredTables, str] | None = None
+    ) -> None:
         self._records: dict[str, Any] | None = None if records is None else dict(records)
         self._deferred = deferred
         if (records is None) == (deferred is None):
@@ -180,8 +180,12 @@ class RecordWatch:
 
     def changed(self) -> list[tuple[BaseTable, str]]:
         """Each record handed out that differs now from when it was first handed out."""
-        return [(base, key) for base, digests in self._digests.items() for key, digest in digests.items()
-                if record_digest(key, base.records[key]) != digest]
+        return [
+            (base, key)
+            for base, digests in self._digests.items()
+            for key, digest in digests.items()
+            if record_digest(key, base.records[key]) != digest
+        ]
 
     def is_pristine(self, base: BaseTable, key: str) -> bool:
         """Whether a record handed out is as it was first handed out."""
@@ -476,10 +480,10 @@ class DumpHasher:
         for t, name in enumerate(sorted(state.tables)):
             table = state.tables[name]
             base = self._base_fragments(table.base)
-            yield f'{", " if t else ""}{json.dumps(name)}: {{'
+            yield f"{', ' if t else ''}{json.dumps(name)}: {{"
             for i, key in enumerate(sorted(table)):
                 text = self.fragment(table[key]) if key in table.overlay else base[key]
-                yield f'{", " if i else ""}{json.dumps(key)}: {text}'
+                yield f"{', ' if i else ''}{json.dumps(key)}: {text}"
             yield "}"
         yield "}"
 

@@ -33,12 +33,8 @@ TOOL_RESULT_STYLES: tuple[str, ...] = get_args(ToolResultStyle)
 
 _SKIPPED = frozenset({"self", "cls"})
 _ARG_SECTIONS = frozenset({"Args", "Arguments", "Parameters", "Params"})
-_OTHER_SECTIONS = frozenset(
-    {"Returns", "Yields", "Raises", "Exceptions", "Except", "Attributes", "Example", "Examples"}
-)
-_SECTION_RE = re.compile(
-    r"^(" + "|".join(sorted(_ARG_SECTIONS | _OTHER_SECTIONS)) + r"):[ \t]*$", re.MULTILINE
-)
+_OTHER_SECTIONS = frozenset({"Returns", "Yields", "Raises", "Exceptions", "Except", "Attributes", "Example", "Examples"})
+_SECTION_RE = re.compile(r"^(" + "|".join(sorted(_ARG_SECTIONS | _OTHER_SECTIONS)) + r"):[ \t]*$", re.MULTILINE)
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ARRAYS = (list, set, frozenset, collections.abc.Sequence, collections.abc.Set)
 _OBJECTS = (dict, collections.abc.Mapping)
@@ -117,17 +113,17 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
         raise ValueError(f"tool {tool_name!r}: docstring documents unknown parameters {unknown}")
     missing = [p for p in params if p not in doc.args] if strict else []
     if missing:
-        raise ValueError(f"tool {tool_name!r}: docstring does not document parameters {missing} "
-                         "(add each under Args: as `name (type): what it is`; the model sees only what is written)")
+        raise ValueError(
+            f"tool {tool_name!r}: docstring does not document parameters {missing} "
+            "(add each under Args: as `name (type): what it is`; the model sees only what is written)"
+        )
     hints = _type_hints(func, tool_name)
     if strict:
         _check_documented_types(func, tool_name, doc, hints)
     properties: dict[str, Any] = {}
     for param in params.values():
         try:
-            properties[param.name] = _property_schema(
-                param.name, hints.get(param.name, Any), param.default, doc.args.get(param.name)
-            )
+            properties[param.name] = _property_schema(param.name, hints.get(param.name, Any), param.default, doc.args.get(param.name))
         except TypeError as exc:
             raise ValueError(f"tool {tool_name!r}, parameter {param.name!r}: {exc}") from exc
     required = [p.name for p in params.values() if p.default is inspect.Parameter.empty]
@@ -144,11 +140,7 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
 def _tool_parameters(func: Callable[..., Any], tool_name: str) -> dict[str, inspect.Parameter]:
     """Return the parameters the model fills in, refusing ``*args`` and ``**kwargs``."""
     params = {n: p for n, p in inspect.signature(func).parameters.items() if n not in _SKIPPED}
-    variadic = [
-        p.name
-        for p in params.values()
-        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    ]
+    variadic = [p.name for p in params.values() if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     if variadic:
         raise ValueError(f"tool {tool_name!r}: a model cannot fill variadic parameters {variadic}")
     return params
@@ -173,15 +165,32 @@ def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docs
         except TypeError:
             continue  # reported when the parameter's schema is built
         if documented and annotated and not documented & annotated:
-            raise ValueError(f"tool {tool_name!r}, parameter {name!r}: the docstring says ({written}) but the annotation "
-                             f"is {_annotation_text(hints[name])} ({' or '.join(sorted(documented))} against "
-                             f"{' or '.join(sorted(annotated))})")
+            raise ValueError(
+                f"tool {tool_name!r}, parameter {name!r}: the docstring says ({written}) but the annotation "
+                f"is {_annotation_text(hints[name])} ({' or '.join(sorted(documented))} against "
+                f"{' or '.join(sorted(annotated))})"
+            )
 
 
 _WRITTEN_KINDS = {
-    "str": "string", "string": "string", "int": "integer", "integer": "integer", "float": "number", "number": "number",
-    "bool": "boolean", "boolean": "boolean", "list": "array", "sequence": "array", "tuple": "array", "set": "array",
-    "frozenset": "array", "array": "array", "iterable": "array", "dict": "object", "mapping": "object", "object": "object",
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "list": "array",
+    "sequence": "array",
+    "tuple": "array",
+    "set": "array",
+    "frozenset": "array",
+    "array": "array",
+    "iterable": "array",
+    "dict": "object",
+    "mapping": "object",
+    "object": "object",
 }
 _WRAPPERS = frozenset({"optional", "required", "annotated"})
 
@@ -198,8 +207,7 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
     head, _, inner = text.partition("[")
     head = head.strip().split(".")[-1]
     if head.lower() in _WRAPPERS and inner:
-        return _written_kinds(inner.rpartition("]")[0].split(",")[0] if head.lower() == "annotated" else
-                              inner.rpartition("]")[0], namespace)
+        return _written_kinds(inner.rpartition("]")[0].split(",")[0] if head.lower() == "annotated" else inner.rpartition("]")[0], namespace)
     if head.lower() == "union" and inner:
         return _written_kinds(" | ".join(_split_top(inner.rpartition("]")[0], ",")), namespace)
     if head.lower() in _WRITTEN_KINDS:
@@ -255,9 +263,7 @@ def _description(doc: _Docstring, tool_name: str) -> str:
     return f"{doc.summary}\n\n{doc.details}" if doc.details else doc.summary
 
 
-def _property_schema(
-    name: str, annotation: Any, default: Any, description: str | None
-) -> dict[str, Any]:
+def _property_schema(name: str, annotation: Any, default: Any, description: str | None) -> dict[str, Any]:
     """Return the schema of one parameter or attrs field."""
     schema: dict[str, Any] = {"title": _title(name), **_type_schema(annotation)}
     if description:
@@ -340,10 +346,7 @@ def _attrs_schema(cls: type) -> dict[str, Any]:
     fields = [f for f in attrs.fields(cls) if f.init]
     return {
         "type": "object",
-        "properties": {
-            f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None)
-            for f in fields
-        },
+        "properties": {f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None) for f in fields},
         "required": [f.name for f in fields if f.default is attrs.NOTHING],
     }
 
@@ -406,8 +409,9 @@ def _structure_argument(name: str, value: Any, annotation: Any) -> Any:
     try:
         return _argument_converter().structure(value, annotation)
     except Exception as exc:  # noqa: BLE001 - cattrs raises several kinds; each becomes the tool's error text
-        problems = cattrs.transform_error(exc, path=name) if isinstance(exc, cattrs.BaseValidationError) else [
-            f"{_misfit(value, annotation, exc)} @ {name}"]
+        problems = (
+            cattrs.transform_error(exc, path=name) if isinstance(exc, cattrs.BaseValidationError) else [f"{_misfit(value, annotation, exc)} @ {name}"]
+        )
         raise ToolError(f"invalid arguments: {'; '.join(problems)}") from None
 
 

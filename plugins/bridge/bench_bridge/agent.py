@@ -195,17 +195,14 @@ class BridgeSession(AgentSession):
     def _message(self, content: str | None, calls: list[ToolCall] | None, extra: dict[str, Any]) -> AssistantMessage:
         """The assistant message, with the usage and reasoning of the model calls made since the agent last spoke."""
         responses, self.responses = self.responses, []
-        usage = {"prompt_tokens": sum(r.prompt_tokens or 0 for r in responses),
-                 "completion_tokens": sum(r.completion_tokens or 0 for r in responses)}
+        usage = {"prompt_tokens": sum(r.prompt_tokens or 0 for r in responses), "completion_tokens": sum(r.completion_tokens or 0 for r in responses)}
         reasoning = [r.reasoning for r in responses if r.reasoning]
-        raw = {**extra, "framework": self.runner.name, "model_calls": len(responses),
-               **({"reasoning": "\n\n".join(reasoning)} if reasoning else {})}
+        raw = {**extra, "framework": self.runner.name, "model_calls": len(responses), **({"reasoning": "\n\n".join(reasoning)} if reasoning else {})}
         return AssistantMessage(content=content, tool_calls=calls or None, usage=usage if responses else None, raw_data=raw)
 
     def is_stop(self, message: AssistantMessage) -> bool:
         """In the no-user mode the agent's final answer (or its `done` call) ends the conversation."""
-        return (self.setup.mode is Mode.NO_USER and not message.tool_calls
-                and self.setup.profile.solo_stop_token in (message.content or ""))
+        return self.setup.mode is Mode.NO_USER and not message.tool_calls and self.setup.profile.solo_stop_token in (message.content or "")
 
     async def close(self) -> None:
         """Cancel a turn still running, give the token back and close the context's client."""
@@ -230,8 +227,10 @@ class FrameworkAgent(Agent):
     """An agent built by the user's factory with OpenAI Agents SDK, LangGraph or pydantic-ai, played by its own loop."""
 
     name: str = AGENT
-    description: str = ("An agent object from another framework (--agent-option factory=MODULE:FUNCTION), with its own "
-                        "tool loop; its tools and model calls go through bench.")
+    description: str = (
+        "An agent object from another framework (--agent-option factory=MODULE:FUNCTION), with its own "
+        "tool loop; its tools and model calls go through bench."
+    )
     model_roles: tuple[str, ...] = ("agent",)
     _factories: dict[str, Factory] = attrs.field(factory=dict, init=False, repr=False)
 
@@ -258,15 +257,20 @@ class FrameworkAgent(Agent):
                 close = getattr(built, "close", None)
                 if callable(close):
                     close()
-                raise ConfigError(f"agent {AGENT!r}: the factory {factory.spec!r} is a coroutine function; "
-                                  "make it a plain function returning the agent")
+                raise ConfigError(
+                    f"agent {AGENT!r}: the factory {factory.spec!r} is a coroutine function; make it a plain function returning the agent"
+                )
         except ConfigError:
             raise
         except Exception as exc:
             raise ConfigError(f"agent {AGENT!r}: the factory {factory.spec!r} raised {type(exc).__name__}: {exc}") from exc
         runner = runner_for(built)
-        return {"factory": factory.spec, "factory_sha256": factory.source_sha256, "framework": runner.name,
-                "framework_version": framework_version(runner) or "unknown"}
+        return {
+            "factory": factory.spec,
+            "factory_sha256": factory.source_sha256,
+            "framework": runner.name,
+            "framework_version": framework_version(runner) or "unknown",
+        }
 
     async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
         """Its own agent loop, and what its first model request in a probe turn lacks of the profile (probe.py)."""
@@ -278,25 +282,43 @@ class FrameworkAgent(Agent):
         """Bind the conversation's token and tools, build the framework's agent with the factory, find its runner."""
         options = dict(setup.options.get("agent") or {})
         factory = self.factory(options)
-        exchange = ToolExchange(tool_names=frozenset(), raise_errors=_tool_errors(options) == "raise",
-                                wait_s=float(options.get("timeout_s", DEFAULT_WAIT_S)))
+        exchange = ToolExchange(
+            tool_names=frozenset(), raise_errors=_tool_errors(options) == "raise", wait_s=float(options.get("timeout_s", DEFAULT_WAIT_S))
+        )
         if setup.mode is Mode.NO_USER:
             done = done_tool_name(setup.profile)
             if any(s["function"]["name"] == done for s in setup.agent_tools):
-                raise ConfigError(f"the domain has a tool named {done!r}, which agent {AGENT!r} "
-                                  "reserves to end the work in the no-user mode")
+                raise ConfigError(f"the domain has a tool named {done!r}, which agent {AGENT!r} reserves to end the work in the no-user mode")
             exchange.done_tool = done
         schemas = [dict(s) for s in setup.agent_request_tools()]  # llm-fc's tools array: the profile's, byte for byte
         exchange.tool_names = frozenset(s["function"]["name"] for s in schemas)
         endpoint = Endpoint.shared()
         model = setup.models.config("agent").model
-        context = FactoryContext(model=model, base_url=endpoint.base_url, api_key="", tools=tool_functions(schemas, exchange),
-                                 tool_schemas=schemas, instructions=agent_instructions(setup), mode=setup.mode.value,
-                                 ticket=setup.task.ticket if setup.mode is Mode.NO_USER else None, setup=setup,
-                                 options=options, tool_choice=setup.agent_tool_choice(),
-                                 history=opening_messages(setup.history), invoke=exchange.invoke)
-        session = BridgeSession(setup=setup, runner=None, agent=None, context=context, exchange=exchange,  # type: ignore[arg-type]
-                                endpoint=endpoint, model=model, wait_s=exchange.wait_s)
+        context = FactoryContext(
+            model=model,
+            base_url=endpoint.base_url,
+            api_key="",
+            tools=tool_functions(schemas, exchange),
+            tool_schemas=schemas,
+            instructions=agent_instructions(setup),
+            mode=setup.mode.value,
+            ticket=setup.task.ticket if setup.mode is Mode.NO_USER else None,
+            setup=setup,
+            options=options,
+            tool_choice=setup.agent_tool_choice(),
+            history=opening_messages(setup.history),
+            invoke=exchange.invoke,
+        )
+        session = BridgeSession(
+            setup=setup,
+            runner=None,
+            agent=None,
+            context=context,
+            exchange=exchange,  # type: ignore[arg-type]
+            endpoint=endpoint,
+            model=model,
+            wait_s=exchange.wait_s,
+        )
         if _serves_mcp(options):
             session.mcp_socket = loopback_socket()
             context.mcp_url = f"http://127.0.0.1:{session.mcp_socket.getsockname()[1]}/mcp"
@@ -323,6 +345,8 @@ def _serves_mcp(options: Mapping[str, Any]) -> bool:
 def _tool_errors(options: Mapping[str, Any]) -> str:
     value = options.get("tool_errors", "return")
     if value not in ("return", "raise"):
-        raise ConfigError(f"agent {AGENT!r}: tool_errors must be 'return' (the error text is the tool's result) or "
-                          f"'raise' (the tool raises bench_bridge.ToolFailed), not {value!r}")
+        raise ConfigError(
+            f"agent {AGENT!r}: tool_errors must be 'return' (the error text is the tool's result) or "
+            f"'raise' (the tool raises bench_bridge.ToolFailed), not {value!r}"
+        )
     return str(value)

@@ -73,8 +73,13 @@ class FactoryContext:
         if self._client is None:
             import openai
 
-            self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=600.0,
-                                              http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key,
+                max_retries=0,
+                timeout=600.0,
+                http_client=openai.DefaultAsyncHttpxClient(trust_env=False),
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -86,8 +91,19 @@ class FactoryContext:
 
 def probe_context(options: Mapping[str, Any]) -> FactoryContext:
     """The context of the call made before the run starts: no conversation, no tools, a client that reaches nothing."""
-    return FactoryContext(model="probe", base_url=PROBE_BASE_URL, api_key="probe", tools=[], tool_schemas=[],
-                          instructions="", mode="default", ticket=None, setup=None, options=dict(options), probe=True)
+    return FactoryContext(
+        model="probe",
+        base_url=PROBE_BASE_URL,
+        api_key="probe",
+        tools=[],
+        tool_schemas=[],
+        instructions="",
+        mode="default",
+        ticket=None,
+        setup=None,
+        options=dict(options),
+        probe=True,
+    )
 
 
 @attrs.frozen
@@ -103,8 +119,9 @@ def factory_spec(options: Mapping[str, Any]) -> str:
     """The `factory` agent option, checked for its MODULE:FUNCTION shape."""
     spec = options.get("factory")
     if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"agent {AGENT!r} needs --agent-option factory=MODULE:FUNCTION "
-                          "(a function that builds your framework's agent from a context)")
+        raise ConfigError(
+            f"agent {AGENT!r} needs --agent-option factory=MODULE:FUNCTION (a function that builds your framework's agent from a context)"
+        )
     module, _, name = spec.strip().rpartition(":")
     if not module or not name:
         raise ConfigError(f"agent {AGENT!r}: factory must be MODULE:FUNCTION (or FILE.py:FUNCTION), not {spec!r}")

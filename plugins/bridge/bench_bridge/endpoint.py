@@ -154,8 +154,7 @@ class Endpoint:
         if not body.get("stream"):
             return _json(wire.chat_completion(response, served.model))
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return await _stream(request, wire.sse(wire.chat_chunks(response, served.model, include_usage=usage),
-                                               named=False, done=True))
+        return await _stream(request, wire.sse(wire.chat_chunks(response, served.model, include_usage=usage), named=False, done=True))
 
     async def _complete_responses(self, request: web.Request, served: Served) -> web.StreamResponse:
         body = await _body(request)
@@ -165,14 +164,17 @@ class Endpoint:
             return _json(document)
         return await _stream(request, wire.sse(wire.responses_events(document), named=True, done=False))
 
-    async def _guarded(self, request: web.Request,
-                       handler: Callable[[web.Request, Served], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    async def _guarded(self, request: web.Request, handler: Callable[[web.Request, Served], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         """Authenticate, run the handler, and turn every failure into an OpenAI-style error."""
         header = request.headers.get("Authorization", "")
         served = self.conversations.get(header.removeprefix("Bearer ").strip()) if header.startswith("Bearer ") else None
         if served is None:
-            return _error(401, "no conversation of this run has this API key (bench gives each conversation its own)",
-                          "invalid_request_error", "invalid_api_key")
+            return _error(
+                401,
+                "no conversation of this run has this API key (bench gives each conversation its own)",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
         try:
             return await handler(request, served)
         except wire.BadRequest as exc:

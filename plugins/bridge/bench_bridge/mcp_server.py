@@ -32,13 +32,11 @@ SHUTDOWN_TIMEOUT_S = 5.0
 
 
 @contextlib.asynccontextmanager
-async def serve_tools(tools: Sequence[ToolFunction], *, name: str = "bench",
-                      sock: socket.socket | None = None) -> AsyncIterator[str]:
+async def serve_tools(tools: Sequence[ToolFunction], *, name: str = "bench", sock: socket.socket | None = None) -> AsyncIterator[str]:
     """Serve `tools` over MCP on a free loopback port (or on `sock`, bound beforehand) for the block; yields the URL."""
     # Stateless: no session outlives its request, so a client left connected cannot hold the stop up.
     app = _mcp_server(tools, name).streamable_http_app(host="127.0.0.1", stateless_http=True, json_response=True)
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S))
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S))
     server = _InLoopServer(config)
     sock = sock or loopback_socket()
     task = asyncio.create_task(server.serve(sockets=[sock]), name=f"mcp-server-{name}")

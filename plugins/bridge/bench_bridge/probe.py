@@ -28,16 +28,33 @@ PROBE_WAIT_S = 60.0
 PROBE_POLICY = "Help customers with their bookings."
 PROBE_MESSAGE = "Hello, I need help with booking ABC123."
 PROBE_REPLY = "Sure, I can help with that."
-PROBE_TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {
-    "name": "find_booking", "description": "Find a booking by its code.",
-    "parameters": {
-        "$defs": {"Passenger": {"properties": {"name": {"description": "Full name.", "title": "Name", "type": "string"}},
-                                "required": ["name"], "title": "Passenger", "type": "object"}},
-        "properties": {"code": {"description": "The booking code, such as 'ABC123'.", "title": "Code", "type": "string"},
-                       "passengers": {"items": {"$ref": "#/$defs/Passenger"}, "title": "Passengers", "type": "array"},
-                       "cabin": {"anyOf": [{"enum": ["economy", "business"], "type": "string"}, {"type": "null"}],
-                                 "default": None, "title": "Cabin"}},
-        "required": ["code", "passengers"], "title": "parameters", "type": "object"}}}]
+PROBE_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "find_booking",
+            "description": "Find a booking by its code.",
+            "parameters": {
+                "$defs": {
+                    "Passenger": {
+                        "properties": {"name": {"description": "Full name.", "title": "Name", "type": "string"}},
+                        "required": ["name"],
+                        "title": "Passenger",
+                        "type": "object",
+                    }
+                },
+                "properties": {
+                    "code": {"description": "The booking code, such as 'ABC123'.", "title": "Code", "type": "string"},
+                    "passengers": {"items": {"$ref": "#/$defs/Passenger"}, "title": "Passengers", "type": "array"},
+                    "cabin": {"anyOf": [{"enum": ["economy", "business"], "type": "string"}, {"type": "null"}], "default": None, "title": "Cabin"},
+                },
+                "required": ["code", "passengers"],
+                "title": "parameters",
+                "type": "object",
+            },
+        },
+    }
+]
 """The probe's one tool, shaped as pydantic (and tau2's tools) spell schemas: $defs, $ref, titles, enums, nulls."""
 
 
@@ -67,8 +84,13 @@ class Expected:
     @classmethod
     def of(cls, profile: Profile) -> Expected:
         """The probe conversation's expected request under `profile` (default mode)."""
-        return cls(instructions=profile.render("agent", policy=PROBE_POLICY, domain="probe"), tools=PROBE_TOOLS,
-                   tool_choice="auto", greeting=profile.greeting, sampling=dict(profile.sampling.get("agent") or {}))
+        return cls(
+            instructions=profile.render("agent", policy=PROBE_POLICY, domain="probe"),
+            tools=PROBE_TOOLS,
+            tool_choice="auto",
+            greeting=profile.greeting,
+            sampling=dict(profile.sampling.get("agent") or {}),
+        )
 
 
 async def framework_deviations(factory: Factory, options: Mapping[str, Any], profile: Profile) -> list[str]:
@@ -88,11 +110,22 @@ async def probe_turn(factory: Factory, options: Mapping[str, Any], expected: Exp
     endpoint, model = Endpoint.shared(), ProbeModel()
     exchange = ToolExchange(tool_names=frozenset(t["function"]["name"] for t in expected.tools), wait_s=PROBE_WAIT_S)
     history = [{"role": "assistant", "content": expected.greeting}]
-    context = FactoryContext(model=model.model, base_url=endpoint.base_url, api_key=endpoint.register(model),
-                             tools=tool_functions(expected.tools, exchange), tool_schemas=[dict(t) for t in expected.tools],
-                             instructions=expected.instructions, mode="default", ticket=None, setup=None,
-                             options=dict(options), tool_choice=expected.tool_choice, history=history, probe=True,
-                             invoke=exchange.invoke)
+    context = FactoryContext(
+        model=model.model,
+        base_url=endpoint.base_url,
+        api_key=endpoint.register(model),
+        tools=tool_functions(expected.tools, exchange),
+        tool_schemas=[dict(t) for t in expected.tools],
+        instructions=expected.instructions,
+        mode="default",
+        ticket=None,
+        setup=None,
+        options=dict(options),
+        tool_choice=expected.tool_choice,
+        history=history,
+        probe=True,
+        invoke=exchange.invoke,
+    )
     try:
         agent = factory.function(context)
         runner = runner_for(agent)
@@ -120,8 +153,11 @@ def request_deviations(requests: list[ChatRequest], expected: Expected) -> list[
         found.append(f"tool_choice {request.tool_choice!r} where the profile's agent sends {expected.tool_choice!r}")
     if _first_turn(request) != {"role": "assistant", "content": expected.greeting}:
         found.append("no greeting: its history does not open with the profile's greeting")
-    found += [f"its own sampling {key}={value!r} (the profile's: {expected.sampling.get(key, 'none')!r})"
-              for key, value in request.sampling.items() if expected.sampling.get(key) != value]
+    found += [
+        f"its own sampling {key}={value!r} (the profile's: {expected.sampling.get(key, 'none')!r})"
+        for key, value in request.sampling.items()
+        if expected.sampling.get(key) != value
+    ]
     if request.seed is not None:
         found.append(f"its own seed ({request.seed}) instead of the conversation's")
     return found

@@ -86,17 +86,23 @@ def tool_spec(schema: Mapping[str, Any]) -> ToolSpec:
     required = [p for p in properties if p in set(parameters.get("required") or [])]
     optional = [p for p in properties if p not in required]
     names = {prop: python_name(prop) for prop in properties}
-    params = [inspect.Parameter(names[p], inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation(properties[p]))
-              for p in required]
-    params += [inspect.Parameter(names[p], inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                                 annotation=annotation(properties[p]) | None) for p in optional]
+    params = [inspect.Parameter(names[p], inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation(properties[p])) for p in required]
+    params += [
+        inspect.Parameter(names[p], inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation(properties[p]) | None)
+        for p in optional
+    ]
     doc = function.get("description") or function["name"]
     described = [(names[p], properties[p].get("description")) for p in properties if isinstance(properties[p], Mapping)]
     if any(text for _, text in described):
         doc += "\n\nArgs:\n" + "\n".join(f"    {name}: {text or ''}".rstrip() for name, text in described)
-    return ToolSpec(name=function["name"], signature=inspect.Signature(params, return_annotation=str), doc=doc,
-                    json_names={python: prop for prop, python in names.items()}, optional=frozenset(names[p] for p in optional),
-                    schema=schema)
+    return ToolSpec(
+        name=function["name"],
+        signature=inspect.Signature(params, return_annotation=str),
+        doc=doc,
+        json_names={python: prop for prop, python in names.items()},
+        optional=frozenset(names[p] for p in optional),
+        schema=schema,
+    )
 
 
 def tool_function(spec: ToolSpec, invoke: Callable[[str, dict[str, Any]], Awaitable[str]]) -> Callable[..., Awaitable[str]]:
@@ -191,8 +197,7 @@ class ToolExchange:
         """One tool invocation by the framework: hand the calls to bench if not done yet, then await this one's result."""
         proposal = self._match(name, arguments)
         if proposal is None:
-            proposal = Proposal(ToolCall(id=self.call_id(), name=name, arguments=arguments),
-                                asyncio.get_running_loop().create_future(), claimed=True)
+            proposal = Proposal(ToolCall(id=self.call_id(), name=name, arguments=arguments), asyncio.get_running_loop().create_future(), claimed=True)
             self._send([proposal])
         elif not self.sent:
             self.sent = True
@@ -243,8 +248,10 @@ class ToolExchange:
 
 def _same_arguments(proposed: Mapping[str, Any], invoked: Mapping[str, Any]) -> bool:
     """Equal, leaving out nulls (a framework may fill optional parameters the model left out)."""
+
     def kept(arguments: Mapping[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in plain(dict(arguments)).items() if v is not None}
+
     return kept(proposed) == kept(invoked)
 
 

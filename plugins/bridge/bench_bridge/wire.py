@@ -15,11 +15,20 @@ from typing import Any
 
 from bench_kernel import AssistantMessage, ChatRequest, ChatResponse, Message, ToolCall, ToolMessage, UserMessage
 
-CHAT_SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "presence_penalty",
-                 "frequency_penalty", "logit_bias", "parallel_tool_calls", "reasoning_effort")
+CHAT_SAMPLING = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
 """Chat request fields passed on as sampling; the rest (store, metadata, user, stream_options, ...) stay here."""
-RESPONSES_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens",
-                      "parallel_tool_calls": "parallel_tool_calls"}
+RESPONSES_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens", "parallel_tool_calls": "parallel_tool_calls"}
 """Responses request fields and the chat sampling key each becomes."""
 
 
@@ -64,8 +73,9 @@ def responses_request(body: Mapping[str, Any], *, seed: int | None) -> ChatReque
     return _request(messages, tools or None, choice, sampling, body.get("seed", seed), _response_format(form))
 
 
-def _request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, choice: Any,
-             sampling: dict[str, Any], seed: Any, response_format: Any) -> ChatRequest:
+def _request(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, choice: Any, sampling: dict[str, Any], seed: Any, response_format: Any
+) -> ChatRequest:
     if choice is not None and not isinstance(choice, str | dict):
         raise BadRequest("'tool_choice' must be a string or an object")
     if isinstance(choice, dict):
@@ -76,8 +86,9 @@ def _request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
         raise BadRequest("'seed' must be an integer")
     if response_format is not None and not isinstance(response_format, dict):
         raise BadRequest("'response_format' must be an object")
-    return ChatRequest(messages=messages, tools=tools, tool_choice=choice if tools else None, sampling=sampling,
-                       seed=seed, response_format=response_format)
+    return ChatRequest(
+        messages=messages, tools=tools, tool_choice=choice if tools else None, sampling=sampling, seed=seed, response_format=response_format
+    )
 
 
 def _list_or_none(value: Any, field: str) -> list[dict[str, Any]] | None:
@@ -103,8 +114,7 @@ def _response_format(form: Any) -> dict[str, Any] | None:
     if not isinstance(form, dict) or form.get("type") in (None, "text"):
         return None
     if form["type"] == "json_schema":
-        return {"type": "json_schema", "json_schema": {k: form[k] for k in ("name", "schema", "strict", "description")
-                                                       if k in form}}
+        return {"type": "json_schema", "json_schema": {k: form[k] for k in ("name", "schema", "strict", "description") if k in form}}
     return {"type": form["type"]}
 
 
@@ -132,8 +142,7 @@ def _add_item(messages: list[dict[str, Any]], item: Mapping[str, Any]) -> None:
             raise BadRequest(f"an input message has the role {item.get('role')!r}")
         messages.append({"role": role, "content": _text(item.get("content"))})
     elif kind == "function_call":
-        call = {"id": item.get("call_id"), "type": "function",
-                "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"}}
+        call = {"id": item.get("call_id"), "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments") or "{}"}}
         last = messages[-1] if messages else None
         if last is not None and last["role"] == "assistant":
             # Calls of one model turn (and the text before them) make one chat message, as the model sent them.
@@ -177,8 +186,9 @@ def opening_messages(history: Sequence[Message]) -> list[dict[str, Any]]:
         if isinstance(m, AssistantMessage):
             message: dict[str, Any] = {"role": "assistant", "content": m.content}
             if m.tool_calls:
-                message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}}
-                                         for c in m.tool_calls]
+                message["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}} for c in m.tool_calls
+                ]
             messages.append(message)
         elif isinstance(m, UserMessage) and m.has_text():
             messages.append({"role": "user", "content": m.content})  # the user's device actions are not the agent's to see
@@ -207,20 +217,25 @@ def chat_completion(response: ChatResponse, model: str) -> dict[str, Any]:
     """A Chat Completions reply body."""
     message: dict[str, Any] = {"role": "assistant", "content": response.content}
     if response.tool_calls:
-        message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}}
-                                 for c in response.tool_calls]
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}} for c in response.tool_calls
+        ]
     if response.reasoning:
         message["reasoning_content"] = response.reasoning
     prompt, completion = usage_tokens(response)
-    return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(response), "logprobs": None}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(response), "logprobs": None}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
 
 
 def chat_chunks(response: ChatResponse, model: str, *, include_usage: bool) -> Iterator[dict[str, Any]]:
     """The same reply as `chat.completion.chunk` objects: role, text, each tool call, the finish, then usage if asked."""
-    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model}
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
@@ -231,24 +246,39 @@ def chat_chunks(response: ChatResponse, model: str, *, include_usage: bool) -> I
     if response.content:
         yield chunk({"content": response.content})
     for index, call in enumerate(response.tool_calls):
-        yield chunk({"tool_calls": [{"index": index, "id": call.id, "type": "function",
-                                     "function": {"name": call.name, "arguments": _arguments(call)}}]})
+        yield chunk(
+            {"tool_calls": [{"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments(call)}}]}
+        )
     yield chunk({}, _finish_reason(response))
     if include_usage:
         prompt, completion = usage_tokens(response)
-        yield {**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                                "total_tokens": prompt + completion}}
+        yield {**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
 
 
 def response_items(response: ChatResponse) -> list[dict[str, Any]]:
     """The Responses output items of a reply: a message for the text, a function_call per tool call."""
     items: list[dict[str, Any]] = []
     if response.content:
-        items.append({"type": "message", "id": f"msg_{uuid.uuid4().hex}", "status": "completed", "role": "assistant",
-                      "content": [{"type": "output_text", "text": response.content, "annotations": []}]})
+        items.append(
+            {
+                "type": "message",
+                "id": f"msg_{uuid.uuid4().hex}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": response.content, "annotations": []}],
+            }
+        )
     for call in response.tool_calls:
-        items.append({"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id, "name": call.name,
-                      "arguments": _arguments(call), "status": "completed"})
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{call.id}",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": _arguments(call),
+                "status": "completed",
+            }
+        )
     return items
 
 
@@ -257,28 +287,43 @@ def responses_body(response: ChatResponse, model: str, request: Mapping[str, Any
     prompt, completion = usage_tokens(response)
     truncated = response.finish_reason == "length"
     return {
-        "id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()),
-        "status": "incomplete" if truncated else "completed", "model": model, "output": response_items(response),
-        "error": None, "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
-        "instructions": request.get("instructions"), "metadata": request.get("metadata") or {},
-        "parallel_tool_calls": request.get("parallel_tool_calls", True), "temperature": request.get("temperature"),
-        "top_p": request.get("top_p"), "tool_choice": request.get("tool_choice", "auto"), "tools": request.get("tools") or [],
-        "max_output_tokens": request.get("max_output_tokens"), "previous_response_id": None,
-        "text": request.get("text") or {"format": {"type": "text"}}, "truncation": "disabled", "reasoning": None,
-        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
-                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion},
+        "id": f"resp_{uuid.uuid4().hex}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if truncated else "completed",
+        "model": model,
+        "output": response_items(response),
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
+        "instructions": request.get("instructions"),
+        "metadata": request.get("metadata") or {},
+        "parallel_tool_calls": request.get("parallel_tool_calls", True),
+        "temperature": request.get("temperature"),
+        "top_p": request.get("top_p"),
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": request.get("tools") or [],
+        "max_output_tokens": request.get("max_output_tokens"),
+        "previous_response_id": None,
+        "text": request.get("text") or {"format": {"type": "text"}},
+        "truncation": "disabled",
+        "reasoning": None,
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + completion,
+        },
     }
 
 
 def responses_events(body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """A finished Responses body as the stream of events a streaming request gets, numbered in order."""
     started = {**body, "status": "in_progress", "output": [], "usage": None}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": started},
-                                    {"type": "response.in_progress", "response": started}]
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": started}, {"type": "response.in_progress", "response": started}]
     for index, item in enumerate(body["output"]):
         events += _item_events(index, item)
-    events.append({"type": "response.completed" if body["status"] == "completed" else "response.incomplete",
-                   "response": dict(body)})
+    events.append({"type": "response.completed" if body["status"] == "completed" else "response.incomplete", "response": dict(body)})
     for number, event in enumerate(events):
         yield {**event, "sequence_number": number}
 
@@ -286,22 +331,23 @@ def responses_events(body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 def _item_events(index: int, item: Mapping[str, Any]) -> list[dict[str, Any]]:
     where = {"output_index": index, "item_id": item["id"]}
     if item["type"] == "function_call":
-        return [{"type": "response.output_item.added", "output_index": index,
-                 "item": {**item, "arguments": "", "status": "in_progress"}},
-                {"type": "response.function_call_arguments.delta", **where, "delta": item["arguments"]},
-                {"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"],
-                 "name": item["name"]},
-                {"type": "response.output_item.done", "output_index": index, "item": dict(item)}]
+        return [
+            {"type": "response.output_item.added", "output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}},
+            {"type": "response.function_call_arguments.delta", **where, "delta": item["arguments"]},
+            {"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"], "name": item["name"]},
+            {"type": "response.output_item.done", "output_index": index, "item": dict(item)},
+        ]
     part = item["content"][0]
     empty = {**part, "text": ""}
     at = {**where, "content_index": 0}
-    return [{"type": "response.output_item.added", "output_index": index,
-             "item": {**item, "content": [], "status": "in_progress"}},
-            {"type": "response.content_part.added", **at, "part": empty},
-            {"type": "response.output_text.delta", **at, "delta": part["text"], "logprobs": []},
-            {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []},
-            {"type": "response.content_part.done", **at, "part": dict(part)},
-            {"type": "response.output_item.done", "output_index": index, "item": dict(item)}]
+    return [
+        {"type": "response.output_item.added", "output_index": index, "item": {**item, "content": [], "status": "in_progress"}},
+        {"type": "response.content_part.added", **at, "part": empty},
+        {"type": "response.output_text.delta", **at, "delta": part["text"], "logprobs": []},
+        {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []},
+        {"type": "response.content_part.done", **at, "part": dict(part)},
+        {"type": "response.output_item.done", "output_index": index, "item": dict(item)},
+    ]
 
 
 def sse(events: Sequence[Mapping[str, Any]] | Iterator[Mapping[str, Any]], *, named: bool, done: bool) -> bytes:

@@ -61,10 +61,13 @@ class MiniAgent:
                 history += [{"role": "tool", "tool_call_id": c["id"], "content": str(r)} for c, r in zip(calls, results, strict=True)]
 
     async def _ask(self, http: httpx.AsyncClient, history: list[dict[str, Any]]) -> dict[str, Any]:
-        body = {"model": "mini", "messages": [{"role": "system", "content": self.instructions}, *history],
-                "tools": [f.bench_schema for f in self.tools], "stream": self.stream}  # type: ignore[attr-defined]
-        reply = await http.post(f"{self.base_url}/chat/completions", json=body,
-                                headers={"Authorization": f"Bearer {self.api_key}"})
+        body = {
+            "model": "mini",
+            "messages": [{"role": "system", "content": self.instructions}, *history],
+            "tools": [f.bench_schema for f in self.tools],
+            "stream": self.stream,
+        }  # type: ignore[attr-defined]
+        reply = await http.post(f"{self.base_url}/chat/completions", json=body, headers={"Authorization": f"Bearer {self.api_key}"})
         reply.raise_for_status()
         if not self.stream:
             return dict(reply.json()["choices"][0]["message"])
@@ -99,9 +102,17 @@ def make(ctx: Any) -> MiniAgent:
     """The factory: options pick the variations the tests need."""
     options = ctx.options
     extra = options.get("extra_call")
-    return MiniAgent(ctx.base_url, ctx.api_key, ctx.tools, ctx.instructions, sequential=bool(options.get("sequential")),
-                     extra_call=tuple(extra) if extra else None, fail_with=options.get("fail_with"),
-                     stream=bool(options.get("stream")), hang=bool(options.get("hang")))
+    return MiniAgent(
+        ctx.base_url,
+        ctx.api_key,
+        ctx.tools,
+        ctx.instructions,
+        sequential=bool(options.get("sequential")),
+        extra_call=tuple(extra) if extra else None,
+        fail_with=options.get("fail_with"),
+        stream=bool(options.get("stream")),
+        hang=bool(options.get("hang")),
+    )
 
 
 def not_an_agent(ctx: Any) -> object:

@@ -42,8 +42,7 @@ class Outcome:
 
     def turns(self, task_id: str = "upgrade_by_email") -> list[list[tuple[str, str]]]:
         """The agent's tool-call turns: (id, name) of each call, one list per assistant message."""
-        return [[(c["id"], c["name"]) for c in m["tool_calls"]] for m in self.messages(task_id)
-                if m["role"] == "assistant" and m.get("tool_calls")]
+        return [[(c["id"], c["name"]) for c in m["tool_calls"]] for m in self.messages(task_id) if m["role"] == "assistant" and m.get("tool_calls")]
 
 
 @pytest.fixture
@@ -59,16 +58,24 @@ def run_bridge(tmp_path: Path, mini_runner: None) -> Iterator[Callable[..., Outc
     """Run upgrade_by_email with the `framework` agent, the llm-user, and the scripted world as both models (in process)."""
     stores: list[Store] = []
 
-    def go(factory: str = "bridge_mini_framework:make", *, world: Any = None, options: dict[str, Any] | None = None,
-           **config: Any) -> Outcome:
+    def go(factory: str = "bridge_mini_framework:make", *, world: Any = None, options: dict[str, Any] | None = None, **config: Any) -> Outcome:
         script = (world or plan_change_world()).respond
-        plugins = get_plugin_manager(["mock", "llm", "bridge"],
-                                     extra=[("scripted-model", ScriptedModelPlugin(ScriptedModel(scripts={"world": script})))])
+        plugins = get_plugin_manager(
+            ["mock", "llm", "bridge"], extra=[("scripted-model", ScriptedModelPlugin(ScriptedModel(scripts={"world": script})))]
+        )
         assert plugins.failures() == []
         models = {role: ModelConfig(backend="scripted", model="world") for role in ("agent", "user")}
-        config = {"domain": "mock", "plugins": ["mock", "llm", "bridge"], "baseline": False, "models": models,
-                  "agent": "framework", "user": "llm-user", "task_ids": ["upgrade_by_email"],
-                  "agent_options": {"factory": factory, **(options or {})}, **config}
+        config = {
+            "domain": "mock",
+            "plugins": ["mock", "llm", "bridge"],
+            "baseline": False,
+            "models": models,
+            "agent": "framework",
+            "user": "llm-user",
+            "task_ids": ["upgrade_by_email"],
+            "agent_options": {"factory": factory, **(options or {})},
+            **config,
+        }
         path = tmp_path / f"r{len(stores)}.db"
         summary = run(RunConfig(**config), path, plugins=plugins)
         stores.append(Store(path))

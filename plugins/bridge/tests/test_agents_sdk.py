@@ -17,14 +17,14 @@ pytest.importorskip("agents", reason="pip install 'bench-bridge[agents-sdk]' (op
 
 from bridge_runs import bench_run, rows, tool_turns
 
-FACTORY = '''\
+FACTORY = """\
 from agents import Agent, function_tool
 
 
 def make(ctx):
     return Agent(name="helpdesk", instructions=ctx.instructions, model=ctx.model,
                  tools=[function_tool(t) for t in ctx.tools])
-'''
+"""
 
 
 @pytest.fixture
@@ -73,8 +73,11 @@ def test_no_user_mode(server: FakeOpenAIServer, factory: str, tmp_path: Path) ->
 def test_the_chat_completions_model_through_the_in_process_client(server: FakeOpenAIServer, tmp_path: Path) -> None:
     """A factory on the SDK's chat-completions model, through the in-process client."""
     path = tmp_path / "chat_agent.py"
-    path.write_text(FACTORY.replace("model=ctx.model", "model=OpenAIChatCompletionsModel(ctx.model, ctx.client)")
-                    .replace("import Agent,", "import Agent, OpenAIChatCompletionsModel,"))
+    path.write_text(
+        FACTORY.replace("model=ctx.model", "model=OpenAIChatCompletionsModel(ctx.model, ctx.client)").replace(
+            "import Agent,", "import Agent, OpenAIChatCompletionsModel,"
+        )
+    )
     db = tmp_path / "chat.db"
     bench_run(server, f"{path}:make", db, "--mode", "no-user", "--run-id", "chat")
     assert rows(db, "select reward from conversations where run_id = 'chat'")[0]["reward"] == 1.0

@@ -24,9 +24,16 @@ from bench_kernel import (
     ToolCall,
 )
 
-TOOLS = [{"type": "function", "function": {"name": "get_customer", "description": "Get a customer.",
-                                           "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}},
-                                                          "required": ["customer_id"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_customer",
+            "description": "Get a customer.",
+            "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}}, "required": ["customer_id"]},
+        },
+    }
+]
 
 
 @attrs.define
@@ -48,13 +55,16 @@ def reply(request: ChatRequest) -> ChatResponse:
         raise ModelResponseError("scripted failure")
     if request.messages[-1].get("content") == "down":
         raise ModelUnavailableError("scripted outage")
-    calls = [ToolCall(id="call_a", name="get_customer", arguments={"customer_id": "C-1001"}),
-             ToolCall(id="call_b", name="get_customer", arguments={"customer_id": "C-1002"})]
+    calls = [
+        ToolCall(id="call_a", name="get_customer", arguments={"customer_id": "C-1001"}),
+        ToolCall(id="call_b", name="get_customer", arguments={"customer_id": "C-1002"}),
+    ]
     return ChatResponse(content=None, tool_calls=calls, prompt_tokens=30, completion_tokens=12)
 
 
 def serve(test: Callable[[Endpoint, str, ScriptedModel, ConversationModels], Awaitable[None]]) -> None:
     """Run `test` with an endpoint serving one conversation over a scripted agent model."""
+
     async def go() -> None:
         backend = ScriptedModel(scripts={"agent-m": reply})
         hub = ModelHub(configs={"agent": ModelConfig(backend="scripted", model="agent-m")}, backends={"scripted": backend})
@@ -66,6 +76,7 @@ def serve(test: Callable[[Endpoint, str, ScriptedModel, ConversationModels], Awa
         finally:
             endpoint.unregister(token)
             await endpoint.close()
+
     asyncio.run(go())
 
 
@@ -90,8 +101,7 @@ def test_chat_completions_plain_and_streamed() -> None:
         sent = backend.requests["agent-m"][0]
         assert sent.tools == TOOLS and sent.sampling == {"temperature": 0.2} and sent.messages == body["messages"]
 
-        streamed = await post(endpoint, token, "/chat/completions",
-                              {**body, "stream": True, "stream_options": {"include_usage": True}})
+        streamed = await post(endpoint, token, "/chat/completions", {**body, "stream": True, "stream_options": {"include_usage": True}})
         assert streamed.headers["content-type"].startswith("text/event-stream")
         assert streamed.text.rstrip().endswith("data: [DONE]")
         chunks = events(streamed)
@@ -99,13 +109,21 @@ def test_chat_completions_plain_and_streamed() -> None:
         assert [(c["index"], c["id"]) for c in calls] == [(0, "call_a"), (1, "call_b")]
         assert chunks[-1]["usage"]["total_tokens"] == 42
         assert [e.prompt_tokens for e in models.ledger] == [30, 30] and {e.role for e in models.ledger} == {"agent"}
+
     serve(test)
 
 
 def test_responses_plain_and_streamed() -> None:
     async def test(endpoint: Endpoint, token: str, backend: ScriptedModel, models: ConversationModels) -> None:
-        tools = [{"type": "function", "name": "get_customer", "description": "Get a customer.",
-                  "parameters": TOOLS[0]["function"]["parameters"], "strict": True}]
+        tools = [
+            {
+                "type": "function",
+                "name": "get_customer",
+                "description": "Get a customer.",
+                "parameters": TOOLS[0]["function"]["parameters"],
+                "strict": True,
+            }
+        ]
         body = {"model": "m", "instructions": "Be brief.", "input": [{"role": "user", "content": "hi"}], "tools": tools}
         document = (await post(endpoint, token, "/responses", body)).json()
         assert document["object"] == "response" and document["status"] == "completed"
@@ -113,15 +131,24 @@ def test_responses_plain_and_streamed() -> None:
         assert document["usage"]["input_tokens"] == 30 and document["usage"]["output_tokens"] == 12
         first = backend.requests["agent-m"][0]
         assert first.messages == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
-        assert first.tools == [{"type": "function", "function": {"name": "get_customer", "description": "Get a customer.",
-                                                                 "parameters": TOOLS[0]["function"]["parameters"]}}]
+        assert first.tools == [
+            {
+                "type": "function",
+                "function": {"name": "get_customer", "description": "Get a customer.", "parameters": TOOLS[0]["function"]["parameters"]},
+            }
+        ]
 
         # The framework sends the calls back with their outputs: one assistant message with both calls, then two results.
-        follow = {**body, "stream": True, "input": [
-            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-            *document["output"],
-            {"type": "function_call_output", "call_id": "call_a", "output": '{"plan": "home-300"}'},
-            {"type": "function_call_output", "call_id": "call_b", "output": "No customer C-1002."}]}
+        follow = {
+            **body,
+            "stream": True,
+            "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                *document["output"],
+                {"type": "function_call_output", "call_id": "call_a", "output": '{"plan": "home-300"}'},
+                {"type": "function_call_output", "call_id": "call_b", "output": "No customer C-1002."},
+            ],
+        }
         streamed = await post(endpoint, token, "/responses", follow)
         kinds = [e["type"] for e in events(streamed)]
         assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
@@ -132,6 +159,7 @@ def test_responses_plain_and_streamed() -> None:
         assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
         assert [c["id"] for c in second[2]["tool_calls"]] == ["call_a", "call_b"]
         assert len(models.ledger) == 2 and models.ledger[1].completion_tokens == 7
+
     serve(test)
 
 
@@ -154,6 +182,7 @@ def test_auth_by_token_and_errors() -> None:
         assert down.status_code == 503
         assert [e.error is not None for e in models.ledger] == [True, True]
         assert not backend.requests["agent-m"][0].tools
+
     serve(test)
 
 
@@ -161,8 +190,9 @@ def test_openai_sdk_parses_every_shape() -> None:
     openai = pytest.importorskip("openai", reason="pip install openai")
 
     async def test(endpoint: Endpoint, token: str, backend: ScriptedModel, models: ConversationModels) -> None:
-        client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=token, max_retries=0,
-                                    http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
+        client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url, api_key=token, max_retries=0, http_client=openai.DefaultAsyncHttpxClient(trust_env=False)
+        )
         chat = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], tools=TOOLS)
         assert [c.function.name for c in chat.choices[0].message.tool_calls] == ["get_customer", "get_customer"]
         stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
@@ -175,4 +205,5 @@ def test_openai_sdk_parses_every_shape() -> None:
         models_page = await client.models.list()
         assert [m.id for m in models_page.data] == ["agent-m"]
         await client.close()
+
     serve(test)

@@ -15,7 +15,8 @@ from bridge_runs import bench_run, rows, tool_turns
 from bench_kernel.testing import FakeOpenAIServer, plan_change_world
 
 FACTORIES = {
-    "langgraph": ('''\
+    "langgraph": (
+        """\
 from langchain.agents import create_agent
 from langchain_openai import ChatOpenAI
 
@@ -23,8 +24,12 @@ from langchain_openai import ChatOpenAI
 def make(ctx):
     model = ChatOpenAI(model=ctx.model, base_url=ctx.base_url, api_key=ctx.api_key)
     return create_agent(model, ctx.tools, system_prompt=ctx.instructions)
-''', "langchain_openai", "pip install 'bench-bridge[langgraph]'"),
-    "pydantic-ai": ('''\
+""",
+        "langchain_openai",
+        "pip install 'bench-bridge[langgraph]'",
+    ),
+    "pydantic-ai": (
+        """\
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -33,7 +38,10 @@ from pydantic_ai.providers.openai import OpenAIProvider
 def make(ctx):
     model = OpenAIChatModel(ctx.model, provider=OpenAIProvider(openai_client=ctx.client))
     return Agent(model, instructions=ctx.instructions, tools=ctx.tools)
-''', "pydantic_ai", "pip install 'bench-bridge[pydantic-ai]'"),
+""",
+        "pydantic_ai",
+        "pip install 'bench-bridge[pydantic-ai]'",
+    ),
 }
 PLAN_CHANGE = [["find_customer_by_email"], ["get_customer", "list_plans"], ["change_plan"]]
 

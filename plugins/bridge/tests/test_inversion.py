@@ -15,15 +15,25 @@ from bench_bridge.tools import CallsTurn, ToolExchange, ToolFailed, tool_functio
 from bench_kernel import ConfigError, Mode, ModelUnavailableError, ToolCall, ToolMessage
 from bench_kernel.testing import plan_change_world
 
-SCHEMA = {"type": "function", "function": {
-    "name": "open_ticket", "description": "Open a support ticket for a customer.",
-    "parameters": {"type": "object", "required": ["customer_id", "category"], "properties": {
-        "customer_id": {"type": "string", "description": "The customer id, such as \"C-1001\"."},
-        "category": {"type": "string", "enum": ["billing", "equipment"], "description": "What the ticket is about."},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "priority": {"type": ["integer", "null"]},
-        "details": {"type": "object"},
-        "from": {"type": "boolean", "description": "A keyword as a name."}}}}}
+SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "open_ticket",
+        "description": "Open a support ticket for a customer.",
+        "parameters": {
+            "type": "object",
+            "required": ["customer_id", "category"],
+            "properties": {
+                "customer_id": {"type": "string", "description": 'The customer id, such as "C-1001".'},
+                "category": {"type": "string", "enum": ["billing", "equipment"], "description": "What the ticket is about."},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "priority": {"type": ["integer", "null"]},
+                "details": {"type": "object"},
+                "from": {"type": "boolean", "description": "A keyword as a name."},
+            },
+        },
+    },
+}
 
 
 def test_tool_functions_have_real_signatures_and_docstrings() -> None:
@@ -35,16 +45,17 @@ def test_tool_functions_have_real_signatures_and_docstrings() -> None:
 
     function = tool_function(tool_spec(SCHEMA), invoke)
     signature = inspect.signature(function)
-    assert function.__name__ == "open_ticket" and list(signature.parameters) == [
-        "customer_id", "category", "tags", "priority", "details", "from_"]
+    assert function.__name__ == "open_ticket" and list(signature.parameters) == ["customer_id", "category", "tags", "priority", "details", "from_"]
     assert [p.default for p in signature.parameters.values()][:2] == [inspect.Parameter.empty] * 2
     hints = typing.get_type_hints(function)
     assert hints["customer_id"] is str and hints["category"] == Literal["billing", "equipment"]
     assert hints["tags"] == list[str] | None and hints["priority"] == int | None
     assert hints["details"] == dict[str, Any] | None and hints["return"] is str
-    assert function.__doc__ == ('Open a support ticket for a customer.\n\nArgs:\n    customer_id: The customer id, such as "C-1001".\n'
-                                "    category: What the ticket is about.\n    tags:\n    priority:\n    details:\n"
-                                "    from_: A keyword as a name.")
+    assert function.__doc__ == (
+        'Open a support ticket for a customer.\n\nArgs:\n    customer_id: The customer id, such as "C-1001".\n'
+        "    category: What the ticket is about.\n    tags:\n    priority:\n    details:\n"
+        "    from_: A keyword as a name."
+    )
     assert asyncio.run(function("C-1", "billing", tags=("a",), from_=True)) == "ok"
     assert seen == [("open_ticket", {"customer_id": "C-1", "category": "billing", "tags": ["a"], "from": True})]
     with pytest.raises(TypeError):
@@ -54,8 +65,13 @@ def test_tool_functions_have_real_signatures_and_docstrings() -> None:
 def test_invocations_match_proposals_by_name_and_arguments_in_order() -> None:
     async def go() -> None:
         exchange = ToolExchange(tool_names=frozenset({"get", "put"}), wait_s=5)
-        exchange.proposed([ToolCall(id="a", name="get", arguments={"k": 1}), ToolCall(id="b", name="get", arguments={"k": 2}),
-                           ToolCall(id="c", name="hallucinated", arguments={})])
+        exchange.proposed(
+            [
+                ToolCall(id="a", name="get", arguments={"k": 1}),
+                ToolCall(id="b", name="get", arguments={"k": 2}),
+                ToolCall(id="c", name="hallucinated", arguments={}),
+            ]
+        )
         second = asyncio.ensure_future(exchange.invoke("get", {"k": 2}))
         first = asyncio.ensure_future(exchange.invoke("get", {"k": 1, "optional": None}))
         step = await exchange.steps.get()
@@ -69,6 +85,7 @@ def test_invocations_match_proposals_by_name_and_arguments_in_order() -> None:
         assert isinstance(step, CallsTurn) and [(c.id, c.name) for c in step.calls] == [("bridge-call-1", "put")]
         exchange.deliver([ToolMessage(id="bridge-call-1", content="done")])
         assert await alone == "done" and exchange.steps.empty()
+
     asyncio.run(go())
 
 
@@ -81,6 +98,7 @@ def test_tool_errors_can_raise() -> None:
         exchange.deliver([ToolMessage(id="a", content="Unknown customer.", error=True)])
         with pytest.raises(ToolFailed, match="Unknown customer"):
             await call
+
     asyncio.run(go())
 
 
@@ -89,16 +107,20 @@ def test_a_multi_turn_conversation_with_parallel_calls(run_bridge: Any) -> None:
     row = outcome.conversation()
     assert (row["termination_reason"], row["reward"]) == ("user_stop", 1.0)
     # Parallel calls are one assistant turn, with the ids the model gave them; bench's environment ran every call.
-    assert outcome.turns() == [[("call_1_0_0", "find_customer_by_email")],
-                               [("call_1_1_0", "get_customer"), ("call_1_1_1", "list_plans")],
-                               [("call_1_2_0", "change_plan")]]
+    assert outcome.turns() == [
+        [("call_1_0_0", "find_customer_by_email")],
+        [("call_1_1_0", "get_customer"), ("call_1_1_1", "list_plans")],
+        [("call_1_2_0", "change_plan")],
+    ]
     messages = outcome.messages()
     results = [m for m in messages if m["role"] == "tool"]
     assert [m["id"] for m in results] == ["call_1_0_0", "call_1_1_0", "call_1_1_1", "call_1_2_0"]
     assert '"plan_id": "fiber-1000"' in results[-1]["content"]
     said = [(m["role"], m["content"]) for m in messages if m.get("content") and m["role"] in ("user", "assistant")]
-    assert said[1:3] == [("user", "Hi, I'd like faster internet: please move me to the Fiber 1000 plan."),
-                         ("assistant", "Sure. What is the email address on your account?")]
+    assert said[1:3] == [
+        ("user", "Hi, I'd like faster internet: please move me to the Fiber 1000 plan."),
+        ("assistant", "Sure. What is the email address on your account?"),
+    ]
     # Every model call of the framework is in the ledger as the agent's, with its tokens; usage lands on the messages.
     agent_calls = outcome.calls("agent")
     assert len(agent_calls) == 5 and all(c["prompt_tokens"] == 10 and c["completion_tokens"] == 5 for c in agent_calls)
@@ -149,10 +171,13 @@ def test_a_framework_exception_is_an_agent_error(run_bridge: Any) -> None:
 
 def test_factories_are_checked_before_the_run(mini_runner: None) -> None:
     agent = FrameworkAgent()
-    for options, problem in [({}, "needs --agent-option factory"), ({"factory": "nocolon"}, "MODULE:FUNCTION"),
-                             ({"factory": "no_such_module_xyz:make"}, "cannot import"),
-                             ({"factory": "bridge_mini_framework:missing"}, "has no 'missing'"),
-                             ({"factory": "bridge_mini_framework:not_an_agent"}, "no bridge runner plays")]:
+    for options, problem in [
+        ({}, "needs --agent-option factory"),
+        ({"factory": "nocolon"}, "MODULE:FUNCTION"),
+        ({"factory": "no_such_module_xyz:make"}, "cannot import"),
+        ({"factory": "bridge_mini_framework:missing"}, "has no 'missing'"),
+        ({"factory": "bridge_mini_framework:not_an_agent"}, "no bridge runner plays"),
+    ]:
         with pytest.raises(ConfigError, match=problem):
             agent.fingerprint(options)
     fingerprint = agent.fingerprint({"factory": "bridge_mini_framework:make"})

@@ -45,10 +45,14 @@ async def play_turn(payload: dict[str, Any], seen: dict[str, Any]) -> str:
         seen["tools"] = [t.name for t in (await session.list_tools()).tools]
         model = payload["model"]
         async with httpx.AsyncClient(trust_env=False) as client:
-            reply = await client.post(f"{model['base_url']}/chat/completions", json={
-                "model": model["model"], "messages": [{"role": "system", "content": payload["instructions"]},
-                                                      {"role": "user", "content": payload["message"]}]},
-                headers={"Authorization": f"Bearer {model['api_key']}"})
+            reply = await client.post(
+                f"{model['base_url']}/chat/completions",
+                json={
+                    "model": model["model"],
+                    "messages": [{"role": "system", "content": payload["instructions"]}, {"role": "user", "content": payload["message"]}],
+                },
+                headers={"Authorization": f"Bearer {model['api_key']}"},
+            )
             seen["model_status"] = reply.status_code
         for name, arguments in seen["actions"]:
             result = await session.call_tool(name, arguments)
@@ -86,24 +90,48 @@ def remote_agent() -> Iterator[tuple[str, dict[str, Any]]]:
         thread.join(5)
 
 
-def test_an_mcp_agent_in_another_process_lists_calls_and_is_scored(remote_agent: tuple[str, dict[str, Any]],
-                                                                      tmp_path: Path) -> None:
+def test_an_mcp_agent_in_another_process_lists_calls_and_is_scored(remote_agent: tuple[str, dict[str, Any]], tmp_path: Path) -> None:
     url, seen = remote_agent
     factory = tmp_path / "remote_factory.py"
     factory.write_text(f"from bench_bridge import RemoteAgent\n\n\ndef make(ctx):\n    return RemoteAgent({url!r})\n")
     db = tmp_path / "r.db"
     with FakeOpenAIServer() as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--plugin", "mock", "--plugin", "bridge", "--plugin", "openai", "--agent", "framework",
-            "--agent-option", f"factory={factory}:make", "--agent-option", "mcp=true", "--agent-model", "fake-model",
-            "--agent-base-url", server.base_url, "--task-id", TASK, "--no-baseline", "--db", str(db), "--run-id", "remote"],
-            catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--plugin",
+                "mock",
+                "--plugin",
+                "bridge",
+                "--plugin",
+                "openai",
+                "--agent",
+                "framework",
+                "--agent-option",
+                f"factory={factory}:make",
+                "--agent-option",
+                "mcp=true",
+                "--agent-model",
+                "fake-model",
+                "--agent-base-url",
+                server.base_url,
+                "--task-id",
+                TASK,
+                "--no-baseline",
+                "--db",
+                str(db),
+                "--run-id",
+                "remote",
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     assert set(seen["tools"]) >= {name for name, _ in seen["actions"]}  # listed over MCP
     assert seen["model_status"] == 200 and seen["results"] == [False] * len(seen["actions"])
     connection = sqlite3.connect(db)
     try:
-        reward, = connection.execute("select reward from conversations where run_id = 'remote'").fetchone()
+        (reward,) = connection.execute("select reward from conversations where run_id = 'remote'").fetchone()
         messages = [json.loads(m) for (m,) in connection.execute("select message_json from messages order by rowid")]
         ledger = connection.execute("select count(*) from llm_calls where run_id = 'remote' and role = 'agent'").fetchone()[0]
     finally:
@@ -120,9 +148,33 @@ def test_the_issue_command_needs_no_backend_plugin_named(remote_agent: tuple[str
     factory = tmp_path / "remote_factory.py"
     factory.write_text(f"from bench_bridge import RemoteAgent\n\n\ndef make(ctx):\n    return RemoteAgent({url!r})\n")
     with FakeOpenAIServer() as server:
-        result = CliRunner().invoke(cli, [
-            "run", "--plugin", "mock", "--plugin", "bridge", "--agent", "framework", "--agent-option", f"factory={factory}:make",
-            "--agent-option", "mcp=true", "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--task-id", TASK,
-            "--no-baseline", "--db", str(tmp_path / "r.db"), "--format", "json"], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "--plugin",
+                "mock",
+                "--plugin",
+                "bridge",
+                "--agent",
+                "framework",
+                "--agent-option",
+                f"factory={factory}:make",
+                "--agent-option",
+                "mcp=true",
+                "--agent-model",
+                "fake-model",
+                "--agent-base-url",
+                server.base_url,
+                "--task-id",
+                TASK,
+                "--no-baseline",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--format",
+                "json",
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["average_reward"]["value"] == 1.0

@@ -33,10 +33,12 @@ if not DOCS.exists():  # the wheel's tests run outside the repository, where the
     pytest.skip(f"the workspace's docs are not at {DOCS} (bench-bridge tested outside the repository)", allow_module_level=True)
 SHARED = REPO.parent / "shared" / "reference" / "tau2"
 SECTION = "## Under a profile"
-FRAMEWORKS = {"langgraph": ("langchain_openai", "langgraph"), "openai-agents": ("agents",),
-              "pydantic-ai": ("pydantic_ai",)}
-INSTALL = {"langgraph": "pip install 'bench-bridge[langgraph]'", "openai-agents": "pip install 'bench-bridge[agents-sdk]'",
-           "pydantic-ai": "pip install 'bench-bridge[pydantic-ai]'"}
+FRAMEWORKS = {"langgraph": ("langchain_openai", "langgraph"), "openai-agents": ("agents",), "pydantic-ai": ("pydantic_ai",)}
+INSTALL = {
+    "langgraph": "pip install 'bench-bridge[langgraph]'",
+    "openai-agents": "pip install 'bench-bridge[agents-sdk]'",
+    "pydantic-ai": "pip install 'bench-bridge[pydantic-ai]'",
+}
 
 
 def python_blocks(text: str) -> list[str]:
@@ -46,7 +48,7 @@ def python_blocks(text: str) -> list[str]:
 def docs_factories() -> dict[str, str]:
     """The factories of the page's profile section, by framework."""
     text = DOCS.read_text(encoding="utf-8")
-    section = text[text.index(SECTION):text.index("\n## ", text.index(SECTION) + 1)]
+    section = text[text.index(SECTION) : text.index("\n## ", text.index(SECTION) + 1)]
     return {framework_of(block): block for block in python_blocks(section)}
 
 
@@ -54,7 +56,7 @@ def plain_factories() -> dict[str, str]:
     """The first factory of each framework's own section (tools as Python functions: the framework's schemas)."""
     text = DOCS.read_text(encoding="utf-8")
     found: dict[str, str] = {}
-    for block in python_blocks(text[:text.index(SECTION)]):
+    for block in python_blocks(text[: text.index(SECTION)]):
         found.setdefault(framework_of(block), block)
     return {k: v for k, v in found.items() if k in FRAMEWORKS}
 
@@ -119,8 +121,26 @@ def tau2_profile(tmp_path: Path) -> Path:
     (data / "domains" / "airline").symlink_to((SHARED / "airline").resolve())
     (data / "user_simulator").symlink_to((SHARED / "user_simulator").resolve())
     out = tmp_path / "tau2-profile"
-    done = subprocess.run([sys.executable, "-m", "bench_kernel", "tau2", "profile", "--tau2-python", python, "-o", str(out),
-                           "--data-dir", str(data.parent), "--domain", "airline"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench_kernel",
+            "tau2",
+            "profile",
+            "--tau2-python",
+            python,
+            "-o",
+            str(out),
+            "--data-dir",
+            str(data.parent),
+            "--domain",
+            "airline",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -136,11 +156,43 @@ def airline_reply(body: dict[str, Any]) -> Reply:
 def play(agent: list[str], profile: Path, tmp_path: Path, name: str) -> tuple[dict[str, Any], str]:
     """Task 0 of tau2's airline under the profile; the agent's first request body and the run's output."""
     with FakeOpenAIServer(airline_reply, models=["gpt-4.1"]) as server:
-        args = ["run", "--plugin", "airline", "--plugin", "openai", "--plugin", "llm", "--plugin", "bridge",
-                "--data-dir", str(SHARED / "airline"), *agent, "--user", "llm-user", "--agent-model", "gpt-4.1",
-                "--user-model", "gpt-4.1", "--agent-base-url", server.base_url, "--user-base-url", server.base_url,
-                "--task-id", "0", "--no-baseline", "--profile", str(profile), "--db", str(tmp_path / f"{name}.db"),
-                "--format", "none", "--progress", "lines", "--run-id", name]
+        args = [
+            "run",
+            "--plugin",
+            "airline",
+            "--plugin",
+            "openai",
+            "--plugin",
+            "llm",
+            "--plugin",
+            "bridge",
+            "--data-dir",
+            str(SHARED / "airline"),
+            *agent,
+            "--user",
+            "llm-user",
+            "--agent-model",
+            "gpt-4.1",
+            "--user-model",
+            "gpt-4.1",
+            "--agent-base-url",
+            server.base_url,
+            "--user-base-url",
+            server.base_url,
+            "--task-id",
+            "0",
+            "--no-baseline",
+            "--profile",
+            str(profile),
+            "--db",
+            str(tmp_path / f"{name}.db"),
+            "--format",
+            "none",
+            "--progress",
+            "lines",
+            "--run-id",
+            name,
+        ]
         result = CliRunner().invoke(bench_cli(["airline", "openai", "llm", "bridge"]), args, env={"OPENAI_API_KEY": "unused"})
         assert result.exit_code == 0, result.output
         assert not server.errors, server.errors
@@ -164,13 +216,12 @@ def test_the_docs_langgraph_agent_sends_tau2s_tools_array_under_tau2s_profile(tm
     assert ours["temperature"] == theirs["temperature"] == 0.0  # the profile's sampling, applied by bench
     recorded = SHARED / "requests" / "airline-task-0.jsonl"
     if recorded.is_file():  # what tau2-bench itself sent
-        tau2 = next(json.loads(line)["body"] for line in recorded.read_text(encoding="utf-8").splitlines()
-                    if "tools" in json.loads(line)["body"])
+        tau2 = next(json.loads(line)["body"] for line in recorded.read_text(encoding="utf-8").splitlines() if "tools" in json.loads(line)["body"])
         assert json.dumps(ours["tools"], ensure_ascii=False) == json.dumps(tau2["tools"], ensure_ascii=False)
         assert ours["tool_choice"] == tau2["tool_choice"]
     assert "methodology: standard under profile tau2" in standard
     assert "methodology: custom under profile tau2" in header
-    reasons = [line[len("    - "):] for line in header.splitlines() if line.startswith("    - ")]
+    reasons = [line[len("    - ") :] for line in header.splitlines() if line.startswith("    - ")]
     loop = f"agent 'framework': its own agent loop (langgraph {importlib.metadata.version('langgraph')}), not the profile's agent"
     assert reasons == [loop]
     # The tau2 export agrees with the header: the same reason, and no other about the agent.

@@ -74,8 +74,7 @@ def make_agent(ctx: Any) -> Any:
 
 def context(server: FakeOpenAIServer, shop: Shop) -> SimpleNamespace:
     """What the bridge's factory context holds, as far as these factories read it."""
-    return SimpleNamespace(model="fake-model", base_url=server.base_url, api_key="test-key", tools=shop.tools(),
-                           instructions=INSTRUCTIONS)
+    return SimpleNamespace(model="fake-model", base_url=server.base_url, api_key="test-key", tools=shop.tools(), instructions=INSTRUCTIONS)
 
 
 def agent_for(server: FakeOpenAIServer, shop: Shop, **options: Any) -> Any:
@@ -108,8 +107,9 @@ def hand_built_graph_for(server: FakeOpenAIServer, shop: Shop) -> Any:
     return builder.compile()
 
 
-BUILDERS = pytest.mark.parametrize("build", [agent_for, react_agent_for, hand_built_graph_for],
-                                   ids=["create_agent", "create_react_agent", "hand-built"])
+BUILDERS = pytest.mark.parametrize(
+    "build", [agent_for, react_agent_for, hand_built_graph_for], ids=["create_agent", "create_react_agent", "hand-built"]
+)
 
 
 def roles(body: dict[str, Any]) -> list[str]:
@@ -182,8 +182,12 @@ def test_parallel_tool_calls_run_concurrently_and_an_error_reaches_the_model(bui
 def test_a_tool_error_does_not_end_the_turn_even_alone() -> None:
     async def scenario() -> None:
         shop, runner = Shop(), LangGraphRunner()
-        replies = [Reply.tool_call("get_order", {"order_id": "missing"}), Reply.text("No such order."),
-                   Reply.tool_call("get_order", {"order_id": "missing"}), Reply.text("Still none.")]
+        replies = [
+            Reply.tool_call("get_order", {"order_id": "missing"}),
+            Reply.text("No such order."),
+            Reply.tool_call("get_order", {"order_id": "missing"}),
+            Reply.text("Still none."),
+        ]
         async with FakeOpenAIServer(replies=replies) as server:
             agent = agent_for(server, shop)
             text, state = await runner.turn(agent, None, "Find order missing.")
@@ -235,10 +239,12 @@ def test_does_not_match_a_pydantic_ai_agent() -> None:
 
 
 def test_matches_without_importing_langgraph() -> None:
-    code = ("import sys; from bench_bridge.runners.langgraph import LangGraphRunner; r = LangGraphRunner();"
-            "assert not r.matches(object()) and not r.matches({'messages': []});"
-            "loaded = [m for m in ('langgraph', 'langchain', 'langchain_core') if m in sys.modules];"
-            "assert not loaded, loaded")
+    code = (
+        "import sys; from bench_bridge.runners.langgraph import LangGraphRunner; r = LangGraphRunner();"
+        "assert not r.matches(object()) and not r.matches({'messages': []});"
+        "loaded = [m for m in ('langgraph', 'langchain', 'langchain_core') if m in sys.modules];"
+        "assert not loaded, loaded"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

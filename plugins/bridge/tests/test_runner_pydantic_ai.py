@@ -190,9 +190,11 @@ def test_does_not_match_a_langgraph_agent() -> None:
 
 
 def test_matches_without_importing_pydantic_ai() -> None:
-    code = ("import sys; from bench_bridge.runners.pydantic_ai import PydanticAIRunner; r = PydanticAIRunner();"
-            "assert not r.matches(object()) and r.distribution;"
-            "assert 'pydantic_ai' not in sys.modules")
+    code = (
+        "import sys; from bench_bridge.runners.pydantic_ai import PydanticAIRunner; r = PydanticAIRunner();"
+        "assert not r.matches(object()) and r.distribution;"
+        "assert 'pydantic_ai' not in sys.modules"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

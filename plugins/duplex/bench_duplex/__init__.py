@@ -134,19 +134,42 @@ __all__ = [
 ]
 
 _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
-    "audio": ("SAMPLE_RATE", "SILENCE_BYTE", "Resampler", "fit", "pcm_bytes", "pcm_samples", "pcm_to_ulaw", "silence",
-              "tick_bytes", "ulaw_byte", "ulaw_to_pcm"),
+    "audio": (
+        "SAMPLE_RATE",
+        "SILENCE_BYTE",
+        "Resampler",
+        "fit",
+        "pcm_bytes",
+        "pcm_samples",
+        "pcm_to_ulaw",
+        "silence",
+        "tick_bytes",
+        "ulaw_byte",
+        "ulaw_to_pcm",
+    ),
     "loop": ("OpenSpeech", "TranscriptWriter", "play_full_duplex", "run_duplex", "speech_segments", "write_stereo"),
-    "realtime": ("LOCKSTEP_DONE", "LOCKSTEP_TICK", "PACINGS", "PACKET_MS", "Pacing", "RealtimeAdapter",
-                 "RealtimeConnectionError", "RealtimeError", "RealtimeSettings", "TickOutput", "ToolResult", "VadSettings",
-                 "b64decode", "b64encode", "chat_function"),
-    "speech": ("CONTROL_TOKENS", "NUMBER_WORDS", "edit_distance", "paced_utterance", "speech_words", "spread",
-               "utterance_id", "word_error_rate"),
+    "realtime": (
+        "LOCKSTEP_DONE",
+        "LOCKSTEP_TICK",
+        "PACINGS",
+        "PACKET_MS",
+        "Pacing",
+        "RealtimeAdapter",
+        "RealtimeConnectionError",
+        "RealtimeError",
+        "RealtimeSettings",
+        "TickOutput",
+        "ToolResult",
+        "VadSettings",
+        "b64decode",
+        "b64encode",
+        "chat_function",
+    ),
+    "speech": ("CONTROL_TOKENS", "NUMBER_WORDS", "edit_distance", "paced_utterance", "speech_words", "spread", "utterance_id", "word_error_rate"),
     "timeline": ("ACTIONS", "EFFECT_TYPES", "TIMELINE_INFO", "SpeechSegment", "Timeline", "TimelineEntry", "ToolStamp"),
     "turntaking": ("CHECK_INS", "Counters", "Speech", "TurnBasedAgent", "TurnTakingUser", "split_stop"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
-
 
 
 @attrs.define(kw_only=True)
@@ -156,8 +179,18 @@ class FullDuplexLoop(ConversationLoop):
     name: str = "full-duplex"
     description: str = "Both sides stream audio in ticks of simulated time (tau2's full duplex)."
 
-    async def play(self, setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
-                   channel: ChannelSession | None, *, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
+    async def play(
+        self,
+        setup: ConversationSetup,
+        env: Environment,
+        agent: AgentSession,
+        user: UserSession | None,
+        channel: ChannelSession | None,
+        *,
+        events: EventLog,
+        limits: Limits,
+        audio_name: str,
+    ) -> Conversation:
         """One full-duplex conversation, played to its end."""
         from .loop import play_full_duplex  # imported on the first full-duplex conversation, never in text runs
 
@@ -179,4 +212,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
-

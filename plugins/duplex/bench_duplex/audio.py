@@ -108,7 +108,7 @@ class Resampler:
             pending = self._pending + list(samples)
             full = len(pending) - len(pending) % ratio
             self._pending = pending[full:]
-            return [sum(pending[i:i + ratio]) // ratio for i in range(0, full, ratio)]
+            return [sum(pending[i : i + ratio]) // ratio for i in range(0, full, ratio)]
         return self._interpolate(samples)
 
     def _interpolate(self, samples: Sequence[int]) -> list[int]:

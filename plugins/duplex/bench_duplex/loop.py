@@ -104,9 +104,18 @@ class TranscriptWriter:
         action = chunk.action if chunk.action not in QUIET else None
         info = {key: chunk.info[key] for key in TIMELINE_INFO if key in chunk.info} if chunk.info else {}
         if chunk.text or action or chunk.effects or chunk.truncated or chunk.vad or info:
-            voice.entries.append(TimelineEntry(tick=tick, text=chunk.text, utterance=chunk.utterance, action=action,
-                                               effects=tuple(chunk.effects), truncated=chunk.truncated, vad=chunk.vad,
-                                               info=info))
+            voice.entries.append(
+                TimelineEntry(
+                    tick=tick,
+                    text=chunk.text,
+                    utterance=chunk.utterance,
+                    action=action,
+                    effects=tuple(chunk.effects),
+                    truncated=chunk.truncated,
+                    vad=chunk.vad,
+                    info=info,
+                )
+            )
         if self.audio is not None:
             self.audio[side].append(chunk.audio)
 
@@ -119,8 +128,13 @@ class TranscriptWriter:
         start = voice.first_tick if voice.first_tick is not None else tick
         cls = AssistantMessage if side == "agent" else UserMessage
         requestor: Requestor = "assistant" if side == "agent" else "user"
-        message = cls(content=text or None, tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
-                      turn_idx=len(self.messages), timestamp=self.clock(), raw_data={"tick": start, "end_tick": tick})
+        message = cls(
+            content=text or None,
+            tool_calls=[attrs.evolve(c, requestor=requestor) for c in calls] or None,
+            turn_idx=len(self.messages),
+            timestamp=self.clock(),
+            raw_data={"tick": start, "end_tick": tick},
+        )
         self.messages.append(message)
         voice.text, voice.first_tick = "", None
         return message
@@ -130,8 +144,7 @@ class TranscriptWriter:
         self.flush(side, tick, calls)
         errors = {r.id: r.error for r in results}
         self.messages.extend(attrs.evolve(r, turn_idx=len(self.messages) + i) for i, r in enumerate(results))
-        self.tools.extend(ToolStamp(tick=tick, requestor=side, id=c.id, name=c.name, error=errors.get(c.id, False))
-                          for c in calls)
+        self.tools.extend(ToolStamp(tick=tick, requestor=side, id=c.id, name=c.name, error=errors.get(c.id, False)) for c in calls)
 
     def finish(self, tick: int) -> None:
         """Close open speech runs and write what is left of both sides' text, the earlier speaker first."""
@@ -145,9 +158,16 @@ class TranscriptWriter:
 
     def timeline(self, conditions: dict[str, Any]) -> Timeline:
         """What the conversation was, tick by tick."""
-        return Timeline(tick_ms=self.tick_ms, ticks=self.ticks, agent_speech=self.agent.runs,
-                        user_speech=self.user.runs, agent=self.agent.entries, user=self.user.entries, tools=self.tools,
-                        conditions=conditions)
+        return Timeline(
+            tick_ms=self.tick_ms,
+            ticks=self.ticks,
+            agent_speech=self.agent.runs,
+            user_speech=self.user.runs,
+            agent=self.agent.entries,
+            user=self.user.entries,
+            tools=self.tools,
+            conditions=conditions,
+        )
 
 
 @attrs.define
@@ -170,8 +190,17 @@ class _Play:
         return results
 
 
-async def play_full_duplex(setup: ConversationSetup, env: Environment, agent: AgentSession, user: UserSession | None,
-                           channel: ChannelSession | None, *, events: EventLog, limits: Limits, audio_name: str) -> Conversation:
+async def play_full_duplex(
+    setup: ConversationSetup,
+    env: Environment,
+    agent: AgentSession,
+    user: UserSession | None,
+    channel: ChannelSession | None,
+    *,
+    events: EventLog,
+    limits: Limits,
+    audio_name: str,
+) -> Conversation:
     """A run's full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
     settings = setup.duplex
     assert settings is not None and user is not None
@@ -180,13 +209,23 @@ async def play_full_duplex(setup: ConversationSetup, env: Environment, agent: Ag
     duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
     if isinstance(duplex_user, TurnTakingUser):
         duplex_user.attach(line)  # a simulator's own turn-taking session was made before the channel's
-    return await run_duplex(env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits,
-                            audio_name=audio_name, history=setup.history)
+    return await run_duplex(
+        env, duplex_agent, duplex_user, channel=line, settings=settings, events=events, limits=limits, audio_name=audio_name, history=setup.history
+    )
 
 
-async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUserSession, *, channel: ChannelSession,
-                     settings: DuplexSettings, events: EventLog, limits: Limits = Limits(),
-                     audio_name: str | None = None, history: Sequence[Message] = ()) -> Conversation:
+async def run_duplex(
+    env: Environment,
+    agent: DuplexAgentSession,
+    user: DuplexUserSession,
+    *,
+    channel: ChannelSession,
+    settings: DuplexSettings,
+    events: EventLog,
+    limits: Limits = Limits(),
+    audio_name: str | None = None,
+    history: Sequence[Message] = (),
+) -> Conversation:
     """Play one full-duplex conversation to its end (never raises for participant failures).
 
     The history (the agent's unspoken greeting, as in tau2) opens the trajectory; nothing of it is said on the line.
@@ -194,8 +233,7 @@ async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUs
     convo = Conversation(messages=stamp_history(history))
     events.position = lambda: len(convo.messages)
     events.clock = utc_now
-    writer = TranscriptWriter(messages=convo.messages, tick_ms=settings.tick_ms,
-                              audio={"agent": [], "user": []} if settings.keep_audio else None)
+    writer = TranscriptWriter(messages=convo.messages, tick_ms=settings.tick_ms, audio={"agent": [], "user": []} if settings.keep_audio else None)
     play = _Play(convo, env, settings, writer)
     try:
         if limits.timeout_s is None:
@@ -211,8 +249,7 @@ async def run_duplex(env: Environment, agent: DuplexAgentSession, user: DuplexUs
     return convo
 
 
-async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession,
-                 limits: Limits) -> None:
+async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession, limits: Limits) -> None:
     convo, tick_ms, rec = play.convo, play.settings.tick_ms, play.writer
     await channel.begin()
     quiet = Chunk(audio=silence(tick_ms))
@@ -250,8 +287,9 @@ async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession
     convo.termination = TerminationReason.MAX_STEPS
 
 
-async def _step(convo: Conversation, session: DuplexAgentSession | DuplexUserSession, side: Side, tick: int,
-                heard: Chunk, results: list[ToolMessage]) -> Chunk | None:
+async def _step(
+    convo: Conversation, session: DuplexAgentSession | DuplexUserSession, side: Side, tick: int, heard: Chunk, results: list[ToolMessage]
+) -> Chunk | None:
     try:
         chunk = await session.step(tick, heard, results)
         if not isinstance(chunk, Chunk):
@@ -297,14 +335,20 @@ def speech_segments(timeline: Timeline) -> list[SpeechSegment]:
         entries = sorted(entries, key=lambda e: e.tick)
         ticks = [e.tick for e in entries]
         for start, end in runs:
-            inside = entries[bisect_left(ticks, start):bisect_left(ticks, end)]
+            inside = entries[bisect_left(ticks, start) : bisect_left(ticks, end)]
             # A truncation from the run's first tick, a yield after it, up to its end tick, cut the run short.
-            near = entries[bisect_left(ticks, start):bisect_right(ticks, end)]
-            found.append(SpeechSegment(side=side, start_tick=start, end_tick=end,  # type: ignore[arg-type]
-                                       text="".join(e.text for e in inside).strip(),
-                                       backchannel=next((e.action for e in inside if e.action), None) == "backchannel",
-                                       interrupted=any(e.truncated or (e.action == "stop_talking" and e.tick > start) for e in near),
-                                       overlapped=any(s <= start < e for s, e in other)))
+            near = entries[bisect_left(ticks, start) : bisect_right(ticks, end)]
+            found.append(
+                SpeechSegment(
+                    side=side,
+                    start_tick=start,
+                    end_tick=end,  # type: ignore[arg-type]
+                    text="".join(e.text for e in inside).strip(),
+                    backchannel=next((e.action for e in inside if e.action), None) == "backchannel",
+                    interrupted=any(e.truncated or (e.action == "stop_talking" and e.tick > start) for e in near),
+                    overlapped=any(s <= start < e for s, e in other),
+                )
+            )
     return sorted(found, key=lambda s: (s.start_tick, s.side != "agent"))
 
 

@@ -32,9 +32,26 @@ from bench_kernel import TICK_MS, ConfigError, ModelAuthError, ModelError, Model
 from .audio import SAMPLE_RATE, Resampler, fit, pcm_bytes, pcm_samples, pcm_to_ulaw, tick_bytes, ulaw_to_pcm
 
 __all__ = [
-    "LOCKSTEP_DONE", "LOCKSTEP_TICK", "PACINGS", "PACKET_MS", "Pacing", "RealtimeAdapter", "RealtimeConnectionError",
-    "RealtimeError", "RealtimeSettings", "Resampler", "TickOutput", "ToolResult", "VadSettings", "b64decode", "b64encode",
-    "chat_function", "pcm_bytes", "pcm_samples", "pcm_to_ulaw", "ulaw_to_pcm",
+    "LOCKSTEP_DONE",
+    "LOCKSTEP_TICK",
+    "PACINGS",
+    "PACKET_MS",
+    "Pacing",
+    "RealtimeAdapter",
+    "RealtimeConnectionError",
+    "RealtimeError",
+    "RealtimeSettings",
+    "Resampler",
+    "TickOutput",
+    "ToolResult",
+    "VadSettings",
+    "b64decode",
+    "b64encode",
+    "chat_function",
+    "pcm_bytes",
+    "pcm_samples",
+    "pcm_to_ulaw",
+    "ulaw_to_pcm",
 ]
 
 PACKET_MS = 20
@@ -217,8 +234,7 @@ class RealtimeAdapter:
 
         url, headers = self.endpoint(settings)
         try:
-            self._ws = await connect(url, additional_headers=headers, open_timeout=settings.connect_timeout_s,
-                                     max_size=2**24, ping_interval=None)
+            self._ws = await connect(url, additional_headers=headers, open_timeout=settings.connect_timeout_s, max_size=2**24, ping_interval=None)
         except InvalidStatus as exc:
             raise _status_error(self.provider, exc.response.status_code, bytes(exc.response.body or b"")) from None
         except InvalidURI as exc:
@@ -382,13 +398,27 @@ class RealtimeAdapter:
         for item, count in heard.items():
             self._items[item].played += count
         state = self._tick
-        info: dict[str, Any] = {"user_ms": state.start_ms, "received_bytes": state.received,
-                                "buffered_bytes": sum(len(data) for _, data in self._queue), "events": state.events}
+        info: dict[str, Any] = {
+            "user_ms": state.start_ms,
+            "received_bytes": state.received,
+            "buffered_bytes": sum(len(data) for _, data in self._queue),
+            "events": state.events,
+        }
         if state.interruption_ms is not None:
             info["interruption_ms"] = state.interruption_ms
-        return TickOutput(tick=state.tick, audio=fit(bytes(played), tick_ms), speech=bool(played), text=self._released(),
-                          items=tuple(heard), tool_calls=tuple(state.calls), truncated=state.truncated,
-                          vad=tuple(state.vad), input_transcripts=tuple(state.heard), usage=tuple(state.usage), info=info)
+        return TickOutput(
+            tick=state.tick,
+            audio=fit(bytes(played), tick_ms),
+            speech=bool(played),
+            text=self._released(),
+            items=tuple(heard),
+            tool_calls=tuple(state.calls),
+            truncated=state.truncated,
+            vad=tuple(state.vad),
+            input_transcripts=tuple(state.heard),
+            usage=tuple(state.usage),
+            info=info,
+        )
 
     def _released(self) -> str:
         """Each item's transcript up to the share of its audio played so far, minus what earlier ticks released."""
@@ -398,7 +428,7 @@ class RealtimeAdapter:
                 continue
             upto = math.ceil(min(1.0, item.played / item.received) * len(item.text))
             if upto > item.shown:
-                pieces.append(item.text[item.shown:upto])
+                pieces.append(item.text[item.shown : upto])
                 item.shown = upto
         return " ".join(p.strip() for p in pieces if p.strip()) if len(pieces) > 1 else "".join(pieces)
 
@@ -431,8 +461,7 @@ class RealtimeAdapter:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError:
                 arguments = {}
-        self._tick.calls.append(ToolCall(id=call_id, name=name,
-                                         arguments=dict(arguments) if isinstance(arguments, Mapping) else {}))
+        self._tick.calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments) if isinstance(arguments, Mapping) else {}))
 
     def on_vad(self, kind: str) -> None:
         """A voice-activity event: speech_started, speech_stopped or interrupted."""
@@ -484,7 +513,7 @@ class RealtimeAdapter:
 
 def _packets(audio: bytes) -> list[bytes]:
     size = PACKET_MS * BYTES_PER_MS
-    return [audio[i:i + size] for i in range(0, len(audio), size)]
+    return [audio[i : i + size] for i in range(0, len(audio), size)]
 
 
 def _status_error(provider: str, status: int, body: bytes) -> Exception:
@@ -523,5 +552,8 @@ def b64encode(data: bytes) -> str:
 def chat_function(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The function of a chat-shaped tool schema ({"type": "function", "function": {...}}), or the schema itself."""
     function = schema.get("function", schema)
-    return {"name": function["name"], "description": function.get("description", ""),
-            "parameters": function.get("parameters") or {"type": "object", "properties": {}}}
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "parameters": function.get("parameters") or {"type": "object", "properties": {}},
+    }

@@ -61,8 +61,19 @@ def paced_utterance(text: str, side: Side, *, tick_ms: int, index: int) -> Utter
     return Utterance(chunks=chunks, text=text)
 
 
-NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-                "seven": "7", "eight": "8", "nine": "9"}
+NUMBER_WORDS = {
+    "zero": "0",
+    "oh": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+}
 CONTROL_TOKENS = re.compile(r"###[A-Z-]+###")
 
 
@@ -89,4 +100,3 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     if not ref:
         return 0.0 if not hyp else 1.0
     return edit_distance(ref, hyp) / len(ref)
-

@@ -93,8 +93,7 @@ class Timeline:
         """The timeline as stored: entries without their empty fields (a long conversation has thousands)."""
         data = unstructure(self)
         for side in ("agent", "user"):
-            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], {}, False)}
-                          for entry in data[side]]
+            data[side] = [{k: v for k, v in entry.items() if k == "tick" or v not in (None, "", [], {}, False)} for entry in data[side]]
         return data
 
 

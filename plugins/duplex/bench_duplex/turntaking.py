@@ -293,7 +293,7 @@ class TurnBasedAgent(DuplexAgentSession):
             return False
         if self.overlap and self.speech.talking:
             # Speech that began and ended under the agent's own without making it stop was a continuer, not a turn.
-            del self.audio[-self.overlap:], self.meant[-self.overlap:]
+            del self.audio[-self.overlap :], self.meant[-self.overlap :]
         self.silent += 1
         self.overlap = 0
         return False

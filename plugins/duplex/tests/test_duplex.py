@@ -84,11 +84,18 @@ class Talker(DuplexUserSession):
         return Chunk()
 
 
-def play(agent: DuplexAgentSession, user: DuplexUserSession, settings: DuplexSettings = SETTINGS,
-         channel: ChannelSession | None = None, events: EventLog | None = None, **limits: float) -> Conversation:
+def play(
+    agent: DuplexAgentSession,
+    user: DuplexUserSession,
+    settings: DuplexSettings = SETTINGS,
+    channel: ChannelSession | None = None,
+    events: EventLog | None = None,
+    **limits: float,
+) -> Conversation:
     env = build_environment(MockDomain(name="mock").load(DomainOptions()), None)
-    return asyncio.run(run_duplex(env, agent, user, channel=channel or ChannelSession(), settings=settings,
-                                  events=events or EventLog(), limits=Limits(**limits)))  # type: ignore[arg-type]
+    return asyncio.run(
+        run_duplex(env, agent, user, channel=channel or ChannelSession(), settings=settings, events=events or EventLog(), limits=Limits(**limits))
+    )  # type: ignore[arg-type]
 
 
 def timeline_of(events: EventLog) -> Timeline:
@@ -240,16 +247,26 @@ def test_the_turn_taking_user_performs_tool_calls_and_speaks_their_result_after(
 
 def test_kept_audio_is_a_stereo_recording_of_both_sides(tmp_path: Path) -> None:
     events = EventLog()
-    agent = Recorded(script={t: Chunk(audio=paced_utterance("hi", "agent", tick_ms=200, index=0).chunks[0].audio,
-                                      speech=True, text="h") for t in range(3, 5)})
+    agent = Recorded(
+        script={t: Chunk(audio=paced_utterance("hi", "agent", tick_ms=200, index=0).chunks[0].audio, speech=True, text="h") for t in range(3, 5)}
+    )
     play(agent, Talker(start=0, ticks=2, stop_at=6), settings=DuplexSettings(keep_audio=str(tmp_path)), events=events)
     timeline = timeline_of(events)
     # The loop names the file only when told a name; without one nothing is written.
     assert timeline.audio_file is None
     env = build_environment(MockDomain(name="mock").load(DomainOptions()), None)
     events = EventLog()
-    asyncio.run(run_duplex(env, Recorded(), Talker(start=0, ticks=2, stop_at=6), channel=ChannelSession(),
-                           settings=DuplexSettings(keep_audio=str(tmp_path)), events=events, audio_name="conv"))
+    asyncio.run(
+        run_duplex(
+            env,
+            Recorded(),
+            Talker(start=0, ticks=2, stop_at=6),
+            channel=ChannelSession(),
+            settings=DuplexSettings(keep_audio=str(tmp_path)),
+            events=events,
+            audio_name="conv",
+        )
+    )
     path = Path(timeline_of(events).audio_file or "")
     with wave.open(str(path)) as recording:
         assert (recording.getnchannels(), recording.getframerate(), recording.getnframes()) == (2, 8000, 7 * 1600)
@@ -266,8 +283,7 @@ def invoke(*args: str) -> Result:
 def test_a_full_duplex_run_of_the_oracle_and_the_scripted_user_scores_every_task(tmp_path: Path) -> None:
     """`--plugin mock --mode full-duplex` loads this plugin's loop by itself; a resume finds every conversation stored."""
     db = tmp_path / "r.db"
-    args = ("run", "--plugin", "mock", "--db", str(db), "--mode", "full-duplex", "--num-tasks", "3", "--keep-audio",
-            str(tmp_path / "audio"))
+    args = ("run", "--plugin", "mock", "--db", str(db), "--mode", "full-duplex", "--num-tasks", "3", "--keep-audio", str(tmp_path / "audio"))
     result = invoke(*args, "--format", "json")
     assert result.exit_code == 0, result.output
     assert '"full-duplex"' in result.stdout
@@ -286,8 +302,7 @@ def test_a_full_duplex_run_of_the_oracle_and_the_scripted_user_scores_every_task
 
 
 def test_speech_conditions_other_than_control_need_a_speech_channel(tmp_path: Path) -> None:
-    result = invoke("run", "--plugin", "mock", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex",
-                    "--speech-complexity", "regular")
+    result = invoke("run", "--plugin", "mock", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex", "--speech-complexity", "regular")
     assert result.exit_code != 0 and "--speech-complexity regular needs a speech channel" in result.output
     assert "bench-voice[engines]" in result.output
     assert not (tmp_path / "r.db").exists()

@@ -34,12 +34,26 @@ class MiniAdapter(RealtimeAdapter):
     async def handshake(self, settings: RealtimeSettings) -> bool:
         created = await self.expect("session.created")
         tools = [{"type": "function", **t["function"]} for t in settings.tools]
-        vad = {"type": "server_vad", "threshold": settings.vad.threshold, "prefix_padding_ms": settings.vad.prefix_padding_ms,
-               "silence_duration_ms": settings.vad.silence_duration_ms}
-        await self.send({"type": "session.update", "session": {
-            "type": "realtime", "instructions": settings.instructions, "tools": tools, "audio": {
-                "input": {"format": {"type": "audio/pcmu"}, "turn_detection": vad},
-                "output": {"format": {"type": "audio/pcmu"}, "voice": settings.voice}}}})
+        vad = {
+            "type": "server_vad",
+            "threshold": settings.vad.threshold,
+            "prefix_padding_ms": settings.vad.prefix_padding_ms,
+            "silence_duration_ms": settings.vad.silence_duration_ms,
+        }
+        await self.send(
+            {
+                "type": "session.update",
+                "session": {
+                    "type": "realtime",
+                    "instructions": settings.instructions,
+                    "tools": tools,
+                    "audio": {
+                        "input": {"format": {"type": "audio/pcmu"}, "turn_detection": vad},
+                        "output": {"format": {"type": "audio/pcmu"}, "voice": settings.voice},
+                    },
+                },
+            }
+        )
         await self.expect("session.updated")
         return bool(created["session"].get("bench_lockstep"))
 
@@ -49,8 +63,7 @@ class MiniAdapter(RealtimeAdapter):
     def tool_result_messages(self, results: Sequence[ToolResult]) -> list[Any]:
         out: list[Any] = []
         for r in results:
-            out.append({"type": "conversation.item.create",
-                        "item": {"type": "function_call_output", "call_id": r.call_id, "output": r.output}})
+            out.append({"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": r.call_id, "output": r.output}})
             if r.respond:
                 out.append({"type": "response.create"})
         return out
@@ -73,8 +86,7 @@ class MiniAdapter(RealtimeAdapter):
             self.on_vad("speech_started")
             cut = self.on_barge_in(event["audio_start_ms"])
             if cut is not None:
-                await self.send({"type": "conversation.item.truncate", "item_id": cut[0], "content_index": 0,
-                                 "audio_end_ms": cut[1]})
+                await self.send({"type": "conversation.item.truncate", "item_id": cut[0], "content_index": 0, "audio_end_ms": cut[1]})
 
 
 class TestMiniAdapter(RealtimeConformance):

@@ -21,12 +21,32 @@ if TYPE_CHECKING:
     from .policies import DoNothingPolicy, GoldReplayPolicy, RandomPolicy, ScriptedCustomerPolicy
     from .vector import AgentVectorEnv, BenchVectorEnv, UserVectorEnv
 
-_LAZY = {"AgentEnv": "envs", "UserEnv": "envs", "BenchVectorEnv": "vector", "AgentVectorEnv": "vector",
-         "UserVectorEnv": "vector", "GoldReplayPolicy": "policies", "DoNothingPolicy": "policies",
-         "RandomPolicy": "policies", "ScriptedCustomerPolicy": "policies"}
+_LAZY = {
+    "AgentEnv": "envs",
+    "UserEnv": "envs",
+    "BenchVectorEnv": "vector",
+    "AgentVectorEnv": "vector",
+    "UserVectorEnv": "vector",
+    "GoldReplayPolicy": "policies",
+    "DoNothingPolicy": "policies",
+    "RandomPolicy": "policies",
+    "ScriptedCustomerPolicy": "policies",
+}
 
-__all__ = ["AGENT_ENV_ID", "USER_ENV_ID", "AgentEnv", "AgentVectorEnv", "BenchVectorEnv", "DoNothingPolicy",
-           "GoldReplayPolicy", "RandomPolicy", "ScriptedCustomerPolicy", "UserEnv", "UserVectorEnv", "register_commands"]
+__all__ = [
+    "AGENT_ENV_ID",
+    "USER_ENV_ID",
+    "AgentEnv",
+    "AgentVectorEnv",
+    "BenchVectorEnv",
+    "DoNothingPolicy",
+    "GoldReplayPolicy",
+    "RandomPolicy",
+    "ScriptedCustomerPolicy",
+    "UserEnv",
+    "UserVectorEnv",
+    "register_commands",
+]
 
 register_when_gymnasium_loads()
 

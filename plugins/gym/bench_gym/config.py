@@ -63,8 +63,10 @@ class GymConfig:
         if self.side not in SIDES:
             raise ConfigError(f"side must be 'agent' or 'user', not {self.side!r}")
         if self.side == "user" and self.mode is Mode.NO_USER:
-            raise ConfigError("the user side has no conversation to play in the no-user mode (the agent works alone): "
-                              "use the agent environment, bench/Agent-v0, for mode='no-user'")
+            raise ConfigError(
+                "the user side has no conversation to play in the no-user mode (the agent works alone): "
+                "use the agent environment, bench/Agent-v0, for mode='no-user'"
+            )
 
     @property
     def other_side(self) -> str:
@@ -78,8 +80,9 @@ class GymConfig:
         if self.domain in available and self.domain not in wanted:
             wanted.insert(0, self.domain)
         if not wanted:
-            raise ConfigError(f"no installed plugin is named like domain {self.domain!r}: name the plugin that provides it "
-                              "with plugins=[...] (see `bench plugins`)")
+            raise ConfigError(
+                f"no installed plugin is named like domain {self.domain!r}: name the plugin that provides it with plugins=[...] (see `bench plugins`)"
+            )
         backends = [m.backend for m in self.models.values()]
         return [*wanted, *(b for b in dict.fromkeys(backends) if b in available and b not in wanted)]
 
@@ -88,13 +91,31 @@ class GymConfig:
         agent, user = (self.policy_name, self.other_side) if self.side == "agent" else (self.other_side, self.policy_name)
         options = dict(self.other_options)
         return RunConfig(
-            domain=self.domain, agent=agent, user=user, judge=self.judge, mode=self.mode, trials=1,
-            task_ids=list(self.task_ids) if self.task_ids else None, split=self.split, seed=self.seed,
-            max_steps=self.max_steps, max_errors=self.max_errors, conversation_timeout_s=self.timeout_s,
-            baseline=self.baseline, data_dir=_absolute(self.data_dir), tasks_file=_absolute(self.tasks_file),
-            plugins=self.selected_plugins(), agent_options=options if self.side == "user" else {},
-            user_options=options if self.side == "agent" else {}, models=dict(self.models), profile=self.profile,
-            run_id=self.run_id, concurrency=max(1, slots), cache=self.cache, max_cost=self.max_cost, executor="gym",
+            domain=self.domain,
+            agent=agent,
+            user=user,
+            judge=self.judge,
+            mode=self.mode,
+            trials=1,
+            task_ids=list(self.task_ids) if self.task_ids else None,
+            split=self.split,
+            seed=self.seed,
+            max_steps=self.max_steps,
+            max_errors=self.max_errors,
+            conversation_timeout_s=self.timeout_s,
+            baseline=self.baseline,
+            data_dir=_absolute(self.data_dir),
+            tasks_file=_absolute(self.tasks_file),
+            plugins=self.selected_plugins(),
+            agent_options=options if self.side == "user" else {},
+            user_options=options if self.side == "agent" else {},
+            models=dict(self.models),
+            profile=self.profile,
+            run_id=self.run_id,
+            concurrency=max(1, slots),
+            cache=self.cache,
+            max_cost=self.max_cost,
+            executor="gym",
         )
 
 
@@ -102,10 +123,19 @@ def _absolute(path: str | None) -> str | None:
     return None if path is None else str(Path(path).expanduser().resolve())
 
 
-def gym_config(domain: str, *, side: Side = "agent", task_id: str | Sequence[str] | None = None, mode: str | Mode = "default",
-               models: Mapping[str, ModelConfig | Mapping[str, Any]] | None = None, plugins: Sequence[str] = (),
-               data_dir: str | Path | None = None, tasks_file: str | Path | None = None, db: str | Path | None = None,
-               **settings: Any) -> GymConfig:
+def gym_config(
+    domain: str,
+    *,
+    side: Side = "agent",
+    task_id: str | Sequence[str] | None = None,
+    mode: str | Mode = "default",
+    models: Mapping[str, ModelConfig | Mapping[str, Any]] | None = None,
+    plugins: Sequence[str] = (),
+    data_dir: str | Path | None = None,
+    tasks_file: str | Path | None = None,
+    db: str | Path | None = None,
+    **settings: Any,
+) -> GymConfig:
     """A GymConfig from an environment's keyword arguments.
 
     The other side is named as it is in `bench run`: `user=` (and `user_options=`) opposite a policy agent, `agent=`
@@ -118,16 +148,25 @@ def gym_config(domain: str, *, side: Side = "agent", task_id: str | Sequence[str
     fields = {f.name for f in attrs.fields(GymConfig)} - {"domain"}
     unknown = sorted(set(settings) - fields)
     if unknown:
-        known = sorted({other, f"{other}_options", "task_id", "mode", "models", "plugins", "data_dir", "tasks_file", "db",
-                        *(fields - hidden)})
+        known = sorted({other, f"{other}_options", "task_id", "mode", "models", "plugins", "data_dir", "tasks_file", "db", *(fields - hidden)})
         raise ConfigError(f"unknown environment argument {unknown[0]!r} (known: {', '.join(known)})")
     task_ids = (task_id,) if isinstance(task_id, str) else tuple(task_id) if task_id is not None else None
     try:
         mode = Mode(mode)
     except ValueError:
         raise ConfigError(f"mode must be one of {', '.join(m.value for m in Mode)}, not {mode!r}") from None
-    return GymConfig(domain=domain, side=side, task_ids=task_ids, mode=mode, models=_model_configs(models or {}),
-                     plugins=tuple(plugins), data_dir=_text(data_dir), tasks_file=_text(tasks_file), db=_text(db), **settings)
+    return GymConfig(
+        domain=domain,
+        side=side,
+        task_ids=task_ids,
+        mode=mode,
+        models=_model_configs(models or {}),
+        plugins=tuple(plugins),
+        data_dir=_text(data_dir),
+        tasks_file=_text(tasks_file),
+        db=_text(db),
+        **settings,
+    )
 
 
 def _text(path: str | Path | None) -> str | None:
@@ -135,5 +174,4 @@ def _text(path: str | Path | None) -> str | None:
 
 
 def _model_configs(models: Mapping[str, ModelConfig | Mapping[str, Any]]) -> dict[str, ModelConfig]:
-    return {role: m if isinstance(m, ModelConfig) else structure(dict(m), ModelConfig, source=f"models[{role!r}]")
-            for role, m in models.items()}
+    return {role: m if isinstance(m, ModelConfig) else structure(dict(m), ModelConfig, source=f"models[{role!r}]") for role, m in models.items()}

@@ -108,8 +108,7 @@ class Driver:
             raise EpisodeOver("the environment is closed")
         for order in orders.values():
             if isinstance(order, Act) and not isinstance(order.action, str | Mapping):
-                raise TypeError(f"an action is an assistant message (a dict or its JSON text) or plain text, "
-                                f"not {type(order.action).__name__}")
+                raise TypeError(f"an action is an assistant message (a dict or its JSON text) or plain text, not {type(order.action).__name__}")
         return self._call(self._advance(orders))
 
     def over(self, slot: int) -> bool:
@@ -155,14 +154,12 @@ class Driver:
             raise BenchError("the run ended before the environment could play an episode")
 
     def _plugins(self, selected: list[str] | None) -> PluginSet:
-        parts = EnvironmentParts(driver=self, side=self.config.side, policy_name=self.config.policy_name,
-                                 person=self.config.person)
+        parts = EnvironmentParts(driver=self, side=self.config.side, policy_name=self.config.policy_name, person=self.config.person)
         plugins = get_plugin_manager(selected, extra=[(PLUGIN, parts)])
         failed = [p for p in plugins.failures() if p.name in (*(selected or ()), PLUGIN)]
         if failed:
             raise ConfigError("; ".join(f"plugin {p.name!r} failed: {p.error}" for p in failed))
-        plugins.plugins = [attrs.evolve(p, distribution="bench-gym", version=_version()) if p.name == PLUGIN else p
-                           for p in plugins.plugins]
+        plugins.plugins = [attrs.evolve(p, distribution="bench-gym", version=_version()) if p.name == PLUGIN else p for p in plugins.plugins]
         return plugins
 
     async def serve(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
@@ -223,8 +220,7 @@ class Driver:
         if resets and self._context().models.exhausted:
             raise BudgetExceededError(f"the run's cost cap of {self.config.max_cost} USD is reached: no episode can start")
         named = [(order.task_id, order.trial) for order in resets.values() if order.trial is not None]
-        kept = {(ep.task.id, ep.trial) for slot, ep in enumerate(self.slots)
-                if named and ep is not None and not ep.over and slot not in resets}
+        kept = {(ep.task.id, ep.trial) for slot, ep in enumerate(self.slots) if named and ep is not None and not ep.over and slot not in resets}
         for slot, order in orders.items():
             if isinstance(order, Reset):
                 self._check_reset(order, kept, named)
@@ -326,8 +322,9 @@ class Driver:
 class _Discard:
     """Stands in for the store while the environment stores nothing: episodes are played and scored, then dropped."""
 
-    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (),
-                          plugin_rows: Sequence[Any] = ()) -> list[MetricValue]:
+    def save_conversation(
+        self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (), plugin_rows: Sequence[Any] = ()
+    ) -> list[MetricValue]:
         """Nothing is written."""
         return list(metrics)
 

@@ -21,8 +21,9 @@ from bench_kernel import ConversationSetup, Message, Mode, TerminationReason, ag
 from .config import Side
 from .episode import Episode
 
-LIMITS = frozenset({TerminationReason.MAX_STEPS, TerminationReason.TOO_MANY_ERRORS, TerminationReason.TIMEOUT,
-                    TerminationReason.INFRASTRUCTURE_ERROR})
+LIMITS = frozenset(
+    {TerminationReason.MAX_STEPS, TerminationReason.TOO_MANY_ERRORS, TerminationReason.TIMEOUT, TerminationReason.INFRASTRUCTURE_ERROR}
+)
 """Endings that cut a conversation short (`truncated`): its limits, or a failure that is nobody's in it."""
 
 
@@ -65,8 +66,14 @@ def instructions(episode: Episode) -> str:
 def identity(episode: Episode, run_id: str) -> dict[str, Any]:
     """What every info says: which conversation this is."""
     seed = episode.setup.seed if episode.setup is not None else None
-    return {"task_id": episode.task.id, "trial": episode.trial, "seed": seed, "run_id": run_id,
-            "conversation_id": f"{run_id}/agent/{episode.task.id}/{episode.trial}", "side": episode.side}
+    return {
+        "task_id": episode.task.id,
+        "trial": episode.trial,
+        "seed": seed,
+        "run_id": run_id,
+        "conversation_id": f"{run_id}/agent/{episode.task.id}/{episode.trial}",
+        "side": episode.side,
+    }
 
 
 def opening(episode: Episode, run_id: str) -> Outcome:
@@ -75,8 +82,7 @@ def opening(episode: Episode, run_id: str) -> Outcome:
     if setup is None or episode.turns == 0:  # the conversation ended before the policy's first turn
         return attrs.evolve(ending(episode, run_id), terminated=False, truncated=False, reward=0.0)
     shown = new_messages(setup, episode.incoming, first=True)
-    observation: dict[str, Any] = {"messages": chat_view(episode.side, shown, setup), "tools": tools(episode),
-                   "instructions": instructions(episode)}
+    observation: dict[str, Any] = {"messages": chat_view(episode.side, shown, setup), "tools": tools(episode), "instructions": instructions(episode)}
     if episode.side == "agent":
         observation["policy"] = setup.policy
     if setup.mode is Mode.NO_USER:
@@ -92,23 +98,35 @@ def opening(episode: Episode, run_id: str) -> Outcome:
 
 def turn(episode: Episode, run_id: str) -> Outcome:
     """A step's observation while the conversation goes on: what arrived since the policy's action."""
-    return Outcome(observation={"messages": chat_view(episode.side, episode.incoming, episode.setup)},
-                   info=identity(episode, run_id), messages=list(episode.incoming))
+    return Outcome(
+        observation={"messages": chat_view(episode.side, episode.incoming, episode.setup)},
+        info=identity(episode, run_id),
+        messages=list(episode.incoming),
+    )
 
 
 def ending(episode: Episode, run_id: str) -> Outcome:
     """The last step: what was said after the policy's last action, bench's reward and every component's score."""
     result = episode.result
     assert result is not None
-    shown = result.messages[episode.cursor:]
+    shown = result.messages[episode.cursor :]
     reward_info = result.reward_info
-    info = {**identity(episode, run_id), "seed": result.seed, "termination": result.termination_reason.value,
-            "reward_info": reward_info,
-            "components": _components(reward_info.components if reward_info is not None else ()),
-            "error": result.error}
-    return Outcome(observation={"messages": chat_view(episode.side, shown, episode.setup)},
-                   reward=float(result.reward or 0.0), terminated=result.termination_reason not in LIMITS,
-                   truncated=result.termination_reason in LIMITS, info=info, messages=shown)
+    info = {
+        **identity(episode, run_id),
+        "seed": result.seed,
+        "termination": result.termination_reason.value,
+        "reward_info": reward_info,
+        "components": _components(reward_info.components if reward_info is not None else ()),
+        "error": result.error,
+    }
+    return Outcome(
+        observation={"messages": chat_view(episode.side, shown, episode.setup)},
+        reward=float(result.reward or 0.0),
+        terminated=result.termination_reason not in LIMITS,
+        truncated=result.termination_reason in LIMITS,
+        info=info,
+        messages=shown,
+    )
 
 
 def _components(components: Sequence[Any]) -> Mapping[str, float | None]:

@@ -45,8 +45,9 @@ class EpisodeServer(Protocol):
 def _episode(kind: str, name: str) -> Episode:
     episode = CURRENT.get()
     if episode is None:
-        raise ParticipantError(f"{kind} {name!r} is the policy of a bench-gym environment (or `bench play`); "
-                               "it has no policy to wait for in any other run")
+        raise ParticipantError(
+            f"{kind} {name!r} is the policy of a bench-gym environment (or `bench play`); it has no policy to wait for in any other run"
+        )
     return episode
 
 
@@ -65,14 +66,12 @@ class PolicyAgentSession(AgentSession):
             done = done_tool_name(self.setup.profile)
             if any(c.name == done for c in message.tool_calls):
                 dropped = [c.name for c in message.tool_calls if c.name != done]
-                return AssistantMessage(content=self.setup.profile.solo_stop_token,
-                                        raw_data={"dropped_tool_calls": dropped} if dropped else None)
+                return AssistantMessage(content=self.setup.profile.solo_stop_token, raw_data={"dropped_tool_calls": dropped} if dropped else None)
         return message
 
     def is_stop(self, message: AssistantMessage) -> bool:
         """In the no-user mode, the profile's stop token without a tool call ends the work."""
-        return (self.setup.mode is Mode.NO_USER and not message.tool_calls
-                and self.setup.profile.solo_stop_token in (message.content or ""))
+        return self.setup.mode is Mode.NO_USER and not message.tool_calls and self.setup.profile.solo_stop_token in (message.content or "")
 
 
 @attrs.define(kw_only=True)
@@ -88,8 +87,9 @@ class PolicyAgent(Agent):
         """Bind the conversation to its episode (refusing a domain tool named like the solo `done` tool)."""
         episode = _episode("agent", self.name)
         if setup.mode is Mode.NO_USER and done_tool_name(setup.profile) in {t["function"]["name"] for t in setup.agent_tools}:
-            raise ConfigError(f"the domain has a tool named {done_tool_name(setup.profile)!r}, which the policy's agent "
-                              "calls to end its work in the no-user mode")
+            raise ConfigError(
+                f"the domain has a tool named {done_tool_name(setup.profile)!r}, which the policy's agent calls to end its work in the no-user mode"
+            )
         episode.setup = setup
         return PolicyAgentSession(episode, setup)
 

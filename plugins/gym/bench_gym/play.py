@@ -20,10 +20,16 @@ from .config import OTHER_SIDE_DEFAULT, Side
 
 PERSON = "human"
 """The name the person's side has in the run (its agent or user)."""
-COMMANDS = {":tools": "list the tools again", ":policy": "show the instructions again", ":help": "this help",
-            ":quit": "leave without finishing (nothing of this conversation is stored)"}
-SPEAKERS = {"agent": {"user": "customer", "tool": "tool result", "assistant": "you"},
-            "user": {"user": "agent", "tool": "device result", "assistant": "you"}}
+COMMANDS = {
+    ":tools": "list the tools again",
+    ":policy": "show the instructions again",
+    ":help": "this help",
+    ":quit": "leave without finishing (nothing of this conversation is stored)",
+}
+SPEAKERS = {
+    "agent": {"user": "customer", "tool": "tool result", "assistant": "you"},
+    "user": {"user": "agent", "tool": "device result", "assistant": "you"},
+}
 """Who each chat role is, as the person's side sees it (the user side's chat has the roles flipped)."""
 
 
@@ -33,8 +39,7 @@ class Quit(Exception):
 
 @click.command(name="play")
 @plugin_option
-@click.option("--as", "side", type=click.Choice(["agent", "user"]), default="agent", show_default=True,
-              help="The side you play.")
+@click.option("--as", "side", type=click.Choice(["agent", "user"]), default="agent", show_default=True, help="The side you play.")
 @click.option("--domain", "-d", help="Domain (default: the first --plugin).")
 @click.option("--task-id", help="The task to play (default: the domain's first).")
 @click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
@@ -52,9 +57,19 @@ class Quit(Exception):
 @click.option("--run-id", help="Run id (default: derived from the configuration, so playing again adds a trial).")
 @click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversation of the task.")
 @db_option
-def play_command(plugins: tuple[str, ...], side: Side, domain: str | None, task_id: str | None, agent: str | None,
-                 user: str | None, model_options: tuple[str, ...], trial: int | None, no_baseline: bool, db_path: str,
-                 **settings: Any) -> None:
+def play_command(
+    plugins: tuple[str, ...],
+    side: Side,
+    domain: str | None,
+    task_id: str | None,
+    agent: str | None,
+    user: str | None,
+    model_options: tuple[str, ...],
+    trial: int | None,
+    no_baseline: bool,
+    db_path: str,
+    **settings: Any,
+) -> None:
     """Play one side of a conversation in the terminal: it is scored and stored like any run's.
 
     You see the instructions, the tools and everything the other side says or your tools return; you type text, a
@@ -80,15 +95,34 @@ def play_command(plugins: tuple[str, ...], side: Side, domain: str | None, task_
         click.echo(f"Run {summary.run_id} in {db_path}: `bench report {summary.run_id} --db {db_path}` shows it.")
 
 
-def _config(domain: str, side: Side, plugins: Sequence[str], task_id: str | None, other: str | None,
-            model_options: Sequence[str], no_baseline: bool, db_path: str, settings: Mapping[str, Any]) -> Any:
+def _config(
+    domain: str,
+    side: Side,
+    plugins: Sequence[str],
+    task_id: str | None,
+    other: str | None,
+    model_options: Sequence[str],
+    no_baseline: bool,
+    db_path: str,
+    settings: Mapping[str, Any],
+) -> Any:
     from .config import gym_config
 
     other_side: dict[str, Any] = {"user" if side == "agent" else "agent": other}
     try:
-        return gym_config(domain, side=side, task_id=task_id, plugins=plugins, db=db_path, baseline=not no_baseline,
-                          models=model_option_configs(list(model_options)), policy_name=PERSON, person=True,
-                          **other_side, **settings)
+        return gym_config(
+            domain,
+            side=side,
+            task_id=task_id,
+            plugins=plugins,
+            db=db_path,
+            baseline=not no_baseline,
+            models=model_option_configs(list(model_options)),
+            policy_name=PERSON,
+            person=True,
+            **other_side,
+            **settings,
+        )
     except BenchError:
         raise
     except ValueError as exc:
@@ -101,8 +135,7 @@ def _play(driver: Any, task_id: str, trial: int | None, side: Side) -> None:
     outcome = driver.advance({0: Reset(task_id, trial)})[0]
     opening = outcome.observation
     info = outcome.info
-    click.echo(f"You are the {side} in task {info['task_id']} of domain {driver.config.domain} "
-               f"(trial {info['trial']}, run {info['run_id']}).")
+    click.echo(f"You are the {side} in task {info['task_id']} of domain {driver.config.domain} (trial {info['trial']}, run {info['run_id']}).")
     _show_instructions(opening)
     _show_tools(opening.get("tools") or [])
     click.echo(_hint(side, info))
@@ -159,7 +192,7 @@ def line_action(line: str, tool_names: Sequence[str]) -> Any:
     except ValueError as exc:
         raise ValueError(f"the arguments of {name} are not valid JSON: {exc}") from None
     if not isinstance(arguments, dict):
-        raise ValueError(f"the arguments of {name} are a JSON object: {name} {{\"key\": \"value\"}}")
+        raise ValueError(f'the arguments of {name} are a JSON object: {name} {{"key": "value"}}')
     return {"role": "assistant", "tool_calls": [{"name": name, "arguments": arguments}]}
 
 
@@ -177,8 +210,7 @@ def _hint(side: Side, info: Mapping[str, Any]) -> str:
     ends = {"agent": "the customer ends the conversation", "user": f"end it with {(info.get('stop_tokens') or ['###STOP###'])[0]}"}
     if info.get("done_tool"):
         ends["agent"] = f"call {info['done_tool']} when the work is done"
-    return (f"Type text, a tool call `name {{\"arg\": value}}`, or a JSON message; {ends[side]}. "
-            ":tools, :policy, :help, :quit.")
+    return f'Type text, a tool call `name {{"arg": value}}`, or a JSON message; {ends[side]}. :tools, :policy, :help, :quit.'
 
 
 def _show_instructions(opening: Mapping[str, Any]) -> None:
@@ -224,8 +256,7 @@ def _wrapped(prefix: str, text: str) -> str:
 
 
 def _show_end(reward: float, info: Mapping[str, Any]) -> None:
-    components = ", ".join(f"{name} {score:g}" if score is not None else f"{name} -"
-                           for name, score in (info.get("components") or {}).items())
+    components = ", ".join(f"{name} {score:g}" if score is not None else f"{name} -" for name, score in (info.get("components") or {}).items())
     click.echo(f"The conversation ended ({info.get('termination')}). Reward {reward:g}" + (f": {components}" if components else "."))
     if info.get("error"):
         click.echo(f"  error: {info['error']}")

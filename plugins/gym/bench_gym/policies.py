@@ -142,8 +142,9 @@ class RandomPolicy:
         from .spaces import ChatAction  # gymnasium's, imported when a random policy is used
 
         tokens = info.get("stop_tokens")
-        self.space = ChatAction(observation.get("tools") or [], stop=tokens[0] if tokens else None,
-                                seed=np.random.default_rng([self.seed, info["seed"]]))
+        self.space = ChatAction(
+            observation.get("tools") or [], stop=tokens[0] if tokens else None, seed=np.random.default_rng([self.seed, info["seed"]])
+        )
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
         """A random message."""

@@ -19,8 +19,9 @@ def register_environments() -> None:
 
     for env_id, entry in ((AGENT_ENV_ID, "AgentEnv"), (USER_ENV_ID, "UserEnv")):
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=f"bench_gym.envs:{entry}",
-                               vector_entry_point=f"bench_gym.vector:{entry.replace('Env', 'VectorEnv')}")
+            gymnasium.register(
+                id=env_id, entry_point=f"bench_gym.envs:{entry}", vector_entry_point=f"bench_gym.vector:{entry.replace('Env', 'VectorEnv')}"
+            )
 
 
 def register_when_gymnasium_loads() -> None:

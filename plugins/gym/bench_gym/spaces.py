@@ -9,8 +9,28 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-WORDS = ("hello", "please", "account", "plan", "thanks", "help", "ticket", "change", "booking", "refund", "why", "now",
-         "yes", "no", "the", "my", "order", "line", "phone", "done")
+WORDS = (
+    "hello",
+    "please",
+    "account",
+    "plan",
+    "thanks",
+    "help",
+    "ticket",
+    "change",
+    "booking",
+    "refund",
+    "why",
+    "now",
+    "yes",
+    "no",
+    "the",
+    "my",
+    "order",
+    "line",
+    "phone",
+    "done",
+)
 """What random text is made of."""
 MAX_DEPTH = 3
 
@@ -51,8 +71,7 @@ class ChatAction(gymnasium.Space[dict[str, Any]]):
     `stop` set it says that (a stop token) one time in ten. The environment sets `tools` and `stop` on every reset.
     """
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]] = (), stop: str | None = None,
-                 seed: int | np.random.Generator | None = None) -> None:
+    def __init__(self, tools: Sequence[Mapping[str, Any]] = (), stop: str | None = None, seed: int | np.random.Generator | None = None) -> None:
         super().__init__(None, None, seed)
         self.tools = [dict(t) for t in tools]
         self.stop = stop
@@ -110,8 +129,7 @@ def random_value(schema: Mapping[str, Any], rng: np.random.Generator, depth: int
 def _random_object(schema: Mapping[str, Any], rng: np.random.Generator, depth: int) -> dict[str, Any]:
     required = set(schema.get("required") or ())
     properties = schema.get("properties") or {}
-    return {name: random_value(sub, rng, depth + 1) for name, sub in properties.items()
-            if name in required or rng.random() < 0.3}
+    return {name: random_value(sub, rng, depth + 1) for name, sub in properties.items() if name in required or rng.random() < 0.3}
 
 
 def _random_scalar(kind: str, rng: np.random.Generator) -> Any:

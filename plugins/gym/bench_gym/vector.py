@@ -56,8 +56,9 @@ class BenchVectorEnv(VectorEnv[Any, Any, Any]):
         """The tasks episodes are drawn from."""
         return list(self._driver.tasks)
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[tuple[dict[str, Any], ...], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[tuple[dict[str, Any], ...], dict[str, Any]]:
         """Start an episode in every environment (`options["task_id"]`: one task id, or one per environment)."""
         seeds = _seeds(seed, self.num_envs)
         for i, s in enumerate(seeds):
@@ -79,8 +80,7 @@ class BenchVectorEnv(VectorEnv[Any, Any, Any]):
         """Each environment's action (ignored where the last step ended an episode: that environment starts its next)."""
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
-        orders: dict[int, Order] = {i: Reset(self._task(i, None)) if self._ended[i] else Act(actions[i])
-                                    for i in range(self.num_envs)}
+        orders: dict[int, Order] = {i: Reset(self._task(i, None)) if self._ended[i] else Act(actions[i]) for i in range(self.num_envs)}
         outcomes = self._advance(orders)
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=np.bool_)

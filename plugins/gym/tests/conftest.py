@@ -19,8 +19,10 @@ def tau2_dir(domain: str, marker: str) -> Path:
     """tau2's data directory of a domain, or a skip saying where it was looked for."""
     path = REFERENCE / domain
     if not (path / marker).is_file():
-        pytest.skip(f"tau2's {domain} data is not at {path.resolve()} (it lives in ../shared/reference, beside the "
-                    "checkout; BENCH_REFERENCE points elsewhere)")
+        pytest.skip(
+            f"tau2's {domain} data is not at {path.resolve()} (it lives in ../shared/reference, beside the "
+            "checkout; BENCH_REFERENCE points elsewhere)"
+        )
     return path
 
 

@@ -11,17 +11,22 @@ from bench_kernel import AssistantMessage, ToolCall, UserMessage
 
 
 def test_an_openai_message_with_text_and_tool_calls() -> None:
-    message = {"role": "assistant", "content": "Looking it up.", "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-1"}'}}]}
+    message = {
+        "role": "assistant",
+        "content": "Looking it up.",
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-1"}'}}],
+    }
     assert action_message(message, "agent", call_ids()) == AssistantMessage(
-        content="Looking it up.", tool_calls=[ToolCall(id="call_1", name="get_customer", arguments={"customer_id": "C-1"})])
+        content="Looking it up.", tool_calls=[ToolCall(id="call_1", name="get_customer", arguments={"customer_id": "C-1"})]
+    )
     assert action_message(json.dumps(message), "agent", call_ids()) == action_message(message, "agent", call_ids())
 
 
 def test_short_tool_calls_get_ids_and_content_parts_are_text() -> None:
     ids = call_ids()
-    message = action_message({"content": [{"type": "text", "text": "ok"}],
-                              "tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b"}]}, "agent", ids)
+    message = action_message(
+        {"content": [{"type": "text", "text": "ok"}], "tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b"}]}, "agent", ids
+    )
     assert message.content == "ok"
     assert [(c.id, c.name, c.arguments) for c in message.tool_calls or []] == [("gym-1", "a", {"x": 1}), ("gym-2", "b", {})]
 
@@ -39,12 +44,15 @@ def test_the_user_side_may_name_its_role_either_way() -> None:
         action_message({"role": "user", "content": "hi"}, "agent", call_ids())
 
 
-@pytest.mark.parametrize(("action", "problem"), [
-    ({"tool_calls": {"name": "a"}}, "tool_calls is not a list"),
-    ({"tool_calls": [{"function": {"arguments": "{}"}}]}, "no function name"),
-    ({"tool_calls": [{"name": "a", "arguments": "[1]"}]}, "not a JSON object"),
-    ({"content": 5}, "neither text nor content parts"),
-])
+@pytest.mark.parametrize(
+    ("action", "problem"),
+    [
+        ({"tool_calls": {"name": "a"}}, "tool_calls is not a list"),
+        ({"tool_calls": [{"function": {"arguments": "{}"}}]}, "no function name"),
+        ({"tool_calls": [{"name": "a", "arguments": "[1]"}]}, "not a JSON object"),
+        ({"content": 5}, "neither text nor content parts"),
+    ],
+)
 def test_malformed_messages_are_the_policys_error(action: dict[str, object], problem: str) -> None:
     with pytest.raises(ActionError, match=problem):
         action_message(action, "agent", call_ids())

@@ -78,9 +78,16 @@ def test_the_first_observation_has_the_conversation_tools_and_instructions(make_
     assert observation["policy"] in observation["instructions"] and observation["policy"] == info["policy"]
     assert env.observation_space.contains(observation)
     assert info["task"].id == "upgrade_by_email" and info["mode"] == "default"
-    call = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
-                                                 "function": {"name": "find_customer_by_email",
-                                                              "arguments": json.dumps({"email": "ada.okafor@example.net"})}}]}
+    call = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "find_customer_by_email", "arguments": json.dumps({"email": "ada.okafor@example.net"})},
+            }
+        ],
+    }
     observation, reward, terminated, truncated, info = env.step(call)
     assert set(observation) == {"messages"}
     assert observation["messages"] == [{"role": "tool", "tool_call_id": "c1", "content": observation["messages"][0]["content"]}]
@@ -91,8 +98,7 @@ def test_the_first_observation_has_the_conversation_tools_and_instructions(make_
 def test_an_action_may_be_json_text_or_plain_text(make_env: Any) -> None:
     env = make_env(domain="mock", task_id="upgrade_by_email")
     env.reset()
-    observation, *_ = env.step(json.dumps({"tool_calls": [{"name": "find_customer_by_email",
-                                                          "arguments": {"email": "ada.okafor@example.net"}}]}))
+    observation, *_ = env.step(json.dumps({"tool_calls": [{"name": "find_customer_by_email", "arguments": {"email": "ada.okafor@example.net"}}]}))
     assert observation["messages"][0]["role"] == "tool"
     observation, _reward, terminated, _truncated, info = env.step("Anything else?")
     assert terminated and info["termination"] == "user_stop"

@@ -12,14 +12,15 @@ from click.testing import CliRunner, Result
 from bench_kernel import Store
 from bench_kernel.testing import bench_cli
 
-UPGRADE = ['find_customer_by_email {"email": "ada.okafor@example.net"}',
-           'change_plan {"customer_id": "C-1001", "plan_id": "fiber-1000"}',
-           "Done: you are on Fiber 1000 now."]
+UPGRADE = [
+    'find_customer_by_email {"email": "ada.okafor@example.net"}',
+    'change_plan {"customer_id": "C-1001", "plan_id": "fiber-1000"}',
+    "Done: you are on Fiber 1000 now.",
+]
 
 
 def play(db: Path, lines: list[str], *args: str) -> Result:
-    return CliRunner().invoke(bench_cli(["gym"]), ["play", *args, "--db", str(db)], input="\n".join(lines) + "\n",
-                              catch_exceptions=False)
+    return CliRunner().invoke(bench_cli(["gym"]), ["play", *args, "--db", str(db)], input="\n".join(lines) + "\n", catch_exceptions=False)
 
 
 def conversations(db: Path) -> list[dict[str, Any]]:
@@ -83,8 +84,7 @@ def test_a_person_plays_the_customer_with_device_tools(tmp_path: Path) -> None:
 
 def test_the_agent_alone_calls_done(tmp_path: Path) -> None:
     db = tmp_path / "play.db"
-    result = play(db, [UPGRADE[0], UPGRADE[1], "done"], "--plugin", "mock", "--task-id", "upgrade_by_email",
-                  "--mode", "no-user", "--no-baseline")
+    result = play(db, [UPGRADE[0], UPGRADE[1], "done"], "--plugin", "mock", "--task-id", "upgrade_by_email", "--mode", "no-user", "--no-baseline")
     assert result.exit_code == 0, result.output
     assert "call done when the work is done" in result.output
     assert "The conversation ended (agent_stop). Reward 1" in result.output

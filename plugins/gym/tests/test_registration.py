@@ -25,17 +25,21 @@ def test_importing_bench_gym_registers_both_environments(order: str) -> None:
 
 
 def test_bench_loading_the_plugin_imports_no_gymnasium() -> None:
-    code = ("import sys\nfrom bench_kernel.cli import main\nsys.argv = ['bench', '--help']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('bench_gym' in sys.modules, 'gymnasium' in sys.modules)")
+    code = (
+        "import sys\nfrom bench_kernel.cli import main\nsys.argv = ['bench', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('bench_gym' in sys.modules, 'gymnasium' in sys.modules)"
+    )
     output = run(code)
     assert "  play " in output  # the command bench-gym registers
     assert output.splitlines()[-1] == "True False"
 
 
 def test_the_environments_and_policies_load_on_first_use() -> None:
-    code = ("import sys, bench_gym\nassert 'gymnasium' not in sys.modules\n"
-            "assert bench_gym.AgentEnv.__module__ == 'bench_gym.envs'\nprint('gymnasium' in sys.modules)")
+    code = (
+        "import sys, bench_gym\nassert 'gymnasium' not in sys.modules\n"
+        "assert bench_gym.AgentEnv.__module__ == 'bench_gym.envs'\nprint('gymnasium' in sys.modules)"
+    )
     assert run(code) == "True"
 
 

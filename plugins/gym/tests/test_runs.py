@@ -93,8 +93,15 @@ def customer(body: dict[str, Any]) -> Reply:
 def test_the_model_played_customer_is_ledgered_and_cached(make_env: Any, fake_openai_server: Any, tmp_path: Path) -> None:
     server = fake_openai_server(customer)
     db = tmp_path / "gym.db"
-    settings = {"domain": "mock", "task_id": "upgrade_by_email", "user": "llm-user", "plugins": ["llm"], "db": db,
-                "cache": True, "models": {"user": {"model": "fake-model", "base_url": server.base_url}}}
+    settings = {
+        "domain": "mock",
+        "task_id": "upgrade_by_email",
+        "user": "llm-user",
+        "plugins": ["llm"],
+        "db": db,
+        "cache": True,
+        "models": {"user": {"model": "fake-model", "base_url": server.base_url}},
+    }
     env = make_env(**settings)
     reward, info, _ = play(env, GoldReplayPolicy(), seed=0)
     env.close()

@@ -84,8 +84,14 @@ def agent(body: dict[str, Any]) -> Reply:
 
 def test_a_model_agent_on_the_other_side(make_env: Any, fake_openai_server: Any) -> None:
     server = fake_openai_server(agent)
-    env = make_env("bench/User-v0", domain="mock", task_id="plan_price_question", agent="llm-fc", plugins=["llm"],
-                   models={"agent": {"model": "fake-model", "base_url": server.base_url}})
+    env = make_env(
+        "bench/User-v0",
+        domain="mock",
+        task_id="plan_price_question",
+        agent="llm-fc",
+        plugins=["llm"],
+        models={"agent": {"model": "fake-model", "base_url": server.base_url}},
+    )
     env.reset(seed=0)
     observation, *_ = env.step("What does the Fiber 1000 plan cost?")
     assert observation["messages"] == [{"role": "user", "content": "You said 1 things; how can I help?"}]

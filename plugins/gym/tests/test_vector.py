@@ -122,8 +122,13 @@ def customer(body: dict[str, Any]) -> Reply:
 
 def test_the_other_sides_model_calls_overlap_on_the_loop(make_vec: Any, fake_openai_server: Any) -> None:
     server = fake_openai_server(customer, latency_s=0.05)
-    envs = make_vec(domain="mock", task_id="upgrade_by_email", user="llm-user", plugins=["llm"],
-                    models={"user": {"model": "fake-model", "base_url": server.base_url}})
+    envs = make_vec(
+        domain="mock",
+        task_id="upgrade_by_email",
+        user="llm-user",
+        plugins=["llm"],
+        models={"user": {"model": "fake-model", "base_url": server.base_url}},
+    )
     observations, _ = envs.reset(seed=0)
     assert all("Fiber 1000" in o["messages"][-1]["content"] for o in observations)
     assert server.max_in_flight == N  # every environment's customer was asked at once

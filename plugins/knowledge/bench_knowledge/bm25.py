@@ -79,4 +79,4 @@ class BM25Index:
             return []
         scores = self.scores(tokenize(query))
         order = sorted(range(self.size), key=scores.__getitem__, reverse=True)
-        return [(index, scores[index]) for index in order[:max(0, min(k, self.size))]]
+        return [(index, scores[index]) for index in order[: max(0, min(k, self.size))]]

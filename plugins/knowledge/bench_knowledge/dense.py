@@ -51,13 +51,14 @@ def cosine_ranking(query: Sequence[float], documents: Sequence[Sequence[float]],
     unit = normalized(query)
     scores = [sum(map(operator.mul, unit, doc)) if len(doc) == len(unit) else 0.0 for doc in documents]
     order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-    return [(index, scores[index]) for index in order[:max(0, k)]]
+    return [(index, scores[index]) for index in order[: max(0, k)]]
 
 
 def endpoint_identity(config: ModelConfig) -> str:
     """What decides the vectors a role gives: backend, base URL, model and the request's extra settings."""
-    return canonical_json({"backend": config.backend, "base_url": config.base_url, "model": config.model,
-                           "sampling": config.sampling, "options": config.options})
+    return canonical_json(
+        {"backend": config.backend, "base_url": config.base_url, "model": config.model, "sampling": config.sampling, "options": config.options}
+    )
 
 
 class DenseIndex:
@@ -73,8 +74,7 @@ class DenseIndex:
         self._documents.clear()
         self._queries.clear()
 
-    async def document_vectors(self, models: EmbeddingModels, role: str, kb: KnowledgeBase,
-                               batch_size: int = 0) -> list[array.array[float]]:
+    async def document_vectors(self, models: EmbeddingModels, role: str, kb: KnowledgeBase, batch_size: int = 0) -> list[array.array[float]]:
         """The normalised vectors of the knowledge base's contents, in document order, computed once (as arrays of
         doubles: a third of the memory of lists of floats)."""
         key = (endpoint_identity(models.config(role)), kb.content_hash)
@@ -92,13 +92,12 @@ class DenseIndex:
         self._documents[key] = vectors
         return vectors
 
-    async def _embed_documents(self, models: EmbeddingModels, role: str, kb: KnowledgeBase,
-                               batch_size: int) -> list[array.array[float]]:
+    async def _embed_documents(self, models: EmbeddingModels, role: str, kb: KnowledgeBase, batch_size: int) -> list[array.array[float]]:
         texts = [doc.content for doc in kb.documents]
         size = batch_size or len(texts) or 1
         vectors: list[list[float]] = []
         for start in range(0, len(texts), size):
-            vectors += await _embed(models, role, texts[start:start + size])
+            vectors += await _embed(models, role, texts[start : start + size])
         return [array.array("d", normalized(vector)) for vector in vectors]
 
     async def query_vector(self, models: EmbeddingModels, role: str, text: str) -> list[float]:

@@ -21,8 +21,13 @@ RELEVANCE_FORMAT: dict[str, Any] = {
     "type": "json_schema",
     "json_schema": {
         "name": "RelevanceScore",
-        "schema": {"properties": {"relevance_score": {"title": "Relevance Score", "type": "integer"}},
-                   "required": ["relevance_score"], "title": "RelevanceScore", "type": "object", "additionalProperties": False},
+        "schema": {
+            "properties": {"relevance_score": {"title": "Relevance Score", "type": "integer"}},
+            "required": ["relevance_score"],
+            "title": "RelevanceScore",
+            "type": "object",
+            "additionalProperties": False,
+        },
         "strict": True,
     },
 }
@@ -55,8 +60,7 @@ def rating_request(prompt: str, config: ModelConfig) -> ChatRequest:
     return ChatRequest(messages=[{"role": "user", "content": prompt}], response_format=RELEVANCE_FORMAT, sampling=sampling)
 
 
-async def rerank(models: ChatModels, role: str, prompts: Sequence[tuple[int, str]], *, min_score: int,
-                 concurrency: int) -> list[tuple[int, float]]:
+async def rerank(models: ChatModels, role: str, prompts: Sequence[tuple[int, str]], *, min_score: int, concurrency: int) -> list[tuple[int, float]]:
     """Rate each (index, prompt); keep those scoring at least `min_score`, best first, as (index, score)."""
     config = models.config(role)
     gate = asyncio.Semaphore(concurrency)

@@ -42,8 +42,14 @@ OUTPUT_LIMIT_BYTES = 16 * 1024 * 1024
 LIMITS = {"-t": 35, "-f": OUTPUT_LIMIT_BYTES // 1024, "-n": 256, "-c": 0, "-u": 256, "-v": 4 * 1024 * 1024}
 """bash `ulimit` flags and values set inside the sandbox: CPU seconds, file size and memory in KiB, open files,
 core size, processes (counted inside the sandbox's user namespace on Linux 5.14 and later)."""
-RLIMIT_OF = {"-t": resource.RLIMIT_CPU, "-f": resource.RLIMIT_FSIZE, "-n": resource.RLIMIT_NOFILE,
-             "-c": resource.RLIMIT_CORE, "-u": resource.RLIMIT_NPROC, "-v": resource.RLIMIT_AS}
+RLIMIT_OF = {
+    "-t": resource.RLIMIT_CPU,
+    "-f": resource.RLIMIT_FSIZE,
+    "-n": resource.RLIMIT_NOFILE,
+    "-c": resource.RLIMIT_CORE,
+    "-u": resource.RLIMIT_NPROC,
+    "-v": resource.RLIMIT_AS,
+}
 SHELL = "/usr/bin/bash"
 SANDBOX_USER, SANDBOX_GROUP, SANDBOX_DATE = "kb_user", "kb_group", "Jan  1 00:00"
 _LS_LINE = re.compile(r"^([d\-lrwxst@]+\s+\d+\s+)(\S+)\s+(\S+)\s+(\d+)\s+(\w{3}\s+\d+\s+[\d:]+)\s+(.*)$", re.MULTILINE)
@@ -100,8 +106,7 @@ def sanitize_output(output: str, user: str | None = None) -> str:
     """tau2's clean-up: `ls -l` owner, group and date made constant, `/home/<user>` and `/Users/<user>` made `/home/kb_user`."""
     if not output:
         return output
-    result = _LS_LINE.sub(lambda m: f"{m.group(1)}{SANDBOX_USER}  {SANDBOX_GROUP}  {m.group(4)} {SANDBOX_DATE} {m.group(6)}",
-                          output)
+    result = _LS_LINE.sub(lambda m: f"{m.group(1)}{SANDBOX_USER}  {SANDBOX_GROUP}  {m.group(4)} {SANDBOX_DATE} {m.group(6)}", output)
     user = user if user is not None else _user_name()
     if user:
         result = re.sub(rf"/(?:Users|home)/{re.escape(user)}(?=/|$)", "/home/kb_user", result)
@@ -168,17 +173,51 @@ def bwrap_command(bwrap: str, directory: Path, command: str, *, writable: bool) 
     bind = "--bind" if writable else "--ro-bind"
     inner = f'{_ulimits()}; exec -a bash {SHELL} -c "$1"'
     return [
-        bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--ro-bind", "/usr", "/usr", *_root_links(), "--proc", "/proc", "--dev", "/dev",
-        bind, str(directory), MOUNT_POINT, "--chdir", MOUNT_POINT, "--remount-ro", "/",
-        "--hostname", "sandbox", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-        "--setenv", "LANG", "C.UTF-8", "--setenv", "HOME", MOUNT_POINT,
-        "--", SHELL, "-c", inner, "bash", command,
+        bwrap,
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        *_root_links(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        bind,
+        str(directory),
+        MOUNT_POINT,
+        "--chdir",
+        MOUNT_POINT,
+        "--remount-ro",
+        "/",
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/local/bin:/usr/bin:/bin",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "HOME",
+        MOUNT_POINT,
+        "--",
+        SHELL,
+        "-c",
+        inner,
+        "bash",
+        command,
     ]
 
 
-async def run_sandboxed(directory: Path, command: str, *, writable: bool, timeout_s: float = TIMEOUT_S,
-                        timeout_text: str | None = None) -> CommandResult:
+async def run_sandboxed(
+    directory: Path, command: str, *, writable: bool, timeout_s: float = TIMEOUT_S, timeout_text: str | None = None
+) -> CommandResult:
     """Run one command in a fresh sandbox over `directory`; a command past `timeout_s` is killed (exit code 124)."""
     bwrap = bwrap_path()
     if bwrap is None:
@@ -187,8 +226,15 @@ async def run_sandboxed(directory: Path, command: str, *, writable: bool, timeou
     nobody = _as_nobody()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-            user=NOBODY if nobody else None, group=NOBODY if nobody else None, extra_groups=[] if nobody else None)
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            user=NOBODY if nobody else None,
+            group=NOBODY if nobody else None,
+            extra_groups=[] if nobody else None,
+        )
         try:
             async with asyncio.timeout(timeout_s):  # not wait_for, which can swallow a cancellation on Python 3.11
                 code = await process.wait()
@@ -234,8 +280,15 @@ def sandbox_problem() -> str | None:
         argv = bwrap_command(bwrap, directory, "cat probe.md", writable=False)
         nobody = _as_nobody()
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False, user=NOBODY if nobody else None,
-                                  group=NOBODY if nobody else None, extra_groups=[] if nobody else None)
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=TIMEOUT_S,
+                check=False,
+                user=NOBODY if nobody else None,
+                group=NOBODY if nobody else None,
+                extra_groups=[] if nobody else None,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             return f"bubblewrap cannot start here: {exc}"
         if done.returncode != 0 or done.stdout != b"probe\n":
@@ -269,8 +322,7 @@ class Export:
 
     async def run(self, command: str, *, timeout_s: float = TIMEOUT_S, timeout_text: str | None = None) -> CommandResult:
         """Run a command over this copy (the pre-filter is the caller's)."""
-        return await run_sandboxed(self.directory, command, writable=self.writable, timeout_s=timeout_s,
-                                   timeout_text=timeout_text)
+        return await run_sandboxed(self.directory, command, writable=self.writable, timeout_s=timeout_s, timeout_text=timeout_text)
 
     def close(self) -> None:
         """Remove the directory now."""

@@ -55,8 +55,10 @@ class Timing:
 
 def format_hits(hits: Sequence[tuple[Document, float]]) -> str:
     """tau2's result layout: per document a numbered title, its id, the score (4 decimals) and the whole content."""
-    return "\n".join(f"{n}. {doc.title or 'Untitled'}\n   ID: {doc.id}\n   Score: {score:.4f}\n   Content: {doc.content}\n"
-                     for n, (doc, score) in enumerate(hits, 1))
+    return "\n".join(
+        f"{n}. {doc.title or 'Untitled'}\n   ID: {doc.id}\n   Score: {score:.4f}\n   Content: {doc.content}\n"
+        for n, (doc, score) in enumerate(hits, 1)
+    )
 
 
 class KnowledgeSearch:
@@ -103,10 +105,10 @@ class KnowledgeSearch:
         """The hits the reranker keeps, best first (documents without content are not rated, as in tau2)."""
         if not hits:
             return hits
-        prompts = [(n, own_render(profile, "knowledge_rerank", query=query, document=doc.content))
-                   for n, (doc, _) in enumerate(hits) if doc.content]
-        kept = await rerank(models, self.settings.reranker_role, prompts, min_score=self.settings.reranker_min_score,
-                            concurrency=self.settings.reranker_concurrency)
+        prompts = [(n, own_render(profile, "knowledge_rerank", query=query, document=doc.content)) for n, (doc, _) in enumerate(hits) if doc.content]
+        kept = await rerank(
+            models, self.settings.reranker_role, prompts, min_score=self.settings.reranker_min_score, concurrency=self.settings.reranker_concurrency
+        )
         return [(hits[n][0], score) for n, score in kept]
 
 
@@ -305,16 +307,20 @@ def _export(toolkit: Toolkit) -> Export:
 def _tools_for(settings: RetrievalSettings) -> dict[str, Callable[..., Any]]:
     variant = settings.variant
     calls_models = variant.search == "dense" or variant.reranker
-    chosen = {"KB_search": kb_search_async if calls_models else kb_search_sync, "grep": grep_tool,
-              "KB_search_bm25": kb_search_bm25, "KB_search_dense": kb_search_dense, "shell": shell_tool}
+    chosen = {
+        "KB_search": kb_search_async if calls_models else kb_search_sync,
+        "grep": grep_tool,
+        "KB_search_bm25": kb_search_bm25,
+        "KB_search_dense": kb_search_dense,
+        "shell": shell_tool,
+    }
     return {name: chosen[name] for name in variant.tools}
 
 
 def knowledge_toolkit(base: type[Toolkit], kb: KnowledgeBase, settings: RetrievalSettings) -> type[Toolkit]:
     """A subclass of `base` with the retrieval tools of `settings.variant` over `kb` (none for no_knowledge,
     full_kb and golden_retrieval, whose knowledge is in the policy)."""
-    namespace: dict[str, Any] = {"__module__": base.__module__, "_knowledge": KnowledgeSearch(kb, settings),
-                                 **_tools_for(settings)}
+    namespace: dict[str, Any] = {"__module__": base.__module__, "_knowledge": KnowledgeSearch(kb, settings), **_tools_for(settings)}
     name = f"{base.__name__}_{settings.name.replace('-', '_')}"
     namespace["__qualname__"] = name
     return type(name, (base,), namespace)
@@ -334,6 +340,5 @@ def refusal(settings: RetrievalSettings, roles: Collection[str] | None = None, *
 
         for role in missing_roles(settings, roles):
             what = "embeddings" if role == settings.embeddings_role else "reranker"
-            problems.append(f"the {settings.name} retrieval variant needs a model for its {what} role {role!r} "
-                            f"({role_option_hint(role)})")
+            problems.append(f"the {settings.name} retrieval variant needs a model for its {what} role {role!r} ({role_option_hint(role)})")
     return "; ".join(problems) or None

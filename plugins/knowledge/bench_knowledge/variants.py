@@ -70,15 +70,20 @@ EMBEDDERS = {"openai": ("openai", "text-embedding-3-large"), "qwen": ("openroute
 
 def _classic(name: str, backend: str, *, grep: bool, reranker: bool) -> RetrievalVariant:
     provider, model = EMBEDDERS.get(backend, (None, None))
-    return RetrievalVariant(name=name, template=f"classic_rag_{backend}" + ("" if grep else "_no_grep"),
-                            search="bm25" if backend == "bm25" else "dense", grep=grep, reranker=reranker,
-                            embedding_provider=provider, embedding_model=model)
+    return RetrievalVariant(
+        name=name,
+        template=f"classic_rag_{backend}" + ("" if grep else "_no_grep"),
+        search="bm25" if backend == "bm25" else "dense",
+        grep=grep,
+        reranker=reranker,
+        embedding_provider=provider,
+        embedding_model=model,
+    )
 
 
 def _all_tools(name: str, backend: str) -> RetrievalVariant:
     provider, model = EMBEDDERS[backend]
-    return RetrievalVariant(name=name, template="all_tools", all_tools=True, shell="read", embedding_provider=provider,
-                            embedding_model=model)
+    return RetrievalVariant(name=name, template="all_tools", all_tools=True, shell="read", embedding_provider=provider, embedding_model=model)
 
 
 def _all_variants() -> dict[str, RetrievalVariant]:
@@ -149,8 +154,11 @@ class RetrievalSettings:
     def options(self) -> dict[str, Any]:
         """The settings that differ from the defaults, by option name."""
         defaults = RetrievalSettings(variant=self.variant)
-        return {f.name: getattr(self, f.name) for f in attrs.fields(RetrievalSettings)
-                if f.name != "variant" and getattr(self, f.name) != getattr(defaults, f.name)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in attrs.fields(RetrievalSettings)
+            if f.name != "variant" and getattr(self, f.name) != getattr(defaults, f.name)
+        }
 
 
 def _integer(low: int) -> Callable[[Any], int]:
@@ -161,6 +169,7 @@ def _integer(low: int) -> Callable[[Any], int]:
         if number is None or number < low:
             raise ValueError(f"expected an integer of at least {low}")
         return number
+
     return parse
 
 
@@ -197,9 +206,17 @@ def _seconds(value: Any) -> float:
 
 
 OPTIONS: Mapping[str, Callable[[Any], Any]] = {
-    "top_k": _integer(1), "grep_top_k": _integer(1), "case_sensitive": _boolean, "reranker_min_score": _integer(0),
-    "embeddings_role": _role, "reranker_role": _role, "reranker_concurrency": _integer(1), "query_instruction": _text,
-    "embedding_batch_size": _integer(0), "timing": _boolean, "shell_timeout_s": _seconds,
+    "top_k": _integer(1),
+    "grep_top_k": _integer(1),
+    "case_sensitive": _boolean,
+    "reranker_min_score": _integer(0),
+    "embeddings_role": _role,
+    "reranker_role": _role,
+    "reranker_concurrency": _integer(1),
+    "query_instruction": _text,
+    "embedding_batch_size": _integer(0),
+    "timing": _boolean,
+    "shell_timeout_s": _seconds,
 }
 """The option names `resolve_variant` knows (tau2's four first), each with its parser."""
 

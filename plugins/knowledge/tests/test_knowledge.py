@@ -30,15 +30,26 @@ REFERENCE = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().p
 DOCUMENTS = REFERENCE / "tau2" / "banking_knowledge" / "documents"
 RECORDED = json.loads((Path(__file__).parent / "data" / "knowledge_tau2_rankings.json").read_text(encoding="utf-8"))
 TAU2_VARIANTS = {
-    "no_knowledge": (), "full_kb": (), "golden_retrieval": (),
-    "bm25": ("KB_search",), "bm25_grep": ("KB_search", "grep"), "bm25_reranker": ("KB_search",),
+    "no_knowledge": (),
+    "full_kb": (),
+    "golden_retrieval": (),
+    "bm25": ("KB_search",),
+    "bm25_grep": ("KB_search", "grep"),
+    "bm25_reranker": ("KB_search",),
     "bm25_reranker_grep": ("KB_search", "grep"),
-    "openai_embeddings": ("KB_search",), "openai_embeddings_grep": ("KB_search", "grep"),
-    "openai_embeddings_reranker": ("KB_search",), "openai_embeddings_reranker_grep": ("KB_search", "grep"),
-    "qwen_embeddings": ("KB_search",), "qwen_embeddings_grep": ("KB_search", "grep"),
-    "qwen_embeddings_reranker": ("KB_search",), "qwen_embeddings_reranker_grep": ("KB_search", "grep"),
-    "grep_only": ("grep",), "terminal_use": ("shell",), "terminal_use_write": ("shell",),
-    "alltools": ("KB_search_bm25", "KB_search_dense", "shell"), "alltools-qwen": ("KB_search_bm25", "KB_search_dense", "shell"),
+    "openai_embeddings": ("KB_search",),
+    "openai_embeddings_grep": ("KB_search", "grep"),
+    "openai_embeddings_reranker": ("KB_search",),
+    "openai_embeddings_reranker_grep": ("KB_search", "grep"),
+    "qwen_embeddings": ("KB_search",),
+    "qwen_embeddings_grep": ("KB_search", "grep"),
+    "qwen_embeddings_reranker": ("KB_search",),
+    "qwen_embeddings_reranker_grep": ("KB_search", "grep"),
+    "grep_only": ("grep",),
+    "terminal_use": ("shell",),
+    "terminal_use_write": ("shell",),
+    "alltools": ("KB_search_bm25", "KB_search_dense", "shell"),
+    "alltools-qwen": ("KB_search_bm25", "KB_search_dense", "shell"),
 }
 
 
@@ -46,20 +57,24 @@ TAU2_VARIANTS = {
 def tau2_kb() -> KnowledgeBase:
     """tau2's 698 documents, in the order tau2 loaded them when the rankings were recorded."""
     if not DOCUMENTS.is_dir():
-        pytest.skip(f"tau2's banking_knowledge documents are not at {DOCUMENTS} (they live in ../shared/reference, "
-                    "beside the checkout; or set BENCH_REFERENCE)")
+        pytest.skip(
+            f"tau2's banking_knowledge documents are not at {DOCUMENTS} (they live in ../shared/reference, "
+            "beside the checkout; or set BENCH_REFERENCE)"
+        )
     loaded = KnowledgeBase.from_directory(DOCUMENTS)
     by_id = {doc.id: doc for doc in loaded.documents}
     return KnowledgeBase.of(by_id[doc_id] for doc_id in RECORDED["documents"])
 
 
 def small_kb() -> KnowledgeBase:
-    return KnowledgeBase.of([
-        Document(id="fees", title="Fees", content="The annual fee is 95 dollars. A late fee applies after the due date."),
-        Document(id="cards", title="Cards", content="Lost cards are replaced within five days; expedited shipping costs extra."),
-        Document(id="empty", title="", content="Nothing about money here."),
-        Document(id="fees-2", title="More fees", content="Wire transfer fee: 25 dollars. FEE waived for Gold members."),
-    ])
+    return KnowledgeBase.of(
+        [
+            Document(id="fees", title="Fees", content="The annual fee is 95 dollars. A late fee applies after the due date."),
+            Document(id="cards", title="Cards", content="Lost cards are replaced within five days; expedited shipping costs extra."),
+            Document(id="empty", title="", content="Nothing about money here."),
+            Document(id="fees-2", title="More fees", content="Wire transfer fee: 25 dollars. FEE waived for Gold members."),
+        ]
+    )
 
 
 def toolkit(kb: KnowledgeBase, variant: str, **options: Any) -> Toolkit:
@@ -82,12 +97,15 @@ def test_a_directory_loads_in_glob_order_and_finds_documents_by_id(tmp_path: Pat
     assert len(kb) == 5 and kb.content_hash == KnowledgeBase.from_directory(tmp_path).content_hash
 
 
-@pytest.mark.parametrize(("data", "where"), [
-    ({"id": "a", "title": "t"}, "$.content"),
-    ({"id": "a", "title": 3, "content": "c"}, "$.title"),
-    ({"id": "a", "title": "t", "content": "c", "extra": 1}, "extra"),
-    (["not", "an", "object"], "$"),
-])
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"id": "a", "title": "t"}, "$.content"),
+        ({"id": "a", "title": 3, "content": "c"}, "$.title"),
+        ({"id": "a", "title": "t", "content": "c", "extra": 1}, "extra"),
+        (["not", "an", "object"], "$"),
+    ],
+)
 def test_a_malformed_document_names_its_file_and_json_path(tmp_path: Path, data: Any, where: str) -> None:
     write_doc(tmp_path, "bad.json", data)
     with pytest.raises(TaskFileError, match=r"bad\.json") as caught:
@@ -120,22 +138,26 @@ def test_every_tau2_variant_is_known_with_its_tools_and_the_alias() -> None:
     assert resolve_variant("AllTools").name == "alltools"
 
 
-@pytest.mark.parametrize(("name", "needs", "template"), [
-    ("bm25", set(), "classic_rag_bm25_no_grep"), ("bm25_reranker_grep", {"reranker"}, "classic_rag_bm25"),
-    ("openai_embeddings", {"embeddings"}, "classic_rag_openai_no_grep"),
-    ("qwen_embeddings_reranker_grep", {"embeddings", "reranker"}, "classic_rag_qwen"),
-    ("terminal_use_write", {"sandbox"}, "agentic_search_write"), ("alltools", {"embeddings", "sandbox"}, "all_tools"),
-    ("golden_retrieval", set(), "required_docs"), ("grep_only", set(), "grep_only"),
-])
+@pytest.mark.parametrize(
+    ("name", "needs", "template"),
+    [
+        ("bm25", set(), "classic_rag_bm25_no_grep"),
+        ("bm25_reranker_grep", {"reranker"}, "classic_rag_bm25"),
+        ("openai_embeddings", {"embeddings"}, "classic_rag_openai_no_grep"),
+        ("qwen_embeddings_reranker_grep", {"embeddings", "reranker"}, "classic_rag_qwen"),
+        ("terminal_use_write", {"sandbox"}, "agentic_search_write"),
+        ("alltools", {"embeddings", "sandbox"}, "all_tools"),
+        ("golden_retrieval", set(), "required_docs"),
+        ("grep_only", set(), "grep_only"),
+    ],
+)
 def test_a_variant_says_what_it_needs_and_its_template(name: str, needs: set[str], template: str) -> None:
     assert VARIANTS[name].needs == needs and VARIANTS[name].template == template
 
 
 def test_options_are_parsed_and_unknown_names_and_keys_list_the_known_ones() -> None:
-    settings = resolve_variant("bm25_grep", {"top_k": "3", "grep_top_k": 4, "case_sensitive": "true",
-                                             "reranker_min_score": "7", "timing": True})
-    assert (settings.top_k, settings.grep_top_k, settings.case_sensitive, settings.reranker_min_score, settings.timing) == (
-        3, 4, True, 7, True)
+    settings = resolve_variant("bm25_grep", {"top_k": "3", "grep_top_k": 4, "case_sensitive": "true", "reranker_min_score": "7", "timing": True})
+    assert (settings.top_k, settings.grep_top_k, settings.case_sensitive, settings.reranker_min_score, settings.timing) == (3, 4, True, 7, True)
     assert settings.options() == {"top_k": 3, "grep_top_k": 4, "case_sensitive": True, "reranker_min_score": 7, "timing": True}
     with pytest.raises(ConfigError, match=r"unknown retrieval variant 'bm26' \(known: .*alltools.*bm25.*terminal_use_write"):
         resolve_variant("bm26")
@@ -166,8 +188,7 @@ def okapi(corpus: list[list[str]], query: list[str], k1: float = 1.5, b: float =
     idf = {t: math.log(n - f + 0.5) - math.log(f + 0.5) for t, f in df.items()}
     floor = epsilon * sum(idf.values()) / len(idf)
     idf = {t: floor if v < 0 else v for t, v in idf.items()}
-    return [sum(idf.get(q, 0) * doc.count(q) * (k1 + 1) / (doc.count(q) + k1 * (1 - b + b * len(doc) / avgdl)) for q in query)
-            for doc in corpus]
+    return [sum(idf.get(q, 0) * doc.count(q) * (k1 + 1) / (doc.count(q) + k1 * (1 - b + b * len(doc) / avgdl)) for q in query) for doc in corpus]
 
 
 def test_bm25_scores_follow_okapi_with_tau2s_tokens_and_the_idf_floor() -> None:
@@ -253,7 +274,8 @@ def test_results_have_tau2s_layout_and_untitled_documents() -> None:
     doc, empty = small_kb().documents[0], small_kb().documents[2]
     assert format_hits([(doc, 1.23456), (empty, 0.0)]) == (
         f"1. Fees\n   ID: fees\n   Score: 1.2346\n   Content: {doc.content}\n\n"
-        f"2. Untitled\n   ID: empty\n   Score: 0.0000\n   Content: {empty.content}\n")
+        f"2. Untitled\n   ID: empty\n   Score: 0.0000\n   Content: {empty.content}\n"
+    )
 
 
 def test_kb_search_finds_nothing_with_its_text_and_can_add_tau2s_timing_line() -> None:

@@ -30,13 +30,15 @@ from bench_kernel import (
 )
 from bench_kernel.testing import FakeOpenAIServer, Reply, hashed_vector
 
-KB = KnowledgeBase.of([
-    Document(id="fees", title="Fees", content="annual fee card fee schedule"),
-    Document(id="lost", title="Lost cards", content="lost card replacement shipping"),
-    Document(id="wire", title="Wires", content="wire transfer limits international wire"),
-    Document(id="empty", title="Empty", content=""),
-    Document(id="save", title="Savings", content="savings account interest rate"),
-])
+KB = KnowledgeBase.of(
+    [
+        Document(id="fees", title="Fees", content="annual fee card fee schedule"),
+        Document(id="lost", title="Lost cards", content="lost card replacement shipping"),
+        Document(id="wire", title="Wires", content="wire transfer limits international wire"),
+        Document(id="empty", title="Empty", content=""),
+        Document(id="save", title="Savings", content="savings account interest rate"),
+    ]
+)
 Serve = Callable[..., FakeOpenAIServer]
 
 
@@ -53,8 +55,10 @@ def openai_backend() -> Any:
 
 
 def models_for(server: FakeOpenAIServer, **roles: dict[str, Any]) -> ConversationModels:
-    configs = {role: ModelConfig(base_url=server.base_url, options={"retry_base_s": 0.001, "retry_max_s": 0.01},
-                                 max_retries=2, **fields) for role, fields in roles.items()}
+    configs = {
+        role: ModelConfig(base_url=server.base_url, options={"retry_base_s": 0.001, "retry_max_s": 0.01}, max_retries=2, **fields)
+        for role, fields in roles.items()
+    }
     return ConversationModels(hub=ModelHub(configs=configs, backends={"openai": openai_backend()}))
 
 
@@ -70,6 +74,7 @@ def search(tools: Toolkit, name: str = "KB_search", **arguments: Any) -> str:
             return str(await result if inspect.isawaitable(result) else result)
         finally:
             await tools.context.models.hub.aclose()
+
     return asyncio.run(go())
 
 
@@ -103,7 +108,10 @@ def test_dense_search_ranks_by_cosine_and_embeds_documents_once(fake_openai_serv
     assert inputs == [["lost card"], [d.content for d in KB.documents], ["wire limits"]]  # queries cached, documents once
     assert all(body["encoding_format"] == "base64" for body in server.embeddings)
     assert [(e.role, e.kind, e.prompt_tokens) for e in models.ledger] == [
-        ("embeddings", "embeddings", 2), ("embeddings", "embeddings", 18), ("embeddings", "embeddings", 2)]
+        ("embeddings", "embeddings", 2),
+        ("embeddings", "embeddings", 18),
+        ("embeddings", "embeddings", 2),
+    ]
     score = float(first.split("Score: ", 1)[1].split()[0])
     query, doc = normalized(hashed_vector("lost card")), normalized(hashed_vector(KB.documents[1].content))
     assert score == pytest.approx(sum(a * b for a, b in zip(query, doc, strict=True)), abs=5e-5)
@@ -123,8 +131,12 @@ def test_the_query_instruction_option_and_float_vectors(fake_openai_server: Serv
     server = fake_openai_server()
     models = models_for(server, embeddings={"model": "m", "sampling": {"encoding_format": "float", "dimensions": 64}})
     text = search(toolkit(models, "openai_embeddings", query_instruction="Find bank rules"), query="savings interest")
-    assert server.embeddings[0] == {"model": "m", "input": ["Instruct: Find bank rules\nQuery:savings interest"],
-                                    "dimensions": 64, "encoding_format": "float"}
+    assert server.embeddings[0] == {
+        "model": "m",
+        "input": ["Instruct: Find bank rules\nQuery:savings interest"],
+        "dimensions": 64,
+        "encoding_format": "float",
+    }
     assert ids(text)[0] == "save"
 
 
@@ -221,8 +233,7 @@ def test_the_reranker_keeps_documents_rated_at_least_the_threshold_best_first(fa
 
 def test_failed_or_unreadable_ratings_drop_the_document_and_scores_are_clamped(fake_openai_server: Serve) -> None:
     server = fake_openai_server(rater({"fees": "fail", "lost": 42, "wire": "junk", "save": 7}))
-    text = search(toolkit(models_for(server, judge={"model": "small-judge"}), "bm25_reranker", reranker_min_score="7"),
-                  query="card fee wire savings")
+    text = search(toolkit(models_for(server, judge={"model": "small-judge"}), "bm25_reranker", reranker_min_score="7"), query="card fee wire savings")
     assert ids(text) == ["lost", "save"] and "Score: 10.0000" in text
     assert all("reasoning_effort" not in body for body in server.completions)
 
@@ -242,8 +253,7 @@ def test_rating_calls_in_flight_are_bounded(fake_openai_server: Serve) -> None:
 
 def test_dense_then_rerank_uses_both_roles_and_the_profiles_prompt(fake_openai_server: Serve) -> None:
     server = fake_openai_server(rater({"lost": 10, "fees": 3}))
-    profile = attrs.evolve(load_profile(None), texts={**load_profile(None).texts,
-                                                     "knowledge_rerank": "Q={{query}} D={{document}} answer JSON"})
+    profile = attrs.evolve(load_profile(None), texts={**load_profile(None).texts, "knowledge_rerank": "Q={{query}} D={{document}} answer JSON"})
     models = models_for(server, embeddings={"model": "m"}, rater={"model": "j"})
     text = search(toolkit(models, "openai_embeddings_reranker_grep", profile, reranker_role="rater", top_k=2), query="lost card")
     assert ids(text) == ["lost"]

@@ -38,17 +38,25 @@ from bench_kernel import (
 )
 from bench_kernel.testing import FakeOpenAIServer
 
-KB = KnowledgeBase.of([
-    Document(id="lost", title="Lost cards", content="Report a lost card at once; a replacement ships in five days."),
-    Document(id="wire", title="Wires", content="Wire transfers above 10,000 dollars need a second approval."),
-])
-CALLS: dict[str, dict[str, Any]] = {"KB_search": {"query": "lost card"}, "grep": {"pattern": "wire"}, "KB_search_bm25": {"query": "wire", "k": 1},
-         "KB_search_dense": {"query": "replacement card"}, "shell": {"command": "grep -l approval *.md"}}
-TASK = {"id": "report-lost", "user_scenario": {"instructions": {"domain": "kbtoy", "reason_for_call": "I lost my card.",
-                                                                "task_instructions": "Report the lost card."}},
-        "ticket": "Report the customer's lost card.",
-        "evaluation_criteria": {"actions": [{"action_id": "1", "name": "report_lost", "arguments": {"card": "c1"}}],
-                                "reward_basis": ["DB"]}}
+KB = KnowledgeBase.of(
+    [
+        Document(id="lost", title="Lost cards", content="Report a lost card at once; a replacement ships in five days."),
+        Document(id="wire", title="Wires", content="Wire transfers above 10,000 dollars need a second approval."),
+    ]
+)
+CALLS: dict[str, dict[str, Any]] = {
+    "KB_search": {"query": "lost card"},
+    "grep": {"pattern": "wire"},
+    "KB_search_bm25": {"query": "wire", "k": 1},
+    "KB_search_dense": {"query": "replacement card"},
+    "shell": {"command": "grep -l approval *.md"},
+}
+TASK = {
+    "id": "report-lost",
+    "user_scenario": {"instructions": {"domain": "kbtoy", "reason_for_call": "I lost my card.", "task_instructions": "Report the lost card."}},
+    "ticket": "Report the customer's lost card.",
+    "evaluation_criteria": {"actions": [{"action_id": "1", "name": "report_lost", "arguments": {"card": "c1"}}], "reward_basis": ["DB"]},
+}
 
 
 class CardTools(Toolkit):
@@ -77,11 +85,16 @@ class KnowledgeDomain(Domain):
         reason = refusal(settings)
         if reason is not None:
             raise ConfigError(reason)
-        return DomainData(name=self.name, tasks=structure_tasks([TASK], options.vocabulary, source="kbtoy"),
-                          policy="Help with cards.", solo_policy="Solve the ticket alone.",
-                          agent_toolkit=knowledge_toolkit(CardTools, KB, settings),
-                          agent_state=State.from_records({"cards": {"c1": {"lost": False}}}), source="memory",
-                          retrieval=settings.name)
+        return DomainData(
+            name=self.name,
+            tasks=structure_tasks([TASK], options.vocabulary, source="kbtoy"),
+            policy="Help with cards.",
+            solo_policy="Solve the ticket alone.",
+            agent_toolkit=knowledge_toolkit(CardTools, KB, settings),
+            agent_state=State.from_records({"cards": {"c1": {"lost": False}}}),
+            source="memory",
+            retrieval=settings.name,
+        )
 
 
 class DomainPlugin:
@@ -133,8 +146,10 @@ def play(tmp_path: Path, variant: str, *, installed: list[str] | None = None, **
     run(RunConfig(**settings), tmp_path / "r.db", plugins=plugins)
     store = Store(tmp_path / "r.db")
     try:
-        tools = {r["tool_call_id"]: r["content"] for r in store.db.query(
-            "select json_extract(message_json, '$.id') as tool_call_id, content from messages where role = 'tool'")}
+        tools = {
+            r["tool_call_id"]: r["content"]
+            for r in store.db.query("select json_extract(message_json, '$.id') as tool_call_id, content from messages where role = 'tool'")
+        }
         calls = list(store.db.query("select role, kind, prompt_tokens from llm_calls"))
     finally:
         store.close()

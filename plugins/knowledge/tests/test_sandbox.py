@@ -22,11 +22,13 @@ from bench_knowledge.toolkit import shell_text
 
 from bench_kernel import State, Toolkit
 
-KB = KnowledgeBase.of([
-    Document(id="doc_cards_(general)_001", title="Lost cards", content="Call us to replace a lost card.\nFee: none."),
-    Document(id="doc_fees/002", title="Fees", content="The annual fee is 95 dollars."),
-    Document(id="a", title="First", content="alpha"),
-])
+KB = KnowledgeBase.of(
+    [
+        Document(id="doc_cards_(general)_001", title="Lost cards", content="Call us to replace a lost card.\nFee: none."),
+        Document(id="doc_fees/002", title="Fees", content="The annual fee is 95 dollars."),
+        Document(id="a", title="First", content="alpha"),
+    ]
+)
 PROBLEM = sandbox_problem()
 needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox on this machine: {PROBLEM}")
 
@@ -48,16 +50,29 @@ def test_documents_are_exported_as_tau2_lays_them_out(tmp_path: Path) -> None:
     assert (tmp_path / "doc_cards__general__001.md").read_text() == "# Lost cards\n\nCall us to replace a lost card.\nFee: none."
     assert (tmp_path / "INDEX.md").read_text() == (
         "# Knowledge Base Index\n\n**Total documents:** 3\n\n## Documents\n\n- **a.md** - First\n"
-        "- **doc_cards__general__001.md** - Lost cards\n- **doc_fees_002.md** - Fees\n")
+        "- **doc_cards__general__001.md** - Lost cards\n- **doc_fees_002.md** - Fees\n"
+    )
     assert file_name("x/../y é") == "x___y_é" and len(file_name("z" * 300)) == 255
 
 
-@pytest.mark.parametrize(("command", "reason"), [
-    ("cat ../secret", ".."), ("ls /etc", "absolute path: /etc"), ("ls; /usr/bin/id", "absolute path: /usr/bin/id"),
-    ("/bin/ls", "absolute path: /bin/ls"), ("cat ~/notes", "~"), ("echo $HOME", "$HOME"), ("echo ${HOME}", "$HOME"),
-    ("ls -la", None), ("grep -r 'a/b' .", None), ("grep '..' INDEX.md", None), ('cat "/etc/passwd"', None),
-    ("echo 'x' | wc -l && ls", None), ("cat doc_1.md|head", None),
-])
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("cat ../secret", ".."),
+        ("ls /etc", "absolute path: /etc"),
+        ("ls; /usr/bin/id", "absolute path: /usr/bin/id"),
+        ("/bin/ls", "absolute path: /bin/ls"),
+        ("cat ~/notes", "~"),
+        ("echo $HOME", "$HOME"),
+        ("echo ${HOME}", "$HOME"),
+        ("ls -la", None),
+        ("grep -r 'a/b' .", None),
+        ("grep '..' INDEX.md", None),
+        ('cat "/etc/passwd"', None),
+        ("echo 'x' | wc -l && ls", None),
+        ("cat doc_1.md|head", None),
+    ],
+)
 def test_the_pre_filter_blocks_what_tau2_blocks(command: str, reason: str | None) -> None:
     assert blocked_reason(command) == reason
 
@@ -73,7 +88,8 @@ def test_results_map_to_tau2s_texts() -> None:
 def test_output_is_sanitised_as_tau2_does() -> None:
     listing = "total 8\n-rw-r--r-- 1 65534 65534   43 Nov 28 00:59 a.md\ndrwxr-xr-x 2 ann staff 4096 Jan 11 21:44 dir\n"
     assert sanitize_output(listing, user="ann") == (
-        "total 8\n-rw-r--r-- 1 kb_user  kb_group  43 Jan  1 00:00 a.md\ndrwxr-xr-x 2 kb_user  kb_group  4096 Jan  1 00:00 dir\n")
+        "total 8\n-rw-r--r-- 1 kb_user  kb_group  43 Jan  1 00:00 a.md\ndrwxr-xr-x 2 kb_user  kb_group  4096 Jan  1 00:00 dir\n"
+    )
     assert sanitize_output("at /home/ann/x and /Users/ann", user="ann") == "at /home/kb_user/x and /home/kb_user"
 
 
@@ -103,8 +119,7 @@ def test_a_sandbox_that_fails_its_probe_is_refused_with_bwraps_message(monkeypat
     monkeypatch.setattr(sandbox_module, "_as_nobody", lambda: False)  # nobody could not reach tmp_path
     sandbox_problem.cache_clear()
     try:
-        assert sandbox_problem() == ("bubblewrap cannot create a sandbox here (exit code 1: "
-                                     "bwrap: No permissions to create new namespace)")
+        assert sandbox_problem() == ("bubblewrap cannot create a sandbox here (exit code 1: bwrap: No permissions to create new namespace)")
     finally:
         sandbox_problem.cache_clear()
 
@@ -122,8 +137,9 @@ def test_commands_see_the_documents_and_nothing_of_the_host() -> None:
     # Quotes get past tau2's pre-filter; the sandbox itself has no /etc, no home and no /tmp.
     assert shell(tools, 'cat "/etc/passwd"').startswith("Error (exit code 1): cat: /etc/passwd: No such file or directory")
     root = set(shell(tools, 'ls "/"').split())
-    assert {"knowledge_base", "usr", "proc", "dev"} <= root <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "knowledge_base",
-                                                              "usr", "proc", "dev"}
+    assert (
+        {"knowledge_base", "usr", "proc", "dev"} <= root <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "knowledge_base", "usr", "proc", "dev"}
+    )
     for path in ("/etc", "/home", "/root", "/tmp", "/work", str(Path.home())):
         assert "No such file or directory" in shell(tools, f'ls "{path}"'), path
     assert "kb_user  kb_group" in shell(tools, "ls -l a.md") and "Jan  1 00:00" in shell(tools, "ls -l a.md")

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["INSTALL", "LiteLLMModel", "register_models"]
 
 
-
 @attrs.define(kw_only=True)
 class LiteLLMModel(Model):
     """Reaches a model through litellm's `acompletion`; `client(config)` imports litellm and opens no connection."""

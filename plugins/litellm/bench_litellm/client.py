@@ -45,8 +45,23 @@ from .install import INSTALL
 COST_MAP_VARIABLE = "LITELLM_LOCAL_MODEL_COST_MAP"
 """True makes litellm read the price map it ships instead of downloading one when it is imported."""
 OPTIONS = ("retry_base_s", "retry_max_s", "litellm_params")
-OWN_ARGUMENTS = frozenset({"model", "messages", "api_base", "base_url", "api_key", "timeout", "num_retries",
-                           "max_retries", "stream", "tools", "tool_choice", "seed", "response_format"})
+OWN_ARGUMENTS = frozenset(
+    {
+        "model",
+        "messages",
+        "api_base",
+        "base_url",
+        "api_key",
+        "timeout",
+        "num_retries",
+        "max_retries",
+        "stream",
+        "tools",
+        "tool_choice",
+        "seed",
+        "response_format",
+    }
+)
 """acompletion arguments the client sets itself: the option `litellm_params` may not override them."""
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 CHECK_TIMEOUT_S = 10.0
@@ -77,8 +92,7 @@ class LiteLLMClient(ModelClient):
             raise ConfigError(f"model {config.model!r}: max_concurrency must be at least 1 and timeout_s positive")
         unknown = sorted(set(config.options) - set(OPTIONS))
         if unknown:
-            raise ConfigError(f"model {config.model!r}: the litellm backend has no option {unknown[0]!r} "
-                              f"(its options: {', '.join(OPTIONS)})")
+            raise ConfigError(f"model {config.model!r}: the litellm backend has no option {unknown[0]!r} (its options: {', '.join(OPTIONS)})")
         self.config = config
         self.retry = RetryPolicy.from_config(config)
         self.litellm_params = _litellm_params(config)
@@ -93,8 +107,10 @@ class LiteLLMClient(ModelClient):
         try:
             _, provider, key, api_base = self.litellm.get_llm_provider(self.config.model, api_base=self.config.base_url)
         except Exception as exc:  # litellm refuses an unknown provider with its BadRequestError (and may raise others)
-            raise ConfigError(f"model {self.config.model!r}: litellm cannot tell its provider; write it as "
-                              f"PROVIDER/MODEL (openai/..., anthropic/..., gemini/..., bedrock/...)") from exc
+            raise ConfigError(
+                f"model {self.config.model!r}: litellm cannot tell its provider; write it as "
+                f"PROVIDER/MODEL (openai/..., anthropic/..., gemini/..., bedrock/...)"
+            ) from exc
         return provider, api_base or self.config.base_url, key
 
     # ----------------------------------------------------------------------- requests
@@ -131,8 +147,7 @@ class LiteLLMClient(ModelClient):
         if self.config.base_url is not None:
             arguments["api_base"] = self.config.base_url
         # bench retries, so that the ledger counts every request once: neither litellm nor the OpenAI SDK may retry too.
-        arguments.update(model=self.config.model, messages=request.messages, timeout=self.config.timeout_s,
-                         num_retries=0, max_retries=0)
+        arguments.update(model=self.config.model, messages=request.messages, timeout=self.config.timeout_s, num_retries=0, max_retries=0)
         return arguments
 
     async def _complete_with_retries(self, arguments: dict[str, Any]) -> tuple[Any, int]:
@@ -168,7 +183,8 @@ class LiteLLMClient(ModelClient):
         if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
             error = ModelAuthError(status or 401, text)
         elif isinstance(exc, litellm.ContextWindowExceededError) or (
-                status in (400, 413) and any(marker in text.lower() for marker in CONTEXT_OVERFLOW_MARKERS)):
+            status in (400, 413) and any(marker in text.lower() for marker in CONTEXT_OVERFLOW_MARKERS)
+        ):
             error = ContextOverflowError(status or 400, text)
         elif isinstance(exc, (litellm.Timeout, litellm.APIConnectionError)):
             error = ModelUnavailableError(f"{self._where}: {text}")
@@ -217,9 +233,11 @@ class LiteLLMClient(ModelClient):
         if self.provider in AMBIENT_CREDENTIALS:
             log.warning("model.credentials_unverified", model=self.config.model, missing=missing)
             return
-        raise ConfigError(f"model {self.config.model!r}: litellm needs {', '.join(missing)} for provider "
-                          f"{self.provider!r}, which is not set (or name the variable holding the key with "
-                          f"--ROLE-api-key-env)")
+        raise ConfigError(
+            f"model {self.config.model!r}: litellm needs {', '.join(missing)} for provider "
+            f"{self.provider!r}, which is not set (or name the variable holding the key with "
+            f"--ROLE-api-key-env)"
+        )
 
     async def _probe(self, url: str) -> None:
         import httpx  # litellm's own dependency
@@ -265,8 +283,10 @@ def _litellm_params(config: ModelConfig) -> dict[str, Any]:
         raise ConfigError(f"model {config.model!r}: option litellm_params must be a table of acompletion arguments")
     taken = sorted(OWN_ARGUMENTS & set(params))
     if taken:
-        raise ConfigError(f"model {config.model!r}: option litellm_params may not set {', '.join(taken)} "
-                          f"(bench sets them from the model configuration and the request)")
+        raise ConfigError(
+            f"model {config.model!r}: option litellm_params may not set {', '.join(taken)} "
+            f"(bench sets them from the model configuration and the request)"
+        )
     return dict(params)
 
 

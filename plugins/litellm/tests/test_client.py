@@ -28,8 +28,14 @@ try:
 except ConfigError:
     pytest.skip(f"the litellm backend's tests need litellm: {INSTALL}", allow_module_level=True)
 
-LOOKUP_TOOL = {"type": "function", "function": {"name": "get_customer", "description": "Find a customer.",
-                                                "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}}}}}
+LOOKUP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_customer",
+        "description": "Find a customer.",
+        "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}}},
+    },
+}
 
 # --------------------------------------------------------------------------- replies
 
@@ -48,8 +54,10 @@ def test_tool_calls_are_parsed(serve, config_for, complete) -> None:
     server = serve(replies=[Reply.tool_calls([("get_customer", {"customer_id": "C-1"}), ("list_plans", {})])])
     response = complete(config_for(server))
     call_ids = [c["id"] for c in response.raw["choices"][0]["message"]["tool_calls"]]  # type: ignore[index]
-    assert response.tool_calls == [ToolCall(id=call_ids[0], name="get_customer", arguments={"customer_id": "C-1"}),
-                                   ToolCall(id=call_ids[1], name="list_plans", arguments={})]
+    assert response.tool_calls == [
+        ToolCall(id=call_ids[0], name="get_customer", arguments={"customer_id": "C-1"}),
+        ToolCall(id=call_ids[1], name="list_plans", arguments={}),
+    ]
     assert response.content is None and response.finish_reason == "tool_calls"
 
 
@@ -61,8 +69,14 @@ def test_reasoning_is_kept_apart_from_the_content(serve, config_for, complete) -
 
 def test_the_request_reaches_the_provider_whole(serve, config_for, complete) -> None:
     server = serve(replies=[Reply.text("ok")])
-    request = ChatRequest(messages=[{"role": "user", "content": "find C-1"}], tools=[LOOKUP_TOOL], tool_choice="auto",
-                          sampling={"temperature": 0.5}, seed=7, response_format={"type": "json_object"})
+    request = ChatRequest(
+        messages=[{"role": "user", "content": "find C-1"}],
+        tools=[LOOKUP_TOOL],
+        tool_choice="auto",
+        sampling={"temperature": 0.5},
+        seed=7,
+        response_format={"type": "json_object"},
+    )
     complete(config_for(server, sampling={"temperature": 0.0, "top_p": 0.9}), request)
     [body] = server.completions
     assert body["messages"] == request.messages and body["tools"] == [LOOKUP_TOOL] and body["tool_choice"] == "auto"
@@ -189,13 +203,16 @@ def test_check_refuses_a_provider_whose_key_variable_is_unset(check, monkeypatch
 # --------------------------------------------------------------------------- configuration
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"model": "no-provider-here"}, "cannot tell its provider"),
-    ({"model": "openai/fake", "options": {"colour": "blue"}}, "no option 'colour'"),
-    ({"model": "openai/fake", "options": {"litellm_params": {"num_retries": 3}}}, "may not set num_retries"),
-    ({"model": "openai/fake", "options": {"retry_base_s": "fast"}}, "retry"),
-    ({"model": "openai/fake", "api_key_env": "BENCH_LITELLM_UNSET"}, "BENCH_LITELLM_UNSET is not set"),
-])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"model": "no-provider-here"}, "cannot tell its provider"),
+        ({"model": "openai/fake", "options": {"colour": "blue"}}, "no option 'colour'"),
+        ({"model": "openai/fake", "options": {"litellm_params": {"num_retries": 3}}}, "may not set num_retries"),
+        ({"model": "openai/fake", "options": {"retry_base_s": "fast"}}, "retry"),
+        ({"model": "openai/fake", "api_key_env": "BENCH_LITELLM_UNSET"}, "BENCH_LITELLM_UNSET is not set"),
+    ],
+)
 def test_a_bad_configuration_is_a_config_error(fields, message, monkeypatch) -> None:
     from bench_litellm import LiteLLMModel
 
@@ -215,8 +232,7 @@ def test_litellm_is_imported_with_its_bundled_price_map_unless_the_user_said_oth
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     if given is not None:
         env["LITELLM_LOCAL_MODEL_COST_MAP"] = given
-    code = ("import os; from bench_litellm.client import import_litellm; import_litellm(); "
-            "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])")
+    code = "import os; from bench_litellm.client import import_litellm; import_litellm(); print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
     if given is None:
         env["HTTPS_PROXY"] = env["HTTP_PROXY"] = "http://127.0.0.1:9"  # a download would fail, and log it
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120)

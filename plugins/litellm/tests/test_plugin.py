@@ -32,9 +32,11 @@ def test_bench_plugins_lists_it() -> None:
 
 
 def test_importing_and_registering_imports_neither_litellm_nor_an_http_stack() -> None:
-    code = ("import sys, bench_litellm; from bench_kernel import collect, get_plugin_manager; "
-            "collect(get_plugin_manager(['litellm'])); "
-            "sys.exit(sorted({'litellm', 'httpx', 'aiohttp', 'openai'} & set(sys.modules)) or None)")
+    code = (
+        "import sys, bench_litellm; from bench_kernel import collect, get_plugin_manager; "
+        "collect(get_plugin_manager(['litellm'])); "
+        "sys.exit(sorted({'litellm', 'httpx', 'aiohttp', 'openai'} & set(sys.modules)) or None)"
+    )
     result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
@@ -50,17 +52,35 @@ def test_a_client_without_litellm_is_a_config_error_naming_the_pip_command(monke
         LiteLLMModel(name="litellm").client(ModelConfig(backend="litellm", model="openai/fake"))
 
 
-@pytest.mark.parametrize("role_options", [
-    ["--agent", "llm-fc", "--agent-backend", "litellm", "--agent-model", "openai/fake"],
-    ["--agent", "oracle", "--user", "llm-user", "--user-backend", "litellm", "--user-model", "anthropic/claude-sonnet-4"],
-    ["--agent", "llm-fc", "--model-option", "agent.backend=litellm", "--agent-model", "gemini/gemini-2.5-flash"],
-], ids=["agent", "user", "model-option"])
+@pytest.mark.parametrize(
+    "role_options",
+    [
+        ["--agent", "llm-fc", "--agent-backend", "litellm", "--agent-model", "openai/fake"],
+        ["--agent", "oracle", "--user", "llm-user", "--user-backend", "litellm", "--user-model", "anthropic/claude-sonnet-4"],
+        ["--agent", "llm-fc", "--model-option", "agent.backend=litellm", "--agent-model", "gemini/gemini-2.5-flash"],
+    ],
+    ids=["agent", "user", "model-option"],
+)
 def test_a_run_on_the_backend_without_litellm_is_refused_before_it_starts(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, role_options: list[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, role_options: list[str]
+) -> None:
     without_litellm(monkeypatch)
     db = tmp_path / "r.db"
-    args = ["run", "--plugin", "mock", "--plugin", "litellm", "--plugin", "llm", "--task-id",
-            "upgrade_by_email", "--no-baseline", "--db", str(db), *role_options]
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "litellm",
+        "--plugin",
+        "llm",
+        "--task-id",
+        "upgrade_by_email",
+        "--no-baseline",
+        "--db",
+        str(db),
+        *role_options,
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
     assert result.output.strip().splitlines() == [f"Error: the litellm backend needs litellm, which is not installed: {INSTALL}"]

@@ -63,9 +63,33 @@ def tasks_file(tmp_path: Path) -> Path:
 
 def bench(server: FakeOpenAIServer, db: Path, *extra: str, model: str = "openai/fake", key: str = KEY) -> Any:
     """`bench run` with the agent on litellm (llm-fc, the scripted user); the CliRunner result."""
-    args = ["run", "--plugin", "mock", "--plugin", "litellm", "--plugin", "llm", "--task-id", TASK, "--no-baseline",
-            "--agent", "llm-fc", "--agent-backend", "litellm", "--agent-model", model, "--agent-base-url", server.base_url,
-            "--agent-api-key-env", "FAKE_KEY", "--db", str(db), "--format", "json", *extra]
+    args = [
+        "run",
+        "--plugin",
+        "mock",
+        "--plugin",
+        "litellm",
+        "--plugin",
+        "llm",
+        "--task-id",
+        TASK,
+        "--no-baseline",
+        "--agent",
+        "llm-fc",
+        "--agent-backend",
+        "litellm",
+        "--agent-model",
+        model,
+        "--agent-base-url",
+        server.base_url,
+        "--agent-api-key-env",
+        "FAKE_KEY",
+        "--db",
+        str(db),
+        "--format",
+        "json",
+        *extra,
+    ]
     return CliRunner().invoke(cli, args, env={"FAKE_KEY": key})
 
 
@@ -73,7 +97,7 @@ def report_of(result: Any, exit_code: int = 0) -> Any:
     assert result.exit_code == exit_code, result.output
     start = re.search(r"^\{", result.stdout, re.M)  # the report, after any warning the run logged
     assert start is not None, result.output
-    return json.loads(result.stdout[start.start():])
+    return json.loads(result.stdout[start.start() :])
 
 
 def stored(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -84,27 +108,57 @@ def stored(db: Path, sql: str) -> list[tuple[Any, ...]]:
 def test_agent_user_and_judge_on_litellm_run_end_to_end_with_a_ledger(tasks_file: Path, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     with FakeOpenAIServer(world, api_key=KEY) as server:
-        report = report_of(bench(server, db, "--tasks-file", str(tasks_file),
-                                 "--user", "llm-user", "--user-backend", "litellm", "--user-model", "openai/fake-user",
-                                 "--user-base-url", server.base_url, "--user-api-key-env", "FAKE_KEY",
-                                 "--judge", "llm-judge", "--model-option", "judge.backend=litellm",
-                                 "--judge-model", "openai/fake-judge", "--judge-base-url", server.base_url,
-                                 "--judge-api-key-env", "FAKE_KEY"))
+        report = report_of(
+            bench(
+                server,
+                db,
+                "--tasks-file",
+                str(tasks_file),
+                "--user",
+                "llm-user",
+                "--user-backend",
+                "litellm",
+                "--user-model",
+                "openai/fake-user",
+                "--user-base-url",
+                server.base_url,
+                "--user-api-key-env",
+                "FAKE_KEY",
+                "--judge",
+                "llm-judge",
+                "--model-option",
+                "judge.backend=litellm",
+                "--judge-model",
+                "openai/fake-judge",
+                "--judge-base-url",
+                server.base_url,
+                "--judge-api-key-env",
+                "FAKE_KEY",
+            )
+        )
         models_asked = [body["model"] for body in server.completions]
     assert report["average_reward"]["value"] == 1.0 and report["components"]["NL_ASSERTION"]["value"] == 1.0
     assert set(models_asked) == {"fake", "fake-user", "fake-judge"}  # litellm took the provider prefix off
-    rows = stored(db, "select role, model, prompt_tokens, completion_tokens, latency_ms, attempts, cost, cached, error "
-                      "from llm_calls order by id")
+    rows = stored(db, "select role, model, prompt_tokens, completion_tokens, latency_ms, attempts, cost, cached, error from llm_calls order by id")
     assert [(role, model) for role, model, *_ in rows] == [
-        ("user", "openai/fake-user"), ("agent", "openai/fake"), ("agent", "openai/fake"), ("agent", "openai/fake"),
-        ("user", "openai/fake-user"), ("judge", "openai/fake-judge")]
-    assert all((p, c, a, cost, cached, e) == (10, 5, 1, None, 0, None) and latency >= 0
-               for _, _, p, c, latency, a, cost, cached, e in rows)  # unpriced models: unknown cost, never 0
-    calls = [json.loads(c) for (c,) in stored(db, "select tool_calls_json from messages where role = 'assistant' "
-                                                  "and tool_calls_json is not null order by idx")]
+        ("user", "openai/fake-user"),
+        ("agent", "openai/fake"),
+        ("agent", "openai/fake"),
+        ("agent", "openai/fake"),
+        ("user", "openai/fake-user"),
+        ("judge", "openai/fake-judge"),
+    ]
+    assert all(
+        (p, c, a, cost, cached, e) == (10, 5, 1, None, 0, None) and latency >= 0 for _, _, p, c, latency, a, cost, cached, e in rows
+    )  # unpriced models: unknown cost, never 0
+    calls = [
+        json.loads(c)
+        for (c,) in stored(db, "select tool_calls_json from messages where role = 'assistant' and tool_calls_json is not null order by idx")
+    ]
     assert [[(c["name"], c["arguments"]) for c in call] for call in calls] == [
         [("find_customer_by_email", {"email": "ada.okafor@example.net"})],
-        [("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})]]
+        [("change_plan", {"customer_id": "C-1001", "plan_id": "fiber-1000"})],
+    ]
     for path in tmp_path.glob("r.db*"):
         assert KEY.encode() not in path.read_bytes()
 
@@ -149,8 +203,7 @@ def test_cache_answers_a_second_identical_run_without_a_request(tmp_path: Path) 
         second = report_of(bench(server, db, "--cache", "--run-id", "second"))
         assert len(server.completions) == requests_after_first == 3
     assert first["average_reward"] == second["average_reward"] and first["components"] == second["components"]
-    assert stored(db, "select run_id, sum(cached), count(*) from llm_calls group by run_id order by run_id") == [
-        ("first", 0, 3), ("second", 3, 3)]
+    assert stored(db, "select run_id, sum(cached), count(*) from llm_calls group by run_id order by run_id") == [("first", 0, 3), ("second", 3, 3)]
 
 
 def test_cost_is_litellms_price_for_a_model_it_knows_and_unknown_otherwise(tmp_path: Path) -> None:

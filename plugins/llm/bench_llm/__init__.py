@@ -12,18 +12,33 @@ from .judge import ModelJudge
 from .user import ModelUser
 from .voice import VoiceUser
 
-__all__ = ["FunctionCallingAgent", "HttpAgent", "ModelJudge", "ModelUser", "TextActionAgent", "VoiceUser",
-           "register_agents", "register_judges", "register_user_simulators"]
+__all__ = [
+    "FunctionCallingAgent",
+    "HttpAgent",
+    "ModelJudge",
+    "ModelUser",
+    "TextActionAgent",
+    "VoiceUser",
+    "register_agents",
+    "register_judges",
+    "register_user_simulators",
+]
 
 
 @hookimpl
 def register_agents(register: Callable[[Agent], None]) -> None:
     """The function-calling, ReAct and Act agents, and the HTTP agent adapter."""
     register(FunctionCallingAgent())
-    register(TextActionAgent(name="llm-react", thought=True,
-                             description="ReAct agent: tools described in the prompt, a Thought then a JSON Action each turn."))
-    register(TextActionAgent(name="llm-act", thought=False,
-                             description="Act agent: tools described in the prompt, one JSON Action each turn (no Thought)."))
+    register(
+        TextActionAgent(
+            name="llm-react", thought=True, description="ReAct agent: tools described in the prompt, a Thought then a JSON Action each turn."
+        )
+    )
+    register(
+        TextActionAgent(
+            name="llm-act", thought=False, description="Act agent: tools described in the prompt, one JSON Action each turn (no Thought)."
+        )
+    )
     register(HttpAgent())
 
 

@@ -58,10 +58,16 @@ CANCELLED = "cancelled"
 def turn_payload(setup: ConversationSetup, conversation_id: str, turn: int, messages: list[dict[str, Any]]) -> dict[str, Any]:
     """What an external agent receives each turn."""
     return {
-        "conversation_id": conversation_id, "seed": setup.seed, "task_id": setup.task.id, "domain": setup.domain,
-        "mode": setup.mode.value, "turn": turn, "policy": setup.policy,
+        "conversation_id": conversation_id,
+        "seed": setup.seed,
+        "task_id": setup.task.id,
+        "domain": setup.domain,
+        "mode": setup.mode.value,
+        "turn": turn,
+        "policy": setup.policy,
         "ticket": setup.task.ticket if setup.mode is Mode.NO_USER else None,
-        "tools": list(setup.agent_tools), "messages": messages,
+        "tools": list(setup.agent_tools),
+        "messages": messages,
     }
 
 
@@ -71,16 +77,15 @@ def message_from_reply(reply: Any, turn: int) -> AssistantMessage:
         raise ParticipantError(f"the agent's reply must be a JSON object, got {type(reply).__name__}")
     content = reply.get("content")
     if content is not None and not isinstance(content, str):
-        raise ParticipantError("the agent's reply has a \"content\" that is not a string or null")
+        raise ParticipantError('the agent\'s reply has a "content" that is not a string or null')
     entries = reply.get("tool_calls") or []
     if not isinstance(entries, list):
-        raise ParticipantError("the agent's reply has \"tool_calls\" that is not a list or null")
+        raise ParticipantError('the agent\'s reply has "tool_calls" that is not a list or null')
     calls = [_tool_call(entry, f"turn{turn}-call{i}") for i, entry in enumerate(entries, start=1)]
     model = reply.get("model")
     if model is not None and not isinstance(model, str):
-        raise ParticipantError("the agent's reply has a \"model\" that is not a string or null")
-    return AssistantMessage(content=content, tool_calls=calls or None, usage=_usage(reply.get("usage")),
-                            raw_data={"model": model} if model else None)
+        raise ParticipantError('the agent\'s reply has a "model" that is not a string or null')
+    return AssistantMessage(content=content, tool_calls=calls or None, usage=_usage(reply.get("usage")), raw_data={"model": model} if model else None)
 
 
 def _usage(usage: Any) -> dict[str, int] | None:
@@ -88,18 +93,17 @@ def _usage(usage: Any) -> dict[str, int] | None:
     if usage is None:
         return None
     if not isinstance(usage, Mapping):
-        raise ParticipantError("the agent's reply has a \"usage\" that is not an object or null")
+        raise ParticipantError('the agent\'s reply has a "usage" that is not an object or null')
     counts = {key: usage[key] for key in USAGE_KEYS if usage.get(key) is not None}
     bad = [key for key, value in counts.items() if type(value) is not int or value < 0]
     if bad:
-        raise ParticipantError(f"the agent's reply has a usage {bad[0]!r} that is not a whole number of tokens: "
-                               f"{usage[bad[0]]!r:.50}")
+        raise ParticipantError(f"the agent's reply has a usage {bad[0]!r} that is not a whole number of tokens: {usage[bad[0]]!r:.50}")
     return counts or None
 
 
 def _tool_call(entry: Any, fallback_id: str) -> ToolCall:
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-        raise ParticipantError(f"a tool call in the agent's reply has no \"name\": {entry!r:.200}")
+        raise ParticipantError(f'a tool call in the agent\'s reply has no "name": {entry!r:.200}')
     arguments = entry.get("arguments") or {}
     if isinstance(arguments, str):
         try:
@@ -163,12 +167,15 @@ class HttpAgentSession(AgentSession):
         try:
             response = await self.client.post(self.end_url, json=notice, timeout=self.end_timeout_s)
         except Exception as exc:  # noqa: BLE001 - an unreachable or slow end point only costs a log line
-            log.warning("http_agent.end_failed", url=self.end_url, conversation_id=self.conversation_id,
-                        error=f"{type(exc).__name__}: {exc}")
+            log.warning("http_agent.end_failed", url=self.end_url, conversation_id=self.conversation_id, error=f"{type(exc).__name__}: {exc}")
             return
         if response.status_code >= 300:
-            log.warning("http_agent.end_failed", url=self.end_url, conversation_id=self.conversation_id,
-                        error=f"HTTP {response.status_code}: {response.text[:200]}")
+            log.warning(
+                "http_agent.end_failed",
+                url=self.end_url,
+                conversation_id=self.conversation_id,
+                error=f"HTTP {response.status_code}: {response.text[:200]}",
+            )
 
 
 @attrs.define(kw_only=True)
@@ -191,8 +198,10 @@ class HttpAgent(Agent):
         options = setup.options.get("agent") or {}
         url = options.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigError(f"agent {self.name!r} needs an http(s) `url` in the agent options, "
-                              'e.g. agent_options = {url = "http://127.0.0.1:8000/turn"} in the [run] table')
+            raise ConfigError(
+                f"agent {self.name!r} needs an http(s) `url` in the agent options, "
+                'e.g. agent_options = {url = "http://127.0.0.1:8000/turn"} in the [run] table'
+            )
         timeout = float(options.get("timeout_s", 120.0))
         end_timeout = float(options.get("end_timeout_s", END_TIMEOUT_S))
         end_url = end_url_of(url, options.get("end_url"), self.name)

@@ -37,16 +37,15 @@ from .replies import Reading, read_reply
 
 def solo_stop(setup: ConversationSetup, message: AssistantMessage) -> bool:
     """In the no-user mode, a message with the profile's stop token and no tool call ends the conversation."""
-    return (setup.mode is Mode.NO_USER and not message.tool_calls
-            and setup.profile.solo_stop_token in (message.content or ""))
+    return setup.mode is Mode.NO_USER and not message.tool_calls and setup.profile.solo_stop_token in (message.content or "")
 
 
-def stop_message(setup: ConversationSetup, response: ChatResponse, dropped: Sequence[ToolCall] = (),
-                 extra: dict[str, Any] | None = None) -> AssistantMessage:
+def stop_message(
+    setup: ConversationSetup, response: ChatResponse, dropped: Sequence[ToolCall] = (), extra: dict[str, Any] | None = None
+) -> AssistantMessage:
     """The message that ends a solo conversation; calls made together with `done` are kept for the reader."""
     extra = {**(extra or {}), **({"dropped_tool_calls": [c.name for c in dropped]} if dropped else {})} or None
-    return AssistantMessage(content=setup.profile.solo_stop_token, usage=usage_of(response),
-                            raw_data=reasoning_data(response, extra))
+    return AssistantMessage(content=setup.profile.solo_stop_token, usage=usage_of(response), raw_data=reasoning_data(response, extra))
 
 
 @attrs.define
@@ -66,8 +65,7 @@ class FunctionCallingSession(AgentSession):
         done = done_tool(self.setup.profile)
         if solo and any(c.name == done for c in calls):
             return stop_message(self.setup, response, [c for c in calls if c.name != done])
-        message = AssistantMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
-                                   raw_data=reasoning_data(response))
+        message = AssistantMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response), raw_data=reasoning_data(response))
         self.log.remember(speaker("assistant", message.content, message.tool_calls, self.setup.profile.messages), response)
         return message
 
@@ -90,8 +88,7 @@ class FunctionCallingAgent(Agent):
         require_model(setup.models, "agent", f"agent {self.name!r}")
         if setup.mode is Mode.NO_USER:
             _refuse_clash(setup.agent_tools, done_tool(setup.profile), "to end the work in the no-user mode", self.name)
-        return FunctionCallingSession(setup, chat_log(setup, "agent", agent_prompt(setup), agent_view),
-                                      setup.agent_request_tools())
+        return FunctionCallingSession(setup, chat_log(setup, "agent", agent_prompt(setup), agent_view), setup.agent_request_tools())
 
     async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
         """Nothing: it sends the profile's prompt, tools array, greeting, tool_choice and sampling (bar kept reasoning)."""
@@ -180,8 +177,12 @@ class TextActionSession(AgentSession):
             return self._unreadable(text, reading.error or "no action", response)
         raw = {"text": text, **_reading_notes(reading)}
         if reading.dropped:
-            self._report("dropped_actions", f"{len(reading.dropped)} more action(s) after the first: "
-                         + ", ".join(a.name for a in reading.dropped), "first_action_run", text)
+            self._report(
+                "dropped_actions",
+                f"{len(reading.dropped)} more action(s) after the first: " + ", ".join(a.name for a in reading.dropped),
+                "first_action_run",
+                text,
+            )
         return self._act(reading.action.name, reading.action.arguments, reading.kept(), raw, response)
 
     def is_stop(self, message: AssistantMessage) -> bool:
@@ -192,23 +193,29 @@ class TextActionSession(AgentSession):
         """A backend returned native tool calls: the first is the action, as if written in text."""
         first, rest = response.tool_calls[0], response.tool_calls[1:]
         kept = "\n".join([*([response.content] if response.content else []), action_text(first.name, first.arguments)])
-        raw: dict[str, Any] = {"text": response.content or "", "native_tool_calls": [
-            {"name": c.name, "arguments": c.arguments} for c in response.tool_calls]}
+        raw: dict[str, Any] = {
+            "text": response.content or "",
+            "native_tool_calls": [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls],
+        }
         if rest:
             raw["dropped_actions"] = [{"name": c.name, "arguments": c.arguments} for c in rest]
-            self._report("dropped_actions", f"{len(rest)} more native tool call(s) after the first: "
-                         + ", ".join(c.name for c in rest), "first_action_run", json.dumps(raw, ensure_ascii=False))
+            self._report(
+                "dropped_actions",
+                f"{len(rest)} more native tool call(s) after the first: " + ", ".join(c.name for c in rest),
+                "first_action_run",
+                json.dumps(raw, ensure_ascii=False),
+            )
         return self._act(first.name, dict(first.arguments), kept, raw, response, call_id=first.id)
 
-    def _act(self, name: str, arguments: dict[str, Any], kept: str, raw: dict[str, Any], response: ChatResponse,
-             call_id: str = "") -> AssistantMessage:
+    def _act(
+        self, name: str, arguments: dict[str, Any], kept: str, raw: dict[str, Any], response: ChatResponse, call_id: str = ""
+    ) -> AssistantMessage:
         """The message an action makes: a stop, words to the customer or a tool call (remembered as `kept`)."""
         solo = self.setup.mode is Mode.NO_USER
         if name == RESPOND_ACTION and not solo:
             content = arguments.get("content")
             if not isinstance(content, str) or not content.strip():
-                return self._unreadable(raw.get("text") or kept, f'the "{RESPOND_ACTION}" action needs a non-empty "content"',
-                                        response)
+                return self._unreadable(raw.get("text") or kept, f'the "{RESPOND_ACTION}" action needs a non-empty "content"', response)
         self.log.remember({"role": "assistant", "content": kept}, response)
         if solo and name == done_tool(self.setup.profile):
             return stop_message(self.setup, response, extra=raw)
@@ -232,8 +239,7 @@ class TextActionSession(AgentSession):
     def _report(self, problem: str, detail: str, handling: str, text: str) -> None:
         ledger = getattr(self.setup.models, "ledger", None)
         call = len(ledger) - 1 if ledger else None
-        self.setup.events.emit(ReplyProblem(problem=problem, detail=detail, handling=handling, text=text, llm_call=call),
-                               source="llm")
+        self.setup.events.emit(ReplyProblem(problem=problem, detail=detail, handling=handling, text=text, llm_call=call), source="llm")
 
 
 def _reading_notes(reading: Reading) -> dict[str, Any]:
@@ -270,11 +276,9 @@ class TextActionAgent(Agent):
         system = agent_prompt(setup, text_tools=tools, thought=self.thought)
         on_parse_error = option(setup, "agent", "on_parse_error", "respond")
         if on_parse_error not in ON_PARSE_ERROR:
-            raise ConfigError(f"agent {self.name!r}: on_parse_error must be one of {', '.join(ON_PARSE_ERROR)}, "
-                              f"not {on_parse_error!r}")
+            raise ConfigError(f"agent {self.name!r}: on_parse_error must be one of {', '.join(ON_PARSE_ERROR)}, not {on_parse_error!r}")
         return TextActionSession(setup, chat_log(setup, "agent", system, text_view), on_parse_error)
 
     async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
         """Its tools are described in its system prompt and answered in text, not sent as the profile's tools array."""
-        return ["tools described in its system prompt, actions written as text (no tools array, no tool_choice)",
-                *keep_reasoning_deviation(options)]
+        return ["tools described in its system prompt, actions written as text (no tools array, no tool_choice)", *keep_reasoning_deviation(options)]

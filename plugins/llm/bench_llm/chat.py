@@ -30,8 +30,21 @@ from bench_kernel import openai_tool_result as tool_result
 from bench_kernel import openai_user_messages as user_view
 from bench_kernel import unseen_messages as new_messages
 
-__all__ = ["OPENAI", "ChatLog", "agent_view", "chat_log", "new_messages", "openai_tool_calls", "option", "reasoning_data",
-           "require_model", "speaker", "tool_result", "usage_of", "user_view"]
+__all__ = [
+    "OPENAI",
+    "ChatLog",
+    "agent_view",
+    "chat_log",
+    "new_messages",
+    "openai_tool_calls",
+    "option",
+    "reasoning_data",
+    "require_model",
+    "speaker",
+    "tool_result",
+    "usage_of",
+    "user_view",
+]
 
 OPENAI = MessageStyle()
 """The plain OpenAI chat format (bench's own profile's)."""
@@ -101,8 +114,9 @@ class ChatLog:
             await self._refresh_profile()
         system = f"{self.system}\n\n{self.profile}" if self.profile else self.system
         messages = [{"role": "system", "content": system}, *self.history]
-        request = ChatRequest(messages=messages, tools=list(tools) if tools else None,
-                              tool_choice=tool_choice if tools else None, seed=self.setup.seed)
+        request = ChatRequest(
+            messages=messages, tools=list(tools) if tools else None, tool_choice=tool_choice if tools else None, seed=self.setup.seed
+        )
         return await self.setup.models.complete(self.role, request)
 
     async def _refresh_profile(self) -> None:

@@ -50,8 +50,7 @@ def judge_transcript(profile: Profile, messages: Sequence[Message]) -> str:
     style = profile.judge
     if style.transcript == "bench":
         return transcript(messages)
-    lines = [profile.render("judge_line", role=m.role, content=style.no_content if m.content is None else m.content)
-             for m in messages]
+    lines = [profile.render("judge_line", role=m.role, content=style.no_content if m.content is None else m.content) for m in messages]
     return style.line_separator.join(lines)
 
 
@@ -81,7 +80,7 @@ def _by_index(entries: list[dict[str, Any]], count: int) -> dict[int, dict[str, 
     for entry in entries:
         index = entry.get("index")
         if isinstance(index, bool) or not isinstance(index, int):
-            raise ModelResponseError(f"a verdict names no statement number (\"index\"): {_short(entry)}")
+            raise ModelResponseError(f'a verdict names no statement number ("index"): {_short(entry)}')
         if not 1 <= index <= count:
             raise ModelResponseError(f"a verdict names statement {index}, which does not exist (1 to {count})")
         if index - 1 in found:
@@ -133,7 +132,7 @@ def _short(entry: dict[str, Any]) -> str:
 def _check(assertion: str, entry: dict[str, Any]) -> Check:
     met = entry.get("met", entry.get("metExpectation"))
     if not isinstance(met, bool):
-        raise ModelResponseError(f"the judge's verdict on {assertion[:120]!r} has no true/false \"met\" (got {met!r})")
+        raise ModelResponseError(f'the judge\'s verdict on {assertion[:120]!r} has no true/false "met" (got {met!r})')
     return Check(subject=assertion, met=met, detail=str(entry.get("reasoning") or ""))
 
 
@@ -160,6 +159,8 @@ def judge_request(request: JudgeRequest) -> ChatRequest:
     """The chat request of one judgment, shaped by the profile's judge style (a retry or panel member sends its seed)."""
     profile = request.profile
     style = profile.judge
-    return ChatRequest(messages=judge_prompt(profile, judge_transcript(profile, request.messages), request.assertions),
-                       response_format={"type": "json_object"} if style.response_format else None,
-                       seed=request.seed if style.seed or not request.first else None)
+    return ChatRequest(
+        messages=judge_prompt(profile, judge_transcript(profile, request.messages), request.assertions),
+        response_format={"type": "json_object"} if style.response_format else None,
+        seed=request.seed if style.seed or not request.first else None,
+    )

@@ -82,8 +82,7 @@ class Line:
     def results(self, results: Sequence[ToolMessage]) -> None:
         """File tool results under the call they answer (else under the latest calls)."""
         for result in results:
-            turn = next((t for t in reversed(self.tools) if any(c.id == result.id for c in t.calls)),
-                        self.tools[-1] if self.tools else None)
+            turn = next((t for t in reversed(self.tools) if any(c.id == result.id for c in t.calls)), self.tools[-1] if self.tools else None)
             if turn is not None:
                 turn.results.append(result)
 
@@ -93,16 +92,16 @@ class Line:
 
     def items(self, note: Callable[[str], str], incomplete: str) -> list[Item]:
         """The call written out in order; `note(seconds)` words a silence, `incomplete` marks the agent's ongoing speech."""
-        runs = {"agent": speech_runs(self.agent, self.integration_ticks),
-                "user": speech_runs(self.user, self.integration_ticks)}
+        runs = {"agent": speech_runs(self.agent, self.integration_ticks), "user": speech_runs(self.user, self.integration_ticks)}
         keyed: list[tuple[tuple[int, int, int], Item]] = []
         for side, other in (("agent", "user"), ("user", "agent")):
             rank = 0 if side == "agent" else 1  # on a tie the other side (the agent) comes first
             for run in runs[side]:
-                keyed += [((piece[0].tick, 0, rank), Item(side, "".join(h.text for h in piece).strip()))  # type: ignore[arg-type]
-                          for piece in split_at_contained(run, runs[other])]
-        keyed += [((tick, -1, 0), Item("silence", note(f"{ticks * self.tick_s:.1f}")))
-                  for tick, ticks in self.silences()]
+                keyed += [
+                    ((piece[0].tick, 0, rank), Item(side, "".join(h.text for h in piece).strip()))  # type: ignore[arg-type]
+                    for piece in split_at_contained(run, runs[other])
+                ]
+        keyed += [((tick, -1, 0), Item("silence", note(f"{ticks * self.tick_s:.1f}"))) for tick, ticks in self.silences()]
         keyed += [((turn.tick, 1, 0), Item("tools", tools=turn)) for turn in self.tools]
         ordered = [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
         if self.agent_speaking():
@@ -151,7 +150,7 @@ def mark_last_agent(items: list[Item], incomplete: str) -> list[Item]:
     """The items with the incomplete-speech marker after the agent's last words."""
     for i in range(len(items) - 1, -1, -1):
         if items[i].kind == "agent":
-            return [*items[:i], attrs.evolve(items[i], text=f"{items[i].text} {incomplete}".strip()), *items[i + 1:]]
+            return [*items[:i], attrs.evolve(items[i], text=f"{items[i].text} {incomplete}".strip()), *items[i + 1 :]]
     return items
 
 

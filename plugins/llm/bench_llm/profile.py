@@ -41,10 +41,17 @@ def rules_profile(texts: Sequence[str]) -> dict[str, Any]:
     technical = min(10, 2 * sum(joined.count(w) for w in TECHNICAL))
     articulation = min(10, round(statistics.fmean(words) / 3))
     persona = ("impatient" if frustration >= 6 else "calm") + ", " + ("technically at ease" if technical >= 6 else "not technical")
-    return {"age": "N/A", "gender": "N/A", "articulation_skill": articulation, "language_understanding_skill": "N/A",
-            "technical_skill": technical, "frustration_level": frustration, "persona": f"A {persona} customer.",
-            "reasoning": f"From {len(texts)} messages: {statistics.fmean(words):.0f} words on average, "
-                         f"{frustration // 2} signs of frustration, {technical // 2} technical terms."}
+    return {
+        "age": "N/A",
+        "gender": "N/A",
+        "articulation_skill": articulation,
+        "language_understanding_skill": "N/A",
+        "technical_skill": technical,
+        "frustration_level": frustration,
+        "persona": f"A {persona} customer.",
+        "reasoning": f"From {len(texts)} messages: {statistics.fmean(words):.0f} words on average, "
+        f"{frustration // 2} signs of frustration, {technical // 2} technical terms.",
+    }
 
 
 async def infer(setup: ConversationSetup, conversation: Sequence[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
@@ -54,9 +61,14 @@ async def infer(setup: ConversationSetup, conversation: Sequence[dict[str, Any]]
     if setup.models is None or not setup.models.has("profiler"):
         return "rules", rules_profile(customer)
     transcript = "\n".join(f"{'customer' if m['role'] == 'user' else 'agent'}: {m['content']}" for m in window)
-    response = await setup.models.complete("profiler", ChatRequest(
-        messages=[{"role": "system", "content": setup.profile.text("profiler")}, {"role": "user", "content": transcript}],
-        response_format={"type": "json_object"}, seed=setup.seed))
+    response = await setup.models.complete(
+        "profiler",
+        ChatRequest(
+            messages=[{"role": "system", "content": setup.profile.text("profiler")}, {"role": "user", "content": transcript}],
+            response_format={"type": "json_object"},
+            seed=setup.seed,
+        ),
+    )
     try:
         found = json.loads(re.sub(r"^```(json)?|```$", "", (response.content or "").strip()))
     except json.JSONDecodeError:

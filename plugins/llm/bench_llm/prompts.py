@@ -22,17 +22,23 @@ def done_tool(profile: Profile) -> str:
     return done_tool_name(profile)
 
 
-def agent_prompt(setup: ConversationSetup, *, text_tools: Sequence[dict[str, Any]] | None = None,
-                 thought: bool = True) -> str:
+def agent_prompt(setup: ConversationSetup, *, text_tools: Sequence[dict[str, Any]] | None = None, thought: bool = True) -> str:
     """The agent's system prompt: the kernel's (mode template, persona) with the text tool format when it applies."""
     if text_tools is None:
         return agent_instructions(setup)
     profile = setup.profile
-    speak = (profile.render("speak_solo", done_tool=done_tool(profile)) if setup.mode is Mode.NO_USER
-             else profile.render("speak_to_user", respond=RESPOND_ACTION))
-    return agent_instructions(setup, [
-        profile.render("text_tools", tools=json.dumps(list(text_tools), indent=2, ensure_ascii=False)),
-        profile.render("react_format" if thought else "act_format", speak=speak)])
+    speak = (
+        profile.render("speak_solo", done_tool=done_tool(profile))
+        if setup.mode is Mode.NO_USER
+        else profile.render("speak_to_user", respond=RESPOND_ACTION)
+    )
+    return agent_instructions(
+        setup,
+        [
+            profile.render("text_tools", tools=json.dumps(list(text_tools), indent=2, ensure_ascii=False)),
+            profile.render("react_format" if thought else "act_format", speak=speak),
+        ],
+    )
 
 
 def user_prompt(setup: ConversationSetup) -> str:

@@ -70,7 +70,7 @@ class Reading:
         (think blocks left out either way)."""
         visible = _without(self.text, _think_spans(self.text, []))
         markers = list(MARKER.finditer(visible))
-        return (visible[markers[-1].end():] if markers else visible).strip()
+        return (visible[markers[-1].end() :] if markers else visible).strip()
 
 
 def read_reply(text: str, *, truncated: bool = False) -> Reading:
@@ -114,7 +114,7 @@ def _decode_action(text: str, at: int, limit: int, origin: int, *, repair: bool)
     if fence:
         pos = _skip_space(text, fence.end())
     if not text.startswith("{", pos):
-        return None, f"the action is not a JSON object: {text[pos:pos + 60]!r}"
+        return None, f"the action is not a JSON object: {text[pos : pos + 60]!r}"
     value, end, repaired = _decode_object(text, pos, limit, repair=repair)
     if value is None:
         return None, "the action is not valid JSON"

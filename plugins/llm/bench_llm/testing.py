@@ -63,8 +63,9 @@ class ScriptedModelPlugin:
 
 def tool_reply(name: str, arguments: dict[str, Any] | None = None, call_id: str = "") -> ChatResponse:
     """A model reply that calls one tool."""
-    return ChatResponse(content=None, tool_calls=[ToolCall(id=call_id, name=name, arguments=arguments or {})],
-                        prompt_tokens=100, completion_tokens=10)
+    return ChatResponse(
+        content=None, tool_calls=[ToolCall(id=call_id, name=name, arguments=arguments or {})], prompt_tokens=100, completion_tokens=10
+    )
 
 
 def text_reply(text: str, reasoning: str | None = None) -> ChatResponse:

@@ -32,8 +32,7 @@ class ModelUserSession(UserSession):
     def message(self, response: ChatResponse) -> UserMessage:
         """The model's reply as the user's message (its tool calls named and given ids)."""
         calls = self.log.name_calls(response.tool_calls, "user")
-        return UserMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response),
-                           raw_data=reasoning_data(response))
+        return UserMessage(content=response.content, tool_calls=calls or None, usage=usage_of(response), raw_data=reasoning_data(response))
 
     def is_stop(self, message: UserMessage) -> bool:
         """True when the message carries one of the profile's stop tokens and no tool call."""

@@ -44,9 +44,14 @@ NAME = "voice-user"
 DECISION_ROLE = "user-decisions"
 """The optional model role of the yes/no decisions; the `user` role's model answers them when it is not configured."""
 BEHAVIOUR = {
-    "control": (False, False), "regular": (True, True), "control_audio": (False, False),
-    "control_accents": (False, False), "control_behavior": (True, True), "control_audio_accents": (False, False),
-    "control_audio_behavior": (True, True), "control_accents_behavior": (True, True),
+    "control": (False, False),
+    "regular": (True, True),
+    "control_audio": (False, False),
+    "control_accents": (False, False),
+    "control_behavior": (True, True),
+    "control_audio_accents": (False, False),
+    "control_audio_behavior": (True, True),
+    "control_accents_behavior": (True, True),
 }
 """tau2's speech complexity levels: (the persona interrupts, it uses the model's backchannel decisions)."""
 
@@ -79,16 +84,17 @@ class HeardUserSession(ModelUserSession):
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """Ask the user model with the call so far (what arrived is already on the line) and a closing reminder."""
         profile = self.setup.profile
-        self.log.history = [*chat_messages(heard_items(self.setup, self.line), profile.messages),
-                            {"role": "system", "content": own_text(profile, "voice_reminder")}]
+        self.log.history = [
+            *chat_messages(heard_items(self.setup, self.line), profile.messages),
+            {"role": "system", "content": own_text(profile, "voice_reminder")},
+        ]
         return self.message(await self.log.ask(self.setup.user_tools, "auto"))
 
 
 def heard_items(setup: ConversationSetup, line: Line) -> list[Item]:
     """The call written out with the profile's silence note and incomplete-speech marker."""
     profile = setup.profile
-    return line.items(lambda seconds: own_render(profile, "voice_silence", seconds=seconds).strip(),
-                      own_text(profile, "voice_incomplete").strip())
+    return line.items(lambda seconds: own_render(profile, "voice_silence", seconds=seconds).strip(), own_text(profile, "voice_incomplete").strip())
 
 
 @attrs.define
@@ -146,8 +152,7 @@ class VoiceUserSession(TurnTakingUser):
         role = DECISION_ROLE if models.has(DECISION_ROLE) else "user"
         started = time.perf_counter()
         try:
-            response = await models.complete(role, ChatRequest(messages=[{"role": "user", "content": prompt}],
-                                                               seed=self.setup.seed))
+            response = await models.complete(role, ChatRequest(messages=[{"role": "user", "content": prompt}], seed=self.setup.seed))
             answer, error = (response.content or "").strip(), None
         except (BudgetExceededError, ModelUnavailableError):
             raise  # the run's own limits and outages are not a participant's decision
@@ -164,8 +169,10 @@ class VoiceUser(UserSimulator):
     """A customer on a full-duplex phone line, played by the run's user model."""
 
     name: str = NAME
-    description: str = ("Model-played caller for full duplex: our voice guidelines, tau2's turn-taking, the model's "
-                        "interrupt and backchannel decisions (optional user-decisions role).")
+    description: str = (
+        "Model-played caller for full duplex: our voice guidelines, tau2's turn-taking, the model's "
+        "interrupt and backchannel decisions (optional user-decisions role)."
+    )
     model_roles: tuple[str, ...] = ("user",)
     duplex_only: bool = True
 
@@ -173,13 +180,16 @@ class VoiceUser(UserSimulator):
         """A voice session on the conversation's line (refused outside full duplex)."""
         settings = setup.duplex
         if settings is None:
-            raise ConfigError(f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, "
-                              "or use llm-user for turn-based conversations")
+            raise ConfigError(
+                f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
+            )
         require_model(setup.models, "user", f"user simulator {NAME!r}")
         turn = settings.turn_taking
-        line = Line(tick_s=settings.tick_ms / 1000, integration_ticks=turn.ticks(turn.integration_s, settings.tick_ms),
-                    silence_ticks=turn.ticks(turn.silence_annotation_s, settings.tick_ms))
+        line = Line(
+            tick_s=settings.tick_ms / 1000,
+            integration_ticks=turn.ticks(turn.integration_s, settings.tick_ms),
+            silence_ticks=turn.ticks(turn.silence_annotation_s, settings.tick_ms),
+        )
         inner = HeardUserSession(setup, chat_log(setup, "user", voice_user_prompt(setup), user_view), line=line)
         interrupts, backchannels = behaviour(settings.speech_complexity)
-        return VoiceUserSession(inner, ChannelSession(), settings, interrupts=interrupts, setup=setup, line=line,
-                                model_backchannels=backchannels)
+        return VoiceUserSession(inner, ChannelSession(), settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)

@@ -69,8 +69,7 @@ def run_bench(tmp_path: Path) -> Iterator[Callable[..., Outcome]]:
     """Run the mock domain with bench-llm loaded and scripted models: run_bench(scripts, task_ids=[...], agent=..., ...)."""
     stores: list[Store] = []
 
-    def go(scripts: dict[str, Callable[[ChatRequest], ChatResponse]], *, extra: Sequence[tuple[str, object]] = (),
-           **config: Any) -> Outcome:
+    def go(scripts: dict[str, Callable[[ChatRequest], ChatResponse]], *, extra: Sequence[tuple[str, object]] = (), **config: Any) -> Outcome:
         model = ScriptedModel(scripts=scripts)
         plugins = get_plugin_manager(["mock", "llm"], extra=[("scripted-model", ScriptedModelPlugin(model)), *extra])
         assert plugins.failures() == []
@@ -79,12 +78,12 @@ def run_bench(tmp_path: Path) -> Iterator[Callable[..., Outcome]]:
         config = {"domain": "mock", "plugins": ["mock", "llm"], "baseline": False, "models": models, **config}
         summary = run(RunConfig(**config), path, plugins=plugins)
         # A run with infrastructure errors never says complete (they are re-run on resume).
-        assert summary.status == ("complete" if not summary.infrastructure_errors else "failed" if
-                                  summary.infrastructure_errors == summary.planned else "incomplete")
+        assert summary.status == (
+            "complete" if not summary.infrastructure_errors else "failed" if summary.infrastructure_errors == summary.planned else "incomplete"
+        )
         stores.append(Store(path))
         return Outcome(stores[-1], summary.run_id, model)
 
     yield go
     for store in stores:
         store.close()
-

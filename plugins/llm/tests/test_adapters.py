@@ -137,8 +137,7 @@ def test_http_agent_solves_a_task_over_http(run_bench, server: TinyAgentServer, 
     assert [(first["turn"], second["turn"])] == [(1, 2)]
     (result,) = second["messages"]
     assert result["role"] == "tool" and result["tool_call_id"] == "plans-2" and "Fiber 1000" in result["content"]
-    assert server.ends == [("/turn/end", {"conversation_id": first["conversation_id"], "event": "end",
-                                          "termination_reason": "user_stop"})]
+    assert server.ends == [("/turn/end", {"conversation_id": first["conversation_id"], "event": "end", "termination_reason": "user_stop"})]
 
 
 def test_http_agent_two_conversations_get_their_own_ids(run_bench, server: TinyAgentServer) -> None:
@@ -225,14 +224,17 @@ def test_framework_agent_accepts_async_bots_and_solo_stop(run_bench, data) -> No
     assert bots[0].closed
 
 
-@pytest.mark.parametrize("reply", [
-    ["not", "an", "object"],
-    {"content": 42},
-    {"tool_calls": {"name": "x"}},
-    {"tool_calls": [{"arguments": {}}]},
-    {"tool_calls": [{"name": "x", "arguments": "{broken"}]},
-    {"tool_calls": [{"name": "x", "arguments": [1]}]},
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ["not", "an", "object"],
+        {"content": 42},
+        {"tool_calls": {"name": "x"}},
+        {"tool_calls": [{"arguments": {}}]},
+        {"tool_calls": [{"name": "x", "arguments": "{broken"}]},
+        {"tool_calls": [{"name": "x", "arguments": [1]}]},
+    ],
+)
 def test_replies_that_break_the_contract_are_refused(reply: Any) -> None:
     with pytest.raises(ParticipantError):
         message_from_reply(reply, 1)
@@ -256,14 +258,17 @@ def test_reply_usage_and_model_are_kept_on_the_message() -> None:
     assert message_from_reply({"content": "Hi", "usage": {"total_tokens": 3}}, 1).usage is None
 
 
-@pytest.mark.parametrize("reply", [
-    {"content": "Hi", "usage": "lots"},
-    {"content": "Hi", "usage": {"prompt_tokens": -1}},
-    {"content": "Hi", "usage": {"prompt_tokens": "12"}},
-    {"content": "Hi", "usage": {"completion_tokens": 1.5}},
-    {"content": "Hi", "usage": {"completion_tokens": True}},
-    {"content": "Hi", "model": ["acme"]},
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"content": "Hi", "usage": "lots"},
+        {"content": "Hi", "usage": {"prompt_tokens": -1}},
+        {"content": "Hi", "usage": {"prompt_tokens": "12"}},
+        {"content": "Hi", "usage": {"completion_tokens": 1.5}},
+        {"content": "Hi", "usage": {"completion_tokens": True}},
+        {"content": "Hi", "model": ["acme"]},
+    ],
+)
 def test_usage_or_model_that_break_the_contract_are_refused(reply: Any) -> None:
     with pytest.raises(ParticipantError):
         message_from_reply(reply, 1)
@@ -274,13 +279,23 @@ def test_http_agent_usage_is_stored_summed_in_the_report_and_its_cost_unknown(ru
     row = out.conversation(TASK)
     assert (row["reward"], row["agent_cost"]) == (1.0, None)
     replies = [m for m in out.messages(TASK) if m["role"] == "assistant" and m.get("usage")]
-    assert [(m["usage"], m["raw_data"]) for m in replies] == [({"prompt_tokens": 120, "completion_tokens": 7},
-                                                                {"model": "acme-large"})] * 2
+    assert [(m["usage"], m["raw_data"]) for m in replies] == [({"prompt_tokens": 120, "completion_tokens": 7}, {"model": "acme-large"})] * 2
     report = build_report(out.store, out.run_id)
     assert report.header["agent_models"] == ["acme-large"]
-    assert [c for c in report.costs if c["role"] == "agent (reported)"] == [{
-        "arm": "agent", "role": "agent (reported)", "model": "acme-large", "calls": 2, "cached": 0, "errors": 0,
-        "prompt_tokens": 240, "completion_tokens": 14, "cost": None, "unpriced": 2}]
+    assert [c for c in report.costs if c["role"] == "agent (reported)"] == [
+        {
+            "arm": "agent",
+            "role": "agent (reported)",
+            "model": "acme-large",
+            "calls": 2,
+            "cached": 0,
+            "errors": 0,
+            "prompt_tokens": 240,
+            "completion_tokens": 14,
+            "cost": None,
+            "unpriced": 2,
+        }
+    ]
 
 
 def test_framework_agent_usage_and_model_are_kept_and_its_cost_unknown(run_bench) -> None:
@@ -329,17 +344,20 @@ def test_the_end_notice_goes_to_end_url_or_nowhere(run_bench, server: TinyAgentS
     assert len(server.ends) == 1 and len(server.payloads) == 4
 
 
-@pytest.mark.parametrize(("path", "options", "error"), [
-    ("/failing", {}, "HTTP 500"),
-    ("/gone", {}, "HTTP 404"),
-    ("/slow", {"end_timeout_s": 0.3}, "ReadTimeout"),
-])
+@pytest.mark.parametrize(
+    ("path", "options", "error"),
+    [
+        ("/failing", {}, "HTTP 500"),
+        ("/gone", {}, "HTTP 404"),
+        ("/slow", {"end_timeout_s": 0.3}, "ReadTimeout"),
+    ],
+)
 def test_a_failing_end_notice_is_logged_and_never_fails_the_conversation(
-        run_bench, server: TinyAgentServer, path: str, options: dict[str, Any], error: str) -> None:
+    run_bench, server: TinyAgentServer, path: str, options: dict[str, Any], error: str
+) -> None:
     started = time.perf_counter()
     with capture_logs() as logs:
-        out = run_bench({}, agent="http-agent", task_ids=[TASK],
-                        agent_options={"url": server.url(), "end_url": server.url(f"{path}/end"), **options})
+        out = run_bench({}, agent="http-agent", task_ids=[TASK], agent_options={"url": server.url(), "end_url": server.url(f"{path}/end"), **options})
     assert time.perf_counter() - started < 10
     row = out.conversation(TASK)
     assert (row["termination_reason"], row["error"], row["reward"]) == ("user_stop", None, 1.0)
@@ -352,8 +370,7 @@ def test_an_unreachable_end_point_is_logged(run_bench, server: TinyAgentServer) 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with capture_logs() as logs:
-        out = run_bench({}, agent="http-agent", task_ids=[TASK],
-                        agent_options={"url": server.url(), "end_url": f"http://127.0.0.1:{port}/end"})
+        out = run_bench({}, agent="http-agent", task_ids=[TASK], agent_options={"url": server.url(), "end_url": f"http://127.0.0.1:{port}/end"})
     assert out.conversation(TASK)["reward"] == 1.0
     assert [e["error"].split(":")[0] for e in logs if e["event"] == "http_agent.end_failed"] == ["ConnectError"]
 
@@ -366,8 +383,15 @@ def test_no_end_notice_for_a_conversation_the_agent_never_saw(run_bench, server:
 
 def test_a_cancelled_conversation_sends_an_end_notice(server: TinyAgentServer, tmp_path: Path) -> None:
     plugins = get_plugin_manager(["mock", "llm"])
-    config = RunConfig(domain="mock", plugins=["mock", "llm"], baseline=False, agent="http-agent", task_ids=[TASK],
-                       run_timeout_s=1.0, agent_options={"url": server.url("/slow"), "end_url": server.url()[:-5] + "/fine/end"})
+    config = RunConfig(
+        domain="mock",
+        plugins=["mock", "llm"],
+        baseline=False,
+        agent="http-agent",
+        task_ids=[TASK],
+        run_timeout_s=1.0,
+        agent_options={"url": server.url("/slow"), "end_url": server.url()[:-5] + "/fine/end"},
+    )
     started = time.perf_counter()
     summary = run(config, tmp_path / "r.db", plugins=plugins)
     assert summary.status == "incomplete" and time.perf_counter() - started < 10
@@ -405,21 +429,22 @@ class CrashingUserPlugin:
 
 
 def test_an_infrastructure_error_sends_an_end_notice(run_bench, server: TinyAgentServer) -> None:
-    out = run_bench({}, agent="http-agent", user="crashing", task_ids=[TASK], agent_options={"url": server.url()},
-                    extra=[("crashing", CrashingUserPlugin())])
+    out = run_bench(
+        {}, agent="http-agent", user="crashing", task_ids=[TASK], agent_options={"url": server.url()}, extra=[("crashing", CrashingUserPlugin())]
+    )
     assert out.conversation(TASK)["termination_reason"] == "infrastructure_error"
     assert [n["termination_reason"] for _, n in server.ends] == ["infrastructure_error"]
 
 
 # --------------------------------------------------------------------------- fingerprints (issue 23)
 
-BOT_SOURCE = '''
+BOT_SOURCE = """
 from bench_llm.examples import PlanQuoteBot
 
 
 def make(setup):
     return PlanQuoteBot()  # {version}
-'''
+"""
 
 
 @pytest.fixture

@@ -16,8 +16,13 @@ TASK = "upgrade_by_email"
 def chatty_user(request: ChatRequest) -> ChatResponse:
     """A user who speaks four times (annoyed by the third), then stops."""
     spoken = sum(1 for m in request.messages if m["role"] == "assistant")
-    lines = ["Hi, I want Fiber 1000. My email is ada.okafor@example.net.", "Did you find my account?",
-             "This is still not working, I am annoyed!", "Ugh, again nothing!", "Bye. ###STOP###"]
+    lines = [
+        "Hi, I want Fiber 1000. My email is ada.okafor@example.net.",
+        "Did you find my account?",
+        "This is still not working, I am annoyed!",
+        "Ugh, again nothing!",
+        "Bye. ###STOP###",
+    ]
     return text_reply(lines[min(spoken, len(lines) - 1)])
 
 
@@ -26,18 +31,17 @@ def talking_agent(request: ChatRequest) -> ChatResponse:
 
 
 def test_persona_exposure_puts_the_tasks_persona_in_the_agents_prompt(run_bench: Callable) -> None:
-    out = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK],
-                    persona="Hard", exposure="persona")
+    out = run_bench(
+        {"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK], persona="Hard", exposure="persona"
+    )
     system = out.requests("agent")[0].messages[0]["content"]
     assert "<customer_persona>" in system and "Technology makes you uneasy" in system
-    plain = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK],
-                      persona="Hard")
+    plain = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK], persona="Hard")
     assert "<customer_persona>" not in plain.requests("agent")[0].messages[0]["content"]
 
 
 def test_context_exposure_infers_a_profile_every_three_user_messages(run_bench: Callable) -> None:
-    out = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK],
-                    exposure="context")
+    out = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK], exposure="context")
     prompts = [r.messages[0]["content"] for r in out.requests("agent")]
     assert "<customer_profile>" not in prompts[0]
     assert any("<customer_profile>" in p for p in prompts[2:])

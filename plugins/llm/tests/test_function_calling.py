@@ -42,8 +42,7 @@ def test_replaying_the_gold_actions_scores_one(run_bench, data: DomainData) -> N
     row = out.conversation(task.id)
     assert (row["termination_reason"], row["error"], row["reward"]) == ("user_stop", None, 1.0)
     calls = out.tool_calls(task.id)
-    assert [(c["name"], c["requestor"], c["error"]) for c in calls] == [
-        ("find_customer_by_email", "assistant", 0), ("change_plan", "assistant", 0)]
+    assert [(c["name"], c["requestor"], c["error"]) for c in calls] == [("find_customer_by_email", "assistant", 0), ("change_plan", "assistant", 0)]
 
 
 def test_the_model_sees_instructions_policy_tools_and_history_in_order(run_bench, data: DomainData) -> None:
@@ -85,8 +84,7 @@ def test_keep_reasoning_sends_it_back(run_bench, data: DomainData) -> None:
 
 def test_oracle_plan_lists_the_gold_actions(run_bench, data: DomainData) -> None:
     task = data.task("speed_ticket_after_restart")
-    out = run_bench({"agent": lambda r: text_reply("Could you restart your router?")}, agent="llm-fc", task_ids=[task.id],
-                    mode=Mode.ORACLE_PLAN)
+    out = run_bench({"agent": lambda r: text_reply("Could you restart your router?")}, agent="llm-fc", task_ids=[task.id], mode=Mode.ORACLE_PLAN)
     system = out.requests("agent")[0].messages[0]["content"]
     assert "<plan>" in system
     assert '1. Call `find_customer_by_email` with arguments {"email": "femi.adeyemi@example.net"}.' in system
@@ -130,8 +128,7 @@ def test_no_user_mode_ends_with_done(run_bench, data: DomainData) -> None:
 
 
 def test_no_user_mode_text_reply_is_an_agent_error(run_bench, data: DomainData) -> None:
-    out = run_bench({"agent": lambda r: text_reply("I will look into it.")}, agent="llm-fc", task_ids=["upgrade_by_email"],
-                    mode=Mode.NO_USER)
+    out = run_bench({"agent": lambda r: text_reply("I will look into it.")}, agent="llm-fc", task_ids=["upgrade_by_email"], mode=Mode.NO_USER)
     row = out.conversation("upgrade_by_email")
     assert (row["termination_reason"], row["reward"]) == ("agent_error", 0.0)
 

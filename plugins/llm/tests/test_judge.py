@@ -51,15 +51,16 @@ def verdicts(*met: bool, fenced: bool = False) -> Callable[[ChatRequest], ChatRe
     return lambda request: text_reply(f"Here you go:\n```json\n{body}\n```" if fenced else body)
 
 
-@pytest.mark.parametrize(("met", "fenced", "reward"), [
-    ((True, True), False, 1.0), ((True, False), False, 0.0), ((True, True), True, 1.0)])
+@pytest.mark.parametrize(("met", "fenced", "reward"), [((True, True), False, 1.0), ((True, False), False, 0.0), ((True, True), True, 1.0)])
 def test_verdicts_decide_the_nl_component(run_bench, nl_tasks: str, met: tuple[bool, ...], fenced: bool, reward: float) -> None:
     out = run_bench({"judge": verdicts(*met, fenced=fenced)}, agent="oracle", judge="llm-judge", tasks_file=nl_tasks)
     assert out.conversation("upgrade_by_email")["reward"] == reward
     component = out.component("upgrade_by_email", "NL_ASSERTION")
     assert component["error"] is None
     assert [(c["subject"], c["met"], c["detail"]) for c in component["checks"]] == [
-        (ASSERTIONS[0], met[0], "reason 1"), (ASSERTIONS[1], met[1], "reason 2")]
+        (ASSERTIONS[0], met[0], "reason 1"),
+        (ASSERTIONS[1], met[1], "reason 2"),
+    ]
 
 
 def test_the_judge_gets_the_transcript_and_numbered_statements(run_bench, nl_tasks: str) -> None:
@@ -95,14 +96,17 @@ def test_read_verdicts_finds_each_verdict_by_its_statement_number() -> None:
     assert [c.met for c in read_verdicts(tau2_keys, ["x"])] == [True]
 
 
-@pytest.mark.parametrize(("reply", "problem"), [
-    ({"results": [{"met": True}, {"met": False}]}, "names no statement number"),
-    ({"verdicts": [{"index": 1, "met": True}]}, r"no verdict for statement\(s\) \[2\]"),
-    ({"verdicts": [{"index": 1, "met": True}, {"index": 1, "met": False}]}, "two verdicts for statement 1"),
-    ({"verdicts": [{"index": 1, "met": True}, {"index": 5, "met": False}]}, "statement 5, which does not exist"),
-    ({"verdicts": [{"index": "1", "met": True}, {"index": 2, "met": True}]}, "names no statement number"),
-    ({"verdicts": [{"index": 1, "met": "yes"}, {"index": 2, "met": True}]}, 'no true/false "met"'),
-])
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ({"results": [{"met": True}, {"met": False}]}, "names no statement number"),
+        ({"verdicts": [{"index": 1, "met": True}]}, r"no verdict for statement\(s\) \[2\]"),
+        ({"verdicts": [{"index": 1, "met": True}, {"index": 1, "met": False}]}, "two verdicts for statement 1"),
+        ({"verdicts": [{"index": 1, "met": True}, {"index": 5, "met": False}]}, "statement 5, which does not exist"),
+        ({"verdicts": [{"index": "1", "met": True}, {"index": 2, "met": True}]}, "names no statement number"),
+        ({"verdicts": [{"index": 1, "met": "yes"}, {"index": 2, "met": True}]}, 'no true/false "met"'),
+    ],
+)
 def test_read_verdicts_refuses_a_verdict_it_cannot_tie_to_one_statement(reply: dict, problem: str) -> None:
     with pytest.raises(ModelResponseError, match=problem):
         read_verdicts(json.dumps(reply), ["x", "y"])
@@ -113,23 +117,28 @@ ECHO = JudgeStyle(verdicts="echo", statements="python_list")
 
 def test_echoed_verdicts_are_matched_to_statements_by_normalised_text() -> None:
     statements = ["Agent should tell the user it's $8.", 'Agent says "done".', "Agent says done"]
-    reply = {"results": [
-        {"expectedOutcome": "agent says DONE", "reasoning": "r3", "metExpectation": False},
-        {"expectedOutcome": "  Agent should tell   the user it\u2019s $8", "reasoning": "r1", "metExpectation": True},
-        {"expectedOutcome": "Agent says 'done'.", "reasoning": "r2", "metExpectation": True}]}
+    reply = {
+        "results": [
+            {"expectedOutcome": "agent says DONE", "reasoning": "r3", "metExpectation": False},
+            {"expectedOutcome": "  Agent should tell   the user it\u2019s $8", "reasoning": "r1", "metExpectation": True},
+            {"expectedOutcome": "Agent says 'done'.", "reasoning": "r2", "metExpectation": True},
+        ]
+    }
     checks = read_verdicts(json.dumps(reply), statements, ECHO)
     # identical statements (after normalising) take their verdicts in order
-    assert [(c.subject, c.met, c.detail) for c in checks] == [
-        (statements[0], True, "r1"), (statements[1], False, "r3"), (statements[2], True, "r2")]
+    assert [(c.subject, c.met, c.detail) for c in checks] == [(statements[0], True, "r1"), (statements[1], False, "r3"), (statements[2], True, "r2")]
 
 
-@pytest.mark.parametrize(("results", "problem"), [
-    ([{"reasoning": "r", "metExpectation": True}], "does not repeat its statement"),
-    ([{"expectedOutcome": "x", "metExpectation": True}, {"expectedOutcome": "X.", "metExpectation": True}], "two verdicts for"),
-    ([{"expectedOutcome": "z", "metExpectation": True}], "a verdict for an unknown statement"),
-    ([{"expectedOutcome": "x", "metExpectation": True}], r"no verdict for statement\(s\) \[2\]"),
-    ([{"expectedOutcome": "x", "metExpectation": 1}, {"expectedOutcome": "y", "metExpectation": True}], 'no true/false "met"'),
-])
+@pytest.mark.parametrize(
+    ("results", "problem"),
+    [
+        ([{"reasoning": "r", "metExpectation": True}], "does not repeat its statement"),
+        ([{"expectedOutcome": "x", "metExpectation": True}, {"expectedOutcome": "X.", "metExpectation": True}], "two verdicts for"),
+        ([{"expectedOutcome": "z", "metExpectation": True}], "a verdict for an unknown statement"),
+        ([{"expectedOutcome": "x", "metExpectation": True}], r"no verdict for statement\(s\) \[2\]"),
+        ([{"expectedOutcome": "x", "metExpectation": 1}, {"expectedOutcome": "y", "metExpectation": True}], 'no true/false "met"'),
+    ],
+)
 def test_echoed_verdicts_must_each_name_one_statement_once(results: list, problem: str) -> None:
     with pytest.raises(ModelResponseError, match=problem):
         read_verdicts(json.dumps({"results": results}), ["x", "y"], ECHO)
@@ -141,8 +150,7 @@ def test_read_verdicts_accepts_raw_newlines_in_strings() -> None:
     assert [(c.met, c.detail) for c in read_verdicts(reply, ["x"])] == [(True, "The agent said:\n\tdone")]
 
 
-@pytest.mark.parametrize("reply", [
-    None, "", "  \n", "[1, 2]", '{"verdicts": "all good"}', '{"verdicts": [{"index": 1, "met": "maybe"}]}'])
+@pytest.mark.parametrize("reply", [None, "", "  \n", "[1, 2]", '{"verdicts": "all good"}', '{"verdicts": [{"index": 1, "met": "maybe"}]}'])
 def test_read_verdicts_refuses_what_it_cannot_read(reply: str | None) -> None:
     with pytest.raises(ModelResponseError):
         read_verdicts(reply, ["x"])
@@ -168,14 +176,19 @@ def test_transcript_shows_both_sides_and_their_tools() -> None:
 def test_a_profile_can_show_the_transcript_one_line_per_message(tmp_path: Path) -> None:
     directory = tmp_path / "profile"
     (directory / "texts").mkdir(parents=True)
-    (directory / "profile.toml").write_text('format = 1\nname = "lines"\n[judge]\ntranscript = "lines"\n'
-                                            'statements = "python_list"\nverdicts = "echo"\nno_content = "(none)"\n'
-                                            'response_format = false\nseed = false\n')
+    (directory / "profile.toml").write_text(
+        'format = 1\nname = "lines"\n[judge]\ntranscript = "lines"\n'
+        'statements = "python_list"\nverdicts = "echo"\nno_content = "(none)"\n'
+        "response_format = false\nseed = false\n"
+    )
     (directory / "texts" / "judge_line.md").write_text("<{{role}}> {{content}}")
     profile = load_profile(directory)
-    messages = [AssistantMessage(content="Hi!\nHow can I help?"),
-                AssistantMessage(tool_calls=[ToolCall(id="a1", name="get_customer", arguments={})]),
-                ToolMessage(id="a1", content="{}"), UserMessage(content="Bye")]
+    messages = [
+        AssistantMessage(content="Hi!\nHow can I help?"),
+        AssistantMessage(tool_calls=[ToolCall(id="a1", name="get_customer", arguments={})]),
+        ToolMessage(id="a1", content="{}"),
+        UserMessage(content="Bye"),
+    ]
     assert judge_transcript(profile, messages) == "<assistant> Hi!\nHow can I help?\n<assistant> (none)\n<tool> {}\n<user> Bye"
     assert judge_statements(profile, ["it's", 'a "b"']) == repr(["it's", 'a "b"'])
     first = judge_request(JudgeRequest(task=TASK, messages=messages, assertions=["x"], seed=7, profile=profile))

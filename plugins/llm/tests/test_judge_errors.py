@@ -62,10 +62,18 @@ def served(fake_openai_server: Callable[..., FakeOpenAIServer], world: World) ->
 def play(server: FakeOpenAIServer, db: Path, tasks_file: str, **settings: Any) -> tuple[Store, str]:
     """One conversation of the mock task with llm-fc, llm-user and llm-judge on the fake server (bench-trust labels failures)."""
     plugins = get_plugin_manager(["mock", "llm", "openai", "trust"])
-    models = {role: ModelConfig(backend="openai", model=name, base_url=server.base_url, max_retries=0)
-              for role, name in MODELS.items()}
-    config = RunConfig(domain="mock", plugins=["mock", "llm", "openai"], agent="llm-fc", user="llm-user",
-                       judge="llm-judge", tasks_file=tasks_file, baseline=False, models=models, **settings)
+    models = {role: ModelConfig(backend="openai", model=name, base_url=server.base_url, max_retries=0) for role, name in MODELS.items()}
+    config = RunConfig(
+        domain="mock",
+        plugins=["mock", "llm", "openai"],
+        agent="llm-fc",
+        user="llm-user",
+        judge="llm-judge",
+        tasks_file=tasks_file,
+        baseline=False,
+        models=models,
+        **settings,
+    )
     summary = run(config, db, plugins=plugins)
     assert summary.status == "complete"
     return Store(db), summary.run_id
@@ -98,7 +106,8 @@ BAD_REPLIES = {
 
 @pytest.mark.parametrize("reply", list(BAD_REPLIES.values()), ids=list(BAD_REPLIES))
 def test_a_judge_that_never_answers_in_full_is_a_judge_error_never_a_pass(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path, reply: str) -> None:
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path, reply: str
+) -> None:
     server = served(fake_openai_server, World(lambda body: reply))
     store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
     row, component = stored(store, run_id)
@@ -114,7 +123,8 @@ def test_a_judge_that_never_answers_in_full_is_a_judge_error_never_a_pass(
 
 
 def test_a_retry_asks_the_judge_again_with_a_new_seed_and_replays_nothing(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path
+) -> None:
     world = World(lambda body: verdicts(True, True))
     world.judge_replies = ["", BAD_REPLIES["omits an assertion"]]
     server = served(fake_openai_server, world)
@@ -132,7 +142,8 @@ def test_a_retry_asks_the_judge_again_with_a_new_seed_and_replays_nothing(
 
 
 def test_a_failed_judgment_is_judged_again_on_resume_without_playing_the_conversation(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path
+) -> None:
     world = World(lambda body: "no idea")
     server = served(fake_openai_server, world)
     store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
@@ -158,9 +169,16 @@ def test_a_failed_judgment_is_judged_again_on_resume_without_playing_the_convers
 
 
 def test_retry_attributed_judge_judges_a_doubted_verdict_again_and_plays_nothing(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
-    doubted = json.dumps({"verdicts": [{"index": 1, "reasoning": "The agent greeted the customer correctly.", "met": False},
-                                       {"index": 2, "reasoning": "It names the plan.", "met": True}]})
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path
+) -> None:
+    doubted = json.dumps(
+        {
+            "verdicts": [
+                {"index": 1, "reasoning": "The agent greeted the customer correctly.", "met": False},
+                {"index": 2, "reasoning": "It names the plan.", "met": True},
+            ]
+        }
+    )
     world = World(lambda body: doubted)
     server = served(fake_openai_server, world)
     store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
@@ -182,7 +200,8 @@ def test_retry_attributed_judge_judges_a_doubted_verdict_again_and_plays_nothing
 
 
 def test_a_panel_keeps_the_majority_and_stores_its_agreement(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path
+) -> None:
     world = World(lambda body: verdicts(True, True))
     world.judge_replies = [verdicts(True, False), verdicts(True, True), verdicts(True, False)]
     server = served(fake_openai_server, world)
@@ -211,9 +230,16 @@ def test_a_panel_changes_the_run_id_and_retries_do_not(nl_only_tasks: str) -> No
 
 
 def test_a_pass_on_a_verdict_its_justification_contradicts_is_reported_as_doubtful(
-        fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path) -> None:
-    contradicted = json.dumps({"verdicts": [{"index": 1, "reasoning": "The agent did not greet the customer.", "met": True},
-                                            {"index": 2, "reasoning": "It names the plan.", "met": True}]})
+    fake_openai_server: Callable[..., FakeOpenAIServer], nl_only_tasks: str, tmp_path: Path
+) -> None:
+    contradicted = json.dumps(
+        {
+            "verdicts": [
+                {"index": 1, "reasoning": "The agent did not greet the customer.", "met": True},
+                {"index": 2, "reasoning": "It names the plan.", "met": True},
+            ]
+        }
+    )
     server = served(fake_openai_server, World(lambda body: contradicted))
     store, run_id = play(server, tmp_path / "r.db", nl_only_tasks)
     row, _ = stored(store, run_id)

@@ -66,8 +66,7 @@ def test_importing_the_plugin_does_not_import_httpx() -> None:
 
 
 def setup_with(history: list, task) -> ConversationSetup:
-    return ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=1, policy="", agent_tools=[], user_tools=None,
-                             history=tuple(history))
+    return ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=1, policy="", agent_tools=[], user_tools=None, history=tuple(history))
 
 
 def test_new_messages_skips_the_history_tail_delivered_again(data: DomainData) -> None:
@@ -88,12 +87,10 @@ def test_sessions_resume_a_task_history(run_bench, data: DomainData) -> None:
             return tool_reply("change_plan", {"customer_id": "C-1004", "plan_id": "home-300"})
         return text_reply("Done: Home 300 costs 47.95 per month.")
 
-    out = run_bench({"agent": agent, "user": lambda r: text_reply("Perfect. ###STOP###")}, agent="llm-fc", user="llm-user",
-                    task_ids=[task.id])
+    out = run_bench({"agent": agent, "user": lambda r: text_reply("Perfect. ###STOP###")}, agent="llm-fc", user="llm-user", task_ids=[task.id])
     assert out.conversation(task.id)["reward"] == 1.0
     first_agent = out.requests("agent")[0].messages
-    assert [m["role"] for m in first_agent] == [
-        "system", "assistant", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert [m["role"] for m in first_agent] == ["system", "assistant", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
     assert first_agent[4]["tool_call_id"] == "past-1"
     assert first_agent[-1]["content"] == "Thanks. While I have you: please move me up to the Home 300 plan."
     first_user = out.requests("user")[0].messages
@@ -111,11 +108,14 @@ class HasEveryModel:
         return ModelConfig(model="m")
 
 
-@pytest.mark.parametrize(("agent", "mode", "tool"), [
-    (FunctionCallingAgent(), Mode.NO_USER, "done"),
-    (TextActionAgent(name="llm-react"), Mode.NO_USER, "done"),
-    (TextActionAgent(name="llm-react"), Mode.DEFAULT, "respond"),
-])
+@pytest.mark.parametrize(
+    ("agent", "mode", "tool"),
+    [
+        (FunctionCallingAgent(), Mode.NO_USER, "done"),
+        (TextActionAgent(name="llm-react"), Mode.NO_USER, "done"),
+        (TextActionAgent(name="llm-react"), Mode.DEFAULT, "respond"),
+    ],
+)
 def test_a_domain_tool_with_a_reserved_name_is_refused(data: DomainData, agent, mode: Mode, tool: str) -> None:
     schema = {"type": "function", "function": {"name": tool, "description": "", "parameters": {"type": "object", "properties": {}}}}
     setup = attrs.evolve(setup_with([], data.tasks[0]), mode=mode, agent_tools=[schema], models=HasEveryModel())

@@ -13,8 +13,10 @@ from bench_kernel import ModelResponseError
 
 
 def test_a_code_fence_inside_the_json_string_is_part_of_the_string() -> None:
-    text = ('Thought: give the steps\nAction: {"name": "respond", "arguments": {"content": '
-            '"Run this:\\n```bash\\nsudo reboot\\n```\\nThen tell me what you see."}}')
+    text = (
+        'Thought: give the steps\nAction: {"name": "respond", "arguments": {"content": '
+        '"Run this:\\n```bash\\nsudo reboot\\n```\\nThen tell me what you see."}}'
+    )
     assert parse_action(text) == ("respond", {"content": "Run this:\n```bash\nsudo reboot\n```\nThen tell me what you see."})
 
 
@@ -54,17 +56,21 @@ def test_an_open_string_is_never_completed() -> None:
 
 
 def test_a_draft_action_inside_think_never_runs() -> None:
-    text = ('<think>\nThe customer wants to cancel.\nAction: {"name": "cancel_order", "arguments": {"order_id": "#W1"}}\n'
-            'No: the policy says to look the order up first.\n</think>\n'
-            'Thought: look the order up first.\nAction: {"name": "get_order_details", "arguments": {"order_id": "#W1"}}')
+    text = (
+        '<think>\nThe customer wants to cancel.\nAction: {"name": "cancel_order", "arguments": {"order_id": "#W1"}}\n'
+        "No: the policy says to look the order up first.\n</think>\n"
+        'Thought: look the order up first.\nAction: {"name": "get_order_details", "arguments": {"order_id": "#W1"}}'
+    )
     reading = read_reply(text)
     assert reading.action is not None and reading.action.name == "get_order_details"
     assert reading.drafts == 1 and reading.dropped == ()
 
 
 def test_a_think_block_whose_opening_tag_the_template_ate() -> None:
-    text = ('Draft: Action: {"name": "a", "arguments": {}}\nAction: {"name": "cancel_order", "arguments": {}}\n</think>\n'
-            'Action: {"name": "get_order_details", "arguments": {}}')
+    text = (
+        'Draft: Action: {"name": "a", "arguments": {}}\nAction: {"name": "cancel_order", "arguments": {}}\n</think>\n'
+        'Action: {"name": "get_order_details", "arguments": {}}'
+    )
     assert parse_action(text) == ("get_order_details", {})
 
 
@@ -102,13 +108,16 @@ def test_a_marker_inside_a_json_string_is_text() -> None:
     assert reading.action is not None and reading.action.name == "respond" and reading.dropped == ()
 
 
-@pytest.mark.parametrize("arguments", [
-    {"content": "Use ```json\n{\"a\": 1}\n``` here"},
-    {"content": "Line\n\tTab, braces } { ] [ and a quote \" and a backslash \\"},
-    {"content": "<think>not a thought</think> Action: {\"name\": \"x\"}"},
-    {"content": "Ünïcödé — 東京 🚀"},
-    {"nested": {"deep": [1, {"x": None}]}, "empty": {}},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"content": 'Use ```json\n{"a": 1}\n``` here'},
+        {"content": 'Line\n\tTab, braces } { ] [ and a quote " and a backslash \\'},
+        {"content": '<think>not a thought</think> Action: {"name": "x"}'},
+        {"content": "Ünïcödé — 東京 🚀"},
+        {"nested": {"deep": [1, {"x": None}]}, "empty": {}},
+    ],
+)
 def test_the_agents_read_their_own_formatted_actions(arguments: dict[str, Any]) -> None:
     text = "Thought: again\n" + action_text("respond", arguments)
     assert parse_action(text) == ("respond", arguments)
@@ -121,12 +130,15 @@ def test_a_bare_or_fenced_object_without_a_marker() -> None:
     assert parse_action(f"Here it is:\n```json\n{body}\n```") == ("get_customer", {"customer_id": "C-1"})
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    ("Sure, let me check that for you!", "Sure, let me check that for you!"),
-    ("Thought: greet\nAction: Hello there, how can I help?", "Hello there, how can I help?"),
-    ("<think>hmm</think>\nHello!", "Hello!"),
-    ("<think>unfinished thinking", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Sure, let me check that for you!", "Sure, let me check that for you!"),
+        ("Thought: greet\nAction: Hello there, how can I help?", "Hello there, how can I help?"),
+        ("<think>hmm</think>\nHello!", "Hello!"),
+        ("<think>unfinished thinking", ""),
+    ],
+)
 def test_what_goes_to_the_user_when_no_action_is_readable(text: str, said: str) -> None:
     reading = read_reply(text)
     assert reading.action is None and reading.said() == said

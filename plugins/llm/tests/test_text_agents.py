@@ -13,14 +13,17 @@ from bench_llm.testing import text_reply, tool_reply
 from bench_kernel import ChatRequest, ChatResponse, DomainData, Mode, ModelResponseError, Task
 
 
-@pytest.mark.parametrize("text", [
-    'Thought: I need the account.\nAction: {"name": "get_customer", "arguments": {"customer_id": "C-1"}}',
-    'Thought: fenced this time\nAction:\n```json\n{"name": "get_customer", "arguments": {"customer_id": "C-1"}}\n```',
-    '```json\n{"name": "get_customer", "arguments": {"customer_id": "C-1"}}\n```',
-    '**Thought:** bold markdown\n**Action:** {"name": "get_customer", "arguments": "{\\"customer_id\\": \\"C-1\\"}"}',
-    'Action: {"name": "get_customer", "arguments": {"customer_id": "C-1"}}\nAction: {"name": "list_plans", "arguments": {}}',
-    'Thought: {braces} first\nAction: {"name": "get_customer", "arguments": {"customer_id": "C-1"}} trailing',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Thought: I need the account.\nAction: {"name": "get_customer", "arguments": {"customer_id": "C-1"}}',
+        'Thought: fenced this time\nAction:\n```json\n{"name": "get_customer", "arguments": {"customer_id": "C-1"}}\n```',
+        '```json\n{"name": "get_customer", "arguments": {"customer_id": "C-1"}}\n```',
+        '**Thought:** bold markdown\n**Action:** {"name": "get_customer", "arguments": "{\\"customer_id\\": \\"C-1\\"}"}',
+        'Action: {"name": "get_customer", "arguments": {"customer_id": "C-1"}}\nAction: {"name": "list_plans", "arguments": {}}',
+        'Thought: {braces} first\nAction: {"name": "get_customer", "arguments": {"customer_id": "C-1"}} trailing',
+    ],
+)
 def test_parse_action_finds_the_first_action(text: str) -> None:
     assert parse_action(text) == ("get_customer", {"customer_id": "C-1"})
 
@@ -29,14 +32,17 @@ def test_parse_action_without_arguments_means_none() -> None:
     assert parse_action('Action: {"name": "list_plans"}') == ("list_plans", {})
 
 
-@pytest.mark.parametrize("text", [
-    "I think I should look up the customer.",
-    "Thought: hmm\nAction: get_customer(C-1)",
-    'Action: {"arguments": {"customer_id": "C-1"}}',
-    'Action: {"name": "get_customer", "arguments": ["C-1"]}',
-    'Action: {"name": "get_customer", "arguments": "not json"}',
-    "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think I should look up the customer.",
+        "Thought: hmm\nAction: get_customer(C-1)",
+        'Action: {"arguments": {"customer_id": "C-1"}}',
+        'Action: {"name": "get_customer", "arguments": ["C-1"]}',
+        'Action: {"name": "get_customer", "arguments": "not json"}',
+        "",
+    ],
+)
 def test_parse_action_refuses_what_is_not_an_action(text: str) -> None:
     with pytest.raises(ModelResponseError):
         parse_action(text)
@@ -89,8 +95,12 @@ def test_react_and_act_prompts_describe_tools_and_format(run_bench, data: Domain
 
 
 def test_unparsable_reply_ends_as_agent_error_when_asked(run_bench) -> None:
-    out = run_bench({"agent": lambda r: text_reply("Sure, let me check that for you!")}, agent="llm-react",
-                    task_ids=["upgrade_by_email", "plan_price_question"], agent_options={"on_parse_error": "error"})
+    out = run_bench(
+        {"agent": lambda r: text_reply("Sure, let me check that for you!")},
+        agent="llm-react",
+        task_ids=["upgrade_by_email", "plan_price_question"],
+        agent_options={"on_parse_error": "error"},
+    )
     for task_id in ("upgrade_by_email", "plan_price_question"):
         row = out.conversation(task_id)
         assert (row["termination_reason"], row["reward"]) == ("agent_error", 0.0)
@@ -166,8 +176,9 @@ def test_text_agents_accept_native_tool_calls(run_bench, data: DomainData) -> No
 
 
 def test_an_unknown_on_parse_error_is_refused(run_bench) -> None:
-    out = run_bench({"agent": lambda r: text_reply("hi")}, agent="llm-react", task_ids=["plan_price_question"],
-                    agent_options={"on_parse_error": "ignore"})
+    out = run_bench(
+        {"agent": lambda r: text_reply("hi")}, agent="llm-react", task_ids=["plan_price_question"], agent_options={"on_parse_error": "ignore"}
+    )
     assert "on_parse_error must be one of respond, error, not 'ignore'" in out.conversation("plan_price_question")["error"]
 
 

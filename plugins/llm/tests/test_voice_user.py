@@ -56,8 +56,16 @@ def play(tmp_path: Path, server: FakeOpenAIServer, name: str) -> tuple[Store, st
     plugins = get_plugin_manager(["mock", "llm", "openai", "duplex"])
     assert plugins.failures() == []
     models = {"user": ModelConfig(backend="openai", model="fake-model", base_url=server.base_url, max_retries=0)}
-    config = RunConfig(domain="mock", plugins=["mock", "llm", "openai"], agent="oracle", user="voice-user",
-                       mode=Mode.FULL_DUPLEX, task_ids=[TASK], baseline=False, models=models)
+    config = RunConfig(
+        domain="mock",
+        plugins=["mock", "llm", "openai"],
+        agent="oracle",
+        user="voice-user",
+        mode=Mode.FULL_DUPLEX,
+        task_ids=[TASK],
+        baseline=False,
+        models=models,
+    )
     summary = run(config, tmp_path / f"{name}.db", plugins=plugins)
     assert summary.status == "complete"
     return Store(tmp_path / f"{name}.db"), summary.run_id
@@ -95,8 +103,7 @@ def test_the_user_model_hears_the_line_with_roles_flipped(tmp_path: Path, served
     assert last["seed"] == first["seed"]
 
 
-def test_the_same_seed_sends_the_same_requests(tmp_path: Path,
-                                               fake_openai_server: Callable[..., FakeOpenAIServer]) -> None:
+def test_the_same_seed_sends_the_same_requests(tmp_path: Path, fake_openai_server: Callable[..., FakeOpenAIServer]) -> None:
     pytest.importorskip("bench_openai")
     one, two = fake_openai_server(caller), fake_openai_server(caller)
     play(tmp_path, one, "a")[0].close()
@@ -105,8 +112,7 @@ def test_the_same_seed_sends_the_same_requests(tmp_path: Path,
 
 
 def test_it_refuses_a_turn_based_conversation(data: DomainData) -> None:
-    setup = attrs.evolve(session_setup(data, StubModels(lambda role, r: ChatResponse(content="YES"))), duplex=None,
-                         mode=Mode.DEFAULT)
+    setup = attrs.evolve(session_setup(data, StubModels(lambda role, r: ChatResponse(content="YES"))), duplex=None, mode=Mode.DEFAULT)
     with pytest.raises(ConfigError, match=r"full-duplex line only.*--mode full-duplex"):
         VoiceUser().start(setup)
 
@@ -150,26 +156,40 @@ def decision_kind(request: ChatRequest) -> str:
 
 def answers(interrupt: str = "NO", backchannel: str = "NO", reply: str = "Sorry, which plan was that?") -> Callable[..., ChatResponse]:
     """A model answering each decision and the reply as given."""
+
     def answer(role: str, request: ChatRequest) -> ChatResponse:
         kind = decision_kind(request)
         return ChatResponse(content=interrupt if kind == "interrupt" else backchannel if kind == "backchannel" else reply)
+
     return answer
 
 
 def session_setup(data: DomainData, models: StubModels, level: str = "regular") -> ConversationSetup:
     task = next(t for t in data.tasks if t.id == TASK)
-    return ConversationSetup(task=task, domain="mock", mode=Mode.FULL_DUPLEX, seed=11, policy="", agent_tools=[],
-                             user_tools=None, models=models, events=EventLog(), duplex=DuplexSettings(speech_complexity=level))
+    return ConversationSetup(
+        task=task,
+        domain="mock",
+        mode=Mode.FULL_DUPLEX,
+        seed=11,
+        policy="",
+        agent_tools=[],
+        user_tools=None,
+        models=models,
+        events=EventLog(),
+        duplex=DuplexSettings(speech_complexity=level),
+    )
 
 
 def agent_talks(session: VoiceUserSession, ticks: int) -> list[Chunk]:
     """The agent explaining at length from tick 1 on (checks run every 10 ticks: first at tick 10); the user's chunks."""
+
     async def go() -> list[Chunk]:
         said = []
         for tick in range(ticks):
             heard = Chunk(text=f"part {tick} of a long explanation. ", speech=True, utterance="a1") if tick else Chunk()
             said.append(await session.step(tick, heard, []))
         return said
+
     return asyncio.run(go())
 
 
@@ -214,6 +234,7 @@ def test_anything_but_an_exact_yes_is_no(data: DomainData) -> None:
 def test_a_failing_decision_is_no_and_is_recorded(data: DomainData) -> None:
     def answer(role: str, request: ChatRequest) -> ChatResponse:
         raise ModelError("decision endpoint down")
+
     models = StubModels(answer)
     session = voice_session(data, models)
     chunks = agent_talks(session, 12)
@@ -254,8 +275,7 @@ def test_a_backchannel_inside_the_agents_turn_is_read_where_it_was_said() -> Non
     assert [[h.tick for h in p] for p in pieces] == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9]]
     line = Line(tick_s=0.2, integration_ticks=2, silence_ticks=20, agent=agent, user=user, now=9)
     items = line.items(lambda s: f"[silent {s}]", "[...]")
-    assert [(i.kind, i.text) for i in items] == [("agent", "a0 a1 a2 a3 a4 a5"), ("user", "uh-huh"),
-                                                 ("agent", "a6 a7 a8 a9 [...]")]
+    assert [(i.kind, i.text) for i in items] == [("agent", "a0 a1 a2 a3 a4 a5"), ("user", "uh-huh"), ("agent", "a6 a7 a8 a9 [...]")]
 
 
 def test_the_voice_texts_are_bench_llms_own_and_a_profile_overrides_them(data: DomainData) -> None:
@@ -274,13 +294,16 @@ def test_tau2_profile_takes_the_voice_guidelines_from_tau2s_data_dir(tmp_path: P
     tau2_profile = pytest.importorskip("bench_tau2.tau2_profile")
     folder = tmp_path / "tau2" / "user_simulator"
     folder.mkdir(parents=True)
-    for name, text in {"simulation_guidelines.md": "TEXT RULES\n", "simulation_guidelines_tools.md": "TOOL RULES\n",
-                       "simulation_guidelines_voice.md": "VOICE RULES\n<PERSONA_GUIDELINES>\n"}.items():
+    for name, text in {
+        "simulation_guidelines.md": "TEXT RULES\n",
+        "simulation_guidelines_tools.md": "TOOL RULES\n",
+        "simulation_guidelines_voice.md": "VOICE RULES\n<PERSONA_GUIDELINES>\n",
+    }.items():
         (folder / name).write_text(text, encoding="utf-8")
-    texts = {"user": "TEXT RULES\n\n<scenario>\n{{scenario}}\n</scenario>",
-             "user_tools": "TOOL RULES\n\n<scenario>\n{{scenario}}\n</scenario>"}
-    dump = tau2_profile.Tau2Dump(source={"data_dir": str(tmp_path)}, texts=texts, tools={}, failed_domains={},
-                                 done_tool={}, sampling={}, seed={}, conversation={}, messages={})
+    texts = {"user": "TEXT RULES\n\n<scenario>\n{{scenario}}\n</scenario>", "user_tools": "TOOL RULES\n\n<scenario>\n{{scenario}}\n</scenario>"}
+    dump = tau2_profile.Tau2Dump(
+        source={"data_dir": str(tmp_path)}, texts=texts, tools={}, failed_domains={}, done_tool={}, sampling={}, seed={}, conversation={}, messages={}
+    )
     found = tau2_profile.with_voice_texts(dump).texts
     assert found["voice_user"] == "VOICE RULES\n{{persona}}\n\n<scenario>\n{{scenario}}\n</scenario>"
     assert "voice_user_tools" not in found  # no voice tools file: bench's own text stays
@@ -288,8 +311,7 @@ def test_tau2_profile_takes_the_voice_guidelines_from_tau2s_data_dir(tmp_path: P
     assert tau2_profile.with_voice_texts(missing) is missing
 
 
-def test_a_regular_call_through_the_voice_channel_decides_and_ends(tmp_path: Path,
-                                                                  fake_openai_server: Callable[..., FakeOpenAIServer]) -> None:
+def test_a_regular_call_through_the_voice_channel_decides_and_ends(tmp_path: Path, fake_openai_server: Callable[..., FakeOpenAIServer]) -> None:
     pytest.importorskip("bench_openai")
     engines = pytest.importorskip("bench_voice.engines")
     if engines.missing_engines():
@@ -303,15 +325,23 @@ def test_a_regular_call_through_the_voice_channel_decides_and_ends(tmp_path: Pat
             return caller(body)
         asked.append("backchannel" if "listening sound" in body["messages"][0]["content"] else "interrupt")
         # The first continuer question gets a yes; a garbled answer to the rest counts as no.
-        return {"role": "assistant", "content": "YES" if asked.count("backchannel") == 1 and asked[-1] == "backchannel"
-                else "yes?"}
+        return {"role": "assistant", "content": "YES" if asked.count("backchannel") == 1 and asked[-1] == "backchannel" else "yes?"}
 
     server = fake_openai_server(model)
     plugins = get_plugin_manager(["mock", "llm", "openai", "voice", "duplex"])
     models = {"user": ModelConfig(backend="openai", model="fake-model", base_url=server.base_url, max_retries=0)}
-    config = RunConfig(domain="mock", plugins=["mock", "llm", "openai", "voice"], agent="oracle", user="voice-user",
-                       channel="voice", mode=Mode.FULL_DUPLEX, task_ids=[TASK], baseline=False, models=models,
-                       duplex=DuplexSettings(speech_complexity="regular"))
+    config = RunConfig(
+        domain="mock",
+        plugins=["mock", "llm", "openai", "voice"],
+        agent="oracle",
+        user="voice-user",
+        channel="voice",
+        mode=Mode.FULL_DUPLEX,
+        task_ids=[TASK],
+        baseline=False,
+        models=models,
+        duplex=DuplexSettings(speech_complexity="regular"),
+    )
     summary = run(config, tmp_path / "regular.db", plugins=plugins)
     store = Store(tmp_path / "regular.db")
     [row] = store.conversations(summary.run_id)

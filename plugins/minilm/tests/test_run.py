@@ -35,13 +35,46 @@ def world(body: dict[str, Any]) -> Reply:
 def test_kb_search_ranks_the_packaged_documents_with_minilm(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     with FakeOpenAIServer(world, api_key=KEY) as server:
-        chat = [a for role, model in (("agent", "searcher"), ("user", "customer")) for a in (
-            f"--{role}-model", model, f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY")]
-        result = CliRunner().invoke(bench_cli(["banking_knowledge", "openai", "llm", "minilm"]), [
-            "run", "--plugin", "banking_knowledge", "--plugin", "openai", "--plugin", "llm", "--plugin", "minilm",
-            "--retrieval", "openai_embeddings", "--embeddings-backend", "minilm", "--embeddings-model", MODEL,
-            "--agent", "llm-fc", "--user", "llm-user", "--task-id", "cash_back_dispute", "--no-baseline",
-            "--db", str(db), "--format", "none", "--progress", "none", *chat], env={"FAKE_KEY": KEY})
+        chat = [
+            a
+            for role, model in (("agent", "searcher"), ("user", "customer"))
+            for a in (f"--{role}-model", model, f"--{role}-base-url", server.base_url, f"--{role}-api-key-env", "FAKE_KEY")
+        ]
+        result = CliRunner().invoke(
+            bench_cli(["banking_knowledge", "openai", "llm", "minilm"]),
+            [
+                "run",
+                "--plugin",
+                "banking_knowledge",
+                "--plugin",
+                "openai",
+                "--plugin",
+                "llm",
+                "--plugin",
+                "minilm",
+                "--retrieval",
+                "openai_embeddings",
+                "--embeddings-backend",
+                "minilm",
+                "--embeddings-model",
+                MODEL,
+                "--agent",
+                "llm-fc",
+                "--user",
+                "llm-user",
+                "--task-id",
+                "cash_back_dispute",
+                "--no-baseline",
+                "--db",
+                str(db),
+                "--format",
+                "none",
+                "--progress",
+                "none",
+                *chat,
+            ],
+            env={"FAKE_KEY": KEY},
+        )
         assert result.exit_code == 0, result.output
         sent_to_server = list(server.embeddings)
     with sqlite3.connect(db) as con:

@@ -69,8 +69,7 @@ CHECK_TIMEOUT_S = 10.0
 DEFAULT_RETRY_BASE_S = 0.5
 DEFAULT_RETRY_MAX_S = 20.0
 DEFAULT_CONNECTIONS_PER_POOL = 8
-RETRYABLE_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (asyncio.TimeoutError, aiohttp.ClientConnectionError,
-                                                                aiohttp.ClientPayloadError)
+RETRYABLE_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (asyncio.TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 """Timeouts, refused or reset connections, and servers that hang up without answering (httpx's join when it is used)."""
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError,)
 HTTP_STACKS = ("aiohttp", "httpx")
@@ -243,8 +242,7 @@ class OpenAIClient(ModelClient, EmbeddingClient):
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
         proxy, proxy_auth = self._proxy or (None, None)
-        async with session.post(self.base_url + path, data=content, headers=JSON_HEADERS, proxy=proxy,
-                                proxy_auth=proxy_auth) as reply:
+        async with session.post(self.base_url + path, data=content, headers=JSON_HEADERS, proxy=proxy, proxy_auth=proxy_auth) as reply:
             return await _read(reply)
 
     async def _get(self, path: str, timeout_s: float) -> HTTPReply:
@@ -253,8 +251,7 @@ class OpenAIClient(ModelClient, EmbeddingClient):
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
         proxy, proxy_auth = self._proxy or (None, None)
-        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy,
-                               proxy_auth=proxy_auth) as reply:
+        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy, proxy_auth=proxy_auth) as reply:
             return await _read(reply)
 
     async def __aenter__(self) -> Self:

@@ -71,8 +71,7 @@ def reasoning_of(message: dict[str, Any]) -> str | None:
     return None
 
 
-def tool_call_of(call: Any, where: str,
-                 parse_arguments: Callable[[str, Any], dict[str, Any]] = arguments_object) -> ToolCall:
+def tool_call_of(call: Any, where: str, parse_arguments: Callable[[str, Any], dict[str, Any]] = arguments_object) -> ToolCall:
     """One OpenAI tool call: {"id", "type": "function", "function": {"name", "arguments": "<JSON>"}}."""
     function = call.get("function") if isinstance(call, dict) else None
     name = function.get("name") if isinstance(function, dict) else None
@@ -81,15 +80,18 @@ def tool_call_of(call: Any, where: str,
     return ToolCall(id=str(call.get("id") or ""), name=name, arguments=parse_arguments(name, function.get("arguments")))
 
 
-def message_of(message: dict[str, Any], where: str, parse_tool_call: Callable[[Any], ToolCall] | None = None,
-               parse_reasoning: Callable[[dict[str, Any]], str | None] = reasoning_of) -> ChatResponse:
+def message_of(
+    message: dict[str, Any],
+    where: str,
+    parse_tool_call: Callable[[Any], ToolCall] | None = None,
+    parse_reasoning: Callable[[dict[str, Any]], str | None] = reasoning_of,
+) -> ChatResponse:
     """Content, tool calls and reasoning of choices[0].message."""
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
         raise ModelResponseError(f"{where}: tool_calls is not a list: {snippet(calls)}")
     parse = parse_tool_call or (lambda call: tool_call_of(call, where))
-    return ChatResponse(content=text_of(message.get("content")), tool_calls=[parse(call) for call in calls],
-                        reasoning=parse_reasoning(message))
+    return ChatResponse(content=text_of(message.get("content")), tool_calls=[parse(call) for call in calls], reasoning=parse_reasoning(message))
 
 
 def completion_of(body: dict[str, Any], where: str, parse_message: Callable[[dict[str, Any]], ChatResponse]) -> ChatResponse:
@@ -103,8 +105,12 @@ def completion_of(body: dict[str, Any], where: str, parse_message: Callable[[dic
         raise ModelResponseError(f"{where}: the reply has neither content nor tool calls: {snippet(choice)}")
     found = body.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
-    return attrs.evolve(parsed, finish_reason=choice.get("finish_reason"), prompt_tokens=int_or_none(usage.get("prompt_tokens")),
-                        completion_tokens=int_or_none(usage.get("completion_tokens")))
+    return attrs.evolve(
+        parsed,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=int_or_none(usage.get("prompt_tokens")),
+        completion_tokens=int_or_none(usage.get("completion_tokens")),
+    )
 
 
 def embeddings_of(body: dict[str, Any], count: int, where: str) -> tuple[list[list[float]], int | None]:
@@ -143,4 +149,3 @@ def _vector(value: Any, where: str) -> list[float]:
     if not vector or not all(map(math.isfinite, vector)):
         raise ModelResponseError(f"{where}: an embedding is empty or holds a value that is not a finite number")
     return vector
-

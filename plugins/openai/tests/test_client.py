@@ -124,14 +124,17 @@ def test_backoff_is_full_jitter_capped_and_reproducible() -> None:
     assert policy.delay(1, random.Random(7), retry_after=0.2) == 0.2
 
 
-@pytest.mark.parametrize(("headers", "seconds"), [
-    ({"Retry-After": "2"}, 2.0),
-    ({"Retry-After": "0.25"}, 0.25),
-    ({"retry-after-ms": "1500", "Retry-After": "9"}, 1.5),
-    ({"Retry-After": "soon"}, None),
-    ({}, None),
-    ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
-])
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"Retry-After": "2"}, 2.0),
+        ({"Retry-After": "0.25"}, 0.25),
+        ({"retry-after-ms": "1500", "Retry-After": "9"}, 1.5),
+        ({"Retry-After": "soon"}, None),
+        ({}, None),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),
+    ],
+)
 def test_parse_retry_after(headers, seconds) -> None:
     assert parse_retry_after(httpx.Headers(headers)) == seconds
 
@@ -166,10 +169,14 @@ def test_auth_errors_are_not_retried_and_hide_the_key(serve, config_for, complet
     assert len(server.completions) == 1
 
 
-@pytest.mark.parametrize("reply", [
-    Reply.context_overflow(),
-    Reply.error(400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."),
-], ids=["openai", "vllm"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.context_overflow(),
+        Reply.error(400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."),
+    ],
+    ids=["openai", "vllm"],
+)
 def test_context_overflow(serve, config_for, complete, reply) -> None:
     server = serve(replies=[reply])
     with pytest.raises(ContextOverflowError):
@@ -177,13 +184,17 @@ def test_context_overflow(serve, config_for, complete, reply) -> None:
     assert len(server.completions) == 1
 
 
-@pytest.mark.parametrize("reply", [
-    Reply.raw("not json"),
-    Reply.raw({"object": "chat.completion"}),
-    Reply.raw({"choices": []}),
-    Reply.raw([1, 2]),
-    Reply.raw({"error": {"message": "upstream failed"}}),
-], ids=["garbage", "no-choices", "empty-choices", "not-an-object", "error-with-200"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.raw("not json"),
+        Reply.raw({"object": "chat.completion"}),
+        Reply.raw({"choices": []}),
+        Reply.raw([1, 2]),
+        Reply.raw({"error": {"message": "upstream failed"}}),
+    ],
+    ids=["garbage", "no-choices", "empty-choices", "not-an-object", "error-with-200"],
+)
 def test_unusable_bodies_are_response_errors(serve, config_for, complete, reply) -> None:
     server = serve(replies=[reply])
     with pytest.raises(ModelResponseError):
@@ -205,11 +216,14 @@ def test_tool_call_without_a_name_is_a_response_error(serve, config_for, complet
         complete(config_for(server))
 
 
-@pytest.mark.parametrize("message", [
-    {"role": "assistant", "content": None},
-    {"role": "assistant", "content": ""},
-    {"role": "assistant", "content": None, "tool_calls": [], "reasoning_content": "hmm"},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "assistant", "content": None},
+        {"role": "assistant", "content": ""},
+        {"role": "assistant", "content": None, "tool_calls": [], "reasoning_content": "hmm"},
+    ],
+)
 def test_empty_message_is_a_response_error(serve, config_for, complete, message) -> None:
     server = serve(replies=[Reply.completion(message)])
     with pytest.raises(ModelResponseError, match="neither content nor tool calls"):
@@ -223,14 +237,27 @@ def test_request_body_merges_sampling_and_sends_seed_tools_and_format(serve, con
     server = serve()
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
     request = ChatRequest(
-        messages=[{"role": "user", "content": "hi"}], tools=tools, tool_choice="auto",
-        sampling={"temperature": 0.0, "top_p": 0.5}, seed=7, response_format={"type": "json_object"},
+        messages=[{"role": "user", "content": "hi"}],
+        tools=tools,
+        tool_choice="auto",
+        sampling={"temperature": 0.0, "top_p": 0.5},
+        seed=7,
+        response_format={"type": "json_object"},
     )
     complete(config_for(server, sampling={"temperature": 0.7, "max_tokens": 100}), request)
-    assert server.completions == [{
-        "model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "top_p": 0.5,
-        "max_tokens": 100, "tools": tools, "tool_choice": "auto", "seed": 7, "response_format": {"type": "json_object"},
-    }]
+    assert server.completions == [
+        {
+            "model": "fake-model",
+            "messages": [{"role": "user", "content": "hi"}],
+            "temperature": 0.0,
+            "top_p": 0.5,
+            "max_tokens": 100,
+            "tools": tools,
+            "tool_choice": "auto",
+            "seed": 7,
+            "response_format": {"type": "json_object"},
+        }
+    ]
 
 
 def test_request_without_options_sends_only_model_and_messages(serve, config_for, complete) -> None:
@@ -268,8 +295,7 @@ def test_concurrency_limit_is_respected(serve, config_for) -> None:
 
     async def go() -> None:
         async with OpenAIClient(config) as client:
-            await asyncio.gather(*(client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}]))
-                                   for i in range(8)))
+            await asyncio.gather(*(client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}])) for i in range(8)))
 
     asyncio.run(go())
     assert len(server.completions) == 8
@@ -283,8 +309,7 @@ def test_every_slot_is_usable_when_connections_are_split_over_pools(serve, confi
 
     async def go() -> int:
         async with OpenAIClient(config) as client:
-            await asyncio.gather(*(client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}]))
-                                   for i in range(max_concurrency + 3)))
+            await asyncio.gather(*(client.complete(ChatRequest(messages=[{"role": "user", "content": str(i)}])) for i in range(max_concurrency + 3)))
             return len(client.pools)
 
     assert asyncio.run(go()) == pools

@@ -65,15 +65,18 @@ def test_a_failing_embedder_is_retried_then_given_up(serve, config_for) -> None:
     assert caught.value.attempts == 3 == len(server.embeddings)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"data": []}, "expected 1 embeddings"),
-    ({"data": [{"embedding": "***"}]}, "not base64"),
-    ({"data": [{"embedding": base64.b64encode(b"abc").decode()}]}, "whole number of float32"),
-    ({"data": [{"embedding": ["x"]}]}, "neither a list of numbers nor base64"),
-    ({"data": [{"embedding": []}]}, "neither a list of numbers nor base64"),
-    ({"data": [{"embedding": base64.b64encode(struct.pack("<f", float("nan"))).decode()}]}, "not a finite number"),
-    ({"data": ["vector"]}, "not an object"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"data": []}, "expected 1 embeddings"),
+        ({"data": [{"embedding": "***"}]}, "not base64"),
+        ({"data": [{"embedding": base64.b64encode(b"abc").decode()}]}, "whole number of float32"),
+        ({"data": [{"embedding": ["x"]}]}, "neither a list of numbers nor base64"),
+        ({"data": [{"embedding": []}]}, "neither a list of numbers nor base64"),
+        ({"data": [{"embedding": base64.b64encode(struct.pack("<f", float("nan"))).decode()}]}, "not a finite number"),
+        ({"data": ["vector"]}, "not an object"),
+    ],
+)
 def test_malformed_replies_are_response_errors(body: dict[str, Any], message: str) -> None:
     with pytest.raises(ModelResponseError, match=message):
         embeddings_of(body, 1, "m at u")

@@ -12,8 +12,13 @@ from bench_kernel import ModelConfig
 
 
 def test_body_is_compact_utf8_json_with_the_payload() -> None:
-    payload = {"model": "m", "messages": [{"role": "user", "content": "Zoë \u2028 \x01 \"quoted\""}], "temperature": 0.0,
-               "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "seed": 2**62}
+    payload = {
+        "model": "m",
+        "messages": [{"role": "user", "content": 'Zoë \u2028 \x01 "quoted"'}],
+        "temperature": 0.0,
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+        "seed": 2**62,
+    }
     body = encode_body(payload)
     assert json.loads(body) == payload
     assert "Zoë".encode() in body and b", " not in body and b": " not in body
@@ -29,8 +34,7 @@ def test_a_lone_surrogate_is_never_sent() -> None:
         encode_body({"messages": [{"role": "user", "content": "bad \ud800"}]})
 
 
-@pytest.mark.parametrize(("base_url", "certifi_context"), [("https://api.example.invalid/v1", True),
-                                                          ("http://127.0.0.1:9/v1", False)])
+@pytest.mark.parametrize(("base_url", "certifi_context"), [("https://api.example.invalid/v1", True), ("http://127.0.0.1:9/v1", False)])
 def test_certifi_tls_only_where_tls_is_spoken(base_url: str, certifi_context: bool) -> None:
     async def connector_tls() -> object:
         session = OpenAIClient(ModelConfig(model="m", base_url=base_url)).make_session()

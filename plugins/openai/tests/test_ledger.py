@@ -15,11 +15,15 @@ def test_a_call_that_outlives_its_retries_carries_every_attempt(serve, config_fo
     assert caught.value.attempts == 5 == len(server.completions)
 
 
-@pytest.mark.parametrize(("replies", "error", "attempts"), [
-    ([Reply.error(500), Reply.error(429, "slow"), Reply.error(400, "bad request")], ModelHTTPError, 3),
-    ([Reply.error(502), Reply.raw("not json")], ModelResponseError, 2),
-    ([Reply.raw("not json")], ModelResponseError, 1),
-], ids=["4xx-after-retries", "garbage-after-a-retry", "garbage-at-once"])
+@pytest.mark.parametrize(
+    ("replies", "error", "attempts"),
+    [
+        ([Reply.error(500), Reply.error(429, "slow"), Reply.error(400, "bad request")], ModelHTTPError, 3),
+        ([Reply.error(502), Reply.raw("not json")], ModelResponseError, 2),
+        ([Reply.raw("not json")], ModelResponseError, 1),
+    ],
+    ids=["4xx-after-retries", "garbage-after-a-retry", "garbage-at-once"],
+)
 def test_an_error_keeps_the_attempts_that_led_to_it(serve, config_for, complete, replies, error, attempts) -> None:
     server = serve(replies=replies)
     with pytest.raises(error) as caught:

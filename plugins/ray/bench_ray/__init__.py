@@ -23,6 +23,10 @@ def register_commands(cli: click.Group) -> None:
     """--ray-address on `bench run` (the executor option `address`)."""
     command = cli.commands.get("run")
     if command is not None:
-        bench_kernel.executor_option(command, "--ray-address", "address", envvar="BENCH_RAY_ADDRESS",
-                                     help_text="Ray cluster to play conversations on with --executor ray "
-                                               "(e.g. ray://head:10001 or auto; default: start a local one).")
+        bench_kernel.executor_option(
+            command,
+            "--ray-address",
+            "address",
+            envvar="BENCH_RAY_ADDRESS",
+            help_text="Ray cluster to play conversations on with --executor ray (e.g. ray://head:10001 or auto; default: start a local one).",
+        )

@@ -60,8 +60,7 @@ class RayExecutor(Executor):
         ray = import_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            ray.init(address=ctx.config.executor_options.get("address"), include_dashboard=False, logging_level="warning",
-                     log_to_driver=False)
+            ray.init(address=ctx.config.executor_options.get("address"), include_dashboard=False, logging_level="warning", log_to_driver=False)
         actors: list[Any] = []
         try:
             count = actor_count(ray, ctx.config, len(units))
@@ -70,8 +69,7 @@ class RayExecutor(Executor):
             # Shipped once through the object store: each actor gets the domain data once, never per conversation.
             data_ref, tasks_ref = ray.put(ctx.data), ray.put(tasks)
             cpus = min(1.0, float(ray.cluster_resources().get("CPU", 1.0)) / count)
-            remote = ray.remote(ConversationActor).options(max_concurrency=spec.config.concurrency, num_cpus=cpus,
-                                                           scheduling_strategy="SPREAD")
+            remote = ray.remote(ConversationActor).options(max_concurrency=spec.config.concurrency, num_cpus=cpus, scheduling_strategy="SPREAD")
             actors = [remote.remote(spec, data_ref, tasks_ref) for _ in range(count)]
             writer = Writer(ctx, on_finished)
             await _drain(ray, actors, iter(units), spec.config.concurrency, writer)

@@ -52,8 +52,17 @@ def test_a_ray_run_with_models_stores_what_a_local_run_stores(cluster: Any, tmp_
         pytest.skip("needs bench-llm and bench-openai installed (bash scripts/dev.sh installs every plugin)")
     with FakeOpenAIServer(world, latency_s=0.01) as server:
         models = {role: ModelConfig(backend="openai", model="fake-model", base_url=server.base_url) for role in ("agent", "user")}
-        base = {"domain": "mock", "plugins": ["mock", "ray", "llm", "openai"], "agent": "llm-fc", "user": "llm-user",
-                "task_ids": [TASK], "trials": 10, "baseline": False, "models": models, "concurrency": 4}
+        base = {
+            "domain": "mock",
+            "plugins": ["mock", "ray", "llm", "openai"],
+            "agent": "llm-fc",
+            "user": "llm-user",
+            "task_ids": [TASK],
+            "trials": 10,
+            "baseline": False,
+            "models": models,
+            "concurrency": 4,
+        }
         run(RunConfig(**base), tmp_path / "local.db")
         on_ray = run(RunConfig(**base, executor="ray"), tmp_path / "ray.db")
     assert on_ray.status == "complete" and on_ray.finished == 10

@@ -29,8 +29,12 @@ class RealtimeCheckClient(ModelClient):
         from .agent import adapter_class, read_key
 
         adapter = adapter_class(self.provider)()
-        settings = RealtimeSettings(model=self.config.model, base_url=self.config.base_url,
-                                    api_key=read_key(self.config.api_key_env), connect_timeout_s=min(self.config.timeout_s, 30.0))
+        settings = RealtimeSettings(
+            model=self.config.model,
+            base_url=self.config.base_url,
+            api_key=read_key(self.config.api_key_env),
+            connect_timeout_s=min(self.config.timeout_s, 30.0),
+        )
         try:
             await adapter.connect(settings)
         finally:
@@ -57,10 +61,12 @@ class RealtimeBackend(Model):
 @hookimpl
 def register_models(register: Callable[[Model], None]) -> None:
     """openai-realtime and gemini-live."""
-    register(RealtimeBackend(name="openai-realtime", provider="openai",
-                             description="OpenAI Realtime over WebSocket (for --agent realtime)"))
-    register(RealtimeBackend(name="gemini-live", provider="gemini",
-                             description="Gemini Live over WebSocket (for --agent realtime --agent-option provider=gemini)"))
+    register(RealtimeBackend(name="openai-realtime", provider="openai", description="OpenAI Realtime over WebSocket (for --agent realtime)"))
+    register(
+        RealtimeBackend(
+            name="gemini-live", provider="gemini", description="Gemini Live over WebSocket (for --agent realtime --agent-option provider=gemini)"
+        )
+    )
 
 
 @hookimpl

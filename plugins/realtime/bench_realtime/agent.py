@@ -50,10 +50,12 @@ class Provider:
 
 
 PROVIDERS: dict[str, Provider] = {
-    "openai": Provider(adapter="openai:OpenAIRealtimeAdapter", backend="openai-realtime", model="gpt-realtime-1.5",
-                       key_env="OPENAI_API_KEY", voice="alloy"),
-    "gemini": Provider(adapter="gemini:GeminiLiveAdapter", backend="gemini-live", model="gemini-3.1-flash-live-preview",
-                       key_env="GEMINI_API_KEY", voice="Zephyr"),
+    "openai": Provider(
+        adapter="openai:OpenAIRealtimeAdapter", backend="openai-realtime", model="gpt-realtime-1.5", key_env="OPENAI_API_KEY", voice="alloy"
+    ),
+    "gemini": Provider(
+        adapter="gemini:GeminiLiveAdapter", backend="gemini-live", model="gemini-3.1-flash-live-preview", key_env="GEMINI_API_KEY", voice="Zephyr"
+    ),
 }
 BACKENDS = {p.backend: name for name, p in PROVIDERS.items()}
 
@@ -91,8 +93,7 @@ def read_key(variable: str | None) -> str | None:
 def instructions(setup: ConversationSetup) -> str:
     """Our voice block (or the profile's `realtime_agent` text) and the domain's policy, then the persona if shown."""
     texts = getattr(setup.profile, "texts", {})
-    base = (str(setup.profile.render(PROFILE_TEXT, policy=setup.policy)) if PROFILE_TEXT in texts
-            else f"{VOICE_BLOCK}\n\n{setup.policy}")
+    base = str(setup.profile.render(PROFILE_TEXT, policy=setup.policy)) if PROFILE_TEXT in texts else f"{VOICE_BLOCK}\n\n{setup.policy}"
     if setup.exposure == "persona" and setup.task.user_scenario.persona:
         # MM-tau-p2's persona injection, as turn-based agents get it (the profile's `persona` text).
         return f"{base}\n\n{setup.profile.render('persona', persona=setup.task.user_scenario.persona)}"
@@ -108,11 +109,18 @@ def settings_for(setup: ConversationSetup, provider: str, config: ModelConfig) -
     assert setup.duplex is not None
     known = {"provider", "voice", "reasoning_effort", "pacing"}
     return RealtimeSettings(
-        model=config.model, base_url=config.base_url, api_key=read_key(config.api_key_env), instructions=instructions(setup),
-        tools=tuple(setup.agent_tools), voice=str(options.get("voice") or PROVIDERS[provider].voice),
-        tick_ms=setup.duplex.tick_ms, pacing=pacing,  # type: ignore[arg-type]
-        reasoning_effort=_text_or_none(options.get("reasoning_effort")), connect_timeout_s=min(config.timeout_s, 60.0),
-        options={**config.options, **{k: v for k, v in options.items() if k not in known}})
+        model=config.model,
+        base_url=config.base_url,
+        api_key=read_key(config.api_key_env),
+        instructions=instructions(setup),
+        tools=tuple(setup.agent_tools),
+        voice=str(options.get("voice") or PROVIDERS[provider].voice),
+        tick_ms=setup.duplex.tick_ms,
+        pacing=pacing,  # type: ignore[arg-type]
+        reasoning_effort=_text_or_none(options.get("reasoning_effort")),
+        connect_timeout_s=min(config.timeout_s, 60.0),
+        options={**config.options, **{k: v for k, v in options.items() if k not in known}},
+    )
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -134,8 +142,10 @@ class RealtimeAgent(Agent):
     """Plays a provider's realtime model over its streaming protocol, one tick at a time (full duplex only)."""
 
     name: str = "realtime"
-    description: str = ("A provider's speech-to-speech model (OpenAI Realtime, Gemini Live) in full duplex: "
-                        "--agent-option provider=openai|gemini, voice, reasoning_effort, pacing=auto|realtime|lockstep.")
+    description: str = (
+        "A provider's speech-to-speech model (OpenAI Realtime, Gemini Live) in full duplex: "
+        "--agent-option provider=openai|gemini, voice, reasoning_effort, pacing=auto|realtime|lockstep."
+    )
     duplex_only: bool = True
     model_roles: tuple[str, ...] = ("agent",)
     calls_models_itself: bool = False
@@ -175,8 +185,7 @@ class RealtimeSession(DuplexAgentSession):
             self.connected = True
         for index, result in enumerate(results):
             # Only the last result of a batch asks for a response, so the model answers once for all of them.
-            self.adapter.send_tool_result(result.id, result.content or "", respond=index == len(results) - 1,
-                                          error=result.error)
+            self.adapter.send_tool_result(result.id, result.content or "", respond=index == len(results) - 1, error=result.error)
         output = await self.adapter.run_tick(fit(heard.audio, self.settings.tick_ms), tick)
         self._record(output)
         return chunk_of(output)
@@ -196,16 +205,30 @@ class RealtimeSession(DuplexAgentSession):
 
 def chunk_of(output: TickOutput) -> Chunk:
     """The agent's chunk for a tick; a transfer to a human ends the conversation (the call is still made)."""
-    calls = tuple(ToolCall(id=c.id, name=c.name, arguments=dict(c.arguments), requestor="assistant")
-                  for c in output.tool_calls)
-    return Chunk(audio=output.audio, text=output.text, speech=output.speech,
-                 utterance=output.items[0] if output.items else None, tool_calls=calls,
-                 stop=any(c.name == TRANSFER_TOOL for c in calls), truncated=output.truncated, vad=output.vad,
-                 info=dict(output.info))
+    calls = tuple(ToolCall(id=c.id, name=c.name, arguments=dict(c.arguments), requestor="assistant") for c in output.tool_calls)
+    return Chunk(
+        audio=output.audio,
+        text=output.text,
+        speech=output.speech,
+        utterance=output.items[0] if output.items else None,
+        tool_calls=calls,
+        stop=any(c.name == TRANSFER_TOOL for c in calls),
+        truncated=output.truncated,
+        vad=output.vad,
+        info=dict(output.info),
+    )
 
 
 def ledger_entry(record: Mapping[str, Any], model: str) -> LedgerEntry:
     """A usage record as a ledger entry of the agent role (cost from the realtime rates, None when unknown)."""
-    return LedgerEntry(role="agent", model=str(record.get("model") or model), request_hash=None,
-                       prompt_tokens=record.get("input_tokens"), completion_tokens=record.get("output_tokens"),
-                       latency_ms=None, cost=cost_of(record), cached=False, kind="realtime")
+    return LedgerEntry(
+        role="agent",
+        model=str(record.get("model") or model),
+        request_hash=None,
+        prompt_tokens=record.get("input_tokens"),
+        completion_tokens=record.get("output_tokens"),
+        latency_ms=None,
+        cost=cost_of(record),
+        cached=False,
+        kind="realtime",
+    )

@@ -178,8 +178,9 @@ def setup_message(settings: RealtimeSettings, handle: str | None = None) -> dict
         "generationConfig": generation,
         "systemInstruction": {"parts": [{"text": settings.instructions}]},
         "tools": [{"functionDeclarations": [chat_function(tool) for tool in settings.tools]}] if settings.tools else [],
-        "realtimeInputConfig": {"automaticActivityDetection": {
-            "prefixPaddingMs": settings.vad.prefix_padding_ms, "silenceDurationMs": settings.vad.silence_duration_ms}},
+        "realtimeInputConfig": {
+            "automaticActivityDetection": {"prefixPaddingMs": settings.vad.prefix_padding_ms, "silenceDurationMs": settings.vad.silence_duration_ms}
+        },
         "inputAudioTranscription": {},
         "outputAudioTranscription": {},
         "sessionResumption": {"handle": handle} if handle else {},
@@ -202,13 +203,24 @@ def usage_record(usage: Mapping[str, Any], model: str) -> dict[str, Any]:
     cached = _by_modality(usage.get("cacheTokensDetails"))
     thoughts = _int(usage.get("thoughtsTokenCount")) or 0
     output_text = (response.get("TEXT") or 0) + thoughts if response or thoughts else None
-    return {"provider": "gemini", "model": model, "component": "realtime", "semantics": "delta", "scope_id": "",
-            "billable": True, "input_tokens": _int(usage.get("promptTokenCount")),
-            "output_tokens": (_int(usage.get("responseTokenCount")) or 0) + thoughts if "responseTokenCount" in usage else None,
-            "input_text_tokens": prompt.get("TEXT"), "input_audio_tokens": prompt.get("AUDIO"),
-            "input_cached_tokens": _int(usage.get("cachedContentTokenCount")),
-            "input_cached_text_tokens": cached.get("TEXT"), "input_cached_audio_tokens": cached.get("AUDIO"),
-            "output_text_tokens": output_text, "output_audio_tokens": response.get("AUDIO"), "raw": dict(usage)}
+    return {
+        "provider": "gemini",
+        "model": model,
+        "component": "realtime",
+        "semantics": "delta",
+        "scope_id": "",
+        "billable": True,
+        "input_tokens": _int(usage.get("promptTokenCount")),
+        "output_tokens": (_int(usage.get("responseTokenCount")) or 0) + thoughts if "responseTokenCount" in usage else None,
+        "input_text_tokens": prompt.get("TEXT"),
+        "input_audio_tokens": prompt.get("AUDIO"),
+        "input_cached_tokens": _int(usage.get("cachedContentTokenCount")),
+        "input_cached_text_tokens": cached.get("TEXT"),
+        "input_cached_audio_tokens": cached.get("AUDIO"),
+        "output_text_tokens": output_text,
+        "output_audio_tokens": response.get("AUDIO"),
+        "raw": dict(usage),
+    }
 
 
 def _by_modality(details: Any) -> dict[str, int]:

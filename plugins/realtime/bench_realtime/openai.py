@@ -30,7 +30,7 @@ def ws_url(base_url: str | None, default: str) -> str:
     url = base_url or default
     for plain, secure in (("http://", "ws://"), ("https://", "wss://")):
         if url.startswith(plain):
-            url = secure + url[len(plain):]
+            url = secure + url[len(plain) :]
     return url
 
 
@@ -65,8 +65,9 @@ class OpenAIRealtimeAdapter(RealtimeAdapter):
         """A function_call_output item per result, then response.create after each one that asks for a response."""
         messages: list[Any] = []
         for result in results:
-            messages.append({"type": "conversation.item.create",
-                             "item": {"type": "function_call_output", "call_id": result.call_id, "output": result.output}})
+            messages.append(
+                {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": result.call_id, "output": result.output}}
+            )
             if result.respond:
                 messages.append({"type": "response.create"})
         return messages
@@ -100,8 +101,7 @@ class OpenAIRealtimeAdapter(RealtimeAdapter):
         if cut is not None:
             item, played_ms = cut
             # The server keeps the item's transcript only up to what the user heard.
-            await self.send({"type": "conversation.item.truncate", "item_id": item, "content_index": 0,
-                             "audio_end_ms": played_ms})
+            await self.send({"type": "conversation.item.truncate", "item_id": item, "content_index": 0, "audio_end_ms": played_ms})
 
     def _response_done(self, event: Mapping[str, Any]) -> None:
         response = event.get("response")
@@ -118,11 +118,17 @@ def session_config(settings: RealtimeSettings) -> dict[str, Any]:
     vad = settings.vad
     audio_in: dict[str, Any] = {
         "format": {"type": "audio/pcmu"},
-        "transcription": {"model": settings.options.get("transcription_model", TRANSCRIPTION_MODEL),
-                          "language": settings.options.get("language", "en")},
+        "transcription": {
+            "model": settings.options.get("transcription_model", TRANSCRIPTION_MODEL),
+            "language": settings.options.get("language", "en"),
+        },
         "noise_reduction": {"type": "near_field"},
-        "turn_detection": {"type": "server_vad", "threshold": vad.threshold, "prefix_padding_ms": vad.prefix_padding_ms,
-                           "silence_duration_ms": vad.silence_duration_ms},
+        "turn_detection": {
+            "type": "server_vad",
+            "threshold": vad.threshold,
+            "prefix_padding_ms": vad.prefix_padding_ms,
+            "silence_duration_ms": vad.silence_duration_ms,
+        },
     }
     session: dict[str, Any] = {
         "type": "realtime",
@@ -151,14 +157,24 @@ def usage_record(usage: Mapping[str, Any], model: str, scope: str) -> dict[str, 
     inputs = _mapping(usage.get("input_token_details"))
     cached = _mapping(inputs.get("cached_tokens_details"))
     outputs = _mapping(usage.get("output_token_details"))
-    return {"provider": "openai", "model": model, "component": "realtime", "semantics": "delta", "scope_id": scope,
-            "billable": True, "input_tokens": _int(usage.get("input_tokens")), "output_tokens": _int(usage.get("output_tokens")),
-            "input_text_tokens": _int(inputs.get("text_tokens")), "input_audio_tokens": _int(inputs.get("audio_tokens")),
-            "input_cached_tokens": _int(inputs.get("cached_tokens")),
-            "input_cached_text_tokens": _int(cached.get("text_tokens")),
-            "input_cached_audio_tokens": _int(cached.get("audio_tokens")),
-            "output_text_tokens": _int(outputs.get("text_tokens")), "output_audio_tokens": _int(outputs.get("audio_tokens")),
-            "raw": dict(usage)}
+    return {
+        "provider": "openai",
+        "model": model,
+        "component": "realtime",
+        "semantics": "delta",
+        "scope_id": scope,
+        "billable": True,
+        "input_tokens": _int(usage.get("input_tokens")),
+        "output_tokens": _int(usage.get("output_tokens")),
+        "input_text_tokens": _int(inputs.get("text_tokens")),
+        "input_audio_tokens": _int(inputs.get("audio_tokens")),
+        "input_cached_tokens": _int(inputs.get("cached_tokens")),
+        "input_cached_text_tokens": _int(cached.get("text_tokens")),
+        "input_cached_audio_tokens": _int(cached.get("audio_tokens")),
+        "output_text_tokens": _int(outputs.get("text_tokens")),
+        "output_audio_tokens": _int(outputs.get("audio_tokens")),
+        "raw": dict(usage),
+    }
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

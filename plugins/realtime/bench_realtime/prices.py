@@ -52,8 +52,14 @@ def cost_of(record: Mapping[str, Any]) -> float | None:
     text_in, audio_in, cached_text, cached_audio, text_out, audio_out = parts
     cached_text_rate = rate.cached if rate.cached is not None else rate.text_in
     cached_audio_rate = rate.cached if rate.cached is not None else rate.audio_in
-    usd = (text_in * rate.text_in + audio_in * rate.audio_in + cached_text * cached_text_rate
-           + cached_audio * cached_audio_rate + text_out * rate.text_out + audio_out * rate.audio_out)
+    usd = (
+        text_in * rate.text_in
+        + audio_in * rate.audio_in
+        + cached_text * cached_text_rate
+        + cached_audio * cached_audio_rate
+        + text_out * rate.text_out
+        + audio_out * rate.audio_out
+    )
     return usd / 1_000_000
 
 

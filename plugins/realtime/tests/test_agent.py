@@ -39,8 +39,9 @@ TICK = 200
 Steps = Callable[[RealtimeSession], Awaitable[list[Chunk]]]
 
 
-def setup_for(url: str, *, model: str = "gpt-realtime-1.5", backend: str = "openai-realtime",
-              options: Mapping[str, Any] | None = None, duplex: bool = True) -> Any:
+def setup_for(
+    url: str, *, model: str = "gpt-realtime-1.5", backend: str = "openai-realtime", options: Mapping[str, Any] | None = None, duplex: bool = True
+) -> Any:
     """A kit conversation's set-up, in full duplex, whose agent role points at a fake server."""
     hub = ModelHub(configs={"agent": ModelConfig(backend=backend, model=model, base_url=url)}, backends={})
     setup = kit_setup(models=ConversationModels(hub), options={"agent": dict(options or {})})
@@ -49,6 +50,7 @@ def setup_for(url: str, *, model: str = "gpt-realtime-1.5", backend: str = "open
 
 def play(server: FakeRealtimeServer, steps: Callable[[RealtimeSession], Awaitable[Any]], **setup: Any) -> Any:
     """Start the agent against the server, run `steps`, close the session and the server."""
+
     async def scenario() -> Any:
         async with server:
             session = RealtimeAgent().start(setup_for(server.url, **setup))
@@ -60,8 +62,7 @@ def play(server: FakeRealtimeServer, steps: Callable[[RealtimeSession], Awaitabl
     return asyncio.run(scenario())
 
 
-async def ticks(session: RealtimeSession, audio: list[bytes], first: int = 0,
-                results: tuple[ToolMessage, ...] = ()) -> list[Chunk]:
+async def ticks(session: RealtimeSession, audio: list[bytes], first: int = 0, results: tuple[ToolMessage, ...] = ()) -> list[Chunk]:
     chunks = []
     for index, data in enumerate(audio):
         chunks.append(await session.step(first + index, Chunk(audio=data), results if index == 0 else ()))
@@ -69,8 +70,10 @@ async def ticks(session: RealtimeSession, audio: list[bytes], first: int = 0,
 
 
 def test_a_tool_call_is_made_and_its_result_answered() -> None:
-    server = FakeOpenAIRealtimeServer(at_tick={1: ScriptedResponse.call("get_note", {"id": "n1"}, call_id="call_1")},
-                                      script=[ScriptedResponse.say("Your note says hello.", ms=600, item_id="answer")])
+    server = FakeOpenAIRealtimeServer(
+        at_tick={1: ScriptedResponse.call("get_note", {"id": "n1"}, call_id="call_1")},
+        script=[ScriptedResponse.say("Your note says hello.", ms=600, item_id="answer")],
+    )
 
     async def steps(session: RealtimeSession) -> tuple[list[Chunk], list[Chunk]]:
         first = await ticks(session, [silence(TICK)] * 2)
@@ -95,7 +98,10 @@ def test_only_the_last_result_of_a_batch_asks_for_a_response() -> None:
     results = (ToolMessage(id="a", content="1"), ToolMessage(id="b", content="2", error=True))
     play(server, lambda session: ticks(session, [silence(TICK)] * 2, results=results))
     assert [m["type"] for m in server.sent() if m["type"].startswith(("conversation", "response"))] == [
-        "conversation.item.create", "conversation.item.create", "response.create"]
+        "conversation.item.create",
+        "conversation.item.create",
+        "response.create",
+    ]
 
 
 def test_usage_is_ledgered_with_its_cost_and_input_transcripts_are_events() -> None:
@@ -147,8 +153,7 @@ def test_a_transfer_ends_the_conversation() -> None:
 
 
 def test_gemini_plays_with_invented_call_ids_mapped_back() -> None:
-    server = FakeGeminiLiveServer(at_tick={1: ScriptedResponse.call("get_note", {"id": "n1"}, call_id="")},
-                                  script=[ScriptedResponse.say("Done.")])
+    server = FakeGeminiLiveServer(at_tick={1: ScriptedResponse.call("get_note", {"id": "n1"}, call_id="")}, script=[ScriptedResponse.say("Done.")])
 
     async def steps(session: RealtimeSession) -> list[Chunk]:
         first = await ticks(session, [silence(TICK)] * 2)
@@ -159,8 +164,7 @@ def test_gemini_plays_with_invented_call_ids_mapped_back() -> None:
     call = chunks[1].tool_calls[0]
     assert call.id.startswith("gemini_") and len(call.id) == len("gemini_") + 8
     assert server.tool_results_seen(server.session) == [("", "ok", False)]
-    assert server.session.config["generationConfig"]["speechConfig"]["voiceConfig"]["prebuiltVoiceConfig"] == {
-        "voiceName": "Zephyr"}
+    assert server.session.config["generationConfig"]["speechConfig"]["voiceConfig"]["prebuiltVoiceConfig"] == {"voiceName": "Zephyr"}
     assert "".join(c.text for c in chunks) == "Done."
 
 
@@ -168,11 +172,15 @@ def test_the_provider_option_picks_the_adapter_and_the_role_defaults() -> None:
     agent = RealtimeAgent()
     assert agent.default_models({})["agent"]["backend"] == "openai-realtime"
     assert agent.default_models({"provider": "gemini"})["agent"] == {
-        "backend": "gemini-live", "model": "gemini-3.1-flash-live-preview", "api_key_env": "GEMINI_API_KEY"}
+        "backend": "gemini-live",
+        "model": "gemini-3.1-flash-live-preview",
+        "api_key_env": "GEMINI_API_KEY",
+    }
     with pytest.raises(ConfigError, match="unknown provider 'nova'"):
         agent.default_models({"provider": "nova"})
-    session = agent.start(setup_for("ws://127.0.0.1:9/x", options={"provider": "gemini", "pacing": "lockstep",
-                                                                   "voice": "Puck", "reasoning_effort": "low"}))
+    session = agent.start(
+        setup_for("ws://127.0.0.1:9/x", options={"provider": "gemini", "pacing": "lockstep", "voice": "Puck", "reasoning_effort": "low"})
+    )
     assert session.adapter.provider == "gemini"
     assert (session.settings.voice, session.settings.pacing, session.settings.reasoning_effort) == ("Puck", "lockstep", "low")
 
@@ -184,12 +192,15 @@ def test_the_agent_plays_only_in_full_duplex() -> None:
         RealtimeAgent().start(setup_for("ws://127.0.0.1:9/x", options={"pacing": "fast"}))
 
 
-@pytest.mark.parametrize(("fault", "error"), [
-    (ScriptedResponse.error("rate limited", "rate_limit"), RealtimeError),
-    (ScriptedResponse.malformed(), RealtimeError),
-    (ScriptedResponse.drop(), RealtimeConnectionError),
-    (ScriptedResponse.close(1011, "maintenance"), RealtimeConnectionError),
-])
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        (ScriptedResponse.error("rate limited", "rate_limit"), RealtimeError),
+        (ScriptedResponse.malformed(), RealtimeError),
+        (ScriptedResponse.drop(), RealtimeConnectionError),
+        (ScriptedResponse.close(1011, "maintenance"), RealtimeConnectionError),
+    ],
+)
 @pytest.mark.parametrize("server_type", [FakeOpenAIRealtimeServer, FakeGeminiLiveServer])
 def test_faults_are_typed_errors(server_type: type[FakeRealtimeServer], fault: ScriptedResponse, error: type[Exception]) -> None:
     server = server_type(at_tick={2: fault})
@@ -218,17 +229,17 @@ def test_the_plugin_registers_the_agent_and_both_backends() -> None:
     assert {"openai-realtime", "gemini-live"} <= set(registry.components["model"])
 
 
-@pytest.mark.parametrize(("server_type", "backend"), [(FakeOpenAIRealtimeServer, "openai-realtime"),
-                                                      (FakeGeminiLiveServer, "gemini-live")])
-def test_the_backend_check_opens_a_session(server_type: type[FakeRealtimeServer], backend: str,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("server_type", "backend"), [(FakeOpenAIRealtimeServer, "openai-realtime"), (FakeGeminiLiveServer, "gemini-live")])
+def test_the_backend_check_opens_a_session(server_type: type[FakeRealtimeServer], backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     registry = collect(get_plugin_manager(["realtime"]))
     monkeypatch.setenv("RT_KEY", "right")
 
     async def scenario() -> None:
         async with server_type(api_key="right") as server:
-            hub = ModelHub(configs={"agent": ModelConfig(backend=backend, model="m", base_url=server.url,
-                                                         api_key_env="RT_KEY")}, backends=registry.components["model"])
+            hub = ModelHub(
+                configs={"agent": ModelConfig(backend=backend, model="m", base_url=server.url, api_key_env="RT_KEY")},
+                backends=registry.components["model"],
+            )
             await hub.check()  # the agent role's kind check passes, and a session opens and closes
             assert isinstance(hub.client("agent"), RealtimeCheckClient)
             assert len(server.sessions) == 1
@@ -240,8 +251,14 @@ def test_the_backend_check_opens_a_session(server_type: type[FakeRealtimeServer]
 
 
 def test_cost_of_records() -> None:
-    record = {"provider": "gemini", "model": "models/gemini-3.1-flash-live-preview", "input_text_tokens": 1_000_000,
-              "input_audio_tokens": 0, "output_text_tokens": 0, "output_audio_tokens": 1_000_000}
+    record = {
+        "provider": "gemini",
+        "model": "models/gemini-3.1-flash-live-preview",
+        "input_text_tokens": 1_000_000,
+        "input_audio_tokens": 0,
+        "output_text_tokens": 0,
+        "output_audio_tokens": 1_000_000,
+    }
     assert cost_of(record) == pytest.approx(0.75 + 12.0)
     assert cost_of({**record, "billable": False}) == 0.0
     assert cost_of({**record, "model": "unknown"}) is None

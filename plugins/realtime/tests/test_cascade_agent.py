@@ -39,8 +39,10 @@ from bench_kernel import (
 from bench_kernel.testing import FakeOpenAIServer, KitPlugin, kit_setup
 
 QUESTION = "What does the note under the key door say?"
-ENGINES = {"asr": ModelConfig(backend="scripted-asr", model="script", options={"heard": QUESTION}),
-           "tts": ModelConfig(backend="tone-tts", model="tone")}
+ENGINES = {
+    "asr": ModelConfig(backend="scripted-asr", model="script", options={"heard": QUESTION}),
+    "tts": ModelConfig(backend="tone-tts", model="tone"),
+}
 
 
 # --------------------------------------------------------------------------- the adapter against the server
@@ -158,8 +160,7 @@ class BrokenPlugin:
 
 
 def plugin_set(*selected: str) -> Any:
-    extra: list[tuple[str, object]] = [("conformance-kit", KitPlugin()), ("fake-engines", FakeEnginesPlugin()),
-                                       ("broken", BrokenPlugin())]
+    extra: list[tuple[str, object]] = [("conformance-kit", KitPlugin()), ("fake-engines", FakeEnginesPlugin()), ("broken", BrokenPlugin())]
     import bench_realtime
 
     if not hasattr(bench_realtime, "register_metrics"):  # until the package's __init__ re-exports the cascade's hook
@@ -170,8 +171,15 @@ def plugin_set(*selected: str) -> Any:
 
 
 def cascade_run(db: Path, plugins: Any, **config: Any) -> sqlite_utils.Database:
-    defaults: dict[str, Any] = {"domain": "kit-notes", "agent": "voice-cascade", "mode": Mode.FULL_DUPLEX, "baseline": False,
-                                "speech_cache": False, "duplex": DuplexSettings(max_seconds=90), "models": dict(ENGINES)}
+    defaults: dict[str, Any] = {
+        "domain": "kit-notes",
+        "agent": "voice-cascade",
+        "mode": Mode.FULL_DUPLEX,
+        "baseline": False,
+        "speech_cache": False,
+        "duplex": DuplexSettings(max_seconds=90),
+        "models": dict(ENGINES),
+    }
     summary = run(RunConfig(**{**defaults, **config}), db, plugins=plugins)
     assert summary.status in ("complete", "incomplete"), summary
     return sqlite_utils.Database(db)
@@ -184,19 +192,19 @@ def conversations(db: sqlite_utils.Database) -> dict[str, dict[str, Any]]:
 def test_a_run_with_the_oracle_inside_scores_every_task_and_reports_the_wer(tmp_path: Path) -> None:
     db = cascade_run(tmp_path / "a.db", plugin_set(), agent_options={"inner": "oracle"})
     rows = conversations(db)
-    assert {t: (r["reward"], r["termination_reason"]) for t, r in rows.items()} == {
-        "read-note": (1.0, "user_stop"), "write-note": (1.0, "user_stop")}
+    assert {t: (r["reward"], r["termination_reason"]) for t, r in rows.items()} == {"read-note": (1.0, "user_stop"), "write-note": (1.0, "user_stop")}
     said = [r["content"] for r in db.query("select content from messages where role = 'assistant' and content is not null")]
     assert "All done. 1234." in said
-    wer = {r["conversation_id"].split("/")[2]: r["value"] for r in db.query(
-        "select * from metric_values where metric = 'realtime_asr_wer'")}
+    wer = {r["conversation_id"].split("/")[2]: r["value"] for r in db.query("select * from metric_values where metric = 'realtime_asr_wer'")}
     assert set(wer) == {"read-note", "write-note"} and all(0.0 < v < 1.0 for v in wer.values())
     heard = [json.loads(r["data_json"]) for r in db.query("select data_json from conversation_events where kind = 'realtime.transcript'")]
     assert {h["text"] for h in heard} == {QUESTION}
     # Lockstep: a second run plays every tick the same.
     again = cascade_run(tmp_path / "b.db", plugin_set(), agent_options={"inner": "oracle"})
-    timelines = [[r["data_json"] for r in d.query("select data_json from conversation_events where kind = 'duplex.timeline' "
-                                                   "order by conversation_id")] for d in (db, again)]
+    timelines = [
+        [r["data_json"] for r in d.query("select data_json from conversation_events where kind = 'duplex.timeline' order by conversation_id")]
+        for d in (db, again)
+    ]
     assert timelines[0] == timelines[1]
 
 
@@ -271,5 +279,4 @@ def test_model_roles_are_the_inner_agents_and_the_speech_roles() -> None:
     agent = VoiceCascadeAgent()
     assert agent.needed_roles({}, registry) == ("agent", "asr", "tts")
     assert agent.needed_roles({"inner": "oracle"}, registry) == ("asr", "tts")
-    assert agent.default_models({}) == {"asr": {"backend": "faster-whisper", "model": "tiny.en"},
-                                        "tts": {"backend": "piper", "model": "joe"}}
+    assert agent.default_models({}) == {"asr": {"backend": "faster-whisper", "model": "tiny.en"}, "tts": {"backend": "piper", "model": "joe"}}

@@ -39,14 +39,21 @@ def test_the_cascade_hears_a_spoken_question_and_answers_it_aloud(tmp_path: Path
     plugins = get_plugin_manager(["realtime", "duplex", "voice"], extra)
     assert plugins.failures() == []
     models: dict[str, Any] = {}  # the voice channel's defaults: piper joe and faster-whisper tiny.en
-    config = RunConfig(domain="kit-notes", agent="voice-cascade", agent_options={"inner": "oracle"}, mode=Mode.FULL_DUPLEX,
-                       task_ids=["read-note"], baseline=False, models=models, duplex=DuplexSettings(max_seconds=90))
+    config = RunConfig(
+        domain="kit-notes",
+        agent="voice-cascade",
+        agent_options={"inner": "oracle"},
+        mode=Mode.FULL_DUPLEX,
+        task_ids=["read-note"],
+        baseline=False,
+        models=models,
+        duplex=DuplexSettings(max_seconds=90),
+    )
     summary = run(config, tmp_path / "r.db", plugins=plugins)
     db = sqlite_utils.Database(tmp_path / "r.db")
     [row] = db.query("select * from conversations where arm = 'agent'")
     assert (summary.status, row["reward"], row["termination_reason"]) == ("complete", 1.0, "user_stop"), row["error"]
-    heard = [json.loads(r["data_json"])["text"] for r in db.query(
-        "select data_json from conversation_events where kind = 'realtime.transcript'")]
+    heard = [json.loads(r["data_json"])["text"] for r in db.query("select data_json from conversation_events where kind = 'realtime.transcript'")]
     assert heard and "door" in heard[0].lower()
     [wer] = [r["value"] for r in db.query("select value from metric_values where metric = 'realtime_asr_wer'")]
     assert wer is not None and wer < 0.5
@@ -67,19 +74,50 @@ def cascade_run(tmp_path: Path, level: str) -> dict[str, Any]:
 
     tasks = ["upgrade_by_email", "plan_price_question", "reactivate_and_restart"]
     with FakeOpenAIServer() as server:
-        args = ["run", "--plugin", "mock", "--plugin", "realtime", "--plugin", "voice", "--plugin", "interaction",
-                "--plugin", "llm", "--mode", "full-duplex", "--agent", "voice-cascade", "--agent-model", "m",
-                "--agent-base-url", server.base_url, "--agent-api-key-env", "CASCADE_TEST_KEY", "--user", "scripted",
-                "--speech-complexity", level, "--db", str(tmp_path / f"{level}.db"), "--no-baseline",
-                *(a for t in tasks for a in ("--task-id", t)), "--format", "json"]
-        result = subprocess.run([sys.executable, "-m", "bench_kernel", *args], env={**os.environ, "CASCADE_TEST_KEY": "k"},
-                                capture_output=True, text=True, timeout=600)
+        args = [
+            "run",
+            "--plugin",
+            "mock",
+            "--plugin",
+            "realtime",
+            "--plugin",
+            "voice",
+            "--plugin",
+            "interaction",
+            "--plugin",
+            "llm",
+            "--mode",
+            "full-duplex",
+            "--agent",
+            "voice-cascade",
+            "--agent-model",
+            "m",
+            "--agent-base-url",
+            server.base_url,
+            "--agent-api-key-env",
+            "CASCADE_TEST_KEY",
+            "--user",
+            "scripted",
+            "--speech-complexity",
+            level,
+            "--db",
+            str(tmp_path / f"{level}.db"),
+            "--no-baseline",
+            *(a for t in tasks for a in ("--task-id", t)),
+            "--format",
+            "json",
+        ]
+        result = subprocess.run(
+            [sys.executable, "-m", "bench_kernel", *args], env={**os.environ, "CASCADE_TEST_KEY": "k"}, capture_output=True, text=True, timeout=600
+        )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
-@pytest.mark.skipif(not all(_installed(n) for n in ("bench_mock", "bench_interaction", "bench_llm")),
-                    reason="needs bench-mock, bench-interaction and bench-llm installed")
+@pytest.mark.skipif(
+    not all(_installed(n) for n in ("bench_mock", "bench_interaction", "bench_llm")),
+    reason="needs bench-mock, bench-interaction and bench-llm installed",
+)
 def test_a_cascade_run_reports_interaction_metrics_and_a_word_error_rate_that_noise_raises(tmp_path: Path) -> None:
     control, regular = cascade_run(tmp_path, "control"), cascade_run(tmp_path, "regular")
     for report in (control, regular):

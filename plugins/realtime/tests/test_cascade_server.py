@@ -38,7 +38,7 @@ class Client:
     async def play(self, audio: bytes) -> list[dict[str, Any]]:
         """One tick: its audio, then bench.tick; the events the server sent for it."""
         for i in range(0, len(audio), 160):
-            await self.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(audio[i:i + 160]).decode()})
+            await self.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(audio[i : i + 160]).decode()})
         await self.send({"type": "bench.tick", "tick": self.tick})
         got = []
         while (event := await self.event())["type"] != "bench.tick.done":
@@ -58,9 +58,18 @@ async def open_session(url: str, **vad: Any) -> Client:
     created = await client.event()
     assert created["type"] == "session.created" and created["session"]["bench_lockstep"] is True
     turn_detection = {"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500, **vad}
-    await client.send({"type": "session.update", "session": {"type": "realtime", "audio": {
-        "input": {"format": {"type": "audio/pcmu"}, "turn_detection": turn_detection},
-        "output": {"format": {"type": "audio/pcmu"}}}}})
+    await client.send(
+        {
+            "type": "session.update",
+            "session": {
+                "type": "realtime",
+                "audio": {
+                    "input": {"format": {"type": "audio/pcmu"}, "turn_detection": turn_detection},
+                    "output": {"format": {"type": "audio/pcmu"}},
+                },
+            },
+        }
+    )
     updated = await client.event()
     assert updated["type"] == "session.updated"
     assert updated["session"]["audio"]["input"]["turn_detection"]["silence_duration_ms"] == turn_detection["silence_duration_ms"]
@@ -80,8 +89,9 @@ async def ask_and_answer(speech: FakeSpeech, *, lead_ms: int = 400) -> Client:
             await client.play(silence(200))
         [call] = client.of("response.function_call_arguments.done")
         assert (call["name"], json.loads(call["arguments"])) == ("get_note", {"key": "door"})
-        await client.send({"type": "conversation.item.create",
-                           "item": {"type": "function_call_output", "call_id": call["call_id"], "output": "1234"}})
+        await client.send(
+            {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": call["call_id"], "output": "1234"}}
+        )
         await client.send({"type": "response.create"})
         for _ in range(30):
             await client.play(silence(200))
@@ -146,8 +156,9 @@ def test_barge_in_cancels_the_rest_of_the_response() -> None:
             for _ in range(4):
                 await client.play(silence(200))
             [call] = client.of("response.function_call_arguments.done")
-            await client.send({"type": "conversation.item.create",
-                               "item": {"type": "function_call_output", "call_id": call["call_id"], "output": "1234"}})
+            await client.send(
+                {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": call["call_id"], "output": "1234"}}
+            )
             await client.send({"type": "response.create"})
             for _ in range(5):
                 await client.play(silence(200))
@@ -166,8 +177,7 @@ def test_barge_in_cancels_the_rest_of_the_response() -> None:
     assert done[1]["status"] == "cancelled" and done[1]["status_details"]["reason"] == "turn_detected"
     barge = next(t for t, e in client.events if e["type"] == "input_audio_buffer.speech_started" and t > 10)
     cancelled_item = done[1]["output"][0]["id"]
-    assert not [t for t, e in client.events if e["type"] == "response.output_audio.delta" and e["item_id"] == cancelled_item
-                and t > barge]
+    assert not [t for t, e in client.events if e["type"] == "response.output_audio.delta" and e["item_id"] == cancelled_item and t > barge]
     sent = sum(len(base64.b64decode(e["delta"])) for e in client.of("response.output_audio.delta") if e["item_id"] == cancelled_item)
     assert sent < speech.ulaw_bytes("All done. 1234.")
     # The oracle has nothing more to do after its closing message: it asks whether there is anything else.

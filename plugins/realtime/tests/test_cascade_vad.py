@@ -26,8 +26,10 @@ def tone(ms: int, dbfs: float, hz: float = 220.0) -> list[float]:
     """A vowel-like tone (a fundamental and two harmonics) at an RMS level."""
     n = RATE * ms // 1000
     a = amplitude(dbfs) / math.sqrt(1 + 0.25 + 0.0625)
-    return [a * (math.sin(2 * math.pi * hz * i / RATE) + 0.5 * math.sin(4 * math.pi * hz * i / RATE)
-                 + 0.25 * math.sin(6 * math.pi * hz * i / RATE)) for i in range(n)]
+    return [
+        a * (math.sin(2 * math.pi * hz * i / RATE) + 0.5 * math.sin(4 * math.pi * hz * i / RATE) + 0.25 * math.sin(6 * math.pi * hz * i / RATE))
+        for i in range(n)
+    ]
 
 
 def noise(ms: int, dbfs: float, seed: int = 1) -> list[float]:
@@ -62,7 +64,7 @@ def detect(audio: bytes, settings: VadSettings | None = None, tick_ms: int = 200
     step = RATE * tick_ms // 1000
     found: list[tuple[str, int]] = []
     for i in range(0, len(audio), step):
-        found += [(event.kind, vad.position_ms) for event in vad.feed(audio[i:i + step])]
+        found += [(event.kind, vad.position_ms) for event in vad.feed(audio[i : i + step])]
     return found
 
 
@@ -112,7 +114,7 @@ def test_a_short_click_does_not_start_speech() -> None:
 def test_dropped_frames_in_noise_neither_start_speech_nor_keep_a_turn_going() -> None:
     line = noise(6000, -36.0)
     for start in range(800, 6000, 1000):  # 150 ms drops, as bench-voice's line makes them
-        line[start * 8:(start + 150) * 8] = [0.0] * 1200
+        line[start * 8 : (start + 150) * 8] = [0.0] * 1200
     assert detect(ulaw(line)) == []
     speech = quiet(2000) + speech_with_dips(2) + quiet(3000)
     found = detect(ulaw(mix(line, speech)))
@@ -134,8 +136,10 @@ def test_silence_duration_is_the_hangover() -> None:
     assert kinds(detect(audio, VadSettings(silence_duration_ms=300))) == ["started", "stopped", "started", "stopped"]
 
 
-SENTENCES = ("Your internet has been down for two days and the router light is amber. Your email is bruno.lindqvist@example.net. "
-             "You paid your overdue bill yesterday. Ask for your internet to be turned back on, and do what the agent asks on your router.")
+SENTENCES = (
+    "Your internet has been down for two days and the router light is amber. Your email is bruno.lindqvist@example.net. "
+    "You paid your overdue bill yesterday. Ask for your internet to be turned back on, and do what the agent asks on your router."
+)
 """A mock task's opening: the fixed -30 dBFS detector ended this turn mid-sentence at both levels and both seeds."""
 
 
@@ -155,12 +159,26 @@ def line_audio(level: str, seed: int) -> bytes:
         UserScenario,
     )
 
-    hub = ModelHub(configs={"tts": ModelConfig(backend="piper", model="joe"), "asr": ModelConfig(backend="faster-whisper", model="tiny.en")},
-                   backends={"piper": PiperModel(), "faster-whisper": WhisperModel()}, speech_cache=False)
+    hub = ModelHub(
+        configs={"tts": ModelConfig(backend="piper", model="joe"), "asr": ModelConfig(backend="faster-whisper", model="tiny.en")},
+        backends={"piper": PiperModel(), "faster-whisper": WhisperModel()},
+        speech_cache=False,
+    )
     task = Task(id="t1", user_scenario=UserScenario(instructions="Ask for help."))
-    setup = ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=seed, policy="", agent_tools=[], user_tools=None,
-                              models=ConversationModels(hub), channel="voice", channel_options={},
-                              duplex=DuplexSettings(tick_ms=200, speech_complexity=level), data_dir=None)
+    setup = ConversationSetup(
+        task=task,
+        domain="mock",
+        mode=Mode.DEFAULT,
+        seed=seed,
+        policy="",
+        agent_tools=[],
+        user_tools=None,
+        models=ConversationModels(hub),
+        channel="voice",
+        channel_options={},
+        duplex=DuplexSettings(tick_ms=200, speech_complexity=level),
+        data_dir=None,
+    )
     voice: Any = VoiceChannel().start(setup)
     utterance = asyncio.run(voice.render(SENTENCES, "user", tick_ms=200, index=0))
     chunks = [Chunk(), Chunk(), *utterance.chunks, *[Chunk() for _ in range(6)]]

@@ -18,7 +18,7 @@ def said(*utterances: tuple[str, int, str]) -> Timeline:
     """A timeline whose user says each (id, first tick, text), two characters a tick."""
     entries = []
     for uid, first, text in utterances:
-        entries += [TimelineEntry(tick=first + i, text=text[2 * i:2 * i + 2], utterance=uid) for i in range((len(text) + 1) // 2)]
+        entries += [TimelineEntry(tick=first + i, text=text[2 * i : 2 * i + 2], utterance=uid) for i in range((len(text) + 1) // 2)]
     return Timeline(ticks=200, user=entries, conditions={"complexity": "control"})
 
 
@@ -43,8 +43,9 @@ def test_each_utterance_pairs_with_the_transcript_that_arrives_after_it() -> Non
 
 def test_spans_given_by_the_event_win_over_arrival_ticks() -> None:
     timeline = said(("u1", 0, "hello there"), ("u2", 30, "goodbye now"))
-    value, pairs = conversation_wer(timeline, [heard(99, "goodbye now", start_tick=30, end_tick=36),
-                                               heard(99, "hello there", start_tick=0, end_tick=6)])
+    value, pairs = conversation_wer(
+        timeline, [heard(99, "goodbye now", start_tick=30, end_tick=36), heard(99, "hello there", start_tick=0, end_tick=6)]
+    )
     assert value == 0.0 and [p.heard for p in pairs] == ["hello there", "goodbye now"]
 
 
@@ -53,8 +54,7 @@ def test_a_merge_a_miss_and_noise() -> None:
     timeline = said(("u1", 0, "yes"), ("u2", 3, "that is right"), ("u3", 60, "thanks a lot"))
     events = [heard(12, "yes that is right"), heard(40, "uh", start_tick=35, end_tick=38)]
     value, pairs = conversation_wer(timeline, events)
-    assert [(p.meant, p.heard, p.errors) for p in pairs] == [
-        ("yes that is right", "yes that is right", 0), ("", "uh", 1), ("thanks a lot", "", 3)]
+    assert [(p.meant, p.heard, p.errors) for p in pairs] == [("yes that is right", "yes that is right", 0), ("", "uh", 1), ("thanks a lot", "", 3)]
     assert value == pytest.approx(4 / 7)
 
 
@@ -66,8 +66,7 @@ def test_an_utterance_the_call_ended_on_is_not_counted_as_missed() -> None:
 
 def test_a_split_utterance_is_scored_whole() -> None:
     timeline = said(("u1", 0, "my number is four one five two"))
-    value, _ = conversation_wer(timeline, [heard(10, "my number is", start_tick=0, end_tick=6),
-                                           heard(18, "4 1 5 2", start_tick=8, end_tick=14)])
+    value, _ = conversation_wer(timeline, [heard(10, "my number is", start_tick=0, end_tick=6), heard(18, "4 1 5 2", start_tick=8, end_tick=14)])
     assert value == 0.0
 
 
@@ -81,4 +80,3 @@ def test_the_metric_reads_the_events_and_is_none_without_transcripts() -> None:
     assert result.values == {"": 0.5}
     assert result.details[""]["complexity"] == "control"
     assert "wer" in RealtimeAsrWer().name
-

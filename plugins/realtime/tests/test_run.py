@@ -15,18 +15,29 @@ from bench_kernel.testing import KIT_DOMAIN, KitPlugin
 R = ScriptedResponse
 
 
-def play(tmp_path: Path, server: FakeOpenAIRealtimeServer, *, tasks: list[str], max_seconds: float = 120.0,
-         name: str = "r.db") -> tuple[Any, list[dict[str, Any]]]:
+def play(
+    tmp_path: Path, server: FakeOpenAIRealtimeServer, *, tasks: list[str], max_seconds: float = 120.0, name: str = "r.db"
+) -> tuple[Any, list[dict[str, Any]]]:
     """One run of the kit's domain with the realtime agent on the fake server, a conversation at a time."""
     os.environ["BENCH_TEST_REALTIME_KEY"] = "k"
     plugins = get_plugin_manager(["realtime", "duplex"], [("conformance-kit", KitPlugin())])
-    models = {"agent": ModelConfig(backend="openai-realtime", model="gpt-realtime-1.5", base_url=server.url,
-                                   api_key_env="BENCH_TEST_REALTIME_KEY")}
-    config = RunConfig(domain=KIT_DOMAIN, agent="realtime", mode=Mode.FULL_DUPLEX, task_ids=tasks, baseline=False,
-                       models=models, concurrency=1, duplex=DuplexSettings(max_seconds=max_seconds))
+    models = {"agent": ModelConfig(backend="openai-realtime", model="gpt-realtime-1.5", base_url=server.url, api_key_env="BENCH_TEST_REALTIME_KEY")}
+    config = RunConfig(
+        domain=KIT_DOMAIN,
+        agent="realtime",
+        mode=Mode.FULL_DUPLEX,
+        task_ids=tasks,
+        baseline=False,
+        models=models,
+        concurrency=1,
+        duplex=DuplexSettings(max_seconds=max_seconds),
+    )
     summary = run(config, tmp_path / name, plugins=plugins)
-    rows = list(sqlite_utils.Database(tmp_path / name).query(
-        "select task_id, termination_reason, reward, error, agent_cost from conversations order by task_id"))
+    rows = list(
+        sqlite_utils.Database(tmp_path / name).query(
+            "select task_id, termination_reason, reward, error, agent_cost from conversations order by task_id"
+        )
+    )
     return summary, rows
 
 
@@ -52,8 +63,10 @@ def test_a_dropped_socket_is_an_infrastructure_error_retried_on_resume_and_the_r
         [dropped] = [r for r in rows if r["termination_reason"] == "infrastructure_error"]
         assert "RealtimeConnectionError" in dropped["error"]
         # The same run again (same endpoint) retries only what failed, the provider answering now; what finished stays.
-        solutions = {"read-note": [R.call("get_note", {"key": "door"}), R.say("The note says 1234.")],
-                     "write-note": [R.call("write_note", {"key": "shopping", "text": "milk"}), R.say("Saved it.")]}
+        solutions = {
+            "read-note": [R.call("get_note", {"key": "door"}), R.say("The note says 1234.")],
+            "write-note": [R.call("write_note", {"key": "shopping", "text": "milk"}), R.say("Saved it.")],
+        }
         server.push(*solutions[dropped["task_id"]], R.say("Goodbye."))
         again, rows = play(tmp_path, server, tasks=["read-note", "write-note"], max_seconds=30)
     assert (again.status, again.skipped, again.finished) == ("complete", 1, 1)
@@ -92,15 +105,23 @@ def test_persona_exposure_reaches_the_providers_instructions_and_context_exposur
 
     setup = kit_setup()
     persona = "A retired teacher who speaks slowly."
-    shown = attrs.evolve(setup, exposure="persona",
-                         task=attrs.evolve(setup.task, user_scenario=attrs.evolve(setup.task.user_scenario, persona=persona)))
+    shown = attrs.evolve(
+        setup, exposure="persona", task=attrs.evolve(setup.task, user_scenario=attrs.evolve(setup.task.user_scenario, persona=persona))
+    )
     assert persona in instructions(shown) and persona not in instructions(attrs.evolve(shown, exposure="none"))
     with FakeOpenAIRealtimeServer([]) as server:
         os.environ["BENCH_TEST_REALTIME_KEY"] = "k"
         plugins = get_plugin_manager(["realtime", "duplex"], [("conformance-kit", KitPlugin())])
         models = {"agent": ModelConfig(backend="openai-realtime", model="m", base_url=server.url, api_key_env="BENCH_TEST_REALTIME_KEY")}
-        config = RunConfig(domain=KIT_DOMAIN, agent="realtime", mode=Mode.FULL_DUPLEX, baseline=False, models=models,
-                           exposure="context", duplex=DuplexSettings(max_seconds=10))
+        config = RunConfig(
+            domain=KIT_DOMAIN,
+            agent="realtime",
+            mode=Mode.FULL_DUPLEX,
+            baseline=False,
+            models=models,
+            exposure="context",
+            duplex=DuplexSettings(max_seconds=10),
+        )
         with pytest.raises(ConfigError, match="cannot be given --exposure context"):
             run(config, tmp_path / "refused.db", plugins=plugins)
     assert not (tmp_path / "refused.db").exists()

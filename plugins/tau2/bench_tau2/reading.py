@@ -120,8 +120,12 @@ def _directory_simulations(path: Path, document: dict[str, Any], folder: Path) -
         on_disk = {file.stem for file in folder.glob("*.json")}
         for i, entry in enumerate(index):
             if isinstance(entry, dict) and str(entry.get("id")) not in on_disk:
-                skipped.append(Skipped(where=f"{path}: simulation {entry.get('id')!r} (task {entry.get('task_id')!r}) "
-                                             f"@ $.simulation_index[{i}]", reason=f"no file {folder / str(entry.get('id'))}.json"))
+                skipped.append(
+                    Skipped(
+                        where=f"{path}: simulation {entry.get('id')!r} (task {entry.get('task_id')!r}) @ $.simulation_index[{i}]",
+                        reason=f"no file {folder / str(entry.get('id'))}.json",
+                    )
+                )
     return raws, skipped
 
 
@@ -149,8 +153,12 @@ def _checked_simulations(raws: list[tuple[Path, str, Any]]) -> tuple[list[Simula
             taken[(task_id, trial)] = f"{source} @ {root}"
             given += 1
         elif taken[(task_id, trial)] != f"{source} @ {root}":
-            skipped.append(Skipped(where=sim.where, reason=f"repeats task {task_id!r} trial {trial} of {taken[(task_id, trial)]} "
-                                                           "(bench stores one conversation per task and trial)"))
+            skipped.append(
+                Skipped(
+                    where=sim.where,
+                    reason=f"repeats task {task_id!r} trial {trial} of {taken[(task_id, trial)]} (bench stores one conversation per task and trial)",
+                )
+            )
             continue
         simulations.append(attrs.evolve(sim, trial=trial))
     notes = [f"{given} simulation(s) have no trial number: each took its task's next free trial"] if given else []
@@ -199,15 +207,20 @@ def domain_name(results: ResultsFile, loaded: list[str]) -> str:
     info = results.document.get("info")
     info = info if isinstance(info, dict) else {}
     environment = info.get("environment_info")
-    for name in ((environment or {}).get("domain_name") if isinstance(environment, dict) else None, info.get("domain"),
-                 _submission_domain(results.path)):
+    for name in (
+        (environment or {}).get("domain_name") if isinstance(environment, dict) else None,
+        info.get("domain"),
+        _submission_domain(results.path),
+    ):
         if isinstance(name, str) and name:
             return name
     if len(loaded) == 1:
         return loaded[0]
-    raise ConfigError(f"{results.path}: the file names no domain (@ $.info.environment_info.domain_name or $.info.domain, "
-                      f"nor a leaderboard submission.json beside it); load exactly one domain plugin with --plugin "
-                      f"(loaded: {', '.join(loaded) or 'none'})")
+    raise ConfigError(
+        f"{results.path}: the file names no domain (@ $.info.environment_info.domain_name or $.info.domain, "
+        f"nor a leaderboard submission.json beside it); load exactly one domain plugin with --plugin "
+        f"(loaded: {', '.join(loaded) or 'none'})"
+    )
 
 
 def _submission_domain(path: Path) -> str | None:
@@ -266,8 +279,10 @@ def embedded_tasks(document: dict[str, Any], path: Path, vocabulary: TaskVocabul
         unreadable.pop(task.id, None)
     notes = [f"task id repeated in the file, the last one used (as tau2 does): {', '.join(repeated)}"] if repeated else []
     if null_basis:
-        notes.append(f"{null_basis} task(s) have reward_basis null (AgentChangeBench: deprecated): graded with an empty "
-                     "basis, so the reward is 1.0 unless the conversation ended prematurely, as their evaluator does")
+        notes.append(
+            f"{null_basis} task(s) have reward_basis null (AgentChangeBench: deprecated): graded with an empty "
+            "basis, so the reward is 1.0 unless the conversation ended prematurely, as their evaluator does"
+        )
     return EmbeddedTasks(tasks=tasks, unreadable=unreadable, notes=notes)
 
 
@@ -288,8 +303,10 @@ def _task_data(item: Any, root: str) -> Any:
     state = data.get("initial_state")
     history = state.get("message_history") if isinstance(state, dict) else None
     if isinstance(state, dict) and isinstance(history, list):
-        data["initial_state"] = {**state, "message_history": [
-            message_data(m, f"{root}.initial_state.message_history[{j}]") for j, m in enumerate(history)]}
+        data["initial_state"] = {
+            **state,
+            "message_history": [message_data(m, f"{root}.initial_state.message_history[{j}]") for j, m in enumerate(history)],
+        }
     return data
 
 

@@ -108,12 +108,22 @@ def _info(config: dict[str, Any], data: DomainData) -> dict[str, Any]:
     recorded = config.get("profile")
     profile: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     info = {
-        "git_commit": _producer(), "num_trials": config.get("trials"), "max_steps": config.get("max_steps"),
-        "max_errors": config.get("max_errors"), "seed": config.get("seed"),
-        "user_info": {"implementation": config.get("user"), "llm": models.get("user", {}).get("model"),
-                      "llm_args": _sent_sampling(models, profile, "user"), "global_simulation_guidelines": None},
-        "agent_info": {"implementation": config.get("agent"), "llm": models.get("agent", {}).get("model"),
-                       "llm_args": _sent_sampling(models, profile, "agent")},
+        "git_commit": _producer(),
+        "num_trials": config.get("trials"),
+        "max_steps": config.get("max_steps"),
+        "max_errors": config.get("max_errors"),
+        "seed": config.get("seed"),
+        "user_info": {
+            "implementation": config.get("user"),
+            "llm": models.get("user", {}).get("model"),
+            "llm_args": _sent_sampling(models, profile, "user"),
+            "global_simulation_guidelines": None,
+        },
+        "agent_info": {
+            "implementation": config.get("agent"),
+            "llm": models.get("agent", {}).get("model"),
+            "llm_args": _sent_sampling(models, profile, "agent"),
+        },
         "environment_info": {"domain_name": data.name, "policy": data.policy, "tool_defs": None},
     }
     if profile:  # tau2's loader ignores fields it does not know; readers of our files learn what the models saw
@@ -136,14 +146,23 @@ def _simulation(store: Store, row: dict[str, Any], data: DomainData, task: Task 
     reward_info = converter.structure(json.loads(row["reward_info_json"]), RewardInfo) if row["reward_info_json"] else None
     timeline = next((json.loads(e["data_json"]) for e in store.conversation_events(row["id"]) if e["kind"] == Timeline.kind), None)
     # A full-duplex conversation is stored as tau2 stores its voice simulations: ticks, no messages (derived on demand).
-    duplex = {} if timeline is None else export_duplex(messages, timeline_of(timeline), row["started_utc"] or "",
-                                                        row["termination_reason"])
+    duplex = {} if timeline is None else export_duplex(messages, timeline_of(timeline), row["started_utc"] or "", row["termination_reason"])
     return {
-        "id": hashlib.sha256(row["id"].encode()).hexdigest()[:32], "task_id": row["task_id"], "timestamp": row["ended_utc"],
-        "start_time": row["started_utc"], "end_time": row["ended_utc"], "duration": (row["duration_ms"] or 0) / 1000,
-        "termination_reason": row["termination_reason"], "agent_cost": row["agent_cost"], "user_cost": row["user_cost"],
-        "reward_info": _tau2_reward_info(reward_info, task), "messages": messages, "trial": row["trial"], "seed": row["seed"],
-        "final_state": final, **duplex,
+        "id": hashlib.sha256(row["id"].encode()).hexdigest()[:32],
+        "task_id": row["task_id"],
+        "timestamp": row["ended_utc"],
+        "start_time": row["started_utc"],
+        "end_time": row["ended_utc"],
+        "duration": (row["duration_ms"] or 0) / 1000,
+        "termination_reason": row["termination_reason"],
+        "agent_cost": row["agent_cost"],
+        "user_cost": row["user_cost"],
+        "reward_info": _tau2_reward_info(reward_info, task),
+        "messages": messages,
+        "trial": row["trial"],
+        "seed": row["seed"],
+        "final_state": final,
+        **duplex,
     }
 
 
@@ -160,11 +179,21 @@ def write_results(document: dict[str, Any], path: Path, layout: str) -> list[Pat
     folder = meta.parent / SIMULATIONS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     simulations = document["simulations"]
-    index = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"],
-              "reward": (s.get("reward_info") or {}).get("reward"), "termination_reason": s["termination_reason"],
-              "agent_cost": s["agent_cost"], "duration": s["duration"]} for s in simulations]
-    meta.write_text(json.dumps({**{k: v for k, v in document.items() if k != "simulations"}, "simulation_index": index},
-                               indent=2) + "\n", encoding="utf-8")
+    index = [
+        {
+            "id": s["id"],
+            "task_id": s["task_id"],
+            "trial": s["trial"],
+            "reward": (s.get("reward_info") or {}).get("reward"),
+            "termination_reason": s["termination_reason"],
+            "agent_cost": s["agent_cost"],
+            "duration": s["duration"],
+        }
+        for s in simulations
+    ]
+    meta.write_text(
+        json.dumps({**{k: v for k, v in document.items() if k != "simulations"}, "simulation_index": index}, indent=2) + "\n", encoding="utf-8"
+    )
     written = [meta]
     for sim in simulations:
         written.append(folder / f"{sim['id']}.json")
@@ -184,8 +213,9 @@ def _final_state(data: DomainData, task: Task | None, message_json: list[str], *
     agent_state, user_state = env.agent_tools.state, env.user_tools.state if env.user_tools is not None else None
     return {
         "db_hash": data.reference_hash(agent_state) if data.reference_hash else agent_state.content_hash(),
-        "user_db_hash": (None if user_state is None else
-                         data.reference_user_hash(user_state) if data.reference_user_hash else user_state.content_hash()),
+        "user_db_hash": (
+            None if user_state is None else data.reference_user_hash(user_state) if data.reference_user_hash else user_state.content_hash()
+        ),
         "user_db": None if user_state is None else user_state.to_dict(),
     }
 
@@ -201,10 +231,14 @@ def _tau2_reward_info(info: RewardInfo | None, task: Task | None) -> dict[str, A
     return {
         "reward": info.reward,
         "db_check": {"db_match": db.score == 1.0, "db_reward": db.score} if db and db.score is not None else None,
-        "env_assertions": [{"env_assertion": unstructure(a), "met": c.met, "reward": float(c.met)}
-                           for a, c in _paired(assertions, _checks(by, "ENV_ASSERTION"), "env assertion")],
-        "action_checks": [{"action": unstructure(a), "action_match": c.met, "action_reward": float(c.met)}
-                          for a, c in _paired(actions, _checks(by, "ACTION"), "action")],
+        "env_assertions": [
+            {"env_assertion": unstructure(a), "met": c.met, "reward": float(c.met)}
+            for a, c in _paired(assertions, _checks(by, "ENV_ASSERTION"), "env assertion")
+        ],
+        "action_checks": [
+            {"action": unstructure(a), "action_match": c.met, "action_reward": float(c.met)}
+            for a, c in _paired(actions, _checks(by, "ACTION"), "action")
+        ],
         "communicate_checks": [{"info": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "COMMUNICATE")],
         "nl_assertions": [{"nl_assertion": c.subject, "met": c.met, "justification": c.detail} for c in _checks(by, "NL_ASSERTION")],
         "reward_basis": list(info.reward_basis),
@@ -216,8 +250,10 @@ def _tau2_reward_info(info: RewardInfo | None, task: Task | None) -> dict[str, A
 def _paired(objects: list[Any], checks: list[Any], what: str) -> list[tuple[Any, Any]]:
     """The evaluator checks a task's actions (and env assertions) in their order: pair each check with its object."""
     if len(objects) != len(checks):
-        raise ConfigError(f"the stored {what} checks ({len(checks)}) do not match the task's {what}s ({len(objects)}): "
-                          "was the run made with another version of the task?")
+        raise ConfigError(
+            f"the stored {what} checks ({len(checks)}) do not match the task's {what}s ({len(objects)}): "
+            "was the run made with another version of the task?"
+        )
     return list(zip(objects, checks, strict=True))
 
 
@@ -267,8 +303,16 @@ def _infrastructure_error(sim: Simulation) -> bool:
     return sim.raw.get("termination_reason") == TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
-def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | None = None, data_dir: str | None = None,
-                   judge: str | None = None, tasks: str = "embedded", run_id: str | None = None) -> ImportSummary:
+def import_results(
+    path: Path,
+    store_path: Path | str,
+    *,
+    plugins: PluginSet | None = None,
+    data_dir: str | None = None,
+    judge: str | None = None,
+    tasks: str = "embedded",
+    run_id: str | None = None,
+) -> ImportSummary:
     """Load a tau2 results file, replay every conversation's tool calls on our domain and re-score it.
 
     `path` is a results JSON file, or a directory in tau2's directory format. `tasks` says which version
@@ -288,15 +332,21 @@ def import_results(path: Path, store_path: Path | str, *, plugins: PluginSet | N
     judge_obj: Judge | None = registry.get("judge", judge) if judge else None
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
     document = results.document
-    config = {"imported_from": str(path), "domain": data.name, "tasks": tasks, "data_dir": data_dir,
-              "agent": _implementation(document, "agent_info"), "user": _implementation(document, "user_info"),
-              "trials": _object(document.get("info")).get("num_trials"), "judge": judge_obj.name if judge_obj else None}
+    config = {
+        "imported_from": str(path),
+        "domain": data.name,
+        "tasks": tasks,
+        "data_dir": data_dir,
+        "agent": _implementation(document, "agent_info"),
+        "user": _implementation(document, "user_info"),
+        "trials": _object(document.get("info")).get("num_trials"),
+        "judge": judge_obj.name if judge_obj else None,
+    }
     run_id = run_id or "import-" + hashlib.sha256(results.path.read_bytes() + canonical_json(config).encode()).hexdigest()[:10]
     store = Store(store_path, registry.migrations)
     try:
         attributors = list(registry.components.get("attributor", {}).values())  # bench-trust's rules, as in a run
-        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics,
-                                      attributors))
+        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics, attributors))
         notes = [*results.notes, *embedded.notes, *_termination_notes(results.simulations)]
         return _summary(store, run_id, data.name, results.simulations, skipped, tasks, differing, notes)
     finally:
@@ -328,16 +378,30 @@ file's task never carries them: left out when its version is compared with the d
 
 def differing_fields(embedded: Task, current: Task) -> list[str]:
     """The fields in which a file's version of a task differs from the domain's, bench's derived labels left out."""
-    return [f.name for f in attrs.fields(type(current))
-            if f.name not in DERIVED_FIELDS and getattr(embedded, f.name) != getattr(current, f.name)]
+    return [f.name for f in attrs.fields(type(current)) if f.name not in DERIVED_FIELDS and getattr(embedded, f.name) != getattr(current, f.name)]
 
 
-async def _import(run_id: str, config: dict[str, Any], results: ResultsFile, data: DomainData, tasks: dict[str, Task],
-                  unreadable: dict[str, str], judge: Judge | None, store: Store,
-                  metrics: list[tuple[str, Metric]], attributors: list[Attributor]) -> list[Skipped]:
+async def _import(
+    run_id: str,
+    config: dict[str, Any],
+    results: ResultsFile,
+    data: DomainData,
+    tasks: dict[str, Task],
+    unreadable: dict[str, str],
+    judge: Judge | None,
+    store: Store,
+    metrics: list[tuple[str, Metric]],
+    attributors: list[Attributor],
+) -> list[Skipped]:
     """Store every simulation bench can re-score; the others are returned, each with its reason."""
-    store.begin_run(run_id, config, hashlib.sha256(canonical_json(config).encode()).hexdigest(), [],
-                    {data.name: data.content_hash()}, _seed(_object(results.document.get("info"))))
+    store.begin_run(
+        run_id,
+        config,
+        hashlib.sha256(canonical_json(config).encode()).hexdigest(),
+        [],
+        {data.name: data.content_hash()},
+        _seed(_object(results.document.get("info"))),
+    )
     done = store.finished_units(run_id)
     skipped = list(results.skipped)
     for sim in results.simulations:
@@ -369,12 +433,22 @@ def _termination_notes(simulations: list[Simulation]) -> list[str]:
     if not unknown:
         return []
     listed = ", ".join(f"{reason}: {count}" for reason, count in sorted(unknown.items()))
-    return [f"termination reasons bench does not have ({listed}): stored as agent_error, a premature end (reward 0, as tau2 "
-            "grades every end but user_stop and agent_stop)"]
+    return [
+        f"termination reasons bench does not have ({listed}): stored as agent_error, a premature end (reward 0, as tau2 "
+        "grades every end but user_stop and agent_stop)"
+    ]
 
 
-def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulation], skipped: list[Skipped], tasks: str,
-             differing: dict[str, list[str]], notes: list[str]) -> ImportSummary:
+def _summary(
+    store: Store,
+    run_id: str,
+    domain: str,
+    simulations: list[Simulation],
+    skipped: list[Skipped],
+    tasks: str,
+    differing: dict[str, list[str]],
+    notes: list[str],
+) -> ImportSummary:
     """Agreement between the stored rewards and the file's, whether stored by this import or an earlier one."""
     ours = {(r["task_id"], r["trial"]): r["reward"] for r in store.conversations(run_id) if r["arm"] == "agent"}
     agreeing, disagreeing, infrastructure, unrewarded, stored = 0, [], 0, 0, 0
@@ -391,14 +465,25 @@ def _summary(store: Store, run_id: str, domain: str, simulations: list[Simulatio
             agreeing += 1
         else:
             disagreeing.append(f"{sim.task_id}/{sim.trial}: theirs {sim.theirs}, ours {reward}")
-    return ImportSummary(run_id=run_id, domain=domain, conversations=stored, agreeing=agreeing, disagreeing=disagreeing,
-                         infrastructure_errors=infrastructure, tasks=tasks, differing_tasks=list(differing),
-                         differing_fields=sorted({f for fields in differing.values() for f in fields}),
-                         skipped=[str(s) for s in skipped], unrewarded=unrewarded, notes=notes)
+    return ImportSummary(
+        run_id=run_id,
+        domain=domain,
+        conversations=stored,
+        agreeing=agreeing,
+        disagreeing=disagreeing,
+        infrastructure_errors=infrastructure,
+        tasks=tasks,
+        differing_tasks=list(differing),
+        differing_fields=sorted({f for fields in differing.values() for f in fields}),
+        skipped=[str(s) for s in skipped],
+        unrewarded=unrewarded,
+        notes=notes,
+    )
 
 
-async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData, judge: Judge | None,
-                   attributors: list[Attributor]) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
+async def _rescore(
+    run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData, judge: Judge | None, attributors: list[Attributor]
+) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
     if sim.task_id not in tasks:
         raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
     task = tasks[sim.task_id]
@@ -412,17 +497,27 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
     else:
         found = messages(raw.get("messages") or [], sim.root)
     common: dict[str, Any] = {
-        "run_id": run_id, "arm": "agent", "task_id": sim.task_id, "trial": sim.trial, "seed": _seed(raw), "agent": "imported",
-        "user": "imported", "messages": found, "started_utc": str(raw.get("start_time") or utc_now()),
-        "ended_utc": str(raw.get("end_time") or utc_now()), "duration_ms": _duration_ms(raw.get("duration")),
-        "agent_cost": number(raw.get("agent_cost")), "user_cost": number(raw.get("user_cost")),
+        "run_id": run_id,
+        "arm": "agent",
+        "task_id": sim.task_id,
+        "trial": sim.trial,
+        "seed": _seed(raw),
+        "agent": "imported",
+        "user": "imported",
+        "messages": found,
+        "started_utc": str(raw.get("start_time") or utc_now()),
+        "ended_utc": str(raw.get("end_time") or utc_now()),
+        "duration_ms": _duration_ms(raw.get("duration")),
+        "agent_cost": number(raw.get("agent_cost")),
+        "user_cost": number(raw.get("user_cost")),
         "attributes": {**task.attributes, **({"simulation_id": str(raw["id"])} if raw.get("id") else {})},
         "events": list(events.events),
     }
     if _infrastructure_error(sim):
         # Their harness failed, not their agent: a 0.0 here would count a failure of theirs against the agent.
-        failed = ConversationResult(termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None,
-                                    error="imported: stored as an infrastructure error", **common)
+        failed = ConversationResult(
+            termination_reason=TerminationReason.INFRASTRUCTURE_ERROR, reward_info=None, error="imported: stored as an infrastructure error", **common
+        )
         return attributed(failed, task, data, build_environment(data, task), None, attributors=attributors), None, None
     termination = _termination(raw.get("termination_reason"))
     env = replay_trajectory(data, task, found)
@@ -430,8 +525,9 @@ async def _rescore(run_id: str, sim: Simulation, tasks: dict[str, Task], data: D
     gold = replay_gold(data, task)
     reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
     # Labelled by the same attributors as a run's conversations (bench-trust's rules: docs/attribution.md).
-    result = attributed(ConversationResult(termination_reason=termination, reward_info=reward_info, **common), task, data,
-                        env, gold, attributors=attributors)
+    result = attributed(
+        ConversationResult(termination_reason=termination, reward_info=reward_info, **common), task, data, env, gold, attributors=attributors
+    )
     return result, MetricInputs(task=task, events=events, final_env=env, gold=gold), used
 
 
@@ -467,8 +563,11 @@ class ImportedVerdicts(Judge):
         extra = _object(info.get("info"))
         details = _object(extra.get("tsr_details"))
         found = info.get("nl_assertions") or details.get("nl_assertion_details") or []
-        verdicts = [(str(v["nl_assertion"]), bool(v.get("met")), str(v.get("justification") or ""))
-                    for v in (found if isinstance(found, list) else []) if isinstance(v, dict) and "nl_assertion" in v]
+        verdicts = [
+            (str(v["nl_assertion"]), bool(v.get("met")), str(v.get("justification") or ""))
+            for v in (found if isinstance(found, list) else [])
+            if isinstance(v, dict) and "nl_assertion" in v
+        ]
         return cls(verdicts=verdicts) if verdicts else None
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
@@ -476,8 +575,9 @@ class ImportedVerdicts(Judge):
         paired = pair_verdicts(list(request.assertions), self.verdicts)
         if isinstance(paired, str):
             raise ConfigError(paired)
-        return [Check(subject=a, met=met, detail=f"imported verdict{how}: {why}")
-                for a, (met, why, how) in zip(request.assertions, paired, strict=True)]
+        return [
+            Check(subject=a, met=met, detail=f"imported verdict{how}: {why}") for a, (met, why, how) in zip(request.assertions, paired, strict=True)
+        ]
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -76,8 +76,7 @@ TAU2_FILES: Mapping[str, Mapping[str, str]] = {
 """sha256 of tau2-bench 1.0.1's data files that bench's domains read (telecom's tasks are generated from tasks_small.json)."""
 TASK_FILES = frozenset({"tasks.json", "split_tasks.json", "tasks_small.json"})
 """Files that decide the tasks: one that differs from tau2's makes tasks tau2's validator refuses."""
-TAU2_SCAFFOLD = {"agent": "llm-fc", "user": "llm-user", "mode": "default", "channel": "identity", "max_steps": 200,
-                 "max_errors": 10}
+TAU2_SCAFFOLD = {"agent": "llm-fc", "user": "llm-user", "mode": "default", "channel": "identity", "max_steps": 200, "max_errors": 10}
 """What tau2's default run is in bench's terms (its llm_agent, user_simulator, half-duplex text, limits)."""
 NOT_TAU2 = ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal", "channel_options", "paired", "sweep", "exposure")
 """Run settings that add something tau2's runs do not have."""
@@ -158,8 +157,9 @@ def _load(store: Store, run_id: str) -> _Run:
         data = load_run_domain(record, collect(plugins))
     except BenchError as exc:
         raise ConfigError(f"run {run_id!r}: its domain's data no longer loads ({exc})") from exc
-    return _Run(record=record, data=data, document=export_run(store, run_id, plugins),
-                methodology=store.last_run_event(run_id, (METHODOLOGY_EVENT,)) or {})
+    return _Run(
+        record=record, data=data, document=export_run(store, run_id, plugins), methodology=store.last_run_event(run_id, (METHODOLOGY_EVENT,)) or {}
+    )
 
 
 def _refusals(run: _Run) -> list[str]:
@@ -172,8 +172,9 @@ def _refusals(run: _Run) -> list[str]:
         return [f"{who}: the leaderboard ranks {', '.join(LEADERBOARD_DOMAINS)} only"]
     if record.task_sets.get(data.name) != data.content_hash():
         return [f"{who}: the domain's tasks or policy changed since the run (data directory changed or moved)"]
-    problems = [f"{who} was run with a task filter ({k} {config[k]!r}): the leaderboard wants every task"
-                for k in FILTERS if config.get(k) not in (None, [])]
+    problems = [
+        f"{who} was run with a task filter ({k} {config[k]!r}): the leaderboard wants every task" for k in FILTERS if config.get(k) not in (None, [])
+    ]
     if config.get("split") not in (None, "base"):
         problems.append(f"{who} was run on split {config['split']!r}: the leaderboard uses the base split")
     problems += _data_refusals(who, data)
@@ -203,8 +204,10 @@ def _data_refusals(who: str, data: DomainData) -> list[str]:
         return []
     differ = [name for name, digest in pinned.items() if name in TASK_FILES and _digest(_source(data) / name) != digest]
     if differ:
-        return [f"{who}: not tau2-bench {TAU2_VERSION}'s tasks ({', '.join(differ)} differ or are missing in "
-                f"{data.source or 'the plugin'}); run with --data-dir on tau2's data: its validator checks every task"]
+        return [
+            f"{who}: not tau2-bench {TAU2_VERSION}'s tasks ({', '.join(differ)} differ or are missing in "
+            f"{data.source or 'the plugin'}); run with --data-dir on tau2's data: its validator checks every task"
+        ]
     return []
 
 
@@ -214,24 +217,30 @@ def _across(runs: Sequence[_Run]) -> list[str]:
     seen: dict[str, str] = {}
     for run in runs:
         if run.data.name in seen:
-            problems.append(f"domain {run.data.name} appears twice (runs {seen[run.data.name]!r} and {run.record.id!r}): "
-                            "one run per domain")
+            problems.append(f"domain {run.data.name} appears twice (runs {seen[run.data.name]!r} and {run.record.id!r}): one run per domain")
         seen.setdefault(run.data.name, run.record.id)
     first = runs[0]
     for run in runs[1:]:
         a, b = _participants(first), _participants(run)
         if a != b:
             differ = ", ".join(f"{k} {a[k]!r} vs {b[k]!r}" for k in a if a[k] != b[k])
-            problems.append(f"runs {first.record.id!r} and {run.record.id!r} differ in agent or user simulator ({differ}): "
-                            "the leaderboard wants the same model and arguments in every domain")
+            problems.append(
+                f"runs {first.record.id!r} and {run.record.id!r} differ in agent or user simulator ({differ}): "
+                "the leaderboard wants the same model and arguments in every domain"
+            )
     return problems
 
 
 def _participants(run: _Run) -> dict[str, Any]:
     info = run.document["info"]
-    return {"agent": info["agent_info"]["implementation"], "agent model": info["agent_info"]["llm"],
-            "agent arguments": info["agent_info"]["llm_args"], "user": info["user_info"]["implementation"],
-            "user model": info["user_info"]["llm"], "user arguments": info["user_info"]["llm_args"]}
+    return {
+        "agent": info["agent_info"]["implementation"],
+        "agent model": info["agent_info"]["llm"],
+        "agent arguments": info["agent_info"]["llm_args"],
+        "user": info["user_info"]["implementation"],
+        "user model": info["user_info"]["llm"],
+        "user arguments": info["user_info"]["llm_args"],
+    }
 
 
 def _base_ids(data: DomainData) -> set[str]:
@@ -252,12 +261,18 @@ def _changes(run: _Run) -> list[str]:
     config, domain = run.record.config, run.data.name
     who = f"{domain} (run {run.record.id})"
     framework = config.get("agent") == FRAMEWORK_AGENT  # its scaffold and options: what the run header said (below)
-    changes = [f"{who}: {key} {config.get(key)!r} where tau2's default run has {value!r}"
-               for key, value in TAU2_SCAFFOLD.items() if config.get(key) != value and not (framework and key == "agent")]
+    changes = [
+        f"{who}: {key} {config.get(key)!r} where tau2's default run has {value!r}"
+        for key, value in TAU2_SCAFFOLD.items()
+        if config.get(key) != value and not (framework and key == "agent")
+    ]
     changes += [f"{who}: {c}" for c in _framework_changes(run)] if framework else []
     changes += [f"{who}: {key} {config[key]!r} (tau2's runs have none)" for key in NOT_TAU2 if config.get(key) not in (None, False, {}, [])]
-    changes += [f"{who}: {side} options {config[side]!r}" for side in ("agent_options", "user_options")
-                if config.get(side) and not (framework and side == "agent_options")]
+    changes += [
+        f"{who}: {side} options {config[side]!r}"
+        for side in ("agent_options", "user_options")
+        if config.get(side) and not (framework and side == "agent_options")
+    ]
     changes += [f"{who}: {c}" for c in _profile_changes(config.get("profile") or {}, domain)]
     changes += [f"{who}: {c}" for c in _data_changes(run.data)]
     judged = _judged(run)
@@ -281,15 +296,19 @@ def _profile_changes(recorded: Mapping[str, Any], domain: str) -> list[str]:
     """Whether the run's profile is tau2's, dumped by `bench tau2 profile` and unchanged since the run."""
     path = recorded.get("path")
     if not path:
-        return [f"bench's own prompts and tool texts (profile {recorded.get('name', 'bench')!r}), not tau2's "
-                "(run with --profile from `bench tau2 profile`)"]
+        return [
+            f"bench's own prompts and tool texts (profile {recorded.get('name', 'bench')!r}), not tau2's "
+            "(run with --profile from `bench tau2 profile`)"
+        ]
     try:
         profile = load_profile(path)
     except BenchError as exc:
         return [f"the run's profile at {path} no longer loads ({exc}): it cannot be confirmed to be tau2's"]
     if profile.sha256 != recorded.get("sha256"):
-        return [f"the profile at {path} changed since the run (sha256 {profile.sha256[:12]}, the run's "
-                f"{str(recorded.get('sha256'))[:12]}): it cannot be confirmed to be what the run used"]
+        return [
+            f"the profile at {path} changed since the run (sha256 {profile.sha256[:12]}, the run's "
+            f"{str(recorded.get('sha256'))[:12]}): it cannot be confirmed to be what the run used"
+        ]
     source = profile.source
     if source.get("tool") != "bench tau2 profile" or source.get("package") != "tau2":
         return [f"profile {profile.name!r} was not dumped from tau2 by `bench tau2 profile` (its source: {dict(source)})"]
@@ -326,8 +345,10 @@ def _judged(run: _Run) -> str | None:
     except BenchError:
         return "NL assertions judged under a profile that no longer loads"  # _profile_changes says why
     if profile is None or profile.judge == JudgeStyle():
-        return (f"NL assertions judged by llm-judge (model {judge}) with bench's judge prompt; the profile carries no "
-                "judge texts of tau2's (dump it again with `bench tau2 profile`)")
+        return (
+            f"NL assertions judged by llm-judge (model {judge}) with bench's judge prompt; the profile carries no "
+            "judge texts of tau2's (dump it again with `bench tau2 profile`)"
+        )
     return None
 
 
@@ -338,8 +359,7 @@ def _notes(runs: Sequence[_Run]) -> list[str]:
         notes.append(f"no results for {', '.join(missing)}: the leaderboard ranks each domain on its own and recommends all")
     few = [f"{r.data.name} ({r.record.config.get('trials')})" for r in runs if (r.record.config.get("trials") or 0) < 4]
     if few:
-        notes.append(f"fewer than 4 trials: {', '.join(few)}; the leaderboard strongly prefers 4 or more (pass^k above the "
-                     "trial count is left out)")
+        notes.append(f"fewer than 4 trials: {', '.join(few)}; the leaderboard strongly prefers 4 or more (pass^k above the trial count is left out)")
     return notes
 
 
@@ -363,8 +383,9 @@ def pass_hat_k(document: Mapping[str, Any]) -> dict[int, float]:
     trials = min(document["info"].get("num_trials") or 0, min(len(v) for v in outcomes.values()))
     actions = {t["id"]: _action_count(t) for t in document["tasks"]}
     order = sorted(sorted(outcomes), key=lambda task_id: actions.get(task_id, 0))
-    return {k: pairwise_sum([math.comb(sum(outcomes[t]), k) / math.comb(len(outcomes[t]), k) for t in order]) / len(order)
-            for k in range(1, trials + 1)}
+    return {
+        k: pairwise_sum([math.comb(sum(outcomes[t]), k) / math.comb(len(outcomes[t]), k) for t in order]) / len(order) for k in range(1, trials + 1)
+    }
 
 
 def average_cost(document: Mapping[str, Any]) -> float | None:
@@ -420,12 +441,14 @@ def domain_results(run: _Run) -> dict[str, Any]:
 # --------------------------------------------------------------------------- writing
 
 
-def _submission(runs: Sequence[_Run], submitter: Submitter, model_name: str, files: Mapping[str, str],
-                changes: Sequence[str]) -> dict[str, Any]:
+def _submission(runs: Sequence[_Run], submitter: Submitter, model_name: str, files: Mapping[str, str], changes: Sequence[str]) -> dict[str, Any]:
     first = runs[0]
     profile_version = _tau2_version(first.record.config.get("profile") or {})
-    made = ", ".join(f"{r.data.name}: run {r.record.id} ({r.record.config.get('trials')} trials, profile "
-                     f"{(r.record.config.get('profile') or {}).get('name', 'bench')})" for r in runs)
+    made = ", ".join(
+        f"{r.data.name}: run {r.record.id} ({r.record.config.get('trials')} trials, profile "
+        f"{(r.record.config.get('profile') or {}).get('name', 'bench')})"
+        for r in runs
+    )
     notes = [f"Evaluated with bench ({_versions()}), exported by `bench export tau2-submission`; {made}."]
     if changes:
         notes.append("Differences from tau2's standard evaluation: " + "; ".join(changes) + ".")
@@ -450,8 +473,11 @@ def _submission(runs: Sequence[_Run], submitter: Submitter, model_name: str, fil
             "tau2_bench_version": profile_version or TAU2_VERSION,
             "user_simulator": first.document["info"]["user_info"]["llm"],
             "notes": " ".join(notes),
-            "verification": {"modified_prompts": prompts_changed, "omitted_questions": False,
-                             "details": "; ".join(changes) if changes else "tau2's profile, data, scaffold and limits, as bench reproduces them"},
+            "verification": {
+                "modified_prompts": prompts_changed,
+                "omitted_questions": False,
+                "details": "; ".join(changes) if changes else "tau2's profile, data, scaffold and limits, as bench reproduces them",
+            },
         },
         "reasoning_effort": submitter.reasoning_effort,
     }
@@ -496,8 +522,10 @@ def _write(output: Path, submission: Mapping[str, Any], trajectories: Mapping[st
         raise ConfigError(f"{output} is a file, not a directory")
     if others or (any(p.exists() for p in ours) and not force):
         shown = ", ".join(str(p.relative_to(output)) for p in (others or [p for p in ours if p.exists()])[:3])
-        raise ConfigError(f"{output} is not empty ({shown}): choose an empty directory"
-                          + ("" if others else ", or --force to replace a submission written there before"))
+        raise ConfigError(
+            f"{output} is not empty ({shown}): choose an empty directory"
+            + ("" if others else ", or --force to replace a submission written there before")
+        )
     for path in ours:
         path.unlink(missing_ok=True)
     (output / "trajectories").mkdir(parents=True, exist_ok=True)

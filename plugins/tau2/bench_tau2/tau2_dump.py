@@ -49,16 +49,17 @@ def templatize(key: str, text: str, sentinels: dict[str, str]) -> str:
     """`text` with each sentinel value replaced by its {{placeholder}} (longest first, one pass)."""
     literal = PLACEHOLDER.search(text)
     if literal:
-        raise DumpError(f"text {key!r}: tau2's output contains {literal.group(0)} itself, "
-                        "which a profile template cannot hold literally")
+        raise DumpError(f"text {key!r}: tau2's output contains {literal.group(0)} itself, which a profile template cannot hold literally")
     by_value = {value: "{{" + name + "}}" for name, value in sentinels.items()}
     template = text
     if by_value:
         pattern = re.compile("|".join(re.escape(v) for v in sorted(by_value, key=len, reverse=True)))
         template = pattern.sub(lambda m: by_value[m.group(0)], text)
     if MARKER in template.lower():
-        raise DumpError(f"text {key!r}: a sentinel value appears transformed in tau2's output (indented, stripped, "
-                        "re-cased or re-formatted), so bench could not reproduce it by replacing a placeholder")
+        raise DumpError(
+            f"text {key!r}: a sentinel value appears transformed in tau2's output (indented, stripped, "
+            "re-cased or re-formatted), so bench could not reproduce it by replacing a placeholder"
+        )
     return template
 
 
@@ -67,8 +68,10 @@ def check(key: str, template: str, values: dict[str, str], expected: str) -> Non
     got = render(template, values)
     if got != expected:
         at = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), min(len(got), len(expected)))
-        raise DumpError(f"self-check failed for text {key!r}: the template rendered with sentinel values differs from "
-                        f"tau2's output at character {at} (template gives {got[at:at + 40]!r}, tau2 {expected[at:at + 40]!r})")
+        raise DumpError(
+            f"self-check failed for text {key!r}: the template rendered with sentinel values differs from "
+            f"tau2's output at character {at} (template gives {got[at : at + 40]!r}, tau2 {expected[at : at + 40]!r})"
+        )
 
 
 def require(key: str, template: str, names: tuple[str, ...]) -> None:
@@ -77,21 +80,31 @@ def require(key: str, template: str, names: tuple[str, ...]) -> None:
         if "{{" + name + "}}" not in template:
             raise DumpError(f"text {key!r}: the {name} given to tau2 does not appear in its output")
 
+
 # Two sets of sentinels: templates are made from the first and must reproduce tau2's output for both, so a text
 # that depends on a value other than by showing it (its length, a prefix) is caught. Multi-line, with outer
 # whitespace and no digits: indenting, stripping or re-wrapping one shows, and a plan step's number never hides in one.
-FIRST = {"policy": "\n BenchSentinelPolicyHead\nBenchSentinelPolicyTail \n",
-         "ticket": "\n BenchSentinelTicketHead\nBenchSentinelTicketTail \n",
-         "scenario": "\n BenchSentinelScenarioHead\nBenchSentinelScenarioTail \n",
-         "done_tool": "benchsentinel_done_tool", "agent_step": "benchsentinel_agent_step", "user_step": "benchsentinel_user_step"}
-FIRST_ARGUMENTS = {"assistant": {"benchsentinel_alpha": "benchsentinel_beta"},
-                   "user": {"benchsentinel_gamma": "benchsentinel_delta"}}
-SECOND = {"policy": "\t\tBenchSentinelOtherPolicy\n\n  BenchSentinelOtherPolicyEnd\n\n",
-          "ticket": "  BenchSentinelOtherTicket\n\tBenchSentinelOtherTicketEnd",
-          "scenario": "BenchSentinelOtherScenario\n\n\tBenchSentinelOtherScenarioEnd  ",
-          "done_tool": "benchsentinel_finish", "agent_step": "benchsentinel_act", "user_step": "benchsentinel_ask"}
-SECOND_ARGUMENTS = {"assistant": {"benchsentinel_epsilon": "benchsentinel_zeta", "benchsentinel_eta": "benchsentinel_theta"},
-                    "user": {"benchsentinel_iota": "benchsentinel_kappa", "benchsentinel_lambda": "benchsentinel_mu"}}
+FIRST = {
+    "policy": "\n BenchSentinelPolicyHead\nBenchSentinelPolicyTail \n",
+    "ticket": "\n BenchSentinelTicketHead\nBenchSentinelTicketTail \n",
+    "scenario": "\n BenchSentinelScenarioHead\nBenchSentinelScenarioTail \n",
+    "done_tool": "benchsentinel_done_tool",
+    "agent_step": "benchsentinel_agent_step",
+    "user_step": "benchsentinel_user_step",
+}
+FIRST_ARGUMENTS = {"assistant": {"benchsentinel_alpha": "benchsentinel_beta"}, "user": {"benchsentinel_gamma": "benchsentinel_delta"}}
+SECOND = {
+    "policy": "\t\tBenchSentinelOtherPolicy\n\n  BenchSentinelOtherPolicyEnd\n\n",
+    "ticket": "  BenchSentinelOtherTicket\n\tBenchSentinelOtherTicketEnd",
+    "scenario": "BenchSentinelOtherScenario\n\n\tBenchSentinelOtherScenarioEnd  ",
+    "done_tool": "benchsentinel_finish",
+    "agent_step": "benchsentinel_act",
+    "user_step": "benchsentinel_ask",
+}
+SECOND_ARGUMENTS = {
+    "assistant": {"benchsentinel_epsilon": "benchsentinel_zeta", "benchsentinel_eta": "benchsentinel_theta"},
+    "user": {"benchsentinel_iota": "benchsentinel_kappa", "benchsentinel_lambda": "benchsentinel_mu"},
+}
 
 
 def action(sentinels: dict[str, str], requestor: str) -> dict[str, Any]:
@@ -105,8 +118,11 @@ def make_task(actions: list[dict[str, Any]], ticket: str | None = None) -> Any:
     """A minimal valid tau2 Task with these actions as its evaluation criteria."""
     from tau2.data_model.tasks import Task
 
-    data: dict[str, Any] = {"id": "benchsentinel-task", "user_scenario": {"instructions": "benchsentinel scenario"},
-                            "evaluation_criteria": {"actions": actions}}
+    data: dict[str, Any] = {
+        "id": "benchsentinel-task",
+        "user_scenario": {"instructions": "benchsentinel scenario"},
+        "evaluation_criteria": {"actions": actions},
+    }
     if ticket is not None:
         data["ticket"] = ticket
     return Task.model_validate(data)
@@ -210,13 +226,13 @@ def plan_texts() -> dict[str, str]:
     _, plan_ua = gt_agent(FIRST, ("user", "assistant"))
     if not (plan_au.startswith(agent_1) and plan_ua.startswith(user_1)):
         raise DumpError("text 'agent_plan': a plan of two steps does not start with its first step as rendered alone")
-    rest_au, rest_ua = plan_au[len(agent_1):], plan_ua[len(user_1):]
-    separator = rest_au[:len(rest_au) - len(user_1)]
-    if rest_ua[:len(rest_ua) - len(agent_1)] != separator:
+    rest_au, rest_ua = plan_au[len(agent_1) :], plan_ua[len(user_1) :]
+    separator = rest_au[: len(rest_au) - len(user_1)]
+    if rest_ua[: len(rest_ua) - len(agent_1)] != separator:
         raise DumpError("text 'plan_separator': tau2 separates an agent step and a user step differently")
     texts = {
-        "plan_step_agent": step_template("plan_step_agent", agent_1, rest_ua[len(separator):], action(FIRST, "assistant")),
-        "plan_step_user": step_template("plan_step_user", user_1, rest_au[len(separator):], action(FIRST, "user")),
+        "plan_step_agent": step_template("plan_step_agent", agent_1, rest_ua[len(separator) :], action(FIRST, "assistant")),
+        "plan_step_user": step_template("plan_step_user", user_1, rest_au[len(separator) :], action(FIRST, "user")),
         "plan_separator": templatize("plan_separator", separator, {}),
         "agent_plan": templatize("agent_plan", prompt_au, {"plan": plan_au, "policy": FIRST["policy"]}),
     }
@@ -231,8 +247,10 @@ def plan_texts() -> dict[str, str]:
 
 def render_plan(texts: dict[str, str], actions: list[dict[str, Any]]) -> str:
     """A plan as bench renders it from the step templates."""
-    steps = [render(texts["plan_step_user" if a["requestor"] == "user" else "plan_step_agent"], action_values(a, n))
-             for n, a in enumerate(actions, start=1)]
+    steps = [
+        render(texts["plan_step_user" if a["requestor"] == "user" else "plan_step_agent"], action_values(a, n))
+        for n, a in enumerate(actions, start=1)
+    ]
     return render(texts["plan_separator"], {}).join(steps)
 
 
@@ -258,8 +276,7 @@ def user_texts(user_class: Any, tool: Any) -> dict[str, str]:
             try:
                 prompt = str(user_class(llm=LLM, instructions=sentinels["scenario"], tools=tools).system_prompt)
             except OSError as exc:
-                raise DumpError(f"tau2's user simulator could not read its guidelines ({one_line(exc)}); "
-                                "point --data-dir at tau2's data") from exc
+                raise DumpError(f"tau2's user simulator could not read its guidelines ({one_line(exc)}); point --data-dir at tau2's data") from exc
             texts.setdefault(key, templatize(key, prompt, {"scenario": sentinels["scenario"]}))
             check(key, texts[key], {"scenario": sentinels["scenario"]}, prompt)
         require(key, texts[key], ("scenario",))
@@ -284,8 +301,15 @@ def domain_tools(name: str) -> dict[str, Any]:
 
 KNOWLEDGE_DOMAIN = "banking_knowledge"
 PROBE_TOOL = "zqprobe_tool_0001"
-PROBE = {"description": "ZQDESC one.", "p1": "zqalpha", "t1": "zqtype1", "d1": "ZQFIRST param.", "p2": "zqbeta",
-         "t2": "zqtype2", "d2": "ZQSECOND param."}
+PROBE = {
+    "description": "ZQDESC one.",
+    "p1": "zqalpha",
+    "t1": "zqtype1",
+    "d1": "ZQFIRST param.",
+    "p2": "zqbeta",
+    "t2": "zqtype2",
+    "d2": "ZQSECOND param.",
+}
 
 
 def knowledge_tools() -> dict[str, Any]:
@@ -299,8 +323,11 @@ def knowledge_tools() -> dict[str, Any]:
     schemas = {name: tool.openai_schema for c in [bk.KnowledgeTools, *toolkits] for name, tool in _tools_of(c).items()}
     agent = [schemas[name] for name in merged_order(orders)]
     user = [tool.openai_schema for tool in _tools_of(bk.KnowledgeUserTools).values()]
-    discoverable = {"agent": _discoverable_texts(bk, bk.KnowledgeTools), "user": _discoverable_texts(bk, bk.KnowledgeUserTools),
-                    "formats": {**discovery_formats(bk), **dense_instructions()}}
+    discoverable = {
+        "agent": _discoverable_texts(bk, bk.KnowledgeTools),
+        "user": _discoverable_texts(bk, bk.KnowledgeUserTools),
+        "formats": {**discovery_formats(bk), **dense_instructions()},
+    }
     json.dumps([agent, user, discoverable])
     return {"agent": agent, "user": user, "discoverable": discoverable}
 
@@ -343,8 +370,9 @@ def _discoverable_texts(bk: Any, toolkit: Any) -> dict[str, Any]:
     found = {}
     for name, method in toolkit.__new__(toolkit).get_discoverable_tools().items():
         info = bk.parse_discoverable_tool_docstring(method)
-        params = [{"name": p, "type": d["type"], "optional": not d["required"], "description": d["description"]}
-                  for p, d in info["parameters"].items()]
+        params = [
+            {"name": p, "type": d["type"], "optional": not d["required"], "description": d["description"]} for p, d in info["parameters"].items()
+        ]
         found[name] = {"description": info["description"], "params": params, "returns": info["success_message"]}
     return found
 
@@ -352,9 +380,14 @@ def _discoverable_texts(bk: Any, toolkit: Any) -> dict[str, Any]:
 def discovery_formats(bk: Any) -> dict[str, str]:
     """The layouts of the unlock and give messages as templates, each checked against tau2's own output."""
     p = PROBE
-    info = {"name": PROBE_TOOL, "description": p["description"],
-            "parameters": {p["p1"]: {"type": p["t1"], "description": p["d1"], "required": True},
-                           p["p2"]: {"type": p["t2"], "description": p["d2"], "required": False}}}
+    info = {
+        "name": PROBE_TOOL,
+        "description": p["description"],
+        "parameters": {
+            p["p1"]: {"type": p["t1"], "description": p["d1"], "required": True},
+            p["p2"]: {"type": p["t2"], "description": p["d2"], "required": False},
+        },
+    }
     card = bk.format_discoverable_tool_for_agent(info)
     bare = bk.format_discoverable_tool_for_agent({**info, "parameters": {}})
     line1 = f"{p['p1']}: {p['t1']}"
@@ -362,15 +395,15 @@ def discovery_formats(bk: Any) -> dict[str, str]:
     first = next(i for i, line in enumerate(lines) if line1 in line)
     required = _fields(lines[first], p["p1"], p["t1"], p["d1"])
     optional = _fields(lines[first + 1], p["p2"], p["t2"], p["d2"])
-    params_text = "\n".join(lines[first:first + 2])
+    params_text = "\n".join(lines[first : first + 2])
     card_template = _fields(card.replace(params_text, "{{params}}"), PROBE_TOOL, None, p["description"])
-    no_params = bare[len(card_template.split("{{params}}")[0].replace("{{name}}", PROBE_TOOL)
-                         .replace("{{description}}", p["description"])):]
-    formats = {"card": card_template, "param_required": required, "param_optional": optional, "param_separator": "\n",
-               "no_params": no_params}
+    no_params = bare[len(card_template.split("{{params}}")[0].replace("{{name}}", PROBE_TOOL).replace("{{description}}", p["description"])) :]
+    formats = {"card": card_template, "param_required": required, "param_optional": optional, "param_separator": "\n", "no_params": no_params}
     named = {"name": PROBE_TOOL, "description": p["description"]}
-    params = "\n".join(render(t, {**named, "name": n, "type": k, "description": d})
-                       for t, n, k, d in ((required, p["p1"], p["t1"], p["d1"]), (optional, p["p2"], p["t2"], p["d2"])))
+    params = "\n".join(
+        render(t, {**named, "name": n, "type": k, "description": d})
+        for t, n, k, d in ((required, p["p1"], p["t1"], p["d1"]), (optional, p["p2"], p["t2"], p["d2"]))
+    )
     check("banking_knowledge card", card_template, {**named, "params": params}, card)
     check("banking_knowledge card without parameters", card_template, {**named, "params": no_params}, bare)
     formats.update(_unlock_and_give(bk, card, info))
@@ -407,7 +440,7 @@ def _unlock_and_give(bk: Any, card: str, info: dict[str, Any]) -> dict[str, str]
     empty = _give(bk, tool, agent, "{}")
     if not (empty.startswith(head) and empty.endswith(tail)):
         raise DumpError("banking_knowledge: the give message's layout depends on its arguments")
-    no_arguments = empty[len(head):len(empty) - len(tail)]
+    no_arguments = empty[len(head) : len(empty) - len(tail)]
     named = {"name": PROBE_TOOL, "description": p["description"]}
     check("banking_knowledge unlocked", unlock_template, {**named, "card": card}, unlocked)
     check("banking_knowledge given", give_template, {**named, "arguments": arguments}, given)
@@ -443,7 +476,7 @@ def all_tools(names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
 JUDGE_MODULE = "tau2.evaluator.evaluator_nl_assertions"
 """Where tau2's NL-assertion judge lives; a tau2 without it gives no judge texts (bench's judge is kept)."""
 JUDGE_LINES = {"user": "benchsentinel_user_line", "assistant": "benchsentinel_agent_line"}
-JUDGE_STATEMENTS = ["benchsentinel statement one", "benchsentinel it's \"two\"\n\tback\\slash caf\u00e9"]
+JUDGE_STATEMENTS = ["benchsentinel statement one", 'benchsentinel it\'s "two"\n\tback\\slash caf\u00e9']
 JUDGE_OTHER_STATEMENTS = ['benchsentinel "other"', "benchsentinel other's", "benchsentinel third"]
 
 
@@ -454,8 +487,7 @@ def judge_messages(history: list[Any], statements: list[str]) -> tuple[list[Any]
 
     module = importlib.import_module(JUDGE_MODULE)
     caught: list[tuple[list[Any], dict[str, Any]]] = []
-    reply = {"results": [{"expectedOutcome": s, "reasoning": "benchsentinel", "metExpectation": i % 2 == 0}
-                         for i, s in enumerate(statements)]}
+    reply = {"results": [{"expectedOutcome": s, "reasoning": "benchsentinel", "metExpectation": i % 2 == 0} for i, s in enumerate(statements)]}
 
     def generate(model: str, messages: list[Any], **kwargs: Any) -> Any:
         caught.append((messages, kwargs))
@@ -481,8 +513,10 @@ def judge_history(contents: dict[str, str], tool_call: bool = False) -> list[Any
         history.append(AssistantMessage(role="assistant", content=contents["assistant"]))
     if tool_call:
         call = ToolCall(id="benchsentinel_call", name="benchsentinel_tool", arguments={}, requestor="assistant")
-        history += [AssistantMessage(role="assistant", content=None, tool_calls=[call]),
-                    ToolMessage(id="benchsentinel_call", role="tool", content=contents["tool"], requestor="assistant")]
+        history += [
+            AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+            ToolMessage(id="benchsentinel_call", role="tool", content=contents["tool"], requestor="assistant"),
+        ]
     return history
 
 
@@ -509,23 +543,31 @@ def judge_texts() -> tuple[dict[str, str], dict[str, Any]]:
     role_at = question.content.rfind("user", 0, at)
     if at < 0 or role_at < 0 or at - role_at > 12:
         raise DumpError("text 'judge_user': tau2's judge does not show a message as its role then its content")
-    line = "{{role}}" + question.content[role_at + len("user"):at] + "{{content}}"
-    tail = question.content[at + len(JUDGE_LINES["user"]):]
+    line = "{{role}}" + question.content[role_at + len("user") : at] + "{{content}}"
+    tail = question.content[at + len(JUDGE_LINES["user"]) :]
     spacing = judge_spacing(line, tail)
     # What stands before the role on every line (e.g. "- ") ends the separator too: it belongs to the line.
     separator = spacing["line_separator"]
-    lead = next((k for k in range(len(separator), 0, -1) if "\n" not in separator[-k:]
-                 and question.content[role_at - k:role_at] == separator[-k:]), 0)
+    lead = next(
+        (k for k in range(len(separator), 0, -1) if "\n" not in separator[-k:] and question.content[role_at - k : role_at] == separator[-k:]), 0
+    )
     if lead:
         line, spacing["line_separator"] = separator[-lead:] + line, separator[:-lead]
-    first_line = question.content[role_at - lead:at + len(JUDGE_LINES["user"])]
-    texts = {"judge_system": templatize("judge_system", system.content, {}),
-             "judge_user": templatize("judge_user", question.content, {"transcript": first_line,
-                                                                         "statements": repr(JUDGE_STATEMENTS)}),
-             "judge_line": line}
+    first_line = question.content[role_at - lead : at + len(JUDGE_LINES["user"])]
+    texts = {
+        "judge_system": templatize("judge_system", system.content, {}),
+        "judge_user": templatize("judge_user", question.content, {"transcript": first_line, "statements": repr(JUDGE_STATEMENTS)}),
+        "judge_line": line,
+    }
     require("judge_user", texts["judge_user"], ("transcript", "statements"))
-    style = {"transcript": "lines", **spacing, "statements": "python_list", "verdicts": "echo",
-             "response_format": "response_format" in kwargs, "seed": "seed" in kwargs}
+    style = {
+        "transcript": "lines",
+        **spacing,
+        "statements": "python_list",
+        "verdicts": "echo",
+        "response_format": "response_format" in kwargs,
+        "seed": "seed" in kwargs,
+    }
     check_judge(texts, style)
     return texts, style
 
@@ -545,25 +587,27 @@ def judge_spacing(line: str, tail: str) -> dict[str, str]:
     if min(second_at, third_at, fourth_at) < 0 or not text.endswith(tail):
         raise DumpError("text 'judge_line': tau2's judge does not show every message of the history as one line")
     separator = text[first_end:second_at]
-    no_content = text[third_at + len(third):fourth_at - len(separator)]
+    no_content = text[third_at + len(third) : fourth_at - len(separator)]
     return {"line_separator": separator, "no_content": no_content}
 
 
 def check_judge(texts: dict[str, str], style: dict[str, Any]) -> None:
     """Abort unless bench's rendering of other histories and statements equals what tau2's judge would send."""
     contents = {"user": FIRST["scenario"], "assistant": SECOND["policy"], "tool": SECOND["ticket"]}
-    for history, statements in ((judge_history(contents, tool_call=True), JUDGE_OTHER_STATEMENTS),
-                                (judge_history({"user": SECOND["scenario"]}), JUDGE_STATEMENTS[:1])):
+    for history, statements in (
+        (judge_history(contents, tool_call=True), JUDGE_OTHER_STATEMENTS),
+        (judge_history({"user": SECOND["scenario"]}), JUDGE_STATEMENTS[:1]),
+    ):
         (system, question), _, checks = judge_messages(history, statements)
         if system.content != texts["judge_system"]:
             raise DumpError("self-check failed for text 'judge_system': tau2's judge changes it with the conversation")
         transcript = style["line_separator"].join(judge_line(texts["judge_line"], style, m) for m in history)
-        check("judge_user", texts["judge_user"], {"transcript": transcript, "statements": repr(statements)},
-              question.content)
+        check("judge_user", texts["judge_user"], {"transcript": transcript, "statements": repr(statements)}, question.content)
         read = [(c.nl_assertion, c.met) for c in checks]
         if read != [(s, i % 2 == 0) for i, s in enumerate(statements)]:
-            raise DumpError("tau2's judge does not read verdicts that repeat their statement (expectedOutcome, "
-                            "metExpectation) as bench's echo reading does")
+            raise DumpError(
+                "tau2's judge does not read verdicts that repeat their statement (expectedOutcome, metExpectation) as bench's echo reading does"
+            )
 
 
 def sampling() -> dict[str, dict[str, Any]]:
@@ -579,10 +623,12 @@ def conversation(agent: Any) -> dict[str, Any]:
     from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
     from tau2.user import user_simulator
 
-    return {"greeting": DEFAULT_FIRST_AGENT_MESSAGE.content,
-            "greeting_in_agent_history": greeting_in_agent_history(DEFAULT_FIRST_AGENT_MESSAGE.content),
-            "user_stop_tokens": [user_simulator.STOP, user_simulator.TRANSFER, user_simulator.OUT_OF_SCOPE],
-            "solo_stop_token": agent.STOP_TOKEN}
+    return {
+        "greeting": DEFAULT_FIRST_AGENT_MESSAGE.content,
+        "greeting_in_agent_history": greeting_in_agent_history(DEFAULT_FIRST_AGENT_MESSAGE.content),
+        "user_stop_tokens": [user_simulator.STOP, user_simulator.TRANSFER, user_simulator.OUT_OF_SCOPE],
+        "solo_stop_token": agent.STOP_TOKEN,
+    }
 
 
 class StandInEnvironment:
@@ -610,8 +656,7 @@ def greeting_in_agent_history(greeting: str) -> bool:
     agent = LLMAgent(tools=[], domain_policy=FIRST["policy"], llm=LLM)
     user = UserSimulator(llm=LLM, instructions=FIRST["scenario"], tools=None)
     try:
-        orchestrator = Orchestrator(domain="benchsentinel", agent=agent, user=user, environment=StandInEnvironment(),
-                                    task=make_task([]))
+        orchestrator = Orchestrator(domain="benchsentinel", agent=agent, user=user, environment=StandInEnvironment(), task=make_task([]))
         orchestrator.initialize()
     except Exception as exc:
         raise DumpError(f"tau2's orchestrator could not open a conversation to show the agent's history ({one_line(exc)})") from exc
@@ -634,8 +679,10 @@ def find_data_dir() -> str:
     given = os.environ.get(DATA_VARIABLE)
     if given:
         if not os.path.isdir(os.path.join(given, "tau2")):
-            raise DumpError(f"{DATA_VARIABLE}={given} holds no tau2/ folder: it must name tau2's data directory "
-                            "(the data/ folder of a tau2-bench checkout, with tau2/domains and tau2/user_simulator)")
+            raise DumpError(
+                f"{DATA_VARIABLE}={given} holds no tau2/ folder: it must name tau2's data directory "
+                "(the data/ folder of a tau2-bench checkout, with tau2/domains and tau2/user_simulator)"
+            )
         return given
     spec = importlib.util.find_spec("tau2")
     if spec is None or not spec.origin:
@@ -648,9 +695,11 @@ def find_data_dir() -> str:
         os.environ[DATA_VARIABLE] = os.path.join(recorded, "data")
         return os.environ[DATA_VARIABLE]
     checkout = f", and {recorded}, which pip installed it from, has no data/tau2" if recorded else ""
-    raise DumpError(f"tau2's data directory was not found: tau2 reads it from {DATA_VARIABLE}, else from {beside}, which "
-                    f"does not exist (a pip install of tau2 does not copy its data{checkout}); "
-                    f"pass --data-dir DIR or set {DATA_VARIABLE}=DIR, DIR being the data/ folder of a tau2-bench checkout")
+    raise DumpError(
+        f"tau2's data directory was not found: tau2 reads it from {DATA_VARIABLE}, else from {beside}, which "
+        f"does not exist (a pip install of tau2 does not copy its data{checkout}); "
+        f"pass --data-dir DIR or set {DATA_VARIABLE}=DIR, DIR being the data/ folder of a tau2-bench checkout"
+    )
 
 
 def installed_from() -> str:
@@ -682,9 +731,15 @@ def source() -> dict[str, Any]:
         data_dir = os.environ.get("TAU2_DATA_DIR", "")
     from tau2 import config
 
-    return {"package": "tau2", "version": version, "location": os.path.dirname(os.path.abspath(tau2.__file__)),
-            "executable": sys.executable, "python_version": sys.version.split()[0], "data_dir": data_dir,
-            "default_seed": config.DEFAULT_SEED}
+    return {
+        "package": "tau2",
+        "version": version,
+        "location": os.path.dirname(os.path.abspath(tau2.__file__)),
+        "executable": sys.executable,
+        "python_version": sys.version.split()[0],
+        "data_dir": data_dir,
+        "default_seed": config.DEFAULT_SEED,
+    }
 
 
 def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
@@ -695,21 +750,33 @@ def dump(domains: list[str], user_simulator: str | None) -> dict[str, Any]:
         raise DumpError(f"import tau2 failed: {one_line(exc)}") from exc
     solo = solo_agent(FIRST)
     done = done_tool(solo)
-    texts = {**agent_text(), **solo_text(done.name), **plan_texts(),
-             **user_texts(user_simulator_class(user_simulator), done)}
+    texts = {**agent_text(), **solo_text(done.name), **plan_texts(), **user_texts(user_simulator_class(user_simulator), done)}
     judge, judge_style = judge_texts()
     texts.update(judge)
     tools, failed = all_tools(domains)
-    return {"dump_format": DUMP_FORMAT, "source": source(), "texts": texts, "judge": judge_style, "tools": tools,
-            "failed_domains": failed,
-            "done_tool": done.openai_schema, "sampling": sampling(),
-            "seed": {"policy": "trial"}, "conversation": conversation(solo),
-            "messages": message_style(wire_body(done))}
+    return {
+        "dump_format": DUMP_FORMAT,
+        "source": source(),
+        "texts": texts,
+        "judge": judge_style,
+        "tools": tools,
+        "failed_domains": failed,
+        "done_tool": done.openai_schema,
+        "sampling": sampling(),
+        "seed": {"policy": "trial"},
+        "conversation": conversation(solo),
+        "messages": message_style(wire_body(done)),
+    }
 
 
-PROBE_REPLY = {"id": "probe", "object": "chat.completion", "created": 0, "model": "probe",
-               "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+PROBE_REPLY = {
+    "id": "probe",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "probe",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+}
 
 
 def wire_body(tool: Any) -> dict[str, Any]:
@@ -743,16 +810,21 @@ def wire_body(tool: Any) -> dict[str, Any]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     call = ToolCall(id="call_probe", name=tool.name, arguments={"text": "caf\u00e9"}, requestor="assistant")
-    history = [SystemMessage(role="system", content="probe"), UserMessage(role="user", content="probe"),
-               AssistantMessage(role="assistant", content=None, tool_calls=[call]),
-               ToolMessage(id="call_probe", role="tool", content="probe", requestor="assistant")]
+    history = [
+        SystemMessage(role="system", content="probe"),
+        UserMessage(role="user", content="probe"),
+        AssistantMessage(role="assistant", content=None, tool_calls=[call]),
+        ToolMessage(id="call_probe", role="tool", content="probe", requestor="assistant"),
+    ]
     try:
-        generate(model="gpt-4.1", messages=history, tools=[tool], api_base=f"http://127.0.0.1:{server.server_port}/v1",
-                 api_key="probe", num_retries=0)
+        generate(
+            model="gpt-4.1", messages=history, tools=[tool], api_base=f"http://127.0.0.1:{server.server_port}/v1", api_key="probe", num_retries=0
+        )
     except Exception as exc:
         if not caught:
-            raise DumpError(f"tau2's generate sent nothing to the probe (litellm {package_version('litellm')} in this "
-                            f"Python): {one_line(exc)}") from exc
+            raise DumpError(
+                f"tau2's generate sent nothing to the probe (litellm {package_version('litellm')} in this Python): {one_line(exc)}"
+            ) from exc
     finally:
         server.shutdown()
         server.server_close()
@@ -765,16 +837,22 @@ def message_style(body: dict[str, Any]) -> dict[str, Any]:
     """The [messages] settings the probe's body shows, refusing a body whose top-level order bench cannot send."""
     keys = list(body)
     if keys[:2] != ["model", "messages"] or keys[2:] != sorted(keys[2:]):
-        raise DumpError(f"tau2's request fields come in an order bench does not send: {keys}, from litellm "
-                        f"{package_version('litellm')} with openai {package_version('openai')} in this Python (the two decide "
-                        "the order, and it changes between releases); bench sends model, messages, then the rest in name "
-                        "order, as the litellm your tau2 pins does: install that one (AgentChangeBench's uv.lock: "
-                        "pip install litellm==1.75.4; tau2 1.0.1: litellm>=1.80.15,<1.82.7)")
+        raise DumpError(
+            f"tau2's request fields come in an order bench does not send: {keys}, from litellm "
+            f"{package_version('litellm')} with openai {package_version('openai')} in this Python (the two decide "
+            "the order, and it changes between releases); bench sends model, messages, then the rest in name "
+            "order, as the litellm your tau2 pins does: install that one (AgentChangeBench's uv.lock: "
+            "pip install litellm==1.75.4; tau2 1.0.1: litellm>=1.80.15,<1.82.7)"
+        )
     caller = next(m for m in body["messages"] if m.get("tool_calls"))
     result = next(m for m in body["messages"] if m.get("role") == "tool")
     arguments = caller["tool_calls"][0]["function"]["arguments"]
-    return {"tool_call_fields": list(caller["tool_calls"][0]), "tool_message_fields": list(result),
-            "ascii_arguments": "\\u00e9" in arguments, "null_content": "content" in caller}
+    return {
+        "tool_call_fields": list(caller["tool_calls"][0]),
+        "tool_message_fields": list(result),
+        "ascii_arguments": "\\u00e9" in arguments,
+        "null_content": "content" in caller,
+    }
 
 
 def package_version(name: str) -> str:

@@ -18,8 +18,21 @@ from bench_kernel import PLACEHOLDER, PLACEHOLDERS, PROFILE_FORMAT, PROFILE_NAME
 DUMP_SCRIPT = Path(__file__).with_name("tau2_dump.py")
 DUMP_FORMAT = 1
 DUMP_TIMEOUT_S = 900
-TAU2_TEXTS = frozenset({"agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator", "user",
-                        "user_tools", "judge_system", "judge_user", "judge_line"})
+TAU2_TEXTS = frozenset(
+    {
+        "agent",
+        "agent_solo",
+        "agent_plan",
+        "plan_step_agent",
+        "plan_step_user",
+        "plan_separator",
+        "user",
+        "user_tools",
+        "judge_system",
+        "judge_user",
+        "judge_line",
+    }
+)
 """The texts a tau2 dump provides (the kernel's PLACEHOLDERS say which placeholders each may use)."""
 ROLES = ("agent", "user", "judge")
 STDERR_TAIL = 2000
@@ -59,35 +72,48 @@ class WrittenProfile:
     """The data directory the dump's tau2 read (TAU2_DATA_DIR, or the one it found)."""
 
 
-def make_tau2_profile(python: str, output: Path, *, data_dir: str | None = None, domains: Sequence[str] = (),
-                      name: str | None = None, force: bool = False, user_simulator: str | None = None) -> WrittenProfile:
+def make_tau2_profile(
+    python: str,
+    output: Path,
+    *,
+    data_dir: str | None = None,
+    domains: Sequence[str] = (),
+    name: str | None = None,
+    force: bool = False,
+    user_simulator: str | None = None,
+) -> WrittenProfile:
     """Dump tau2's profile with `python` and write it into `output` (docs/profiles.md)."""
     profile_name = name or "tau2"
     if not PROFILE_NAME.match(profile_name):
         raise ConfigError(f"--name: a profile name is letters, digits, '.', '_' and '-', not {profile_name!r}")
     check_output_dir(output, force)
     if data_dir is not None and not (Path(data_dir) / "tau2").is_dir():
-        raise ConfigError(f"--data-dir {data_dir}: no tau2/ folder in it (name tau2's data directory, the data/ folder of a "
-                          "tau2-bench checkout, with tau2/domains and tau2/user_simulator)")
+        raise ConfigError(
+            f"--data-dir {data_dir}: no tau2/ folder in it (name tau2's data directory, the data/ folder of a "
+            "tau2-bench checkout, with tau2/domains and tau2/user_simulator)"
+        )
     document = run_dump(python, data_dir=data_dir, domains=domains, user_simulator=user_simulator)
     dump = check_dump(python, document)
     explicit_failures = {d: dump.failed_domains[d] for d in domains if d in dump.failed_domains}
     if explicit_failures:
-        raise ConfigError(f"{python}: domain(s) did not build: "
-                          + "; ".join(f"{d}: {error}" for d, error in explicit_failures.items()))
+        raise ConfigError(f"{python}: domain(s) did not build: " + "; ".join(f"{d}: {error}" for d, error in explicit_failures.items()))
     if not dump.tools:
-        raise ConfigError(f"{python}: no domain of tau2's registry built ("
-                          + "; ".join(f"{d}: {e}" for d, e in dump.failed_domains.items()) + ")")
+        raise ConfigError(f"{python}: no domain of tau2's registry built (" + "; ".join(f"{d}: {e}" for d, e in dump.failed_domains.items()) + ")")
     write_profile(output, with_voice_texts(dump), name=profile_name, python=python)
-    return WrittenProfile(name=profile_name, directory=output, version=str(dump.source.get("version", "unknown")),
-                          data_dir=str(dump.source.get("data_dir") or ""),
-                          tools={d: (len(s["agent"] or []), None if s["user"] is None else len(s["user"]))
-                                 for d, s in dump.tools.items()},
-                          skipped=dump.failed_domains)
+    return WrittenProfile(
+        name=profile_name,
+        directory=output,
+        version=str(dump.source.get("version", "unknown")),
+        data_dir=str(dump.source.get("data_dir") or ""),
+        tools={d: (len(s["agent"] or []), None if s["user"] is None else len(s["user"])) for d, s in dump.tools.items()},
+        skipped=dump.failed_domains,
+    )
 
 
-VOICE_GUIDELINES = {"voice_user": ("user", "simulation_guidelines.md", "simulation_guidelines_voice.md"),
-                    "voice_user_tools": ("user_tools", "simulation_guidelines_tools.md", "simulation_guidelines_voice_tools.md")}
+VOICE_GUIDELINES = {
+    "voice_user": ("user", "simulation_guidelines.md", "simulation_guidelines_voice.md"),
+    "voice_user_tools": ("user_tools", "simulation_guidelines_tools.md", "simulation_guidelines_voice_tools.md"),
+}
 """bench-llm's voice user texts: (the text prompt they follow, tau2's text guidelines file, its voice guidelines file)."""
 PERSONA_SLOT = "<PERSONA_GUIDELINES>"
 
@@ -134,8 +160,7 @@ def run_dump(python: str, *, data_dir: str | None, domains: Sequence[str], user_
     if user_simulator:
         args += ["--user-simulator", user_simulator]
     try:
-        done = subprocess.run(args, capture_output=True, text=True, encoding="utf-8", errors="replace", env=env,
-                              timeout=DUMP_TIMEOUT_S, check=False)
+        done = subprocess.run(args, capture_output=True, text=True, encoding="utf-8", errors="replace", env=env, timeout=DUMP_TIMEOUT_S, check=False)
     except FileNotFoundError:
         raise ConfigError(f"{python}: no such Python (--tau2-python must name a Python where `import tau2` works)") from None
     except PermissionError:
@@ -147,8 +172,7 @@ def run_dump(python: str, *, data_dir: str | None, domains: Sequence[str], user_
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{python}: the tau2 dump printed no JSON document ({exc}); stderr: "
-                          f"{stderr_cause(done.stderr)}") from None
+        raise ConfigError(f"{python}: the tau2 dump printed no JSON document ({exc}); stderr: {stderr_cause(done.stderr)}") from None
 
 
 def stderr_cause(stderr: str) -> str:
@@ -169,18 +193,21 @@ def check_dump(python: str, document: Any) -> Tau2Dump:
     texts = {key: _string(value, where, f"$.texts.{key}") for key, value in _mapping(doc.get("texts"), where, "$.texts").items()}
     for key, text in texts.items():
         _check_placeholders(key, text, where)
-    tools = {domain: _domain_tools(sides, where, f"$.tools.{domain}")
-             for domain, sides in _mapping(doc.get("tools"), where, "$.tools").items()}
+    tools = {domain: _domain_tools(sides, where, f"$.tools.{domain}") for domain, sides in _mapping(doc.get("tools"), where, "$.tools").items()}
     for domain in tools:
         if domain == "done" or not PROFILE_NAME.match(domain):
             raise ConfigError(f"{where}: domain name {domain!r} cannot name a file tools/{domain}.json @ $.tools")
     return Tau2Dump(
         source=dict(_mapping(doc.get("source"), where, "$.source")),
-        texts=texts, tools=tools,
+        texts=texts,
+        tools=tools,
         failed_domains={d: str(e) for d, e in _mapping(doc.get("failed_domains", {}), where, "$.failed_domains").items()},
         done_tool=_schema(doc.get("done_tool"), where, "$.done_tool"),
-        sampling={role: dict(_mapping(values, where, f"$.sampling.{role}"))
-                  for role, values in _mapping(doc.get("sampling"), where, "$.sampling").items() if role in ROLES},
+        sampling={
+            role: dict(_mapping(values, where, f"$.sampling.{role}"))
+            for role, values in _mapping(doc.get("sampling"), where, "$.sampling").items()
+            if role in ROLES
+        },
         seed=dict(_mapping(doc.get("seed"), where, "$.seed")),
         conversation=dict(_mapping(doc.get("conversation"), where, "$.conversation")),
         messages=dict(_mapping(doc.get("messages"), where, "$.messages")),
@@ -201,8 +228,10 @@ def _domain_tools(sides: Any, where: str, path: str) -> dict[str, Any]:
     found = _mapping(sides, where, path)
     agent = found.get("agent")
     user = found.get("user")
-    tools: dict[str, Any] = {"agent": _schemas(agent, where, f"{path}.agent"),
-                             "user": None if user is None else _schemas(user, where, f"{path}.user")}
+    tools: dict[str, Any] = {
+        "agent": _schemas(agent, where, f"{path}.agent"),
+        "user": None if user is None else _schemas(user, where, f"{path}.user"),
+    }
     if "discoverable" in found:
         tools["discoverable"] = dict(_mapping(found["discoverable"], where, f"{path}.discoverable"))
     return tools
@@ -269,8 +298,13 @@ def profile_toml(dump: Tau2Dump, *, name: str, python: str) -> str:
     source = dump.source
     version = str(source.get("version", "unknown"))
     tables: dict[str, Mapping[str, Any]] = {
-        "source": {"tool": "bench tau2 profile", "python": python, **source, "domains": sorted(dump.tools),
-                   "skipped_domains": sorted(dump.failed_domains)},
+        "source": {
+            "tool": "bench tau2 profile",
+            "python": python,
+            **source,
+            "domains": sorted(dump.tools),
+            "skipped_domains": sorted(dump.failed_domains),
+        },
         **{f"sampling.{role}": values for role, values in dump.sampling.items()},
         "seed": dump.seed,
         "conversation": dump.conversation,

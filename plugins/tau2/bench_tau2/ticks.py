@@ -41,8 +41,16 @@ STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 AGENT_STOP = "###STOP###"
 """User actions the timeline leaves out (the default of a tick), as bench's loop does."""
 ULAW_8K = {"encoding": "ulaw", "sample_rate": 8000, "channels": 1}
-LEVELS = ("control", "regular", "control_audio", "control_accents", "control_behavior", "control_audio_accents",
-          "control_audio_behavior", "control_accents_behavior")
+LEVELS = (
+    "control",
+    "regular",
+    "control_audio",
+    "control_accents",
+    "control_behavior",
+    "control_audio_accents",
+    "control_audio_behavior",
+    "control_accents_behavior",
+)
 """tau2's `SpeechComplexity` values (its loader refuses others in speech_environment.complexity)."""
 INSERT_TYPES = {"vocal_tic": "vocal_tic", "non_directed": "non_directed_phrase"}
 """bench's speech-insert kinds -> tau2's `UserSpeechInsertType`."""
@@ -57,8 +65,7 @@ def timeline_of(data: dict[str, Any]) -> Timeline:
     return timeline
 
 
-def export_duplex(messages: Sequence[dict[str, Any]], timeline: Timeline, start_utc: str,
-                  termination: str | None) -> dict[str, Any]:
+def export_duplex(messages: Sequence[dict[str, Any]], timeline: Timeline, start_utc: str, termination: str | None) -> dict[str, Any]:
     """tau2's full-duplex fields of one simulation: ticks, mode, speech_environment, info, effect_timeline."""
     greeting = _greeting(messages)
     calls, results = _tool_messages(messages)
@@ -68,8 +75,13 @@ def export_duplex(messages: Sequence[dict[str, Any]], timeline: Timeline, start_
     last_agent = _last_agent_tick(timeline, termination)
     ticks = []
     for t in range(timeline.ticks):
-        tick: dict[str, Any] = {"tick_id": t, "timestamp": clock.at(t, 0), "user_transcript": None,
-                                "tick_duration_seconds": timeline.tick_ms / 1000, "wall_clock_duration_seconds": None}
+        tick: dict[str, Any] = {
+            "tick_id": t,
+            "timestamp": clock.at(t, 0),
+            "user_transcript": None,
+            "tick_duration_seconds": timeline.tick_ms / 1000,
+            "wall_clock_duration_seconds": None,
+        }
         order = 0
         for side, role in SIDES:
             entry = by_tick[side].get(t) or TimelineEntry(tick=t)
@@ -84,8 +96,14 @@ def export_duplex(messages: Sequence[dict[str, Any]], timeline: Timeline, start_
             tick[f"{side}_tool_results"] = [_result(results, s, clock.at(t, order + 1 + i)) for i, s in enumerate(made)]
             order += 1 + len(made)
         ticks.append(tick)
-    return {"mode": MODE, "messages": None, "ticks": ticks, "speech_environment": speech_environment(timeline.conditions),
-            "info": {**responsiveness(timeline), "bench": _bench_info(timeline)}, "effect_timeline": effect_timeline(timeline)}
+    return {
+        "mode": MODE,
+        "messages": None,
+        "ticks": ticks,
+        "speech_environment": speech_environment(timeline.conditions),
+        "info": {**responsiveness(timeline), "bench": _bench_info(timeline)},
+        "effect_timeline": effect_timeline(timeline),
+    }
 
 
 class _Clock:
@@ -116,8 +134,10 @@ def _greeting(messages: Sequence[dict[str, Any]]) -> str:
         if isinstance(m.get("raw_data"), dict) and "tick" in m["raw_data"]:
             break
         if m.get("role") != "assistant" or m.get("tool_calls"):
-            raise ConfigError("tau2's full-duplex format has no place for a message history other than the agent's "
-                              f"greeting (tau2 refuses one too): found a {m.get('role')} message before the first tick")
+            raise ConfigError(
+                "tau2's full-duplex format has no place for a message history other than the agent's "
+                f"greeting (tau2 refuses one too): found a {m.get('role')} message before the first tick"
+            )
         history.append(m.get("content") or "")
     return " ".join(h for h in history if h)
 
@@ -141,8 +161,11 @@ def _stamps(timeline: Timeline, messages: Sequence[dict[str, Any]]) -> dict[int,
         for m in messages:
             tick = (m.get("raw_data") or {}).get("end_tick")
             side: Side = "agent" if m.get("role") == "assistant" else "user"
-            stamps += [ToolStamp(tick=tick, requestor=side, id=str(c.get("id")), name=str(c.get("name")))
-                       for c in m.get("tool_calls") or [] if isinstance(tick, int)]
+            stamps += [
+                ToolStamp(tick=tick, requestor=side, id=str(c.get("id")), name=str(c.get("name")))
+                for c in m.get("tool_calls") or []
+                if isinstance(tick, int)
+            ]
     found: dict[int, list[ToolStamp]] = defaultdict(list)
     for stamp in stamps:
         found[stamp.tick].append(stamp)
@@ -157,9 +180,17 @@ def _last_agent_tick(timeline: Timeline, termination: str | None) -> int | None:
 def _chunk(role: str, entry: TimelineEntry, text: str, speech: bool, stamp: str) -> dict[str, Any]:
     """One side's chunk of a tick as a tau2 AssistantMessage / UserMessage (no audio bytes: tau2 never writes them)."""
     chunk: dict[str, Any] = {
-        "role": role, "content": text or None, "tool_calls": None, "is_audio": role == "user", "turn_idx": None,
-        "timestamp": stamp, "audio_format": ULAW_8K, "audio_content": None,
-        "utterance_ids": [entry.utterance] if entry.utterance else None, "chunk_id": entry.tick, "is_final_chunk": True,
+        "role": role,
+        "content": text or None,
+        "tool_calls": None,
+        "is_audio": role == "user",
+        "turn_idx": None,
+        "timestamp": stamp,
+        "audio_format": ULAW_8K,
+        "audio_content": None,
+        "utterance_ids": [entry.utterance] if entry.utterance else None,
+        "chunk_id": entry.tick,
+        "is_final_chunk": True,
         "contains_speech": speech,
     }
     if role == "user":
@@ -167,8 +198,12 @@ def _chunk(role: str, entry: TimelineEntry, text: str, speech: bool, stamp: str)
         chunk.update(_effect_fields(entry.effects))
         chunk["raw_data"] = {"bench_effects": [dict(e) for e in entry.effects]} if entry.effects else None
     else:
-        chunk["raw_data"] = {"tick_number": entry.tick, "vad_events": list(entry.vad), "was_truncated": entry.truncated,
-                             "proportional_transcript": entry.text}
+        chunk["raw_data"] = {
+            "tick_number": entry.tick,
+            "vad_events": list(entry.vad),
+            "was_truncated": entry.truncated,
+            "proportional_transcript": entry.text,
+        }
     return chunk
 
 
@@ -204,9 +239,15 @@ def _result(results: dict[str, deque[dict[str, Any]]], stamp: ToolStamp, stamp_u
     if not found:
         raise ConfigError(f"the tool call {stamp.id!r} ({stamp.name}, tick {stamp.tick}) has no result in the trajectory")
     result = found.popleft()
-    return {"id": stamp.id, "role": "tool", "content": result.get("content"),
-            "requestor": "assistant" if stamp.requestor == "agent" else "user", "error": bool(result.get("error")),
-            "turn_idx": None, "timestamp": stamp_utc}
+    return {
+        "id": stamp.id,
+        "role": "tool",
+        "content": result.get("content"),
+        "requestor": "assistant" if stamp.requestor == "agent" else "user",
+        "error": bool(result.get("error")),
+        "turn_idx": None,
+        "timestamp": stamp_utc,
+    }
 
 
 def responsiveness(timeline: Timeline) -> dict[str, Any]:
@@ -223,8 +264,12 @@ def responsiveness(timeline: Timeline) -> dict[str, Any]:
         answered = any(a_start < following and a_end - 1 >= start for a_start, a_end in agents)
         current = 0 if answered else current + 1
         worst = max(worst, current)
-    return {"total_user_turns": len(users), "total_agent_turns": len(agents), "max_unresponded_user_turns": worst,
-            "had_unresponsive_period": worst >= 3}
+    return {
+        "total_user_turns": len(users),
+        "total_agent_turns": len(agents),
+        "max_unresponded_user_turns": worst,
+        "had_unresponsive_period": worst >= 3,
+    }
 
 
 def _bench_info(timeline: Timeline) -> dict[str, Any]:
@@ -241,32 +286,48 @@ def speech_environment(conditions: dict[str, Any]) -> dict[str, Any] | None:
     drops, muffling, inserts = _part(conditions, "frame_drops"), _part(conditions, "muffling"), _part(conditions, "inserts")
     threshold = conditions.get("backchannel_min_s")
     return {
-        "voice_seed": conditions.get("voice_seed", 0), "persona_name": conditions["persona"], "voice_id": conditions.get("voice"),
-        "background_noise_file": conditions.get("background_file"), "burst_noise_files": list(conditions.get("burst_files") or []),
+        "voice_seed": conditions.get("voice_seed", 0),
+        "persona_name": conditions["persona"],
+        "voice_id": conditions.get("voice"),
+        "background_noise_file": conditions.get("background_file"),
+        "burst_noise_files": list(conditions.get("burst_files") or []),
         "environment": conditions.get("environment"),
         "backchannel_min_threshold": round(threshold) if isinstance(threshold, int | float) else None,
         "use_llm_backchannel": bool(conditions.get("use_llm_backchannel")),
         "enable_interruptions": conditions.get("interrupt_tendency") == "interrupts",
-        "telephony_enabled": bool(conditions.get("telephony", True)), "complexity": level, "snr_speech_reference_rms": 3000.0,
+        "telephony_enabled": bool(conditions.get("telephony", True)),
+        "complexity": level,
+        "snr_speech_reference_rms": 3000.0,
         "source_effects_config": {
-            "enable_background_noise": bool(noise.get("enabled")), "noise_snr_db": noise.get("snr_db", 15.0),
-            "noise_snr_drift_db": noise.get("drift_db", 3.0), "noise_variation_speed": noise.get("variation_speed", 0.5),
-            "enable_burst_noise": bool(bursts.get("enabled")), "burst_noise_events_per_minute": bursts.get("per_minute", 0.0),
-            "burst_snr_range_db": list(bursts.get("snr_range_db") or (-5.0, 10.0))},
+            "enable_background_noise": bool(noise.get("enabled")),
+            "noise_snr_db": noise.get("snr_db", 15.0),
+            "noise_snr_drift_db": noise.get("drift_db", 3.0),
+            "noise_variation_speed": noise.get("variation_speed", 0.5),
+            "enable_burst_noise": bool(bursts.get("enabled")),
+            "burst_noise_events_per_minute": bursts.get("per_minute", 0.0),
+            "burst_snr_range_db": list(bursts.get("snr_range_db") or (-5.0, 10.0)),
+        },
         "speech_effects_config": {
-            "enable_dynamic_muffling": bool(muffling.get("enabled")), "muffle_probability": muffling.get("probability", 0.0),
-            "muffle_segment_count": 1, "muffle_segment_duration_ms": muffling.get("segment_ms", 500),
-            "muffle_cutoff_freq": muffling.get("cutoff_hz", 1500.0), "muffle_transition_ms": muffling.get("transition_ms", 100),
+            "enable_dynamic_muffling": bool(muffling.get("enabled")),
+            "muffle_probability": muffling.get("probability", 0.0),
+            "muffle_segment_count": 1,
+            "muffle_segment_duration_ms": muffling.get("segment_ms", 500),
+            "muffle_cutoff_freq": muffling.get("cutoff_hz", 1500.0),
+            "muffle_transition_ms": muffling.get("transition_ms", 100),
             "enable_vocal_tics": bool(inserts.get("vocal_tics")),
             "vocal_tics": [{"text": t, "type": "vocal_tic"} for t in inserts.get("tics") or []],
             "min_words_for_vocal_tics": inserts.get("min_words_for_tics", 3),
             "enable_non_directed_phrases": bool(inserts.get("non_directed")),
             "non_directed_phrases": [{"text": t, "type": "non_directed_phrase"} for t in inserts.get("phrases") or []],
-            "speech_insert_events_per_minute": inserts.get("per_minute", 0.0)},
+            "speech_insert_events_per_minute": inserts.get("per_minute", 0.0),
+        },
         "channel_effects_config": {
-            "enable_frame_drops": bool(drops.get("enabled")), "frame_drop_rate": drops.get("rate", 0.0),
-            "frame_drop_burst_duration_ms": drops.get("burst_ms", 200.0), "frame_drop_count": 1,
-            "frame_drop_duration_ms": drops.get("drop_ms", 150)},
+            "enable_frame_drops": bool(drops.get("enabled")),
+            "frame_drop_rate": drops.get("rate", 0.0),
+            "frame_drop_burst_duration_ms": drops.get("burst_ms", 200.0),
+            "frame_drop_count": 1,
+            "frame_drop_duration_ms": drops.get("drop_ms", 150),
+        },
     }
 
 
@@ -390,11 +451,16 @@ def _bench_chunk(side: Side, chunk: dict[str, Any], stop: bool, utterances: dict
     name = action.get("action") if isinstance(action, dict) else None
     raw = _object(chunk.get("raw_data"))
     vad = raw.get("vad_events") if side == "agent" else None
-    return Chunk(text=text, speech=speech, stop=stop, utterance=utterance if text else None,
-                 action=name if isinstance(name, str) and side == "user" else None,  # the writer keeps only decisions
-                 effects=_effects_of(chunk, raw, first_of_utterance) if side == "user" else (),
-                 truncated=side == "agent" and raw.get("was_truncated") is True,
-                 vad=tuple(v for v in vad if isinstance(v, str)) if isinstance(vad, list) else ())
+    return Chunk(
+        text=text,
+        speech=speech,
+        stop=stop,
+        utterance=utterance if text else None,
+        action=name if isinstance(name, str) and side == "user" else None,  # the writer keeps only decisions
+        effects=_effects_of(chunk, raw, first_of_utterance) if side == "user" else (),
+        truncated=side == "agent" and raw.get("was_truncated") is True,
+        vad=tuple(v for v in vad if isinstance(v, str)) if isinstance(vad, list) else (),
+    )
 
 
 def _effects_of(chunk: dict[str, Any], raw: dict[str, Any], first_of_utterance: bool) -> tuple[dict[str, Any], ...]:
@@ -466,8 +532,11 @@ def _timeline(sim: dict[str, Any], ticks: list[Any], writer: TranscriptWriter) -
     info = _object(sim.get("info"))
     bench = _object(info.get("bench"))
     seconds = next((t.get("tick_duration_seconds") for t in ticks if isinstance(t, dict) and t.get("tick_duration_seconds")), None)
-    tick_ms: int = bench["tick_ms"] if whole(bench.get("tick_ms"), 1, 10**6) else (
-        round(seconds * 1000) if isinstance(seconds, int | float) and 0 < seconds < 1000 else 200)
+    tick_ms: int = (
+        bench["tick_ms"]
+        if whole(bench.get("tick_ms"), 1, 10**6)
+        else (round(seconds * 1000) if isinstance(seconds, int | float) and 0 < seconds < 1000 else 200)
+    )
     kept = bench.get("conditions")
     conditions: dict[str, Any] = kept if isinstance(kept, dict) else _conditions(sim)
     audio = bench.get("audio_file") if isinstance(bench.get("audio_file"), str) else None
@@ -480,10 +549,17 @@ def _conditions(sim: dict[str, Any]) -> dict[str, Any]:
     env = sim.get("speech_environment")
     if not isinstance(env, dict):
         return {}
-    return {"level": env.get("complexity"), "persona": env.get("persona_name"), "voice": env.get("voice_id"),
-            "environment": env.get("environment"), "background_file": env.get("background_noise_file"),
-            "burst_files": env.get("burst_noise_files") or [], "voice_seed": env.get("voice_seed"), "source": "tau2",
-            "speech_environment": env}
+    return {
+        "level": env.get("complexity"),
+        "persona": env.get("persona_name"),
+        "voice": env.get("voice_id"),
+        "environment": env.get("environment"),
+        "background_file": env.get("background_noise_file"),
+        "burst_files": env.get("burst_noise_files") or [],
+        "voice_seed": env.get("voice_seed"),
+        "source": "tau2",
+        "speech_environment": env,
+    }
 
 
 def speech_events(timeline: Timeline) -> list[Any]:

@@ -56,7 +56,7 @@ class ScriptedTau2World:
             return Reply.text(f"I did that. It says: {last.get('content') or ''}")
         text = last.get("content") or ""
         if text.startswith(ASK):
-            found = CALL.match(text[len(ASK):].strip())
+            found = CALL.match(text[len(ASK) :].strip())
             if found:
                 return Reply.tool_call(found.group(1), json.loads(found.group(2) or "{}"))
         return Reply.text("Thank you, that is all. ###STOP###")
@@ -87,11 +87,9 @@ def judge_all_met(question: str) -> Reply:
     listed = [line.strip() for line in question.splitlines() if line.strip().startswith("[")]
     if listed:
         statements = ast.literal_eval(listed[-1])
-        return Reply.text(json.dumps({"results": [{"expectedOutcome": s, "reasoning": "said", "metExpectation": True}
-                                                  for s in statements]}))
+        return Reply.text(json.dumps({"results": [{"expectedOutcome": s, "reasoning": "said", "metExpectation": True} for s in statements]}))
     numbered = re.findall(r"^\s*\d+[.)]", question, re.M)
-    return Reply.text(json.dumps({"verdicts": [{"index": i, "reasoning": "said", "met": True}
-                                               for i in range(1, max(1, len(numbered)) + 1)]}))
+    return Reply.text(json.dumps({"verdicts": [{"index": i, "reasoning": "said", "met": True} for i in range(1, max(1, len(numbered)) + 1)]}))
 
 
 def _draw(key: str, seed: int | None) -> int:
@@ -110,8 +108,9 @@ def serve(data: str, fail_every: int) -> None:
     for domain in ("airline", "retail", "telecom"):
         config = RunConfig(domain=domain, data_dir=str(Path(data) / domain), split="base" if domain == "telecom" else None)
         tasks[domain] = load_domain(collect(get_plugin_manager([domain])), config).tasks
-    server = FakeOpenAIServer(ScriptedTau2World(tasks, fail_every=fail_every), record=False,
-                              models=["scripted-agent", "scripted-user", "scripted-judge"])
+    server = FakeOpenAIServer(
+        ScriptedTau2World(tasks, fail_every=fail_every), record=False, models=["scripted-agent", "scripted-user", "scripted-judge"]
+    )
     server.start()
     print(f"serving the scripted tau2 world at {server.base_url}", flush=True)
     try:

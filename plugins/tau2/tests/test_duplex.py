@@ -36,8 +36,21 @@ def invoke(*args: str) -> str:
 @pytest.fixture(scope="module")
 def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("duplex") / "run.db"
-    invoke("run", "--plugin", "mock", "--mode", "full-duplex", "--no-baseline", "--run-id", "fd",
-           "--db", str(db), "--format", "none", *[a for t in TASKS for a in ("--task-id", t)])
+    invoke(
+        "run",
+        "--plugin",
+        "mock",
+        "--mode",
+        "full-duplex",
+        "--no-baseline",
+        "--run-id",
+        "fd",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        *[a for t in TASKS for a in ("--task-id", t)],
+    )
     return db
 
 
@@ -52,9 +65,14 @@ def stored(db: Path, run_id: str) -> dict[str, dict[str, Any]]:
     """Each conversation of a run by task: its row, messages and events."""
     store = Store(db)
     try:
-        return {r["task_id"]: {"row": r, "messages": [json.loads(m["message_json"]) for m in store.messages(r["id"])],
-                               "events": [(e["kind"], json.loads(e["data_json"])) for e in store.conversation_events(r["id"])]}
-                for r in store.conversations(run_id)}
+        return {
+            r["task_id"]: {
+                "row": r,
+                "messages": [json.loads(m["message_json"]) for m in store.messages(r["id"])],
+                "events": [(e["kind"], json.loads(e["data_json"])) for e in store.conversation_events(r["id"])],
+            }
+            for r in store.conversations(run_id)
+        }
     finally:
         store.close()
 
@@ -93,7 +111,8 @@ def test_export_writes_ticks_as_tau2_does(run_db: Path, exported: Path) -> None:
         results = [r["id"] for t in sim["ticks"] for r in t["agent_tool_results"] + t["user_tool_results"]]
         assert results == [m["id"] for m in ours[task]["messages"] if m["role"] == "tool"]
         assert {k: sim["info"][k] for k in ("total_user_turns", "max_unresponded_user_turns")} == {
-            k: responsiveness(timeline)[k] for k in ("total_user_turns", "max_unresponded_user_turns")}
+            k: responsiveness(timeline)[k] for k in ("total_user_turns", "max_unresponded_user_turns")
+        }
         assert sim["reward_info"]["reward"] == ours[task]["row"]["reward"]
 
 
@@ -103,8 +122,7 @@ def test_import_of_the_export_keeps_trajectory_rewards_and_timeline(run_db: Path
     ours, theirs = stored(run_db, "fd"), stored(tmp_path / "imported.db", "back")
     kept = ("role", "content", "tool_calls", "raw_data", "id", "error", "requestor", "turn_idx")
     for task in TASKS:
-        assert [{k: m.get(k) for k in kept} for m in theirs[task]["messages"]] == [
-            {k: m.get(k) for k in kept} for m in ours[task]["messages"]]
+        assert [{k: m.get(k) for k in kept} for m in theirs[task]["messages"]] == [{k: m.get(k) for k in kept} for m in ours[task]["messages"]]
         assert theirs[task]["row"]["reward"] == ours[task]["row"]["reward"] == 1.0
         assert theirs[task]["row"]["termination_reason"] == ours[task]["row"]["termination_reason"]
         assert theirs[task]["events"] == [e for e in ours[task]["events"] if e[0].startswith("duplex.")]
@@ -112,25 +130,48 @@ def test_import_of_the_export_keeps_trajectory_rewards_and_timeline(run_db: Path
 
 def constructed() -> tuple[list[dict[str, Any]], Timeline]:
     """A conversation with what the mock run lacks: effects, conditions, a barge-in with truncation, an agent stop."""
-    effects = ({"type": "burst", "file": "dog_bark.wav", "snr_db": 3.5},
-               {"type": "speech_insert", "kind": "non_directed", "in_turn": False, "text": "Hold on a second.", "duration_ms": 900})
+    effects = (
+        {"type": "burst", "file": "dog_bark.wav", "snr_db": 3.5},
+        {"type": "speech_insert", "kind": "non_directed", "in_turn": False, "text": "Hold on a second.", "duration_ms": 900},
+    )
     timeline = Timeline(
-        tick_ms=200, ticks=12, agent_speech=[(2, 6), (9, 11)], user_speech=[(4, 7)],
+        tick_ms=200,
+        ticks=12,
+        agent_speech=[(2, 6), (9, 11)],
+        user_speech=[(4, 7)],
         agent=[TimelineEntry(tick=t, text=x, utterance="a1") for t, x in ((2, "Hel"), (3, "lo "), (4, "the"))]
         + [TimelineEntry(tick=5, text="re", utterance="a1", truncated=True, vad=("speech_started",))]
         + [TimelineEntry(tick=t, text=x, utterance="a2") for t, x in ((9, "Bye"), (10, "."))],
-        user=[TimelineEntry(tick=1, effects=effects), TimelineEntry(tick=4, text="Wa", utterance="u1", action="generate_message"),
-              TimelineEntry(tick=5, text="it", utterance="u1"), TimelineEntry(tick=6, text="!", utterance="u1")],
+        user=[
+            TimelineEntry(tick=1, effects=effects),
+            TimelineEntry(tick=4, text="Wa", utterance="u1", action="generate_message"),
+            TimelineEntry(tick=5, text="it", utterance="u1"),
+            TimelineEntry(tick=6, text="!", utterance="u1"),
+        ],
         tools=[ToolStamp(tick=8, requestor="agent", id="c1", name="lookup")],
-        conditions={"level": "regular", "persona": "lisa_brenner", "voice": "en_US-amy", "environment": "indoor",
-                    "background_file": "people_talking.wav", "burst_files": ["dog_bark.wav"], "voice_seed": 7,
-                    "noise": {"enabled": True, "snr_db": 15.0}, "telephony": True, "backchannel_min_s": 3.0})
+        conditions={
+            "level": "regular",
+            "persona": "lisa_brenner",
+            "voice": "en_US-amy",
+            "environment": "indoor",
+            "background_file": "people_talking.wav",
+            "burst_files": ["dog_bark.wav"],
+            "voice_seed": 7,
+            "noise": {"enabled": True, "snr_db": 15.0},
+            "telephony": True,
+            "backchannel_min_s": 3.0,
+        },
+    )
     messages = [
         {"role": "assistant", "content": "Hi! How can I help you today?", "raw_data": None},
         {"role": "assistant", "content": "Hello there", "raw_data": {"tick": 2, "end_tick": 6}},
         {"role": "user", "content": "Wait!", "raw_data": {"tick": 4, "end_tick": 7}},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"q": 1}}],
-         "raw_data": {"tick": 8, "end_tick": 8}},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"q": 1}}],
+            "raw_data": {"tick": 8, "end_tick": 8},
+        },
         {"role": "tool", "id": "c1", "content": "found", "requestor": "assistant", "error": False},
         {"role": "assistant", "content": "Bye.", "raw_data": {"tick": 9, "end_tick": 11}},
     ]
@@ -142,7 +183,9 @@ def test_constructed_timeline_survives_export_and_import() -> None:
     sim = export_duplex(messages, timeline, "2026-01-01T00:00:00+00:00", "agent_stop")
     assert sim["ticks"][11]["agent_chunk"]["content"] == "###STOP###"  # tau2's voice agent marks its stop so
     assert sim["ticks"][1]["user_chunk"]["source_effects"] == {
-        "burst_noise_file": "dog_bark.wav", "speech_insert": {"text": "Hold on a second.", "type": "non_directed_phrase"}}
+        "burst_noise_file": "dog_bark.wav",
+        "speech_insert": {"text": "Hold on a second.", "type": "non_directed_phrase"},
+    }
     assert [e["effect_type"] for e in sim["effect_timeline"]["events"]] == ["burst_noise", "out_of_turn_speech"]
     environment = sim["speech_environment"]
     assert (environment["complexity"], environment["persona_name"], environment["backchannel_min_threshold"]) == ("regular", "lisa_brenner", 3)
@@ -159,24 +202,34 @@ def test_tau2s_own_chunks_are_read_as_tau2_writes_them() -> None:
     for tick in sim["ticks"]:
         tick["user_chunk"]["raw_data"] = None
     sim["ticks"][10]["agent_chunk"]["content"] = ".###STOP###"
-    sim["ticks"].append({**sim["ticks"][11], "tick_id": 12, "user_chunk": {
-        "role": "user", "content": "###STOP###", "contains_speech": True, "turn_taking_action": {"action": "generate_message"}}})
+    sim["ticks"].append(
+        {
+            **sim["ticks"][11],
+            "tick_id": 12,
+            "user_chunk": {"role": "user", "content": "###STOP###", "contains_speech": True, "turn_taking_action": {"action": "generate_message"}},
+        }
+    )
     found, back = import_duplex(sim, "$")
-    assert back.user[0].effects == ({"type": "burst", "file": "dog_bark.wav"},
-                                    {"type": "speech_insert", "kind": "non_directed", "in_turn": False, "text": "Hold on a second."})
+    assert back.user[0].effects == (
+        {"type": "burst", "file": "dog_bark.wav"},
+        {"type": "speech_insert", "kind": "non_directed", "in_turn": False, "text": "Hold on a second."},
+    )
     assert back.conditions["persona"] == "lisa_brenner" and back.conditions["source"] == "tau2"
     assert [m.content for m in found][-2:] == ["Bye.", "###STOP###"]
     assert back.user_speech == [(4, 7), (12, 13)]
 
 
-@pytest.mark.parametrize(("path", "value", "where"), [
-    (("ticks",), {"0": 1}, "@ $.ticks"),
-    (("ticks", 3), 7, "@ $.ticks[3]"),
-    (("ticks", 4, "user_chunk", "content"), 5, "@ $.ticks[4].user_chunk.content"),
-    (("ticks", 2, "agent_chunk", "utterance_ids"), "a1", "@ $.ticks[2].agent_chunk.utterance_ids"),
-    (("ticks", 8, "agent_tool_calls", 0, "arguments"), "no", "$.ticks[8].agent_tool_calls[0]"),
-    (("ticks", 8, "agent_tool_results", 0, "role"), "user", "$.ticks[8].agent_tool_results[0]"),
-])
+@pytest.mark.parametrize(
+    ("path", "value", "where"),
+    [
+        (("ticks",), {"0": 1}, "@ $.ticks"),
+        (("ticks", 3), 7, "@ $.ticks[3]"),
+        (("ticks", 4, "user_chunk", "content"), 5, "@ $.ticks[4].user_chunk.content"),
+        (("ticks", 2, "agent_chunk", "utterance_ids"), "a1", "@ $.ticks[2].agent_chunk.utterance_ids"),
+        (("ticks", 8, "agent_tool_calls", 0, "arguments"), "no", "$.ticks[8].agent_tool_calls[0]"),
+        (("ticks", 8, "agent_tool_results", 0, "role"), "user", "$.ticks[8].agent_tool_results[0]"),
+    ],
+)
 def test_malformed_ticks_are_one_clean_error_naming_the_path(tmp_path: Path, path: tuple[Any, ...], value: Any, where: str) -> None:
     messages, timeline = constructed()
     sim = export_duplex(messages, timeline, "2026-01-01T00:00:00+00:00", None)
@@ -205,7 +258,7 @@ def test_a_malformed_simulation_is_skipped_and_named(exported: Path, tmp_path: P
     assert str(copy / "simulations" / files[0].name) in skipped and "$.ticks[2].user_chunk.content" in skipped
 
 
-CHECK = textwrap.dedent('''
+CHECK = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from tau2.agent.base.streaming import compute_responsiveness_info
@@ -218,7 +271,7 @@ CHECK = textwrap.dedent('''
                           "calls": [[c.id, c.name, c.arguments] for c in getattr(m, "tool_calls", None) or []]}
                          for m in s.get_messages()]} for s in results.simulations]
     print(json.dumps({"simulations": out, "metrics": compute_interaction_metrics_for_experiment(results)}, default=str))
-''')
+""")
 
 
 def tau2_reads(path: Path) -> dict[str, Any]:
@@ -251,9 +304,13 @@ def test_tau2s_own_loader_reads_the_export(run_db: Path, tmp_path: Path, layout:
         for role in ("assistant", "user"):
             assert spoken(sim["messages"], role) == spoken(mine["messages"], role)
         assert [c for m in sim["messages"] for c in m["calls"]] == [
-            [c["id"], c["name"], c["arguments"]] for m in mine["messages"] for c in m.get("tool_calls") or []]
+            [c["id"], c["name"], c["arguments"]] for m in mine["messages"] for c in m.get("tool_calls") or []
+        ]
         assert [m["id"] for m in sim["messages"] if m["role"] == "tool"] == [m["id"] for m in mine["messages"] if m["role"] == "tool"]
-        latencies += [0.2 * (next(a for a, _ in timeline.agent_speech if a >= end) - end) for _, end in timeline.user_speech
-                      if any(a >= end for a, _ in timeline.agent_speech)]
+        latencies += [
+            0.2 * (next(a for a, _ in timeline.agent_speech if a >= end) - end)
+            for _, end in timeline.user_speech
+            if any(a >= end for a, _ in timeline.agent_speech)
+        ]
     assert theirs["metrics"]["response_latency_mean"] == pytest.approx(sum(latencies) / len(latencies))
     assert theirs["metrics"]["counts"]["response_total"] == len(latencies)

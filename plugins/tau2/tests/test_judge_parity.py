@@ -48,8 +48,9 @@ def tau2_python() -> str:
 def judge_model(python: str) -> str:
     """The model tau2's NL-assertion judge asks (its DEFAULT_LLM_NL_ASSERTIONS)."""
     code = "import sys; from tau2 import config; sys.stdout.write(config.DEFAULT_LLM_NL_ASSERTIONS)"
-    return subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}).stdout
+    return subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    ).stdout
 
 
 def echo_verdicts(body: dict[str, Any]) -> Reply:
@@ -57,8 +58,7 @@ def echo_verdicts(body: dict[str, Any]) -> Reply:
     question = body["messages"][-1]["content"]
     listed = next(line.strip() for line in reversed(question.splitlines()) if line.strip().startswith("["))
     statements = ast.literal_eval(listed)
-    return Reply.text(json.dumps({"results": [{"expectedOutcome": s, "reasoning": "scripted", "metExpectation": True}
-                                              for s in statements]}))
+    return Reply.text(json.dumps({"results": [{"expectedOutcome": s, "reasoning": "scripted", "metExpectation": True} for s in statements]}))
 
 
 @pytest.fixture(scope="module")
@@ -81,12 +81,47 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[dict
 
     with FakeOpenAIServer(respond, models=["scripted-agent", "scripted-user", model]) as server:
         db = root / "runs.db"
-        args = ["run", "--plugin", "retail", "--plugin", "llm", "--plugin", "openai", "--data-dir", str(TAU2 / "retail"),
-                "--agent", "llm-fc", "--user", "llm-user", "--agent-model", "scripted-agent", "--agent-base-url",
-                server.base_url, "--user-model", "scripted-user", "--user-base-url", server.base_url, "--judge", "llm-judge",
-                "--judge-model", model, "--judge-base-url", server.base_url, "--profile", str(profile), "--run-id", "parity",
-                "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none",
-                *(a for t in TASKS for a in ("--task-id", t))]
+        args = [
+            "run",
+            "--plugin",
+            "retail",
+            "--plugin",
+            "llm",
+            "--plugin",
+            "openai",
+            "--data-dir",
+            str(TAU2 / "retail"),
+            "--agent",
+            "llm-fc",
+            "--user",
+            "llm-user",
+            "--agent-model",
+            "scripted-agent",
+            "--agent-base-url",
+            server.base_url,
+            "--user-model",
+            "scripted-user",
+            "--user-base-url",
+            server.base_url,
+            "--judge",
+            "llm-judge",
+            "--judge-model",
+            model,
+            "--judge-base-url",
+            server.base_url,
+            "--profile",
+            str(profile),
+            "--run-id",
+            "parity",
+            "--no-baseline",
+            "--db",
+            str(db),
+            "--format",
+            "none",
+            "--progress",
+            "none",
+            *(a for t in TASKS for a in ("--task-id", t)),
+        ]
         result = CliRunner().invoke(bench_cli(["retail", "llm", "openai"]), args, env={"OPENAI_API_KEY": "unused"})
         assert result.exit_code == 0, result.output
         ours = [e["body"] for e in server.recording() if e["body"]["model"] == model]
@@ -118,11 +153,16 @@ for sim in sorted(results.simulations, key=lambda s: order.index(s.task_id)):
 
 def judge_in_tau2(python: str, results: Path, data: Path, base_url: str) -> None:
     """tau2's own judge over the exported conversations, its client sent to `base_url`."""
-    env = {**os.environ, "TAU2_DATA_DIR": str(data), "OPENAI_API_KEY": "unused", "OPENAI_BASE_URL": base_url,
-           "OPENAI_API_BASE": base_url, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "NO_PROXY": ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1"]))}
-    done = subprocess.run([python, "-c", JUDGE_IN_TAU2, str(results), ",".join(TASKS)], capture_output=True, text=True,
-                          env=env, check=False)
+    env = {
+        **os.environ,
+        "TAU2_DATA_DIR": str(data),
+        "OPENAI_API_KEY": "unused",
+        "OPENAI_BASE_URL": base_url,
+        "OPENAI_API_BASE": base_url,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_PROXY": ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1"])),
+    }
+    done = subprocess.run([python, "-c", JUDGE_IN_TAU2, str(results), ",".join(TASKS)], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -155,7 +195,7 @@ def test_the_judge_request_shows_the_conversation_and_its_assertions(judged: tup
 
 # --- the dump's judge part, on a made-up tau2 (always run) ------------------------------------------------------------
 
-FAKE_JUDGE = '''
+FAKE_JUDGE = """
 import json
 from tau2.data_model.message import SystemMessage, UserMessage
 from tau2.utils.llm_utils import generate
@@ -173,7 +213,7 @@ class NLAssertionsEvaluator:
                                                   UserMessage(role="user", content=question)], temperature=0.5)
         return [type("Check", (), {"nl_assertion": r["expectedOutcome"], "met": r["metExpectation"]})
                 for r in json.loads(reply.content)["results"]]
-'''
+"""
 
 
 @pytest.fixture
@@ -197,15 +237,21 @@ def test_the_dump_reads_the_judge_of_the_tau2_it_runs_in(fake_tau2_with_judge: P
     texts = document["texts"]
     assert (texts["judge_system"], texts["judge_line"]) == ("You grade calls.", "[{{role}}] {{content}}")
     assert texts["judge_user"] == "Read this:\n{{transcript}}\n\nGrade these: {{statements}}\n"
-    assert document["judge"] == {"transcript": "lines", "line_separator": "\n", "no_content": "None",
-                                 "statements": "python_list", "verdicts": "echo", "response_format": False, "seed": False}
+    assert document["judge"] == {
+        "transcript": "lines",
+        "line_separator": "\n",
+        "no_content": "None",
+        "statements": "python_list",
+        "verdicts": "echo",
+        "response_format": False,
+        "seed": False,
+    }
     out = tmp_path / "profile"
     make_tau2_profile(sys.executable, out, data_dir=str(fake_tau2_with_judge))
     from bench_kernel import load_profile
 
     profile = load_profile(out)
-    assert (profile.judge.verdicts, profile.judge.statements, profile.texts["judge_line"]) == ("echo", "python_list",
-                                                                                               "[{{role}}] {{content}}")
+    assert (profile.judge.verdicts, profile.judge.statements, profile.texts["judge_line"]) == ("echo", "python_list", "[{{role}}] {{content}}")
 
 
 def test_a_judge_that_reshapes_the_conversation_is_refused(fake_tau2_with_judge: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -245,8 +245,9 @@ def fake_tau2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def run_dump(data: Path, *args: str) -> dict[str, Any]:
     """The dump's JSON document, run with this interpreter over the fake tau2."""
-    done = subprocess.run([sys.executable, str(DUMP_SCRIPT), *args], capture_output=True, text=True, check=True,
-                          env={**os.environ, "TAU2_DATA_DIR": str(data)})
+    done = subprocess.run(
+        [sys.executable, str(DUMP_SCRIPT), *args], capture_output=True, text=True, check=True, env={**os.environ, "TAU2_DATA_DIR": str(data)}
+    )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -271,16 +272,21 @@ def test_dump_document(fake_tau2: Path) -> None:
     assert [s["function"]["name"] for s in document["tools"]["phone"]["user"]] == ["reboot"]
     assert document["failed_domains"] == {"broken": "RuntimeError: no database here"}
     assert document["done_tool"]["function"]["name"] == "finish"
-    assert document["sampling"] == {"agent": {"temperature": 0.5, "top_p": 0.9}, "user": {"temperature": 0.25},
-                                    "judge": {"temperature": 0.0}}
+    assert document["sampling"] == {"agent": {"temperature": 0.5, "top_p": 0.9}, "user": {"temperature": 0.25}, "judge": {"temperature": 0.0}}
     assert document["seed"] == {"policy": "trial"}
     assert document["source"]["default_seed"] == 7
-    assert document["messages"] == {"tool_call_fields": ["type", "id", "function"],
-                                    "tool_message_fields": ["tool_call_id", "role", "content"],
-                                    "ascii_arguments": False, "null_content": True}  # as the fake client spelt its probe
-    assert document["conversation"] == {"greeting": "Hello there, what do you need?", "greeting_in_agent_history": True,
-                                        "user_stop_tokens": ["<<bye>>", "<<human>>", "<<lost>>"],
-                                        "solo_stop_token": "<<over>>"}
+    assert document["messages"] == {
+        "tool_call_fields": ["type", "id", "function"],
+        "tool_message_fields": ["tool_call_id", "role", "content"],
+        "ascii_arguments": False,
+        "null_content": True,
+    }  # as the fake client spelt its probe
+    assert document["conversation"] == {
+        "greeting": "Hello there, what do you need?",
+        "greeting_in_agent_history": True,
+        "user_stop_tokens": ["<<bye>>", "<<human>>", "<<lost>>"],
+        "solo_stop_token": "<<over>>",
+    }
     assert document["source"]["version"] == "0.0.fake"
 
 
@@ -314,8 +320,8 @@ def test_written_directory(fake_tau2: Path, tmp_path: Path) -> None:
     assert load_profile(out).messages.tool_message_fields == ("tool_call_id", "role", "content")  # bench reads it back
     assert settings["conversation"]["user_stop_tokens"] == ["<<bye>>", "<<human>>", "<<lost>>"]
     assert sorted(p.name for p in (out / "texts").iterdir()) == sorted(
-        f"{k}.md" for k in ("agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator",
-                            "user", "user_tools"))
+        f"{k}.md" for k in ("agent", "agent_solo", "agent_plan", "plan_step_agent", "plan_step_user", "plan_separator", "user", "user_tools")
+    )
     assert (out / "texts" / "plan_separator.md").read_bytes() == b" ; "  # byte for byte, no newline added
     shop = json.loads((out / "tools" / "shop.json").read_text(encoding="utf-8"))
     assert shop["user"] is None and list(shop["agent"][0]["function"]) == ["name", "description", "parameters"]
@@ -325,8 +331,7 @@ def test_written_directory(fake_tau2: Path, tmp_path: Path) -> None:
 
 def test_command_line(fake_tau2: Path, tmp_path: Path) -> None:
     out = tmp_path / "p"
-    result = CliRunner().invoke(profile_tau2, ["--tau2-python", sys.executable, "--data-dir", str(fake_tau2),
-                                               "-o", str(out), "--name", "fake.1"])
+    result = CliRunner().invoke(profile_tau2, ["--tau2-python", sys.executable, "--data-dir", str(fake_tau2), "-o", str(out), "--name", "fake.1"])
     assert result.exit_code == 0, result.output
     assert "wrote profile 'fake.1' (tau2 0.0.fake)" in result.output
     assert "shop (2 agent tools, no user tools), phone (1 agent tools, 1 user tools)" in result.output
@@ -346,11 +351,14 @@ def test_force(fake_tau2: Path, tmp_path: Path) -> None:
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
 
 
-@pytest.mark.parametrize(("breakage", "message"), [
-    ("strip", "text 'agent': a sentinel value appears transformed"),
-    ("length", "self-check failed for text 'agent'"),
-    ("plan", "plan steps differ by more than their number"),
-])
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        ("strip", "text 'agent': a sentinel value appears transformed"),
+        ("length", "self-check failed for text 'agent'"),
+        ("plan", "plan steps differ by more than their number"),
+    ],
+)
 def test_self_check(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, breakage: str, message: str) -> None:
     monkeypatch.setenv("FAKE_TAU2_BREAK", breakage)
     with pytest.raises(ConfigError, match=re.escape(message)) as caught:
@@ -363,8 +371,7 @@ def test_python_without_tau2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delenv("PYTHONPATH", raising=False)
     with pytest.raises(ConfigError) as caught:
         make_tau2_profile(sys.executable, tmp_path / "p")
-    assert str(caught.value) == (f"{sys.executable}: the tau2 dump failed (exit 3): "
-                                 "import tau2 failed: ModuleNotFoundError: No module named 'tau2'")
+    assert str(caught.value) == (f"{sys.executable}: the tau2 dump failed (exit 3): import tau2 failed: ModuleNotFoundError: No module named 'tau2'")
 
 
 def test_no_such_python(tmp_path: Path) -> None:
@@ -411,8 +418,7 @@ def test_pip_install_finds_the_checkout_it_came_from(fake_tau2: Path, tmp_path: 
 
 
 @pytest.mark.parametrize("url", [None, "https://github.com/example/tau2-bench.git"])
-def test_pip_install_without_data_names_the_variable(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     url: str | None) -> None:
+def test_pip_install_without_data_names_the_variable(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str | None) -> None:
     pip_installed(tmp_path, monkeypatch, fake_tau2, url=url)
     with pytest.raises(ConfigError) as caught:
         make_tau2_profile(sys.executable, tmp_path / "p")
@@ -420,7 +426,8 @@ def test_pip_install_without_data_names_the_variable(fake_tau2: Path, tmp_path: 
     assert str(caught.value) == (
         f"{sys.executable}: the tau2 dump failed (exit 3): tau2's data directory was not found: tau2 reads it from "
         f"TAU2_DATA_DIR, else from {beside}, which does not exist (a pip install of tau2 does not copy its data); pass "
-        "--data-dir DIR or set TAU2_DATA_DIR=DIR, DIR being the data/ folder of a tau2-bench checkout")
+        "--data-dir DIR or set TAU2_DATA_DIR=DIR, DIR being the data/ folder of a tau2-bench checkout"
+    )
 
 
 def test_data_variable_passed_through(fake_tau2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -448,11 +455,17 @@ def test_clean_error_line(tmp_path: Path) -> None:
     if not bench.exists():
         pytest.skip(f"no bench executable beside {sys.executable}")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENCH_DEBUG")}
-    done = subprocess.run([str(bench), "tau2", "profile", "--tau2-python", sys.executable, "-o", str(tmp_path / "p")],
-                          capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run(
+        [str(bench), "tau2", "profile", "--tau2-python", sys.executable, "-o", str(tmp_path / "p")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert done.returncode != 0
-    assert done.stderr.strip().splitlines() == [f"Error: {sys.executable}: the tau2 dump failed (exit 3): "
-                                                "import tau2 failed: ModuleNotFoundError: No module named 'tau2'"]
+    assert done.stderr.strip().splitlines() == [
+        f"Error: {sys.executable}: the tau2 dump failed (exit 3): import tau2 failed: ModuleNotFoundError: No module named 'tau2'"
+    ]
 
 
 def test_dump_script_is_python_310() -> None:
@@ -509,11 +522,12 @@ def recorded(domain: str) -> list[dict[str, Any]]:
 
 def tau2_scenario(python: str, data: Path, domain: str) -> str:
     """str(task.user_scenario) of the domain's task 0, as tau2 builds the user simulator's instructions."""
-    code = (f"from tau2.registry import registry\n"
-            f"task = next(t for t in registry.get_tasks_loader({domain!r})() if t.id == '0')\n"
-            f"import sys; sys.stdout.write(str(task.user_scenario))")
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
-                          env={**os.environ, "TAU2_DATA_DIR": str(data)})
+    code = (
+        f"from tau2.registry import registry\n"
+        f"task = next(t for t in registry.get_tasks_loader({domain!r})() if t.id == '0')\n"
+        f"import sys; sys.stdout.write(str(task.user_scenario))"
+    )
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "TAU2_DATA_DIR": str(data)})
     return done.stdout
 
 

@@ -56,12 +56,36 @@ def test_export_has_tau2_shape(exported: Path) -> None:
 def test_export_names_the_runs_profile_and_the_sampling_its_requests_carried(tmp_path: Path) -> None:
     db, profile = tmp_path / "run.db", tmp_path / "mine"
     invoke("profile", "copy", str(profile))
-    (profile / "profile.toml").write_text((profile / "profile.toml").read_text().replace('name = "bench"', 'name = "mine"')
-                                          .replace("[sampling.user]\ntemperature = 0.0", "[sampling.user]\ntemperature = 0.5"))
+    (profile / "profile.toml").write_text(
+        (profile / "profile.toml")
+        .read_text()
+        .replace('name = "bench"', 'name = "mine"')
+        .replace("[sampling.user]\ntemperature = 0.0", "[sampling.user]\ntemperature = 0.5")
+    )
     with FakeOpenAIServer(models=["m"]) as server:  # a configured role is checked against a live endpoint
-        result = CliRunner().invoke(bench_cli(["tau2", "openai"]), [
-            "run", "--plugin", "mock", "--plugin", "openai", "--run-id", "p", "--db", str(db), "--format", "none",
-            "--profile", str(profile), "--user-model", "m", "--user-base-url", server.base_url], env={"OPENAI_API_KEY": "x"})
+        result = CliRunner().invoke(
+            bench_cli(["tau2", "openai"]),
+            [
+                "run",
+                "--plugin",
+                "mock",
+                "--plugin",
+                "openai",
+                "--run-id",
+                "p",
+                "--db",
+                str(db),
+                "--format",
+                "none",
+                "--profile",
+                str(profile),
+                "--user-model",
+                "m",
+                "--user-base-url",
+                server.base_url,
+            ],
+            env={"OPENAI_API_KEY": "x"},
+        )
     assert result.exit_code == 0, result.output
     out = tmp_path / "results.json"
     invoke("export", "tau2-results", "p", "--db", str(db), "-o", str(out))
@@ -184,11 +208,15 @@ def changed_gold(document: dict) -> dict:
 def test_tasks_embedded_grades_with_the_files_tasks_and_warns(exported: Path, tmp_path: Path) -> None:
     code, output, db = import_file(changed_gold(json.loads(exported.read_text())), tmp_path)
     assert code == 0, output
-    assert "warning: 1 task(s) differ between the file and domain 'mock' in evaluation_criteria (graded with the embedded version; " \
-           "--tasks current for the other): upgrade_by_email" in output
+    assert (
+        "warning: 1 task(s) differ between the file and domain 'mock' in evaluation_criteria (graded with the embedded version; "
+        "--tasks current for the other): upgrade_by_email" in output
+    )
     assert "our reward equals theirs for 22 of 24" in output
-    assert {k: v for k, v in rewards(db, next(iter(run_ids(db)))).items() if k[0] == "upgrade_by_email"} == \
-        {("upgrade_by_email", 0): 0.0, ("upgrade_by_email", 1): 0.0}
+    assert {k: v for k, v in rewards(db, next(iter(run_ids(db)))).items() if k[0] == "upgrade_by_email"} == {
+        ("upgrade_by_email", 0): 0.0,
+        ("upgrade_by_email", 1): 0.0,
+    }
 
 
 def test_tasks_current_grades_with_the_domains_tasks(exported: Path, tmp_path: Path) -> None:
@@ -246,16 +274,25 @@ def test_an_unknown_agent_cost_is_exported_and_imported_as_null(tmp_path: Path) 
     assert back[unknown[1]] is None and {v for k, v in back.items() if k != unknown[1]} == {0.0}
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda sims: sims[3].pop("task_id"), "f.json: simulation '{id}' @ $.simulations[3]: no task_id @ $.simulations[3].task_id"),
-    (lambda sims: sims[3].update(trial="x"),
-     "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: trial must be a whole number from 0 to 2147483647, not 'x' "
-     "@ $.simulations[3].trial"),
-    (lambda sims: sims[3]["messages"].append({"role": "robot"}),
-     "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: unknown message role 'robot' @ $.simulations[3].messages["),
-    (lambda sims: sims[3].update(task_id="nowhere"),
-     "f.json: simulation '{id}' (task 'nowhere') @ $.simulations[3]: the task is in neither the file nor domain 'mock'"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda sims: sims[3].pop("task_id"), "f.json: simulation '{id}' @ $.simulations[3]: no task_id @ $.simulations[3].task_id"),
+        (
+            lambda sims: sims[3].update(trial="x"),
+            "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: trial must be a whole number from 0 to 2147483647, not 'x' "
+            "@ $.simulations[3].trial",
+        ),
+        (
+            lambda sims: sims[3]["messages"].append({"role": "robot"}),
+            "f.json: simulation '{id}' (task '{task}') @ $.simulations[3]: unknown message role 'robot' @ $.simulations[3].messages[",
+        ),
+        (
+            lambda sims: sims[3].update(task_id="nowhere"),
+            "f.json: simulation '{id}' (task 'nowhere') @ $.simulations[3]: the task is in neither the file nor domain 'mock'",
+        ),
+    ],
+)
 def test_a_simulation_bench_cannot_read_is_named_and_skipped(exported: Path, tmp_path: Path, change, message: str) -> None:
     document = json.loads(exported.read_text())
     sim = document["simulations"][3]
@@ -286,12 +323,22 @@ def test_an_agentchangebench_airline_file_imports(tmp_path: Path) -> None:
     # Its tasks give initialization data to the user side, which airline has no tools for.
     task = json.loads(tasks_file.read_text())[0]
     assert task["initial_state"]["initialization_data"]["user_data"]
-    sims = [{"id": "s1", "task_id": task["id"], "trial": 0, "termination_reason": "user_stop", "reward_info": {"reward": 0.0},
-             "messages": [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": "###STOP###"}]}]
+    sims = [
+        {
+            "id": "s1",
+            "task_id": task["id"],
+            "trial": 0,
+            "termination_reason": "user_stop",
+            "reward_info": {"reward": 0.0},
+            "messages": [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": "###STOP###"}],
+        }
+    ]
     path = tmp_path / "acb_airline.json"
     path.write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline"}}, "tasks": [task], "simulations": sims}))
-    result = CliRunner().invoke(bench_cli(["tau2", "airline", "changebench"]), [
-        "import", "tau2-results", str(path), "--plugin", "airline", "--plugin", "changebench", "--db", str(tmp_path / "a.db")])
+    result = CliRunner().invoke(
+        bench_cli(["tau2", "airline", "changebench"]),
+        ["import", "tau2-results", str(path), "--plugin", "airline", "--plugin", "changebench", "--db", str(tmp_path / "a.db")],
+    )
     assert result.exit_code == 0, result.output
     assert "our reward equals theirs for 1 of 1" in result.output
 
@@ -318,8 +365,22 @@ def telecom_file(tmp_path: Path) -> dict:
     if not (TELECOM / "tasks_small.json").is_file():
         pytest.skip(f"tau2's telecom data is not under {TELECOM} (../shared/reference)")
     db, out = tmp_path / "telecom.db", tmp_path / "telecom.json"
-    invoke("run", "--plugin", "telecom", "--data-dir", str(TELECOM), "--task-id", TELECOM_TASK, "--run-id", "tel",
-           "--no-baseline", "--db", str(db), "--format", "none")
+    invoke(
+        "run",
+        "--plugin",
+        "telecom",
+        "--data-dir",
+        str(TELECOM),
+        "--task-id",
+        TELECOM_TASK,
+        "--run-id",
+        "tel",
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+    )
     invoke("export", "tau2-results", "tel", "--db", str(db), "-o", str(out))
     document = json.loads(out.read_text())
     for task in document["tasks"]:
@@ -331,8 +392,9 @@ def telecom_file(tmp_path: Path) -> dict:
 def import_telecom(document: dict, tmp_path: Path) -> str:
     path = tmp_path / "theirs.json"
     path.write_text(json.dumps(document))
-    result = CliRunner().invoke(cli, ["import", "tau2-results", str(path), "--plugin", "telecom", "--data-dir", str(TELECOM),
-                                      "--db", str(tmp_path / "import.db")])
+    result = CliRunner().invoke(
+        cli, ["import", "tau2-results", str(path), "--plugin", "telecom", "--data-dir", str(TELECOM), "--db", str(tmp_path / "import.db")]
+    )
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -347,5 +409,7 @@ def test_a_real_difference_in_a_telecom_task_is_named_with_its_fields(telecom_fi
     [task] = telecom_file["tasks"]
     task["description"] = {"purpose": "changed by the test"}
     output = import_telecom(telecom_file, tmp_path)
-    assert f"warning: 1 task(s) differ between the file and domain 'telecom' in description (graded with the embedded " \
-           f"version; --tasks current for the other): {TELECOM_TASK}" in output, output
+    assert (
+        f"warning: 1 task(s) differ between the file and domain 'telecom' in description (graded with the embedded "
+        f"version; --tasks current for the other): {TELECOM_TASK}" in output
+    ), output

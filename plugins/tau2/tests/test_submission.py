@@ -40,8 +40,9 @@ def ok(*args: str) -> Result:
 
 
 def export(db: Path, out: Path, *run_ids: str, extra: tuple[str, ...] = ()) -> Result:
-    return bench("export", "tau2-submission", *run_ids, "--db", str(db), "-o", str(out), "--model-organization", "Acme",
-                 "--date", "2026-01-02", *extra)
+    return bench(
+        "export", "tau2-submission", *run_ids, "--db", str(db), "-o", str(out), "--model-organization", "Acme", "--date", "2026-01-02", *extra
+    )
 
 
 def tasks_of(domain: str, split: str | None = None) -> list[Any]:
@@ -59,13 +60,44 @@ def world() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
-def llm_run(db: Path, server: FakeOpenAIServer, domain: str, run_id: str, *extra: str, agent: str = "scripted-agent",
-            trials: int = 1) -> None:
+def llm_run(db: Path, server: FakeOpenAIServer, domain: str, run_id: str, *extra: str, agent: str = "scripted-agent", trials: int = 1) -> None:
     judge = ["--judge", "llm-judge", "--judge-model", "scripted-judge", "--judge-base-url", server.base_url] if domain == "retail" else []
-    ok("run", "--plugin", domain, "--plugin", "llm", "--plugin", "openai", "--data-dir", str(TAU2 / domain),
-       "--agent", "llm-fc", "--user", "llm-user", "--agent-model", agent, "--agent-base-url", server.base_url,
-       "--user-model", "scripted-user", "--user-base-url", server.base_url, "--trials", str(trials), "--run-id", run_id,
-       "--no-baseline", "--db", str(db), "--format", "none", "--progress", "none", *judge, *extra)
+    ok(
+        "run",
+        "--plugin",
+        domain,
+        "--plugin",
+        "llm",
+        "--plugin",
+        "openai",
+        "--data-dir",
+        str(TAU2 / domain),
+        "--agent",
+        "llm-fc",
+        "--user",
+        "llm-user",
+        "--agent-model",
+        agent,
+        "--agent-base-url",
+        server.base_url,
+        "--user-model",
+        "scripted-user",
+        "--user-base-url",
+        server.base_url,
+        "--trials",
+        str(trials),
+        "--run-id",
+        run_id,
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        "--progress",
+        "none",
+        *judge,
+        *extra,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +121,7 @@ def test_the_directory_holds_submission_json_and_one_trajectory_file_per_domain(
     submission = json.loads((out / "submission.json").read_text())
     files = submission["trajectory_files"]
     assert sorted(p.name for p in (out / "trajectories").iterdir()) == sorted(files.values())
-    assert files == {"airline": "scripted-agent_airline_scripted-user_2trials.json",
-                     "telecom": "scripted-agent_telecom_scripted-user_2trials.json"}
+    assert files == {"airline": "scripted-agent_airline_scripted-user_2trials.json", "telecom": "scripted-agent_telecom_scripted-user_2trials.json"}
     assert submission["model_name"] == "scripted-agent" and submission["methodology"]["user_simulator"] == "scripted-user"
     assert submission["submission_date"] == "2026-01-02" and submission["modality"] == "text"
     assert submission["contact_info"] == {"email": "a@example.com"}
@@ -137,9 +168,12 @@ def test_a_domain_the_leaderboard_does_not_rank_and_bench_own_tasks_are_refused(
     db = tmp_path / "r.db"
     ok("run", "--plugin", "mock", "--run-id", "mock", "--db", str(db), "--format", "none", "--progress", "none")
     ok("run", "--plugin", "airline", "--num-tasks", "1", "--run-id", "own", "--db", str(db), "--format", "none", "--progress", "none")
-    refused(export(db, tmp_path / "o", "mock", "own"), "run 'mock' (mock): the leaderboard ranks retail, airline, telecom, banking_knowledge only",
-            "run 'own' (airline) was run with a task filter (num_tasks 1)",
-            "run 'own' (airline): not tau2-bench 1.0.1's tasks (tasks.json, split_tasks.json differ or are missing")
+    refused(
+        export(db, tmp_path / "o", "mock", "own"),
+        "run 'mock' (mock): the leaderboard ranks retail, airline, telecom, banking_knowledge only",
+        "run 'own' (airline) was run with a task filter (num_tasks 1)",
+        "run 'own' (airline): not tau2-bench 1.0.1's tasks (tasks.json, split_tasks.json differ or are missing",
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -155,8 +189,7 @@ def test_an_incomplete_run_is_refused(tmp_path: Path) -> None:
 
 
 @needs_reference
-def test_filters_missing_tasks_duplicates_mixed_models_and_trial_counts_are_refused(runs: Path, world: FakeOpenAIServer,
-                                                                                    tmp_path: Path) -> None:
+def test_filters_missing_tasks_duplicates_mixed_models_and_trial_counts_are_refused(runs: Path, world: FakeOpenAIServer, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     llm_run(db, world, "airline", "few", "--num-tasks", "3")
     refused(export(db, tmp_path / "o", "few"), "run 'few' (airline) was run with a task filter (num_tasks 3)")
@@ -164,8 +197,11 @@ def test_filters_missing_tasks_duplicates_mixed_models_and_trial_counts_are_refu
     refused(export(db, tmp_path / "o", "small"), "run 'small' (telecom) was run on split 'small': the leaderboard uses the base split")
     llm_run(db, world, "airline", "other", agent="other-agent")
     llm_run(db, world, "airline", "air1")
-    refused(export(db, tmp_path / "o", "air1", "other"), "domain airline appears twice (runs 'air1' and 'other')",
-            "runs 'air1' and 'other' differ in agent or user simulator (agent model 'scripted-agent' vs 'other-agent')")
+    refused(
+        export(db, tmp_path / "o", "air1", "other"),
+        "domain airline appears twice (runs 'air1' and 'other')",
+        "runs 'air1' and 'other' differ in agent or user simulator (agent model 'scripted-agent' vs 'other-agent')",
+    )
 
 
 @needs_reference
@@ -224,13 +260,27 @@ def test_only_a_profile_dumped_from_tau2_unchanged_since_the_run_and_covering_th
 
 def test_pass_hat_k_and_cost_follow_tau2s_rules() -> None:
     def sim(task: str, reward: float | None, cost: float | None = None, end: str = "user_stop") -> dict[str, Any]:
-        return {"task_id": task, "reward_info": None if reward is None else {"reward": reward}, "agent_cost": cost,
-                "termination_reason": end}
+        return {"task_id": task, "reward_info": None if reward is None else {"reward": reward}, "agent_cost": cost, "termination_reason": end}
 
-    document = {"info": {"num_trials": 4}, "tasks": [{"id": t, "evaluation_criteria": {"actions": []}} for t in "abc"],
-                "simulations": [sim("a", 1.0, 0.5), sim("a", 1.0), sim("a", 0.0, 1.5), sim("a", 0.9999995),
-                                sim("b", 0.0), sim("b", 1.0), sim("b", 0.0), sim("b", None),
-                                sim("c", 1.0), sim("c", 1.0), sim("c", 1.0), sim("c", 1.0), sim("c", 1.0, end="infrastructure_error")]}
+    document = {
+        "info": {"num_trials": 4},
+        "tasks": [{"id": t, "evaluation_criteria": {"actions": []}} for t in "abc"],
+        "simulations": [
+            sim("a", 1.0, 0.5),
+            sim("a", 1.0),
+            sim("a", 0.0, 1.5),
+            sim("a", 0.9999995),
+            sim("b", 0.0),
+            sim("b", 1.0),
+            sim("b", 0.0),
+            sim("b", None),
+            sim("c", 1.0),
+            sim("c", 1.0),
+            sim("c", 1.0),
+            sim("c", 1.0),
+            sim("c", 1.0, end="infrastructure_error"),
+        ],
+    }
     found = pass_hat_k(document)
     assert found[1] == pytest.approx((3 / 4 + 1 / 4 + 1) / 3)  # a reward within 1e-6 of 1 succeeds; infrastructure errors left out
     assert found[2] == pytest.approx((3 / 6 + 0 + 1) / 3) and found[4] == pytest.approx(1 / 3)
@@ -256,13 +306,18 @@ def test_pairwise_sum_is_numpys() -> None:
 def test_tau2_submit_validate_accepts_an_exported_directory(world: FakeOpenAIServer, tmp_path: Path) -> None:
     python = os.environ.get("BENCH_TAU2_PYTHON")
     if not python:
-        pytest.skip("set BENCH_TAU2_PYTHON to a Python where `import tau2` works (and TAU2_DATA_DIR to tau2's data with "
-                    "telecom's tasks.json, else airline and retail only) to run tau2's own `tau2 submit validate`")
+        pytest.skip(
+            "set BENCH_TAU2_PYTHON to a Python where `import tau2` works (and TAU2_DATA_DIR to tau2's data with "
+            "telecom's tasks.json, else airline and retail only) to run tau2's own `tau2 submit validate`"
+        )
     from bench_tau2.tau2_profile import make_tau2_profile
 
     data = Path(os.environ["TAU2_DATA_DIR"]) if os.environ.get("TAU2_DATA_DIR") else _reference_tau2_data(tmp_path)
-    domains = [d for d in ("airline", "retail", "telecom") if (data / "tau2" / "domains" / d).is_dir()
-               and (d != "telecom" or (data / "tau2" / "domains" / d / "tasks.json").is_file())]
+    domains = [
+        d
+        for d in ("airline", "retail", "telecom")
+        if (data / "tau2" / "domains" / d).is_dir() and (d != "telecom" or (data / "tau2" / "domains" / d / "tasks.json").is_file())
+    ]
     profile = tmp_path / "tau2-profile"
     make_tau2_profile(python, profile, data_dir=str(data), domains=domains)
     db = tmp_path / "r.db"
@@ -272,8 +327,14 @@ def test_tau2_submit_validate_accepts_an_exported_directory(world: FakeOpenAISer
     exported = export(db, out, *domains)
     assert exported.exit_code == 0, exported.output
     tau2 = Path(python).with_name("tau2")
-    done = subprocess.run([str(tau2), "submit", "validate", str(out)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TAU2_DATA_DIR": str(data)}, cwd=tmp_path)
+    done = subprocess.run(
+        [str(tau2), "submit", "validate", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TAU2_DATA_DIR": str(data)},
+        cwd=tmp_path,
+    )
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "Submission validation successful" in said and "Submission metrics validation successful" in said, said

@@ -25,8 +25,7 @@ cli = bench_cli(["tau2"])
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("source")
     runner = CliRunner()
-    assert runner.invoke(cli, ["run", "--plugin", "mock", "--run-id", "source", "--db", str(folder / "run.db"),
-                               "--format", "none"]).exit_code == 0
+    assert runner.invoke(cli, ["run", "--plugin", "mock", "--run-id", "source", "--db", str(folder / "run.db"), "--format", "none"]).exit_code == 0
     out = folder / "results.json"
     assert runner.invoke(cli, ["export", "tau2-results", "source", "--db", str(folder / "run.db"), "-o", str(out)]).exit_code == 0
     return json.loads(out.read_text())
@@ -99,8 +98,7 @@ def test_a_file_naming_no_domain_takes_the_only_domain_plugin_loaded(document: d
     assert code == 0 and "(mock); our reward equals theirs for 12 of 12" in output, output
 
 
-def test_a_file_naming_no_domain_with_two_domain_plugins_loaded_is_one_clean_error(document: dict[str, Any],
-                                                                                    tmp_path: Path) -> None:
+def test_a_file_naming_no_domain_with_two_domain_plugins_loaded_is_one_clean_error(document: dict[str, Any], tmp_path: Path) -> None:
     del document["info"]["environment_info"]
     code, output, _db = import_document(document, tmp_path, "mock", "airline")
     assert code == 1 and "f.json: the file names no domain" in output and "(loaded: airline, mock)" in output, output
@@ -109,8 +107,14 @@ def test_a_file_naming_no_domain_with_two_domain_plugins_loaded_is_one_clean_err
 def test_a_leaderboard_submission_names_the_domain_of_each_trajectory_file(document: dict[str, Any], tmp_path: Path) -> None:
     submission = tmp_path / "my-model_acme_2025-01-15"
     (submission / "trajectories").mkdir(parents=True)
-    (submission / "submission.json").write_text(json.dumps({"model_name": "m", "trajectory_files": {
-        "mock": "my-model_mock_default_4trials.json", "airline": "my-model_airline_default_4trials.json"}}))
+    (submission / "submission.json").write_text(
+        json.dumps(
+            {
+                "model_name": "m",
+                "trajectory_files": {"mock": "my-model_mock_default_4trials.json", "airline": "my-model_airline_default_4trials.json"},
+            }
+        )
+    )
     del document["info"]["environment_info"]
     path = submission / "trajectories" / "my-model_mock_default_4trials.json"
     path.write_text(json.dumps(document))
@@ -125,8 +129,7 @@ def directory_format(document: dict[str, Any], folder: Path) -> Path:
     """tau2's "dir" format: metadata and a simulation index in results.json, one file per simulation beside it."""
     (folder / "simulations").mkdir(parents=True)
     sims = document.pop("simulations")
-    document["simulation_index"] = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"],
-                                     "reward": s["reward_info"]["reward"]} for s in sims]
+    document["simulation_index"] = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"], "reward": s["reward_info"]["reward"]} for s in sims]
     document["format_version"] = 2
     for sim in sims:
         (folder / "simulations" / f"{sim['id']}.json").write_text(json.dumps(sim))
@@ -161,8 +164,10 @@ def test_a_full_duplex_simulation_with_malformed_ticks_is_named_and_skipped(docu
     sim.update(messages=None, mode="full_duplex", ticks=[{"tick_id": 0, "timestamp": "t", "agent_chunk": "hello"}])
     code, output, _db = import_document(document, tmp_path)
     assert code == 0 and "equals theirs for 11 of 11; 1 skipped" in output, output
-    assert f"warning: skipped {tmp_path / 'f.json'}: simulation '{sim['id']}' (task 'upgrade_by_email') @ $.simulations[{index}]: " \
-           f"agent_chunk must be an object or null @ $.simulations[{index}].ticks[0].agent_chunk" in output
+    assert (
+        f"warning: skipped {tmp_path / 'f.json'}: simulation '{sim['id']}' (task 'upgrade_by_email') @ $.simulations[{index}]: "
+        f"agent_chunk must be an object or null @ $.simulations[{index}].ticks[0].agent_chunk" in output
+    )
 
 
 def test_simulations_without_trial_numbers_take_their_tasks_next_free_trials(document: dict[str, Any], tmp_path: Path) -> None:
@@ -182,8 +187,10 @@ def test_a_simulation_repeating_a_task_and_trial_is_named_not_dropped(document: 
     document["simulations"].append({**sim, "id": "again"})
     code, output, _db = import_document(document, tmp_path)
     assert code == 0 and "equals theirs for 12 of 12; 1 skipped" in output, output
-    assert f"simulation 'again' (task 'upgrade_by_email') @ $.simulations[12]: repeats task 'upgrade_by_email' trial 0 of " \
-           f"{tmp_path / 'f.json'} @ $.simulations[{first}]" in output
+    assert (
+        f"simulation 'again' (task 'upgrade_by_email') @ $.simulations[12]: repeats task 'upgrade_by_email' trial 0 of "
+        f"{tmp_path / 'f.json'} @ $.simulations[{first}]" in output
+    )
 
 
 def test_a_simulation_without_a_reward_is_graded_not_compared(document: dict[str, Any], tmp_path: Path) -> None:
@@ -200,8 +207,7 @@ def test_termination_reasons_of_newer_tau2_versions_are_premature_ends_and_named
         sim["reward_info"]["reward"] = 0.0
     code, output, db = import_document(document, tmp_path)
     assert code == 0 and "equals theirs for 12 of 12" in output, output
-    assert "note: termination reasons bench does not have (context_window_exceeded: 1, unexpected_error: 1): stored as " \
-           "agent_error" in output
+    assert "note: termination reasons bench does not have (context_window_exceeded: 1, unexpected_error: 1): stored as agent_error" in output
     assert sorted(r["termination_reason"] for r in stored(db))[:3] == ["agent_error", "agent_error", "timeout"]
 
 
@@ -225,8 +231,10 @@ def test_a_repeated_task_id_keeps_the_last_as_tau2_does(document: dict[str, Any]
     sim["messages"] = [m for m in sim["messages"] if not any(c["name"] == "change_plan" for c in m.get("tool_calls") or [])]
     code, output, db = import_document(document, tmp_path)
     assert code == 0, output
-    assert f"note: task id repeated in the file, the last one used (as tau2 does): 'upgrade_by_email' @ $.tasks[{index}] and " \
-           f"$.tasks[{index + 1}]" in output
+    assert (
+        f"note: task id repeated in the file, the last one used (as tau2 does): 'upgrade_by_email' @ $.tasks[{index}] and "
+        f"$.tasks[{index + 1}]" in output
+    )
     assert {r["task_id"]: r["reward"] for r in stored(db)}["upgrade_by_email"] == 0.0
 
 
@@ -247,12 +255,14 @@ def test_instructions_given_as_a_plain_string_import(document: dict[str, Any], t
     assert code == 0 and "equals theirs for 12 of 12" in output, output
 
 
-def test_fields_of_other_tau2_versions_in_tasks_are_ignored_as_tau2_ignores_them(document: dict[str, Any],
-                                                                                  tmp_path: Path) -> None:
+def test_fields_of_other_tau2_versions_in_tasks_are_ignored_as_tau2_ignores_them(document: dict[str, Any], tmp_path: Path) -> None:
     task = document["tasks"][0]
     task.update(required_documents=["doc_1"], user_tools=None, something_new={"a": 1})
-    task["initial_state"] = {"message_history": [{"role": "assistant", "content": "Hi", "is_audio": False, "turn_idx": 0,
-                                                  "generation_time_seconds": 0.4, "contains_speech": True}]}
+    task["initial_state"] = {
+        "message_history": [
+            {"role": "assistant", "content": "Hi", "is_audio": False, "turn_idx": 0, "generation_time_seconds": 0.4, "contains_speech": True}
+        ]
+    }
     code, output, _db = import_document(document, tmp_path)
     assert code == 0 and "imported 12 conversations" in output, output
 
@@ -265,9 +275,12 @@ def test_message_fields_of_other_versions_and_free_form_usage_import(document: d
         for n, message in enumerate(sim["messages"]):
             message.update(is_audio=False, meta=None, display_content=message.get("content"), turn_idx=n)
             if message["role"] in ("assistant", "user"):
-                message.update(usage={"prompt_tokens": 12, "completion_tokens": None,
-                                      "completion_tokens_details": {"reasoning_tokens": 3}},
-                               cost="n/a", raw_data="text", timestamp=1_700_000_000)
+                message.update(
+                    usage={"prompt_tokens": 12, "completion_tokens": None, "completion_tokens_details": {"reasoning_tokens": 3}},
+                    cost="n/a",
+                    raw_data="text",
+                    timestamp=1_700_000_000,
+                )
     code, output, _db = import_document(document, tmp_path)
     assert code == 0 and "equals theirs for 12 of 12" in output, output
 
@@ -304,11 +317,16 @@ def judge(verdicts: list[tuple[str, bool, str]], assertions: list[str]) -> list[
 
 def test_verdicts_whose_text_the_judge_tidied_are_paired_by_their_words() -> None:
     # The judge echoes each assertion; the file stores the echo, spaces and a stray quote tidied away.
-    assertions = ["Reservation X1 is updated to economy. ", 'Agent charges $5 on card_1", and $4 on card_2.',
-                  "Agent does not cancel  any other reservation."]
-    verdicts = [("Agent does not cancel any other reservation.", False, "no"),
-                ("Reservation X1 is updated to economy.", True, "yes"),
-                ("Agent charges $5 on card_1, and $4 on card_2.", True, "ok")]
+    assertions = [
+        "Reservation X1 is updated to economy. ",
+        'Agent charges $5 on card_1", and $4 on card_2.',
+        "Agent does not cancel  any other reservation.",
+    ]
+    verdicts = [
+        ("Agent does not cancel any other reservation.", False, "no"),
+        ("Reservation X1 is updated to economy.", True, "yes"),
+        ("Agent charges $5 on card_1, and $4 on card_2.", True, "ok"),
+    ]
     assert [met for met, _ in judge(verdicts, assertions)] == [True, True, False]
     assert all("(same words)" in detail for _, detail in judge(verdicts, assertions))
 

@@ -19,6 +19,7 @@ import bench_kernel
 if TYPE_CHECKING:
     from bench_kernel import Agent, Attributor, ReportSection, TaskFlagger
 
+
 @bench_kernel.hookimpl
 def register_attributors(register: Callable[[Attributor], None]) -> None:
     """The attribution rules."""

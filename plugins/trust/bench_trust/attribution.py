@@ -44,29 +44,124 @@ TASK_FAULT_FLAGS = frozenset({"gold_fails", "unknown_ids", "nondeterministic"})
 """Audit flags that make a task unscorable as written (a `duplicate` task is no fault)."""
 TRANSPORT_FAILURE = re.compile(
     r"ModelUnavailableError|RealtimeConnectionError|ConnectError|ConnectTimeout|ReadTimeout|WriteTimeout|PoolTimeout|"
-    r"RemoteProtocolError|ConnectionError|ConnectionResetError|ModelHTTPError: HTTP (?:408|429|5\d\d)\b")
+    r"RemoteProtocolError|ConnectionError|ConnectionResetError|ModelHTTPError: HTTP (?:408|429|5\d\d)\b"
+)
 """A participant's error that is a failed transport (connection, timeout, 429 or 5xx), not a wrong answer."""
-VIOLATION = re.compile(r"\b(?:did not|didn't|does not|doesn't|was not|wasn't|were not|failed to|never|not (?:met|satisfied)|"
-                       r"violat\w*|however,? the agent|incorrect\w*|contrary to|without (?:asking|confirm\w*|check\w*|verif\w*))\b")
-SATISFIED = re.compile(r"\b(?:(?:is|was|were|has been|have been) (?:met|satisfied|fulfilled)|correctly|complied|as required|"
-                       r"successfully)\b")
-CONFIRMING = re.compile(r"\b(?:confirm\w*|shall i|should i|would you like me to|do you want me to|may i|can i proceed|"
-                        r"proceed|go ahead|yes or no|is that correct|is that right)\b")
+VIOLATION = re.compile(
+    r"\b(?:did not|didn't|does not|doesn't|was not|wasn't|were not|failed to|never|not (?:met|satisfied)|"
+    r"violat\w*|however,? the agent|incorrect\w*|contrary to|without (?:asking|confirm\w*|check\w*|verif\w*))\b"
+)
+SATISFIED = re.compile(
+    r"\b(?:(?:is|was|were|has been|have been) (?:met|satisfied|fulfilled)|correctly|complied|as required|"
+    r"successfully)\b"
+)
+CONFIRMING = re.compile(
+    r"\b(?:confirm\w*|shall i|should i|would you like me to|do you want me to|may i|can i proceed|"
+    r"proceed|go ahead|yes or no|is that correct|is that right)\b"
+)
 CLOSER = re.compile(r"\b(?:anything else|something else|further assistance|help you with today|else i can help)\b")
-COMPLETED = re.compile(r"\b(?:done|successfully|completed|all set|is now|are now|has been \w+ed|have been \w+ed|"
-                       r"i(?:'ve| have) (?:\w+ )?\w+ed)\b")
+COMPLETED = re.compile(
+    r"\b(?:done|successfully|completed|all set|is now|are now|has been \w+ed|have been \w+ed|"
+    r"i(?:'ve| have) (?:\w+ )?\w+ed)\b"
+)
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 ID_LIKE = re.compile(r"[#\w][\w#./-]*\d[\w#./-]*")
 NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
-NOT_NAMES = frozenset([
-    "i", "hi", "hello", "hey", "thanks", "thank", "please", "yes", "no", "ok", "okay", "sure", "great", "fine", "the",
-    "my", "our", "your", "can", "could", "would", "what", "when", "where", "which", "who", "how", "also", "and", "but",
-    "dear", "mr", "mrs", "ms", "dr", "sorry", "good", "morning", "afternoon", "evening", "well", "actually", "just",
-    "that", "this", "it", "we", "you", "he", "she", "they", "is", "are", "do", "does", "did", "let", "me", "so", "then",
-    "now", "there", "here", "one", "two", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "monday", "tuesday",
-    "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-])
+NOT_NAMES = frozenset(
+    [
+        "i",
+        "hi",
+        "hello",
+        "hey",
+        "thanks",
+        "thank",
+        "please",
+        "yes",
+        "no",
+        "ok",
+        "okay",
+        "sure",
+        "great",
+        "fine",
+        "the",
+        "my",
+        "our",
+        "your",
+        "can",
+        "could",
+        "would",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "how",
+        "also",
+        "and",
+        "but",
+        "dear",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "sorry",
+        "good",
+        "morning",
+        "afternoon",
+        "evening",
+        "well",
+        "actually",
+        "just",
+        "that",
+        "this",
+        "it",
+        "we",
+        "you",
+        "he",
+        "she",
+        "they",
+        "is",
+        "are",
+        "do",
+        "does",
+        "did",
+        "let",
+        "me",
+        "so",
+        "then",
+        "now",
+        "there",
+        "here",
+        "one",
+        "two",
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+        "sun",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
 """Capitalised words that start a sentence or a greeting, not a name."""
 
 
@@ -114,12 +209,25 @@ def attribute(conversation: FailedConversation) -> Attribution | None:
     return Attribution(label=AGENT, rule=DEFAULT_RULE, evidence="no rule attributes the failure to another party")
 
 
-def failed_conversation(result: ConversationResult, task: Task, *, is_write: Callable[[ToolCall], bool] = lambda call: False,
-                        user_tools: Collection[str] | None = None, task_flags: Mapping[str, str] | None = None) -> FailedConversation:
+def failed_conversation(
+    result: ConversationResult,
+    task: Task,
+    *,
+    is_write: Callable[[ToolCall], bool] = lambda call: False,
+    user_tools: Collection[str] | None = None,
+    task_flags: Mapping[str, str] | None = None,
+) -> FailedConversation:
     """The rules' view of a finished (or crashed) conversation."""
-    return FailedConversation(task=task, messages=result.messages, termination=result.termination_reason,
-                              reward_info=result.reward_info, error=result.error, is_write=is_write,
-                              user_tools=None if user_tools is None else frozenset(user_tools), task_flags=dict(task_flags or {}))
+    return FailedConversation(
+        task=task,
+        messages=result.messages,
+        termination=result.termination_reason,
+        reward_info=result.reward_info,
+        error=result.error,
+        is_write=is_write,
+        user_tools=None if user_tools is None else frozenset(user_tools),
+        task_flags=dict(task_flags or {}),
+    )
 
 
 def rules_attribution(finished: FinishedConversation) -> Attribution | None:
@@ -182,8 +290,9 @@ def component_error(c: FailedConversation) -> Attribution | None:
     """A reward component other than the judge's raised, so the conversation was not scored as it should be."""
     for score in _basis_components(c):
         if score.error and score.component != RewardType.NL_ASSERTION.value:
-            return Attribution(label=INFRASTRUCTURE, rule="component_error",
-                               evidence=f"reward component {score.component} failed: {score.error[:240]}")
+            return Attribution(
+                label=INFRASTRUCTURE, rule="component_error", evidence=f"reward component {score.component} failed: {score.error[:240]}"
+            )
     return None
 
 
@@ -213,13 +322,17 @@ def inconsistent_verdict(c: FailedConversation) -> Attribution | None:
         reason = (check.detail or "").lower()
         violated, satisfied = VIOLATION.search(reason), SATISFIED.search(reason)
         if check.met and violated:
-            return Attribution(label=JUDGE, rule="inconsistent_verdict",
-                               evidence=f"met=true on {check.subject!r:.120} but the justification says {violated.group(0)!r}: "
-                                        f"{check.detail[:160]}")
+            return Attribution(
+                label=JUDGE,
+                rule="inconsistent_verdict",
+                evidence=f"met=true on {check.subject!r:.120} but the justification says {violated.group(0)!r}: {check.detail[:160]}",
+            )
         if not check.met and satisfied and not violated:
-            return Attribution(label=JUDGE, rule="inconsistent_verdict",
-                               evidence=f"met=false on {check.subject!r:.120} but the justification says {satisfied.group(0)!r}: "
-                                        f"{check.detail[:160]}")
+            return Attribution(
+                label=JUDGE,
+                rule="inconsistent_verdict",
+                evidence=f"met=false on {check.subject!r:.120} but the justification says {satisfied.group(0)!r}: {check.detail[:160]}",
+            )
     return None
 
 
@@ -229,8 +342,11 @@ def doubted_verdicts(components: Sequence[Mapping[str, Any]]) -> list[str]:
     A pass resting on one is counted by the report ("doubtful passes"): the judge may have passed it by accident.
     """
     nl = next((c for c in components if c.get("component") == RewardType.NL_ASSERTION.value), None)
-    return [str(check.get("subject")) for check in (nl or {}).get("checks") or []
-            if check.get("met") is True and VIOLATION.search(str(check.get("detail") or "").lower())]
+    return [
+        str(check.get("subject"))
+        for check in (nl or {}).get("checks") or []
+        if check.get("met") is True and VIOLATION.search(str(check.get("detail") or "").lower())
+    ]
 
 
 def _basis_components(c: FailedConversation) -> list[ComponentScore]:
@@ -281,9 +397,11 @@ def user_stopped_early(c: FailedConversation) -> Attribution | None:
     last = _last_agent_text(c.messages)
     if not missing or last is None or not _asks(last) or COMPLETED.search(last.lower()):
         return None
-    return Attribution(label=USER_SIMULATOR, rule="user_stopped_early",
-                       evidence=f"the user ended the call after the agent asked {last[-160:]!r}; gold write "
-                                f"{', '.join(a.name for a in missing)} never made")
+    return Attribution(
+        label=USER_SIMULATOR,
+        rule="user_stopped_early",
+        evidence=f"the user ended the call after the agent asked {last[-160:]!r}; gold write {', '.join(a.name for a in missing)} never made",
+    )
 
 
 def user_invented_fact(c: FailedConversation) -> Attribution | None:
@@ -295,10 +413,13 @@ def user_invented_fact(c: FailedConversation) -> Attribution | None:
         if isinstance(m, UserMessage) and m.content:
             known = scenario + " " + " ".join(seen)
             for token in _facts(m.content):
-                if _absent(token, known) and _used_later(token, c.messages[i + 1:]):
-                    return Attribution(label=USER_SIMULATOR, rule="user_invented_fact",
-                                       evidence=f"the user said {token!r} (message {i}), which its scenario does not hold "
-                                                "and nobody said before; the agent then used it")
+                if _absent(token, known) and _used_later(token, c.messages[i + 1 :]):
+                    return Attribution(
+                        label=USER_SIMULATOR,
+                        rule="user_invented_fact",
+                        evidence=f"the user said {token!r} (message {i}), which its scenario does not hold "
+                        "and nobody said before; the agent then used it",
+                    )
         seen.append(_normal(_message_text(m)))
     return None
 
@@ -308,8 +429,9 @@ def user_unknown_tool(c: FailedConversation) -> Attribution | None:
     given = c.user_tools or frozenset()
     for i, call in c.calls("user"):
         if call.name not in given:
-            return Attribution(label=USER_SIMULATOR, rule="user_unknown_tool",
-                               evidence=f"the user called {call.name!r} (message {i}), a tool it was not given")
+            return Attribution(
+                label=USER_SIMULATOR, rule="user_unknown_tool", evidence=f"the user called {call.name!r} (message {i}), a tool it was not given"
+            )
     return None
 
 
@@ -371,9 +493,15 @@ def _used_later(token: str, later: Sequence[Message]) -> bool:
 
 
 RULES: tuple[Rule, ...] = (
-    infrastructure_error, transport_failure, component_error,
-    judge_error, inconsistent_verdict,
+    infrastructure_error,
+    transport_failure,
+    component_error,
+    judge_error,
+    inconsistent_verdict,
     task_flagged,
-    user_stopped_early, user_invented_fact, user_unknown_tool, user_error,
+    user_stopped_early,
+    user_invented_fact,
+    user_unknown_tool,
+    user_error,
 )
 """The rules, first match wins; a conversation no rule claims is the agent's (rule `default`)."""

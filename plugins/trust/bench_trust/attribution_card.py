@@ -17,8 +17,9 @@ UNLABELLED = "unlabelled"
 """Failed conversations stored before bench attributed failures (store migration m014)."""
 
 
-def attribution_card(rows: Sequence[dict[str, Any]], superseded: int, k_max: int, seed: str,
-                     outcomes_of: Callable[[list[dict[str, Any]]], list[TaskOutcomes]]) -> dict[str, Any]:
+def attribution_card(
+    rows: Sequence[dict[str, Any]], superseded: int, k_max: int, seed: str, outcomes_of: Callable[[list[dict[str, Any]]], list[TaskOutcomes]]
+) -> dict[str, Any]:
     """Counts by label (and rule) of the agent arm's failed conversations, and pass^k over those attributable to it.
 
     `rows` are the agent arm's newest rows (infrastructure errors included); a conversation is attributable to the
@@ -38,9 +39,13 @@ def attribution_card(rows: Sequence[dict[str, Any]], superseded: int, k_max: int
         "counts": {label: counts.get(label, 0) for label in (*LABELS, *([UNLABELLED] if counts.get(UNLABELLED) else []))},
         "rules": dict(sorted(rules.items())),
         "pass_hat_k_agent": {str(k): _est(pass_hat_k_estimate(outcomes, k, seed=f"{seed}:agent")) for k in range(1, k_max + 1)},
-        "conversations": len(kept), "conversations_dropped": len(scored) - len(kept),
-        "tasks": len(outcomes), "tasks_dropped": len(all_tasks) - len(outcomes), "superseded": superseded,
-        "doubtful_passes": len(doubtful), "doubtful_examples": doubtful[:5],
+        "conversations": len(kept),
+        "conversations_dropped": len(scored) - len(kept),
+        "tasks": len(outcomes),
+        "tasks_dropped": len(all_tasks) - len(outcomes),
+        "superseded": superseded,
+        "doubtful_passes": len(doubtful),
+        "doubtful_examples": doubtful[:5],
     }
 
 
@@ -69,17 +74,35 @@ def card_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     if not card:
         return []
     empty = {"low": None, "high": None, "errors": 0}
-    rows = [{"metric": f"attribution[{label}]", "value": n, **empty, "n": card["failed"], "n_of": "failed agent conversations"}
-            for label, n in card["counts"].items()]
+    rows = [
+        {"metric": f"attribution[{label}]", "value": n, **empty, "n": card["failed"], "n_of": "failed agent conversations"}
+        for label, n in card["counts"].items()
+    ]
     rows += [{"metric": f"pass^{k}[attributable]", **v, "errors": 0, "n_of": "tasks"} for k, v in card["pass_hat_k_agent"].items()]
-    rows += [{"metric": "attribution.conversations_dropped", "value": card["conversations_dropped"], **empty,
-              "n": card["conversations"] + card["conversations_dropped"], "n_of": "scored agent conversations"},
-             {"metric": "attribution.tasks_dropped", "value": card["tasks_dropped"], **empty,
-              "n": card["tasks"] + card["tasks_dropped"], "n_of": "tasks"},
-             {"metric": "retry.superseded", "value": card["superseded"], **empty, "n": card["superseded"],
-              "n_of": "agent conversations replaced by --retry-attributed replays"},
-             {"metric": "attribution.doubtful_passes", "value": card.get("doubtful_passes", 0), **empty,
-              "n": card["conversations"] + card["conversations_dropped"], "n_of": "scored agent conversations"}]
+    rows += [
+        {
+            "metric": "attribution.conversations_dropped",
+            "value": card["conversations_dropped"],
+            **empty,
+            "n": card["conversations"] + card["conversations_dropped"],
+            "n_of": "scored agent conversations",
+        },
+        {"metric": "attribution.tasks_dropped", "value": card["tasks_dropped"], **empty, "n": card["tasks"] + card["tasks_dropped"], "n_of": "tasks"},
+        {
+            "metric": "retry.superseded",
+            "value": card["superseded"],
+            **empty,
+            "n": card["superseded"],
+            "n_of": "agent conversations replaced by --retry-attributed replays",
+        },
+        {
+            "metric": "attribution.doubtful_passes",
+            "value": card.get("doubtful_passes", 0),
+            **empty,
+            "n": card["conversations"] + card["conversations_dropped"],
+            "n_of": "scored agent conversations",
+        },
+    ]
     return rows
 
 
@@ -89,12 +112,16 @@ def card_lines(card: dict[str, Any]) -> list[str]:
         return []
     counts = ", ".join(f"{label} {n}" for label, n in card["counts"].items())
     figures = ", ".join(f"pass^{k} {_figure(v)}" for k, v in card["pass_hat_k_agent"].items()) or "no scored conversation"
-    lines = [f"{card['failed']} failed agent conversations by attribution: {counts} (docs/attribution.md)",
-             f"attributable to the agent: {figures}; {card['conversations_dropped']} non-agent failures left out, "
-             f"{card['tasks_dropped']} tasks dropped (every trial a non-agent failure)"]
+    lines = [
+        f"{card['failed']} failed agent conversations by attribution: {counts} (docs/attribution.md)",
+        f"attributable to the agent: {figures}; {card['conversations_dropped']} non-agent failures left out, "
+        f"{card['tasks_dropped']} tasks dropped (every trial a non-agent failure)",
+    ]
     if card.get("doubtful_passes"):
-        lines.append(f"{card['doubtful_passes']} passes rest on a judge verdict met=true whose own justification describes a "
-                     f"violation (tau2 #436; rule inconsistent_verdict), e.g. {', '.join(card['doubtful_examples'][:3])}")
+        lines.append(
+            f"{card['doubtful_passes']} passes rest on a judge verdict met=true whose own justification describes a "
+            f"violation (tau2 #436; rule inconsistent_verdict), e.g. {', '.join(card['doubtful_examples'][:3])}"
+        )
     if card["superseded"]:
         lines.append(f"{card['superseded']} conversations replaced by --retry-attributed replays (the newest row of each trial counts)")
     return lines

@@ -40,12 +40,30 @@ class TrustCards(ReportSection):
         validity = validity_card(view.store, view.run, rows)
         attribution = attribution_card(agent, superseded_count(view.store, view.run.id), k_max, view.run.config_hash, task_outcomes)
         return [
-            Card(name="noise", title="Noise", heading="Noise: what two runs of this size can tell apart", figures=noise,
-                 lines=card_lines(noise), rows=card_rows(noise)),
-            Card(name="validity", title="Validity", heading="Validity: floors, ceiling and flagged tasks", figures=validity,
-                 lines=validity_lines(validity), rows=validity_rows(validity)),
-            Card(name="attribution", title="Attribution", heading="Failure attribution", figures=attribution,
-                 lines=attribution_lines(attribution), rows=attribution_rows(attribution)),
+            Card(
+                name="noise",
+                title="Noise",
+                heading="Noise: what two runs of this size can tell apart",
+                figures=noise,
+                lines=card_lines(noise),
+                rows=card_rows(noise),
+            ),
+            Card(
+                name="validity",
+                title="Validity",
+                heading="Validity: floors, ceiling and flagged tasks",
+                figures=validity,
+                lines=validity_lines(validity),
+                rows=validity_rows(validity),
+            ),
+            Card(
+                name="attribution",
+                title="Attribution",
+                heading="Failure attribution",
+                figures=attribution,
+                lines=attribution_lines(attribution),
+                rows=attribution_rows(attribution),
+            ),
         ]
 
     def compare_cards(self, comparison: Mapping[str, Any]) -> list[Card]:

@@ -52,7 +52,11 @@ class ScriptedLineAgent(Agent):
 
 def floor_agents() -> list[ScriptedLineAgent]:
     """The floors bench-trust registers (the do-nothing floor is the kernel's baseline agent)."""
-    return [ScriptedLineAgent(name="talk-only", line=TALK_ONLY_LINE,
-                              description="Calls no tool and answers every turn with a polite stalling sentence (an audit floor)."),
-            ScriptedLineAgent(name="refuse", line=REFUSE_LINE,
-                              description="Calls no tool and politely refuses every request (an audit floor).")]
+    return [
+        ScriptedLineAgent(
+            name="talk-only",
+            line=TALK_ONLY_LINE,
+            description="Calls no tool and answers every turn with a polite stalling sentence (an audit floor).",
+        ),
+        ScriptedLineAgent(name="refuse", line=REFUSE_LINE, description="Calls no tool and politely refuses every request (an audit floor)."),
+    ]

@@ -22,16 +22,19 @@ MIN_DELTA = 0.001
 
 def _check_plan(delta: float, alpha: float, power: float, max_trials: int) -> None:
     if not MIN_DELTA <= delta < 1.0:
-        raise ConfigError(f"--delta must be a pass^1 difference from {MIN_DELTA} up to 1 (exclusive), got {delta}: a smaller "
-                          "one needs more trials than any run can play")
+        raise ConfigError(
+            f"--delta must be a pass^1 difference from {MIN_DELTA} up to 1 (exclusive), got {delta}: a smaller "
+            "one needs more trials than any run can play"
+        )
     if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
         raise ConfigError(f"--alpha and --power must be between 0 and 1 (exclusive), got {alpha} and {power}")
     if max_trials < 1:
         raise ConfigError(f"--max-trials must be at least 1, got {max_trials}")
 
 
-def build_plan(store: Store, run_id: str, delta: float, *, alpha: float = ALPHA, power: float = POWER,
-               max_trials: int = MAX_TRIALS) -> dict[str, Any]:
+def build_plan(
+    store: Store, run_id: str, delta: float, *, alpha: float = ALPHA, power: float = POWER, max_trials: int = MAX_TRIALS
+) -> dict[str, Any]:
     """Trials (or tasks) two runs need to detect a pass^1 difference of delta, sized and priced on a baseline run."""
     _check_plan(delta, alpha, power, max_trials)
     store.run(run_id)  # an unknown run is a clean error
@@ -42,19 +45,33 @@ def build_plan(store: Store, run_id: str, delta: float, *, alpha: float = ALPHA,
     variances = trial_variances(outcomes)
     tasks, trials = variances.tasks, min(variances.trials)
     needed = trials_needed(variances.mean, tasks, delta, alpha=alpha, power=power)
-    design = (tasks, needed) if needed <= max_trials else (
-        tasks_needed(variances.mean, max_trials, delta, alpha=alpha, power=power), max_trials)
-    return {"baseline": run_id, "delta": delta, "alpha": alpha, "power": power, "tasks": tasks, "trials": trials,
-            "method": variances.method, "trial_variance": num(variances.mean),
-            "baseline_mdd": noise_card(outcomes, alpha=alpha, power=power)["mdd"],
-            "trials_needed": needed, "max_trials": max_trials, "design": _design(variances.mean, *design, alpha, power),
-            "more_tasks_needed": design[0] > tasks, "cost": _cost(store, run_id, len(rows), design[0] * design[1])}
+    design = (tasks, needed) if needed <= max_trials else (tasks_needed(variances.mean, max_trials, delta, alpha=alpha, power=power), max_trials)
+    return {
+        "baseline": run_id,
+        "delta": delta,
+        "alpha": alpha,
+        "power": power,
+        "tasks": tasks,
+        "trials": trials,
+        "method": variances.method,
+        "trial_variance": num(variances.mean),
+        "baseline_mdd": noise_card(outcomes, alpha=alpha, power=power)["mdd"],
+        "trials_needed": needed,
+        "max_trials": max_trials,
+        "design": _design(variances.mean, *design, alpha, power),
+        "more_tasks_needed": design[0] > tasks,
+        "cost": _cost(store, run_id, len(rows), design[0] * design[1]),
+    }
 
 
 def _design(mean_variance: float, tasks: int, trials: int, alpha: float, power: float) -> dict[str, Any]:
     error = math.sqrt(2.0 * mean_variance / (tasks * trials))
-    return {"tasks": tasks, "trials": trials, "conversations_per_run": tasks * trials,
-            "mdd": num(minimum_detectable_difference(error, alpha=alpha, power=power))}
+    return {
+        "tasks": tasks,
+        "trials": trials,
+        "conversations_per_run": tasks * trials,
+        "mdd": num(minimum_detectable_difference(error, alpha=alpha, power=power)),
+    }
 
 
 def _cost(store: Store, run_id: str, measured: int, per_run: int) -> dict[str, Any]:
@@ -62,13 +79,21 @@ def _cost(store: Store, run_id: str, measured: int, per_run: int) -> dict[str, A
     ledger = [r for r in [*store.llm_costs(run_id), *store.reported_usage(run_id)] if r["arm"] == "agent"]
     calls = sum(r["calls"] for r in ledger)
     priced = bool(ledger) and not any(r["unpriced"] for r in ledger)
-    totals = {"model_calls": calls, "prompt_tokens": _tokens(ledger, "prompt_tokens"),
-              "completion_tokens": _tokens(ledger, "completion_tokens"),
-              "usd": math.fsum(r["cost"] or 0.0 for r in ledger) if priced else None}
+    totals = {
+        "model_calls": calls,
+        "prompt_tokens": _tokens(ledger, "prompt_tokens"),
+        "completion_tokens": _tokens(ledger, "completion_tokens"),
+        "usd": math.fsum(r["cost"] or 0.0 for r in ledger) if priced else None,
+    }
     per_conversation = {k: None if v is None else v / measured for k, v in totals.items()}
-    return {"measured_conversations": measured, "per_conversation": _rounded(per_conversation),
-            "per_run": _rounded(_scaled(per_conversation, per_run)), "both_runs": _rounded(_scaled(per_conversation, 2 * per_run)),
-            "priced": priced, "note": _cost_note(ledger, priced)}
+    return {
+        "measured_conversations": measured,
+        "per_conversation": _rounded(per_conversation),
+        "per_run": _rounded(_scaled(per_conversation, per_run)),
+        "both_runs": _rounded(_scaled(per_conversation, 2 * per_run)),
+        "priced": priced,
+        "note": _cost_note(ledger, priced),
+    }
 
 
 def _tokens(ledger: list[dict[str, Any]], key: str) -> int | None:
@@ -98,9 +123,12 @@ def render_plan(plan: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(plan, indent=2, sort_keys=True) + "\n"
     design, cost = plan["design"], plan["cost"]
-    where = (f"on the baseline's {plan['tasks']} tasks" if not plan["more_tasks_needed"] else
-             f"on {design['tasks']} tasks as noisy as the baseline's ({plan['trials_needed']} trials would be needed on its "
-             f"{plan['tasks']}, more than --max-trials {plan['max_trials']})")
+    where = (
+        f"on the baseline's {plan['tasks']} tasks"
+        if not plan["more_tasks_needed"]
+        else f"on {design['tasks']} tasks as noisy as the baseline's ({plan['trials_needed']} trials would be needed on its "
+        f"{plan['tasks']}, more than --max-trials {plan['max_trials']})"
+    )
     lines = [
         f"Plan for a pass^1 difference of {plan['delta']:g} (two-sided test at alpha {plan['alpha']:g}, "
         f"{plan['power']:.0%} power), sized on run {plan['baseline']}",
@@ -113,8 +141,10 @@ def render_plan(plan: dict[str, Any], fmt: str) -> str:
         f"note: {cost['note']}",
     ]
     if plan["method"] != WITHIN_TASK:
-        lines.append("note: single-trial tasks get the binomial bound, which over-states the noise: a baseline of two or more "
-                     "trials per task gives a smaller plan")
+        lines.append(
+            "note: single-trial tasks get the binomial bound, which over-states the noise: a baseline of two or more "
+            "trials per task gives a smaller plan"
+        )
     if plan["trial_variance"] == 0:
         lines.append("note: no task's outcome varied in the baseline: it shows no noise to size against")
     return "\n".join(lines) + "\n"
@@ -125,5 +155,7 @@ def _cost_text(values: dict[str, float | None]) -> str:
         return "unknown" if v is None else f"{v:,.1f}" if v != int(v) else f"{int(v):,}"
 
     usd = "unknown" if values["usd"] is None else f"${values['usd']:.4f}"
-    return (f"{count(values['model_calls'])} model calls, {count(values['prompt_tokens'])} prompt + "
-            f"{count(values['completion_tokens'])} completion tokens, {usd}")
+    return (
+        f"{count(values['model_calls'])} model calls, {count(values['prompt_tokens'])} prompt + "
+        f"{count(values['completion_tokens'])} completion tokens, {usd}"
+    )

@@ -75,8 +75,9 @@ def trial_variances(outcomes: Sequence[TaskOutcomes]) -> TrialVariances:
     variances = tuple(trial_variance(task) for task in outcomes)
     single = sum(v is None for v in variances)
     method = WITHIN_TASK if single == 0 else BINOMIAL_BOUND if single == len(variances) else MIXED
-    return TrialVariances(variances=tuple(rate * (1.0 - rate) if v is None else v for v in variances),
-                          trials=tuple(task.n for task in outcomes), method=method)
+    return TrialVariances(
+        variances=tuple(rate * (1.0 - rate) if v is None else v for v in variances), trials=tuple(task.n for task in outcomes), method=method
+    )
 
 
 def difference_standard_error(a: TrialVariances, b: TrialVariances) -> float:

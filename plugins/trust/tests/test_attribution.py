@@ -45,9 +45,13 @@ pytest.importorskip("bench_mock", reason="these runs play the mock domain (pip i
 
 from attribution_cases import CasesPlugin, case_tasks
 
-TASK = Task(id="t", user_scenario=UserScenario(instructions="Your email is ada@example.net. Ask to move to plan gold."),
-            evaluation_criteria=EvaluationCriteria(actions=[Action(action_id="1", name="change_plan", arguments={"plan": "gold"})],
-                                                   reward_basis=["DB", "NL_ASSERTION"]))
+TASK = Task(
+    id="t",
+    user_scenario=UserScenario(instructions="Your email is ada@example.net. Ask to move to plan gold."),
+    evaluation_criteria=EvaluationCriteria(
+        actions=[Action(action_id="1", name="change_plan", arguments={"plan": "gold"})], reward_basis=["DB", "NL_ASSERTION"]
+    ),
+)
 WRITE = lambda call: call.name == "change_plan"  # noqa: E731
 
 
@@ -57,8 +61,7 @@ Component = tuple[float | None, list[Check], str | None]
 def failed(messages: list, termination: TerminationReason = TerminationReason.USER_STOP, **components: Component) -> FailedConversation:
     scores = [ComponentScore(component=name, score=score, checks=checks, error=error) for name, (score, checks, error) in components.items()]
     info = RewardInfo(reward=0.0, reward_basis=["DB", "NL_ASSERTION"], components=scores or [ComponentScore(component="DB", score=0.0)])
-    return FailedConversation(task=TASK, messages=messages, termination=termination, reward_info=info, is_write=WRITE,
-                              user_tools=frozenset())
+    return FailedConversation(task=TASK, messages=messages, termination=termination, reward_info=info, is_write=WRITE, user_tools=frozenset())
 
 
 class BrokenEnvironment:
@@ -69,9 +72,21 @@ class BrokenEnvironment:
 
 
 def test_a_failing_rule_leaves_the_conversation_unlabelled_never_lost() -> None:
-    result = ConversationResult(run_id="r", arm="agent", task_id=TASK.id, trial=0, seed=1, agent="a", user="u",
-                                termination_reason=TerminationReason.USER_STOP, messages=[], reward_info=RewardInfo(reward=0.0),
-                                started_utc="", ended_utc="", duration_ms=0)
+    result = ConversationResult(
+        run_id="r",
+        arm="agent",
+        task_id=TASK.id,
+        trial=0,
+        seed=1,
+        agent="a",
+        user="u",
+        termination_reason=TerminationReason.USER_STOP,
+        messages=[],
+        reward_info=RewardInfo(reward=0.0),
+        started_utc="",
+        ended_utc="",
+        duration_ms=0,
+    )
     assert attributed(result, TASK, None, BrokenEnvironment(), None, attributors=[RulesAttributor()]) is result  # type: ignore[arg-type]
 
 
@@ -85,8 +100,11 @@ def test_a_passed_conversation_has_no_attribution() -> None:
 
 
 def test_the_user_stopping_while_the_agent_asks_is_the_users_fault_but_not_after_a_claimed_success() -> None:
-    asked = [UserMessage(content="Move me to gold."), AssistantMessage(content="Gold costs 10. Shall I switch you?"),
-             UserMessage(content="###STOP###")]
+    asked = [
+        UserMessage(content="Move me to gold."),
+        AssistantMessage(content="Gold costs 10. Shall I switch you?"),
+        UserMessage(content="###STOP###"),
+    ]
     found = attribute(failed(asked))
     assert found is not None and (found.label, found.rule) == ("user-simulator", "user_stopped_early")
     assert "change_plan never made" in found.evidence
@@ -99,14 +117,18 @@ def test_the_user_stopping_while_the_agent_asks_is_the_users_fault_but_not_after
 
 
 def test_an_invented_fact_counts_only_when_the_agent_took_it_up() -> None:
-    invented = [UserMessage(content="My email is ada.smith@example.org."),
-                AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada.smith@example.org"})])]
+    invented = [
+        UserMessage(content="My email is ada.smith@example.org."),
+        AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada.smith@example.org"})]),
+    ]
     found = attribute(failed(invented))
     assert found is not None and found.rule == "user_invented_fact" and "ada.smith@example.org" in found.evidence
     ignored = [invented[0], AssistantMessage(content="I cannot find that account.")]
     assert attribute(failed(ignored)).label == "agent"  # type: ignore[union-attr]
-    from_scenario = [UserMessage(content="My email is ada@example.net."),
-                     AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada@example.net"})])]
+    from_scenario = [
+        UserMessage(content="My email is ada@example.net."),
+        AssistantMessage(tool_calls=[ToolCall(id="c", name="find", arguments={"email": "ada@example.net"})]),
+    ]
     assert attribute(failed(from_scenario)).label == "agent"  # type: ignore[union-attr]
 
 
@@ -119,16 +141,23 @@ def test_judge_rules_fire_only_when_the_judge_alone_failed_the_conversation() ->
     says_met = [Check(subject="price said", met=False, detail="The agent correctly said the price.")]
     inconsistent = attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, says_met, None)))
     assert inconsistent is not None and inconsistent.rule == "inconsistent_verdict"
-    true_with_violation = [Check(subject="a", met=True, detail="However, the agent did not confirm."),
-                           Check(subject="b", met=False, detail="The agent never said the price.")]
+    true_with_violation = [
+        Check(subject="a", met=True, detail="However, the agent did not confirm."),
+        Check(subject="b", met=False, detail="The agent never said the price."),
+    ]
     assert attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, true_with_violation, None))).rule == "inconsistent_verdict"  # type: ignore[union-attr]
     honest = [Check(subject="price said", met=False, detail="The agent did not say the price.")]
     assert attribute(failed(stop, DB=(1.0, [], None), NL_ASSERTION=(0.0, honest, None))).label == "agent"  # type: ignore[union-attr]
 
 
 def test_a_broken_task_and_failed_transport_are_not_the_agents() -> None:
-    flagged = FailedConversation(task=TASK, messages=[], termination=TerminationReason.AGENT_STOP, reward_info=RewardInfo(reward=0.0),
-                                 task_flags={"unknown_ids": "plan 'gold' is not in the data", "duplicate": "same as t2"})
+    flagged = FailedConversation(
+        task=TASK,
+        messages=[],
+        termination=TerminationReason.AGENT_STOP,
+        reward_info=RewardInfo(reward=0.0),
+        task_flags={"unknown_ids": "plan 'gold' is not in the data", "duplicate": "same as t2"},
+    )
     found = attribute(flagged)
     assert found is not None and found.label == "task" and "unknown_ids" in found.evidence and "duplicate" not in found.evidence
     only_duplicate = attrs_evolve(flagged, task_flags={"duplicate": "same as t2"})
@@ -151,8 +180,18 @@ def attrs_evolve(conversation: FailedConversation, **changes: object) -> FailedC
 def case_run(db: Path, tasks: list[str], **extra: object) -> RunConfig:
     tasks_file = db.with_name("cases.json")
     tasks_file.write_text(json.dumps(case_tasks()), encoding="utf-8")
-    return RunConfig(domain="mock", plugins=["mock"], agent="case-agent", user="case-user", judge="case-judge",
-                     tasks_file=str(tasks_file), baseline=False, task_ids=tasks, trials=2, **extra)  # type: ignore[arg-type]
+    return RunConfig(
+        domain="mock",
+        plugins=["mock"],
+        agent="case-agent",
+        user="case-user",
+        judge="case-judge",
+        tasks_file=str(tasks_file),
+        baseline=False,
+        task_ids=tasks,
+        trials=2,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def play(db: Path, config: RunConfig) -> str:
@@ -236,8 +275,22 @@ def test_retry_attributed_replays_as_new_rows_and_reports_use_the_newest(tmp_pat
 
 def test_the_command_line_takes_retry_attributed(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    base = ["run", "--plugin", "mock", "--agent", "do-nothing", "--task-id", "upgrade_by_email", "--no-baseline", "--db", str(db),
-            "--format", "none", "--progress", "none"]
+    base = [
+        "run",
+        "--plugin",
+        "mock",
+        "--agent",
+        "do-nothing",
+        "--task-id",
+        "upgrade_by_email",
+        "--no-baseline",
+        "--db",
+        str(db),
+        "--format",
+        "none",
+        "--progress",
+        "none",
+    ]
     result = CliRunner().invoke(bench_cli(["mock"]), base)
     assert result.exit_code == 0, result.output
     again = CliRunner().invoke(bench_cli(["mock"]), [*base, "--retry-attributed", "user-simulator"])
@@ -252,4 +305,3 @@ def test_the_command_line_takes_retry_attributed(tmp_path: Path) -> None:
     assert rows(db, "select count(*) from runs") == [(1,)]
     wrong = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--retry-attributed", "nobody", "--db", str(db)])
     assert wrong.exit_code == 2 and "nobody" in wrong.output
-

@@ -22,8 +22,7 @@ def test_the_set_is_large_and_covers_every_label(results: dict[str, tuple[str, s
     assert truths == {"agent", "user-simulator", "task", "judge", "infrastructure"}
 
 
-def test_user_simulator_and_agent_faults_are_found_at_least_nine_times_in_ten(
-        results: dict[str, tuple[str, str | None, str | None]]) -> None:
+def test_user_simulator_and_agent_faults_are_found_at_least_nine_times_in_ten(results: dict[str, tuple[str, str | None, str | None]]) -> None:
     _, accuracy = confusion(results)
     assert accuracy["user-simulator"] >= 0.9 and accuracy["agent"] >= 0.9, accuracy
 

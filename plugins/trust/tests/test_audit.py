@@ -112,8 +112,7 @@ def _task(task_id: str, actions: list[tuple[str, dict[str, Any]]] | None, basis:
     instructions = {"domain": "ledger", "reason_for_call": f"Task {task_id}.", "task_instructions": "Ask for it."}
     if actions is not None:
         criteria["actions"] = [{"action_id": str(i), "name": name, "arguments": args} for i, (name, args) in enumerate(actions)]
-    return {"id": task_id, "user_scenario": {"instructions": instructions},
-            "evaluation_criteria": {"reward_basis": basis, **criteria}}
+    return {"id": task_id, "user_scenario": {"instructions": instructions}, "evaluation_criteria": {"reward_basis": basis, **criteria}}
 
 
 CLOSE = ("close_account", {"account_id": "acc-1"})
@@ -124,10 +123,18 @@ TASKS = [
     _task("nl-ignored", [CLOSE], ["DB", "ACTION"], nl_assertions=["The agent is polite."]),
     _task("nothing-to-say", [CLOSE], ["DB", "ACTION", "COMMUNICATE"]),
     _task("unknown-id", [("add_note", {"account_id": "acc-404", "text": "x"})], ["DB", "ACTION"]),
-    _task("new-id", [("open_account", {"owner": "bo"}), ("close_account", {"account_id": "acc-2"})], ["DB", "ACTION"],
-          env_assertions=[{"env_type": "assistant", "func_name": "is_closed", "arguments": {"account_id": "acc-2"}}]),
-    _task("unknown-in-assertion", [CLOSE], ["DB", "ACTION", "ENV_ASSERTION"],
-          env_assertions=[{"env_type": "assistant", "func_name": "is_closed", "arguments": {"account_id": "acc-77"}}]),
+    _task(
+        "new-id",
+        [("open_account", {"owner": "bo"}), ("close_account", {"account_id": "acc-2"})],
+        ["DB", "ACTION"],
+        env_assertions=[{"env_type": "assistant", "func_name": "is_closed", "arguments": {"account_id": "acc-2"}}],
+    ),
+    _task(
+        "unknown-in-assertion",
+        [CLOSE],
+        ["DB", "ACTION", "ENV_ASSERTION"],
+        env_assertions=[{"env_type": "assistant", "func_name": "is_closed", "arguments": {"account_id": "acc-77"}}],
+    ),
     _task("broken", [CLOSE, CLOSE], ["DB", "ACTION"]),
     _task("random", [("stamp", {})], ["ACTION"]),
     _task("read-only", [], ["DB"]),
@@ -146,11 +153,13 @@ class LedgerDomain(Domain):
 
     def load(self, options: DomainOptions) -> DomainData:
         """Build the data in memory (or the tasks of options.tasks_file)."""
-        tasks = (bench_kernel.load_tasks(options.tasks_file, options.vocabulary) if options.tasks_file
-                 else bench_kernel.structure_tasks(self.tasks, options.vocabulary, source="ledger"))
+        tasks = (
+            bench_kernel.load_tasks(options.tasks_file, options.vocabulary)
+            if options.tasks_file
+            else bench_kernel.structure_tasks(self.tasks, options.vocabulary, source="ledger")
+        )
         state = State.from_records({"accounts": {"acc-1": {"owner": "ann", "open": True}}, "notes": {}})
-        return DomainData(name=self.name, tasks=tasks, policy="Help with accounts.", agent_toolkit=LedgerTools,
-                          agent_state=state, source="memory")
+        return DomainData(name=self.name, tasks=tasks, policy="Help with accounts.", agent_toolkit=LedgerTools, agent_state=state, source="memory")
 
 
 class LedgerPlugin:
@@ -255,8 +264,7 @@ def test_audits_are_cached_by_content_and_data(tmp_path: Path) -> None:
         first = audit_domain(registry, data, data.tasks, store)
         assert store.db.execute(f"select count(*) from {TABLE}").fetchone()[0] == len(TASKS)
         # A cached audit is read back, not recomputed: mark one and see the mark come back.
-        store.db.execute(f"update {TABLE} set audit_json = json_set(audit_json, '$.flags', json('[\"duplicate\"]')) "
-                         "where task_id = 'clean'")
+        store.db.execute(f"update {TABLE} set audit_json = json_set(audit_json, '$.flags', json('[\"duplicate\"]')) where task_id = 'clean'")
         store.db.conn.commit()
         again = audit_domain(registry, data, data.tasks, store)
         assert {a["id"]: a["flags"] for a in again["tasks"]}["clean"] == ["duplicate"]
@@ -321,8 +329,9 @@ def test_errors_are_one_clean_line(tmp_path: Path) -> None:
     unknown = CliRunner().invoke(bench_cli(["trust"]), ["audit", "--plugin", "no-such-plugin", "--db", str(tmp_path / "a.db")])
     assert unknown.exit_code == 1 and unknown.output.startswith("Error: ") and "Traceback" not in unknown.output
     (tmp_path / "bad.json").write_text('[{"id": 1}]')
-    bad = CliRunner().invoke(bench_cli(["trust"]), ["audit", "--plugin", "mock", "--tasks-file", str(tmp_path / "bad.json"),
-                                                    "--db", str(tmp_path / "a.db")])
+    bad = CliRunner().invoke(
+        bench_cli(["trust"]), ["audit", "--plugin", "mock", "--tasks-file", str(tmp_path / "bad.json"), "--db", str(tmp_path / "a.db")]
+    )
     assert bad.exit_code == 1 and bad.output.startswith("Error: ") and "bad.json" in bad.output
 
 
@@ -333,19 +342,22 @@ def test_a_duplicate_in_a_mock_task_file_is_found(tmp_path: Path) -> None:
     mock_tasks = json.loads(files("bench_mock").joinpath("data", "tasks.json").read_text(encoding="utf-8"))
     copy = {**mock_tasks[0], "id": "copy_of_first"}
     (tmp_path / "tasks.json").write_text(json.dumps([*mock_tasks[:3], copy]))
-    result = invoke("audit", "--plugin", "mock", "--tasks-file", str(tmp_path / "tasks.json"), "--db",
-                    str(tmp_path / "a.db"), "--format", "json")
+    result = invoke("audit", "--plugin", "mock", "--tasks-file", str(tmp_path / "tasks.json"), "--db", str(tmp_path / "a.db"), "--format", "json")
     flagged = {a["id"]: a["evidence"].get("duplicate") for a in json.loads(result.stdout)["tasks"]}
-    assert flagged == {mock_tasks[0]["id"]: "same content as task copy_of_first",
-                       "copy_of_first": f"same content as task {mock_tasks[0]['id']}", mock_tasks[1]["id"]: None,
-                       mock_tasks[2]["id"]: None}
+    assert flagged == {
+        mock_tasks[0]["id"]: "same content as task copy_of_first",
+        "copy_of_first": f"same content as task {mock_tasks[0]['id']}",
+        mock_tasks[1]["id"]: None,
+        mock_tasks[2]["id"]: None,
+    }
 
 
 @needs_mock
 def test_the_floor_agents_can_be_run(tmp_path: Path) -> None:
     for agent in ("talk-only", "refuse"):
-        result = invoke("run", "--plugin", "mock", "--agent", agent, "--db", str(tmp_path / "r.db"), "--format", "json",
-                        "--progress", "none", "--num-tasks", "3")
+        result = invoke(
+            "run", "--plugin", "mock", "--agent", agent, "--db", str(tmp_path / "r.db"), "--format", "json", "--progress", "none", "--num-tasks", "3"
+        )
         report = json.loads(result.stdout)
         assert result.exit_code == 0 and report["status"] == "complete"
         assert {t["mean_reward"] for t in report["tasks"]} == {0.0}
@@ -357,21 +369,41 @@ def test_the_floor_agents_can_be_run(tmp_path: Path) -> None:
 @needs_mock
 def test_exclude_flagged_leaves_flagged_tasks_out_and_says_so(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
-    result = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--exclude-flagged", "actions_unscored", "--db", db,
-                                                      "--format", "json", "--progress", "lines"])
+    result = CliRunner().invoke(
+        bench_cli(["mock"]),
+        ["run", "--plugin", "mock", "--exclude-flagged", "actions_unscored", "--db", db, "--format", "json", "--progress", "lines"],
+    )
     assert result.exit_code == 0, result.output
     header, _, _ = result.stderr.partition("conversations to run")
     assert "excluded 9 task(s) flagged actions_unscored by `bench audit`" in header
     report = json.loads(result.stdout)
     assert len(report["tasks"]) == 3 and {k: v for k, v in report["validity"]["excluded"].items() if k != "task_ids"} == {
-        "flags": ["actions_unscored"], "tasks": 9}
+        "flags": ["actions_unscored"],
+        "tasks": 9,
+    }
     assert len(report["validity"]["excluded"]["task_ids"]) == 9
     assert report["config"]["exclude_flagged"] == ["actions_unscored"]
     bad = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--exclude-flagged", "flaky", "--db", db])
     assert bad.exit_code == 1 and "unknown flag 'flaky' for --exclude-flagged (flags: passed_by_floor, actions_unscored" in bad.output
     # names split at commas, in the flags' own order whatever the command line's: one run, one id
-    again = CliRunner().invoke(bench_cli(["mock"]), ["run", "--plugin", "mock", "--exclude-flagged", "duplicate,actions_unscored",
-                                                     "--exclude-flagged", "duplicate", "--db", db, "--format", "json", "--progress", "none"])
+    again = CliRunner().invoke(
+        bench_cli(["mock"]),
+        [
+            "run",
+            "--plugin",
+            "mock",
+            "--exclude-flagged",
+            "duplicate,actions_unscored",
+            "--exclude-flagged",
+            "duplicate",
+            "--db",
+            db,
+            "--format",
+            "json",
+            "--progress",
+            "none",
+        ],
+    )
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["config"]["exclude_flagged"] == ["actions_unscored", "duplicate"]
 
@@ -384,8 +416,7 @@ def test_exclude_flagged_with_a_dynamic_flag_audits_and_caches_first(tmp_path: P
     store = open_store(tmp_path / "r.db")
     try:
         assert {r["task_id"] for r in store.conversations(summary.run_id)} == {"clean"}
-        assert store.last_run_event(summary.run_id, (EXCLUDED_EVENT,))["tasks"] == {
-            "read-only": ["passed_by_floor"], "broken": ["gold_fails"]}
+        assert store.last_run_event(summary.run_id, (EXCLUDED_EVENT,))["tasks"] == {"read-only": ["passed_by_floor"], "broken": ["gold_fails"]}
         assert store.db.execute(f"select count(*) from {TABLE}").fetchone()[0] == 3
     finally:
         store.close()
@@ -403,7 +434,8 @@ def test_the_validity_card_in_every_format(tmp_path: Path) -> None:
     store = open_store(db)
     try:
         assert store.last_run_event(summary.run_id, (STATIC_FLAGS_EVENT,))["flags"]["upgrade_by_email"] == {
-            "actions_unscored": "2 gold action(s) (find_customer_by_email, change_plan) while the basis is DB" + DB_NOTE}
+            "actions_unscored": "2 gold action(s) (find_customer_by_email, change_plan) while the basis is DB" + DB_NOTE
+        }
         card = stored_report(store, summary.run_id).card("validity")
         assert card["floors"]["do-nothing"] == {"pass_rate": 0.0, "n": 12, "source": "baseline arm"}
         assert card["floors"]["talk-only"] is None and card["ceiling"]["source"] == "gold replay"

@@ -54,8 +54,7 @@ def test_airline_done_when(tmp_path: Path) -> None:
     assert len(audits) == 50 and all(a["ceiling"] == 1.0 for a in audits.values())
     # actions_unscored: exactly the tasks whose criteria hold actions while the basis lacks ACTION (read from the file).
     raw = json.loads((data_dir / "tasks.json").read_text())
-    unscored = {t["id"] for t in raw if (t["evaluation_criteria"].get("actions") and
-                                         "ACTION" not in t["evaluation_criteria"]["reward_basis"])}
+    unscored = {t["id"] for t in raw if (t["evaluation_criteria"].get("actions") and "ACTION" not in t["evaluation_criteria"]["reward_basis"])}
     assert {i for i, a in audits.items() if "actions_unscored" in a["flags"]} == unscored
     assert len(unscored) == 43
     # The do-nothing floor passes exactly the tasks a real run's baseline arm passes.
@@ -69,13 +68,16 @@ def test_airline_done_when(tmp_path: Path) -> None:
     assert len(baseline) == 23
 
 
-@pytest.mark.parametrize(("plugin", "tau2", "extra"), [
-    ("retail", True, []),
-    ("telecom", True, [] if os.environ.get("BENCH_AUDIT_FULL") == "1" else ["--split", "small"]),
-    ("banking_knowledge", True, []),
-    ("banking", False, []),
-    ("services", False, []),
-])
+@pytest.mark.parametrize(
+    ("plugin", "tau2", "extra"),
+    [
+        ("retail", True, []),
+        ("telecom", True, [] if os.environ.get("BENCH_AUDIT_FULL") == "1" else ["--split", "small"]),
+        ("banking_knowledge", True, []),
+        ("banking", False, []),
+        ("services", False, []),
+    ],
+)
 def test_every_domain_audits(tmp_path: Path, plugin: str, tau2: bool, extra: list[str]) -> None:
     needs_plugin(plugin)
     args = ["--plugin", plugin, *(["--data-dir", str(reference(plugin))] if tau2 else []), *extra]

@@ -71,8 +71,9 @@ def coin_runs(tmp_path: Path) -> str:
 
 def outcomes(db: str, run_id: str) -> dict[str, list[bool]]:
     with sqlite3.connect(db) as conn:
-        rows = conn.execute("select task_id, trial, reward from conversations where run_id = ? and arm = 'agent' "
-                            "order by task_id, trial", [run_id]).fetchall()
+        rows = conn.execute(
+            "select task_id, trial, reward from conversations where run_id = ? and arm = 'agent' order by task_id, trial", [run_id]
+        ).fetchall()
     table: dict[str, list[bool]] = {}
     for task, _, reward in rows:
         table.setdefault(task, []).append(reward >= 1.0)
@@ -131,11 +132,13 @@ def test_plan_on_a_noisy_run(coin_runs: str) -> None:
 
 def test_plan_errors(coin_runs: str, tmp_path: Path) -> None:
     runner = CliRunner()
-    for args, message in ((["--baseline", "nope", "--delta", "0.05"], "no run 'nope'"),
-                          (["--baseline", "coin-1", "--delta", "0"], "--delta must be"),
-                          (["--baseline", "coin-1", "--delta", "1"], "--delta must be"),
-                          (["--baseline", "coin-1", "--delta", "-0.1"], "--delta must be"),
-                          (["--baseline", "coin-1", "--delta", "0.1", "--power", "1.5"], "--power")):
+    for args, message in (
+        (["--baseline", "nope", "--delta", "0.05"], "no run 'nope'"),
+        (["--baseline", "coin-1", "--delta", "0"], "--delta must be"),
+        (["--baseline", "coin-1", "--delta", "1"], "--delta must be"),
+        (["--baseline", "coin-1", "--delta", "-0.1"], "--delta must be"),
+        (["--baseline", "coin-1", "--delta", "0.1", "--power", "1.5"], "--power"),
+    ):
         result = runner.invoke(bench_cli(["trust"]), ["plan", *args, "--db", coin_runs])
         assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output, result.output
     missing = runner.invoke(bench_cli(["trust"]), ["plan", "--baseline", "x", "--delta", "0.1", "--db", str(tmp_path / "none.db")])

@@ -127,8 +127,7 @@ def test_simulation_the_mdd_gives_its_stated_power() -> None:
     mdd = minimum_detectable_difference(se)
     assert 0.1 < mdd < 0.2
     sim = rng("noise:simulation:draws")
-    power = sum(_paired_test_rejects(_run(sim, p, trials), _run(sim, [x + mdd for x in p], trials), trials)
-                for _ in range(draws)) / draws
+    power = sum(_paired_test_rejects(_run(sim, p, trials), _run(sim, [x + mdd for x in p], trials), trials) for _ in range(draws)) / draws
     size = sum(_paired_test_rejects(_run(sim, p, trials), _run(sim, p, trials), trials) for _ in range(draws)) / draws
     # 4000 draws: the standard error of the power is 0.006. The z-test with an estimated standard error over 40 tasks
     # is a little liberal (a t-test would not be), hence a size up to 0.07.
@@ -173,8 +172,7 @@ def test_a_comparison_carries_the_noise_verdict() -> None:
     a = {"t1": [1, 0, 1, 0], "t2": [1, 1, 1, 0], "t3": [0, 0, 1, 0]}
     b = {"t1": [1, 1, 0, 0], "t2": [1, 1, 1, 1], "t3": [0, 1, 0, 0]}
     # What `bench compare --format json` holds: per task the trials and successes of each run, and pass^1's paired figure.
-    tasks = [{"task_id": t, "trials_a": len(a[t]), "successes_a": sum(a[t]), "trials_b": len(b[t]), "successes_b": sum(b[t])}
-             for t in a]
+    tasks = [{"task_id": t, "trials_a": len(a[t]), "successes_a": sum(a[t]), "trials_b": len(b[t]), "successes_b": sum(b[t])} for t in a]
     figure = {"difference": 0.25 / 3, "low": -0.1, "high": 0.25}
     noise = comparison_noise({"tasks": tasks, "pass_hat_k": {"1": figure}})
     assert noise is not None and noise["difference"] == pytest.approx(0.25 / 3, abs=1e-6)

@@ -19,8 +19,12 @@ from bench_kernel import ConfigError, db_option
 @click.argument("run_id", required=False)
 @db_option
 @click.option("--port", type=click.IntRange(1, 65535), default=8001, show_default=True, help="Port to listen on.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind (127.0.0.1: this machine only; the database is served to anyone who can reach it).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind (127.0.0.1: this machine only; the database is served to anyone who can reach it).",
+)
 def view_command(run_id: str | None, db_path: str, port: int, host: str) -> None:
     """Browse the results database in Datasette (read-only): run pages, conversations, canned queries, comparisons."""
     from bench_view import server

@@ -88,8 +88,11 @@ async def audio_view(datasette: Any, request: Any) -> Any:
             return str(exc)
         if timeline is None:
             known = store.db.execute("select 1 from conversations where id = ?", [conversation_id]).fetchone()
-            return (f"conversation {conversation_id!r} is not a full-duplex conversation: it has no recording" if known
-                    else f"no conversation {conversation_id!r} in this database")
+            return (
+                f"conversation {conversation_id!r} is not a full-duplex conversation: it has no recording"
+                if known
+                else f"no conversation {conversation_id!r} in this database"
+            )
         try:
             return duplex.recording(timeline, store.path)
         except duplex.NoRecording as exc:
@@ -100,8 +103,7 @@ async def audio_view(datasette: Any, request: Any) -> Any:
         return await problem(datasette, request, found, 404)
     wanted = duplex.byte_range(request.headers.get("range"), found.stat().st_size)
     if wanted is None:
-        return Response.text("range not satisfiable", status=416,
-                             headers={"content-range": f"bytes */{found.stat().st_size}"})
+        return Response.text("range not satisfiable", status=416, headers={"content-range": f"bytes */{found.stat().st_size}"})
     return FileSlice(found, wanted)
 
 
@@ -115,9 +117,12 @@ class FileSlice:
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         """The response's headers: type, length, byte ranges, an inline file name."""
-        found = [("content-type", "audio/wav"), ("accept-ranges", "bytes"),
-                 ("content-length", str(self.part.end - self.part.start + 1)),
-                 ("content-disposition", f'inline; filename="{self.path.name}"')]
+        found = [
+            ("content-type", "audio/wav"),
+            ("accept-ranges", "bytes"),
+            ("content-length", str(self.part.end - self.part.start + 1)),
+            ("content-disposition", f'inline; filename="{self.path.name}"'),
+        ]
         if self.part.partial:
             found.append(("content-range", f"bytes {self.part.start}-{self.part.end}/{self.part.size}"))
         return [(k.encode(), v.encode("latin-1", "replace")) for k, v in found]
@@ -154,9 +159,13 @@ async def compare_view(datasette: Any, request: Any) -> Response:
 @hookimpl
 def register_routes() -> list[tuple[str, Any]]:
     """Our pages under /-/bench."""
-    return [(r"^/-/bench$", index_view), (r"^/-/bench/run$", run_view),
-            (r"^/-/bench/conversation$", conversation_view), (r"^/-/bench/compare$", compare_view),
-            (r"^/-/bench/audio$", audio_view)]
+    return [
+        (r"^/-/bench$", index_view),
+        (r"^/-/bench/run$", run_view),
+        (r"^/-/bench/conversation$", conversation_view),
+        (r"^/-/bench/compare$", compare_view),
+        (r"^/-/bench/audio$", audio_view),
+    ]
 
 
 @hookimpl

@@ -38,8 +38,9 @@ class NoRecording(BenchError):
 
 def load_timeline(store: Store, conversation_id: str) -> Timeline | None:
     """The conversation's stored `duplex.timeline`, or None for a turn-based conversation."""
-    row = store.db.execute("select data_json from conversation_events where conversation_id = ? and kind = ? "
-                           "order by idx limit 1", [conversation_id, Timeline.kind]).fetchone()
+    row = store.db.execute(
+        "select data_json from conversation_events where conversation_id = ? and kind = ? order by idx limit 1", [conversation_id, Timeline.kind]
+    ).fetchone()
     if row is None:
         return None
     return structure(json.loads(row[0] or "{}"), Timeline, source=f"{Timeline.kind} event of {conversation_id}")
@@ -55,9 +56,11 @@ def summary(data: dict[str, Any]) -> str:
     tick_ms, ticks = int(data.get("tick_ms") or 0), int(data.get("ticks") or 0)
     tools = data.get("tools") or []
     audio = f"audio kept ({Path(data['audio_file']).name})" if data.get("audio_file") else "audio not kept"
-    return (f"{seconds(ticks, tick_ms)} s ({ticks} ticks of {tick_ms} ms), speech runs: "
-            f"user {len(data.get('user_speech') or [])}, agent {len(data.get('agent_speech') or [])}, "
-            f"{len(tools)} tool call{'' if len(tools) == 1 else 's'}, {audio}")
+    return (
+        f"{seconds(ticks, tick_ms)} s ({ticks} ticks of {tick_ms} ms), speech runs: "
+        f"user {len(data.get('user_speech') or [])}, agent {len(data.get('agent_speech') or [])}, "
+        f"{len(tools)} tool call{'' if len(tools) == 1 else 's'}, {audio}"
+    )
 
 
 def speech_line(data: dict[str, Any], tick_ms: int) -> str:
@@ -77,9 +80,14 @@ def page(timeline: Timeline, conversation_id: str, db_path: Path | None) -> dict
             url = audio_url(conversation_id)
         except NoRecording as exc:
             note = str(exc)
-    return {"strip": strip(timeline), "audio_url": url,
-            "audio_file": timeline.audio_file, "audio_note": note, "seconds": timeline.seconds(),
-            "conditions": sorted((k, v if isinstance(v, str) else json.dumps(v)) for k, v in timeline.conditions.items())}
+    return {
+        "strip": strip(timeline),
+        "audio_url": url,
+        "audio_file": timeline.audio_file,
+        "audio_note": note,
+        "seconds": timeline.seconds(),
+        "conditions": sorted((k, v if isinstance(v, str) else json.dumps(v)) for k, v in timeline.conditions.items()),
+    }
 
 
 def audio_url(conversation_id: str) -> str:
@@ -96,8 +104,10 @@ def length_note(timeline: Timeline, path: Path) -> str | None:
         return f"the recording {path} cannot be read as WAV: {exc}"
     # The loop writes one tick of audio per tick played; anything else is not this conversation's recording.
     if abs(length - timeline.seconds()) > timeline.tick_ms / 1000:
-        return (f"the recording lasts {length:.1f} s but the conversation {timeline.seconds():.1f} s: "
-                "the file may hold another conversation (overwritten)")
+        return (
+            f"the recording lasts {length:.1f} s but the conversation {timeline.seconds():.1f} s: "
+            "the file may hold another conversation (overwritten)"
+        )
     return None
 
 
@@ -110,9 +120,17 @@ def strip(timeline: Timeline) -> dict[str, Any]:
     segments = speech_segments(timeline)
     runs = [run_rect(segment, timeline, scale) for segment in segments]
     marks = [*tool_marks(timeline, scale), *action_marks(timeline, segments, scale), *effect_marks(timeline, scale)]
-    return {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "axis_y": AXIS_Y,
-            "lanes": [{"name": name, "y": y, "h": h, "mid": y + h / 2} for name, (y, h) in LANES.items()],
-            "runs": runs, "marks": marks, "axis": axis(timeline, scale)}
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "right": WIDTH - RIGHT,
+        "axis_y": AXIS_Y,
+        "lanes": [{"name": name, "y": y, "h": h, "mid": y + h / 2} for name, (y, h) in LANES.items()],
+        "runs": runs,
+        "marks": marks,
+        "axis": axis(timeline, scale),
+    }
 
 
 def x_of(tick: float, scale: float) -> float:
@@ -125,26 +143,41 @@ def run_rect(segment: SpeechSegment, timeline: Timeline, scale: float) -> dict[s
     y, h = LANES[segment.side]
     flags = [name for name in ("backchannel", "interrupted", "overlapped") if getattr(segment, name)]
     text = segment.text if len(segment.text) <= MAX_TITLE else segment.text[:MAX_TITLE] + "…"
-    title = (f"{segment.side} {seconds(segment.start_tick, timeline.tick_ms)}-{seconds(segment.end_tick, timeline.tick_ms)} s"
-             + (f" ({', '.join(flags)})" if flags else "") + f": {text or '(no text)'}")
-    return {"x": x_of(segment.start_tick, scale), "y": y, "h": h, "side": segment.side,
-            "w": round(max((segment.end_tick - segment.start_tick) * scale, MIN_RUN), 2),
-            "cls": " ".join(["run", segment.side, *flags]), "title": title}
+    title = (
+        f"{segment.side} {seconds(segment.start_tick, timeline.tick_ms)}-{seconds(segment.end_tick, timeline.tick_ms)} s"
+        + (f" ({', '.join(flags)})" if flags else "")
+        + f": {text or '(no text)'}"
+    )
+    return {
+        "x": x_of(segment.start_tick, scale),
+        "y": y,
+        "h": h,
+        "side": segment.side,
+        "w": round(max((segment.end_tick - segment.start_tick) * scale, MIN_RUN), 2),
+        "cls": " ".join(["run", segment.side, *flags]),
+        "title": title,
+    }
 
 
 def mark(kind: str, tick: int, lane: str, title: str, timeline: Timeline, scale: float, **extra: Any) -> dict[str, Any]:
     """A vertical mark at a tick across a lane (or part of it)."""
     y, h = LANES[lane]
-    return {"kind": kind, "x": x_of(tick + 0.5, scale), "y1": y, "y2": y + h, "cls": f"mark {kind}",
-            "title": f"{seconds(tick, timeline.tick_ms)} s: {title}", **extra}
+    return {
+        "kind": kind,
+        "x": x_of(tick + 0.5, scale),
+        "y1": y,
+        "y2": y + h,
+        "cls": f"mark {kind}",
+        "title": f"{seconds(tick, timeline.tick_ms)} s: {title}",
+        **extra,
+    }
 
 
 def tool_marks(timeline: Timeline, scale: float) -> Iterator[dict[str, Any]]:
     """Each tool call in the tools lane, coloured by who called it; errors in red."""
     for stamp in timeline.tools:
         kind = "tool-error" if stamp.error else f"tool-{stamp.requestor}"
-        yield mark(kind, stamp.tick, "tools", f"{stamp.requestor} calls {stamp.name}" + (" (error)" if stamp.error else ""),
-                   timeline, scale)
+        yield mark(kind, stamp.tick, "tools", f"{stamp.requestor} calls {stamp.name}" + (" (error)" if stamp.error else ""), timeline, scale)
 
 
 def action_marks(timeline: Timeline, segments: list[SpeechSegment], scale: float) -> Iterator[dict[str, Any]]:
@@ -157,8 +190,15 @@ def action_marks(timeline: Timeline, segments: list[SpeechSegment], scale: float
     for segment in segments:
         # A user run starting over the agent's speech (not a backchannel) is a barge-in: marked across both lanes.
         if segment.side == "user" and segment.overlapped and not segment.backchannel:
-            yield mark("barge-in", segment.start_tick, "user", "user barges in while the agent speaks", timeline, scale,
-                       y2=LANES["agent"][0] + LANES["agent"][1])
+            yield mark(
+                "barge-in",
+                segment.start_tick,
+                "user",
+                "user barges in while the agent speaks",
+                timeline,
+                scale,
+                y2=LANES["agent"][0] + LANES["agent"][1],
+            )
     for entry in timeline.agent:
         if entry.truncated:
             yield mark("truncated", entry.tick, "agent", "agent cut off (truncated)", timeline, scale)
@@ -168,11 +208,16 @@ def effect_marks(timeline: Timeline, scale: float) -> Iterator[dict[str, Any]]:
     """Audio effects applied to either side's chunk (bursts, inserted speech, muffling, frame drops) as dots."""
     for side in ("user", "agent"):
         y, h = LANES[side]
-        for entry in (timeline.user if side == "user" else timeline.agent):
+        for entry in timeline.user if side == "user" else timeline.agent:
             if entry.effects:
                 described = "; ".join(", ".join(f"{k}={v}" for k, v in effect.items()) for effect in entry.effects)
-                yield {"kind": "effect", "x": x_of(entry.tick + 0.5, scale), "cy": y + h - 3, "cls": "mark effect",
-                       "title": f"{seconds(entry.tick, timeline.tick_ms)} s: {side} audio effect: {described}"}
+                yield {
+                    "kind": "effect",
+                    "x": x_of(entry.tick + 0.5, scale),
+                    "cy": y + h - 3,
+                    "cls": "mark effect",
+                    "title": f"{seconds(entry.tick, timeline.tick_ms)} s: {side} audio effect: {described}",
+                }
 
 
 def axis(timeline: Timeline, scale: float) -> list[dict[str, Any]]:
@@ -180,8 +225,7 @@ def axis(timeline: Timeline, scale: float) -> list[dict[str, Any]]:
     total = timeline.seconds()
     step = next((s for s in AXIS_STEPS if total / s <= 12), AXIS_STEPS[-1])
     ticks_per_second = 1000 / timeline.tick_ms
-    return [{"x": x_of(second * ticks_per_second, scale), "label": f"{second} s"}
-            for second in range(0, int(total) + 1, step)]
+    return [{"x": x_of(second * ticks_per_second, scale), "label": f"{second} s"} for second in range(0, int(total) + 1, step)]
 
 
 # The recording --------------------------------------------------------------------------------------------------
@@ -220,7 +264,7 @@ def byte_range(header: str | None, size: int) -> ByteRange | None:
     whole = ByteRange(0, size - 1, size, False)
     if not header or not header.startswith("bytes=") or "," in header:
         return whole  # a missing, foreign-unit or multi-range header gets the whole file, as RFC 9110 allows
-    first, _, last = header[len("bytes="):].strip().partition("-")
+    first, _, last = header[len("bytes=") :].strip().partition("-")
     try:
         if not first:
             start, end = max(size - int(last), 0), size - 1

@@ -65,23 +65,33 @@ def run_page(store: Store, run_id: str, database: str) -> dict[str, Any]:
     assert run is not None
     registry, notes = run_registry(run)
     report = build_report(store, run_id, registry)
-    figures = [{"name": "average reward", **report.average_reward, "of": "conversations",
-                "url": conversations_url(database, run_id, "agent")}]
+    figures = [{"name": "average reward", **report.average_reward, "of": "conversations", "url": conversations_url(database, run_id, "agent")}]
     figures += [{"name": f"pass^{k}", **v, "of": "tasks", "url": "#tasks"} for k, v in report.pass_hat_k.items()]
     figures += [{"name": f"pass@{k}", **v, "of": "tasks", "url": "#tasks"} for k, v in report.pass_at_k.items()]
-    figures += [{"name": f"component {name}", **v, "of": "conversations",
-                 "url": metric_url(database, run_id, KERNEL, f"component.{name}")}
-                for name, v in report.components.items()]
-    figures += [{"name": name, **v, "of": "conversations",
-                 "url": metric_url(database, run_id, *name.split(":", 1))}
-                for name, v in report.metrics.items()]
+    figures += [
+        {"name": f"component {name}", **v, "of": "conversations", "url": metric_url(database, run_id, KERNEL, f"component.{name}")}
+        for name, v in report.components.items()
+    ]
+    figures += [
+        {"name": name, **v, "of": "conversations", "url": metric_url(database, run_id, *name.split(":", 1))} for name, v in report.metrics.items()
+    ]
     return {
-        "run": run, "report": report, "notes": notes, "figures": figures, "settings": task.run_settings(run),
-        "terminations": [{"reason": k, "count": v, "url": conversations_url(database, run_id, "agent", k)}
-                         for k, v in report.terminations.items()],
+        "run": run,
+        "report": report,
+        "notes": notes,
+        "figures": figures,
+        "settings": task.run_settings(run),
+        "terminations": [{"reason": k, "count": v, "url": conversations_url(database, run_id, "agent", k)} for k, v in report.terminations.items()],
         # Usage an agent reported about its own model calls has no ledger rows to link to.
-        "costs": [{**c, "url": None if c["role"].endswith("(reported)") else
-                   table_url(database, "llm_calls", run_id=run_id, role=c["role"], model=c["model"])} for c in report.costs],
+        "costs": [
+            {
+                **c,
+                "url": None
+                if c["role"].endswith("(reported)")
+                else table_url(database, "llm_calls", run_id=run_id, role=c["role"], model=c["model"]),
+            }
+            for c in report.costs
+        ],
         "agent_label": agent_label(report.header),
         "baseline_url": conversations_url(database, run_id, "baseline"),
         "tasks": _tasks(store, run_id, report.tasks),
@@ -115,7 +125,8 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
     except BenchError as exc:  # a malformed timeline spoils its strip, never the rest of the page
         duplex_error = str(exc)
     return {
-        "conversation": conversation, "passed": is_success(conversation["reward"]),
+        "conversation": conversation,
+        "passed": is_success(conversation["reward"]),
         "attributes": json.loads(conversation.get("attributes_json") or "{}"),
         "run_url": run_url(conversation["run_id"]),
         "settings": task.run_settings(run),
@@ -129,9 +140,11 @@ def conversation_page(store: Store, conversation_id: str, database: str) -> dict
         "metrics": [{**m, "details": pretty(m["details_json"])} for m in metrics],
         "llm_calls": calls,
         "llm_calls_url": table_url(database, "llm_calls", conversation_id=conversation_id),
-        "totals": {"prompt_tokens": sum(c["prompt_tokens"] or 0 for c in calls),
-                   "completion_tokens": sum(c["completion_tokens"] or 0 for c in calls),
-                   "cost": None if any(c["cost"] is None and not c["error"] for c in calls) else sum(c["cost"] or 0.0 for c in calls)},
+        "totals": {
+            "prompt_tokens": sum(c["prompt_tokens"] or 0 for c in calls),
+            "completion_tokens": sum(c["completion_tokens"] or 0 for c in calls),
+            "cost": None if any(c["cost"] is None and not c["error"] for c in calls) else sum(c["cost"] or 0.0 for c in calls),
+        },
     }
 
 
@@ -142,8 +155,7 @@ def timeline(store: Store, conversation_id: str, tick_ms: int = TICK_MS) -> list
     """
     calls: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for call in store.db.query("select * from tool_calls where conversation_id = ? order by message_idx", [conversation_id]):
-        calls[call["message_idx"]].append({**call, "arguments": pretty(call["arguments_json"]), "result": None,
-                                           "result_idx": None})
+        calls[call["message_idx"]].append({**call, "arguments": pretty(call["arguments_json"]), "result": None, "result_idx": None})
     events: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for event in store.conversation_events(conversation_id):
         events[event["message_index"]].append(_event(event, tick_ms))
@@ -179,8 +191,12 @@ def attribution(conversation: dict[str, Any]) -> dict[str, Any] | None:
         evidence = {"evidence": conversation.get("attribution_evidence")}
     if not isinstance(evidence, dict):
         evidence = {"evidence": evidence}
-    return {"label": label, "rule": evidence.get("rule"), "source": evidence.get("source"),
-            "evidence": evidence.get("evidence") if isinstance(evidence.get("evidence"), str) else pretty(json.dumps(evidence.get("evidence")))}
+    return {
+        "label": label,
+        "rule": evidence.get("rule"),
+        "source": evidence.get("source"),
+        "evidence": evidence.get("evidence") if isinstance(evidence.get("evidence"), str) else pretty(json.dumps(evidence.get("evidence"))),
+    }
 
 
 def reviews(store: Store, conversation_id: str) -> list[dict[str, Any]]:
@@ -197,10 +213,19 @@ def reviews(store: Store, conversation_id: str) -> list[dict[str, Any]]:
 def _event(row: dict[str, Any], tick_ms: int) -> dict[str, Any]:
     data = json.loads(row["data_json"] or "{}")
     line = _one_line(row["kind"], data, tick_ms)
-    return {"kind": row["kind"], "source": row["source"], "ts_utc": row["ts_utc"], "message_index": row["message_index"],
-            "data": data, "meant": data.get("meant"), "heard": data.get("heard"), "line": line,
-            "fields": [] if line else [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in sorted(data.items())
-                       if k not in ("meant", "heard")]}
+    return {
+        "kind": row["kind"],
+        "source": row["source"],
+        "ts_utc": row["ts_utc"],
+        "message_index": row["message_index"],
+        "data": data,
+        "meant": data.get("meant"),
+        "heard": data.get("heard"),
+        "line": line,
+        "fields": []
+        if line
+        else [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in sorted(data.items()) if k not in ("meant", "heard")],
+    }
 
 
 def _one_line(kind: str, data: dict[str, Any], tick_ms: int) -> str | None:
@@ -215,7 +240,12 @@ def _one_line(kind: str, data: dict[str, Any], tick_ms: int) -> str | None:
 def compare_page(store: Store, run_a: str, run_b: str, database: str) -> dict[str, Any]:
     """Two runs compared, each task linking to its conversations in both runs."""
     comparison = compare_stored(store, run_a, store, run_b)
-    tasks = [{**t, "url_a": conversations_url(database, run_a, "agent", task_id=t["task_id"]),
-              "url_b": conversations_url(database, run_b, "agent", task_id=t["task_id"])}
-             for t in comparison.tasks]
+    tasks = [
+        {
+            **t,
+            "url_a": conversations_url(database, run_a, "agent", task_id=t["task_id"]),
+            "url_b": conversations_url(database, run_b, "agent", task_id=t["task_id"]),
+        }
+        for t in comparison.tasks
+    ]
     return {"comparison": comparison, "tasks": tasks, "run_a_url": run_url(run_a), "run_b_url": run_url(run_b)}

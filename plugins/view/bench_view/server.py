@@ -44,8 +44,12 @@ def build_app(db_path: Path) -> Any:
     database = db_path.stem
     meta = metadata(database)
     meta["plugins"] = {NAME: {"database": database, "path": str(db_path.resolve())}}
-    return Datasette(immutables=[str(db_path)], metadata=meta, template_dir=str(TEMPLATES),
-                     settings={"default_page_size": 50, "sql_time_limit_ms": 5000, "allow_download": False})
+    return Datasette(
+        immutables=[str(db_path)],
+        metadata=meta,
+        template_dir=str(TEMPLATES),
+        settings={"default_page_size": 50, "sql_time_limit_ms": 5000, "allow_download": False},
+    )
 
 
 def serve(db_path: Path, port: int, host: str = HOST) -> None:

@@ -26,8 +26,7 @@ from bench_kernel import (
     run_registry,
 )
 
-DOMAIN_KEYS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file",
-               "plugins")
+DOMAIN_KEYS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file", "plugins")
 """The stored run settings that decide which tasks the run's conversations had (the cache's key)."""
 
 
@@ -66,8 +65,10 @@ def _load(run: RunRecord) -> LoadedTasks:
     try:
         data = load_run_domain(run, registry)
     except BenchError as exc:
-        return LoadedTasks(data=None, notes=(f"the run's tasks could not be loaded ({exc}): start `bench view` where the run "
-                                             "was started, with its plugins installed",))
+        return LoadedTasks(
+            data=None,
+            notes=(f"the run's tasks could not be loaded ({exc}): start `bench view` where the run was started, with its plugins installed",),
+        )
     return LoadedTasks(data=data)
 
 
@@ -79,8 +80,10 @@ def find_task(run: RunRecord, task_id: str) -> tuple[Task | None, list[str]]:
         return None, notes
     task = next((t for t in loaded.data.tasks if t.id == task_id), None)
     if task is None:
-        notes.append(f"task {task_id!r} is not among the {len(loaded.data.tasks)} tasks of domain {loaded.data.name!r} "
-                     "(a task composed for the run, e.g. by goal shifts, or one removed since)")
+        notes.append(
+            f"task {task_id!r} is not among the {len(loaded.data.tasks)} tasks of domain {loaded.data.name!r} "
+            "(a task composed for the run, e.g. by goal shifts, or one removed since)"
+        )
     return task, notes
 
 
@@ -98,9 +101,12 @@ def task_page(task: Task, checks: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "script": scenario.script or [],
         "actions": [_action(a, checks.get(f"{a.action_id} {a.name}")) for a in task.gold_actions()],
         "communicate_info": list(criteria.communicate_info or []) if criteria else [],
-        "env_assertions": [{"env_type": a.env_type, "call": f"{a.func_name}({_arguments(a.arguments)})",
-                            "assert_value": a.assert_value, "message": a.message}
-                           for a in (criteria.env_assertions or [])] if criteria else [],
+        "env_assertions": [
+            {"env_type": a.env_type, "call": f"{a.func_name}({_arguments(a.arguments)})", "assert_value": a.assert_value, "message": a.message}
+            for a in (criteria.env_assertions or [])
+        ]
+        if criteria
+        else [],
         "nl_assertions": list(criteria.nl_assertions or []) if criteria else [],
         "reward_basis": list(criteria.reward_basis) if criteria else [],
         "reward_rule": _rule(criteria.reward_rule) if criteria and criteria.reward_rule else None,
@@ -117,10 +123,15 @@ def _instructions(instructions: Any) -> list[tuple[str, str]]:
 def _action(action: Any, check: dict[str, Any] | None) -> dict[str, Any]:
     compared = action.compare_args
     return {
-        "action_id": action.action_id, "name": action.name, "requestor": action.requestor, "info": action.info,
+        "action_id": action.action_id,
+        "name": action.name,
+        "requestor": action.requestor,
+        "info": action.info,
         "compare": "the keys the call gives" if compared is None else (", ".join(compared) or "no key"),
-        "arguments": [{"key": k, "value": json.dumps(v, ensure_ascii=False, sort_keys=True),
-                       "compared": compared is None or k in compared} for k, v in action.arguments.items()],
+        "arguments": [
+            {"key": k, "value": json.dumps(v, ensure_ascii=False, sort_keys=True), "compared": compared is None or k in compared}
+            for k, v in action.arguments.items()
+        ],
         "check": check,
     }
 
@@ -139,17 +150,27 @@ def run_settings(run: RunRecord) -> dict[str, Any]:
     config = run.config
     recorded = config.get("profile")
     profile: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
-    models = [{"role": role, "backend": m.get("backend"), "model": m.get("model"), "base_url": public_url(m.get("base_url")),
-               "api_key_env": m.get("api_key_env")} for role, m in sorted((config.get("models") or {}).items())]
+    models = [
+        {
+            "role": role,
+            "backend": m.get("backend"),
+            "model": m.get("model"),
+            "base_url": public_url(m.get("base_url")),
+            "api_key_env": m.get("api_key_env"),
+        }
+        for role, m in sorted((config.get("models") or {}).items())
+    ]
     return {
-        "profile": profile.get("name") or "bench", "profile_hash": (profile.get("sha256") or "")[:12],
+        "profile": profile.get("name") or "bench",
+        "profile_hash": (profile.get("sha256") or "")[:12],
         "profile_path": profile.get("path"),
         "data": config.get("tasks_file") or config.get("data_dir") or "the domain plugin's packaged suite",
         "split": config.get("split"),
         "domains": [{"name": name, "hash": digest[:12]} for name, digest in sorted(run.task_sets.items())],
         "models": models,
-        "plugins": [{"name": p["name"], "version": p.get("version"), "distribution": p.get("distribution")}
-                    for p in run.plugins if not p.get("builtin")],
+        "plugins": [
+            {"name": p["name"], "version": p.get("version"), "distribution": p.get("distribution")} for p in run.plugins if not p.get("builtin")
+        ],
     }
 
 

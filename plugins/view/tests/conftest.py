@@ -47,13 +47,28 @@ def hand_added_events(db: Path) -> None:
     store = Store(db)
     try:
         base = {"conversation_id": FAILING, "run_id": "llm", "ts_utc": "2026-01-01T00:00:00.000+00:00"}
-        store.db.table("conversation_events").insert_all([
-            {**base, "idx": 100, "message_index": 1, "kind": "channel.transcript", "source": "voice",
-             "data_json": canonical_json({"meant": "Which plan is the fastest?", "heard": "Which plan is the fattest?",
-                                          "details": {"snr_db": 5}})},
-            {**base, "idx": 101, "message_index": 4, "kind": "goal.status", "source": "atod",
-             "data_json": canonical_json({"goal_id": "g1", "status": "failed", "previous_status": "active"})},
-        ])
+        store.db.table("conversation_events").insert_all(
+            [
+                {
+                    **base,
+                    "idx": 100,
+                    "message_index": 1,
+                    "kind": "channel.transcript",
+                    "source": "voice",
+                    "data_json": canonical_json(
+                        {"meant": "Which plan is the fastest?", "heard": "Which plan is the fattest?", "details": {"snr_db": 5}}
+                    ),
+                },
+                {
+                    **base,
+                    "idx": 101,
+                    "message_index": 4,
+                    "kind": "goal.status",
+                    "source": "atod",
+                    "data_json": canonical_json({"goal_id": "g1", "status": "failed", "previous_status": "active"}),
+                },
+            ]
+        )
     finally:
         store.close()
 
@@ -65,12 +80,15 @@ def agent_with_its_own_models(db: Path) -> None:
     try:
         cid = store.db.execute("select id from conversations where run_id = 'idle' order by id limit 1").fetchone()[0]
         store.db.execute("update conversations set agent_cost = null where id = ?", [cid])
-        row = store.db.execute("select idx, message_json from messages where conversation_id = ? and role = 'assistant' "
-                               "order by idx desc limit 1", [cid]).fetchone()
+        row = store.db.execute(
+            "select idx, message_json from messages where conversation_id = ? and role = 'assistant' order by idx desc limit 1", [cid]
+        ).fetchone()
         usage = {"prompt_tokens": 321, "completion_tokens": 12}
         message = {**json.loads(row[1]), "usage": usage, "raw_data": {"model": "acme-large"}}
-        store.db.execute("update messages set usage_json = ?, message_json = ? where conversation_id = ? and idx = ?",
-                         [canonical_json(usage), canonical_json(message), cid, row[0]])
+        store.db.execute(
+            "update messages set usage_json = ?, message_json = ? where conversation_id = ? and idx = ?",
+            [canonical_json(usage), canonical_json(message), cid, row[0]],
+        )
         store.db.conn.commit()
     finally:
         store.close()
@@ -80,15 +98,42 @@ def agent_with_its_own_models(db: Path) -> None:
 def results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Runs: oracle with goal shifts (2 trials), oracle and do-nothing on the plain suite, an LLM agent with tool errors."""
     db = tmp_path_factory.mktemp("view") / "results.db"
-    bench("run", "--plugin", "mock", "--plugin", "gsrt", "--shifts", "1", "--trials", "2", "--run-id", SHIFTED_RUN,
-          "--db", str(db), "--format", "none")
+    bench(
+        "run", "--plugin", "mock", "--plugin", "gsrt", "--shifts", "1", "--trials", "2", "--run-id", SHIFTED_RUN, "--db", str(db), "--format", "none"
+    )
     bench("run", "--plugin", "mock", "--trials", "2", "--run-id", "plain", "--db", str(db), "--format", "none")
-    bench("run", "--plugin", "mock", "--agent", "do-nothing", "--trials", "2", "--no-baseline", "--run-id", "idle",
-          "--db", str(db), "--format", "none")
+    bench(
+        "run", "--plugin", "mock", "--agent", "do-nothing", "--trials", "2", "--no-baseline", "--run-id", "idle", "--db", str(db), "--format", "none"
+    )
     with FakeOpenAIServer(agent_model, api_key=KEY) as server:
-        bench("run", "--plugin", "mock", "--plugin", "llm", "--plugin", "openai", "--agent", "llm-fc", "--num-tasks", "2",
-              "--agent-model", "fake-model", "--agent-base-url", server.base_url, "--agent-api-key-env", "VIEW_KEY",
-              "--price", "fake-model=1,2", "--run-id", "llm", "--db", str(db), "--format", "none", env={"VIEW_KEY": KEY})
+        bench(
+            "run",
+            "--plugin",
+            "mock",
+            "--plugin",
+            "llm",
+            "--plugin",
+            "openai",
+            "--agent",
+            "llm-fc",
+            "--num-tasks",
+            "2",
+            "--agent-model",
+            "fake-model",
+            "--agent-base-url",
+            server.base_url,
+            "--agent-api-key-env",
+            "VIEW_KEY",
+            "--price",
+            "fake-model=1,2",
+            "--run-id",
+            "llm",
+            "--db",
+            str(db),
+            "--format",
+            "none",
+            env={"VIEW_KEY": KEY},
+        )
     sloppy_run(db, db.parent / "numbered_tasks.json")
     hand_added_events(db)
     agent_with_its_own_models(db)
@@ -119,16 +164,24 @@ def attribution_and_review(db: Path) -> None:
             if column not in columns:
                 store.db.execute(f"alter table conversations add column {column} text")
         evidence = {"rule": "wrong-arguments", "source": "rules", "evidence": "cancel_reservation called with another id"}
-        store.db.execute("update conversations set attribution = 'agent', attribution_evidence = ? where id = ?",
-                         [canonical_json(evidence), ATTRIBUTED])
+        store.db.execute(
+            "update conversations set attribution = 'agent', attribution_evidence = ? where id = ?", [canonical_json(evidence), ATTRIBUTED]
+        )
         store.db.conn.commit()
         if Review is None:
             return
-        review = Review(summary="The agent used the wrong argument in its write.", findings=(
-            Finding(side="agent", category="wrong_arguments", turn=4, severity="critical", reason="It changed the value."),))
+        review = Review(
+            summary="The agent used the wrong argument in its write.",
+            findings=(Finding(side="agent", category="wrong_arguments", turn=4, severity="critical", reason="It changed the value."),),
+        )
         save_review(store, {"conversation_id": REVIEWED, "reviewer": "review", "mode": "full"}, SLOPPY_RUN, "fake-reviewer", review)
-        save_review(store, {"conversation_id": REVIEWED, "reviewer": "review2", "mode": "full"}, SLOPPY_RUN, "fake-reviewer",
-                    "ReviewReplyError: no JSON in the reply")
+        save_review(
+            store,
+            {"conversation_id": REVIEWED, "reviewer": "review2", "mode": "full"},
+            SLOPPY_RUN,
+            "fake-reviewer",
+            "ReviewReplyError: no JSON in the reply",
+        )
     finally:
         store.close()
 
@@ -144,8 +197,13 @@ def viewer(results_db: Path) -> Iterator[str]:
     """`bench view` as a real process on a free port of 127.0.0.1; its base URL. Stopped at the end."""
     port = free_port()
     bench_exe = Path(sys.executable).with_name("bench")
-    process = subprocess.Popen([str(bench_exe), "view", "--db", str(results_db), "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "BENCH_DEBUG": ""})
+    process = subprocess.Popen(
+        [str(bench_exe), "view", "--db", str(results_db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BENCH_DEBUG": ""},
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -34,8 +34,7 @@ class SloppySession(AgentSession):
         message = await self.inner.respond(incoming)
         if not message.tool_calls:
             return message
-        calls = [c if c.name.startswith(READS) else ToolCall(id=c.id, name=c.name, arguments=wrong(c.arguments))
-                 for c in message.tool_calls]
+        calls = [c if c.name.startswith(READS) else ToolCall(id=c.id, name=c.name, arguments=wrong(c.arguments)) for c in message.tool_calls]
         return attrs.evolve(message, tool_calls=calls)
 
     def is_stop(self, message: AssistantMessage) -> bool:

@@ -22,14 +22,20 @@ if not CHROMIUM:
     pytest.skip("the Chromium test needs Debian's chromium: apt-get install -y chromium", allow_module_level=True)
 
 ARTEFACTS = Path(os.environ.get("BENCH_ARTEFACTS") or Path(__file__).resolve().parents[3] / "test-artefacts") / "view"
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
-         "--hide-scrollbars", "--window-size=1280,2400")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--window-size=1280,2400",
+)
 
 
 def chromium(*args: str, profile: Path) -> str:
     """Run headless Chromium once with its own profile directory; its stdout."""
-    done = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

@@ -47,8 +47,7 @@ def duplex_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Runs: full duplex keeping audio (2 tasks), full duplex without audio, and a turn-based run."""
     folder = tmp_path_factory.mktemp("duplex")
     db = folder / "results.db"
-    bench("run", "--mode", "full-duplex", *TASKS, "--no-baseline", "--run-id", "duplex", "--db", str(db),
-          "--keep-audio", str(folder / "audio"))
+    bench("run", "--mode", "full-duplex", *TASKS, "--no-baseline", "--run-id", "duplex", "--db", str(db), "--keep-audio", str(folder / "audio"))
     bench("run", "--mode", "full-duplex", *TASKS[:2], "--no-baseline", "--run-id", "duplex-silent", "--db", str(db))
     bench("run", *TASKS[:2], "--no-baseline", "--run-id", "turns", "--db", str(db))
     return db
@@ -83,8 +82,9 @@ def stored(db: Path, conversation_id: str, kind: str) -> list[dict[str, Any]]:
     """The data of a conversation's events of one kind, in order."""
     store = open_read_only(db)
     try:
-        rows = store.db.execute("select data_json from conversation_events where conversation_id = ? and kind = ? "
-                                "order by idx", [conversation_id, kind]).fetchall()
+        rows = store.db.execute(
+            "select data_json from conversation_events where conversation_id = ? and kind = ? order by idx", [conversation_id, kind]
+        ).fetchall()
     finally:
         store.close()
     return [json.loads(row[0]) for row in rows]
@@ -131,18 +131,19 @@ def rename_recording(db: Path, conversation_id: str, audio_file: str) -> None:
     """Point a conversation's stored timeline at another file."""
     store = Store(db)
     try:
-        row = store.db.execute("select idx, data_json from conversation_events where conversation_id = ? and kind = ?",
-                               [conversation_id, Timeline.kind]).fetchone()
+        row = store.db.execute(
+            "select idx, data_json from conversation_events where conversation_id = ? and kind = ?", [conversation_id, Timeline.kind]
+        ).fetchone()
         data = {**json.loads(row[1]), "audio_file": audio_file}
-        store.db.execute("update conversation_events set data_json = ? where conversation_id = ? and idx = ?",
-                         [json.dumps(data), conversation_id, row[0]])
+        store.db.execute(
+            "update conversation_events set data_json = ? where conversation_id = ? and idx = ?", [json.dumps(data), conversation_id, row[0]]
+        )
         store.db.conn.commit()
     finally:
         store.close()
 
 
-def test_a_relative_recording_is_found_beside_the_database(duplex_db: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           tmp_path: Path) -> None:
+def test_a_relative_recording_is_found_beside_the_database(duplex_db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # not where the recording is
     timeline = Timeline(ticks=10, audio_file="audio/" + Path(stored(duplex_db, KEPT, Timeline.kind)[0]["audio_file"]).name)
     assert duplex.recording(timeline, duplex_db) == duplex_db.parent / timeline.audio_file
@@ -160,7 +161,8 @@ def test_conversation_page_has_the_player_and_one_rect_per_speech_run(get: Get, 
     assert data is not None and data["duplex"]["audio_url"] == url("audio", KEPT) and data["duplex"]["audio_note"] is None
     strip = data["duplex"]["strip"]
     assert [(r["side"], r["title"].split(":")[0]) for r in strip["runs"]] == [
-        (s["side"], f"{s['side']} {s['start_tick'] / 5:.1f}-{s['end_tick'] / 5:.1f} s") for s in speech]
+        (s["side"], f"{s['side']} {s['start_tick'] / 5:.1f}-{s['end_tick'] / 5:.1f} s") for s in speech
+    ]
     assert [m["kind"] for m in strip["marks"]] == ["tool-agent", "tool-agent", "tool-user"]
     page = html.unescape(get(url("conversation", KEPT)).text)
     assert f'<audio controls preload="metadata" id="duplex-audio" src="{url("audio", KEPT)}">' in page
@@ -171,8 +173,9 @@ def test_conversation_page_has_the_player_and_one_rect_per_speech_run(get: Get, 
 
 def test_event_list_summarises_the_timeline_and_reads_speech_as_lines(get: Get, duplex_db: Path) -> None:
     data = stored(duplex_db, KEPT, Timeline.kind)[0]
-    assert duplex.summary(data) == (f"39.6 s (198 ticks of 200 ms), speech runs: user 3, agent 2, 3 tool calls, "
-                                    f"audio kept ({Path(data['audio_file']).name})")
+    assert duplex.summary(data) == (
+        f"39.6 s (198 ticks of 200 ms), speech runs: user 3, agent 2, 3 tool calls, audio kept ({Path(data['audio_file']).name})"
+    )
     page = html.unescape(get(url("conversation", KEPT)).text)
     timeline_event = re.search(r'<div class="event" data-kind="duplex.timeline">(.*?)</div>\s*</div>', page, re.S)
     assert timeline_event and duplex.summary(data) in timeline_event.group(1) and "utterance" not in timeline_event.group(1)
@@ -206,8 +209,9 @@ def long_call(runs: int = 300) -> Timeline:
     user_runs.append((3, 6))  # a barge-in: the user starts while the agent speaks, then yields
     agent.append(TimelineEntry(tick=8, truncated=True))
     tools = [ToolStamp(tick=7, requestor="agent", id="c1", name="find", error=True)]
-    return Timeline(ticks=6000, agent_speech=agent_runs, user_speech=sorted(user_runs), agent=agent,
-                    user=sorted(user, key=lambda e: e.tick), tools=tools)
+    return Timeline(
+        ticks=6000, agent_speech=agent_runs, user_speech=sorted(user_runs), agent=agent, user=sorted(user, key=lambda e: e.tick), tools=tools
+    )
 
 
 def test_a_twenty_minute_call_fits_the_strip() -> None:
@@ -216,8 +220,9 @@ def test_a_twenty_minute_call_fits_the_strip() -> None:
     strip = duplex.strip(timeline)
     assert time.perf_counter() - began < 2
     assert len(strip["runs"]) == len(timeline.agent_speech) + len(timeline.user_speech) == 601
-    assert all(r["x"] >= duplex.LEFT and r["x"] + r["w"] <= duplex.WIDTH - duplex.RIGHT + duplex.MIN_RUN
-               and r["w"] >= duplex.MIN_RUN for r in strip["runs"])
+    assert all(
+        r["x"] >= duplex.LEFT and r["x"] + r["w"] <= duplex.WIDTH - duplex.RIGHT + duplex.MIN_RUN and r["w"] >= duplex.MIN_RUN for r in strip["runs"]
+    )
     assert [a["label"] for a in strip["axis"]][:3] == ["0 s", "120 s", "240 s"] and len(strip["axis"]) <= 13
     kinds = {m["kind"] for m in strip["marks"]}
     assert kinds == {"tool-error", "yield", "backchannel", "barge-in", "truncated", "effect"}

@@ -27,7 +27,7 @@ def section(page: str, anchor: str) -> str:
     """The page from the heading with this id to the next h2."""
     start = page.index(f'id="{anchor}"')
     end = page.find("<h2", start)
-    return page[start:end if end != -1 else len(page)]
+    return page[start : end if end != -1 else len(page)]
 
 
 def text(fragment: str) -> str:
@@ -52,8 +52,10 @@ def test_the_page_shows_the_task_it_played(viewer: str) -> None:
 
 def test_a_failed_action_check_shows_expected_and_actual_arguments(viewer: str) -> None:
     checks = text(section(conversation(viewer, f"{SLOPPY_RUN}/agent/6/0"), "reward-checks"))
-    assert ('a2 reactivate_line no expected reactivate_line(customer_id="C-1002"), compared on the keys the call gives; '
-            'closest call: reactivate_line(customer_id="C-1002X") differs on customer_id') in checks
+    assert (
+        'a2 reactivate_line no expected reactivate_line(customer_id="C-1002"), compared on the keys the call gives; '
+        'closest call: reactivate_line(customer_id="C-1002X") differs on customer_id'
+    ) in checks
     # The DB check names the records that differ and how; the env assertion says what it expected and got.
     assert "1 record differs: customers/C-1002: line_status differs" in checks
     assert "user db no" in checks and "device/router: light, line_active differ" in checks

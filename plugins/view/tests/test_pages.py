@@ -181,7 +181,10 @@ def test_bound_to_loopback_only(viewer: str) -> None:
 def test_the_agent_label_names_its_fingerprint_and_reported_models() -> None:
     from bench_view.pages import agent_label
 
-    header = {"agent": "my-bot", "agent_fingerprint": {"openai-agents": "0.24.0", "factory": "mybot:<lambda>", "sha256": "ab" * 32},
-              "agent_models": ["m1", "m2"]}
+    header = {
+        "agent": "my-bot",
+        "agent_fingerprint": {"openai-agents": "0.24.0", "factory": "mybot:<lambda>", "sha256": "ab" * 32},
+        "agent_models": ["m1", "m2"],
+    }
     assert agent_label(header) == "my-bot (openai-agents 0.24.0, factory mybot:<lambda>, sha256 abababababab…, reports model m1, m2)"
     assert agent_label({"agent": "oracle"}) == "oracle"

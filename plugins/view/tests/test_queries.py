@@ -13,38 +13,65 @@ from bench_view.queries import QUERIES, metadata
 from bench_kernel import Store
 
 
-def conversation(run: str, task: str, trial: int, reward: float, reason: str = "user_stop", arm: str = "agent",
-                 attributes: str = '{"domain": "mock", "persona": "Easy"}') -> dict[str, Any]:
-    return {"id": f"{run}/{arm}/{task}/{trial}", "run_id": run, "arm": arm, "task_id": task, "trial": trial,
-            "reward": reward, "termination_reason": reason, "attributes_json": attributes}
+def conversation(
+    run: str,
+    task: str,
+    trial: int,
+    reward: float,
+    reason: str = "user_stop",
+    arm: str = "agent",
+    attributes: str = '{"domain": "mock", "persona": "Easy"}',
+) -> dict[str, Any]:
+    return {
+        "id": f"{run}/{arm}/{task}/{trial}",
+        "run_id": run,
+        "arm": arm,
+        "task_id": task,
+        "trial": trial,
+        "reward": reward,
+        "termination_reason": reason,
+        "attributes_json": attributes,
+    }
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     store = Store(tmp_path / "q.db")
     prepare_connection(store.db.conn)  # as the viewer prepares its connections: `collate task_id`
-    store.db.table("conversations").insert_all([
-        conversation("r", "flips", 0, 1.0), conversation("r", "flips", 1, 0.0), conversation("r", "flips", 2, 1.0),
-        conversation("r", "always", 0, 1.0), conversation("r", "always", 1, 1.0),
-        conversation("r", "never", 0, 0.0, "max_steps"), conversation("r", "never", 1, 0.5, "max_steps", attributes='{"persona": "Hard"}'),
-        conversation("r", "never", 2, 0.0, "infrastructure_error"),
-        conversation("r", "never", 0, 0.0, arm="baseline"),
-        conversation("other", "flips", 0, 0.0, "agent_error"),
-    ])
-    store.db.table("tool_calls").insert_all([
-        {"conversation_id": "r/agent/never/0", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 1},
-        {"conversation_id": "r/agent/never/1", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 1},
-        {"conversation_id": "r/agent/always/0", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 0},
-    ])
-    store.db.table("conversation_events").insert_all([
-        {"conversation_id": "r/agent/flips/0", "idx": 0, "run_id": "r", "kind": "goal.shift", "data_json": '{"goal_index": 1}'},
-        {"conversation_id": "r/agent/never/0", "idx": 0, "run_id": "r", "kind": "goal.shift", "data_json": '{"goal_index": 1}'},
-    ])
-    store.db.table("llm_calls").insert_all([
-        {"conversation_id": "r/agent/always/0", "run_id": "r", "cost": 0.5, "prompt_tokens": 100, "completion_tokens": 10},
-        {"conversation_id": "r/agent/always/0", "run_id": "r", "cost": 0.25, "prompt_tokens": 50, "completion_tokens": 5},
-        {"conversation_id": "r/agent/flips/0", "run_id": "r", "cost": 0.1, "prompt_tokens": 10, "completion_tokens": 1},
-    ])
+    store.db.table("conversations").insert_all(
+        [
+            conversation("r", "flips", 0, 1.0),
+            conversation("r", "flips", 1, 0.0),
+            conversation("r", "flips", 2, 1.0),
+            conversation("r", "always", 0, 1.0),
+            conversation("r", "always", 1, 1.0),
+            conversation("r", "never", 0, 0.0, "max_steps"),
+            conversation("r", "never", 1, 0.5, "max_steps", attributes='{"persona": "Hard"}'),
+            conversation("r", "never", 2, 0.0, "infrastructure_error"),
+            conversation("r", "never", 0, 0.0, arm="baseline"),
+            conversation("other", "flips", 0, 0.0, "agent_error"),
+        ]
+    )
+    store.db.table("tool_calls").insert_all(
+        [
+            {"conversation_id": "r/agent/never/0", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 1},
+            {"conversation_id": "r/agent/never/1", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 1},
+            {"conversation_id": "r/agent/always/0", "message_idx": 2, "call_id": "a", "name": "lookup", "error": 0},
+        ]
+    )
+    store.db.table("conversation_events").insert_all(
+        [
+            {"conversation_id": "r/agent/flips/0", "idx": 0, "run_id": "r", "kind": "goal.shift", "data_json": '{"goal_index": 1}'},
+            {"conversation_id": "r/agent/never/0", "idx": 0, "run_id": "r", "kind": "goal.shift", "data_json": '{"goal_index": 1}'},
+        ]
+    )
+    store.db.table("llm_calls").insert_all(
+        [
+            {"conversation_id": "r/agent/always/0", "run_id": "r", "cost": 0.5, "prompt_tokens": 100, "completion_tokens": 10},
+            {"conversation_id": "r/agent/always/0", "run_id": "r", "cost": 0.25, "prompt_tokens": 50, "completion_tokens": 5},
+            {"conversation_id": "r/agent/flips/0", "run_id": "r", "cost": 0.1, "prompt_tokens": 10, "completion_tokens": 1},
+        ]
+    )
     yield store
     store.close()
 
@@ -56,13 +83,17 @@ def query(store: Store, name: str, **params: str) -> list[dict[str, Any]]:
 
 def test_tasks_that_flip(store: Store) -> None:
     assert [(r["task_id"], r["trials"], r["successes"], r["outcomes_by_trial"]) for r in query(store, "tasks_that_flip", run="r")] == [
-        ("flips", 3, 2, "pass fail pass")]
+        ("flips", 3, 2, "pass fail pass")
+    ]
 
 
 def test_failures_by_termination_leave_out_infrastructure_errors_and_the_baseline(store: Store) -> None:
     rows = query(store, "failures_by_termination")
-    assert {(r["run_id"], r["termination_reason"], r["failures"]) for r in rows} == {("r", "max_steps", 2), ("r", "user_stop", 1),
-                                                                                     ("other", "agent_error", 1)}
+    assert {(r["run_id"], r["termination_reason"], r["failures"]) for r in rows} == {
+        ("r", "max_steps", 2),
+        ("r", "user_stop", 1),
+        ("other", "agent_error", 1),
+    }
 
 
 def test_tool_errors_by_tool(store: Store) -> None:

@@ -50,8 +50,10 @@ class VLLMOptions:
         if not isinstance(options.tools_in_prompt, bool):
             raise ConfigError(f"model {config.model!r}: option tools_in_prompt must be true or false")
         if options.tools_in_prompt and options.tool_parser not in ("auto", "hermes"):
-            raise ConfigError(f"model {config.model!r}: tools_in_prompt asks for <tool_call> blocks, "
-                              f"so tool_parser must be auto or hermes, not {options.tool_parser!r}")
+            raise ConfigError(
+                f"model {config.model!r}: tools_in_prompt asks for <tool_call> blocks, "
+                f"so tool_parser must be auto or hermes, not {options.tool_parser!r}"
+            )
         return options
 
 
@@ -81,8 +83,12 @@ class VLLMClient(OpenAIClient):
         # Not guarded by the flag: requests already in flight when another one flipped it get the same refusal.
         if self.server_parses_tools:
             self.server_parses_tools = False
-            log.warning("vllm.no_tool_parser", model=self.config.model, base_url=self.base_url,
-                        note='sending tool_choice "none" and reading tool calls from the text')
+            log.warning(
+                "vllm.no_tool_parser",
+                model=self.config.model,
+                base_url=self.base_url,
+                note='sending tool_choice "none" and reading tool calls from the text',
+            )
         try:
             response = await super().complete(request)
         except ModelError as exc:
@@ -107,11 +113,9 @@ class VLLMClient(OpenAIClient):
         """Native tool calls as they are; otherwise calls read from the content; thinking moved to reasoning."""
         response = super().parse_message(message)
         tool_parser = "none" if response.tool_calls else self.options.tool_parser
-        parsed = parse_text(response.content, tool_parser=tool_parser, reasoning=self.options.reasoning,
-                            parse_arguments=self.parse_arguments)
+        parsed = parse_text(response.content, tool_parser=tool_parser, reasoning=self.options.reasoning, parse_arguments=self.parse_arguments)
         reasoning = "\n\n".join(r for r in (response.reasoning, parsed.reasoning) if r) or None
-        return attrs.evolve(response, content=parsed.content, tool_calls=[*response.tool_calls, *parsed.tool_calls],
-                            reasoning=reasoning)
+        return attrs.evolve(response, content=parsed.content, tool_calls=[*response.tool_calls, *parsed.tool_calls], reasoning=reasoning)
 
     def _asks_auto(self, request: ChatRequest) -> bool:
         """True when the request sends tools with tool_choice "auto" (vLLM's default when tools are given)."""

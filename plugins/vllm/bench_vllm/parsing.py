@@ -81,7 +81,10 @@ def call_id(index: int, name: str, arguments: dict[str, Any]) -> str:
 
 
 def parse_text(
-    text: str | None, *, tool_parser: str = "auto", reasoning: str = "strip",
+    text: str | None,
+    *,
+    tool_parser: str = "auto",
+    reasoning: str = "strip",
     parse_arguments: ArgumentParser = arguments_object,
 ) -> ParsedText:
     """Split a reply's text into content, tool calls (formats allowed by `tool_parser`) and reasoning."""
@@ -124,7 +127,7 @@ def split_thinking(text: str, tool_markers: Sequence[str] = ()) -> list[Segment]
     if close != -1 and THINK_OPEN not in rest[:close]:
         # The chat template opened the block in the prompt, so the reply starts inside it.
         segments.append(Segment(rest[: close + len(THINK_CLOSE)], rest[:close]))
-        rest = rest[close + len(THINK_CLOSE):]
+        rest = rest[close + len(THINK_CLOSE) :]
     while (start := rest.find(THINK_OPEN)) != -1:
         if start:
             segments.append(Segment(rest[:start]))
@@ -136,15 +139,19 @@ def split_thinking(text: str, tool_markers: Sequence[str] = ()) -> list[Segment]
             segments.append(Segment(rest[start:stop], rest[inner:stop]))
             rest = rest[stop:]
             break
-        segments.append(Segment(rest[start: end + len(THINK_CLOSE)], rest[inner:end]))
-        rest = rest[end + len(THINK_CLOSE):]
+        segments.append(Segment(rest[start : end + len(THINK_CLOSE)], rest[inner:end]))
+        rest = rest[end + len(THINK_CLOSE) :]
     if rest:
         segments.append(Segment(rest))
     return segments
 
 
 def extract_tool_calls(
-    text: str, formats: Sequence[TextFormat], parse_arguments: ArgumentParser = arguments_object, *, first_index: int = 0,
+    text: str,
+    formats: Sequence[TextFormat],
+    parse_arguments: ArgumentParser = arguments_object,
+    *,
+    first_index: int = 0,
 ) -> tuple[list[str], list[ToolCall]]:
     """The calls written in `text` in the given formats, and the pieces of text around them."""
     pieces, calls = [text], list[ToolCall]()
@@ -167,7 +174,7 @@ def extract_hermes(text: str, first_index: int, parse_arguments: ArgumentParser)
     calls: list[ToolCall] = []
     position = 0
     for match in _HERMES_BLOCK.finditer(text):
-        pieces.append(text[position: match.start()])
+        pieces.append(text[position : match.start()])
         calls += _hermes_block(match.group(1), first_index + len(calls), parse_arguments)
         position = match.end()
     pieces.append(text[position:])
@@ -209,7 +216,7 @@ def extract_mistral(text: str, first_index: int, parse_arguments: ArgumentParser
 def _mistral_calls_at(text: str, position: int, index: int, parse_arguments: ArgumentParser) -> tuple[list[ToolCall], int]:
     """The calls right after a [TOOL_CALLS] tag and where they end."""
     position = _skip_space(text, position)
-    if text[position: position + 1] in ("[", "{"):
+    if text[position : position + 1] in ("[", "{"):
         try:
             value, end = _DECODER.raw_decode(text, position)
         except ValueError as exc:
@@ -226,7 +233,7 @@ def _mistral_calls_at(text: str, position: int, index: int, parse_arguments: Arg
     try:
         raw, end = _DECODER.raw_decode(text, match.end())
     except ValueError as exc:
-        rest = text[match.end():]
+        rest = text[match.end() :]
         message = f"tool call {name!r}: the arguments after [ARGS] are not valid JSON ({exc}): {snippet(rest)}"
         raise ModelResponseError(message) from None
     arguments = parse_arguments(name, raw)

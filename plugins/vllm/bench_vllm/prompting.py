@@ -35,14 +35,17 @@ def tools_instructions(tools: Sequence[dict[str, Any]], tool_choice: str | None 
     """Our system-prompt addition: the tools as JSON lines and how to call them."""
     lines = "\n".join(json.dumps(_function_of(tool), ensure_ascii=False) for tool in tools)
     example = call_as_text("function_name", {"parameter": "value"})
-    when = ("You must call at least one function in this reply." if tool_choice == "required"
-            else "When no function is needed, answer in plain text, without any tags.")
+    when = (
+        "You must call at least one function in this reply."
+        if tool_choice == "required"
+        else "When no function is needed, answer in plain text, without any tags."
+    )
     return (
         f"{TOOLS_HEADING}\n\n"
         f"You can use the functions listed between {TOOLS_TAG_OPEN} and {TOOLS_TAG_CLOSE}, one JSON description per line "
         "(its name, what it does, and a JSON schema of its parameters):\n"
         f"{TOOLS_TAG_OPEN}\n{lines}\n{TOOLS_TAG_CLOSE}\n\n"
-        f"To call a function, write a JSON object with its \"name\" and its \"arguments\" between {HERMES_OPEN} and "
+        f'To call a function, write a JSON object with its "name" and its "arguments" between {HERMES_OPEN} and '
         f"{HERMES_CLOSE}, and nothing else between the tags:\n{example}\n"
         "Write one such block per call; a reply may hold several. "
         f"Each result comes back to you between {RESPONSE_OPEN} and {RESPONSE_CLOSE}. {when}"

@@ -14,13 +14,17 @@ from bench_kernel.testing import FakeOpenAIServer
 HELLO = ChatRequest(messages=[{"role": "user", "content": "hello"}])
 LOOKUP_TOOL = {
     "type": "function",
-    "function": {"name": "get_customer", "description": "Find a customer by id.",
-                 "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}},
-                                "required": ["customer_id"]}},
+    "function": {
+        "name": "get_customer",
+        "description": "Find a customer by id.",
+        "parameters": {"type": "object", "properties": {"customer_id": {"type": "string"}}, "required": ["customer_id"]},
+    },
 }
-WITH_TOOLS = ChatRequest(messages=[{"role": "system", "content": "You are a helpdesk agent."},
-                                   {"role": "user", "content": "I am C-1."}],
-                         tools=[LOOKUP_TOOL], tool_choice="auto")
+WITH_TOOLS = ChatRequest(
+    messages=[{"role": "system", "content": "You are a helpdesk agent."}, {"role": "user", "content": "I am C-1."}],
+    tools=[LOOKUP_TOOL],
+    tool_choice="auto",
+)
 
 
 @pytest.fixture

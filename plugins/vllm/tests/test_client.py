@@ -34,15 +34,15 @@ NO_AUTO = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call
 def test_qwen_text_tool_call(serve, vllm_config, complete) -> None:
     server = serve(replies=[Reply.text("Let me look you up.\n" + QWEN_CALL)])
     [response] = complete(vllm_config(server), WITH_TOOLS)
-    assert response.tool_calls == [ToolCall(id=call_id(0, "get_customer", {"customer_id": "C-1"}), name="get_customer",
-                                            arguments={"customer_id": "C-1"})]
+    assert response.tool_calls == [
+        ToolCall(id=call_id(0, "get_customer", {"customer_id": "C-1"}), name="get_customer", arguments={"customer_id": "C-1"})
+    ]
     assert response.content == "Let me look you up."
     assert response.raw is not None and QWEN_CALL in response.raw["choices"][0]["message"]["content"]
 
 
 def test_mistral_text_tool_calls_in_both_forms(serve, vllm_config, complete) -> None:
-    listed = ('[TOOL_CALLS][{"name": "get_customer", "arguments": {"customer_id": "C-1"}}, '
-              '{"name": "list_plans", "arguments": {}}]')
+    listed = '[TOOL_CALLS][{"name": "get_customer", "arguments": {"customer_id": "C-1"}}, {"name": "list_plans", "arguments": {}}]'
     named = '[TOOL_CALLS]get_customer[ARGS]{"customer_id": "C-2"}'
     server = serve(replies=[Reply.text(listed), Reply.text(named)])
     first, second = complete(vllm_config(server), WITH_TOOLS, WITH_TOOLS)
@@ -90,16 +90,18 @@ def test_native_calls_with_broken_arguments_are_refused_by_the_parent(serve, vll
 
 
 def test_reasoning_content_from_the_servers_reasoning_parser(serve, vllm_config, complete) -> None:
-    server = serve(replies=[Reply.text("42", reasoning="6 times 7"),
-                            Reply.completion({"role": "assistant", "content": "ok", "reasoning": "newer field name"})])
+    server = serve(
+        replies=[Reply.text("42", reasoning="6 times 7"), Reply.completion({"role": "assistant", "content": "ok", "reasoning": "newer field name"})]
+    )
     first, second = complete(vllm_config(server), ChatRequest(messages=[{"role": "user", "content": "6*7?"}]), WITH_TOOLS)
     assert (first.content, first.reasoning) == ("42", "6 times 7")
     assert (second.content, second.reasoning) == ("ok", "newer field name")
 
 
 def test_think_in_content_is_stripped_by_default(serve, vllm_config, complete) -> None:
-    server = serve(replies=[Reply.text("<think>\nThey want a refund.\n</think>\n\nI can help."),
-                            Reply.text("They opened it in the prompt.</think>\n\nHello.")])
+    server = serve(
+        replies=[Reply.text("<think>\nThey want a refund.\n</think>\n\nI can help."), Reply.text("They opened it in the prompt.</think>\n\nHello.")]
+    )
     first, second = complete(vllm_config(server), WITH_TOOLS, WITH_TOOLS)
     assert (first.content, first.reasoning) == ("I can help.", "They want a refund.")
     assert (second.content, second.reasoning) == ("Hello.", "They opened it in the prompt.")
@@ -190,8 +192,9 @@ def test_tools_in_prompt_sends_no_tools_field(serve, vllm_config, complete) -> N
 def test_tool_parser_mistral_keeps_special_tokens_unless_sampling_says_otherwise(serve, vllm_config, complete) -> None:
     server = serve(replies=[Reply.text("a"), Reply.text("b"), Reply.text("c")])
     complete(vllm_config(server, tool_parser="mistral"), WITH_TOOLS, ChatRequest(messages=WITH_TOOLS.messages))
-    overridden = ModelConfig(backend="vllm", model="m", base_url=server.base_url, sampling={"skip_special_tokens": True},
-                             options={"tool_parser": "mistral"})
+    overridden = ModelConfig(
+        backend="vllm", model="m", base_url=server.base_url, sampling={"skip_special_tokens": True}, options={"tool_parser": "mistral"}
+    )
     complete(overridden, WITH_TOOLS)
     assert [body.get("skip_special_tokens") for body in server.completions] == [False, None, True]
 

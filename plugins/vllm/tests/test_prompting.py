@@ -14,10 +14,15 @@ from .conftest import LOOKUP_TOOL
 HISTORY = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "I am C-1 and C-2."},
-    {"role": "assistant", "content": None, "reasoning_content": "two lookups", "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-1"}'}},
-        {"id": "b", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-2"}'}},
-    ]},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "two lookups",
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-1"}'}},
+            {"id": "b", "type": "function", "function": {"name": "get_customer", "arguments": '{"customer_id": "C-2"}'}},
+        ],
+    },
     {"role": "tool", "tool_call_id": "a", "content": '{"name": "Ada"}'},
     {"role": "tool", "tool_call_id": "b", "content": "not found"},
     {"role": "assistant", "content": "Ada is C-1; C-2 does not exist."},
@@ -44,23 +49,27 @@ def test_history_calls_become_blocks_and_results_one_user_message() -> None:
     assistant = rewritten[2]
     assert "tool_calls" not in assistant and assistant["reasoning_content"] == "two lookups"
     assert [(c.name, c.arguments) for c in parse_text(assistant["content"]).tool_calls] == [
-        ("get_customer", {"customer_id": "C-1"}), ("get_customer", {"customer_id": "C-2"})]
+        ("get_customer", {"customer_id": "C-1"}),
+        ("get_customer", {"customer_id": "C-2"}),
+    ]
     results = '<tool_response>\n{"name": "Ada"}\n</tool_response>\n<tool_response>\nnot found\n</tool_response>'
     assert rewritten[3]["content"] == results
     assert rewritten[4] == HISTORY[5] and HISTORY[2]["tool_calls"]  # the input is not changed
 
 
 def test_text_beside_calls_is_kept_and_unparsable_arguments_are_passed_on() -> None:
-    message = {"role": "assistant", "content": "Checking.",
-               "tool_calls": [{"id": "x", "type": "function", "function": {"name": "f", "arguments": "{oops"}}]}
+    message = {
+        "role": "assistant",
+        "content": "Checking.",
+        "tool_calls": [{"id": "x", "type": "function", "function": {"name": "f", "arguments": "{oops"}}],
+    }
     [rewritten] = history_as_text([message])
     assert rewritten["content"] == 'Checking.\n<tool_call>\n{"name": "f", "arguments": "{oops"}\n</tool_call>'
 
 
 def test_the_note_joins_the_first_system_message_or_leads_a_new_one() -> None:
     assert with_system_note([{"role": "system", "content": "A"}], "N") == [{"role": "system", "content": "A\n\nN"}]
-    assert with_system_note([{"role": "user", "content": "hi"}], "N") == [
-        {"role": "system", "content": "N"}, {"role": "user", "content": "hi"}]
+    assert with_system_note([{"role": "user", "content": "hi"}], "N") == [{"role": "system", "content": "N"}, {"role": "user", "content": "hi"}]
     assert with_system_note([], "N") == [{"role": "system", "content": "N"}]
 
 

@@ -21,8 +21,15 @@ from bench_kernel import (
 
 from .channel import VoiceChannel
 
-__all__ = ["VoiceChannel", "register_agents", "register_channels", "register_metrics", "register_models", "register_report_sections",
-           "register_task_extensions"]
+__all__ = [
+    "VoiceChannel",
+    "register_agents",
+    "register_channels",
+    "register_metrics",
+    "register_models",
+    "register_report_sections",
+    "register_task_extensions",
+]
 
 
 @attrs.define(kw_only=True)
@@ -79,8 +86,15 @@ def register_metrics(register: Callable[[Metric], None]) -> None:
 @hookimpl
 def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
     """`user_scenario.critical_fields`: values a task declares critical (names, amounts, dates), beyond the detected ones."""
-    register(TaskExtension(name="critical_fields", field="critical_fields", parent="user_scenario", type=list[str],
-                           description="Values the voice channel must carry exactly (names, amounts, dates, ids)."))
+    register(
+        TaskExtension(
+            name="critical_fields",
+            field="critical_fields",
+            parent="user_scenario",
+            type=list[str],
+            description="Values the voice channel must carry exactly (names, amounts, dates, ids).",
+        )
+    )
 
 
 @hookimpl

@@ -121,5 +121,3 @@ def _noisy_with_numpy(samples: array.array, sigma: float, seed: int) -> array.ar
 def digest(data: bytes) -> str:
     """The sha256 of an audio file."""
     return hashlib.sha256(data).hexdigest()
-
-

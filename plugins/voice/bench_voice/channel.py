@@ -97,13 +97,26 @@ class VoiceSession(ChannelSession):
         declared = self.setup.task.extension("critical_fields") or [] if speaker == "user" else []
         said_fields = fields_in(text, declared)
         right, said, misheard = accuracy(said_fields, heard.text)
-        self.setup.events.emit(VoiceTurn(speaker=speaker, meant=text, heard=heard.text, wer=word_error_rate(for_speech(text), heard.text),
-                                         audio_sha256=digest(data), seconds=round(pcm.seconds, 3),
-                                         snr_db=None if snr is None else float(snr), tts_ms=spoken.latency_ms,
-                                         asr_ms=heard.latency_ms, tts_cached=spoken.cached, asr_cached=heard.cached,
-                                         fields=[f.value for f in said_fields], fields_said=said,
-                                         fields_heard=right, misheard=misheard),
-                               source="voice")
+        self.setup.events.emit(
+            VoiceTurn(
+                speaker=speaker,
+                meant=text,
+                heard=heard.text,
+                wer=word_error_rate(for_speech(text), heard.text),
+                audio_sha256=digest(data),
+                seconds=round(pcm.seconds, 3),
+                snr_db=None if snr is None else float(snr),
+                tts_ms=spoken.latency_ms,
+                asr_ms=heard.latency_ms,
+                tts_cached=spoken.cached,
+                asr_cached=heard.cached,
+                fields=[f.value for f in said_fields],
+                fields_said=said,
+                fields_heard=right,
+                misheard=misheard,
+            ),
+            source="voice",
+        )
         return heard.text
 
     async def begin(self) -> None:
@@ -131,8 +144,9 @@ class VoiceSession(ChannelSession):
             try:
                 from .duplex import DuplexVoice  # numpy and scipy load only when a full-duplex conversation starts
             except ImportError as exc:  # a tts/asr role on an endpoint, without the engines extra that brings them
-                raise ModelUnavailableError(f"full duplex through the voice channel needs numpy and scipy ({exc}): "
-                                            "pip install 'bench-voice[engines]'") from exc
+                raise ModelUnavailableError(
+                    f"full duplex through the voice channel needs numpy and scipy ({exc}): pip install 'bench-voice[engines]'"
+                ) from exc
             self.speech = DuplexVoice.start(self.setup)
         return self.speech
 
@@ -151,8 +165,9 @@ class VoiceChannel(Channel):
     name: str = "voice"
     description: str = "Spoken user turns: TTS, noise at --channel-option snr_db=N, ASR (offline piper + faster-whisper by default)."
     model_roles: tuple[str, ...] = ("tts", "asr")
-    default_models: dict[str, dict[str, Any]] = attrs.field(factory=lambda: {
-        "tts": {"backend": "piper", "model": "joe"}, "asr": {"backend": "faster-whisper", "model": "tiny.en"}})
+    default_models: dict[str, dict[str, Any]] = attrs.field(
+        factory=lambda: {"tts": {"backend": "piper", "model": "joe"}, "asr": {"backend": "faster-whisper", "model": "tiny.en"}}
+    )
 
     def start(self, setup: ConversationSetup) -> ChannelSession:
         """A voice session for one conversation."""

@@ -29,13 +29,22 @@ PERSONAS = {
 }
 ENVIRONMENTS = {
     "indoor": (("people_talking.wav", "medium_size_room_tv_news_iphone_mic.wav"), ("ringing_phone.wav", "dog_bark.wav")),
-    "outdoor": (("busy_street_iphone_mic.wav", "street_and_metro_station_iphone_mic.wav"),
-                ("car_horn.wav", "engine_idling.wav", "siren.wav")),
+    "outdoor": (("busy_street_iphone_mic.wav", "street_and_metro_station_iphone_mic.wav"), ("car_horn.wav", "engine_idling.wav", "siren.wav")),
 }
 """Environment -> (background files, burst files), tau2's."""
 VOCAL_TICS = (".[cough][cough][cough]", ".[sneeze][sneeze][sneeze]", ".[sniffle][sniffle][sniffle]")
-NON_DIRECTED = ("Not now.", "Hold on a second.", "I'm on the phone.", "Just a minute.", "I don't know.",
-                "Give me a moment.", "One second.", "I'll be right with you.", "Can you wait?", "Shh, quiet.")
+NON_DIRECTED = (
+    "Not now.",
+    "Hold on a second.",
+    "I'm on the phone.",
+    "Just a minute.",
+    "I don't know.",
+    "Give me a moment.",
+    "One second.",
+    "I'll be right with you.",
+    "Can you wait?",
+    "Shh, quiet.",
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -188,13 +197,23 @@ def sample(level: str, task_id: str, voice_seed: int) -> SpeechConditions:
         backgrounds, bursts = ENVIRONMENTS[environment]
         background = rng.choice(backgrounds)
     return SpeechConditions(
-        level=level, task_id=task_id, persona=persona, environment=environment, background_file=background,
-        burst_files=bursts, noise=NoiseSettings(enabled=p.audio), bursts=BurstSettings(enabled=p.audio, per_minute=1.0 if p.audio else 0.0),
+        level=level,
+        task_id=task_id,
+        persona=persona,
+        environment=environment,
+        background_file=background,
+        burst_files=bursts,
+        noise=NoiseSettings(enabled=p.audio),
+        bursts=BurstSettings(enabled=p.audio, per_minute=1.0 if p.audio else 0.0),
         frame_drops=FrameDropSettings(enabled=p.frame_drop_rate > 0, rate=p.frame_drop_rate, burst_ms=100.0 if p.audio else 200.0),
         muffling=MufflingSettings(enabled=p.audio, probability=0.2 if p.audio else 0.0),
         inserts=InsertSettings(vocal_tics=p.behavior, non_directed=p.behavior, per_minute=0.7 if p.behavior else 0.0),
-        use_llm_backchannel=p.behavior, backchannel_min_s=3.0 if p.behavior else None,
-        interrupt_tendency="interrupts" if p.behavior else "waits", voice_seed=voice_seed, source="sampled")
+        use_llm_backchannel=p.behavior,
+        backchannel_min_s=3.0 if p.behavior else None,
+        interrupt_tendency="interrupts" if p.behavior else "waits",
+        voice_seed=voice_seed,
+        source="sampled",
+    )
 
 
 def from_tasks_voice(config: Mapping[str, Any], level: str, task_id: str, voice_seed: int) -> SpeechConditions:
@@ -203,30 +222,52 @@ def from_tasks_voice(config: Mapping[str, Any], level: str, task_id: str, voice_
     speech, persona = config.get("speech_effects_config", {}), config.get("persona_config", {})
     threshold = config.get("backchannel_min_threshold")
     return SpeechConditions(
-        level=level, task_id=task_id, persona=config["persona_name"], environment=config.get("environment"),
-        background_file=config.get("background_noise_file"), burst_files=tuple(config.get("burst_noise_files") or ()),
-        noise=NoiseSettings(enabled=bool(source.get("enable_background_noise")), snr_db=float(source.get("noise_snr_db", 15.0)),
-                            drift_db=float(source.get("noise_snr_drift_db", 3.0)),
-                            variation_speed=float(source.get("noise_variation_speed", 0.5))),
-        bursts=BurstSettings(enabled=bool(source.get("enable_burst_noise")),
-                             per_minute=float(source.get("burst_noise_events_per_minute", 0.0)),
-                             snr_range_db=_pair(source.get("burst_snr_range_db", (-5.0, 10.0)))),
-        frame_drops=FrameDropSettings(enabled=bool(channel.get("enable_frame_drops")), rate=float(channel.get("frame_drop_rate", 0.0)),
-                                      burst_ms=float(channel.get("frame_drop_burst_duration_ms", 200.0)),
-                                      drop_ms=int(channel.get("frame_drop_duration_ms", 150))),
-        muffling=MufflingSettings(enabled=bool(speech.get("enable_dynamic_muffling")), probability=float(speech.get("muffle_probability", 0.0)),
-                                  segment_ms=int(speech.get("muffle_segment_duration_ms", 500)),
-                                  cutoff_hz=float(speech.get("muffle_cutoff_freq", 1500.0)),
-                                  transition_ms=int(speech.get("muffle_transition_ms", 100))),
-        inserts=InsertSettings(vocal_tics=bool(speech.get("enable_vocal_tics")), tics=_texts(speech.get("vocal_tics"), VOCAL_TICS),
-                               min_words_for_tics=int(speech.get("min_words_for_vocal_tics", 3)),
-                               non_directed=bool(speech.get("enable_non_directed_phrases")),
-                               phrases=_texts(speech.get("non_directed_phrases"), NON_DIRECTED),
-                               per_minute=float(speech.get("speech_insert_events_per_minute", 0.0))),
-        telephony=bool(config.get("telephony_enabled", True)), use_llm_backchannel=bool(config.get("use_llm_backchannel", True)),
+        level=level,
+        task_id=task_id,
+        persona=config["persona_name"],
+        environment=config.get("environment"),
+        background_file=config.get("background_noise_file"),
+        burst_files=tuple(config.get("burst_noise_files") or ()),
+        noise=NoiseSettings(
+            enabled=bool(source.get("enable_background_noise")),
+            snr_db=float(source.get("noise_snr_db", 15.0)),
+            drift_db=float(source.get("noise_snr_drift_db", 3.0)),
+            variation_speed=float(source.get("noise_variation_speed", 0.5)),
+        ),
+        bursts=BurstSettings(
+            enabled=bool(source.get("enable_burst_noise")),
+            per_minute=float(source.get("burst_noise_events_per_minute", 0.0)),
+            snr_range_db=_pair(source.get("burst_snr_range_db", (-5.0, 10.0))),
+        ),
+        frame_drops=FrameDropSettings(
+            enabled=bool(channel.get("enable_frame_drops")),
+            rate=float(channel.get("frame_drop_rate", 0.0)),
+            burst_ms=float(channel.get("frame_drop_burst_duration_ms", 200.0)),
+            drop_ms=int(channel.get("frame_drop_duration_ms", 150)),
+        ),
+        muffling=MufflingSettings(
+            enabled=bool(speech.get("enable_dynamic_muffling")),
+            probability=float(speech.get("muffle_probability", 0.0)),
+            segment_ms=int(speech.get("muffle_segment_duration_ms", 500)),
+            cutoff_hz=float(speech.get("muffle_cutoff_freq", 1500.0)),
+            transition_ms=int(speech.get("muffle_transition_ms", 100)),
+        ),
+        inserts=InsertSettings(
+            vocal_tics=bool(speech.get("enable_vocal_tics")),
+            tics=_texts(speech.get("vocal_tics"), VOCAL_TICS),
+            min_words_for_tics=int(speech.get("min_words_for_vocal_tics", 3)),
+            non_directed=bool(speech.get("enable_non_directed_phrases")),
+            phrases=_texts(speech.get("non_directed_phrases"), NON_DIRECTED),
+            per_minute=float(speech.get("speech_insert_events_per_minute", 0.0)),
+        ),
+        telephony=bool(config.get("telephony_enabled", True)),
+        use_llm_backchannel=bool(config.get("use_llm_backchannel", True)),
         backchannel_min_s=None if threshold is None else float(threshold),
-        interrupt_tendency=persona.get("interrupt_tendency", "waits"), verbosity=persona.get("verbosity", "minimal"),
-        voice_seed=voice_seed, source="tasks_voice.json")
+        interrupt_tendency=persona.get("interrupt_tendency", "waits"),
+        verbosity=persona.get("verbosity", "minimal"),
+        voice_seed=voice_seed,
+        source="tasks_voice.json",
+    )
 
 
 def _pair(value: Any) -> tuple[float, float]:
@@ -283,8 +324,9 @@ def _find(folder: Path, name: str, kind: str) -> Path | None:
 
 def _locate(conditions: SpeechConditions, folders: list[Path]) -> SpeechConditions:
     """Record the first folder that holds noise files and which of the conditions' files are missing."""
-    wanted = ([(conditions.background_file, "continuous")] if conditions.background_file else []) + \
-        [(name, "bursts") for name in conditions.burst_files]
+    wanted = ([(conditions.background_file, "continuous")] if conditions.background_file else []) + [
+        (name, "bursts") for name in conditions.burst_files
+    ]
     if not wanted:
         return conditions
     folder = next((f for f in folders if any(_find(f, n, k) for n, k in wanted)), None)

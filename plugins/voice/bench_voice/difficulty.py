@@ -46,10 +46,15 @@ def _read(path: str) -> dict[str, TaskDifficulty]:
         return {}
     tasks = json.loads(file.read_text(encoding="utf-8")).get("tasks", {})
     # airline and retail key tasks by their id; telecom by an index, with the task id inside the entry.
-    return {str(entry.get("task_id", key)): TaskDifficulty(auth_method=entry.get("auth_method"),
-                                                           difficulty=entry.get("authentication_difficulty"),
-                                                           fields=dict(entry.get("field_difficulties") or {}))
-            for key, entry in tasks.items() if isinstance(entry, Mapping)}
+    return {
+        str(entry.get("task_id", key)): TaskDifficulty(
+            auth_method=entry.get("auth_method"),
+            difficulty=entry.get("authentication_difficulty"),
+            fields=dict(entry.get("field_difficulties") or {}),
+        )
+        for key, entry in tasks.items()
+        if isinstance(entry, Mapping)
+    }
 
 
 def pass_rates(rows: list[dict[str, Any]], known: Mapping[str, TaskDifficulty]) -> list[list[Any]]:
@@ -64,8 +69,9 @@ def pass_rates(rows: list[dict[str, Any]], known: Mapping[str, TaskDifficulty]) 
         by_level[level].append(1.0 if row["reward"] >= 1.0 - 1e-6 else 0.0)
         tasks[level].add(row["task_id"])
     order = [*LEVELS, *sorted(set(by_level) - set(LEVELS))]
-    return [[level, len(tasks[level]), len(by_level[level]), round(sum(by_level[level]) / len(by_level[level]), 3)]
-            for level in order if by_level[level]]
+    return [
+        [level, len(tasks[level]), len(by_level[level]), round(sum(by_level[level]) / len(by_level[level]), 3)] for level in order if by_level[level]
+    ]
 
 
 @attrs.define(kw_only=True)
@@ -79,11 +85,14 @@ class DifficultySection(ReportSection):
     def build(self, view: RunView) -> Section | None:
         """The table, or None when the run is not full duplex or its data has no difficulty file."""
         known = difficulties(view.config.get("data_dir"))
-        if not known or not view.query("select 1 from conversation_events where run_id = ? and kind = ? limit 1",
-                                       [view.run.id, TIMELINE]):
+        if not known or not view.query("select 1 from conversation_events where run_id = ? and kind = ? limit 1", [view.run.id, TIMELINE]):
             return None
         rows = pass_rates(view.conversations(), known)
-        return Section(title=self.title, tables=[SectionTable(
-            headers=["difficulty", "tasks", "conversations", "pass rate"], rows=rows)],
-            notes=["difficulty: tau2's authentication_difficulty of the task (how hard the caller's name, id, email or "
-                   "phone number is to transcribe); pass: reward 1"])
+        return Section(
+            title=self.title,
+            tables=[SectionTable(headers=["difficulty", "tasks", "conversations", "pass rate"], rows=rows)],
+            notes=[
+                "difficulty: tau2's authentication_difficulty of the task (how hard the caller's name, id, email or "
+                "phone number is to transcribe); pass: reward 1"
+            ],
+        )

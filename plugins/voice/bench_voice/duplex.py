@@ -82,8 +82,9 @@ class DuplexVoice:
         """The conversation's conditions at the run's speech complexity, and its line with the noise files loaded."""
         options = dict(setup.channel_options)
         level = setup.duplex.speech_complexity if setup.duplex is not None else "control"
-        conditions = conditions_for(level, setup.task.id, setup.seed, setup.data_dir,
-                                    noise_dir=str(options["noise_dir"]) if options.get("noise_dir") else None)
+        conditions = conditions_for(
+            level, setup.task.id, setup.seed, setup.data_dir, noise_dir=str(options["noise_dir"]) if options.get("noise_dir") else None
+        )
         requested = parse_voices(options.get("voices")).get(conditions.persona)
         conditions = attrs.evolve(conditions, voice=requested or _role_voice(setup))
         return cls(setup=setup, conditions=conditions, requested_voice=requested, line=user_line(conditions))
@@ -147,11 +148,25 @@ class DuplexVoice:
         declared = self.setup.task.extension("critical_fields") or [] if side == "user" else []
         said_fields = fields_in(meant, declared)
         right, said, misheard = accuracy(said_fields, heard)
-        self.setup.events.emit(VoiceTurn(speaker=side, meant=meant, heard=heard, wer=word_error_rate(for_speech(meant), heard),
-                                         audio_sha256=digest(wav), seconds=round(seconds, 3), snr_db=None, tts_ms=None,
-                                         asr_ms=result.latency_ms, asr_cached=result.cached,
-                                         fields=[f.value for f in said_fields], fields_said=said, fields_heard=right,
-                                         misheard=misheard), source="voice")
+        self.setup.events.emit(
+            VoiceTurn(
+                speaker=side,
+                meant=meant,
+                heard=heard,
+                wer=word_error_rate(for_speech(meant), heard),
+                audio_sha256=digest(wav),
+                seconds=round(seconds, 3),
+                snr_db=None,
+                tts_ms=None,
+                asr_ms=result.latency_ms,
+                asr_cached=result.cached,
+                fields=[f.value for f in said_fields],
+                fields_said=said,
+                fields_heard=right,
+                misheard=misheard,
+            ),
+            source="voice",
+        )
 
     async def _speak(self, text: str) -> Floats:
         """The tts role's speech for a text, as 16 kHz samples."""
@@ -174,7 +189,7 @@ def chunked(rendered: Rendered, tokens: list[str], uid: str, tick_ms: int) -> Ut
     count = max(1, math.ceil(len(rendered.samples) / size))
     samples = np.array(rendered.samples, dtype=np.float64)
     fade = min(FADE_SAMPLES, len(samples))
-    samples[len(samples) - fade:] *= np.linspace(1.0, 0.0, fade)
+    samples[len(samples) - fade :] *= np.linspace(1.0, 0.0, fade)
     padded = np.pad(samples, (0, count * size - len(samples)))
     parts = spread(rendered.text, count)
     if tokens:  # a stop token ends the last chunk, whole
@@ -182,7 +197,16 @@ def chunked(rendered: Rendered, tokens: list[str], uid: str, tick_ms: int) -> Ut
     effects: list[list[dict[str, Any]]] = [[] for _ in range(count)]
     for effect in rendered.effects:
         effects[min(count - 1, int(effect.get("start_ms", 0)) * PCM_RATE // 1000 // size)].append(effect)
-    chunks = tuple(Chunk(audio=to_pcm16(padded[i * size:(i + 1) * size]), text=parts[i], speech=True, utterance=uid,
-                         effects=tuple(effects[i]), info={FORMAT_KEY: PCM_FORMAT}) for i in range(count))
+    chunks = tuple(
+        Chunk(
+            audio=to_pcm16(padded[i * size : (i + 1) * size]),
+            text=parts[i],
+            speech=True,
+            utterance=uid,
+            effects=tuple(effects[i]),
+            info={FORMAT_KEY: PCM_FORMAT},
+        )
+        for i in range(count)
+    )
     text = " ".join([rendered.text, *tokens])
     return Utterance(chunks=chunks, text=text, effects=rendered.effects)

@@ -136,8 +136,9 @@ def utterance_effects(samples: Floats, text: str, conditions: SpeechConditions, 
     effects: list[Effect] = []
     words = text.split()
     if tic and len(words) >= inserts.min_words_for_tics:
-        samples, text, effect = insert_tic(samples, words, rng.choice(inserts.tics), rng.randint(1, len(words) - 1),
-                                           seed=conditions.voice_seed + 7919 * (index + 1))
+        samples, text, effect = insert_tic(
+            samples, words, rng.choice(inserts.tics), rng.randint(1, len(words) - 1), seed=conditions.voice_seed + 7919 * (index + 1)
+        )
         effects.append(effect)
     if muffle:
         samples, effect_or_none = muffle_segment(samples, conditions)
@@ -153,15 +154,14 @@ def muffle_segment(samples: Floats, conditions: SpeechConditions) -> tuple[Float
         return samples, None
     start = (len(samples) - segment) // 2 - fade
     mix = np.zeros(len(samples))
-    mix[start:start + fade] = np.linspace(0.0, 1.0, fade, endpoint=False)
-    mix[start + fade:start + fade + segment] = 1.0
-    mix[start + fade + segment:start + 2 * fade + segment] = np.linspace(1.0, 0.0, fade, endpoint=False)
+    mix[start : start + fade] = np.linspace(0.0, 1.0, fade, endpoint=False)
+    mix[start + fade : start + fade + segment] = 1.0
+    mix[start + fade + segment : start + 2 * fade + segment] = np.linspace(1.0, 0.0, fade, endpoint=False)
     out = (1 - mix) * samples + mix * low_pass(samples, m.cutoff_hz)
     peak, new_peak = float(np.max(np.abs(samples))), float(np.max(np.abs(out)))
     if new_peak > 0:
         out *= peak / new_peak
-    effect = {"type": "muffling", "start_ms": 1000 * (start + fade) // PCM_RATE, "duration_ms": m.segment_ms,
-              "cutoff_hz": m.cutoff_hz}
+    effect = {"type": "muffling", "start_ms": 1000 * (start + fade) // PCM_RATE, "duration_ms": m.segment_ms, "cutoff_hz": m.cutoff_hz}
     return out, effect
 
 
@@ -175,8 +175,14 @@ def insert_tic(samples: Floats, words: list[str], tic: str, position: int, *, se
     sound = tic_sound(tic_kind(tic), np.random.default_rng(seed), level)
     out = np.concatenate([samples[:at], gap, sound, gap, samples[at:]])
     text = f"{before}{tic} {' '.join(words[position:])}"
-    effect = {"type": "speech_insert", "kind": "vocal_tic", "in_turn": True, "text": tic,
-              "start_ms": 1000 * at // PCM_RATE, "duration_ms": 1000 * (len(sound) + 2 * len(gap)) // PCM_RATE}
+    effect = {
+        "type": "speech_insert",
+        "kind": "vocal_tic",
+        "in_turn": True,
+        "text": tic,
+        "start_ms": 1000 * at // PCM_RATE,
+        "duration_ms": 1000 * (len(sound) + 2 * len(gap)) // PCM_RATE,
+    }
     return out, text, effect
 
 
@@ -186,7 +192,7 @@ def quietest_point(samples: Floats, guess: int, window_ms: int = 200, frame_ms: 
     starts = range(max(0, guess - reach), max(1, min(len(samples) - frame, guess + reach)), frame // 2)
     if not starts or len(samples) < frame:
         return min(max(0, guess), len(samples))
-    return min(starts, key=lambda s: float(np.sum(samples[s:s + frame] ** 2)))
+    return min(starts, key=lambda s: float(np.sum(samples[s : s + frame] ** 2)))
 
 
 def tic_kind(text: str) -> str:
@@ -284,7 +290,7 @@ class Playing:
 
     def next(self, n: int) -> Floats:
         """The next n samples of the clip, zero-padded at its end."""
-        part = self.samples[self.position:self.position + n]
+        part = self.samples[self.position : self.position + n]
         self.position += n
         return np.pad(part, (0, n - len(part)))
 
@@ -399,8 +405,15 @@ class UserLine:
             return []
         chosen = self.insert_choice.choice(self.inserts)
         self.insert = Playing(chosen.samples)
-        return [{"type": "speech_insert", "kind": chosen.kind, "in_turn": False, "text": chosen.text,
-                 "duration_ms": 1000 * len(chosen.samples) // PCM_RATE}]
+        return [
+            {
+                "type": "speech_insert",
+                "kind": chosen.kind,
+                "in_turn": False,
+                "text": chosen.text,
+                "duration_ms": 1000 * len(chosen.samples) // PCM_RATE,
+            }
+        ]
 
     def _play_burst(self, n: int) -> Floats:
         if self.burst is None:

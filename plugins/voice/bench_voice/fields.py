@@ -17,12 +17,53 @@ PHONE = re.compile(r"(?:\+?\d{1,3}[\s-])?\(?\d{3}\)?[\s-]\d{3}[\s-]\d{4}|\+1\d{1
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 ORDER = re.compile(r"#[A-Za-z]{0,2}\d{5,}")
 KINDS = {"phone": PHONE, "email": EMAIL, "order_id": ORDER}
-LETTER_WORDS = {"are": "r", "our": "r", "ar": "r", "see": "c", "sea": "c", "bee": "b", "be": "b", "dee": "d", "gee": "g",
-                "jay": "j", "kay": "k", "el": "l", "em": "m", "en": "n", "oh": "o", "pee": "p", "cue": "q", "queue": "q",
-                "es": "s", "tea": "t", "tee": "t", "you": "u", "vee": "v", "ex": "x", "why": "y", "zed": "z", "zee": "z",
-                "double": "", "hash": "#", "hashtag": "#", "pound": "#", "number": "#"}
-DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-               "seven": "7", "eight": "8", "nine": "9"}
+LETTER_WORDS = {
+    "are": "r",
+    "our": "r",
+    "ar": "r",
+    "see": "c",
+    "sea": "c",
+    "bee": "b",
+    "be": "b",
+    "dee": "d",
+    "gee": "g",
+    "jay": "j",
+    "kay": "k",
+    "el": "l",
+    "em": "m",
+    "en": "n",
+    "oh": "o",
+    "pee": "p",
+    "cue": "q",
+    "queue": "q",
+    "es": "s",
+    "tea": "t",
+    "tee": "t",
+    "you": "u",
+    "vee": "v",
+    "ex": "x",
+    "why": "y",
+    "zed": "z",
+    "zee": "z",
+    "double": "",
+    "hash": "#",
+    "hashtag": "#",
+    "pound": "#",
+    "number": "#",
+}
+DIGIT_WORDS = {
+    "zero": "0",
+    "oh": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+}
 
 
 @attrs.frozen

@@ -93,8 +93,9 @@ class ListeningSession(AgentSession):
         self.verified = True
         self.position = len(self.setup.task.oracle_actions())
         self.closed = True
-        return AssistantMessage(tool_calls=[ToolCall(id="handover", name="transfer_to_human_agents",
-                                                     arguments={"summary": "Could not understand the caller's details."})])
+        return AssistantMessage(
+            tool_calls=[ToolCall(id="handover", name="transfer_to_human_agents", arguments={"summary": "Could not understand the caller's details."})]
+        )
 
     def _perform(self, action: Action) -> AssistantMessage:
         arguments = {k: self._hear_argument(v) for k, v in action.arguments.items()}
@@ -127,7 +128,7 @@ def _formatted(field: Field, heard: str) -> str:
     original = re.sub(r"\D", "", field.value)
     if len(heard) < len(original):  # a country code the caller did not say: the one the record has
         heard = original[: len(original) - len(heard)] + heard
-    digits = iter(heard[-len(original):])
+    digits = iter(heard[-len(original) :])
     return re.sub(r"\d", lambda _: next(digits), field.value)
 
 

@@ -30,9 +30,10 @@ class VoiceQuality(Metric):
         said = sum(t.fields_said for t in turns)
         misheard = [m for t in turns for m in t.misheard]
         snr = turns[0].snr_db
-        return MetricResult(values={"wer": statistics.fmean(t.wer for t in turns),
-                                    "cfa": sum(t.fields_heard for t in turns) / said if said else None},
-                            details={"wer": {"snr_db": snr}, "cfa": {"snr_db": snr, "misheard": misheard}})
+        return MetricResult(
+            values={"wer": statistics.fmean(t.wer for t in turns), "cfa": sum(t.fields_heard for t in turns) / said if said else None},
+            details={"wer": {"snr_db": snr}, "cfa": {"snr_db": snr, "misheard": misheard}},
+        )
 
     def summarize(self, view: RunView) -> dict[str, float | None]:
         """WER and CFA by noise level, and the pass rate of conversations with and without a misheard field."""
@@ -81,6 +82,9 @@ def modality_figures(view: RunView) -> dict[str, float | None]:
 
     pass_voice, pass_text = passed(voice), passed(text)
     spoken, typed = agent_messages(voice), agent_messages(text)
-    return {"pass^1 voice": pass_voice, "pass^1 text": pass_text,
-            "MRS (pass^1 voice / text)": pass_voice / pass_text if pass_text else None,
-            "TO (agent turns voice / text - 1)": spoken / typed - 1 if typed else None}
+    return {
+        "pass^1 voice": pass_voice,
+        "pass^1 text": pass_text,
+        "MRS (pass^1 voice / text)": pass_voice / pass_text if pass_text else None,
+        "TO (agent turns voice / text - 1)": spoken / typed - 1 if typed else None,
+    }

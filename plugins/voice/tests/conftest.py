@@ -43,7 +43,7 @@ def hear(data: bytes) -> str:
     pcm = read_wav(data)
     chars = []
     for i in range(0, len(pcm.samples), REPEAT):
-        chunk = pcm.samples[i:i + REPEAT]
+        chunk = pcm.samples[i : i + REPEAT]
         level = round(sorted(chunk)[len(chunk) // 2] / STEP)  # the median sample of a character decides it
         chars.append(chr(max(32, min(126, level))))
     return "".join(chars)
@@ -174,15 +174,27 @@ class FakeModels:
         return Transcription(text="heard", latency_ms=1)
 
 
-def _duplex_setup(models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None,
-                 tick_ms: int = 200, **options: Any) -> Any:
+def _duplex_setup(
+    models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None, tick_ms: int = 200, **options: Any
+) -> Any:
     """A full-duplex conversation's setup for the voice channel."""
     from bench_kernel import ConversationSetup, DuplexSettings, Mode, Task, UserScenario
 
     task = Task(id=task_id, user_scenario=UserScenario(instructions="Ask for help."))
-    return ConversationSetup(task=task, domain="mock", mode=Mode.DEFAULT, seed=seed, policy="", agent_tools=[], user_tools=None,
-                             models=models, channel="voice", channel_options=options,
-                             duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level), data_dir=data_dir)
+    return ConversationSetup(
+        task=task,
+        domain="mock",
+        mode=Mode.DEFAULT,
+        seed=seed,
+        policy="",
+        agent_tools=[],
+        user_tools=None,
+        models=models,
+        channel="voice",
+        channel_options=options,
+        duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level),
+        data_dir=data_dir,
+    )
 
 
 @pytest.fixture

@@ -51,9 +51,30 @@ def test_the_command_line_spells_the_voice_options(tmp_path: Path) -> None:
 
     from bench_kernel.testing import cli
 
-    result = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--plugin", "voice", "--channel", "voice", "--snr", "5",
-                                      "--snr", "-2", "--keep-audio", str(tmp_path / "audio"), "--num-tasks", "1",
-                                      "--db", str(tmp_path / "r.db"), "--format", "none"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--plugin",
+            "mock",
+            "--plugin",
+            "voice",
+            "--channel",
+            "voice",
+            "--snr",
+            "5",
+            "--snr",
+            "-2",
+            "--keep-audio",
+            str(tmp_path / "audio"),
+            "--num-tasks",
+            "1",
+            "--db",
+            str(tmp_path / "r.db"),
+            "--format",
+            "none",
+        ],
+    )
     from bench_voice.engines import missing_engines
 
     if not missing_engines():

@@ -34,8 +34,10 @@ def test_every_level_samples_its_preset(level: str) -> None:
 
 def test_control_has_no_effect_but_telephony() -> None:
     c = conditions_for("control", "task-1", 3, None)
-    assert not any((c.noise.enabled, c.bursts.enabled, c.muffling.enabled, c.frame_drops.enabled, c.inserts.vocal_tics,
-                    c.inserts.non_directed)) and c.telephony
+    assert (
+        not any((c.noise.enabled, c.bursts.enabled, c.muffling.enabled, c.frame_drops.enabled, c.inserts.vocal_tics, c.inserts.non_directed))
+        and c.telephony
+    )
 
 
 def test_an_unknown_level_is_refused_naming_the_levels() -> None:
@@ -50,8 +52,10 @@ def test_seeds_are_derived_from_the_seed_the_task_and_the_level() -> None:
 
 
 def test_sampled_conditions_are_the_same_in_another_process(tmp_path: Path) -> None:
-    code = ("import json; from bench_voice.complexity import conditions_for, LEVELS; "
-            "print(json.dumps([conditions_for(l, t, 11, None).as_dict() for l in LEVELS for t in ('0', 'x/y')]))")
+    code = (
+        "import json; from bench_voice.complexity import conditions_for, LEVELS; "
+        "print(json.dumps([conditions_for(l, t, 11, None).as_dict() for l in LEVELS for t in ('0', 'x/y')]))"
+    )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=tmp_path)
     here = [conditions_for(level, task, 11, None).as_dict() for level in LEVELS for task in ("0", "x/y")]
@@ -65,8 +69,11 @@ def test_configs_come_from_tasks_voice_json(domain: str, task: str, reference: C
     for level in LEVELS:
         c, want = conditions_for(level, task, 5, data_dir), shipped[level]
         assert c.source == "tasks_voice.json" and c.persona == want["persona_name"]
-        assert (c.environment, c.background_file, list(c.burst_files)) == (want["environment"], want["background_noise_file"],
-                                                                         want["burst_noise_files"])
+        assert (c.environment, c.background_file, list(c.burst_files)) == (
+            want["environment"],
+            want["background_noise_file"],
+            want["burst_noise_files"],
+        )
         assert c.frame_drops.rate == want["channel_effects_config"]["frame_drop_rate"]
         assert c.muffling.probability == want["speech_effects_config"]["muffle_probability"]
         assert c.inserts.per_minute == want["speech_effects_config"]["speech_insert_events_per_minute"]
@@ -97,8 +104,11 @@ def test_noise_files_are_found_beside_the_data_dir_and_missing_ones_recorded(ref
 def test_the_noise_dir_option_and_no_files_anywhere(tmp_path: Path) -> None:
     (tmp_path / "continuous").mkdir()
     (tmp_path / "continuous" / "people_talking.wav").write_bytes(b"")
-    c = next(conditions_for("control_audio", str(t), 1, None, noise_dir=str(tmp_path)) for t in range(50)
-             if conditions_for("control_audio", str(t), 1, None).background_file == "people_talking.wav")
+    c = next(
+        conditions_for("control_audio", str(t), 1, None, noise_dir=str(tmp_path))
+        for t in range(50)
+        if conditions_for("control_audio", str(t), 1, None).background_file == "people_talking.wav"
+    )
     assert c.noise_dir == str(tmp_path) and "people_talking.wav" not in c.missing_files
     nowhere = conditions_for("control_audio", "1", 1, str(tmp_path / "data"))
     assert nowhere.noise_dir is None and set(nowhere.missing_files) == {nowhere.background_file, *nowhere.burst_files}

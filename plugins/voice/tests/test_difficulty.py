@@ -12,8 +12,7 @@ from bench_voice.difficulty import DifficultySection, TaskDifficulty, difficulti
 
 
 def test_each_domains_tasks_have_an_auth_method_and_difficulty(reference: Callable[[str], str]) -> None:
-    airline, retail, telecom = (difficulties(reference(f"{d}/audio_difficulty.json").rsplit("/", 1)[0])
-                                for d in ("airline", "retail", "telecom"))
+    airline, retail, telecom = (difficulties(reference(f"{d}/audio_difficulty.json").rsplit("/", 1)[0]) for d in ("airline", "retail", "telecom"))
     assert airline["0"].auth_method == "user_id" and airline["0"].fields["user_id"] == "medium"
     assert {t.auth_method for t in retail.values()} == {"name_zip", "email"}
     assert all(t.difficulty in ("easy", "medium", "hard") for t in [*airline.values(), *retail.values()])
@@ -26,10 +25,19 @@ def test_no_file_no_difficulties(tmp_path: Path) -> None:
 
 
 def test_pass_rates_per_difficulty_level() -> None:
-    known = {"a": TaskDifficulty(auth_method="email", difficulty="hard"), "b": TaskDifficulty(auth_method="email", difficulty="easy"),
-             "c": TaskDifficulty(auth_method="email", difficulty="easy")}
-    rows = [{"task_id": "a", "reward": 0.0}, {"task_id": "a", "reward": 1.0}, {"task_id": "b", "reward": 1.0},
-            {"task_id": "c", "reward": 1.0}, {"task_id": "unrated", "reward": 0.0}, {"task_id": "c", "reward": None}]
+    known = {
+        "a": TaskDifficulty(auth_method="email", difficulty="hard"),
+        "b": TaskDifficulty(auth_method="email", difficulty="easy"),
+        "c": TaskDifficulty(auth_method="email", difficulty="easy"),
+    }
+    rows = [
+        {"task_id": "a", "reward": 0.0},
+        {"task_id": "a", "reward": 1.0},
+        {"task_id": "b", "reward": 1.0},
+        {"task_id": "c", "reward": 1.0},
+        {"task_id": "unrated", "reward": 0.0},
+        {"task_id": "c", "reward": None},
+    ]
     assert pass_rates(rows, known) == [["easy", 2, 2, 1.0], ["hard", 1, 2, 0.5]]
 
 

@@ -132,8 +132,11 @@ def test_real_engines_hear_regular_speech_worse_than_control(duplex_setup: Calla
     for seed in BABBLE_SEEDS:
         assert conditions_for("regular", "t1", seed, None).background_file == "people_talking.wav"
         for level in errors:
-            hub = ModelHub(configs={"tts": ModelConfig(backend="piper", model="joe"), "asr": ModelConfig(backend="faster-whisper", model="tiny.en")},
-                           backends={"piper": PiperModel(), "faster-whisper": WhisperModel()}, speech_cache=False)
+            hub = ModelHub(
+                configs={"tts": ModelConfig(backend="piper", model="joe"), "asr": ModelConfig(backend="faster-whisper", model="tiny.en")},
+                backends={"piper": PiperModel(), "faster-whisper": WhisperModel()},
+                speech_cache=False,
+            )
             voice = session(duplex_setup(ConversationModels(hub), level=level, seed=seed, noise_dir=noise_dir))
             audio = b"".join(c.audio for i in range(3) for c in play(voice, SENTENCE, index=i, silent_after=0))
             errors[level] += word_error_rate(said, asyncio.run(voice.hear(audio, "user", said)))
@@ -144,6 +147,8 @@ def test_registering_the_plugin_loads_no_signal_processing() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, bench_voice; [h(lambda c: None) for h in (bench_voice.register_channels, bench_voice.register_report_sections,"
-            " bench_voice.register_models)]; print('scipy' in sys.modules or 'bench_voice.effects' in sys.modules)")
+    code = (
+        "import sys, bench_voice; [h(lambda c: None) for h in (bench_voice.register_channels, bench_voice.register_report_sections,"
+        " bench_voice.register_models)]; print('scipy' in sys.modules or 'bench_voice.effects' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

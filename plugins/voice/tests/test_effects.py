@@ -77,7 +77,7 @@ def test_the_snr_drifts_within_its_range_and_silence_stays_silent() -> None:
 def tone_through_line(hz: float, ticks: int = 10) -> float:
     phone = Telephony()
     signal = sine(hz, ticks * 0.2)
-    out = [mulaw_decode(phone(signal[i * 3200:(i + 1) * 3200])) for i in range(ticks)]
+    out = [mulaw_decode(phone(signal[i * 3200 : (i + 1) * 3200])) for i in range(ticks)]
     return rms(np.concatenate(out[2:]))  # past the filters' start-up
 
 
@@ -91,7 +91,7 @@ def test_the_phone_band_passes_speech_and_cuts_100_hz_and_6_khz() -> None:
 def test_filter_state_carries_over_ticks() -> None:
     signal = sine(440.0, 1.0)
     ticked, whole = Telephony(), Telephony()
-    pieces = b"".join(ticked(signal[i:i + 3200]) for i in range(0, len(signal), 3200))
+    pieces = b"".join(ticked(signal[i : i + 3200]) for i in range(0, len(signal), 3200))
     assert np.max(np.abs(mulaw_decode(pieces) - mulaw_decode(whole(signal)))) <= 64  # one mu-law step at most
     assert len(pieces) == SAMPLE_RATE
 
@@ -160,8 +160,8 @@ def test_muffling_damps_the_highs_of_a_centred_segment_and_keeps_the_peak() -> N
     out, effect = muffle_segment(clip, conditions)
     assert effect == {"type": "muffling", "start_ms": 750, "duration_ms": 500, "cutoff_hz": 1500.0}
     middle, edge = slice(int(0.8 * PCM_RATE), int(1.2 * PCM_RATE)), slice(0, int(0.5 * PCM_RATE))
-    highs = np.abs(np.fft.rfft(out[middle]))[int(0.4 * 4000):]  # above 4 kHz
-    assert np.mean(highs) < 0.05 * np.mean(np.abs(np.fft.rfft(clip[middle]))[int(0.4 * 4000):])
+    highs = np.abs(np.fft.rfft(out[middle]))[int(0.4 * 4000) :]  # above 4 kHz
+    assert np.mean(highs) < 0.05 * np.mean(np.abs(np.fft.rfft(clip[middle]))[int(0.4 * 4000) :])
     assert np.max(np.abs(out)) == pytest.approx(np.max(np.abs(clip)))
     assert np.allclose(out[edge] / np.max(np.abs(out)), clip[edge] / np.max(np.abs(clip)))
     assert muffle_segment(clip[:4000], conditions)[1] is None  # shorter than the segment and its fades

@@ -23,8 +23,16 @@ def test_without_the_engines_the_channel_refuses_to_start_with_the_install_comma
 
 @pytest.mark.skipif(bool(MISSING), reason=f"bench-voice[engines] extra not installed: {INSTALL}")
 def test_piper_and_whisper_carry_a_telecom_conversation_offline(tmp_path: Path) -> None:
-    summary = run(RunConfig(domain="telecom", plugins=["telecom", "voice"], channel="voice", baseline=False,
-                            task_ids=["[service_issue]airplane_mode_on[PERSONA:None]"]), tmp_path / "r.db")
+    summary = run(
+        RunConfig(
+            domain="telecom",
+            plugins=["telecom", "voice"],
+            channel="voice",
+            baseline=False,
+            task_ids=["[service_issue]airplane_mode_on[PERSONA:None]"],
+        ),
+        tmp_path / "r.db",
+    )
     store = Store(tmp_path / "r.db")
     try:
         [row] = store.conversations(summary.run_id)
@@ -39,9 +47,18 @@ def test_piper_and_whisper_carry_a_telecom_conversation_offline(tmp_path: Path) 
 @pytest.mark.skipif(bool(MISSING), reason=f"bench-voice[engines] extra not installed: {INSTALL}")
 def test_with_real_engines_noise_makes_the_listening_oracle_fail_on_a_misheard_phone_number(tmp_path: Path) -> None:
     def reward(snr: float | None, folder: str) -> tuple[float, list[dict]]:
-        summary = run(RunConfig(domain="telecom", plugins=["telecom", "voice"], channel="voice", agent="listening-oracle",
-                                baseline=False, task_ids=["[service_issue]airplane_mode_on[PERSONA:None]"],
-                                channel_options=None if snr is None else {"snr_db": snr}), tmp_path / folder / "r.db")
+        summary = run(
+            RunConfig(
+                domain="telecom",
+                plugins=["telecom", "voice"],
+                channel="voice",
+                agent="listening-oracle",
+                baseline=False,
+                task_ids=["[service_issue]airplane_mode_on[PERSONA:None]"],
+                channel_options=None if snr is None else {"snr_db": snr},
+            ),
+            tmp_path / folder / "r.db",
+        )
         store = Store(tmp_path / folder / "r.db")
         try:
             [row] = store.conversations(summary.run_id)

@@ -17,8 +17,17 @@ SWEEP = {"snr_db": [30, -4]}
 
 
 def telecom_run(db: Path, models: dict[str, ModelConfig], plugin: object, **fields: Any) -> RunSummary:
-    settings: dict[str, Any] = {"domain": "telecom", "agent": "listening-oracle", "channel": "voice", "models": models,
-                                "baseline": False, "num_tasks": 4, "paired": True, "sweep": SWEEP, **fields}
+    settings: dict[str, Any] = {
+        "domain": "telecom",
+        "agent": "listening-oracle",
+        "channel": "voice",
+        "models": models,
+        "baseline": False,
+        "num_tasks": 4,
+        "paired": True,
+        "sweep": SWEEP,
+        **fields,
+    }
     return run(RunConfig(**settings), db, plugins=get_plugin_manager(["telecom", "voice"], extra=[("bytes", plugin)]))
 
 
@@ -32,9 +41,14 @@ def stored(db: Path, run_id: str) -> tuple[dict[tuple[str, str, int], Any], list
             said = [json.loads(e["data_json"]) for e in store.conversation_events(row["id"]) if e["kind"] == "voice.turn"]
             turns += [{**t, "arm": row["arm"]} for t in said]
             outcomes[row["arm"], row["task_id"], row["trial"]] = (
-                row["reward"], [(t["meant"], t["heard"], t["audio_sha256"], t["snr_db"]) for t in said])
-        calls = list(store.db.query("select arm, kind, cached, request_hash, error from llm_calls where run_id = ? "
-                                    "and kind in ('tts', 'asr') order by id", [run_id]))
+                row["reward"],
+                [(t["meant"], t["heard"], t["audio_sha256"], t["snr_db"]) for t in said],
+            )
+        calls = list(
+            store.db.query(
+                "select arm, kind, cached, request_hash, error from llm_calls where run_id = ? and kind in ('tts', 'asr') order by id", [run_id]
+            )
+        )
         return outcomes, turns, calls
     finally:
         store.close()
@@ -51,8 +65,7 @@ def test_each_text_is_spoken_once_for_every_arm_and_noise_level(tmp_path: Path, 
     assert all(t["tts_cached"] == (t["tts_ms"] == 0) for t in turns)
 
 
-def test_noise_is_added_after_the_cache_so_each_conversation_hears_its_own(tmp_path: Path, byte_models: dict,
-                                                                           byte_plugin: Any) -> None:
+def test_noise_is_added_after_the_cache_so_each_conversation_hears_its_own(tmp_path: Path, byte_models: dict, byte_plugin: Any) -> None:
     summary = telecom_run(tmp_path / "r.db", byte_models, byte_plugin)
     _, turns, calls = stored(tmp_path / "r.db", summary.run_id)
     # Every user turn of the four tasks opens with one of a few scripted lines, so texts repeat; the noisy recordings
@@ -82,8 +95,7 @@ def test_results_are_the_same_with_and_without_the_speech_cache(tmp_path: Path, 
     assert cached.run_id == uncached.run_id  # how a run is executed is not its identity
 
 
-def test_a_resumed_run_speaks_nothing_its_unfinished_conversations_had_spoken(tmp_path: Path, byte_models: dict,
-                                                                           byte_plugin: Any) -> None:
+def test_a_resumed_run_speaks_nothing_its_unfinished_conversations_had_spoken(tmp_path: Path, byte_models: dict, byte_plugin: Any) -> None:
     """The recogniser fails: every conversation stops after its first spoken line, unfinished (an infrastructure error).
     The resume plays them all again and speaks no text a second time."""
     byte_plugin.asr.broken = True
@@ -97,7 +109,7 @@ def test_a_resumed_run_speaks_nothing_its_unfinished_conversations_had_spoken(tm
     spoken = [c for c in calls if c["kind"] == "tts" and not c["cached"]]
     assert len(byte_plugin.tts.asked) == len(spoken) == len({c["request_hash"] for c in spoken})  # none spoken twice
     assert set(spoken_before) < set(byte_plugin.tts.asked)  # the resume spoke only lines the first attempt never reached
-    assert not set(byte_plugin.tts.asked[len(spoken_before):]) & set(spoken_before)
+    assert not set(byte_plugin.tts.asked[len(spoken_before) :]) & set(spoken_before)
     fresh = telecom_run(tmp_path / "fresh.db", byte_models, byte_plugin)
     assert stored(tmp_path / "fresh.db", fresh.run_id)[0] == outcomes  # the same results as a run never interrupted
 
@@ -105,8 +117,19 @@ def test_a_resumed_run_speaks_nothing_its_unfinished_conversations_had_spoken(tm
 @pytest.mark.skipif(bool(missing_engines()), reason=f"bench-voice[engines] extra not installed: {INSTALL}")
 def test_with_real_engines_the_cache_changes_no_transcript_and_each_text_is_spoken_once(tmp_path: Path) -> None:
     def voice(db: str, **fields: Any) -> RunSummary:
-        return run(RunConfig(domain="telecom", plugins=["telecom", "voice"], channel="voice", agent="listening-oracle",
-                             baseline=False, num_tasks=2, sweep={"snr_db": [20, -2]}, **fields), tmp_path / db)
+        return run(
+            RunConfig(
+                domain="telecom",
+                plugins=["telecom", "voice"],
+                channel="voice",
+                agent="listening-oracle",
+                baseline=False,
+                num_tasks=2,
+                sweep={"snr_db": [20, -2]},
+                **fields,
+            ),
+            tmp_path / db,
+        )
 
     cached, uncached = voice("cached.db"), voice("uncached.db", speech_cache=False)
     with_cache, turns, calls = stored(tmp_path / "cached.db", cached.run_id)

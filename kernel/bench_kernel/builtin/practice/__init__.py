@@ -72,11 +72,17 @@ class PracticeDomain(Domain):
             here = Path(options.data_dir or folder)
             split = options.split or (None if options.tasks_file else "base")
             tasks = read_tasks(here / "tasks.json", attrs.evolve(options, split=split))
-            return DomainData(name=self.name, tasks=tasks, policy=(here / "policy.md").read_text(encoding="utf-8"),
-                              solo_policy=(here / "policy_solo.md").read_text(encoding="utf-8"),
-                              agent_toolkit=PantryTools, agent_state=State.from_records(read_json(here / "db.json")),
-                              user_toolkit=PhoneTools, user_state=State.from_records(read_json(here / "user_db.json")),
-                              source="practice")
+            return DomainData(
+                name=self.name,
+                tasks=tasks,
+                policy=(here / "policy.md").read_text(encoding="utf-8"),
+                solo_policy=(here / "policy_solo.md").read_text(encoding="utf-8"),
+                agent_toolkit=PantryTools,
+                agent_state=State.from_records(read_json(here / "db.json")),
+                user_toolkit=PhoneTools,
+                user_state=State.from_records(read_json(here / "user_db.json")),
+                source="practice",
+            )
 
 
 @hookimpl

@@ -24,8 +24,7 @@ class AgentsSDKRunner:
 
     def matches(self, agent: object) -> bool:
         """An instance of `agents.Agent` (or a subclass), recognised by its classes' modules."""
-        return any(cls.__name__ == "Agent" and cls.__module__ in ("agents.agent", "agents")
-                   for cls in type(agent).__mro__)
+        return any(cls.__name__ == "Agent" and cls.__module__ in ("agents.agent", "agents") for cls in type(agent).__mro__)
 
     def opening(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The opening as the SDK's input items: messages, function calls and their outputs."""
@@ -36,8 +35,10 @@ class AgentsSDKRunner:
                 continue
             if m.get("content") is not None:
                 items.append({"role": m["role"], "content": m["content"]})
-            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
-                       "arguments": c["function"]["arguments"]} for c in m.get("tool_calls") or []]
+            items += [
+                {"type": "function_call", "call_id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                for c in m.get("tool_calls") or []
+            ]
         return items
 
     async def turn(self, agent: object, state: Any, message: str) -> tuple[str, Any]:

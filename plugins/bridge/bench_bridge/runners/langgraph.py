@@ -26,8 +26,7 @@ class LangGraphRunner:
         """True for a compiled LangGraph graph with a `messages` channel; decided without importing LangGraph."""
         if "langgraph" not in sys.modules:
             return False
-        compiled = any(cls.__name__ in _GRAPH_CLASSES and cls.__module__.startswith("langgraph.")
-                       for cls in type(agent).__mro__)
+        compiled = any(cls.__name__ in _GRAPH_CLASSES and cls.__module__.startswith("langgraph.") for cls in type(agent).__mro__)
         return compiled and "messages" in (getattr(agent, "channels", None) or {})
 
     def opening(self, messages: list[dict[str, Any]]) -> list[Any]:

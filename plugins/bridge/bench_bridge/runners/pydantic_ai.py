@@ -26,8 +26,7 @@ class PydanticAIRunner:
         """True for a pydantic-ai agent (any `AbstractAgent`); decided without importing pydantic-ai."""
         if "pydantic_ai" not in sys.modules:
             return False
-        return any(cls.__name__ == "AbstractAgent" and cls.__module__.startswith("pydantic_ai.")
-                   for cls in type(agent).__mro__)
+        return any(cls.__name__ == "AbstractAgent" and cls.__module__.startswith("pydantic_ai.") for cls in type(agent).__mro__)
 
     def opening(self, messages: list[dict[str, Any]]) -> list[Any]:
         """The opening as pydantic-ai messages: the agent's words and calls as responses, the rest as requests."""
@@ -45,12 +44,10 @@ class PydanticAIRunner:
         for m in messages:
             if m["role"] == "assistant":
                 parts: list[Any] = [TextPart(m["content"])] if m.get("content") else []
-                parts += [ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"])
-                          for c in m.get("tool_calls") or []]
+                parts += [ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"]) for c in m.get("tool_calls") or []]
                 history.append(ModelResponse(parts=parts))
             elif m["role"] == "tool":
-                history.append(ModelRequest(parts=[ToolReturnPart(names.get(m["tool_call_id"], ""), m["content"],
-                                                                  tool_call_id=m["tool_call_id"])]))
+                history.append(ModelRequest(parts=[ToolReturnPart(names.get(m["tool_call_id"], ""), m["content"], tool_call_id=m["tool_call_id"])]))
             else:
                 history.append(ModelRequest(parts=[UserPromptPart(m["content"])]))
         return history

@@ -55,11 +55,19 @@ class RemoteRunner:
         if context is None:
             raise ParticipantError("remote: no conversation context")
         turn = (state or 0) + 1
-        payload = {"conversation_id": context.api_key, "turn": turn, "message": message,
-                   "instructions": context.instructions, "mode": context.mode, "ticket": context.ticket,
-                   "model": {"base_url": context.base_url, "api_key": context.api_key, "model": context.model},
-                   "mcp_url": context.mcp_url, "tools": context.tool_schemas, "tool_choice": context.tool_choice,
-                   "history": context.history if turn == 1 else []}
+        payload = {
+            "conversation_id": context.api_key,
+            "turn": turn,
+            "message": message,
+            "instructions": context.instructions,
+            "mode": context.mode,
+            "ticket": context.ticket,
+            "model": {"base_url": context.base_url, "api_key": context.api_key, "model": context.model},
+            "mcp_url": context.mcp_url,
+            "tools": context.tool_schemas,
+            "tool_choice": context.tool_choice,
+            "history": context.history if turn == 1 else [],
+        }
         async with httpx.AsyncClient(timeout=agent.timeout_s, trust_env=False) as client:
             reply = await client.post(agent.url, json=payload)
         if reply.status_code >= 300:
@@ -67,5 +75,5 @@ class RemoteRunner:
         body = reply.json()
         content = body.get("content") if isinstance(body, dict) else None
         if not isinstance(content, str):
-            raise ParticipantError(f"remote agent {agent.url}: the reply needs a string \"content\": {reply.text[:300]}")
+            raise ParticipantError(f'remote agent {agent.url}: the reply needs a string "content": {reply.text[:300]}')
         return content, turn

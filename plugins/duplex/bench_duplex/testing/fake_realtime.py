@@ -77,11 +77,9 @@ class ScriptedResponse:
         return cls(transcript=text, audio=audio if audio is not None else voice(ms or max(200, 60 * len(text))), **fields)
 
     @classmethod
-    def call(cls, name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None,
-             **fields: Any) -> ScriptedResponse:
+    def call(cls, name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None, **fields: Any) -> ScriptedResponse:
         """One function call (with speech when `audio`/`transcript` are given)."""
-        return cls(calls=(ScriptedCall(name=name, arguments=arguments if arguments is not None else {}, call_id=call_id),),
-                   **fields)
+        return cls(calls=(ScriptedCall(name=name, arguments=arguments if arguments is not None else {}, call_id=call_id),), **fields)
 
     @classmethod
     def error(cls, message: str = "scripted error", code: str | int = "server_error") -> ScriptedResponse:
@@ -132,7 +130,7 @@ class _Vad:
         buffer, found = self.pending + samples, []
         usable = len(buffer) - len(buffer) % frame
         for start in range(0, usable, frame):
-            chunk = buffer[start:start + frame]
+            chunk = buffer[start : start + frame]
             loud = math.sqrt(sum(s * s for s in chunk) / frame) > SPEECH_RMS
             begins = self.ms
             self.samples += frame
@@ -174,10 +172,17 @@ class FakeRealtimeServer(BackgroundServer):
     input_rate = SAMPLE_RATE
     thread_name = "fake-realtime"
 
-    def __init__(self, script: Iterable[ScriptedResponse] = (), *,
-                 at_tick: Mapping[int, ScriptedResponse | Sequence[ScriptedResponse]] | None = None,
-                 heard: Iterable[str] = (), lockstep: bool = True, respond_to_speech: bool = True,
-                 api_key: str | None = None, setup_error: str | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[ScriptedResponse] = (),
+        *,
+        at_tick: Mapping[int, ScriptedResponse | Sequence[ScriptedResponse]] | None = None,
+        heard: Iterable[str] = (),
+        lockstep: bool = True,
+        respond_to_speech: bool = True,
+        api_key: str | None = None,
+        setup_error: str | None = None,
+    ) -> None:
         self.script = list(script)
         self.at_tick = dict(at_tick or {})
         self.heard = list(heard)
@@ -220,8 +225,7 @@ class FakeRealtimeServer(BackgroundServer):
         """Bind a free port on the running loop."""
         from websockets.asyncio.server import serve
 
-        self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._check_key, max_size=2**24,
-                                   ping_interval=None)
+        self._server = await serve(self._serve, "127.0.0.1", 0, process_request=self._check_key, max_size=2**24, ping_interval=None)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
@@ -358,7 +362,7 @@ class FakeRealtimeServer(BackgroundServer):
 
 
 def _split(data: bytes, size: int) -> list[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)] or []
+    return [data[i : i + size] for i in range(0, len(data), size)] or []
 
 
 def _spread(text: str, parts: int) -> list[str]:
@@ -387,7 +391,7 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
     def key_of(self, request: Any) -> str | None:
         """The bearer token."""
         value = request.headers.get("Authorization", "")
-        return value[len("Bearer "):] if value.startswith("Bearer ") else None
+        return value[len("Bearer ") :] if value.startswith("Bearer ") else None
 
     async def opening(self, ws: Any, session: FakeSession) -> None:
         """session.created, announcing lockstep."""
@@ -414,9 +418,16 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
             session.user_audio += audio
             await self.user_audio(ws, session, ulaw_to_pcm(audio))
         elif kind == "conversation.item.truncate":
-            await ws.send(json.dumps({"type": "conversation.item.truncated", "item_id": message.get("item_id"),
-                                      "content_index": message.get("content_index", 0),
-                                      "audio_end_ms": message.get("audio_end_ms")}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "conversation.item.truncated",
+                        "item_id": message.get("item_id"),
+                        "content_index": message.get("content_index", 0),
+                        "audio_end_ms": message.get("audio_end_ms"),
+                    }
+                )
+            )
         elif kind == "conversation.item.create":
             item = dict(message.get("item") or {})
             item.setdefault("id", f"item_{next(_ids)}")
@@ -424,13 +435,20 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
         elif kind == "response.create":
             await self.respond(ws, session)
         else:
-            await ws.send(json.dumps({"type": "error", "error": {"type": "invalid_request_error", "code": "unknown_event",
-                                                                  "message": f"unknown client event {kind!r}"}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "error",
+                        "error": {"type": "invalid_request_error", "code": "unknown_event", "message": f"unknown client event {kind!r}"},
+                    }
+                )
+            )
 
     async def speech_started(self, ws: Any, session: FakeSession, audio_start_ms: int) -> None:
         """input_audio_buffer.speech_started (the client truncates the agent itself)."""
-        await ws.send(json.dumps({"type": "input_audio_buffer.speech_started", "audio_start_ms": audio_start_ms,
-                                  "item_id": f"user_{session.user_turns + 1}"}))
+        await ws.send(
+            json.dumps({"type": "input_audio_buffer.speech_started", "audio_start_ms": audio_start_ms, "item_id": f"user_{session.user_turns + 1}"})
+        )
 
     async def speech_stopped(self, ws: Any, session: FakeSession, audio_end_ms: int) -> None:
         """speech_stopped, committed, and the input transcription when the script has one."""
@@ -439,8 +457,9 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
         await ws.send(json.dumps({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": audio_end_ms, "item_id": item}))
         await ws.send(json.dumps({"type": "input_audio_buffer.committed", "item_id": item}))
         if text is not None:
-            await ws.send(json.dumps({"type": "conversation.item.input_audio_transcription.completed", "item_id": item,
-                                      "content_index": 0, "transcript": text}))
+            await ws.send(
+                json.dumps({"type": "conversation.item.input_audio_transcription.completed", "item_id": item, "content_index": 0, "transcript": text})
+            )
 
     server_truncates = True
 
@@ -449,11 +468,14 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
         config = session.config
         audio = config.get("audio", {})
         detection = audio.get("input", {}).get("turn_detection") or {}
-        return {"instructions": config.get("instructions"), "tools": [t.get("name") for t in config.get("tools", [])],
-                "voice": audio.get("output", {}).get("voice"),
-                "input_format": audio.get("input", {}).get("format", {}).get("type"),
-                "output_format": audio.get("output", {}).get("format", {}).get("type"),
-                "vad": {k: detection.get(k) for k in ("type", "threshold", "prefix_padding_ms", "silence_duration_ms")}}
+        return {
+            "instructions": config.get("instructions"),
+            "tools": [t.get("name") for t in config.get("tools", [])],
+            "voice": audio.get("output", {}).get("voice"),
+            "input_format": audio.get("input", {}).get("format", {}).get("type"),
+            "output_format": audio.get("output", {}).get("format", {}).get("type"),
+            "vad": {k: detection.get(k) for k in ("type", "threshold", "prefix_padding_ms", "silence_duration_ms")},
+        }
 
     def tool_results_seen(self, session: FakeSession) -> list[tuple[str, str, bool]]:
         """function_call_output items (errors travel as their output text)."""
@@ -466,8 +488,7 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
 
     def truncations_seen(self, session: FakeSession) -> list[tuple[str, int]]:
         """conversation.item.truncate messages."""
-        return [(str(m.get("item_id")), int(m.get("audio_end_ms") or 0)) for m in session.received
-                if m.get("type") == "conversation.item.truncate"]
+        return [(str(m.get("item_id")), int(m.get("audio_end_ms") or 0)) for m in session.received if m.get("type") == "conversation.item.truncate"]
 
     def error_event(self, response: ScriptedResponse) -> dict[str, Any]:
         """An `error` event."""
@@ -486,26 +507,47 @@ class FakeOpenAIRealtimeServer(FakeRealtimeServer):
             texts = _spread(response.transcript, max(1, len(deltas)))
             for index in range(max(len(deltas), len(texts))):
                 if index < len(deltas):
-                    events.append({"type": "response.output_audio.delta", "response_id": response_id, "item_id": item,
-                                   "content_index": 0, "delta": b64encode(deltas[index])})
+                    events.append(
+                        {
+                            "type": "response.output_audio.delta",
+                            "response_id": response_id,
+                            "item_id": item,
+                            "content_index": 0,
+                            "delta": b64encode(deltas[index]),
+                        }
+                    )
                 if index < len(texts) and texts[index]:
-                    events.append({"type": "response.output_audio_transcript.delta", "response_id": response_id,
-                                   "item_id": item, "content_index": 0, "delta": texts[index]})
+                    events.append(
+                        {
+                            "type": "response.output_audio_transcript.delta",
+                            "response_id": response_id,
+                            "item_id": item,
+                            "content_index": 0,
+                            "delta": texts[index],
+                        }
+                    )
             events.append({"type": "response.output_audio.done", "response_id": response_id, "item_id": item})
-            events.append({"type": "response.output_audio_transcript.done", "response_id": response_id, "item_id": item,
-                           "transcript": response.transcript})
+            events.append(
+                {"type": "response.output_audio_transcript.done", "response_id": response_id, "item_id": item, "transcript": response.transcript}
+            )
         for call in response.calls:
             call_id = call.call_id if call.call_id is not None else f"call_{next(_ids)}"
             arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
-            call_item = {"id": f"item_{next(_ids)}", "type": "function_call", "call_id": call_id, "name": call.name,
-                         "arguments": arguments}
+            call_item = {"id": f"item_{next(_ids)}", "type": "function_call", "call_id": call_id, "name": call.name, "arguments": arguments}
             output.append(call_item)
             events.append({"type": "response.output_item.added", "response_id": response_id, "item": call_item})
-            events.append({"type": "response.function_call_arguments.done", "response_id": response_id,
-                           "item_id": call_item["id"], "call_id": call_id, "name": call.name, "arguments": arguments})
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    "response_id": response_id,
+                    "item_id": call_item["id"],
+                    "call_id": call_id,
+                    "name": call.name,
+                    "arguments": arguments,
+                }
+            )
         usage = dict(response.usage) if response.usage is not None else openai_usage(response)
-        events.append({"type": "response.done", "response": {"id": response_id, "status": "completed", "output": output,
-                                                             "usage": usage}})
+        events.append({"type": "response.done", "response": {"id": response_id, "status": "completed", "output": output, "usage": usage}})
         return events
 
 
@@ -513,10 +555,18 @@ def openai_usage(response: ScriptedResponse) -> dict[str, Any]:
     """The usage the fake reports for a response: 20 audio tokens a second out, a token a word, 100 in."""
     audio_out = math.ceil(response.audio_ms / 50)
     text_out = len(response.transcript.split()) + 5 * len(response.calls)
-    return {"total_tokens": 100 + audio_out + text_out, "input_tokens": 100, "output_tokens": audio_out + text_out,
-            "input_token_details": {"text_tokens": 60, "audio_tokens": 40, "cached_tokens": 20,
-                                    "cached_tokens_details": {"text_tokens": 20, "audio_tokens": 0}},
-            "output_token_details": {"text_tokens": text_out, "audio_tokens": audio_out}}
+    return {
+        "total_tokens": 100 + audio_out + text_out,
+        "input_tokens": 100,
+        "output_tokens": audio_out + text_out,
+        "input_token_details": {
+            "text_tokens": 60,
+            "audio_tokens": 40,
+            "cached_tokens": 20,
+            "cached_tokens_details": {"text_tokens": 20, "audio_tokens": 0},
+        },
+        "output_token_details": {"text_tokens": text_out, "audio_tokens": audio_out},
+    }
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -586,13 +636,16 @@ class FakeGeminiLiveServer(FakeRealtimeServer):
         voice_config = setup.get("generationConfig", {}).get("speechConfig", {}).get("voiceConfig", {})
         detection = setup.get("realtimeInputConfig", {}).get("automaticActivityDetection", {})
         inputs = [m["realtimeInput"].get("audio", {}).get("mimeType") for m in session.received if "realtimeInput" in m]
-        return {"instructions": "".join(p.get("text", "") for p in parts), "tools": tools,
-                "voice": voice_config.get("prebuiltVoiceConfig", {}).get("voiceName"),
-                "input_format": inputs[0] if inputs else None,
-                "output_format": f"audio/pcm;rate={self.output_rate}" if "AUDIO" in setup.get(
-                    "generationConfig", {}).get("responseModalities", []) else None,
-                "vad": {"prefix_padding_ms": detection.get("prefixPaddingMs"),
-                        "silence_duration_ms": detection.get("silenceDurationMs")}}
+        return {
+            "instructions": "".join(p.get("text", "") for p in parts),
+            "tools": tools,
+            "voice": voice_config.get("prebuiltVoiceConfig", {}).get("voiceName"),
+            "input_format": inputs[0] if inputs else None,
+            "output_format": f"audio/pcm;rate={self.output_rate}"
+            if "AUDIO" in setup.get("generationConfig", {}).get("responseModalities", [])
+            else None,
+            "vad": {"prefix_padding_ms": detection.get("prefixPaddingMs"), "silence_duration_ms": detection.get("silenceDurationMs")},
+        }
 
     def tool_results_seen(self, session: FakeSession) -> list[tuple[str, str, bool]]:
         """functionResponses of every toolResponse."""
@@ -625,9 +678,14 @@ class FakeGeminiLiveServer(FakeRealtimeServer):
             if index < len(texts) and texts[index]:
                 events.append({"serverContent": {"outputTranscription": {"text": texts[index]}}})
         if response.calls:
-            calls = [{"id": c.call_id if c.call_id is not None else f"fc_{next(_ids)}", "name": c.name,
-                      "args": json.loads(c.arguments) if isinstance(c.arguments, str) else dict(c.arguments)}
-                     for c in response.calls]
+            calls = [
+                {
+                    "id": c.call_id if c.call_id is not None else f"fc_{next(_ids)}",
+                    "name": c.name,
+                    "args": json.loads(c.arguments) if isinstance(c.arguments, str) else dict(c.arguments),
+                }
+                for c in response.calls
+            ]
             events.append({"toolCall": {"functionCalls": calls}})
         usage = dict(response.usage) if response.usage is not None else gemini_usage(response)
         events.append({"serverContent": {"turnComplete": True}, "usageMetadata": usage})
@@ -638,6 +696,10 @@ def gemini_usage(response: ScriptedResponse) -> dict[str, Any]:
     """The usageMetadata the fake reports: 25 audio tokens a second out, a token a word, 100 in."""
     audio_out = math.ceil(response.audio_ms / 40)
     text_out = len(response.transcript.split()) + 5 * len(response.calls)
-    return {"promptTokenCount": 100, "responseTokenCount": audio_out + text_out, "totalTokenCount": 100 + audio_out + text_out,
-            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 60}, {"modality": "AUDIO", "tokenCount": 40}],
-            "responseTokensDetails": [{"modality": "TEXT", "tokenCount": text_out}, {"modality": "AUDIO", "tokenCount": audio_out}]}
+    return {
+        "promptTokenCount": 100,
+        "responseTokenCount": audio_out + text_out,
+        "totalTokenCount": 100 + audio_out + text_out,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 60}, {"modality": "AUDIO", "tokenCount": 40}],
+        "responseTokensDetails": [{"modality": "TEXT", "tokenCount": text_out}, {"modality": "AUDIO", "tokenCount": audio_out}],
+    }

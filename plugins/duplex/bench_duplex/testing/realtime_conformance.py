@@ -22,17 +22,28 @@ from ..realtime import RealtimeAdapter, RealtimeConnectionError, RealtimeError, 
 from .fake_realtime import FakeRealtimeServer, ScriptedResponse, voice
 
 TICK_MS = 200
-TOOLS = ({"type": "function", "function": {"name": "lookup", "description": "Find a record.",
-                                           "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}},)
+TOOLS = (
+    {
+        "type": "function",
+        "function": {"name": "lookup", "description": "Find a record.", "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    },
+)
 AdapterType = type[RealtimeAdapter]
 ServerType = type[FakeRealtimeServer]
 
 
 def conformance_settings(url: str, **fields: Any) -> RealtimeSettings:
     """The settings every check opens its session with (a field may be overridden)."""
-    values: dict[str, Any] = {"model": "fake-realtime", "base_url": url, "api_key": "fake-key",
-                              "instructions": "You answer the phone for a test.", "tools": TOOLS, "voice": "test-voice",
-                              "tick_ms": TICK_MS, "vad": VadSettings(threshold=0.5, prefix_padding_ms=300, silence_duration_ms=500)}
+    values: dict[str, Any] = {
+        "model": "fake-realtime",
+        "base_url": url,
+        "api_key": "fake-key",
+        "instructions": "You answer the phone for a test.",
+        "tools": TOOLS,
+        "voice": "test-voice",
+        "tick_ms": TICK_MS,
+        "vad": VadSettings(threshold=0.5, prefix_padding_ms=300, silence_duration_ms=500),
+    }
     return RealtimeSettings(**{**values, **fields})
 
 
@@ -46,8 +57,13 @@ async def _ticks(session: RealtimeAdapter, audio: Iterable[bytes], first: int = 
     return [await session.run_tick(chunk, first + i) for i, chunk in enumerate(audio)]
 
 
-def _run(adapter: AdapterType, server_type: ServerType, body: Callable[[RealtimeAdapter, FakeRealtimeServer], Awaitable[None]],
-         server_options: Mapping[str, Any] | None = None, **fields: Any) -> None:
+def _run(
+    adapter: AdapterType,
+    server_type: ServerType,
+    body: Callable[[RealtimeAdapter, FakeRealtimeServer], Awaitable[None]],
+    server_options: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> None:
     async def scenario() -> None:
         async with server_type(**dict(server_options or {})) as server:
             session = await _session(adapter, server, **fields)
@@ -65,6 +81,7 @@ def _who(adapter: AdapterType) -> str:
 
 def check_setup(adapter: AdapterType, server: ServerType) -> None:
     """The session's settings reach the server: instructions, tools, voice, audio formats, VAD; lockstep is taken."""
+
     async def body(session: RealtimeAdapter, fake: FakeRealtimeServer) -> None:
         await session.run_tick(silence(TICK_MS), 0)
         seen = fake.settings_seen(fake.session)
@@ -91,7 +108,7 @@ def check_audio(adapter: AdapterType, server: ServerType) -> None:
         assert speaking == [1, 2, 3, 4], f"agent audio of 3.5 ticks should play in ticks 1-4, played in {speaking}"
         played = b"".join(o.audio for o in outputs[1:5])[: len(spoken)]
         assert ulaw_to_pcm(played) == ulaw_to_pcm(spoken), "the agent's audio came back altered"
-        assert outputs[4].audio[len(spoken) - 3 * size:] == silence(TICK_MS)[len(spoken) - 3 * size:], "a shortfall is not padded with silence"
+        assert outputs[4].audio[len(spoken) - 3 * size :] == silence(TICK_MS)[len(spoken) - 3 * size :], "a shortfall is not padded with silence"
         assert "".join(o.text for o in outputs).replace(" ", "") == "Onetwothreefour", "the transcript was not released in full"
         assert outputs[1].text and outputs[1].text != "One two three four", "the transcript is not released in proportion to the audio"
         assert outputs[1].items, "the provider's item id is not reported"
@@ -102,10 +119,12 @@ def check_audio(adapter: AdapterType, server: ServerType) -> None:
 
 def check_user_audio(adapter: AdapterType, server: ServerType) -> None:
     """The user's speech reaches the server whole: its VAD hears it start and stop."""
+
     async def body(session: RealtimeAdapter, fake: FakeRealtimeServer) -> None:
         outputs = await _ticks(session, [voice(TICK_MS)] * 3 + [silence(TICK_MS)] * 5)
-        assert fake.session.vad is not None and fake.session.vad.ms == 8 * TICK_MS, \
+        assert fake.session.vad is not None and fake.session.vad.ms == 8 * TICK_MS, (
             f"the server received {fake.session.vad.ms if fake.session.vad else 0} ms of audio, not {8 * TICK_MS}"
+        )
         assert fake.session.user_turns == 1, "the server did not hear one user utterance end"
         heard = [text for o in outputs for _, text in o.input_transcripts]
         assert heard == ["hello there"], f"the input transcription was not reported: {heard}"
@@ -116,6 +135,7 @@ def check_user_audio(adapter: AdapterType, server: ServerType) -> None:
 
 def check_function_call(adapter: AdapterType, server: ServerType) -> None:
     """A function call arrives as a ToolCall; its result goes back at the next tick, with a request for a response."""
+
     async def body(session: RealtimeAdapter, fake: FakeRealtimeServer) -> None:
         first = await _ticks(session, [silence(TICK_MS)] * 2)
         calls = [c for o in first for c in o.tool_calls]
@@ -129,12 +149,17 @@ def check_function_call(adapter: AdapterType, server: ServerType) -> None:
         assert any(o.speech for o in after) and "Found" in "".join(o.text for o in after), "the answer after the result did not play"
         assert any(o.usage for o in first + after), "no usage was reported"
 
-    _run(adapter, server, body, {"at_tick": {1: ScriptedResponse.call("lookup", {"id": "u1"}, call_id="call_7")},
-                                 "script": [ScriptedResponse.say("Found it")]})
+    _run(
+        adapter,
+        server,
+        body,
+        {"at_tick": {1: ScriptedResponse.call("lookup", {"id": "u1"}, call_id="call_7")}, "script": [ScriptedResponse.say("Found it")]},
+    )
 
 
 def check_interruption(adapter: AdapterType, server: ServerType) -> None:
     """The user barges in: the agent's audio is cut locally (and the server told where, when its protocol needs it)."""
+
     async def body(session: RealtimeAdapter, fake: FakeRealtimeServer) -> None:
         outputs = await _ticks(session, [silence(TICK_MS)] * 3 + [voice(TICK_MS)] + [silence(TICK_MS)] * 3)
         assert [o.tick for o in outputs if o.speech][:2] == [1, 2], "the agent's speech did not start at once"
@@ -185,6 +210,7 @@ def check_dropped_socket(adapter: AdapterType, server: ServerType) -> None:
 
 def check_connection_failures(adapter: AdapterType, server: ServerType) -> None:
     """No server: RealtimeConnectionError; a refused key: ModelAuthError."""
+
     async def scenario() -> None:
         with socket.socket() as probe:  # a port nobody listens on
             probe.bind(("127.0.0.1", 0))

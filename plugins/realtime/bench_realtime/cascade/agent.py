@@ -69,8 +69,10 @@ class VoiceCascadeAgent(Agent):
     """VAD, ASR (`asr` role), any bench text agent, TTS (`tts` role), served by bench over the OpenAI Realtime protocol."""
 
     name: str = "voice-cascade"
-    description: str = ("Offline realtime agent: energy VAD, ASR, a bench text agent (--agent-option inner=NAME, default "
-                        "llm-fc), TTS, served over the OpenAI Realtime protocol by bench itself (full duplex only).")
+    description: str = (
+        "Offline realtime agent: energy VAD, ASR, a bench text agent (--agent-option inner=NAME, default "
+        "llm-fc), TTS, served over the OpenAI Realtime protocol by bench itself (full duplex only)."
+    )
     model_roles: tuple[str, ...] = SPEECH_ROLES
     """The speech roles; the inner agent's come from `needed_roles` (they depend on the `inner` option)."""
     duplex_only: bool = True
@@ -99,8 +101,7 @@ class VoiceCascadeAgent(Agent):
         settings = _settings(setup, options)  # options are checked before anything starts
         server = cascade_server()
         handoff = Handoff(agent=_start_inner(inner_agent, setup, options), models=setup.models, lead_ms=lead_ms, tts_voice=tts_voice)
-        realtime = SpeechSession(setup=setup, adapter=OpenAIRealtimeAdapter(),
-                                 settings=attrs.evolve(settings, base_url=server.offer(handoff)))
+        realtime = SpeechSession(setup=setup, adapter=OpenAIRealtimeAdapter(), settings=attrs.evolve(settings, base_url=server.offer(handoff)))
         return CascadeAgentSession(realtime=realtime, inner=handoff.agent, handoff=handoff, withdraw=server.withdraw)
 
 
@@ -112,13 +113,21 @@ def _start_inner(agent: Agent, setup: ConversationSetup, options: Mapping[str, A
 
 def _settings(setup: ConversationSetup, options: Mapping[str, Any]) -> RealtimeSettings:
     assert setup.duplex is not None
-    settings = RealtimeSettings(model=MODEL, instructions=instructions(setup), tools=tuple(setup.agent_tools),
-                                tick_ms=setup.duplex.tick_ms, pacing=str(options.get("pacing", "lockstep")),  # type: ignore[arg-type]
-                                options={"language": "en", "transcription_model": "asr"})
+    settings = RealtimeSettings(
+        model=MODEL,
+        instructions=instructions(setup),
+        tools=tuple(setup.agent_tools),
+        tick_ms=setup.duplex.tick_ms,
+        pacing=str(options.get("pacing", "lockstep")),  # type: ignore[arg-type]
+        options={"language": "en", "transcription_model": "asr"},
+    )
     vad = settings.vad
-    tuned = attrs.evolve(vad, threshold=_number(options, "vad_threshold", vad.threshold, float),
-                         prefix_padding_ms=_number(options, "prefix_padding_ms", vad.prefix_padding_ms, int),
-                         silence_duration_ms=_number(options, "silence_duration_ms", vad.silence_duration_ms, int))
+    tuned = attrs.evolve(
+        vad,
+        threshold=_number(options, "vad_threshold", vad.threshold, float),
+        prefix_padding_ms=_number(options, "prefix_padding_ms", vad.prefix_padding_ms, int),
+        silence_duration_ms=_number(options, "silence_duration_ms", vad.silence_duration_ms, int),
+    )
     return attrs.evolve(settings, vad=tuned)
 
 
@@ -142,8 +151,9 @@ def _registered(setup: ConversationSetup, name: str) -> Agent:
 def _require_roles(setup: ConversationSetup, roles: Sequence[str]) -> None:
     missing = [r for r in roles if setup.models is None or not setup.models.has(r)]
     if missing:
-        raise ConfigError(f"voice-cascade needs a model for the {', '.join(missing)} role(s): "
-                          + " ".join(f"--model-option {r}.backend=NAME" for r in missing))
+        raise ConfigError(
+            f"voice-cascade needs a model for the {', '.join(missing)} role(s): " + " ".join(f"--model-option {r}.backend=NAME" for r in missing)
+        )
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -15,8 +15,18 @@ import wave
 from bench_duplex import SAMPLE_RATE, Resampler, pcm_to_ulaw, ulaw_to_pcm
 
 FULL_SCALE = 32768.0
-__all__ = ["bytes_to_ms", "level_dbfs", "ms_to_bytes", "pcm_to_ulaw", "read_wav", "resample", "ulaw_to_pcm",
-           "ulaw_to_wav", "wav_bytes", "wav_to_ulaw"]
+__all__ = [
+    "bytes_to_ms",
+    "level_dbfs",
+    "ms_to_bytes",
+    "pcm_to_ulaw",
+    "read_wav",
+    "resample",
+    "ulaw_to_pcm",
+    "ulaw_to_wav",
+    "wav_bytes",
+    "wav_to_ulaw",
+]
 
 
 def wav_bytes(samples: array.array | list[int], rate: int) -> bytes:

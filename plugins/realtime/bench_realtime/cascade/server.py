@@ -80,8 +80,9 @@ class CascadeServer:
         """Accept connections until cancelled."""
         from websockets.asyncio.server import serve
 
-        async with serve(self._connection, sock=self.sock, process_request=self._check_token, compression=None,
-                         ping_interval=None, max_size=None) as server:
+        async with serve(
+            self._connection, sock=self.sock, process_request=self._check_token, compression=None, ping_interval=None, max_size=None
+        ) as server:
             await server.serve_forever()
 
     def _check_token(self, connection: Any, request: Any) -> Any:
@@ -96,8 +97,15 @@ class CascadeServer:
     async def _connection(self, connection: Any) -> None:
         handoff = self.claims.pop(connection)
         outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        session = CascadeSession(agent=handoff.agent, models=handoff.models, emit=outbox.put_nowait, lead_ms=handoff.lead_ms,
-                                 tts_voice=handoff.tts_voice, session_id=f"sess_{secrets.token_hex(6)}", on_failure=handoff.fail)
+        session = CascadeSession(
+            agent=handoff.agent,
+            models=handoff.models,
+            emit=outbox.put_nowait,
+            lead_ms=handoff.lead_ms,
+            tts_voice=handoff.tts_voice,
+            session_id=f"sess_{secrets.token_hex(6)}",
+            on_failure=handoff.fail,
+        )
         writer = asyncio.get_running_loop().create_task(_write(connection, outbox))
         session.start()
         try:
@@ -142,7 +150,7 @@ async def _write(connection: Any, outbox: asyncio.Queue[dict[str, Any]]) -> None
 def _token(path: str) -> str | None:
     parts = urlsplit(path)
     if parts.path.startswith(PATH_PREFIX):
-        return parts.path[len(PATH_PREFIX):].split("/", 1)[0] or None
+        return parts.path[len(PATH_PREFIX) :].split("/", 1)[0] or None
     found = parse_qs(parts.query).get("token")
     return found[0] if found else None
 

@@ -138,11 +138,21 @@ class CascadeSession:
 
     def description(self) -> dict[str, Any]:
         """The `session` object of session.created / session.updated."""
-        audio_in = {"format": FORMAT, "turn_detection": self.vad.settings.as_turn_detection(),
-                    "transcription": self.config.get("audio", {}).get("input", {}).get("transcription")}
-        return {**self.config, "id": self.session_id, "object": "realtime.session", "type": "realtime",
-                "model": "voice-cascade", "output_modalities": ["audio"], "bench_lockstep": True,
-                "audio": {"input": audio_in, "output": {"format": FORMAT}}}
+        audio_in = {
+            "format": FORMAT,
+            "turn_detection": self.vad.settings.as_turn_detection(),
+            "transcription": self.config.get("audio", {}).get("input", {}).get("transcription"),
+        }
+        return {
+            **self.config,
+            "id": self.session_id,
+            "object": "realtime.session",
+            "type": "realtime",
+            "model": "voice-cascade",
+            "output_modalities": ["audio"],
+            "bench_lockstep": True,
+            "audio": {"input": audio_in, "output": {"format": FORMAT}},
+        }
 
     def next_id(self, prefix: str) -> str:
         """A fresh id: item_..., resp_..., evt_..."""
@@ -152,8 +162,7 @@ class CascadeSession:
         """Emit one server event."""
         self.emit({"type": kind, "event_id": self.next_id("event"), **fields})
 
-    def error(self, message: str, *, code: str = "invalid_request_error", kind: str = "invalid_request_error",
-              event_id: str | None = None) -> None:
+    def error(self, message: str, *, code: str = "invalid_request_error", kind: str = "invalid_request_error", event_id: str | None = None) -> None:
         """Emit an `error` event."""
         self.send("error", error={"type": kind, "code": code, "message": message, "param": None, "event_id": event_id})
 
@@ -178,13 +187,15 @@ class CascadeSession:
         for side in ("input", "output"):
             kind = ((audio.get(side) or {}).get("format") or FORMAT).get("type")
             if kind != FORMAT["type"]:
-                self.error(f"voice-cascade speaks audio/pcmu (8 kHz mu-law) only, not {kind!r} ({side})",
-                           code="unsupported_format", event_id=event.get("event_id"))
+                self.error(
+                    f"voice-cascade speaks audio/pcmu (8 kHz mu-law) only, not {kind!r} ({side})",
+                    code="unsupported_format",
+                    event_id=event.get("event_id"),
+                )
                 return
         turn_detection = (audio.get("input") or {}).get("turn_detection")
         if turn_detection is not None and turn_detection.get("type", "server_vad") != "server_vad":
-            self.error("voice-cascade supports server_vad turn detection only", code="unsupported_turn_detection",
-                       event_id=event.get("event_id"))
+            self.error("voice-cascade supports server_vad turn detection only", code="unsupported_turn_detection", event_id=event.get("event_id"))
             return
         self.vad.settings = VadSettings.from_turn_detection(turn_detection)
         self.language = ((audio.get("input") or {}).get("transcription") or {}).get("language") or self.language
@@ -203,8 +214,7 @@ class CascadeSession:
         """End the speech under way now."""
         found = self.vad.flush()
         if found is None:
-            self.error("the input audio buffer holds no speech to commit", code="input_audio_buffer_commit_empty",
-                       event_id=event.get("event_id"))
+            self.error("the input audio buffer holds no speech to commit", code="input_audio_buffer_commit_empty", event_id=event.get("event_id"))
             return
         self._on_vad(found)
 
@@ -223,8 +233,7 @@ class CascadeSession:
             text = " ".join(str(c.get("text", "")) for c in item.get("content", []) if c.get("type") == "input_text")
             self.pending_text.append(text)
         else:
-            self.error(f"voice-cascade takes function_call_output and user text items, not {item.get('type')!r}",
-                       event_id=event.get("event_id"))
+            self.error(f"voice-cascade takes function_call_output and user text items, not {item.get('type')!r}", event_id=event.get("event_id"))
             return
         self.send("conversation.item.created", previous_item_id=None, item={**item, "id": item_id, "object": "realtime.item"})
 
@@ -240,8 +249,7 @@ class CascadeSession:
         """The client played only part of an item: acknowledge, and send no more of it."""
         item_id, end_ms = str(event["item_id"]), int(event.get("audio_end_ms", 0))
         self._cancel([s for s in self.speaking if s.item_id == item_id], "client_cancelled")
-        self.send("conversation.item.truncated", item_id=item_id, content_index=int(event.get("content_index", 0)),
-                  audio_end_ms=end_ms)
+        self.send("conversation.item.truncated", item_id=item_id, content_index=int(event.get("content_index", 0)), audio_end_ms=end_ms)
 
     # ------------------------------------------------------------------ speech in
 
@@ -255,9 +263,18 @@ class CascadeSession:
         self.current_item = None
         self.send("input_audio_buffer.speech_stopped", audio_end_ms=found.audio_end_ms, item_id=item_id)
         self.send("input_audio_buffer.committed", previous_item_id=None, item_id=item_id)
-        self.send("conversation.item.created", previous_item_id=None,
-                  item={"id": item_id, "object": "realtime.item", "type": "message", "role": "user", "status": "completed",
-                        "content": [{"type": "input_audio", "transcript": None}]})
+        self.send(
+            "conversation.item.created",
+            previous_item_id=None,
+            item={
+                "id": item_id,
+                "object": "realtime.item",
+                "type": "message",
+                "role": "user",
+                "status": "completed",
+                "content": [{"type": "input_audio", "transcript": None}],
+            },
+        )
         self.jobs.put_nowait(lambda: self._hear(item_id, found))
 
     async def _hear(self, item_id: str, found: VadEvent) -> None:
@@ -265,9 +282,15 @@ class CascadeSession:
         heard = await self.models.transcribe("asr", request)
         text = (heard.text or "").strip()
         # audio_start_ms / audio_end_ms are bench's additions: where on the input clock the recognised speech lies.
-        self.send("conversation.item.input_audio_transcription.completed", item_id=item_id, content_index=0,
-                  transcript=text, audio_start_ms=found.audio_start_ms, audio_end_ms=found.audio_end_ms,
-                  usage={"type": "duration", "seconds": round(len(found.audio) / SAMPLE_RATE, 3)})
+        self.send(
+            "conversation.item.input_audio_transcription.completed",
+            item_id=item_id,
+            content_index=0,
+            transcript=text,
+            audio_start_ms=found.audio_start_ms,
+            audio_end_ms=found.audio_end_ms,
+            usage={"type": "duration", "seconds": round(len(found.audio) / SAMPLE_RATE, 3)},
+        )
         if text:  # nothing recognised (noise, a cough): no turn for the agent, as a person would not answer
             self.pending_text.append(text)
             await self._respond(requested=False)
@@ -315,14 +338,28 @@ class CascadeSession:
     def _call(self, response: Response, call: ToolCall) -> None:
         call_id = call.id or self.next_id("call")
         arguments = json.dumps(call.arguments)
-        item = {"id": self.next_id("item"), "object": "realtime.item", "type": "function_call", "status": "completed",
-                "name": call.name, "call_id": call_id, "arguments": arguments}
+        item = {
+            "id": self.next_id("item"),
+            "object": "realtime.item",
+            "type": "function_call",
+            "status": "completed",
+            "name": call.name,
+            "call_id": call_id,
+            "arguments": arguments,
+        }
         index = len(response.output)
         response.output.append(item)
         self.awaited_calls.append(call_id)
         self.send("response.output_item.added", response_id=response.id, output_index=index, item={**item, "status": "in_progress"})
-        self.send("response.function_call_arguments.done", response_id=response.id, item_id=item["id"], output_index=index,
-                  call_id=call_id, name=call.name, arguments=arguments)
+        self.send(
+            "response.function_call_arguments.done",
+            response_id=response.id,
+            item_id=item["id"],
+            output_index=index,
+            call_id=call_id,
+            name=call.name,
+            arguments=arguments,
+        )
         self.send("response.output_item.done", response_id=response.id, output_index=index, item=item)
 
     # ------------------------------------------------------------------ speech out
@@ -330,12 +367,24 @@ class CascadeSession:
     def _speak(self, response: Response, text: str, audio: bytes) -> None:
         item_id = self.next_id("item")
         index = len(response.output)
-        item = {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress",
-                "content": [{"type": "output_audio", "transcript": ""}]}
+        item = {
+            "id": item_id,
+            "object": "realtime.item",
+            "type": "message",
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [{"type": "output_audio", "transcript": ""}],
+        }
         response.output.append(item)
         self.send("response.output_item.added", response_id=response.id, output_index=index, item=item)
-        self.send("response.content_part.added", response_id=response.id, item_id=item_id, output_index=index,
-                  content_index=0, part={"type": "output_audio", "transcript": ""})
+        self.send(
+            "response.content_part.added",
+            response_id=response.id,
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            part={"type": "output_audio", "transcript": ""},
+        )
         self.speaking.append(Spoken(response=response, item_id=item_id, audio=audio, text=text))
         self._release()
 
@@ -349,7 +398,7 @@ class CascadeSession:
             room = ms_to_bytes(min(horizon - self.play_end_ms, DELTA_MS))
             if room <= 0:
                 return
-            piece = spoken.audio[spoken.sent:spoken.sent + room]
+            piece = spoken.audio[spoken.sent : spoken.sent + room]
             self._delta(spoken, piece)
             self.play_end_ms += bytes_to_ms(len(piece))
             if spoken.sent >= len(spoken.audio):
@@ -360,11 +409,10 @@ class CascadeSession:
         spoken.sent += len(piece)
         # The transcript goes out in step with the audio, so a client's "played / received" share of it is right.
         upto = math.ceil(len(spoken.text) * spoken.sent / len(spoken.audio))
-        where = {"response_id": spoken.response.id, "item_id": spoken.item_id, "output_index": len(spoken.response.output) - 1,
-                 "content_index": 0}
+        where = {"response_id": spoken.response.id, "item_id": spoken.item_id, "output_index": len(spoken.response.output) - 1, "content_index": 0}
         self.send("response.output_audio.delta", delta=base64.b64encode(piece).decode("ascii"), **where)
         if upto > spoken.text_sent:
-            self.send("response.output_audio_transcript.delta", delta=spoken.text[spoken.text_sent:upto], **where)
+            self.send("response.output_audio_transcript.delta", delta=spoken.text[spoken.text_sent : upto], **where)
             spoken.text_sent = upto
 
     def _cancel(self, spoken: Sequence[Spoken], reason: str) -> None:
@@ -376,13 +424,16 @@ class CascadeSession:
             self.play_end_ms = min(self.play_end_ms, self.input_ms)
 
     def _finish(self, spoken: Spoken, status: str, reason: str | None = None) -> None:
-        response, said = spoken.response, spoken.text[:spoken.text_sent]
+        response, said = spoken.response, spoken.text[: spoken.text_sent]
         where = {"response_id": response.id, "item_id": spoken.item_id, "output_index": len(response.output) - 1, "content_index": 0}
         self.send("response.output_audio.done", **where)
         self.send("response.output_audio_transcript.done", transcript=said, **where)
         self.send("response.content_part.done", part={"type": "output_audio", "transcript": said}, **where)
-        item = {**response.output[-1], "status": "completed" if status == "completed" else "incomplete",
-                "content": [{"type": "output_audio", "transcript": said}]}
+        item = {
+            **response.output[-1],
+            "status": "completed" if status == "completed" else "incomplete",
+            "content": [{"type": "output_audio", "transcript": said}],
+        }
         response.output[-1] = item
         self.send("response.output_item.done", response_id=response.id, output_index=len(response.output) - 1, item=item)
         self._done(response, status, reason)
@@ -409,15 +460,25 @@ class CascadeSession:
 def _usage(usage: Mapping[str, int] | None) -> dict[str, Any]:
     """The text agent's tokens as Realtime usage: all text, no audio."""
     prompt, completion = int((usage or {}).get("prompt_tokens", 0)), int((usage or {}).get("completion_tokens", 0))
-    return {"total_tokens": prompt + completion, "input_tokens": prompt, "output_tokens": completion,
-            "input_token_details": {"text_tokens": prompt, "audio_tokens": 0, "cached_tokens": 0},
-            "output_token_details": {"text_tokens": completion, "audio_tokens": 0}}
+    return {
+        "total_tokens": prompt + completion,
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "input_token_details": {"text_tokens": prompt, "audio_tokens": 0, "cached_tokens": 0},
+        "output_token_details": {"text_tokens": completion, "audio_tokens": 0},
+    }
 
 
 def _response_object(response: Response, status: str, reason: str | None = None) -> dict[str, Any]:
     details = None if reason is None else {"type": status, "reason": reason}
-    return {"id": response.id, "object": "realtime.response", "status": status, "status_details": details,
-            "output": list(response.output), "usage": response.usage or _usage(None)}
+    return {
+        "id": response.id,
+        "object": "realtime.response",
+        "status": status,
+        "status_details": details,
+        "output": list(response.output),
+        "usage": response.usage or _usage(None),
+    }
 
 
 HANDLERS: dict[str, Callable[[CascadeSession, Mapping[str, Any]], None]] = {

@@ -77,14 +77,22 @@ class VadSettings:
         """Settings from a `turn_detection` object (missing keys keep their defaults)."""
         data = data or {}
         default = cls()
-        return cls(threshold=float(data.get("threshold", default.threshold)),
-                   prefix_padding_ms=int(data.get("prefix_padding_ms", default.prefix_padding_ms)),
-                   silence_duration_ms=int(data.get("silence_duration_ms", default.silence_duration_ms)))
+        return cls(
+            threshold=float(data.get("threshold", default.threshold)),
+            prefix_padding_ms=int(data.get("prefix_padding_ms", default.prefix_padding_ms)),
+            silence_duration_ms=int(data.get("silence_duration_ms", default.silence_duration_ms)),
+        )
 
     def as_turn_detection(self) -> dict[str, Any]:
         """The settings as a `turn_detection` object."""
-        return {"type": "server_vad", "threshold": self.threshold, "prefix_padding_ms": self.prefix_padding_ms,
-                "silence_duration_ms": self.silence_duration_ms, "create_response": True, "interrupt_response": True}
+        return {
+            "type": "server_vad",
+            "threshold": self.threshold,
+            "prefix_padding_ms": self.prefix_padding_ms,
+            "silence_duration_ms": self.silence_duration_ms,
+            "create_response": True,
+            "interrupt_response": True,
+        }
 
 
 @attrs.frozen(kw_only=True)

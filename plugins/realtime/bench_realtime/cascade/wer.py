@@ -26,6 +26,8 @@ from bench_kernel import Metric, MetricContext, MetricResult, RunView
 TRANSCRIPT_EVENT = "realtime.transcript"
 END_GRACE_S = 2.0
 """An unheard utterance ending this close to the call's end is left out (a server VAD needs its silence to commit)."""
+
+
 @attrs.frozen(kw_only=True)
 class Span:
     """A text over a range of user ticks [start, end] (inclusive)."""
@@ -105,8 +107,14 @@ def _pair(meant: list[Span], heard: list[Span]) -> Pair:
     reference = " ".join(s.text for s in meant)
     hypothesis = " ".join(s.text for s in heard if s.text)
     spans = meant or heard
-    return Pair(start=min(s.start for s in spans), end=max(s.end for s in spans), meant=reference, heard=hypothesis,
-                errors=edit_distance(speech_words(reference), speech_words(hypothesis)), reference_words=len(speech_words(reference)))
+    return Pair(
+        start=min(s.start for s in spans),
+        end=max(s.end for s in spans),
+        meant=reference,
+        heard=hypothesis,
+        errors=edit_distance(speech_words(reference), speech_words(hypothesis)),
+        reference_words=len(speech_words(reference)),
+    )
 
 
 def conversation_wer(timeline: Timeline, heard: Iterable[Mapping[str, Any]]) -> tuple[float | None, list[Pair]]:
@@ -122,8 +130,10 @@ class RealtimeAsrWer(Metric):
     """Word error rate of what a realtime agent's recogniser heard of the user (full-duplex runs)."""
 
     name: str = "realtime_asr_wer"
-    description: str = ("Word error rate of a realtime agent's input transcripts against what the user said, utterance "
-                        "by utterance over the same ticks (full-duplex runs; the voice-cascade's ASR).")
+    description: str = (
+        "Word error rate of a realtime agent's input transcripts against what the user said, utterance "
+        "by utterance over the same ticks (full-duplex runs; the voice-cascade's ASR)."
+    )
 
     async def score(self, context: MetricContext) -> MetricResult:
         """The conversation's WER, with every scored pair and the speech complexity in details."""

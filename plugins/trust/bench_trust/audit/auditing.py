@@ -53,15 +53,28 @@ class Auditor:
         store = Store(":memory:")  # conversations are stored as a run stores them, then forgotten
         hub = ModelHub(configs={}, backends={}, concurrency=self.concurrency)
         user = self.registry.get("user simulator", scripted_user(BASELINE_USER, self.data))
-        evaluation = Evaluation(components=self.registry.components.get("reward component", {}),
-                                rules=self.registry.components.get("combination rule", {}))
+        evaluation = Evaluation(
+            components=self.registry.components.get("reward component", {}), rules=self.registry.components.get("combination rule", {})
+        )
         golds: dict[str, GoldReplay] = {}  # shared: every context replays a task's gold once
         for name in (ORACLE, *FLOORS):
             agent = self.registry.get("agent", name)
             self.contexts[name] = RunContext(
-                run_id=f"audit-{name}", config=RunConfig(domain=self.data.name, agent=name), data=self.data, agent=agent,
-                user=user, baseline_agent=agent, baseline_user=user, judge=None, metrics=[], registry=self.registry,
-                store=store, models=hub, evaluation=evaluation, golds=golds)
+                run_id=f"audit-{name}",
+                config=RunConfig(domain=self.data.name, agent=name),
+                data=self.data,
+                agent=agent,
+                user=user,
+                baseline_agent=agent,
+                baseline_user=user,
+                judge=None,
+                metrics=[],
+                registry=self.registry,
+                store=store,
+                models=hub,
+                evaluation=evaluation,
+                golds=golds,
+            )
 
     def close(self) -> None:
         """Forget the conversations."""
@@ -104,8 +117,7 @@ def _outcome(result: ConversationResult) -> Outcome:
     return result.reward, (result.reward_info.note if result.reward_info else "")
 
 
-def task_audit(task: Task, data: DomainData, outcomes: dict[str, Outcome], gold: GoldReplay,
-               traces: tuple[GoldTrace, GoldTrace]) -> dict[str, Any]:
+def task_audit(task: Task, data: DomainData, outcomes: dict[str, Outcome], gold: GoldReplay, traces: tuple[GoldTrace, GoldTrace]) -> dict[str, Any]:
     """One task's audit: ceiling, floors, flags and the evidence of each flag."""
     judged = not _needs_judge(task)
     ceiling, ceiling_note = outcomes.get(ORACLE, (None, NO_JUDGE))
@@ -115,12 +127,19 @@ def task_audit(task: Task, data: DomainData, outcomes: dict[str, Outcome], gold:
     if judged and ceiling is None:
         notes["ceiling"] = ceiling_note
     flags = [flag for flag in FLAGS if flag in evidence]
-    return {"id": task.id, "ceiling": ceiling, "floors": floors, "flags": flags,
-            "evidence": {flag: evidence[flag] for flag in flags}, **({"notes": notes} if notes else {})}
+    return {
+        "id": task.id,
+        "ceiling": ceiling,
+        "floors": floors,
+        "flags": flags,
+        "evidence": {flag: evidence[flag] for flag in flags},
+        **({"notes": notes} if notes else {}),
+    }
 
 
-def _dynamic_flags(floors: dict[str, float | None], ceiling: float | None, ceiling_note: str, gold: GoldReplay,
-                   traces: tuple[GoldTrace, GoldTrace]) -> dict[str, str]:
+def _dynamic_flags(
+    floors: dict[str, float | None], ceiling: float | None, ceiling_note: str, gold: GoldReplay, traces: tuple[GoldTrace, GoldTrace]
+) -> dict[str, str]:
     found: dict[str, str] = {}
     passing = [name for name, reward in floors.items() if is_success(reward)]
     if passing:
@@ -148,8 +167,9 @@ def _first_difference(first: GoldTrace, second: GoldTrace) -> str | None:
     return "two gold replays from fresh states end in different states (every tool result equal)"
 
 
-async def audit_tasks(registry: Registry, data: DomainData, tasks: Sequence[Task], store: Store | None = None, *,
-                      concurrency: int = 32) -> list[dict[str, Any]]:
+async def audit_tasks(
+    registry: Registry, data: DomainData, tasks: Sequence[Task], store: Store | None = None, *, concurrency: int = 32
+) -> list[dict[str, Any]]:
     """Every task's audit, reused from the store's cache when it holds one for this content and data (new ones kept)."""
     fingerprint = data_fingerprint(data)
     hashes = task_hashes(tasks)
@@ -158,8 +178,9 @@ async def audit_tasks(registry: Registry, data: DomainData, tasks: Sequence[Task
     auditor = Auditor(registry, data, concurrency)
     try:
         outcomes = await auditor.play(todo)
-        fresh = {task.id: task_audit(task, data, outcomes[task.id], auditor.gold(task),
-                                     (trace_gold(data, task), trace_gold(data, task))) for task in todo}
+        fresh = {
+            task.id: task_audit(task, data, outcomes[task.id], auditor.gold(task), (trace_gold(data, task), trace_gold(data, task))) for task in todo
+        }
     finally:
         auditor.close()
     if store is not None:
@@ -169,14 +190,18 @@ async def audit_tasks(registry: Registry, data: DomainData, tasks: Sequence[Task
 
 def summary(audits: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Counts and means over the audited tasks."""
+
     def mean(values: list[float | None]) -> float | None:
         known = [v for v in values if v is not None]
         return round(sum(known) / len(known), 6) if known else None
 
-    return {"tasks": len(audits), "ceiling_mean": mean([a["ceiling"] for a in audits]),
-            "floor_means": {name: mean([a["floors"][name] for a in audits]) for name in FLOORS},
-            "flagged": {flag: sum(flag in a["flags"] for a in audits) for flag in FLAGS},
-            "any_flag": sum(bool(a["flags"]) for a in audits)}
+    return {
+        "tasks": len(audits),
+        "ceiling_mean": mean([a["ceiling"] for a in audits]),
+        "floor_means": {name: mean([a["floors"][name] for a in audits]) for name in FLOORS},
+        "flagged": {flag: sum(flag in a["flags"] for a in audits) for flag in FLAGS},
+        "any_flag": sum(bool(a["flags"]) for a in audits),
+    }
 
 
 def audit_document(domain: str, data_info: dict[str, Any], audits: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -185,8 +210,9 @@ def audit_document(domain: str, data_info: dict[str, Any], audits: Sequence[dict
     return {"domain": domain, "data": data_info, "tasks": ordered, "summary": summary(ordered)}
 
 
-def audit_domain(registry: Registry, data: DomainData, tasks: Sequence[Task], store: Store | None, *,
-                 concurrency: int = 32, reuse: bool = True) -> dict[str, Any]:
+def audit_domain(
+    registry: Registry, data: DomainData, tasks: Sequence[Task], store: Store | None, *, concurrency: int = 32, reuse: bool = True
+) -> dict[str, Any]:
     """The audit document of these tasks of a loaded domain (reusing and filling the store's cache)."""
     data.load_deferred()
     audits = asyncio.run(audit_tasks(registry, data, tasks, store if reuse else None, concurrency=concurrency))

@@ -20,11 +20,13 @@ def read_audits(store: Store, domain: str, fingerprint: str, hashes: dict[str, s
     found: dict[str, dict[str, Any]] = {}
     ids = list(hashes)
     for start in range(0, len(ids), 500):  # SQLite limits the parameters of one statement
-        chunk = ids[start:start + 500]
+        chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         rows = store.db.execute(
             f"select task_id, task_hash, audit_json from {TABLE} where domain = ? and data_fingerprint = ? "
-            f"and audit_version = ? and task_id in ({marks})", [domain, fingerprint, AUDIT_VERSION, *chunk]).fetchall()
+            f"and audit_version = ? and task_id in ({marks})",
+            [domain, fingerprint, AUDIT_VERSION, *chunk],
+        ).fetchall()
         found.update({task_id: json.loads(text) for task_id, digest, text in rows if hashes.get(task_id) == digest})
     return found
 
@@ -39,7 +41,9 @@ def write_audits(store: Store, domain: str, fingerprint: str, audits: Iterable[t
     with store.db.atomic():
         store.db.conn.executemany(
             f"insert or replace into {TABLE} (domain, task_id, task_hash, data_fingerprint, audit_version, audit_json, "
-            "created_utc) values (?, ?, ?, ?, ?, ?, ?)", rows)
+            "created_utc) values (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
 
 
 def cached_flags(store: Store, data: DomainData, task: Task) -> dict[str, str] | None:

@@ -22,8 +22,9 @@ INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
 def _events(store: Store, run_id: str, kind: str) -> list[dict[str, Any]]:
-    rows = store.db.execute("select data_json from events where run_id = ? and conversation_id is null and kind = ? "
-                            "order by id", [run_id, kind]).fetchall()
+    rows = store.db.execute(
+        "select data_json from events where run_id = ? and conversation_id is null and kind = ? order by id", [run_id, kind]
+    ).fetchall()
     return [json.loads(row[0]) for row in rows]
 
 
@@ -32,8 +33,7 @@ def _recorded_flags(store: Store, run_id: str) -> dict[str, Any] | None:
     events = _events(store, run_id, STATIC_FLAGS_EVENT)
     if not events:
         return None
-    merged: dict[str, Any] = {"domain": events[-1]["domain"], "fingerprint": events[-1]["fingerprint"], "task_hashes": {},
-                              "flags": {}}
+    merged: dict[str, Any] = {"domain": events[-1]["domain"], "fingerprint": events[-1]["fingerprint"], "task_hashes": {}, "flags": {}}
     for event in events:
         merged["task_hashes"].update(event["task_hashes"])
         merged["flags"].update(event["flags"])
@@ -47,13 +47,21 @@ def validity_card(store: Store, run: RunRecord, rows: Sequence[dict[str, Any]]) 
     hashes = {t: recorded["task_hashes"][t] for t in tasks if t in recorded["task_hashes"]} if recorded else {}
     audits = read_audits(store, recorded["domain"], recorded["fingerprint"], hashes) if recorded and hashes else {}
     baseline = [r for r in rows if r["arm"] == "baseline" and r["termination_reason"] != INFRA]
-    card: dict[str, Any] = {"tasks": len(tasks), "audited": len(audits), "floors": _floors(baseline, audits),
-                            "ceiling": _ceiling(store, run.id, tasks, audits), "flagged": _flagged(tasks, recorded, audits),
-                            "excluded": _excluded(store, run.id), "notes": []}
+    card: dict[str, Any] = {
+        "tasks": len(tasks),
+        "audited": len(audits),
+        "floors": _floors(baseline, audits),
+        "ceiling": _ceiling(store, run.id, tasks, audits),
+        "flagged": _flagged(tasks, recorded, audits),
+        "excluded": _excluded(store, run.id),
+        "notes": [],
+    }
     missing = [f for f in FLAGS if card["flagged"][f] is None]
     if missing:
-        card["notes"].append(f"run `{audit_command(run)}` (with this --db) for {', '.join(missing)}"
-                             + (" and the talk-only and refuse floors" if len(audits) < len(tasks) else ""))
+        card["notes"].append(
+            f"run `{audit_command(run)}` (with this --db) for {', '.join(missing)}"
+            + (" and the talk-only and refuse floors" if len(audits) < len(tasks) else "")
+        )
     return card
 
 
@@ -65,8 +73,9 @@ def _floors(baseline: Sequence[dict[str, Any]], audits: dict[str, dict[str, Any]
             floors[name] = {"pass_rate": round(passed / len(baseline), 6), "n": len(baseline), "source": "baseline arm"}
             continue
         rewards = [a["floors"][name] for a in audits.values() if a["floors"].get(name) is not None]
-        floors[name] = ({"pass_rate": round(sum(map(is_success, rewards)) / len(rewards), 6), "n": len(rewards),
-                         "source": "bench audit"} if rewards else None)
+        floors[name] = (
+            {"pass_rate": round(sum(map(is_success, rewards)) / len(rewards), 6), "n": len(rewards), "source": "bench audit"} if rewards else None
+        )
     return floors
 
 
@@ -96,8 +105,7 @@ def _flagged(tasks: Sequence[str], recorded: dict[str, Any] | None, audits: dict
 
 def _excluded(store: Store, run_id: str) -> dict[str, Any] | None:
     found = store.last_run_event(run_id, (EXCLUDED_EVENT,))
-    return None if found is None else {"flags": found["flags"], "tasks": len(found["tasks"]),
-                                       "task_ids": sorted(found["tasks"], key=task_id_key)}
+    return None if found is None else {"flags": found["flags"], "tasks": len(found["tasks"]), "task_ids": sorted(found["tasks"], key=task_id_key)}
 
 
 def audit_command(run: RunRecord) -> str:
@@ -134,12 +142,35 @@ def validity_rows(card: dict[str, Any]) -> list[dict[str, Any]]:
     if not card:
         return []
     empty = {"low": None, "high": None, "errors": 0, "error": None}
-    rows = [{"metric": f"validity.floor.{name}", "value": f["pass_rate"] if f else None, "n": f["n"] if f else 0,
-             "n_of": f"tasks ({f['source']})" if f else "tasks (no audit)", **empty} for name, f in card["floors"].items()]
+    rows = [
+        {
+            "metric": f"validity.floor.{name}",
+            "value": f["pass_rate"] if f else None,
+            "n": f["n"] if f else 0,
+            "n_of": f"tasks ({f['source']})" if f else "tasks (no audit)",
+            **empty,
+        }
+        for name, f in card["floors"].items()
+    ]
     ceiling = card["ceiling"]
-    rows.append({"metric": "validity.ceiling", "value": ceiling["pass_rate"] if ceiling else None,
-                 "n": ceiling["n"] if ceiling else 0, "n_of": f"tasks ({ceiling['source']})" if ceiling else "tasks", **empty})
-    rows += [{"metric": f"validity.flagged.{flag}", "value": count, "n": card["tasks"], "n_of": "tasks", **empty,
-              "error": None if count is not None else "not audited: run bench audit"} for flag, count in card["flagged"].items()]
+    rows.append(
+        {
+            "metric": "validity.ceiling",
+            "value": ceiling["pass_rate"] if ceiling else None,
+            "n": ceiling["n"] if ceiling else 0,
+            "n_of": f"tasks ({ceiling['source']})" if ceiling else "tasks",
+            **empty,
+        }
+    )
+    rows += [
+        {
+            "metric": f"validity.flagged.{flag}",
+            "value": count,
+            "n": card["tasks"],
+            "n_of": "tasks",
+            **empty,
+            "error": None if count is not None else "not audited: run bench audit",
+        }
+        for flag, count in card["flagged"].items()
+    ]
     return rows
-

@@ -16,8 +16,7 @@ STATIC_FLAGS = ("actions_unscored", "empty_criteria", "nl_outside_basis", "unkno
 """Flags read from the task and the data alone (cheap: a run records them for its report)."""
 DYNAMIC_FLAGS = ("passed_by_floor", "gold_fails", "nondeterministic")
 """Flags that need conversations or gold replays (`bench audit` computes and caches them)."""
-FLAGS = ("passed_by_floor", "actions_unscored", "empty_criteria", "unknown_ids", "nl_outside_basis", "gold_fails",
-         "nondeterministic", "duplicate")
+FLAGS = ("passed_by_floor", "actions_unscored", "empty_criteria", "unknown_ids", "nl_outside_basis", "gold_fails", "nondeterministic", "duplicate")
 """Every audit flag, in the order reports list them."""
 AUDIT_VERSION = "1"
 """Bumped whenever a flag's meaning or a floor changes: cached audits of another version are not reused."""
@@ -53,9 +52,9 @@ def content_without_id(task: Task) -> str:
 
 def data_fingerprint(data: DomainData) -> str:
     """sha256 of what decides a domain's audits besides the tasks: its name, policy and pristine states."""
+
     def compute() -> str:
-        states = {"agent": data.agent_state.content_hash(),
-                  "user": data.user_state.content_hash() if data.user_state is not None else None}
+        states = {"agent": data.agent_state.content_hash(), "user": data.user_state.content_hash() if data.user_state is not None else None}
         payload = {"domain": data.name, "policy": data.policy, "states": states, "retrieval": data.retrieval}
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
@@ -97,9 +96,13 @@ def static_flags(task: Task, data: DomainData, trace: GoldTrace | None = None) -
 def _static_flags(task: Task, data: DomainData, trace: GoldTrace | None) -> dict[str, str]:
     found: dict[str, str] = {}
     criteria = task.evaluation_criteria
-    for flag, evidence in (("actions_unscored", _actions_unscored(task)), ("empty_criteria", _empty_criteria(criteria)),
-                           ("nl_outside_basis", _nl_outside_basis(criteria)),
-                           ("unknown_ids", _unknown_ids(task, data, trace)), ("duplicate", _duplicate(task, data))):
+    for flag, evidence in (
+        ("actions_unscored", _actions_unscored(task)),
+        ("empty_criteria", _empty_criteria(criteria)),
+        ("nl_outside_basis", _nl_outside_basis(criteria)),
+        ("unknown_ids", _unknown_ids(task, data, trace)),
+        ("duplicate", _duplicate(task, data)),
+    ):
         if evidence:
             found[flag] = evidence
     return found
@@ -180,6 +183,7 @@ def _walk(value: Any, into: set[str]) -> None:
 
 def db_values(data: DomainData) -> frozenset[str]:
     """Every key and scalar value of the domain's pristine agent and user states, as text (computed once per data)."""
+
     def compute() -> frozenset[str]:
         found: set[str] = set()
         for state in (data.agent_state, data.user_state):
@@ -194,8 +198,7 @@ def _unknown_ids(task: Task, data: DomainData, trace: GoldTrace | None) -> str |
     criteria = task.evaluation_criteria
     actions = task.gold_actions()
     assertions = (criteria.env_assertions or []) if criteria else []
-    if not any(True for a in actions for _ in id_values(a.arguments)) and not any(
-            True for a in assertions for _ in id_values(a.arguments)):
+    if not any(True for a in actions for _ in id_values(a.arguments)) and not any(True for a in assertions for _ in id_values(a.arguments)):
         return None
     known = set(db_values(data))
     if task.initial_state is not None:  # what the task's set-up writes is in its initial DB too
@@ -214,8 +217,7 @@ def _unknown_ids(task: Task, data: DomainData, trace: GoldTrace | None) -> str |
 
 
 def _missing(name: str, arguments: dict[str, Any], known: set[str], outputs: Sequence[str]) -> list[str]:
-    return [f"{name}.{key}={value}" for key, value in id_values(arguments)
-            if value not in known and not any(value in text for text in outputs)]
+    return [f"{name}.{key}={value}" for key, value in id_values(arguments) if value not in known and not any(value in text for text in outputs)]
 
 
 def _duplicate(task: Task, data: DomainData) -> str | None:

@@ -16,19 +16,29 @@ def render_audit(document: dict[str, Any], fmt: str) -> str:
     markdown = fmt == "markdown"
     total = document["summary"]
     head = "## " if markdown else ""
-    lines = [f"{head}Audit of {document['domain']}: {total['tasks']} tasks, {total['any_flag']} flagged "
-             f"(data {document['data'].get('source') or '-'}, fingerprint {document['data']['fingerprint'][:12]})", ""]
+    lines = [
+        f"{head}Audit of {document['domain']}: {total['tasks']} tasks, {total['any_flag']} flagged "
+        f"(data {document['data'].get('source') or '-'}, fingerprint {document['data']['fingerprint'][:12]})",
+        "",
+    ]
     lines += _table(["figure", "value"], _summary_rows(total), markdown)
     flagged = [a for a in document["tasks"] if a["flags"]]
     if flagged:
         lines += ["", f"{head}Flagged tasks", ""]
-        rows = [[a["id"], _num(a["ceiling"]), *(_num(a["floors"][f]) for f in FLOORS), ", ".join(a["flags"]),
-                 "; ".join(f"{flag}: {text}" for flag, text in a["evidence"].items())] for a in flagged]
+        rows = [
+            [
+                a["id"],
+                _num(a["ceiling"]),
+                *(_num(a["floors"][f]) for f in FLOORS),
+                ", ".join(a["flags"]),
+                "; ".join(f"{flag}: {text}" for flag, text in a["evidence"].items()),
+            ]
+            for a in flagged
+        ]
         lines += _table(["task", "ceiling", *FLOORS, "flags", "evidence"], rows, markdown)
     notes = [a for a in document["tasks"] if a.get("notes")]
     if notes:
-        lines += ["", f"{len(notes)} task(s) have rewards left null: {next(iter(notes[0]['notes'].values()))} "
-                      "(e.g. task " + notes[0]["id"] + ")"]
+        lines += ["", f"{len(notes)} task(s) have rewards left null: {next(iter(notes[0]['notes'].values()))} (e.g. task " + notes[0]["id"] + ")"]
     return "\n".join(lines) + "\n"
 
 

@@ -29,8 +29,9 @@ class AuditFlagger(TaskFlagger):
     flags: tuple[str, ...] = FLAGS
     description: str = "`bench audit`"
 
-    async def flagged(self, registry: Registry, data: DomainData, tasks: Sequence[Task], flags: Sequence[str],
-                      store_path: str) -> dict[str, list[str]]:
+    async def flagged(
+        self, registry: Registry, data: DomainData, tasks: Sequence[Task], flags: Sequence[str], store_path: str
+    ) -> dict[str, list[str]]:
         """Static flags computed directly; a dynamic one (passed_by_floor, gold_fails, nondeterministic) takes the
         audit, reused from the store's cache or run now and cached."""
         data.load_deferred()
@@ -55,6 +56,10 @@ def record_static_flags(store: Store, run_id: str, data: DomainData, tasks: Sequ
     """Store the static flags of the run's tasks with the data's fingerprint, so its report needs no domain loading."""
     unique = list({task.id: task for task in tasks}.values())
     flags = {task.id: static_flags(task, data) for task in unique}
-    payload: dict[str, Any] = {"domain": data.name, "fingerprint": data_fingerprint(data), "task_hashes": task_hashes(unique),
-                               "flags": {task_id: found for task_id, found in flags.items() if found}}
+    payload: dict[str, Any] = {
+        "domain": data.name,
+        "fingerprint": data_fingerprint(data),
+        "task_hashes": task_hashes(unique),
+        "flags": {task_id: found for task_id, found in flags.items() if found},
+    }
     store.add_event(run_id, STATIC_FLAGS_EVENT, payload)
