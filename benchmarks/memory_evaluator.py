@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_atod import Goal, GoalStatusChange, task_goals
 from bench_memory.api import DialogueEvaluation, evaluate_conversation, make_judge, p95
 from bench_memory.index import VECTORS_EXTRA, make_index
 from bench_memory.judges import ToolMemory, rules_extract
@@ -35,8 +36,6 @@ from bench_memory.turns import ToolResult, Turn
 from bench_kernel import (
     AssistantMessage,
     Event,
-    Goal,
-    GoalStatusChange,
     Message,
     ModelConfig,
     RunConfig,
@@ -46,7 +45,6 @@ from bench_kernel import (
     converter,
     get_plugin_manager,
     load_domain,
-    task_goals,
     unstructure,
 )
 from bench_kernel.testing import FakeOpenAIServer, Reply, cli

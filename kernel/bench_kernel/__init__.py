@@ -67,10 +67,21 @@ if TYPE_CHECKING:
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
+    from bench_kernel.evaluation.judging import JudgeRounds
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
-    from bench_kernel.evaluation.sections import Card, ReportSection, Section, SectionTable
-    from bench_kernel.evaluation.stats import Agreement, Estimate, TaskOutcomes, flip_summary, judge_agreement, pass_hat_k_estimate, trial_variance
+    from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
+    from bench_kernel.evaluation.stats import (
+        Agreement,
+        Estimate,
+        TaskOutcomes,
+        bootstrap_ci,
+        flip_summary,
+        judge_agreement,
+        pass_hat_k,
+        pass_hat_k_estimate,
+        trial_variance,
+    )
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
     from bench_kernel.modelhub.api import (
@@ -91,7 +102,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
     from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
-    from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points
+    from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points, with_backend_plugins
     from bench_kernel.profiles.profile import (
         PLACEHOLDER,
         PLACEHOLDERS,
@@ -104,9 +115,22 @@ if TYPE_CHECKING:
         trial_seeds,
     )
     from bench_kernel.registry import Registry
-    from bench_kernel.report.compare import Comparison, compare_stored, render_comparison
-    from bench_kernel.report.html import render_html
-    from bench_kernel.report.report import Report, agent_label, build_report, run_registry, task_outcomes
+    from bench_kernel.report.report import (
+        PROBLEMS_TITLE,
+        TextStyle,
+        agent_label,
+        breakdown,
+        build_report,
+        gold_verdict,
+        header_lines,
+        headline_rows,
+        plugin_cards,
+        problem_lines,
+        render_text,
+        run_registry,
+        section_plots,
+        task_outcomes,
+    )
     from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.run.config import source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
@@ -114,21 +138,23 @@ if TYPE_CHECKING:
     from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
     from bench_kernel.run.planning import BASELINE_AGENT, BASELINE_USER, GOLD_FAILURES_EVENT, domain_changed, load_run_domain, scripted_user
-    from bench_kernel.run.rescore import RescoreOptions, RescoreSummary, rescore
     from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,
         RunConfig,
         RunSummary,
+        checked_fingerprints,
         component_values,
         load_domain,
         run,
         run_async,
         run_unit,
         score_metrics,
+        select_tasks,
+        shifted_tasks,
         task_vocabulary,
     )
-    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift, GoalStatusChange, PersonaChange
+    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift, PersonaChange
     from bench_kernel.schema.messages import (
         AssistantMessage,
         Message,
@@ -159,7 +185,6 @@ if TYPE_CHECKING:
     from bench_kernel.serialization import canonical_json, converter, read_json, structure, unstructure, utc_now
     from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
     from bench_kernel.store.view import RunView, open_read_only
-    from bench_kernel.tasks.compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
     from bench_kernel.tasks.domain import (
         DATA_DIR_VARIABLE,
         Domain,
@@ -170,9 +195,9 @@ if TYPE_CHECKING:
         data_dir_for,
         packaged_or_external,
         read_tasks,
+        replay_history,
     )
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
-    from bench_kernel.tasks.goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
@@ -206,7 +231,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.cli": ("db_option", "domain_options", "echo_report", "format_option", "plugin_option", "require_db"),
     "bench_kernel.conversation.channels": ("Channel", "ChannelSession", "IdentityChannel"),
-    "bench_kernel.schema.events": ("ChannelTranscript", "Event", "EventLog", "GoalShift", "GoalStatusChange", "PersonaChange"),
+    "bench_kernel.schema.events": ("ChannelTranscript", "Event", "EventLog", "GoalShift", "PersonaChange"),
     "bench_kernel.schema.messages": (
         "AssistantMessage",
         "Message",
@@ -249,6 +274,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "ToolError",
     ),
     "bench_kernel.evaluation.evaluator": ("GoldReplay", "evaluate", "replay_gold", "replay_trajectory"),
+    "bench_kernel.evaluation.judging": ("JudgeRounds",),
     "bench_kernel.evaluation.metric": ("Judge", "JudgeRequest", "Metric", "MetricContext", "MetricResult"),
     "bench_kernel.evaluation.attribution": ("Attributor", "FinishedConversation", "attributed"),
     "bench_kernel.schema.results": ("ATTRIBUTION_LABELS", "Attribution", "Check", "ComponentScore", "ConversationResult", "RewardInfo", "is_success"),
@@ -256,8 +282,10 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "Agreement",
         "Estimate",
         "TaskOutcomes",
+        "bootstrap_ci",
         "flip_summary",
         "judge_agreement",
+        "pass_hat_k",
         "pass_hat_k_estimate",
         "trial_variance",
     ),
@@ -282,7 +310,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "bench_kernel.modelhub.hub": ("ROLE_NAME", "ConversationModels", "LedgerEntry", "ModelHub", "role_option_hint"),
     "bench_kernel.modelhub.prices": ("DEFAULT_PRICES", "Price"),
-    "bench_kernel.plugins": ("PluginInfo", "PluginSet", "collect", "get_plugin_manager", "installed_entry_points"),
+    "bench_kernel.plugins": ("PluginInfo", "PluginSet", "collect", "get_plugin_manager", "installed_entry_points", "with_backend_plugins"),
     "bench_kernel.registry": ("Registry",),
     "bench_kernel.conversation.prompts": ("agent_instructions", "done_tool_name", "plan_text", "python_call"),
     "bench_kernel.profiles.profile": (
@@ -296,14 +324,26 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "load_profile",
         "trial_seeds",
     ),
-    "bench_kernel.report.compare": ("Comparison", "compare_stored", "render_comparison"),
-    "bench_kernel.report.html": ("render_html",),
-    "bench_kernel.report.report": ("Report", "agent_label", "build_report", "run_registry", "task_outcomes"),
-    "bench_kernel.evaluation.sections": ("Card", "ReportSection", "Section", "SectionTable"),
+    "bench_kernel.report.report": (
+        "PROBLEMS_TITLE",
+        "TextStyle",
+        "agent_label",
+        "breakdown",
+        "build_report",
+        "gold_verdict",
+        "header_lines",
+        "headline_rows",
+        "plugin_cards",
+        "problem_lines",
+        "render_text",
+        "run_registry",
+        "section_plots",
+        "task_outcomes",
+    ),
+    "bench_kernel.evaluation.sections": ("Card", "Report", "ReportContext", "ReportFormat", "ReportSection", "Section", "SectionTable"),
     "bench_kernel.run.flagging": ("EXCLUDED_EVENT", "TaskFlagger"),
     "bench_kernel.run.config": ("source_fingerprint",),
     "bench_kernel.run.planning": ("BASELINE_AGENT", "BASELINE_USER", "GOLD_FAILURES_EVENT", "domain_changed", "load_run_domain", "scripted_user"),
-    "bench_kernel.run.rescore": ("RescoreOptions", "RescoreSummary", "rescore"),
     "bench_kernel.store.view": ("RunView", "open_read_only"),
     "bench_kernel.run.executors": (
         "LocalExecutor",
@@ -322,18 +362,20 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "MetricInputs",
         "RunConfig",
         "RunSummary",
+        "checked_fingerprints",
         "component_values",
         "load_domain",
         "run",
         "run_async",
         "run_unit",
         "score_metrics",
+        "select_tasks",
+        "shifted_tasks",
         "task_vocabulary",
     ),
     "bench_kernel.serialization": ("canonical_json", "converter", "read_json", "structure", "unstructure", "utc_now"),
     "bench_kernel.store.store": ("MetricValue", "RunRecord", "Store", "open_store", "open_store_for_reading"),
     "bench_kernel.run.checks": ("check_tasks", "checked_plugins", "render_check"),
-    "bench_kernel.tasks.compose": ("Composer", "Composition", "Subtask", "compose", "composed_id", "verify", "with_personas"),
     "bench_kernel.tasks.domain": (
         "DATA_DIR_VARIABLE",
         "Domain",
@@ -344,9 +386,9 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "data_dir_for",
         "packaged_or_external",
         "read_tasks",
+        "replay_history",
     ),
     "bench_kernel.tasks.extensions": ("TaskExtension", "TaskVocabulary"),
-    "bench_kernel.tasks.goals": ("DECIDED", "FINISHED", "GOAL_STATUSES", "Goal", "GoalsExtension", "StatusEntry", "goal_problems", "task_goals"),
     "bench_kernel.tasks.loading": ("load_tasks", "structure_tasks"),
     "bench_kernel.tasks.ordering": ("task_id_key",),
     "bench_kernel.tasks.personas": ("Persona", "apply_personas", "persona_texts"),

@@ -37,7 +37,7 @@ DEFAULT_DB = "bench.db"
 ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
 ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
 """bench_kernel.schema.results.ATTRIBUTION_LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
-PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust"}
+PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust", "rescore": "bench-trust", "compare": "bench-report"}
 """Commands first-party plugins add: naming one whose plugin is missing says which distribution adds it."""
 
 
@@ -139,6 +139,11 @@ def domain_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--format with the given choices, the first being the default."""
     return click.option("--format", "fmt", type=click.Choice(choices), default=choices[0], show_default=True)
+
+
+def report_format_option(*usual: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--format naming a report format, checked once plugins are loaded (they add formats); the help lists the usual ones."""
+    return click.option("--format", "fmt", metavar=f"[{'|'.join(usual)}]", default=usual[0], show_default=True)
 
 
 def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -373,7 +378,7 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
 @click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
 @db_option
-@format_option("table", "json", "markdown", "csv", "none")
+@report_format_option("table", "json", "markdown", "csv", "none")
 @click.option(
     "--progress",
     "progress_mode",
@@ -395,6 +400,10 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides, source=config_file or "command line")
     plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, config.implied_plugins()))
+    if fmt != "none":  # an unknown format is refused before anything is played
+        from bench_kernel.report.report import report_format
+
+        report_format(collect(plugin_set), fmt)
     try:
         with Progress(progress_mode) as progress:
             summary = runner.run(
@@ -508,28 +517,32 @@ def _plugins_for_run(selected: list[str] | None) -> PluginSet:
     return checks.checked_plugins(selected, _warn)
 
 
-def echo_report(db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = ()) -> None:
-    """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a format."""
-    from bench_kernel.report.report import build_report, render, render_section, run_registry
-    from bench_kernel.store.store import open_store_for_reading
+def echo_report(
+    db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = (), plots: str | None = None, plot_with: Sequence[str] = ()
+) -> None:
+    """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a registered format,
+    after writing the formats' charts into the directory `plots` when given."""
+    from bench_kernel.evaluation.sections import ReportContext
+    from bench_kernel.report.report import build_report, report_format, run_registry, write_charts
 
-    store = open_store_for_reading(db_path)
-    try:
+    with _store(db_path) as store:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
         registry, notes = run_registry(run)
+        chosen = report_format(registry, fmt)
         for note in notes:
             click.echo(f"note: {note}", err=True)
         report = build_report(store, run_id, registry, by)
-        click.echo(render_section(report, section, fmt) if section else render(report, fmt), nl=False)
-    finally:
-        store.close()
+        context = ReportContext(section=section, store=store, plot_with=tuple(plot_with))
+        if plots:
+            click.echo(f"wrote {write_charts(registry, report, context, Path(plots))} plots to {plots}", err=True)
+        click.echo(chosen.render(report, context), nl=False)
 
 
 @cli.command(name="report")
 @click.argument("run_id")
 @db_option
-@format_option("table", "json", "markdown", "csv", "html")
+@report_format_option("table", "json", "markdown", "csv", "html")
 @click.option("--section", help="Print only this plugin section (its tables; as CSV with --format csv).")
 @click.option("--by", "by", multiple=True, help="Break the figures down by a task attribute (persona, domain, intent, ...).")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), help="Also write the charts as PNGs into this directory.")
@@ -538,27 +551,8 @@ def report_command(
     run_id: str, db_path: str, fmt: str, section: str | None, by: tuple[str, ...], plots_dir: str | None, plot_with: tuple[str, ...]
 ) -> None:
     """Show a run's rewards per component, pass^k with confidence intervals, per-task flips and plugin sections."""
-    from bench_kernel.report.html import plots_or_note, render_html
-    from bench_kernel.report.plots import render_plots, write_plots
-    from bench_kernel.report.report import build_report, run_registry
-
     require_db(db_path)
-    attributes = [a for item in by for a in item.split(",") if a]
-    runs = [run_id, *plot_with]
-    if plots_dir:
-        with _store(db_path) as store:
-            paths = write_plots(store, runs, Path(plots_dir))
-        click.echo(f"wrote {len(paths)} plots to {plots_dir}", err=True)
-    if fmt != "html":
-        echo_report(db_path, run_id, fmt, section, attributes)
-        return
-    with _store(db_path) as store:
-        run = store.run(run_id)
-        assert run is not None
-        registry, _ = run_registry(run)
-        report = build_report(store, run_id, registry, attributes)
-        plots, note = plots_or_note(lambda: render_plots(store, runs))
-    click.echo(render_html(report, plots, note), nl=False)
+    echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a], plots_dir, plot_with)
 
 
 @contextlib.contextmanager
@@ -570,67 +564,6 @@ def _store(db_path: str) -> Iterator[Store]:
         yield store
     finally:
         store.close()
-
-
-@cli.command(name="compare")
-@click.argument("run_a")
-@click.argument("run_b")
-@db_option
-@click.option("--db-b", "db_b", type=click.Path(dir_okay=False), help="Results database of RUN_B (default: --db).")
-@format_option("table", "markdown", "json")
-def compare_command(run_a: str, run_b: str, db_path: str, db_b: str | None, fmt: str) -> None:
-    """Compare two runs of one suite: per-task differences, flips, mean reward and pass^k with paired bootstrap CIs."""
-    from bench_kernel.report.compare import compare_stored, render_comparison
-    from bench_kernel.report.report import run_registry
-    from bench_kernel.store.store import open_store_for_reading
-
-    stores = []
-    try:
-        for path in (db_path, db_b or db_path):
-            require_db(path)
-            stores.append(open_store_for_reading(path))
-        run = stores[0].run(run_a)  # an unknown run is one clean error
-        assert run is not None
-        comparison = compare_stored(stores[0], run_a, stores[-1], run_b, run_registry(run)[0])
-        click.echo(render_comparison(comparison, fmt), nl=False)
-    finally:
-        for store in stores:
-            store.close()
-
-
-@cli.command(name="rescore")
-@click.argument("run_id")
-@db_option
-@format_option("table", "json", "markdown", "csv", "none")
-@click.option("--run-id", "new_run_id", help="Id of the new run (default: RUN_ID-rescore-N, the first free N).")
-@click.option("--rejudge", is_flag=True, help="Judge the NL assertions again with the run's judge (default: keep its verdicts).")
-@click.option("--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: the run's.")
-@click.option("--cache", is_flag=True, help="Answer repeated model requests (metrics', the judge's) from the SQLite cache.")
-@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations scored at once.")
-def rescore_command(
-    run_id: str, db_path: str, fmt: str, new_run_id: str | None, rejudge: bool, plugins: tuple[str, ...], cache: bool, concurrency: int
-) -> None:
-    """Score a stored run's conversations again with the metrics and reward components installed now, into a new run
-    linked to it: nothing is played again, no agent or user model is called (docs/results.md)."""
-    from bench_kernel.run.rescore import RescoreOptions, rescore
-
-    require_db(db_path)
-    options = RescoreOptions(run_id=new_run_id, rejudge=rejudge, plugins=list(plugins) or None, cache=cache, concurrency=concurrency)
-    summary = rescore(run_id, db_path, options, load_plugins=_plugins_for_run)
-    click.echo(
-        f"run {summary.run_id}: {summary.rescored} conversations of run {summary.source} scored again, none played "
-        f"({summary.conversations - summary.rescored} infrastructure errors copied), {len(summary.changed)} rewards "
-        f"or components changed, {summary.rejudged} judged again ({db_path})",
-        err=True,
-    )
-    for mismatch in summary.replay_mismatches[:MAX_SHOWN]:
-        click.echo(f"note: a replayed tool call gave another result, the final state may differ: {mismatch}", err=True)
-    if fmt != "none":
-        echo_report(db_path, summary.run_id, fmt)
-
-
-MAX_SHOWN = 10
-"""Notes of one kind a command prints at most."""
 
 
 @cli.command(name="runs")

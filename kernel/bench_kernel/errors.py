@@ -16,10 +16,12 @@ class ConfigError(BenchError):
 class TaskFileError(ConfigError):
     """A task file is malformed; the message names the file and the JSON paths."""
 
-    def __init__(self, path: str, problems: list[str]) -> None:
+    def __init__(self, path: str, problems: list[str], *, owner: str = "") -> None:
         self.path = path
         self.problems = problems
-        super().__init__(f"{path}: " + "; ".join(problems))
+        self.owner = owner
+        """Whose file it is, shown before the path (`plugin 'acme': domain 'acme'`), or ""."""
+        super().__init__((f"{owner}: " if owner else "") + f"{path}: " + "; ".join(problems))
 
 
 class DeferredDataError(BaseException):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.attribution import Attributor
     from bench_kernel.evaluation.metric import Judge, Metric
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
-    from bench_kernel.evaluation.sections import ReportSection
+    from bench_kernel.evaluation.sections import ReportFormat, ReportSection
     from bench_kernel.modelhub.api import Model
     from bench_kernel.run.context import Executor
     from bench_kernel.run.flagging import TaskFlagger
@@ -209,7 +209,8 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
     Called once per plugin manager, before tasks are loaded. A task file field that no loaded
     plugin owns is an error naming the field (and the installed plugin that owns it).
 
-    :param register: call with each :class:`bench_kernel.TaskExtension`; names must be unique.
+    :param register: call with each :class:`bench_kernel.TaskExtension`; names must be unique, except that plugins
+        sharing a library's field register the same (equal) extension, kept once (bench-atod's ``goals``).
 
     Example::
 
@@ -256,6 +257,26 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
         @bench_kernel.hookimpl
         def register_report_sections(register):
             register(ShiftRecovery(name="gsrt", title="Goal-shift recovery"))
+    """
+
+
+@hookspec
+def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
+    """Register formats ``bench report --format NAME`` and ``bench run --format NAME`` print a report in.
+
+    Called once per plugin manager; the kernel registers ``table`` and ``json``, bench-report ``markdown``,
+    ``csv`` and ``html``. A report looks its format up among the run's plugins and those that load with every
+    run (``bench.always``): a plugin that only adds formats declares that group too. ``render(report, context)``
+    returns the text to print (only ``context.section`` when one is named); ``charts(report, context)`` the PNGs
+    ``bench report --plots DIR`` writes.
+
+    :param register: call with each :class:`bench_kernel.ReportFormat`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_report_formats(register):
+            register(LatexFormat(name="latex", description="LaTeX tables"))
     """
 
 

@@ -1,7 +1,7 @@
 """Checks made when a plugin loads and registers: mistakes that would otherwise surface mid-run, unnamed.
 
 - A method the kernel awaits written as a plain `def` (a channel's `to_agent`, a session's `respond`, a judge's
-  `judge`), or one it calls without awaiting written as `async def` (`is_stop`, `summarize`, a section's `build`).
+  `judge`), or one it calls without awaiting written as `async def` (`is_stop`, `summarize`, a section's `build`, a domain's `load`).
 - Functions named like hooks without the `@bench_kernel.hookimpl` marker, which pluggy silently ignores, and marked
   functions whose name is no hook's (a misspelt `regster_agents`), with the hook meant.
 - Sessions are checked through the class `start` is annotated to return, and again, whatever that annotation says
@@ -25,6 +25,7 @@ from bench_kernel.markers import PROJECT
 ASYNC, PLAIN = "async", "plain"
 # Per component kind: the component's own methods and how the kernel calls them.
 COMPONENT_METHODS: dict[str, dict[str, str]] = {
+    "domain": {"load": PLAIN},
     "judge": {"judge": ASYNC},
     "metric": {"summarize": PLAIN},  # score may be either: the kernel awaits it only when it is awaitable
     "reward component": {"score": ASYNC, "applies": PLAIN},

@@ -41,12 +41,16 @@ COMPONENT_HOOKS = {
     "task extension": "register_task_extensions",
     "persona": "register_personas",
     "report section": "register_report_sections",
+    "report format": "register_report_formats",
     "attributor": "register_attributors",
     "task flagger": "register_task_flaggers",
     "executor": "register_executors",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
 NAMESPACED_KINDS = frozenset({"metric"})
+# Kinds a library distribution's component may be registered by each plugin that needs it: kept once when equal
+# (bench-atod's `goals` field, registered by bench-atod and by bench-services, which poses goals).
+SHARED_KINDS = frozenset({"task extension"})
 
 log = get_logger()
 
@@ -204,7 +208,7 @@ def _refuse_unknown_hooks(name: str, obj: object) -> None:
         raise PluginError(
             name,
             f"{_object_name(obj)} marks functions with @bench_kernel.hookimpl that name no hook of "
-            f"bench: {', '.join(unknown)} (rename each to its hook's name; docs/plugins.md lists them)",
+            f"bench: {', '.join(unknown)} (rename each to its hook's name; the hooks: {', '.join(_hook_names())})",
         )
 
 
@@ -301,6 +305,8 @@ def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry
             name = f"{plugin_name}:{name}"
         for reg in (registry, staged):
             if (kind, name) in reg.origins:
+                if kind in SHARED_KINDS and reg.components[kind][name] == component:
+                    return
                 raise DuplicateRegistrationError(kind, name, reg.origins[(kind, name)], plugin_name)
         staged.components.setdefault(kind, {})[name] = component
         staged.origins[(kind, name)] = plugin_name

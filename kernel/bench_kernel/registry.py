@@ -57,6 +57,7 @@ def without_entry_point(name: str) -> str | None:
     module = f"bench_{name.replace('-', '_')}"
     return (
         f"{dist.metadata['Name']} is installed but declares no [project.entry-points.bench]{declared}, so bench "
-        f'cannot load it as a plugin: to make it one, add `[project.entry-points.bench]` with `{name} = "{module}"` '
-        "to its pyproject.toml and install it again"
+        "cannot load it as a plugin. A library that registers no hooks (as bench-knowledge and bench-compose are) is used "
+        "by the plugins that depend on it and needs no --plugin; a plugin needs `[project.entry-points.bench]` with "
+        f'`{name} = "{module}"` in its pyproject.toml, then a new install'
     )

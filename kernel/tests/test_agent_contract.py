@@ -15,10 +15,11 @@ from toy_domain import ToyPlugin
 from bench_kernel import Agent, AgentSession, ConversationSetup, TerminationReason
 from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.errors import ConfigError, ModelUnavailableError, ResumeConflictError
+from bench_kernel.evaluation.sections import ReportContext
 from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
 from bench_kernel.plugins import get_plugin_manager
 from bench_kernel.profiles.profile import load_profile
-from bench_kernel.report.report import build_report, render
+from bench_kernel.report.report import TableFormat, build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, agent_cost, run
 from bench_kernel.schema.messages import AssistantMessage, Message
 from bench_kernel.store.store import Store
@@ -158,24 +159,9 @@ def test_reported_usage_is_summed_in_the_report_with_an_unknown_cost(tmp_path: P
     [row] = report.costs
     assert (row["arm"], row["role"], row["model"], row["calls"]) == ("agent", "agent (reported)", "acme-1", replies)
     assert (row["prompt_tokens"], row["completion_tokens"], row["cost"]) == (50 * replies, 5 * replies, None)
-    text = render(report, "table")
+    text = TableFormat().render(report, ReportContext())
     assert "agent watched (reports model acme-1), user" in text
     assert any(line.split()[:3] == ["agent", "agent", "(reported)"] and line.rstrip().endswith("unknown") for line in text.splitlines())
-    assert "cost_usd.agent.agent (reported).acme-1,,,," in render(report, "csv")
-
-
-def test_the_cost_plot_leaves_out_conversations_of_unknown_cost(tmp_path: Path) -> None:
-    from bench_kernel.report.plots import plot_data
-
-    unseen = go(tmp_path, WatchedAgent(), task_ids=["inc-a", "lamp"])
-    store = Store(tmp_path / "runs.db")
-    store.db.execute("update conversations set agent_cost = 0.5 where task_id = 'lamp' and arm = 'agent'")
-    store.db.conn.commit()
-    try:
-        points = plot_data(store, [unseen.run_id])["cost_vs_reward"]
-    finally:
-        store.close()
-    assert list(points.values()) == [[(0.5, 1.0)]]  # inc-a's unknown cost is not drawn as 0
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -229,7 +215,7 @@ def test_the_report_header_shows_the_fingerprint(tmp_path: Path) -> None:
     finally:
         store.close()
     assert report.header["agent_fingerprint"]["factory"] == "mybot:make"
-    assert "agent watched (acme-agents 0.24.0, factory mybot:make, sha256 abcdefabcdef…), user" in render(report, "table")
+    assert "agent watched (acme-agents 0.24.0, factory mybot:make, sha256 abcdefabcdef…), user" in TableFormat().render(report, ReportContext())
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,7 @@ COMPONENT_CASES = [
     ("register_combination_rules", "combination rule", CombinationRule(name="hook-rule")),
     ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
     ("register_report_sections", "report section", ReportSection(name="hook-section")),
+    ("register_report_formats", "report format", bench_kernel.ReportFormat(name="hook-format")),
     ("register_personas", "persona", bench_kernel.Persona(key="HOOK_1", domain="toy", text="You are a test.")),
     ("register_executors", "executor", bench_kernel.Executor(name="hook-executor")),
     ("register_attributors", "attributor", bench_kernel.Attributor(name="hook-attributor")),

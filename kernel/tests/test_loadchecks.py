@@ -123,6 +123,14 @@ class AsyncSummary(Metric):
 
 
 @attrs.define(kw_only=True)
+class AsyncLoadDomain(bench_kernel.Domain):
+    name: str = "shelf"
+
+    async def load(self, options: bench_kernel.DomainOptions) -> bench_kernel.DomainData:  # type: ignore[override]
+        raise NotImplementedError
+
+
+@attrs.define(kw_only=True)
 class AsyncSection(ReportSection):
     name: str = "summary"
 
@@ -163,6 +171,11 @@ class AsyncSection(ReportSection):
             "calls it without awaiting: write `def summarize`",
         ),
         ("report section", AsyncSection(), "report section 'summary': tests.test_loadchecks.AsyncSection.build is an async def"),
+        (
+            "domain",
+            AsyncLoadDomain(),
+            "domain 'shelf': tests.test_loadchecks.AsyncLoadDomain.load is an async def, but the kernel calls it without awaiting: write `def load`",
+        ),
     ],
 )
 def test_a_method_of_the_wrong_colour_fails_registration_naming_plugin_and_method(kind: str, component: object, message: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -13,7 +13,7 @@ from toy_domain import ToyDomain
 from bench_kernel import DomainOptions, build_environment
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation
 from bench_kernel.conversation.participants import GREETING, AgentSession, UserSession
-from bench_kernel.schema.events import EventLog, GoalStatusChange
+from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import (
     AssistantMessage,
     Message,
@@ -440,13 +440,21 @@ def test_history_is_not_mutated(env: Environment) -> None:
 # --------------------------------------------------------------------------- the world moves on
 
 
+@attrs.frozen(kw_only=True)
+class BookingConfirmed:
+    """A typed event a world that moves on by itself records (as bench-services records goal status changes)."""
+
+    kind: ClassVar[str] = "toy.booking"
+    booking: str
+
+
 def test_environment_ticks_after_every_step_and_its_events_belong_to_the_next_message(env: Environment) -> None:
     seen: list[int] = []
 
     def advance(environment: Environment, position: int, events: EventLog) -> None:
         seen.append(position)
         if position == 3:
-            events.emit(GoalStatusChange(goal_id="g1", status="completed", previous_status="pending"), source="toy")
+            events.emit(BookingConfirmed(booking="b1"), source="toy")
 
     env.advance = advance
     agent = ScriptedAgent(says("One moment."), says("Done."))
@@ -455,8 +463,8 @@ def test_environment_ticks_after_every_step_and_its_events_belong_to_the_next_me
     opening = initial_messages([], Mode.DEFAULT)
     convo = asyncio.run(run_conversation(env, agent, user, mode=Mode.DEFAULT, history=opening, events=log))
     assert seen == [2, 3, 4, 5, 6]  # greeting, then user, agent, user, agent, user
-    [(event, change)] = log.typed(GoalStatusChange)
-    assert change.status == "completed" and event.message_index == 3 and event.source == "toy"
+    [(event, change)] = log.typed(BookingConfirmed)
+    assert change.booking == "b1" and event.message_index == 3 and event.source == "toy"
     assert convo.messages[2].content == "One moment." and convo.messages[3].content == "Is it confirmed?"
 
 

@@ -3,7 +3,8 @@
 Throwaway distributions are installed into a temporary target directory (plugin_factory: pip if it can build them
 offline, otherwise a hand-written dist-info) and the `bench` console script runs them with a real SQLite store:
 pharma (a domain and participants, some written wrong on purpose), typo (a misspelt hook name), unmarked (a hook
-without the @hookimpl marker) and orphan (a distribution that declares no `bench` entry point).
+without the @hookimpl marker), orphan (a distribution that declares no `bench` entry point), raising and picky (a
+metric that raises on every conversation, and one that raises on one).
 """
 
 from __future__ import annotations
@@ -167,6 +168,56 @@ UNMARKED = PluginPackage(
     """,
 )
 
+RAISING = PluginPackage(
+    dist="bench-raising",
+    module="bench_raising",
+    entry="raising",
+    source="""\
+    import attrs
+
+    import bench_kernel
+
+
+    @attrs.define(kw_only=True)
+    class Turns(bench_kernel.Metric):
+        name: str = "turns"
+
+        def score(self, context):
+            return {"": len(context.transcript)}  # the mistake: the context has `messages`, no `transcript`
+
+
+    @bench_kernel.hookimpl
+    def register_metrics(register):
+        register(Turns())
+    """,
+)
+
+PICKY = PluginPackage(
+    dist="bench-picky",
+    module="bench_picky",
+    entry="picky",
+    source="""\
+    import attrs
+
+    import bench_kernel
+
+
+    @attrs.define(kw_only=True)
+    class Refills(bench_kernel.Metric):
+        name: str = "refills"
+
+        def score(self, context):
+            if context.task.id == "refill-2":
+                raise ValueError("no refill count for refill-2")
+            return {"": 1.0}
+
+
+    @bench_kernel.hookimpl
+    def register_metrics(register):
+        register(Refills())
+    """,
+)
+
 ORPHAN = PluginPackage(
     dist="bench-orphan",
     module="bench_orphan",
@@ -197,7 +248,7 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     root = tmp_path_factory.mktemp("mistakes")
-    path, _ = install([PHARMA, TYPO, UNMARKED, ORPHAN], root)
+    path, _ = install([PHARMA, TYPO, UNMARKED, ORPHAN, RAISING, PICKY], root)
     work = root / "work"
     work.mkdir()
     return Site(env=bench_env([path]), cwd=work)
@@ -261,6 +312,44 @@ def test_a_run_whose_every_conversation_failed_on_the_user_simulator_exits_non_z
     assert stored(db) == [("agent", "user_error"), ("agent", "user_error")]
 
 
+def test_a_metric_that_raises_on_every_conversation_fails_the_run_naming_plugin_method_and_fix(site: Site) -> None:
+    db = site.cwd / "raising.db"
+    done = site.bench("run", "--plugin", "pharma", "--plugin", "raising", "--db", str(db), "--format", "none")
+
+    line = error_line(done)
+    [(run_id,)] = sqlite3.connect(db).execute("select id from runs").fetchall()
+    assert line.startswith(
+        f"Error: plugin 'raising': metric 'turns' (bench_raising.Turns.score) raised on every one of the 4 conversations "
+        f"of run {run_id}, so it measured nothing: AttributeError: "
+    ), line
+    assert "Fix the metric" in line and line.endswith(f"`bench rescore {run_id}` scores the stored conversations again without playing them")
+    assert len(stored(db)) == 4  # sound conversations, kept for the rescore
+
+
+def test_a_metric_that_raises_on_some_conversations_leaves_the_run_green(site: Site) -> None:
+    db = site.cwd / "picky-metric.db"
+    done = site.bench("run", "--plugin", "pharma", "--plugin", "picky", "--no-baseline", "--db", str(db), "--format", "none")
+
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        values = conn.execute("select value, error from metric_values where plugin = 'picky' order by error").fetchall()
+    assert values == [(1.0, None), (None, "ValueError: no refill count for refill-2")]
+
+
+def test_a_task_whose_gold_fails_is_refused_naming_plugin_task_and_fix(site: Site) -> None:
+    action = {"action_id": "1", "name": "refill", "arguments": {"prescription_id": "p9"}}
+    tasks = site.cwd / "gold.json"
+    task = {"id": "refill-9", "user_scenario": {"instructions": "Ask for a refill of p9."}, "evaluation_criteria": {"actions": [action]}}
+    tasks.write_text(json.dumps([task]))
+    db = site.cwd / "gold.db"
+
+    line = error_line(site.bench("run", "--plugin", "pharma", "--tasks-file", str(tasks), "--db", str(db)))
+
+    assert line.startswith("Error: plugin 'pharma': 1 of 1 selected tasks of domain 'pharma' cannot be scored, their gold replay fails"), line
+    assert "refill-9 (gold action 1 refill: Error: " in line and "Fix the tasks, leave them out" in line
+    assert not db.exists()
+
+
 # --------------------------------------------------------------------------- did you mean
 
 
@@ -275,7 +364,7 @@ def test_a_misspelt_task_field_names_file_path_and_the_field_meant(site: Site) -
     done = site.bench("run", "--plugin", "pharma", "--tasks-file", str(tasks), "--db", str(db))
 
     line = error_line(done)
-    assert f"Error: {tasks}: " in line
+    assert f"Error: plugin 'pharma': domain 'pharma': {tasks}: " in line
     assert "extra fields found (scirpt) @ $[0].user_scenario (did you mean 'script'?)" in line
     assert "extra fields found (evalution_criteria) @ $[0] (did you mean 'evaluation_criteria'?)" in line
     assert not db.exists()
@@ -306,6 +395,17 @@ def test_task_field_suggestions_know_the_loaded_extensions_and_files_of_one_task
     assert problem == "extra fields found (goal_shfits) @ $.user_scenario (did you mean 'goal_shifts'?)"
 
 
+def test_a_first_party_field_whose_distribution_is_missing_names_the_distribution() -> None:
+    nobody = bench_kernel.TaskVocabulary(owners=dict)  # no installed plugin owns `goals`: bench-atod is not installed
+    item = {"id": "t1", "user_scenario": {"instructions": "Hi.", "goal_shifts": []}, "goals": []}
+
+    assert problems_of([item], vocabulary=nobody) == [
+        "extra fields found (goal_shifts) @ $[0].user_scenario (owned by the distribution bench-changebench: "
+        "pip install bench-changebench, then add --plugin changebench)",
+        "extra fields found (goals) @ $[0] (owned by the distribution bench-atod: pip install bench-atod, then add --plugin atod)",
+    ]
+
+
 def test_a_misspelt_reward_component_names_the_registered_one(site: Site) -> None:
     tasks = site.cwd / "basis.json"
     tasks.write_text(
@@ -313,7 +413,8 @@ def test_a_misspelt_reward_component_names_the_registered_one(site: Site) -> Non
     )
     line = error_line(site.bench("run", "--plugin", "pharma", "--tasks-file", str(tasks), "--db", str(site.cwd / "basis.db")))
 
-    assert f"Error: {tasks}: unknown reward component 'DBB' @ $[0].evaluation_criteria.reward_basis[0] (did you mean 'DB'?)" in line
+    assert f"Error: plugin 'pharma': domain 'pharma': {tasks}: unknown reward component 'DBB' @ " in line
+    assert "'DBB' @ $[0].evaluation_criteria.reward_basis[0] (did you mean 'DB'?)" in line
 
 
 def test_a_misspelt_metric_name_suggests_the_registered_one() -> None:
@@ -330,11 +431,11 @@ def test_a_misspelt_metric_name_suggests_the_registered_one() -> None:
 def test_a_misspelt_hook_names_plugin_function_and_the_hook_meant(site: Site) -> None:
     line = error_line(site.bench("run", "--plugin", "typo", "--db", str(site.cwd / "typo.db")))
 
-    assert line == (
+    assert line.startswith(
         "Error: plugin 'typo' failed: module bench_typo marks functions with @bench_kernel.hookimpl that name "
-        "no hook of bench: regster_agents (did you mean 'register_agents'?) (rename each to its hook's name; "
-        "docs/plugins.md lists them)"
+        "no hook of bench: regster_agents (did you mean 'register_agents'?) (rename each to its hook's name; the hooks: "
     )
+    assert "register_agents, " in line and line.endswith(")")
     assert not (site.cwd / "typo.db").exists()
 
 
@@ -358,8 +459,9 @@ def test_a_distribution_without_its_entry_point_is_named_as_such(site: Site) -> 
 
     assert line == (
         "Error: bench-orphan is installed but declares no [project.entry-points.bench], so bench cannot load "
-        'it as a plugin: to make it one, add `[project.entry-points.bench]` with `orphan = "bench_orphan"` to its '
-        "pyproject.toml and install it again"
+        "it as a plugin. A library that registers no hooks (as bench-knowledge and bench-compose are) is used by the "
+        "plugins that depend on it and needs no --plugin; a plugin needs `[project.entry-points.bench]` with "
+        '`orphan = "bench_orphan"` in its pyproject.toml, then a new install'
     )
 
 
@@ -369,8 +471,9 @@ def test_a_domain_whose_distribution_lacks_its_entry_point_says_so(site: Site) -
     assert line.startswith("Error: no domain named 'orphan' (registered: ")
     assert line.endswith(
         "; bench-orphan is installed but declares no [project.entry-points.bench], so bench cannot load "
-        'it as a plugin: to make it one, add `[project.entry-points.bench]` with `orphan = "bench_orphan"` to its '
-        "pyproject.toml and install it again"
+        "it as a plugin. A library that registers no hooks (as bench-knowledge and bench-compose are) is used by the "
+        "plugins that depend on it and needs no --plugin; a plugin needs `[project.entry-points.bench]` with "
+        '`orphan = "bench_orphan"` in its pyproject.toml, then a new install'
     )
 
 

@@ -11,7 +11,7 @@ from plugin_factory import PluginPackage, forget_modules, no_installed_plugins
 from structlog.testing import capture_logs
 from toy_domain import ToyDomain, ToyPlugin
 
-from bench_kernel import Agent, Domain, hookimpl
+from bench_kernel import Agent, Domain, TaskExtension, hookimpl
 from bench_kernel.errors import DuplicateRegistrationError, UnknownComponentError, UnknownPluginError
 from bench_kernel.plugins import (
     DEFAULT_PLUGINS,
@@ -235,6 +235,30 @@ def test_two_plugins_registering_one_domain_name_is_an_error_naming_both() -> No
 def test_a_plugin_taking_a_builtin_name_is_an_error_naming_both() -> None:
     with pytest.raises(DuplicateRegistrationError, match=f"agent 'oracle' is registered twice: by {BUILTIN} and by impostor"):
         collect(load(("impostor", SecondOracle())))
+
+
+class SharesField:
+    """A plugin registering a library's task extension (as bench-services and bench-atod both register `goals`)."""
+
+    def __init__(self, extension: TaskExtension) -> None:
+        self.extension = extension
+
+    @hookimpl
+    def register_task_extensions(self, register: Callable[[TaskExtension], None]) -> None:
+        """The shared field."""
+        register(self.extension)
+
+
+def test_one_task_extension_registered_by_two_plugins_is_kept_once_and_a_different_one_is_an_error() -> None:
+    shared = TaskExtension(name="stages", field="stages", description="a library's field")
+    registry = collect(
+        load(("poses", SharesField(shared)), ("scores", SharesField(TaskExtension(name="stages", field="stages", description="a library's field"))))
+    )
+    assert registry.components["task extension"]["stages"] == shared and registry.origin("task extension", "stages") == "poses"
+
+    other = TaskExtension(name="stages", field="steps")
+    with pytest.raises(DuplicateRegistrationError, match="task extension 'stages' is registered twice: by poses and by impostor"):
+        collect(load(("poses", SharesField(shared)), ("impostor", SharesField(other))))
 
 
 def test_unknown_component_lists_the_registered_names() -> None:

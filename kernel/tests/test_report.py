@@ -1,4 +1,5 @@
-"""`bench report` end to end: plugin sections, metric summaries, breakdowns, the header, counts and errors in every format.
+"""`bench report` end to end: plugin sections, metric summaries, breakdowns, the header, counts and errors in the kernel's
+formats (table and json; bench-report's markdown, csv and html are pinned by plugins/report/tests), and the choice of format.
 
 Runs go through `bench run` and reports through `bench report` (click's CliRunner), with the example
 plugin in report_plugin.py registered beside the toy domain by the `use_plugins` fixture.
@@ -6,8 +7,6 @@ plugin in report_plugin.py registered beside the toy domain by the `use_plugins`
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 from click.testing import Result
 from plugin_factory import needs_installed
 from report_plugin import MetricOnly, ReportDemo
@@ -22,12 +22,12 @@ from test_cli import LAMP_OFF_TASK, assert_clean_error, invoke
 from toy_domain import TASKS
 
 import bench_kernel
-from bench_kernel import Metric, MetricContext, ReportSection, RunView, Section
+from bench_kernel import Metric, MetricContext, Report, ReportContext, ReportFormat, ReportSection, RunView, Section
 from bench_kernel.profiles.profile import load_profile
 from bench_kernel.report.report import run_registry
 from bench_kernel.store.store import RunRecord
 
-FORMATS = ("table", "markdown", "json", "csv")
+FORMATS = ("table", "json")
 ATTRIBUTED_TASKS = [
     {**TASKS[0], "attributes": {"persona": "EASY_1", "intent": "counter"}},
     {**TASKS[1], "attributes": {"intent": "counter"}},
@@ -56,9 +56,9 @@ def report(db: Path, run_id: str, *args: str) -> Result:
     return invoke("report", run_id, "--db", str(db), *args)
 
 
-def csv_rows(text: str) -> dict[str, dict[str, str]]:
-    """CSV summary rows by metric."""
-    return {row["metric"]: row for row in csv.DictReader(io.StringIO(text))}
+def has_row(text: str, *cells: str) -> bool:
+    """Whether a plain-text table of the report has a row of these cells (padding aside)."""
+    return any(line.split() == list(cells) for line in text.splitlines())
 
 
 def sections(result: Result) -> dict[str, dict[str, Any]]:
@@ -74,8 +74,7 @@ def test_a_plugin_section_and_metric_summary_show_in_every_format(use_plugins: C
     assert all(r.exit_code == 0 for r in out.values()), {f: r.output for f, r in out.items()}
 
     assert "Agent turns per conversation (report-demo)" in out["table"].stdout
-    assert "## Agent turns per conversation (report-demo)" in out["markdown"].stdout
-    assert "| lamp-off | 1 | HARD_1 | 3 | 0.000 |" in out["markdown"].stdout  # a task the oracle fails
+    assert has_row(out["table"].stdout, "lamp-off", "1", "HARD_1", "3", "0.000")  # a task the oracle fails
     assert "note: reward per turn: the conversation's reward over its agent messages" in out["table"].stdout
     found = sections(out["json"])
     turns = found["turns"]
@@ -93,17 +92,14 @@ def test_a_plugin_section_and_metric_summary_show_in_every_format(use_plugins: C
         "mean for persona HARD_1": round(1 / 6, 6),
     }
     assert "report-demo:reward_per_turn (run-level)" in out["table"].stdout
-    assert "| mean for persona HARD_1 | 0.167 |" in out["markdown"].stdout
+    assert has_row(out["table"].stdout, "mean", "for", "persona", "HARD_1", "0.167")
 
-    as_csv = report(db, run_id, "--section", "turns", "--format", "csv")
-    assert as_csv.exit_code == 0, as_csv.output
-    assert as_csv.stdout.splitlines()[:2] == ["task,trial,persona,agent messages,reward per turn", f"inc-a,0,EASY_1,3,{1 / 3}"]
-    summary_csv = report(db, run_id, "--section", "report-demo:reward_per_turn", "--format", "csv")
-    assert summary_csv.stdout.splitlines()[:3] == ["figure,value", f"median,{1 / 3}", "worst,0.0"]
-    assert "figure" not in out["csv"].stdout  # the default CSV stays one table of headline figures
-    alone = report(db, run_id, "--section", "turns", "--format", "markdown").stdout  # the whole section, every paragraph
-    assert alone.startswith("## Agent turns per conversation (report-demo)\n8 agent conversations")
-    assert "| lamp-off | 1 | HARD_1 | 3 | 0.000 |" in alone and "Run r" not in alone
+    as_json = report(db, run_id, "--section", "turns", "--format", "json")
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout) == turns
+    alone = report(db, run_id, "--section", "turns").stdout  # the whole section, every paragraph
+    assert alone.startswith("Agent turns per conversation (report-demo)\n8 agent conversations")
+    assert has_row(alone, "lamp-off", "1", "HARD_1", "3", "0.000") and "Run r" not in alone
 
 
 def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable[..., None], tmp_path: Path) -> None:
@@ -122,19 +118,16 @@ def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable
     _, _, out = run_and_report(use_plugins, tmp_path, [("plain", PlainPlugin())])
     assert Plain().summarize(None) == {}  # type: ignore[arg-type]
     assert set(sections(out["json"])) == {"failed-checks"}  # only the kernel's own: lamp-off fails by design
-    assert csv_rows(out["csv"].stdout)["plain:plain"]["value"] == "1.0"
+    assert json.loads(out["json"].stdout)["metrics"]["plain:plain"]["value"] == 1.0
 
 
 def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     _, _, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo()), ("twin", MetricOnly())])
 
-    rows = csv_rows(out["csv"].stdout)
-    assert {"report-demo:reward_per_turn", "twin:reward_per_turn"} <= set(rows)
-    assert rows["report-demo:reward_per_turn"]["n"] == rows["twin:reward_per_turn"]["n"] == "8"  # each its own 8 values
     metrics = json.loads(out["json"].stdout)["metrics"]
+    assert metrics["report-demo:reward_per_turn"]["n"] == metrics["twin:reward_per_turn"]["n"] == 8  # each its own 8 values
     assert metrics["report-demo:reward_per_turn"]["value"] == metrics["twin:reward_per_turn"]["value"]
-    for fmt in ("table", "markdown"):
-        assert "report-demo:reward_per_turn" in out[fmt].stdout and "twin:reward_per_turn" in out[fmt].stdout
+    assert "report-demo:reward_per_turn" in out["table"].stdout and "twin:reward_per_turn" in out["table"].stdout
     found = sections(out["json"])
     assert found["twin:reward_per_turn"]["plugin"] == "twin"  # each summary sees its own plugin's values
     assert found["twin:reward_per_turn"]["tables"] == found["report-demo:reward_per_turn"]["tables"]
@@ -165,14 +158,11 @@ def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_sti
 
     assert all(r.exit_code == 0 for r in out.values())
     line = "section broken of plugin cracked failed: KeyError: 'no such column'"
-    assert line in out["table"].stdout and line in out["markdown"].stdout
+    assert line in out["table"].stdout
     assert "Agent turns per conversation (report-demo)" in out["table"].stdout  # the others still render
     assert sections(out["json"])["broken"]["error"] == "KeyError: 'no such column'"
-    row = csv_rows(out["csv"].stdout)["section:broken"]  # the default CSV names the failed section and why
-    assert (row["errors"], row["n_of"], row["error"]) == ("1", "section of plugin cracked", "KeyError: 'no such column'")
-    assert "section broken failed: KeyError: &#x27;no such column&#x27;" in report(db, run_id, "--format", "html").stdout
-    assert_clean_error(report(db, run_id, "--section", "broken", "--format", "csv"), "plugin 'cracked'", "report section 'broken' failed: KeyError")
-    assert_clean_error(report(db, run_id, "--section", "prose", "--format", "csv"), "report section 'prose' has no tables")
+    assert report(db, run_id, "--section", "broken").stdout == f"broken (cracked)\n{line}\n"  # titled by its name
+    assert report(db, run_id, "--section", "prose").stdout == "Prose (cracked)\nOnly words here.\n"
     assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, failed-checks, prose,")
 
 
@@ -245,30 +235,15 @@ def test_metric_failures_show_in_the_errors_column_of_every_format(use_plugins: 
         def register_metrics(self, register: Callable[[Metric], None]) -> None:
             register(Fragile())
 
-    db, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
+    _, _, out = run_and_report(use_plugins, tmp_path, [("fragile", FragilePlugin())], "--by", "intent")
 
     assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["errors"] == 2
     assert json.loads(out["json"].stdout)["metrics"]["fragile:fragile"]["error_messages"] == {"RuntimeError: judge model returned nothing": 2}
-    assert csv_rows(out["csv"].stdout)["fragile:fragile"] == {
-        "metric": "fragile:fragile",
-        "value": "1.0",
-        "low": "1.0",
-        "high": "1.0",
-        "n": "6",
-        "errors": "2",
-        "n_of": "conversations",
-        "error": "RuntimeError: judge model returned nothing (x2)",
-    }
-    for fmt in ("table", "markdown"):
-        assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in out[fmt].stdout
-    page = report(db, "r", "--format", "html").stdout
-    assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in page
-    assert "| fragile:fragile | 1.000 | 1.000 | 1.000 | 6 conversations | 2 |" in out["markdown"].stdout
-    table_line = next(line for line in out["table"].stdout.splitlines() if line.startswith("fragile:fragile"))
-    assert table_line.split()[-3:] == ["6", "conversations", "2"]
-    device = csv_rows(out["csv"].stdout)["fragile:fragile[intent=device]"]  # lamp failed twice, lamp-off scored twice
-    assert (device["value"], device["n"], device["errors"]) == ("1.0", "4", "2")
+    assert "metric fragile:fragile failed on 2 conversations: RuntimeError: judge model returned nothing" in out["table"].stdout
+    assert has_row(out["table"].stdout, "fragile:fragile", "1.000", "1.000", "1.000", "6", "conversations", "2")
     groups = {g["value"]: g for g in json.loads(out["json"].stdout)["breakdowns"][0]["groups"]}
+    # lamp failed twice, lamp-off scored twice
+    assert (groups["device"]["figures"]["fragile:fragile"], groups["device"]["conversations"]) == (1.0, 4)
     assert groups["device"]["errors"] == {"fragile:fragile": 2} and groups["counter"]["errors"] == {}
 
 
@@ -305,7 +280,6 @@ def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp
     assert lines[2] == f"profile: bench (sha256 {load_profile(None).sha256[:12]})"
     assert lines[3] == f"plugins: bench-kernel {header['plugins']['bench-kernel']}, toy (unknown version), report-demo (unknown version)"
     assert lines[4] == "in flight: 32 conversations; requests per endpoint: no model endpoint"
-    assert out["markdown"].stdout.splitlines()[1:5] == lines[1:5]
 
 
 def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None], tmp_path: Path) -> None:
@@ -345,20 +319,11 @@ def test_every_figure_breaks_down_by_task_attributes_in_every_format(use_plugins
         "report-demo:reward_per_turn",
     }  # no kernel "reward": it is average_reward
     assert breakdowns["persona"]["(none)"]["figures"]["report-demo:reward_per_turn"] == round(1 / 3, 6)
-    rows = csv_rows(out["csv"].stdout)
-    assert rows["pass^1[persona=EASY_1]"] == {
-        "metric": "pass^1[persona=EASY_1]",
-        "value": "1.0",
-        "low": "",
-        "high": "",
-        "n": "1",
-        "errors": "0",
-        "n_of": "tasks",
-        "error": "",
-    }
-    assert rows["report-demo:reward_per_turn[intent=device]"]["value"] == "0.166667"  # lamp 1/3, lamp-off 0
-    assert "By persona" in out["table"].stdout and "## By intent" in out["markdown"].stdout
-    assert "| EASY_1 | 2 | 1 | 1.000 | 1.000 |" in out["markdown"].stdout
+    easy = breakdowns["persona"]["EASY_1"]
+    assert (easy["figures"]["pass^1"], easy["tasks"], easy["errors"]) == (1.0, 1, {})
+    assert breakdowns["intent"]["device"]["figures"]["report-demo:reward_per_turn"] == 0.166667  # lamp 1/3, lamp-off 0
+    assert "By persona" in out["table"].stdout and "By intent" in out["table"].stdout
+    assert any(line.split()[:5] == ["EASY_1", "2", "1", "1.000", "1.000"] for line in out["table"].stdout.splitlines())
 
     repeated = report(db, run_id, "--format", "json", "--by", "persona", "--by", "intent")
     assert json.loads(repeated.stdout)["breakdowns"] == json.loads(out["json"].stdout)["breakdowns"]
@@ -377,3 +342,57 @@ def test_conversations_stored_before_attributes_group_under_none(use_plugins: Ca
     with sqlite3.connect(db) as conn:
         conn.execute("update conversations set attributes_json = null")
     assert_clean_error(report(db, run_id, "--by", "domain"), "no task attribute 'domain'", "stored before bench recorded task attributes")
+
+
+# --------------------------------------------------------------------------- formats
+
+
+@attrs.define(kw_only=True)
+class Tally(ReportFormat):
+    """A plugin's format: one line of counts, and one chart."""
+
+    name: str = "tally"
+
+    def render(self, report: Report, context: ReportContext) -> str:
+        return f"{report.run_id}: {report.conversations} conversations, section {context.section}\n"
+
+    def charts(self, report: Report, context: ReportContext) -> dict[str, bytes]:
+        return {"tally": b"\x89PNG not really", "with": ",".join(context.plot_with).encode()}
+
+
+class TallyPlugin:
+    @bench_kernel.hookimpl
+    def register_report_formats(self, register: Callable[[ReportFormat], None]) -> None:
+        register(Tally())
+
+
+def test_the_format_is_chosen_among_the_registered_ones_once_plugins_load(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, [("tallying", TallyPlugin())], run_args=("--trials", "1"))
+
+    assert report(db, run_id, "--format", "tally", "--section", "failed-checks").stdout == "r: 4 conversations, section failed-checks\n"
+    written = report(db, run_id, "--format", "tally", "--plots", str(tmp_path / "charts"), "--plot-with", "a", "--plot-with", "b")
+    assert written.exit_code == 0 and f"wrote 2 plots to {tmp_path / 'charts'}" in written.stderr
+    assert (tmp_path / "charts" / "tally.png").read_bytes() == b"\x89PNG not really" and (tmp_path / "charts" / "with.png").read_text() == "a,b"
+    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?) (formats: json, table, tally)")
+    # bench-report's formats, asked without it (nothing installed loads here), name the distribution to install
+    assert_clean_error(report(db, run_id, "--format", "html"), "--format html comes from the plugin bench-report, which is not installed")
+
+    use_plugins(tasks=ATTRIBUTED_TASKS)  # no plugin draws charts any more
+    undrawn = report(db, run_id, "--plots", str(tmp_path / "none"))
+    assert undrawn.exit_code == 1 and "Error: no report format of this run's plugins draws charts: bench-report does" in undrawn.stderr
+    refused = invoke("run", "--db", str(tmp_path / "new.db"), "--format", "jsno", "--run-id", "new")
+    assert_clean_error(refused, "no report format 'jsno' (did you mean 'json'?)")
+    assert not (tmp_path / "new.db").exists()  # refused before anything was played or stored
+
+
+def test_open_read_only_reads_and_refuses_writes(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
+    store = bench_kernel.open_read_only(db)
+    try:
+        assert store.run(run_id) is not None and len(store.conversations(run_id)) == 8  # 4 tasks, 1 trial, 4 baseline
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.db.execute("delete from runs")
+    finally:
+        store.close()
+    with pytest.raises(bench_kernel.ConfigError, match="no results database"):
+        bench_kernel.open_read_only(tmp_path / "missing.db")

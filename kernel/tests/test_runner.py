@@ -17,9 +17,10 @@ import bench_kernel
 from bench_kernel import Agent, AgentSession, ConversationResult, ConversationSetup, Metric
 from bench_kernel.builtin.participants import DoNothingSession, OracleSession
 from bench_kernel.errors import ConfigError, ResumeConflictError
+from bench_kernel.evaluation.sections import ReportContext
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
 from bench_kernel.profiles.profile import conversation_seed
-from bench_kernel.report.report import build_report, render
+from bench_kernel.report.report import JsonFormat, build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, run
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode
 from bench_kernel.store.store import Store
@@ -332,7 +333,7 @@ def test_report_json_has_the_headline_figures(tmp_path: Path) -> None:
     agent = FirstTrialOnly(name="first-trial-only")
     summary = go(tmp_path, ("flaky-agent", Registers(agents=[agent])), agent="first-trial-only", trials=2, concurrency=1)
     store = Store(tmp_path / "runs.db")
-    data = json.loads(render(build_report(store, summary.run_id), "json"))
+    data = json.loads(JsonFormat().render(build_report(store, summary.run_id), ReportContext()))
     store.close()
 
     for key in ("average_reward", "pass_hat_k", "pass_at_k", "components", "flips", "baseline"):

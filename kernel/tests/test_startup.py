@@ -87,4 +87,4 @@ def test_a_run_that_logs_nothing_loads_neither_structlog_nor_the_report(tmp_path
     loaded = _loaded_after(code, cwd=tmp_path)
     assert "bench_kernel.run.runner" in loaded  # the run did happen
     assert (tmp_path / "r.db").exists()
-    assert _heavy(loaded, ("structlog", "rich", "bench_kernel.report.html", "bench_kernel.report.plots", "bench_kernel.report.compare")) == []
+    assert _heavy(loaded, ("structlog", "rich", "bench_report.html", "bench_report.plots", "bench_report.compare")) == []

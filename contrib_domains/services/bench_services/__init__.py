@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bench_atod import GoalsExtension
+
 from bench_kernel import Domain, TaskExtension, UserSimulator, hookimpl
 
 from .domain import ServicesDomain
@@ -22,7 +24,8 @@ def register_domains(register: Callable[[Domain], None]) -> None:
 
 @hookimpl
 def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
-    """The task field `plan`: the user's moves through a multi-goal task."""
+    """The task fields `goals` (bench-atod's, which bench-atod and bench-memory register too) and `plan`: the user's moves."""
+    register(GoalsExtension())
     register(PlanExtension())
 
 

@@ -6,8 +6,9 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
+from bench_atod import task_goals
 
-from bench_kernel import Domain, DomainData, DomainOptions, EnvFunctionCall, InitialState, State, Task, read_json, read_tasks, task_goals
+from bench_kernel import Domain, DomainData, DomainOptions, EnvFunctionCall, InitialState, State, Task, read_json, read_tasks
 
 from .plan import SHIFT_PLAN, shift_view
 from .tools import ServicesTools

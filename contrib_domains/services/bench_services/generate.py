@@ -36,19 +36,9 @@ from random import Random
 from typing import Any
 
 import attrs
+from bench_atod import Goal, GoalsExtension
 
-from bench_kernel import (
-    ConfigError,
-    DomainData,
-    Goal,
-    GoalsExtension,
-    State,
-    TaskVocabulary,
-    build_environment,
-    converter,
-    replay_gold,
-    structure_tasks,
-)
+from bench_kernel import ConfigError, DomainData, State, TaskVocabulary, build_environment, converter, replay_gold, structure_tasks
 
 from .domain import prepared
 from .plan import Move, PlanExtension, UserPlan, action_id

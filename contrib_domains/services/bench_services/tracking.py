@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_kernel import Environment, EventLog, GoalStatusChange
+from bench_atod import GoalStatusChange
+
+from bench_kernel import Environment, EventLog
 
 from .tools import ServicesTools
 from .world import INTENTS

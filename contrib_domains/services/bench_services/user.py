@@ -14,17 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from bench_atod import GoalStatusChange, task_goals
 
-from bench_kernel import (
-    ConversationSetup,
-    GoalShift,
-    GoalStatusChange,
-    Message,
-    UserMessage,
-    UserSession,
-    UserSimulator,
-    task_goals,
-)
+from bench_kernel import ConversationSetup, GoalShift, Message, UserMessage, UserSession, UserSimulator
 
 from .plan import Move, UserPlan
 

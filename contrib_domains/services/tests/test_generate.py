@@ -7,6 +7,7 @@ from importlib.resources import files
 from pathlib import Path
 from random import Random
 
+from bench_atod import Goal, goal_problems
 from bench_services.generate import (
     DEFAULT_SEED,
     co_occurrence_graph,
@@ -20,7 +21,7 @@ from bench_services.generate import (
 from bench_services.world import DOMAINS, INTENTS
 from click.testing import CliRunner
 
-from bench_kernel import Goal, converter, goal_problems
+from bench_kernel import converter
 from bench_kernel.testing import bench_cli
 
 

@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_atod import GoalsExtension, task_goals
 
-from bench_kernel import DomainData, RunConfig, Store, run, task_goals
+from bench_kernel import DomainData, RunConfig, Store, collect, get_plugin_manager, run
 from bench_kernel.testing import check_gold_replays
+
+
+def test_the_domain_loads_its_goals_alone_and_shares_the_field_with_bench_atod(data: DomainData) -> None:
+    assert all(task_goals(t) for t in data.tasks)  # `data` loads the services plugin alone
+    registry = collect(get_plugin_manager(["services", "atod"]))
+    assert registry.components["task extension"]["goals"] == GoalsExtension() and registry.origin("task extension", "goals") == "services"
 
 
 def test_every_default_task_replays_its_gold(data: DomainData) -> None:

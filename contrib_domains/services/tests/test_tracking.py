@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench_atod import GoalStatusChange
 from bench_services.tools import ServicesTools
 from bench_services.tracking import advance, goal_status
 
-from bench_kernel import DomainData, EventLog, GoalStatusChange, build_environment
+from bench_kernel import DomainData, EventLog, build_environment
 
 
 def goal(gid: str, intent: str, **values: Any) -> dict[str, Any]:

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from bench_atod import GoalStatusChange
 from bench_services.plan import Move, UserPlan
 from bench_services.user import RETRIES, PlannedSession, PlannedUser
 
-from bench_kernel import (
-    AssistantMessage,
-    ConversationSetup,
-    DomainData,
-    EventLog,
-    GoalShift,
-    GoalStatusChange,
-    Mode,
-    UserMessage,
-)
+from bench_kernel import AssistantMessage, ConversationSetup, DomainData, EventLog, GoalShift, Mode, UserMessage
 
 REPLY = [AssistantMessage(content="Done.")]
 

@@ -1,6 +1,6 @@
 """The telecom domain's atomic faults and the three intents they compose into.
 
-Each fault is a `bench_kernel.Subtask`: the set-up calls that cause it (with the checks that the
+Each fault is a `bench_compose.Subtask`: the set-up calls that cause it (with the checks that the
 set-up worked, which are run at generation time and not kept in the task), the calls that fix it
 (`None` when only a human can) and any extra checks. The faults, their selection sets, the order
 of the sets and the validators are tau2-bench's telecom generator's (research notes §4.9), so that
@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+from bench_compose import Subtask
 
-from bench_kernel import EnvAssertion, EnvFunctionCall, Environment, Subtask, ToolCall
+from bench_kernel import EnvAssertion, EnvFunctionCall, Environment, ToolCall
 
 REFUEL_GB = 2.0
 EXPECTED_SPEED = 200

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from bench_compose import Composer, Composition, composed_id
 
-from bench_kernel import Composer, Composition, ConfigError, DomainData, EnvAssertion, Environment, Task, composed_id
+from bench_kernel import ConfigError, DomainData, EnvAssertion, Environment, Task
 
 from .faults import INTENTS, PERSONAS, Faults, Intent, Subject, user
 from .records import read_toml
@@ -176,7 +177,7 @@ class Generator:
     wording: Wording
 
     def composers(self) -> list[Composer]:
-        """One kernel Composer per intent, in tau2's order (mobile data, service, MMS)."""
+        """One bench-compose Composer per intent, in tau2's order (mobile data, service, MMS)."""
         faults = Faults(subject=self.subject).all()
         setup = [user("set_user_info", name=self.subject.name, phone_number=self.subject.phone_number)]
         return [

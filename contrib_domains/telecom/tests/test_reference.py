@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_compose import verify
 from click.testing import CliRunner
 
-from bench_kernel import ConfigError, DomainData, Task, structure, unstructure, verify
+from bench_kernel import ConfigError, DomainData, Task, structure, unstructure
 from bench_kernel.testing import cli
 
 

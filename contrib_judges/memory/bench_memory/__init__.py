@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+from bench_atod import GoalsExtension
 from sqlite_utils import Migrations
 
 import bench_kernel
-from bench_kernel import Metric, db_option, parse_key_values, require_db
+from bench_kernel import Metric, TaskExtension, db_option, parse_key_values, require_db
 
 from .api import DialogueEvaluation, evaluate_conversation, evaluate_dialogues, make_judge
 from .atod import AtodDialogue, evaluate_atod_file, read_atod
@@ -120,6 +121,12 @@ def evaluate_file_command(atod_file: str, judge: str, index: str, model_options:
 def register_metrics(register: Callable[[Metric], None]) -> None:
     """The memory metric."""
     register(MemoryMetric())
+
+
+@bench_kernel.hookimpl
+def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
+    """The task field `goals` the metric reads (bench-atod's, which bench-atod registers too): any domain's task file may carry it."""
+    register(GoalsExtension())
 
 
 @bench_kernel.hookimpl

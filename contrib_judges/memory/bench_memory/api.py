@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
+from bench_atod import Goal, task_goals
 
-from bench_kernel import BenchError, ChatRequest, ChatResponse, EmbeddingRequest, Event, EventLog, Goal, Message, task_goals
+from bench_kernel import BenchError, ChatRequest, ChatResponse, EmbeddingRequest, Event, EventLog, Message
 
 from .evaluator import MemoryEvaluator, TurnTrace
 from .index import VectorIndex, make_index

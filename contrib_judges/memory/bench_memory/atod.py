@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from bench_atod import GOAL_STATUSES, Goal, GoalStatusChange
 
 from bench_kernel import (
-    GOAL_STATUSES,
     AssistantMessage,
     BenchError,
     ConfigError,
     Event,
-    Goal,
-    GoalStatusChange,
     Message,
     Registry,
     UserMessage,

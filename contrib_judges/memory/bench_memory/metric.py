@@ -14,8 +14,9 @@ import statistics
 from typing import Any
 
 import attrs
+from bench_atod import task_goals
 
-from bench_kernel import ConfigError, Metric, MetricContext, MetricResult, RunView, task_goals
+from bench_kernel import ConfigError, Metric, MetricContext, MetricResult, RunView
 
 from .api import evaluate_conversation, make_judge, p95, stable_seed
 from .index import VectorIndex, make_index

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from bench_atod import Goal, task_goals
 
 from bench_kernel import (
     BenchError,
@@ -23,7 +24,6 @@ from bench_kernel import (
     ConfigError,
     EmbeddingRequest,
     Event,
-    Goal,
     Message,
     ModelConfig,
     Registry,
@@ -34,7 +34,6 @@ from bench_kernel import (
     load_run_domain,
     model_option_configs,
     read_json,
-    task_goals,
     utc_now,
 )
 

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from bench_atod import Goal, GoalStatusChange
 
-from bench_kernel import Event, Goal, GoalStatusChange
+from bench_kernel import Event
 
 from . import catalogue as cat
 from .store import StoredGoal

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from bench_atod import Goal, GoalStatusChange, StatusEntry
 
-from bench_kernel import AssistantMessage, Event, Goal, GoalStatusChange, Message, StatusEntry, ToolCall, ToolMessage, UserMessage, unstructure
+from bench_kernel import AssistantMessage, Event, Message, ToolCall, ToolMessage, UserMessage, unstructure
 from bench_kernel.testing import Reply
 
 

@@ -142,7 +142,8 @@ def test_a_played_run_is_re_evaluated_from_its_own_tasks(tmp_path: Path) -> None
     path = tmp_path / "tasks.json"
     path.write_text(json.dumps([task]))
     db = tmp_path / "runs.db"
-    summary = run(RunConfig(domain="mock", plugins=["mock"], tasks_file=str(path), baseline=False, run_id="imported"), db)
+    # memory loads the `goals` field (bench-atod's) for the run, which plays and stores the task as any other
+    summary = run(RunConfig(domain="mock", plugins=["mock", "memory"], tasks_file=str(path), baseline=False, run_id="imported"), db)
     assert summary.status == "complete"
     result = evaluate(db)
     assert result.exit_code == 0, result.output

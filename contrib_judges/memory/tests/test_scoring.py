@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from bench_atod import Goal, StatusEntry
 from bench_memory.metric import run_figures
 from bench_memory.scoring import f1, gold_timeline, match_goals, score
 from bench_memory.store import StoredGoal
 from bench_memory.turns import Turn
 
-from bench_kernel import Event, Goal, StatusEntry
+from bench_kernel import Event
 
 
 def detected(goal_id: str, intent: str, history: list[tuple[int, str]], slots: dict[str, str] | None = None, content: str = "") -> StoredGoal:

@@ -1,4 +1,5 @@
-"""bench-atod: ATOD's multi-goal metrics (dGCR, NTC, MRA, PE, quality), per-goal partial credit, and ATOD dialogue import.
+"""bench-atod: ATOD's multi-goal tasks (the `goals` field, goal status events), metrics (dGCR, NTC, MRA, PE, quality),
+per-goal partial credit, and ATOD dialogue import.
 
 Adds `bench import atod-dialogues FILE` to the kernel's `import` command group.
 """
@@ -18,6 +19,7 @@ from bench_kernel import (
     ModelConfig,
     ReportSection,
     RewardComponent,
+    TaskExtension,
     checked_plugins,
     db_option,
     echo_report,
@@ -27,31 +29,41 @@ from bench_kernel import (
 )
 
 from .formulas import EdgeScores, GoalCounts, annotated_edges, dependency_f1, dependency_scores, goal_counts, pooled
+from .goals import DECIDED, FINISHED, GOAL_STATUSES, Goal, GoalsExtension, GoalStatusChange, StatusEntry, goal_problems, task_goals
 from .importer import ImportSummary, import_dialogues, read_dialogues
 from .metrics import DialogueQuality, GoalCompletion, MemoryRecall, Proactivity, TurnQuality, TurnsToCompletion, all_metrics
 from .reward import GoalCreditRule, GoalsComponent
 from .summary import ComplexitySection
 
 __all__ = [
+    "DECIDED",
+    "FINISHED",
+    "GOAL_STATUSES",
     "ComplexitySection",
     "DialogueQuality",
     "EdgeScores",
+    "Goal",
     "GoalCompletion",
     "GoalCounts",
     "GoalCreditRule",
+    "GoalStatusChange",
     "GoalsComponent",
+    "GoalsExtension",
     "ImportSummary",
     "MemoryRecall",
     "Proactivity",
+    "StatusEntry",
     "TurnQuality",
     "TurnsToCompletion",
     "annotated_edges",
     "dependency_f1",
     "dependency_scores",
     "goal_counts",
+    "goal_problems",
     "import_dialogues",
     "pooled",
     "read_dialogues",
+    "task_goals",
 ]
 
 
@@ -72,6 +84,12 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
 def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
     """goal-credit: the share of a task's goals completed."""
     register(GoalCreditRule())
+
+
+@bench_kernel.hookimpl
+def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
+    """The multi-goal task field `goals` (ATOD's goal list); bench-services and bench-memory register the same one."""
+    register(GoalsExtension())
 
 
 @bench_kernel.hookimpl

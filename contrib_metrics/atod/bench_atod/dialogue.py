@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from bench_kernel import AssistantMessage, Goal, Message, ToolMessage, UserMessage
+from bench_kernel import AssistantMessage, Message, ToolMessage, UserMessage
 
+from .goals import Goal
 from .tracking import NOT_MENTIONED, Change, Lifecycle, is_utterance
 
 STOPWORDS = frozenset(

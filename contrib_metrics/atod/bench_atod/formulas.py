@@ -12,8 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 
 import attrs
 
-from bench_kernel import DECIDED, Goal
-
+from .goals import DECIDED, Goal
 from .tracking import Outcome
 
 

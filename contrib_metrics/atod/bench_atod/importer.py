@@ -18,15 +18,12 @@ from typing import Any
 import attrs
 
 from bench_kernel import (
-    GOAL_STATUSES,
     AssistantMessage,
     ConfigError,
     ConversationModels,
     ConversationResult,
     Environment,
     EventLog,
-    Goal,
-    GoalStatusChange,
     GoldReplay,
     Message,
     Metric,
@@ -47,15 +44,14 @@ from bench_kernel import (
     collect,
     component_values,
     get_plugin_manager,
-    goal_problems,
     read_json,
     score_metrics,
     structure,
-    task_goals,
     unstructure,
     utc_now,
 )
 
+from .goals import GOAL_STATUSES, Goal, GoalStatusChange, goal_problems, task_goals
 from .reward import COMPONENT, GoalCreditRule, GoalsComponent
 
 COMPLEXITY = ("medium", "complex")

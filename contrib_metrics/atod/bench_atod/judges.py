@@ -15,9 +15,10 @@ from typing import Any, Protocol
 
 import attrs
 
-from bench_kernel import DECIDED, BenchError, ChatRequest, MetricContext, TerminationReason
+from bench_kernel import BenchError, ChatRequest, MetricContext, TerminationReason
 
 from .dialogue import Dialogue, ProactiveTurn, Query, content_words, goal_words
+from .goals import DECIDED
 
 ROLE = "atod-judge"
 STATUS_CUES: Mapping[str, tuple[str, ...]] = {

@@ -14,10 +14,11 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import Goal, Metric, MetricContext, MetricResult, task_goals
+from bench_kernel import Metric, MetricContext, MetricResult
 
 from .dialogue import Dialogue
 from .formulas import GoalCounts, goal_counts
+from .goals import Goal, task_goals
 from .judges import judgement_for
 from .tracking import annotated_outcomes, event_changes, event_outcomes, is_annotated, lifecycles
 

@@ -15,20 +15,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import (
-    DECIDED,
-    Check,
-    CombinationRule,
-    ComponentScore,
-    ConfigError,
-    RewardComponent,
-    RewardContext,
-    RewardInfo,
-    Task,
-    TerminationReason,
-    task_goals,
-)
+from bench_kernel import Check, CombinationRule, ComponentScore, ConfigError, RewardComponent, RewardContext, RewardInfo, Task, TerminationReason
 
+from .goals import DECIDED, task_goals
 from .tracking import event_changes, lifecycles
 
 COMPONENT = "GOALS"

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from bench_kernel import DECIDED, AssistantMessage, EventLog, Goal, GoalStatusChange, Message, UserMessage
+from bench_kernel import AssistantMessage, EventLog, Message, UserMessage
+
+from .goals import DECIDED, Goal, GoalStatusChange
 
 NOT_MENTIONED = "not_mentioned"
 

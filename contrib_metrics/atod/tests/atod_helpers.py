@@ -6,13 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from bench_atod import Goal, GoalStatusChange
+
 from bench_kernel import (
     AssistantMessage,
     ConversationResult,
     Environment,
     EventLog,
-    Goal,
-    GoalStatusChange,
     GoldReplay,
     Message,
     MetricContext,

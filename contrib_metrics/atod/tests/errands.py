@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
+from bench_atod import GoalStatusChange, task_goals
 
 import bench_kernel
 from bench_kernel import (
@@ -16,7 +17,6 @@ from bench_kernel import (
     DomainOptions,
     Environment,
     EventLog,
-    GoalStatusChange,
     Message,
     ScriptedUser,
     State,
@@ -27,7 +27,6 @@ from bench_kernel import (
     UserSession,
     UserSimulator,
     read_tasks,
-    task_goals,
     tool,
 )
 

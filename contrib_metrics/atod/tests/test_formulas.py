@@ -92,7 +92,7 @@ def test_a_completion_in_the_turn_of_the_first_mention_counts_zero_turns() -> No
 
 
 def test_annotated_outcomes_read_atods_fields_and_a_history_before_the_first_mention_is_clamped() -> None:
-    from bench_kernel import StatusEntry
+    from bench_atod import StatusEntry
 
     goals = [
         goal("a", "x", status="completed", first_mentioned_turn=3, completion_turn=9),

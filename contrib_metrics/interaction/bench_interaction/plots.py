@@ -1,7 +1,8 @@
 """Charts of a run's full-duplex conversations: a latency histogram and one timeline strip per conversation (PNG).
 
-matplotlib is imported only when a chart is drawn (the kernel's `plots` extra brings it). The kernel's report draws a
-fixed set of charts, so these are written by `bench interaction-plots RUN --out DIR` until plugins can add charts.
+matplotlib is imported only when a chart is drawn (this plugin's `plots` extra brings it). `bench interaction-plots RUN
+--out DIR` writes them all; the report section gives the histogram and the first strips to `bench report --plots DIR`
+and bench-report's HTML format.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from bench_kernel import ConfigError, RunView
 
 from .timeline_metrics import Analysis, analyse, run_timelines, runs_of, speech_flags
 
-INSTALL = "pip install 'bench-kernel[plots]'"
+INSTALL = "pip install 'bench-interaction[plots]'"
 MARKS = {"no_response": "v", "no_yield": "x", "agent_interrupts_user": "^"}
 """Events drawn on a strip (the errors worth spotting), with their marker."""
 

@@ -1,4 +1,5 @@
-"""Built-in reward components (tau2's five), the product rule and the `goals` task field, registered like any plugin's."""
+"""Built-in reward components (tau2's five), the product rule, the failed-checks section and the
+table and json report formats, registered like any plugin's."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ from collections.abc import Callable
 
 from bench_kernel.evaluation.evaluator import builtin_components
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
-from bench_kernel.evaluation.sections import ReportSection
+from bench_kernel.evaluation.sections import ReportFormat, ReportSection
 from bench_kernel.markers import hookimpl
 from bench_kernel.report.failures import FailedChecks
-from bench_kernel.tasks.extensions import TaskExtension
-from bench_kernel.tasks.goals import GoalsExtension
 
 
 @hookimpl
@@ -33,6 +32,9 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
 
 
 @hookimpl
-def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
-    """The multi-goal task field `goals` (ATOD's goal list), shared by domains and metrics."""
-    register(GoalsExtension())
+def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
+    """The report as plain-text tables and as JSON."""
+    from bench_kernel.report.report import JsonFormat, TableFormat  # on collection, not when `bench --help` loads plugins
+
+    register(TableFormat())
+    register(JsonFormat())

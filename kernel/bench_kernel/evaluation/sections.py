@@ -1,4 +1,4 @@
-"""Report sections: what a plugin adds to `bench report`, computed from the store.
+"""The report's data and what plugins add to it: sections computed from the store, and the formats it prints in.
 
 A plugin registers `ReportSection` objects (`register_report_sections`); `build(view)` returns a
 `Section` (tables and/or markdown text) from a read-only `RunView` of the stored run (view.py). A section
@@ -6,7 +6,8 @@ that raises is shown as an error line naming its plugin; the rest of the report 
 Metrics may also define `summarize(view)`: their run-level figures (rates, medians, worst cases,
 per-persona values) appear in the report under the metric's plugin. A section's `cards(view)` are shown among the
 report's own figures (bench-trust's noise, validity and attribution cards), its `compare_cards(comparison)` under
-`bench compare`'s.
+`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`: the kernel's table and json, a
+plugin's others (bench-report: markdown, csv, html).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from bench_kernel.errors import ConfigError
+from bench_kernel.store.store import Store
 from bench_kernel.store.view import RunView
 
 
@@ -74,3 +77,79 @@ class ReportSection:
     def compare_cards(self, comparison: Mapping[str, Any]) -> list[Card]:
         """Cards `bench compare` shows under its figures, from the comparison as its JSON holds it (default: none)."""
         return []
+
+
+@attrs.frozen(kw_only=True)
+class Report:
+    """Everything `bench report` shows, as plain data."""
+
+    run_id: str
+    status: str
+    config: dict[str, Any]
+    conversations: int
+    infrastructure_errors: int
+    average_reward: dict[str, Any]
+    pass_hat_k: dict[str, dict[str, Any]]
+    pass_at_k: dict[str, dict[str, Any]]
+    components: dict[str, dict[str, Any]]
+    metrics: dict[str, dict[str, Any]]
+    terminations: dict[str, int]
+    flips: dict[str, Any]
+    baseline: dict[str, Any] | None
+    tasks: list[dict[str, Any]]
+    costs: list[dict[str, Any]] = attrs.field(factory=list)
+    """Model calls per arm, role and model: calls, tokens, cost (None when a price is unknown)."""
+    header: dict[str, Any] = attrs.field(factory=dict)
+    """What was measured: domain, data source, agent, user, judge, models, mode, channel, tasks, trials, seed, plugin versions."""
+    counts: str = ""
+    """Every count of the run, each saying what it counts."""
+    sections: list[dict[str, Any]] = attrs.field(factory=list)
+    """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
+    breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
+    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
+    gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
+    """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
+    meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
+    cards: list[dict[str, Any]] = attrs.field(factory=list)
+    """The plugins' cards among the report's own figures ({name, plugin, title, heading, figures, lines, rows}):
+    bench-trust's noise, validity and attribution (docs/noise.md, docs/audit.md, docs/attribution.md)."""
+
+    def card(self, name: str) -> Any:
+        """A card's figures (its JSON under its name), or None when no loaded plugin gave one of that name."""
+        return next((c["figures"] for c in self.cards if c["name"] == name), None)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """The plugin section of that name (`--section NAME`), or an error listing the run's sections."""
+        found = next((s for s in self.sections if s["name"] == name), None)
+        if found is None:
+            known = ", ".join(s["name"] for s in self.sections) or "none"
+            raise ConfigError(f"no report section {name!r} in run {self.run_id} (sections: {known})")
+        return found
+
+
+@attrs.frozen(kw_only=True)
+class ReportContext:
+    """What a format is asked for besides the report: one section alone, and the results database for its charts."""
+
+    section: str | None = None
+    """Only this plugin section (`--section NAME`); None: the whole report."""
+    store: Store | None = None
+    """The results database the report was read from (None: a report built elsewhere, drawn without charts)."""
+    plot_with: tuple[str, ...] = ()
+    """Other runs of the store to draw beside the report's own on the charts (`--plot-with`)."""
+
+
+@attrs.define(kw_only=True)
+class ReportFormat:
+    """Base class of registered report formats: `bench report --format NAME` (and `bench run`'s) print `render`."""
+
+    name: str
+    description: str = ""
+
+    def render(self, report: Report, context: ReportContext) -> str:
+        """The report, or only `context.section` (an error when this format cannot show it alone), as text."""
+        raise NotImplementedError
+
+    def charts(self, report: Report, context: ReportContext) -> dict[str, bytes]:
+        """PNG charts of the report by name: `bench report --plots DIR` writes every format's (default: none)."""
+        return {}

@@ -1,19 +1,18 @@
-"""A run's report: reward per component, pass^k and pass@k with confidence intervals, flips, baseline."""
+"""A run's report: reward per component, pass^k and pass@k with confidence intervals, flips, baseline; its table and json."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from bench_kernel.errors import BenchError, ConfigError, PluginError
-from bench_kernel.evaluation.sections import Card, Section, SectionTable
+from bench_kernel.errors import BenchError, ConfigError, did_you_mean
+from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, Section, SectionTable
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,
@@ -42,46 +41,6 @@ GOLD_FAILURES_EVENT = "run.gold_failures"
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
 SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
 PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"
-
-
-@attrs.frozen(kw_only=True)
-class Report:
-    """Everything `bench report` shows, as plain data."""
-
-    run_id: str
-    status: str
-    config: dict[str, Any]
-    conversations: int
-    infrastructure_errors: int
-    average_reward: dict[str, Any]
-    pass_hat_k: dict[str, dict[str, Any]]
-    pass_at_k: dict[str, dict[str, Any]]
-    components: dict[str, dict[str, Any]]
-    metrics: dict[str, dict[str, Any]]
-    terminations: dict[str, int]
-    flips: dict[str, Any]
-    baseline: dict[str, Any] | None
-    tasks: list[dict[str, Any]]
-    costs: list[dict[str, Any]] = attrs.field(factory=list)
-    """Model calls per arm, role and model: calls, tokens, cost (None when a price is unknown)."""
-    header: dict[str, Any] = attrs.field(factory=dict)
-    """What was measured: domain, data source, agent, user, judge, models, mode, channel, tasks, trials, seed, plugin versions."""
-    counts: str = ""
-    """Every count of the run, each saying what it counts."""
-    sections: list[dict[str, Any]] = attrs.field(factory=list)
-    """Plugin sections and metric summaries: {name, plugin, title, tables, text, notes, error}."""
-    breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
-    """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
-    gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
-    """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
-    meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
-    cards: list[dict[str, Any]] = attrs.field(factory=list)
-    """The plugins' cards among the report's own figures ({name, plugin, title, heading, figures, lines, rows}):
-    bench-trust's noise, validity and attribution (docs/noise.md, docs/audit.md, docs/attribution.md)."""
-
-    def card(self, name: str) -> Any:
-        """A card's figures (its JSON under its name), or None when no loaded plugin gave one of that name."""
-        return next((c["figures"] for c in self.cards if c["name"] == name), None)
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -443,56 +402,79 @@ def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], r
     ]
 
 
-# --------------------------------------------------------------------------- rendering
+# --------------------------------------------------------------------------- rendering: the kernel's table and json
+
+FORMAT_PLUGINS = {"markdown": "bench-report", "csv": "bench-report", "html": "bench-report"}
+"""Formats first-party plugins add: asking for one whose plugin is missing says which distribution adds it."""
 
 
-def render(report: Report, fmt: str) -> str:
-    """Render a report as json, csv, markdown or a plain table."""
-    if fmt == "json":
+@attrs.frozen(kw_only=True)
+class TextStyle:
+    """How the text report marks headings and list items and lays out tables: plain here, markdown in bench-report."""
+
+    heading: str = ""
+    item: str = "  "
+
+    def table(self, headers: list[str], rows: list[list[Any]]) -> list[str]:
+        """A table's lines: each column padded to its widest cell, under a rule."""
+        cells = [[_fmt(c) for c in row] for row in rows]
+        widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+        line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False))  # noqa: E731
+        return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
+
+
+@attrs.define(kw_only=True)
+class TableFormat(ReportFormat):
+    """The report as plain-text tables, for a terminal (the default)."""
+
+    name: str = "table"
+    description: str = "plain-text tables, for a terminal"
+
+    def render(self, report: Report, context: ReportContext) -> str:
+        """The report, or one section alone, as plain text."""
+        return render_text(report, TextStyle(), context.section)
+
+
+@attrs.define(kw_only=True)
+class JsonFormat(ReportFormat):
+    """The report as one JSON document: every figure, each card under its name."""
+
+    name: str = "json"
+    description: str = "one JSON document: every figure, each card under its name"
+
+    def render(self, report: Report, context: ReportContext) -> str:
+        """The report's JSON, or one section's."""
+        if context.section is not None:
+            return json.dumps(report.section(context.section), indent=2, sort_keys=True) + "\n"
         own = attrs.asdict(report, filter=lambda field, _: field.name != "cards")
         return json.dumps({**{c["name"]: c["figures"] for c in report.cards}, **own}, indent=2, sort_keys=True)
-    if fmt == "csv":
-        return _csv(report)
-    return _text(report, markdown=fmt == "markdown")
 
 
-SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "error"]
+def report_format(registry: Registry | None, name: str) -> ReportFormat:
+    """The registered format of that name (the kernel's own when no registry could be built), or an error that names
+    the distribution adding it or the closest registered one."""
+    formats = dict(registry.components.get("report format", {})) if registry else {"table": TableFormat(), "json": JsonFormat()}
+    if name in formats:
+        return formats[name]
+    plugin = FORMAT_PLUGINS.get(name)
+    if plugin:
+        raise ConfigError(
+            f"--format {name} comes from the plugin {plugin}, which is not installed (pip install {plugin}) "
+            "or failed to load (`bench plugins` says why)"
+        )
+    raise ConfigError(f"no report format {name!r}{did_you_mean(name, formats)} (formats: {', '.join(formats)})")
 
 
-def summary_rows(report: Report) -> list[dict[str, Any]]:
-    """The headline figures, the plugins' cards (bench-trust's `noise.mdd`, ...), the figures by task attribute
-    (`name[attribute=value]`), then failed sections (`section:NAME`) and tasks whose gold replay fails
-    (`gold_replay_failed[task=ID]`), as rows of SUMMARY_COLUMNS.
-
-    n counts what n_of names (conversations, tasks or calls); errors counts values that could not be computed and
-    error says why (each distinct message, with the conversations it ended when there are several).
-    """
-    return [*_headline_rows(report), *(row for card in report.cards for row in card["rows"]), *_breakdown_rows(report), *_problem_rows(report)]
-
-
-def _problem_rows(report: Report) -> list[dict[str, Any]]:
-    empty = {"value": None, "low": None, "high": None}
-    rows = [
-        {"metric": f"section:{s['name']}", **empty, "n": 1, "errors": 1, "n_of": f"section of plugin {s['plugin']}", "error": s["error"]}
-        for s in report.sections
-        if s["error"]
-    ]
-    rows += [
-        {
-            "metric": f"gold_replay_failed[task={f['task_id']}]",
-            **empty,
-            "n": len(f["problems"]),
-            "errors": 0,
-            "n_of": "gold problems",
-            "error": f"{'; '.join(f['problems'])} ({_verdict(f)})",
-        }
-        for f in report.gold_failures
-    ]
-    return rows
-
-
-def _verdict(failure: dict[str, Any]) -> str:
-    return SCORED_AS_REFERENCE if failure.get("scored_as_reference") else NOT_MEANINGFUL
+def write_charts(registry: Registry | None, report: Report, context: ReportContext, directory: Path) -> int:
+    """Write the charts of every registered format as DIRECTORY/NAME.png (`--plots`) and return how many."""
+    formats = registry.components.get("report format", {}) if registry else {}
+    charts = {name: png for f in formats.values() for name, png in f.charts(report, context).items()}
+    if not charts:
+        raise ConfigError("no report format of this run's plugins draws charts: bench-report does (pip install 'bench-report[plots]')")
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, png in charts.items():
+        (directory / f"{name}.png").write_bytes(png)
+    return len(charts)
 
 
 def error_text(messages: dict[str, int]) -> str:
@@ -500,6 +482,11 @@ def error_text(messages: dict[str, int]) -> str:
     if len(messages) == 1 and next(iter(messages.values())) == 1:
         return next(iter(messages))
     return " | ".join(f"{message} (x{count})" for message, count in messages.items())
+
+
+def gold_verdict(failure: dict[str, Any]) -> str:
+    """What a task whose gold replay fails is worth: scored as the domain's reference scores it, or not meaningful."""
+    return SCORED_AS_REFERENCE if failure.get("scored_as_reference") else NOT_MEANINGFUL
 
 
 def problem_lines(report: Report) -> list[str]:
@@ -511,11 +498,13 @@ def problem_lines(report: Report) -> list[str]:
             for message, count in figure.get("error_messages", {}).items():
                 lines.append(f"{kind} {name} failed on {_plural(count, 'conversation')}: {message}")
     for f in report.gold_failures:
-        lines.append(f"task {f['task_id']}: gold replay fails ({_verdict(f)}): {'; '.join(f['problems'])}")
+        lines.append(f"task {f['task_id']}: gold replay fails ({gold_verdict(f)}): {'; '.join(f['problems'])}")
     return lines
 
 
-def _headline_rows(report: Report) -> list[dict[str, Any]]:
+def headline_rows(report: Report) -> list[dict[str, Any]]:
+    """The headline figures (reward, pass^k, pass@k, components, metrics, costs, baseline) as rows: metric, value, low,
+    high, n, errors, n_of (what n counts) and error (why values could not be computed)."""
     keys = ("value", "low", "high", "n", "errors")
     convs = {"n_of": "conversations"}
     rows: list[dict[str, Any]] = [{"metric": "average_reward", **report.average_reward, "errors": 0, **convs}]
@@ -555,59 +544,23 @@ def _headline_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
-def _breakdown_rows(report: Report) -> list[dict[str, Any]]:
-    rows = []
-    for b in report.breakdowns:
-        for g in b["groups"]:
-            for name, figure in g["figures"].items():
-                n, n_of = (g["tasks"], "tasks") if name == "pass^1" else (g["conversations"], "conversations")
-                rows.append(
-                    {
-                        "metric": f"{name}[{b['attribute']}={g['value']}]",
-                        "value": figure,
-                        "low": None,
-                        "high": None,
-                        "n": n,
-                        "errors": g["errors"].get(name, 0),
-                        "n_of": n_of,
-                    }
-                )
-    return rows
-
-
-def _csv(report: Report) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(summary_rows(report))
-    return out.getvalue()
-
-
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
-def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[str]:
-    cells = [[_fmt(c) for c in row] for row in rows]
-    if markdown:
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        return lines + ["| " + " | ".join(r) + " |" for r in cells]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False))  # noqa: E731
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
-
-
-def _text(report: Report, markdown: bool) -> str:
-    head = "## " if markdown else ""
-    out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", *_header_lines(report.header), ""]
-    out += _table(
+def render_text(report: Report, style: TextStyle, section: str | None = None) -> str:
+    """The report (or the plugin section named `section` alone) as text in a style: the table format's, markdown's."""
+    if section is not None:
+        return "\n".join(section_lines(report.section(section), style)) + "\n"
+    head = style.heading
+    out = [f"{head}Run {report.run_id} ({report.status}): {report.counts}", *header_lines(report.header), ""]
+    out += style.table(
         ["metric", "value", "95% low", "95% high", "n", "errors"],
-        [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
-        markdown,
+        [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in headline_rows(report)],
     )
     problems = problem_lines(report)
     if problems:
-        out += ["", f"{head}{PROBLEMS_TITLE}", *(f"- {line}" if markdown else f"  {line}" for line in problems)]
+        out += ["", f"{head}{PROBLEMS_TITLE}", *(f"{style.item}{line}" for line in problems)]
     out += [
         "",
         f"{head}Terminations of agent conversations: " + ", ".join(f"{k}={v}" for k, v in report.terminations.items()),
@@ -616,7 +569,7 @@ def _text(report: Report, markdown: bool) -> str:
         "",
     ]
     for card in report.cards:
-        out += [f"{head}{card['title']}", *(f"- {line}" if markdown else f"  {line}" for line in card["lines"]), ""]
+        out += [f"{head}{card['title']}", *(f"{style.item}{line}" for line in card["lines"]), ""]
     if report.costs:
         headers = ["arm", "role", "model", "calls", "cached", "errors", "prompt tokens", "completion tokens", "cost USD"]
         rows = [
@@ -633,35 +586,36 @@ def _text(report: Report, markdown: bool) -> str:
             ]
             for c in report.costs
         ]
-        out += [*_table(headers, rows, markdown), ""]
+        out += [*style.table(headers, rows), ""]
     for b in report.breakdowns:
         names = sorted({name for g in b["groups"] for name in g["figures"]}, key=lambda n: (n not in ("average_reward", "pass^1"), n))
         rows = [[g["value"], g["conversations"], g["tasks"], *(g["figures"].get(n) for n in names)] for g in b["groups"]]
-        out += [f"{head}By {b['attribute']}", *_table([b["attribute"], "conversations", "tasks", *names], rows, markdown), ""]
-    out += _table(
+        out += [f"{head}By {b['attribute']}", *style.table([b["attribute"], "conversations", "tasks", *names], rows), ""]
+    out += style.table(
         ["task", "trials", "successes", "mean reward", "flips", "P(flip)", "baseline passes"],
         [
             [t["task_id"], t["trials"], t["successes"], t["mean_reward"], t["flips"], t.get("flip_probability"), t["baseline_passes"]]
             for t in report.tasks
         ],
-        markdown,
     )
-    for section in report.sections:
-        out += ["", *_section_lines(section, markdown)]
+    for s in report.sections:
+        out += ["", *section_lines(s, style)]
     return "\n".join(out) + "\n"
 
 
-def _section_lines(section: dict[str, Any], markdown: bool) -> list[str]:
-    out = [f"{'## ' if markdown else ''}{section['title']} ({section['plugin']})"]
+def section_lines(section: dict[str, Any], style: TextStyle) -> list[str]:
+    """A plugin section as text lines: its title, error, text, tables and notes."""
+    out = [f"{style.heading}{section['title']} ({section['plugin']})"]
     if section["error"]:
         out.append(f"section {section['name']} of plugin {section['plugin']} failed: {section['error']}")
     out += [section["text"]] if section["text"] else []
     for table in section["tables"]:
-        out += ([table["title"]] if table["title"] else []) + _table(table["headers"], table["rows"], markdown)
+        out += ([table["title"]] if table["title"] else []) + style.table(table["headers"], table["rows"])
     return out + [f"note: {n}" for n in section["notes"]]
 
 
-def _header_lines(header: dict[str, Any]) -> list[str]:
+def header_lines(header: dict[str, Any]) -> list[str]:
+    """What was measured, as the report's first lines: domain, participants, models, sizes, profile, plugins, limits."""
     models = ", ".join(f"{role}={m}" for role, m in header.get("models", {}).items()) or "none"
     data = header.get("data") if not header.get("split") else f"{header.get('data')}, split {header.get('split')}"
     plugins = ", ".join(f"{name} {version or '(unknown version)'}" for name, version in header.get("plugins", {}).items())
@@ -700,31 +654,3 @@ def _in_flight_lines(header: dict[str, Any]) -> list[str]:
         return []
     endpoints = "; ".join(f"{e['endpoint']} ({', '.join(e['roles'])}): {e['limit']} ({e['source']})" for e in header["in_flight"])
     return [f"in flight: {header.get('concurrency')} conversations; requests per endpoint: {endpoints or 'no model endpoint'}"]
-
-
-def render_section(report: Report, name: str, fmt: str) -> str:
-    """One plugin section alone: its tables as CSV, JSON, or a table/markdown text."""
-    found = [s for s in report.sections if s["name"] == name]
-    if not found:
-        known = ", ".join(s["name"] for s in report.sections) or "none"
-        raise ConfigError(f"no report section {name!r} in run {report.run_id} (sections: {known})")
-    section = found[0]
-    if fmt == "json":
-        return json.dumps(section, indent=2, sort_keys=True) + "\n"
-    if fmt == "csv":
-        return _section_csv(section)
-    return "\n".join(_section_lines(section, markdown=fmt == "markdown")) + "\n"
-
-
-def _section_csv(section: dict[str, Any]) -> str:
-    """A section's tables as CSV, one after another; a failed section or one without tables is an error."""
-    if section["error"]:
-        raise PluginError(section["plugin"], f"report section {section['name']!r} failed: {section['error']}")
-    if not section["tables"]:
-        raise ConfigError(f"report section {section['name']!r} has no tables to print as CSV (try --format markdown)")
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for table in section["tables"]:
-        writer.writerow(table["headers"])
-        writer.writerows(table["rows"])
-    return out.getvalue()

@@ -13,7 +13,7 @@ from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.loops import LOOP_PLUGINS
 from bench_kernel.conversation.participants import Agent, UserSimulator
-from bench_kernel.errors import BenchError, ConfigError, PluginError
+from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
 from bench_kernel.evaluation.judging import JudgeRounds
@@ -68,6 +68,8 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     where = config.tasks_file or config.data_dir or f"the {plugin} plugin's packaged suite"
     try:
         data = domain.load(options)
+    except TaskFileError as exc:  # its path may lie deep in site-packages: say whose tasks they are
+        raise TaskFileError(exc.path, exc.problems, owner=f"plugin {plugin!r}: domain {name!r}") from exc
     except BenchError:
         raise
     except Exception as exc:
@@ -397,16 +399,9 @@ def code_fingerprints(registry: Registry, parts: _Resolved, judge: str | None) -
             ("user simulator", parts.baseline_user),
             ("channel", parts.channel),
             ("judge", registry.get("judge", judge) if judge else None),
-            *scoring_components(registry),
+            *((kind, c) for kind in ("metric", "reward component", "combination rule") for c in registry.components.get(kind, {}).values()),
         ],
     )
-
-
-def scoring_components(registry: Registry) -> list[tuple[str, Any]]:
-    """The loaded metrics, reward components and combination rules: what `bench rescore` applies anew."""
-    return [
-        (kind, component) for kind in ("metric", "reward component", "combination rule") for component in registry.components.get(kind, {}).values()
-    ]
 
 
 def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any]]) -> dict[str, str]:
@@ -426,11 +421,21 @@ def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any
 
 
 CODE_CHANGED_EVENT = "run.code_changed"
-"""The event of a new run that repeats an earlier one but for its components' code: {"since": run id, "changed": [...]}."""
+"""The event of a new run that repeats an earlier one but for its components' code: {"since": run id, "changed": [...],
+"plugins": [the changed components' plugins]}."""
 
 
-def record_code_changes(store: Store, run_id: str, identity: Mapping[str, Any], task_sets: Mapping[str, str]) -> None:
-    """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log."""
+def fingerprint_owners(registry: Registry) -> dict[str, str]:
+    """The plugin of each "KIND NAME" a code fingerprint is recorded under (`checked_fingerprints`)."""
+    named = {(kind, key): component for kind, found in registry.components.items() for key, component in found.items()}
+    return {f"{kind} {getattr(named.get((kind, key)), 'name', key)}": plugin for (kind, key), plugin in registry.origins.items()}
+
+
+def record_code_changes(
+    store: Store, run_id: str, identity: Mapping[str, Any], task_sets: Mapping[str, str], owners: Mapping[str, str] | None = None
+) -> None:
+    """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log
+    (with the changed components' plugins, from `owners`: `fingerprint_owners`)."""
     fingerprinted = ("agent_fingerprint", "fingerprints")
     mine = json.loads(canonical_json(identity))  # as stored, so lists compare with lists
 
@@ -442,15 +447,13 @@ def record_code_changes(store: Store, run_id: str, identity: Mapping[str, Any], 
             continue
         theirs = {**other.config.get("fingerprints", {}), "agent": other.config.get("agent_fingerprint")}
         ours = {**mine.get("fingerprints", {}), "agent": mine.get("agent_fingerprint")}
+        keys = [key for key in sorted(set(theirs) | set(ours)) if theirs.get(key) != ours.get(key)]
+        labels = {key: f"agent {mine['agent']}" if key == "agent" else key for key in keys}
         changed = list(
-            dict.fromkeys(
-                (f"agent {mine['agent']}" if key == "agent" else key)
-                + (" (new)" if theirs.get(key) is None else " (gone)" if ours.get(key) is None else "")
-                for key in sorted(set(theirs) | set(ours))
-                if theirs.get(key) != ours.get(key)
-            )
+            dict.fromkeys(labels[key] + (" (new)" if theirs.get(key) is None else " (gone)" if ours.get(key) is None else "") for key in keys)
         )
-        store.add_event(run_id, CODE_CHANGED_EVENT, {"since": other.id, "changed": changed})
+        plugins = sorted({(owners or {})[label] for label in labels.values() if label in (owners or {})})
+        store.add_event(run_id, CODE_CHANGED_EVENT, {"since": other.id, "changed": changed, "plugins": plugins})
         log.warning("run.code_changed", since=other.id, changed=changed)
         return
 
@@ -460,9 +463,11 @@ def code_change_notice(store: Store, run_id: str) -> str | None:
     found = store.last_run_event(run_id, (CODE_CHANGED_EVENT,))
     if found is None or store.last_run_event(run_id, ("run.started",)) is not None:
         return None
+    plugins = found.get("plugins") or []
     return (
-        f"the code of {', '.join(found['changed'])} changed since run {found['since']}: this is a new run "
-        f"({found['since']} is kept; `bench rescore {found['since']}` scores its conversations again when only "
+        (f"plugin{'s' * (len(plugins) > 1)} {', '.join(map(repr, plugins))}: " if plugins else "")
+        + f"the code of {', '.join(found['changed'])} changed since run {found['since']}: this is a new run "
+        f"({found['since']} is kept; with bench-trust, `bench rescore {found['since']}` scores its conversations again when only "
         "metrics or reward components changed)"
     )
 
@@ -583,8 +588,10 @@ def _also_in(task_ids: Sequence[str]) -> str:
     return f" (the same in task{'s' if len(task_ids) > 1 else ''} {listed}{' and more' if len(task_ids) > MAX_LISTED else ''})"
 
 
-def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool) -> None:
-    """Refuse a run whose tasks cannot be scored (their gold replay fails), unless it allows broken tasks."""
+def refuse_unscorable(
+    data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool, plugin: str | None = None
+) -> None:
+    """Refuse a run whose tasks cannot be scored (their gold replay fails), unless it allows broken tasks; `plugin` is the domain's."""
     refused = [f for f in failures if not f["scored_as_reference"]]
     if not refused:
         return
@@ -594,7 +601,8 @@ def refuse_unscorable(data: DomainData, tasks: Sequence[Task], failures: Sequenc
     shown = [f"{f['task_id']} ({'; '.join(f['problems'])})" for f in refused[:MAX_LISTED]]
     more = f"; and {len(refused) - MAX_LISTED} more (`bench check` lists them all)" if len(refused) > MAX_LISTED else ""
     raise ConfigError(
-        f"{len(refused)} of {len(tasks)} selected tasks of domain {data.name!r} cannot be scored, their gold replay fails "
+        (f"plugin {plugin!r}: " if plugin else "")
+        + f"{len(refused)} of {len(tasks)} selected tasks of domain {data.name!r} cannot be scored, their gold replay fails "
         f"(as `bench check` reports; a correct agent would not score 1): {'; '.join(shown)}{more}. Fix the tasks, leave "
         "them out (--task-id, --num-tasks, --split) or run them anyway with --allow-broken-tasks (the report then lists "
         "them and says their rewards are not meaningful)"

@@ -33,8 +33,10 @@ from bench_kernel.run.planning import (
     TEXT_ARM,
     agent_fingerprint,
     arm_channel_options,
+    checked_fingerprints,
     code_fingerprints,
     evaluated,
+    fingerprint_owners,
     gold_failures,
     load_domain,
     plan_stored,
@@ -53,7 +55,7 @@ from bench_kernel.run.planning import (
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.rejudge import rejudge_stored
-from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_values, score_metrics
+from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
@@ -88,7 +90,8 @@ class RunSummary:
     signal: int | None = None
     """The signal (SIGINT, SIGTERM) that interrupted the run, if one did."""
     all_failed: str | None = None
-    """Says so when every conversation of the evaluated arms ended in the agent's (or the user simulator's) error."""
+    """Says so when every conversation of the evaluated arms ended in the agent's (or the user simulator's) error, or a
+    metric raised on every conversation (`metric_failure`)."""
 
 
 class RunInterrupted(BenchError):
@@ -133,7 +136,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     domain_plugin = registry.origin("domain", data.name)
     later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin)
     failures = [] if later is not None else gold_failures(data, tasks, domain_plugin)
-    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
+    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=domain_plugin)
     models = ModelHub(
         configs=profile.with_sampling(config.models),
         backends=registry.components.get("model", {}),
@@ -182,7 +185,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
         store.add_event(run_id, METHODOLOGY_EVENT, methodology)
         if new:  # a run new only because a component's code changed says since which run (docs/plugins.md)
-            record_code_changes(store, run_id, recorded, task_sets)
+            record_code_changes(store, run_id, recorded, task_sets, fingerprint_owners(registry))
         if excluded is not None:  # the header and the report say what --exclude-flagged left out (docs/audit.md)
             from bench_kernel.run.flagging import record_exclusion
 
@@ -246,7 +249,7 @@ def _gold_check_after_loading(
 
     def check() -> None:
         failures = gold_failures(data, tasks, plugin)
-        refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks)
+        refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=plugin)
         found.extend(failures)
 
     pending[-1].add_check(check)  # after the last loader: the replays may read every deferred table
@@ -438,7 +441,7 @@ async def _run_prepared(
         if interrupts.signum is None and not stopped_early:
             _record_static_flags(ctx)
         counts = ctx.store.unit_counts(ctx.run_id)
-        failed = participant_failure(ctx)
+        failed = participant_failure(ctx) or metric_failure(ctx.store, ctx.run_id, ctx.metrics)
         signum = interrupts.signum
         status = "interrupted" if signum else run_status(counts, planned=len(units) + skipped, stopped_early=stopped_early)
         ctx.store.set_status(ctx.run_id, status)
@@ -603,6 +606,7 @@ __all__ = [  # the run's stages, importable from here as before they had modules
     "agent_cost",
     "agent_fingerprint",
     "arm_channel_options",
+    "checked_fingerprints",
     "component_values",
     "evaluated",
     "execute",

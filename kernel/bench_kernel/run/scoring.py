@@ -16,8 +16,8 @@ from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.schema.tasks import Task
-from bench_kernel.serialization import unstructure
-from bench_kernel.store.store import MetricValue, PluginRows
+from bench_kernel.serialization import shorten, unstructure
+from bench_kernel.store.store import MetricValue, PluginRows, Store
 from bench_kernel.tools.environment import Environment
 
 KERNEL = "bench-kernel"
@@ -111,6 +111,23 @@ async def score_metrics(
 
 async def _awaited(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+def metric_failure(store: Store, run_id: str, metrics: Sequence[tuple[str, Metric]]) -> str | None:
+    """Says so when a loaded metric failed on every conversation of a run: it measured nothing, and `bench run` exits
+    non-zero (the conversations are sound and stay stored: once the metric is fixed, `bench rescore` scores them)."""
+    loaded = {(plugin, metric.name): metric for plugin, metric in metrics}
+    failing = [found for found in store.failing_metrics(run_id) if found[:2] in loaded]
+    if not failing:
+        return None
+    plugin, name, count, error = failing[0]
+    cls = type(loaded[(plugin, name)])
+    also = f" (so did {', '.join(f'{p}:{n}' for p, n, _, _ in failing[1:])})" if failing[1:] else ""
+    return (
+        f"plugin {plugin!r}: metric {name!r} ({cls.__module__}.{cls.__qualname__}.score) raised on every one of the {count} "
+        f"conversations of run {run_id}{also}, so it measured nothing: {shorten(error, 300)}. Fix the metric: then, with "
+        f"bench-trust, `bench rescore {run_id}` scores the stored conversations again without playing them"
+    )
 
 
 def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, float | None]) -> list[MetricValue]:

@@ -71,16 +71,6 @@ class ChannelTranscript:
     """Channel specifics, e.g. word error rate, audio hash and duration, engine latency."""
 
 
-@attrs.frozen(kw_only=True)
-class GoalStatusChange:
-    """A goal's status changed (ATOD: Not_Mentioned, Open, Pending, Completed, Failed, Abandoned)."""
-
-    kind: ClassVar[str] = "goal.status"
-    goal_id: str
-    status: str
-    previous_status: str | None = None
-
-
 def _no_position() -> int | None:
     return None
 

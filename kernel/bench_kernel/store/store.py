@@ -346,19 +346,6 @@ class Store:
             )
         return True
 
-    def copy_run_history(self, source: str, target: str) -> None:
-        """Copy a run's events and model-call ledger to another run, conversation ids moved to it (`bench rescore`)."""
-        with self._write():
-            self._settle_calls()
-            for table in ("events", "llm_calls"):
-                rows = [dict(row) for row in self.db.query(f"select * from {table} where run_id = ? order by id", [source])]
-                for row in rows:
-                    row.pop("id")
-                    row["run_id"] = target
-                    if row["conversation_id"] is not None and row["conversation_id"].startswith(f"{source}/"):
-                        row["conversation_id"] = target + row["conversation_id"][len(source) :]
-                self._insert(table, rows)
-
     def heartbeat(self, run_id: str) -> None:
         """Show that this store's process is still running the run (while it holds the lease)."""
         with self._write():
@@ -587,6 +574,11 @@ class Store:
     def metric_values(self, run_id: str) -> list[dict[str, Any]]:
         """Every metric value of a run."""
         return list(self.db.query("select * from metric_values where run_id = ? order by conversation_id, metric", [run_id]))
+
+    def failing_metrics(self, run_id: str) -> list[tuple[str, str, int, str]]:
+        """(plugin, metric, conversations, one error) of each metric whose every stored value in a run is an error."""
+        sql = "select plugin, metric, count(*), min(error) from metric_values where run_id = ? group by plugin, metric having count(error) = count(*)"
+        return [(plugin, metric, int(n), error) for plugin, metric, n, error in self.db.execute(sql, [run_id]).fetchall()]
 
     def replace_judgment(self, conversation_id: str, reward_info: RewardInfo, values: Sequence[MetricValue], events: Sequence[Event]) -> None:
         """A stored conversation judged again (docs/judges.md): its reward, these metric values and new events, in one

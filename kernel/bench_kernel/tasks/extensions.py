@@ -4,7 +4,8 @@ A task file may carry data that belongs to one benchmark (AgentChangeBench's goa
 action sets, ATOD's goal list). The plugin that owns such a field registers a `TaskExtension`;
 the loader takes the field out of the task JSON, structures it with the extension's type (errors
 name the file and JSON path) and keeps it in `task.extensions[extension.name]`. A field that no
-loaded plugin owns is an error naming the field and, when an installed plugin owns it, that plugin.
+loaded plugin owns is an error naming the field and the plugin that owns it when one is installed, else the
+first-party distribution that owns it (bench-atod's `goals`, bench-changebench's `goal_shifts`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class TaskExtension:
 
 
 BUILTIN_COMPONENTS = frozenset({"DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE"})
+PLUGIN_FIELDS = {"goals": "bench-atod", "user_scenario.goal_shifts": "bench-changebench", "evaluation_criteria.action_sets": "bench-changebench"}
+"""Task fields first-party distributions own: a task file with one that no installed plugin owns names the distribution."""
 
 
 @attrs.frozen
@@ -66,14 +69,19 @@ class TaskVocabulary:
     """Lazily: field location -> plugin name, over every installed plugin (only consulted on errors)."""
 
     def owner_hint(self, location: str) -> str:
-        """' (owned by plugin X: add --plugin X)' when an installed plugin owns the field, else ''."""
-        if self.owners is None:
-            return ""
+        """' (owned by plugin X: add --plugin X)' when an installed plugin owns the field, the distribution to
+        install when a first-party one does (`PLUGIN_FIELDS`), else ''."""
+        plugin = self._installed_owner(location)
+        if plugin:
+            return f" (owned by plugin {plugin!r}: add --plugin {plugin})"
+        dist = PLUGIN_FIELDS.get(location)
+        return f" (owned by the distribution {dist}: pip install {dist}, then add --plugin {dist.removeprefix('bench-')})" if dist else ""
+
+    def _installed_owner(self, location: str) -> str | None:
         try:
-            plugin = self.owners().get(location)
+            return self.owners().get(location) if self.owners is not None else None
         except Exception:  # noqa: BLE001 - a hint must never hide the real error
-            return ""
-        return f" (owned by plugin {plugin!r}: add --plugin {plugin})" if plugin else ""
+            return None
 
 
 def extract(raw: Any, extensions: Sequence[TaskExtension]) -> tuple[Any, dict[str, tuple[TaskExtension, Any]]]:

@@ -27,14 +27,15 @@ from typing import Any, ClassVar
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.orchestrator import initial_messages
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
+from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
-from bench_kernel.evaluation.sections import ReportSection
+from bench_kernel.evaluation.sections import Report, ReportContext, ReportFormat, ReportSection
 from bench_kernel.loadchecks import component_problems, session_problem
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
-from bench_kernel.plugins import PluginSet, collect
-from bench_kernel.report.html import render_html
-from bench_kernel.report.report import Report, build_report, render, render_section
+from bench_kernel.plugins import PluginSet, always_loaded, collect, get_plugin_manager
+from bench_kernel.registry import Registry
+from bench_kernel.report.report import build_report
 from bench_kernel.run.context import Executor
 from bench_kernel.run.runner import score_metrics
 from bench_kernel.schema.events import EventLog
@@ -54,7 +55,6 @@ from bench_kernel.testing.kitworld import (
     stored_conversations,
 )
 
-FORMATS = ("table", "markdown", "json", "csv", "html")
 PARTICIPANT_FAILURES = ("agent_error", "user_error", "infrastructure_error")
 STOPS = ("agent_stop", "user_stop")
 
@@ -297,8 +297,8 @@ def check_metric_summary_empty(plugins: PluginSet, metric: Metric, plugin: str) 
 
 
 def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: str, *, empty: bool, **config: Any) -> None:
-    """The section builds without error and renders, with the whole report, in every format (table, markdown, json, csv,
-    html) for an empty run (`empty`) or a run of the kit's domain."""
+    """The section builds without error and renders, with the whole report, in every installed format (the kernel's
+    table and json, bench-report's markdown, csv and html) for an empty run (`empty`) or a run of the kit's domain."""
     who = _who("report section", section, plugin)
     with kit_store() as db:
         run_id = kit_empty_run(db, plugins) if empty else kit_run(db, plugins, **config)
@@ -310,7 +310,8 @@ def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: st
 
 
 def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, who: str, *, optional: bool, label: str = "a run") -> None:
-    report = build_report(store, run_id, collect(plugins))
+    registry = collect(plugins)
+    report = build_report(store, run_id, registry)
     found = [s for s in report.sections if s["name"] == section]
     if found and found[0]["error"]:
         raise AssertionError(f"{who} failed on {label}: {found[0]['error']}")
@@ -318,20 +319,25 @@ def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, w
         raise AssertionError(f"{who} shows nothing on {label} (build returned None)")
     if found:
         _check_tables(found[0], who)
-    for fmt in FORMATS:
-        _render(report, fmt, who, label)
-        if found and fmt != "html" and (fmt != "csv" or found[0]["tables"]):
-            try:
-                render_section(report, section, fmt)
-            except Exception as exc:
-                raise AssertionError(f"{who} does not render as {fmt} on {label}: {type(exc).__name__}: {exc}") from exc
+    for fmt in _formats(registry).values():
+        _render(report, fmt, ReportContext(), f"with {who}, the report of {label} does not render as {fmt.name}")
+        if found:
+            _render(report, fmt, ReportContext(section=section), f"{who} does not render as {fmt.name} on {label}")
 
 
-def _render(report: Report, fmt: str, who: str, label: str) -> None:
+def _formats(registry: Registry) -> dict[str, ReportFormat]:
+    """The formats under test's plugins register, and those of the plugins loading with every run (bench-report's)."""
+    always = collect(get_plugin_manager(always_loaded()))
+    return {**always.components.get("report format", {}), **registry.components.get("report format", {})}
+
+
+def _render(report: Report, fmt: ReportFormat, context: ReportContext, failure: str) -> None:
     try:
-        render_html(report) if fmt == "html" else render(report, fmt)
+        fmt.render(report, context)
     except Exception as exc:
-        raise AssertionError(f"with {who}, the report of {label} does not render as {fmt}: {type(exc).__name__}: {exc}") from exc
+        # A format that cannot show a section alone says so cleanly (CSV of a section without tables).
+        if not (isinstance(exc, ConfigError) and context.section is not None):
+            raise AssertionError(f"{failure}: {type(exc).__name__}: {exc}") from exc
 
 
 def _check_tables(section: Mapping[str, Any], who: str) -> None:

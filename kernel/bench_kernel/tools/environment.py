@@ -165,7 +165,10 @@ class Environment:
             result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
             if inspect.isawaitable(result):
                 _close(result)
-                raise ToolError(f"tool {call.name!r} calls models and runs only inside a conversation")
+                # Gold replays and `bench check` have no event loop: only model-calling tools need `async def`.
+                raise ToolError(
+                    f"tool {call.name!r} is an async def, which runs only inside a conversation: write `def {call.name}` unless it calls models"
+                )
             content, error = tool_result_text(result, self.tool_results), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is information for the caller
             content, error = f"Error: {_error_text(exc)}", True

@@ -311,10 +311,10 @@ class FrameworkAgent(Agent):
         )
         session = BridgeSession(
             setup=setup,
-            runner=None,
+            runner=None,  # type: ignore[arg-type]
             agent=None,
             context=context,
-            exchange=exchange,  # type: ignore[arg-type]
+            exchange=exchange,
             endpoint=endpoint,
             model=model,
             wait_s=exchange.wait_s,

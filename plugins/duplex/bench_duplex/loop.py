@@ -340,9 +340,9 @@ def speech_segments(timeline: Timeline) -> list[SpeechSegment]:
             near = entries[bisect_left(ticks, start) : bisect_right(ticks, end)]
             found.append(
                 SpeechSegment(
-                    side=side,
+                    side=side,  # type: ignore[arg-type]
                     start_tick=start,
-                    end_tick=end,  # type: ignore[arg-type]
+                    end_tick=end,
                     text="".join(e.text for e in inside).strip(),
                     backchannel=next((e.action for e in inside if e.action), None) == "backchannel",
                     interrupted=any(e.truncated or (e.action == "stop_talking" and e.tick > start) for e in near),

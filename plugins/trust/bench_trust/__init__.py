@@ -1,9 +1,9 @@
-"""bench-trust: can a run's numbers be trusted? Task audits, failure attribution and noise (docs/audit.md,
-docs/attribution.md, docs/noise.md).
+"""bench-trust: can a run's numbers be trusted? Task audits, failure attribution, noise and re-scoring (docs/audit.md,
+docs/attribution.md, docs/noise.md, docs/results.md).
 
 It registers the attribution rules (an attributor), the audit's flags (a task flagger for `--exclude-flagged`), the
 talk-only and refuse floors, the noise, validity and attribution cards of every report and compare, and the commands
-`bench audit` and `bench plan`. It loads with every run whatever `--plugin` names (entry-point group `bench.always`).
+`bench audit`, `bench plan` and `bench rescore`. It loads with every run whatever `--plugin` names (entry-point group `bench.always`).
 Importing it imports none of the work's modules (each hook imports what it registers): `bench --help` stays quick.
 """
 
@@ -55,7 +55,7 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
 
 @bench_kernel.hookimpl
 def register_commands(cli: click.Group) -> None:
-    """`bench audit` and `bench plan`."""
+    """`bench audit`, `bench plan` and `bench rescore`."""
     from .commands import add_commands
 
     add_commands(cli)

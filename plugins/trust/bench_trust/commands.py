@@ -1,4 +1,4 @@
-"""`bench audit` and `bench plan`: command bodies that parse options and call the library (imported when they run)."""
+"""`bench audit`, `bench plan`, `bench rescore`: command bodies that parse options and call the library (imported when they run)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ import click
 
 from bench_kernel import db_option, domain_options, format_option, plugin_option
 
+MAX_SHOWN = 10
+"""Notes of one kind a command prints at most."""
+
 
 def add_commands(cli: click.Group) -> None:
-    """Add `bench audit` and `bench plan` to the root group."""
+    """Add `bench audit`, `bench plan` and `bench rescore` to the root group."""
     cli.add_command(audit_command)
     cli.add_command(plan_command)
+    cli.add_command(rescore_command)
 
 
 @click.command(name="audit")
@@ -61,3 +65,36 @@ def plan_command(run_id: str, db_path: str, delta: float, alpha: float, power: f
     finally:
         store.close()
     click.echo(render_plan(plan, fmt), nl=False)
+
+
+@click.command(name="rescore")
+@click.argument("run_id")
+@db_option
+@format_option("table", "json", "markdown", "csv", "none")
+@click.option("--run-id", "new_run_id", help="Id of the new run (default: RUN_ID-rescore-N, the first free N).")
+@click.option("--rejudge", is_flag=True, help="Judge the NL assertions again with the run's judge (default: keep its verdicts).")
+@click.option("--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: the run's.")
+@click.option("--cache", is_flag=True, help="Answer repeated model requests (metrics', the judge's) from the SQLite cache.")
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations scored at once.")
+def rescore_command(
+    run_id: str, db_path: str, fmt: str, new_run_id: str | None, rejudge: bool, plugins: tuple[str, ...], cache: bool, concurrency: int
+) -> None:
+    """Score a stored run's conversations again with the metrics and reward components installed now, into a new run
+    linked to it: nothing is played again, no agent or user model is called (docs/results.md)."""
+    from bench_kernel import checked_plugins, echo_report, require_db
+
+    from .rescore import RescoreOptions, rescore
+
+    require_db(db_path)
+    options = RescoreOptions(run_id=new_run_id, rejudge=rejudge, plugins=list(plugins) or None, cache=cache, concurrency=concurrency)
+    summary = rescore(run_id, db_path, options, load_plugins=lambda selected: checked_plugins(selected, lambda text: click.echo(text, err=True)))
+    click.echo(
+        f"run {summary.run_id}: {summary.rescored} conversations of run {summary.source} scored again, none played "
+        f"({summary.conversations - summary.rescored} infrastructure errors copied), {len(summary.changed)} rewards "
+        f"or components changed, {summary.rejudged} judged again ({db_path})",
+        err=True,
+    )
+    for mismatch in summary.replay_mismatches[:MAX_SHOWN]:
+        click.echo(f"note: a replayed tool call gave another result, the final state may differ: {mismatch}", err=True)
+    if fmt != "none":
+        echo_report(db_path, summary.run_id, fmt)

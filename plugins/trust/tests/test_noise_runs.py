@@ -54,7 +54,7 @@ class CoinPlugin:
 
 
 def invoke(args: list[str]) -> Result:
-    result = CliRunner().invoke(bench_cli(["trust"]), args)
+    result = CliRunner().invoke(bench_cli(["trust", "report"]), args)  # bench-report: bench compare, markdown, csv, html
     assert result.exit_code == 0, result.output
     return result
 

@@ -5,23 +5,52 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toy_domain import ToyDomain
+from bench_compose import Composer, Composition, Subtask, compose, composed_id, verify, with_personas
 
-from bench_kernel import (
-    Composer,
-    Composition,
-    DomainData,
-    DomainOptions,
-    EnvAssertion,
-    EnvFunctionCall,
-    Environment,
-    Subtask,
-    ToolCall,
-    compose,
-    composed_id,
-    verify,
-    with_personas,
-)
+from bench_kernel import DomainData, EnvAssertion, EnvFunctionCall, Environment, State, ToolCall, ToolKind, Toolkit, tool
+
+
+class CounterTools(Toolkit):
+    """Counters the agent increments."""
+
+    @tool(ToolKind.WRITE)
+    def increment(self, name: str, by: int = 1) -> dict:
+        """Increment a counter.
+
+        Args:
+            name: The counter's name.
+            by: How much to add.
+        """
+        record = self.state.counters.edit(name)
+        record["value"] += by
+        return record
+
+    def counter_is(self, name: str, value: int) -> bool:
+        """Assertion: the counter has this value."""
+        return self.state.counters[name]["value"] == value
+
+
+class LampTools(Toolkit):
+    """The user's lamp."""
+
+    @tool(ToolKind.READ)
+    def look_at_lamp(self) -> str:
+        """Say whether the lamp is on."""
+        return "on" if self.state.device["lamp"]["on"] else "off"
+
+    @tool(ToolKind.WRITE)
+    def switch_lamp(self, on: bool) -> str:
+        """Switch the lamp.
+
+        Args:
+            on: True to switch it on.
+        """
+        self.state.device["lamp"] = {"on": on}
+        return "ok"
+
+    def lamp_is(self, on: bool) -> bool:
+        """Assertion: the lamp is in this position."""
+        return self.state.device["lamp"]["on"] == on
 
 
 def user(func: str, **arguments: Any) -> EnvFunctionCall:
@@ -67,7 +96,17 @@ COMPOSER = Composer(
 
 @pytest.fixture(scope="module")
 def data() -> DomainData:
-    return ToyDomain(tasks=[]).load(DomainOptions())
+    """A home with counters on the agent's side and a lamp on the user's, no tasks: the composer makes them."""
+    return DomainData(
+        name="home",
+        tasks=[],
+        policy="Help with counters and the lamp.",
+        agent_toolkit=CounterTools,
+        agent_state=State.from_records({"counters": {"a": {"value": 0}}}),
+        user_toolkit=LampTools,
+        user_state=State.from_records({"device": {"lamp": {"on": False}}}),
+        source="memory",
+    )
 
 
 def test_compositions_pick_none_or_one_per_set_sorted_by_name() -> None:

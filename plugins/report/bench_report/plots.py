@@ -1,6 +1,6 @@
 """A run's figures as PNG charts (matplotlib, headless): `bench report RUN --plots DIR`.
 
-matplotlib is the kernel's optional `plots` extra, imported only here and only when a chart is drawn.
+matplotlib is bench-report's optional `plots` extra, imported only here and only when a chart is drawn.
 Every chart is always written: a chart whose data the run lacks (no persona attribute, no GSRT values)
 says so on its canvas instead of being skipped, so a directory of plots always has the same files.
 """
@@ -11,15 +11,12 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from bench_kernel.errors import ConfigError
-from bench_kernel.report.report import INFRA, Report, breakdown, build_report
-from bench_kernel.schema.results import is_success
-from bench_kernel.store.store import Store
+from bench_kernel import ConfigError, Report, Store, TerminationReason, breakdown, build_report, is_success, section_plots
 
-INSTALL = "pip install 'bench-kernel[plots]'"
+INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
+INSTALL = "pip install 'bench-report[plots]'"
 PLOTS = ("pass_hat_k", "components", "by_persona", "by_domain", "gsrt", "turns_to_completion", "cost_vs_reward")
 TITLES = {
     "pass_hat_k": "pass^k against k (95% bands)",
@@ -186,19 +183,7 @@ DRAWERS: dict[str, Callable[[Any, Any], None]] = {
 
 
 def render_plots(store: Store, run_ids: list[str]) -> dict[str, bytes]:
-    """Every chart of the runs (the first is the main one; all share the pass^k and cost charts) as PNG bytes."""
-    from bench_kernel.report.report import section_plots
-
+    """Every chart of the runs (the first is the main one; all share the pass^k and cost charts) as PNG bytes, the
+    run's plugin sections' charts after the report's own."""
     data = plot_data(store, run_ids)
     return {**{name: draw(name, data[name]) for name in PLOTS}, **section_plots(store, run_ids[0])}
-
-
-def write_plots(store: Store, run_ids: list[str], directory: Path) -> list[Path]:
-    """Write every chart as DIR/<name>.png and return the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, png in render_plots(store, run_ids).items():
-        path = directory / f"{name}.png"
-        path.write_bytes(png)
-        paths.append(path)
-    return paths

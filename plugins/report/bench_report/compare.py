@@ -10,14 +10,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.stats import Estimate, bootstrap_ci, pass_hat_k
-from bench_kernel.registry import Registry
-from bench_kernel.report.report import plugin_cards
-from bench_kernel.schema.messages import TerminationReason
-from bench_kernel.schema.results import is_success
-from bench_kernel.store.store import Store
-from bench_kernel.tasks.ordering import task_id_key
+from bench_kernel import ConfigError, Estimate, Registry, Store, TerminationReason, bootstrap_ci, is_success, pass_hat_k, plugin_cards, task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 

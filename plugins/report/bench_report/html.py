@@ -6,9 +6,9 @@ import base64
 from html import escape
 from typing import Any
 
-from bench_kernel.errors import ConfigError
-from bench_kernel.report.plots import PLOTS, TITLES
-from bench_kernel.report.report import PROBLEMS_TITLE, Report, _header_lines, _headline_rows, problem_lines
+from bench_kernel import PROBLEMS_TITLE, Report, header_lines, headline_rows, problem_lines
+
+from .plots import PLOTS, TITLES
 
 SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
 """The report's own sections; the plugins' cards (bench-trust's noise, validity, attribution) come after flips, by name."""
@@ -50,14 +50,14 @@ def render_html(report: Report, plots: dict[str, bytes] | None = None, plots_not
         _section(
             "summary",
             f"Run {report.run_id} ({report.status})",
-            f"<p>{escape(report.counts)}</p>" + "".join(f"<p>{escape(line)}</p>" for line in _header_lines(report.header)),
+            f"<p>{escape(report.counts)}</p>" + "".join(f"<p>{escape(line)}</p>" for line in header_lines(report.header)),
         ),
         _section(
             "figures",
             "Figures (95% bootstrap intervals)",
             table(
                 ["metric", "value", "95% low", "95% high", "n", "errors"],
-                [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in _headline_rows(report)],
+                [[r["metric"], r["value"], r["low"], r["high"], f"{r['n']} {r['n_of']}", r["errors"]] for r in headline_rows(report)],
             ),
         ),
         _section(
@@ -150,11 +150,3 @@ def _plots(plots: dict[str, bytes] | None, note: str) -> str:
         for name in PLOTS
         if name in plots
     )
-
-
-def plots_or_note(render: Any) -> tuple[dict[str, bytes] | None, str]:
-    """The plots from render(), or none and the reason (matplotlib missing) to show instead."""
-    try:
-        return render(), ""
-    except ConfigError as exc:
-        return None, f"Plots left out: {exc}"

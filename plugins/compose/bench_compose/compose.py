@@ -1,4 +1,4 @@
-"""Compositional tasks: a domain declares atomic subtasks; the kernel composes, builds, names and verifies tasks.
+"""Compositional tasks: a domain declares atomic subtasks; this module composes, builds, names and verifies tasks.
 
 An atomic subtask is one fault: the initialization steps that cause it, the solution steps that
 fix it (`None` when only a human can) and, optionally, extra assertions. Subtasks sit in selection
@@ -17,11 +17,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.schema.messages import ToolCall
-from bench_kernel.schema.tasks import Action, EnvAssertion, EnvFunctionCall, Task
-from bench_kernel.serialization import structure, unstructure
-from bench_kernel.tasks.domain import DomainData, build_environment
-from bench_kernel.tools.environment import Environment
+from bench_kernel import Action, DomainData, EnvAssertion, EnvFunctionCall, Environment, Task, ToolCall, build_environment, structure, unstructure
 
 InitStep = EnvFunctionCall | EnvAssertion | Callable[[Environment], Sequence[EnvFunctionCall | EnvAssertion]]
 SolutionStep = ToolCall | Callable[[Environment], Sequence[ToolCall]]

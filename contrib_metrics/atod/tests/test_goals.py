@@ -1,4 +1,4 @@
-"""The multi-goal task field `goals`: structure, problems, errors naming the file and path."""
+"""The multi-goal task field `goals`: structure, problems, errors naming the file and path, registered by this plugin."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_atod import Goal, GoalsExtension, StatusEntry, goal_problems, task_goals
+from bench_atod.goals import dependency_cycle
+from click.testing import CliRunner
 
-from bench_kernel import Goal, GoalsExtension, StatusEntry, TaskFileError, TaskVocabulary, goal_problems, task_goals
-from bench_kernel.tasks.goals import dependency_cycle
-from bench_kernel.tasks.loading import load_tasks
+from bench_kernel import RunConfig, TaskFileError, TaskVocabulary, collect, get_plugin_manager, load_domain, load_tasks
+from bench_kernel.testing import cli
 
 
 def goal(goal_id: str, *deps: str, **extra: Any) -> dict[str, Any]:
@@ -75,3 +77,27 @@ def test_problems_name_duplicates_unknown_dependencies_and_cycles() -> None:
 def test_dependency_cycle(deps: dict[str, list[str]], cycle: list[str]) -> None:
     goals = [Goal(id=k, domain="d", intent="i", content="c", dependencies=v) for k, v in deps.items()]
     assert dependency_cycle(goals) == cycle
+
+
+def test_the_plugin_registers_the_goals_field_and_a_run_loads_goal_tasks_with_it(tmp_path: Path) -> None:
+    registry = collect(get_plugin_manager(["atod"]))
+    assert registry.origin("task extension", "goals") == "atod" and registry.get("task extension", "goals") == GoalsExtension()
+
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([mock_task_with_goals()]))
+    data = load_domain(collect(get_plugin_manager(["mock", "atod"])), RunConfig(domain="mock", tasks_file=str(path)))
+    assert [g.id for g in task_goals(data.tasks[0])] == ["goal_1"]
+
+
+def test_a_goal_task_run_without_the_plugin_is_told_to_load_it(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([mock_task_with_goals()]))
+    result = CliRunner().invoke(cli, ["run", "--plugin", "mock", "--tasks-file", str(path), "--db", str(tmp_path / "r.db")])
+
+    assert result.exit_code != 0 and "extra fields found (goals) @ $[0] (owned by plugin 'atod': add --plugin atod)" in result.output
+    assert not (tmp_path / "r.db").exists()
+
+
+def mock_task_with_goals() -> dict[str, Any]:
+    """A task of the mock domain carrying one goal."""
+    return {"id": "t1", "user_scenario": {"instructions": "Ask for the price of the basic plan."}, "goals": [goal("goal_1")]}

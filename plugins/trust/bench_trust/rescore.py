@@ -18,29 +18,63 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.errors import BenchError, ConfigError
-from bench_kernel.evaluation.attribution import attributed
-from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold
-from bench_kernel.evaluation.judging import JudgeRounds
-from bench_kernel.evaluation.metric import Judge, Metric
-from bench_kernel.evaluation.rewards import Evaluation, RewardComponent, RewardContext
-from bench_kernel.logs import get_logger
-from bench_kernel.modelhub.hub import ConversationModels, ModelHub
-from bench_kernel.modelhub.prices import DEFAULT_PRICES
-from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
-from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.registry import Registry
-from bench_kernel.run.config import RunConfig
-from bench_kernel.run.planning import checked_fingerprints, domain_changed, load_run_domain, scoring_components, select_tasks, shifted_tasks
-from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, score_metrics
-from bench_kernel.schema.events import Event, EventLog
-from bench_kernel.schema.messages import Message, Mode, TerminationReason
-from bench_kernel.schema.results import Attribution, ComponentScore, ConversationResult, RewardInfo
-from bench_kernel.schema.tasks import RewardType, Task
-from bench_kernel.serialization import converter, unstructure, utc_now
-from bench_kernel.store.store import MetricValue, PluginRows, RunRecord, Store, open_store, open_store_for_reading
-from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
-from bench_kernel.tools.environment import Environment, ToolContext
+from bench_kernel import (
+    DEFAULT_PRICES,
+    Attribution,
+    BenchError,
+    ComponentScore,
+    ConfigError,
+    ConversationModels,
+    ConversationResult,
+    DomainData,
+    Environment,
+    Evaluation,
+    Event,
+    EventLog,
+    GoldReplay,
+    Judge,
+    JudgeRounds,
+    Message,
+    Metric,
+    MetricInputs,
+    Mode,
+    ModelHub,
+    PluginSet,
+    Profile,
+    Registry,
+    RewardComponent,
+    RewardContext,
+    RewardInfo,
+    RewardType,
+    RunConfig,
+    RunRecord,
+    Store,
+    Task,
+    TerminationReason,
+    ToolContext,
+    attributed,
+    build_environment,
+    checked_fingerprints,
+    collect,
+    component_values,
+    converter,
+    domain_changed,
+    evaluate,
+    get_logger,
+    get_plugin_manager,
+    load_profile,
+    load_run_domain,
+    open_store,
+    open_store_for_reading,
+    replay_gold,
+    replay_history,
+    score_metrics,
+    select_tasks,
+    shifted_tasks,
+    unstructure,
+    utc_now,
+    with_backend_plugins,
+)
 
 log = get_logger()
 NL = RewardType.NL_ASSERTION.value
@@ -48,6 +82,8 @@ JUDGE_SOURCE = "bench-kernel:judge"
 """The source of the events a judgment emits (failed attempts, a panel's votes, a judgment asked again)."""
 RESCORED_EVENT = "run.rescored"
 """The rescored run's last event: its source and what the rescore did."""
+KERNEL = "bench-kernel"
+"""The plugin name of the kernel's own metric values (reward components, judge agreement)."""
 SCORING_KINDS = ("metric", "reward component", "combination rule")
 PARTICIPANT_ROLES = ("agent", "user")
 """Model roles a rescore never configures (with their `-*` variants): participants are never called."""
@@ -302,8 +338,7 @@ async def _rescore_rows(rescoring: Rescoring, store: Store, rows: list[dict[str,
         nonlocal rejudged
         async with limit:
             for row in unit_rows:  # a replay's save marks the row it replaces superseded, as in the run
-                result, values, plugin_rows, problems = await _rescored(rescoring, store, row, stored_values.get(row["id"], []))
-                store.save_conversation(result, values, plugin_rows=plugin_rows)
+                result, problems = await _rescored(rescoring, store, row, stored_values.get(row["id"], []))
                 mismatches.extend(f"{row['id']}: {p}" for p in problems)
                 stored = _stored_info(row)
                 if _scores(result.reward_info) != _scores(stored):
@@ -311,7 +346,7 @@ async def _rescore_rows(rescoring: Rescoring, store: Store, rows: list[dict[str,
                 rejudged += _judged_now(result.reward_info, stored, rescoring.options.rejudge)
 
     try:
-        store.copy_run_history(source.id, rescoring.run_id)
+        _copy_history(store, source.id, rescoring.run_id)
         await asyncio.gather(*(unit(list(group)) for _, group in itertools.groupby(rows, key=lambda r: (r["arm"], r["task_id"], r["trial"]))))
     except BaseException:
         store.set_status(rescoring.run_id, "interrupted")
@@ -330,12 +365,30 @@ async def _rescore_rows(rescoring: Rescoring, store: Store, rows: list[dict[str,
     return summary
 
 
+def _copy_history(store: Store, source: str, target: str) -> None:
+    """Copy a run's events and model-call ledger to another run, conversation ids moved to it."""
+    store.flush()  # the ledger rows the store holds back for this loop turn are written first
+    with store.db.atomic():
+        for table in ("events", "llm_calls"):
+            rows = [dict(row) for row in store.db.query(f"select * from {table} where run_id = ? order by id", [source])]
+            for row in rows:
+                row.pop("id")
+                row["run_id"] = target
+                if row["conversation_id"] is not None and row["conversation_id"].startswith(f"{source}/"):
+                    row["conversation_id"] = target + row["conversation_id"][len(source) :]
+            if rows:
+                columns = list(rows[0])
+                sql = f"insert into {table} ({', '.join(columns)}) values ({', '.join('?' for _ in columns)})"
+                store.db.conn.executemany(sql, [[row[c] for c in columns] for row in rows])
+
+
 def _recorded_config(rescoring: Rescoring) -> dict[str, Any]:
     """The source's configuration linked to it, with the code fingerprints of the scoring components loaded now."""
     kinds = SCORING_KINDS + (("judge",) if rescoring.options.rejudge else ())
     kept = {k: v for k, v in rescoring.source.config.get("fingerprints", {}).items() if not k.startswith(kinds)}
     judge = [("judge", rescoring.judge.inner)] if rescoring.options.rejudge and isinstance(rescoring.judge, JudgeRounds) else []
-    now = checked_fingerprints(rescoring.registry, [*scoring_components(rescoring.registry), *judge])
+    scoring = [(kind, component) for kind in SCORING_KINDS for component in rescoring.registry.components.get(kind, {}).values()]
+    now = checked_fingerprints(rescoring.registry, [*scoring, *judge])
     fingerprints = dict(sorted({**kept, **now}.items()))
     config = {**rescoring.source.config, "rescored_from": rescoring.source.id}
     return {**config, "fingerprints": fingerprints} if fingerprints else {k: v for k, v in config.items() if k != "fingerprints"}
@@ -343,8 +396,8 @@ def _recorded_config(rescoring: Rescoring) -> dict[str, Any]:
 
 async def _rescored(
     rescoring: Rescoring, store: Store, row: dict[str, Any], stored_values: list[dict[str, Any]]
-) -> tuple[ConversationResult, list[MetricValue], list[PluginRows], list[str]]:
-    """One stored conversation scored again: its result, metric values and plugin rows, and its replay's mismatches."""
+) -> tuple[ConversationResult, list[str]]:
+    """One stored conversation scored again and stored under the new run: its result and its replay's mismatches."""
     messages: list[Message] = [
         converter.structure(json.loads(m["message_json"]), Message)  # type: ignore[arg-type]
         for m in store.messages(row["id"])
@@ -355,7 +408,8 @@ async def _rescored(
     )  # as the conversation's log was bound when scored
     result = _copied(rescoring, row, messages, events.events)
     if result.termination_reason is TerminationReason.INFRASTRUCTURE_ERROR:
-        return result, [], [], []
+        store.save_conversation(result, [])
+        return result, []
     task = rescoring.tasks[row["task_id"]]
     env, problems = _final_state(rescoring, task, messages)
     gold = rescoring.gold(task)
@@ -381,7 +435,8 @@ async def _rescored(
     values, plugin_rows = await score_metrics(
         rescoring.metrics, result, MetricInputs(task, events, env, gold, models), judge=rescoring.judge, profile=rescoring.profile
     )
-    return result, component_values(result) + values, plugin_rows, problems
+    store.save_conversation(result, component_values(result) + values, plugin_rows=plugin_rows)
+    return result, problems
 
 
 def _copied(rescoring: Rescoring, row: dict[str, Any], messages: list[Message], events: list[Event]) -> ConversationResult:

@@ -6,16 +6,20 @@ user simulator and the domain record each status change as a `GoalStatusChange` 
 where it happens; metrics and evaluators read those events, never guess them from the text. The
 annotation fields (`status`, `status_history`, `first_mentioned_turn`, `completion_turn`) hold the
 gold lifecycle of annotated dialogues (ATOD's released data) and of generated tasks.
+
+Every plugin that reads goals from task files (bench-atod, bench-services, bench-memory) registers the one
+`GoalsExtension`, so each loads them alone; the kernel keeps a task extension registered by several plugins once
+when it is the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
-from bench_kernel.tasks.extensions import TaskExtension
+from bench_kernel import TaskExtension
 
 GOAL_STATUSES = ("not_mentioned", "open", "pending", "completed", "failed", "abandoned")
 """A goal's lifecycle: not_mentioned -> open -> pending -> completed / failed / abandoned (suspension and resumption allowed)."""
@@ -58,6 +62,16 @@ class Goal:
     status_history: list[StatusEntry] = attrs.field(factory=list)
     first_mentioned_turn: int | None = None
     completion_turn: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class GoalStatusChange:
+    """A goal's status changed (ATOD: Not_Mentioned, Open, Pending, Completed, Failed, Abandoned)."""
+
+    kind: ClassVar[str] = "goal.status"
+    goal_id: str
+    status: str
+    previous_status: str | None = None
 
 
 @attrs.define(kw_only=True)

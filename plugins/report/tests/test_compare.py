@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-from click.testing import CliRunner
+from bench_report.compare import compare, compare_stored, flip, paired_difference, render_comparison, task_records
+from click.testing import Result
 
-from bench_kernel.cli import cli
-from bench_kernel.report.compare import compare, flip, paired_difference, render_comparison, task_records
+import bench_kernel
+from bench_kernel import Card, ReportSection, RunView, Section, Store, collect, get_plugin_manager
 
 
 def rows(rewards: dict[str, list[float]]) -> list[dict[str, Any]]:
@@ -94,31 +96,67 @@ def test_infrastructure_errors_are_left_out() -> None:
     assert task_records(a)["t"].rewards == (1.0,)
 
 
-def test_bench_compare_on_two_agents(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
-    db = str(tmp_path / "r.db")
-    runner = CliRunner()
-    for agent, run_id in (("oracle", "good"), ("do-nothing", "idle")):
-        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", run_id, "--no-baseline", "--db", db, "--format", "none"])
-        assert result.exit_code == 0, result.output
-    out = runner.invoke(cli, ["compare", "good", "idle", "--db", db, "--format", "json"])
+def test_tasks_come_in_reading_order() -> None:
+    numbered = rows({"10": [1.0], "2": [1.0], "task_10": [0.0], "task_9": [1.0], "1": [0.0]})
+    assert [t["task_id"] for t in compare("A", numbered, "B", numbered).tasks] == ["1", "2", "10", "task_9", "task_10"]
+
+
+def test_bench_compare_on_two_agents(bench: Callable[..., Result], runs: str) -> None:
+    out = bench("compare", "good", "idle", "--db", runs, "--format", "json")
     assert out.exit_code == 0, out.output
     figures = json.loads(out.stdout)
     assert figures["mean_reward"]["difference"] == -1.0 and len(figures["flips"]["lost"]) == figures["common_tasks"] == 3
-    table = runner.invoke(cli, ["compare", "good", "idle", "--db", db])
+    assert figures["agents"] == {"a": "oracle", "b": "do-nothing"}
+    table = bench("compare", "good", "idle", "--db", runs)
     assert "3 lost" in table.stdout and "95% low" in table.stdout
-    missing = runner.invoke(cli, ["compare", "good", "nope", "--db", db])
+    missing = bench("compare", "good", "nope", "--db", runs)
     assert missing.exit_code == 1 and "no run 'nope'" in missing.output
 
 
-def test_bench_compare_across_two_databases(tmp_path: Path, use_plugins: Callable[..., None]) -> None:
-    runner = CliRunner()
+def test_bench_compare_across_two_databases(bench: Callable[..., Result], tmp_path: Path) -> None:
     for agent, db in (("oracle", "a.db"), ("do-nothing", "b.db")):
-        result = runner.invoke(cli, ["run", "--agent", agent, "--run-id", "same-name", "--db", str(tmp_path / db), "--format", "none"])
+        result = bench("run", "--plugin", "practice", "--agent", agent, "--run-id", "same-name", "--db", str(tmp_path / db), "--format", "none")
         assert result.exit_code == 0, result.output
-    out = runner.invoke(
-        cli, ["compare", "same-name", "same-name", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "b.db"), "--format", "markdown"]
-    )
+    out = bench("compare", "same-name", "same-name", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "b.db"), "--format", "markdown")
     assert out.exit_code == 0, out.output
     assert "(agent do-nothing) against run same-name (agent oracle)" in out.stdout and "| mean_reward | 1.000 | 0.000 | -1.000 |" in out.stdout
-    missing = runner.invoke(cli, ["compare", "x", "y", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "none.db")])
+    missing = bench("compare", "x", "y", "--db", str(tmp_path / "a.db"), "--db-b", str(tmp_path / "none.db"))
     assert missing.exit_code == 1 and "no results database" in missing.stderr
+
+
+@attrs.define(kw_only=True)
+class Common(ReportSection):
+    """A compare card with the common tasks (and, asked to break, a section whose cards raise)."""
+
+    name: str = "common"
+    broken: bool = False
+
+    def build(self, view: RunView) -> Section | None:
+        return None
+
+    def compare_cards(self, comparison: Any) -> list[Card]:
+        if self.broken:
+            raise ValueError("no common ground")
+        return [Card(name="common", title="Common", figures=comparison["common_tasks"], lines=[f"Common: {comparison['common_tasks']} tasks"])]
+
+
+class CommonPlugin:
+    def __init__(self, broken: bool = False) -> None:
+        self.broken = broken
+
+    @bench_kernel.hookimpl
+    def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
+        register(Common(broken=self.broken))
+
+
+def test_compare_cards_show_in_every_format_and_one_that_raises_is_a_note(runs: str) -> None:
+    store = Store(runs)
+    try:
+        carded = compare_stored(store, "good", store, "idle", collect(get_plugin_manager([], extra=[("commons", CommonPlugin())])))
+        broken = compare_stored(store, "good", store, "idle", collect(get_plugin_manager([], extra=[("commons", CommonPlugin(broken=True))])))
+    finally:
+        store.close()
+    assert json.loads(render_comparison(carded, "json"))["common"] == 3
+    assert "\nCommon: 3 tasks\n" in render_comparison(carded, "table") and "\n## Common: 3 tasks\n" in render_comparison(carded, "markdown")
+    note = "note: cards of section common (commons) failed: cards: ValueError: no common ground"
+    assert note in render_comparison(broken, "table") and json.loads(render_comparison(broken, "json"))["common"] is None
