@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 from pathlib import Path
 
 
@@ -19,7 +20,7 @@ def import_graph(package_dir: Path) -> dict[str, set[str]]:
     for name, path in files.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, ast.Import):
                 edges.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -30,6 +31,23 @@ def import_graph(package_dir: Path) -> dict[str, set[str]]:
                     edges.add(base)
         graph[name] = {_owner(edge, files) for edge in edges} - {name, ""}
     return graph
+
+
+def parse(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed with the garbage collector paused.
+
+    CPython 3.11 can fail a parse with "SystemError: AST constructor recursion depth mismatch" (gh-106905 and kin)
+    when a collection runs finalizers while the tree is converted to Python objects; a long test session leaves such
+    garbage (closed event loops, coroutines, connections). Seen once in the whole suite: pausing the collector for the
+    few milliseconds of a parse takes the collection, and its finalizers, out of the conversion.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(path.read_text(), str(path))
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _owner(name: str, files: dict[str, Path]) -> str:
