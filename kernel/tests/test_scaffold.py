@@ -48,6 +48,14 @@ def test_the_cli_refuses_a_non_empty_directory_in_one_line(tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_long_name_keeps_the_generated_code_within_the_line_length(kind: str, tmp_path: Path) -> None:
+    """The generated code passes ruff's line length (150) with a 32-character name, not only with short ones."""
+    target = new_plugin(kind, "pharmacy_inventory_and_refills_x", tmp_path / kind)
+    long = [f"{p.relative_to(target)}:{i}" for p in target.rglob("*.py") for i, line in enumerate(p.read_text().splitlines(), 1) if len(line) > 150]
+    assert not long, long
+
+
 def test_the_help_lists_every_kind_on_a_line_of_its_own() -> None:
     result = CliRunner().invoke(cli, ["new", "--help"])
     assert result.exit_code == 0, result.output
