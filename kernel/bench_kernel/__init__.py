@@ -201,6 +201,7 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
     from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
+    from bench_kernel.testing.background import BackgroundServer
     from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table
     from bench_kernel.tools.toolschema import ToolResultStyle, tool_arguments
@@ -410,6 +411,7 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
     "bench_kernel.afterimport": ("after_import",),
     "bench_kernel.tools.state": ("BaseTable", "DumpHasher", "State", "Table"),
     "bench_kernel.tools.toolschema": ("ToolResultStyle", "tool_arguments"),
+    "bench_kernel.testing.background": ("BackgroundServer",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS_BY_MODULE.items() for name in names}
 __all__ = sorted(_MODULE_OF)  # the imports under TYPE_CHECKING name the same (kernel/tests/test_public_api.py)

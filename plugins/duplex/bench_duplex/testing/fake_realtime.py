@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import attrs
 
-from bench_kernel.testing import BackgroundServer
+from bench_kernel import BackgroundServer
 
 from ..audio import SAMPLE_RATE, pcm_bytes, pcm_samples, pcm_to_ulaw, ulaw_to_pcm
 from ..realtime import LOCKSTEP_DONE, LOCKSTEP_TICK, b64decode, b64encode
