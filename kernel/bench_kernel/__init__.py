@@ -117,22 +117,7 @@ if TYPE_CHECKING:
         trial_seeds,
     )
     from bench_kernel.registry import Registry
-    from bench_kernel.report.report import (
-        PROBLEMS_TITLE,
-        TextStyle,
-        agent_label,
-        breakdown,
-        build_report,
-        gold_verdict,
-        header_lines,
-        headline_rows,
-        plugin_cards,
-        problem_lines,
-        render_text,
-        run_registry,
-        section_plots,
-        task_outcomes,
-    )
+    from bench_kernel.report.report import breakdown, build_report, plugin_cards, run_registry, task_outcomes
     from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.run.config import source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
@@ -186,7 +171,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.serialization import canonical_json, converter, read_json, structure, unstructure, utc_now
     from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
-    from bench_kernel.store.view import RunView, open_read_only
+    from bench_kernel.store.view import RunView, open_read_only, read_only
     from bench_kernel.tasks.domain import (
         DATA_DIR_VARIABLE,
         Domain,

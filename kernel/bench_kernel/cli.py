@@ -523,7 +523,7 @@ def echo_report(
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a registered format,
     after writing the formats' charts into the directory `plots` when given."""
     from bench_kernel.evaluation.sections import ReportContext
-    from bench_kernel.report.report import build_report, report_format, run_registry, write_charts
+    from bench_kernel.report.report import build_report, missing_format_note, report_format, run_registry, write_charts
 
     with _store(db_path) as store:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
@@ -536,7 +536,10 @@ def echo_report(
         context = ReportContext(section=section, store=store, plot_with=tuple(plot_with))
         if plots:
             click.echo(f"wrote {write_charts(registry, report, context, Path(plots))} plots to {plots}", err=True)
-        click.echo(chosen.render(report, context), nl=False)
+        text = chosen.render(report, context)
+        for note in filter(None, [missing_format_note(fmt, chosen)]):  # said once the report could be printed
+            click.echo(f"note: {note}", err=True)
+        click.echo(text, nl=False)
 
 
 @cli.command(name="report")

@@ -264,8 +264,8 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
 def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
     """Register formats ``bench report --format NAME`` and ``bench run --format NAME`` print a report in.
 
-    Called once per plugin manager; the kernel registers ``table`` and ``json``, bench-report ``markdown``,
-    ``csv`` and ``html``. A report looks its format up among the run's plugins and those that load with every
+    Called once per plugin manager; the kernel registers ``json``, bench-report ``table`` (the default),
+    ``markdown``, ``csv`` and ``html``. A report looks its format up among the run's plugins and those that load with every
     run (``bench.always``): a plugin that only adds formats declares that group too. ``render(report, context)``
     returns the text to print (only ``context.section`` when one is named); ``charts(report, context)`` the PNGs
     ``bench report --plots DIR`` writes.

@@ -115,29 +115,3 @@ def test_reports_and_listings_give_task_ids_in_reading_order(use_plugins: Callab
     assert ran.exit_code == 0, ran.output
     report = json.loads(invoke("report", "oracle", "--db", str(db), "--format", "json").stdout)
     assert [t["task_id"] for t in report["tasks"]] == ["1", "2", "10", "task_9", "task_10"]  # bench compare's: bench-report's tests
-
-
-def test_the_report_lists_failed_checks_with_their_details(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(tasks=NUMBERED)
-    db = tmp_path / "runs.db"
-    assert invoke("run", "--db", str(db), "--format", "none", "--run-id", "idle", "--agent", "do-nothing").exit_code == 0
-    report = json.loads(invoke("report", "idle", "--db", str(db), "--format", "json").stdout)
-    section = next(s for s in report["sections"] if s["name"] == "failed-checks")
-    rows = section["tables"][0]["rows"]
-    for counted in ("yes", "no"):  # the basis's checks first, each part in reading order
-        part = [r[0] for r in rows if r[3] == counted]
-        assert part == sorted(part, key=task_id_key)
-    assert [r[3] for r in rows] == sorted((r[3] for r in rows), key=lambda c: c != "yes")
-    assert {r[0] for r in rows} == {"1", "2", "10", "task_9", "task_10"}
-    assert [
-        "1",
-        0,
-        "ACTION",
-        "no",
-        "1 increment",
-        'expected increment(name="a", by=1), compared on the keys the call gives; never called (no tool called)',
-        "idle/agent/1/0",
-    ] in rows
-    assert any(r[2] == "DB" and r[3] == "yes" and r[5].endswith("1 record differs: counters/a: value differs") for r in rows)
-    text = invoke("report", "idle", "--db", str(db)).stdout
-    assert "Failed checks" in text and "never called (no tool called)" in text

@@ -33,7 +33,7 @@ from bench_kernel import (
 from bench_kernel.evaluation.sections import ReportContext
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
-from bench_kernel.report.report import JsonFormat, TableFormat, build_report
+from bench_kernel.report.report import JsonFormat, build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
 from bench_kernel.store.store import Store
 
@@ -451,21 +451,21 @@ def test_the_cost_cap_holds_across_resumes_and_every_call_stays_in_the_ledger(tm
 # --------------------------------------------------------------------------- report sections
 
 
-def test_a_report_section_and_a_metric_summary_render_in_every_format(tmp_path: Path) -> None:
+def test_a_report_section_and_a_metric_summary_are_in_the_report(tmp_path: Path) -> None:
     summary = go(tmp_path, user="shifting")
     store = Store(tmp_path / "runs.db")
     try:
         report = build_report(store, summary.run_id, collect(plugins()))
-        table, as_json = TableFormat().render(report, ReportContext()), JsonFormat().render(report, ReportContext())
-        alone = TableFormat().render(report, ReportContext(section="shifts"))
+        as_json, alone = (JsonFormat().render(report, ReportContext(section=section)) for section in (None, "shifts"))
     finally:
         store.close()
-    assert "Goal shifts per task (seams)" in table
-    sections = {s["name"]: s for s in json.loads(as_json)["sections"]}
+    body = json.loads(as_json)
+    sections = {s["name"]: s for s in body["sections"]}
+    assert (sections["shifts"]["title"], sections["shifts"]["plugin"]) == ("Goal shifts per task", "seams")
     assert sections["shifts"]["tables"][0]["rows"] == [["shift", 0, 1, 7]]
     assert sections["seams:turn-ledger"]["tables"][0]["rows"][0] == ["conversations_with_a_shift", 1.0]
-    assert alone.splitlines()[0] == "Goal shifts per task (seams)" and ["shift", "0", "1", "7"] in [line.split() for line in alone.splitlines()]
-    assert "seams:turn-ledger.shifts" in table
+    assert json.loads(alone) == sections["shifts"]
+    assert "seams:turn-ledger.shifts" in body["metrics"]
 
 
 def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp_path: Path) -> None:
@@ -484,10 +484,10 @@ def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp
     summary = go(tmp_path, ("broken", BrokenPlugin()), seams=False, tasks=TASKS)
     store = Store(tmp_path / "runs.db")
     try:
-        text = TableFormat().render(build_report(store, summary.run_id, collect(plugins(("broken", BrokenPlugin()), seams=False))), ReportContext())
+        report = build_report(store, summary.run_id, collect(plugins(("broken", BrokenPlugin()), seams=False)))
     finally:
         store.close()
-    assert "section broken of plugin broken failed: KeyError: 'no such column'" in text and "average_reward" in text
+    assert report.section("broken")["error"] == "KeyError: 'no such column'" and report.average_reward["value"] is not None
 
 
 # --------------------------------------------------------------------------- client kinds and judge failures
@@ -576,7 +576,7 @@ class JudgePlugin:
         register(BrokenJudge())
 
 
-def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
+def test_a_judge_failure_is_a_component_error_in_the_report(tmp_path: Path) -> None:
     judged = json.loads(json.dumps(TASKS[0]))
     judged["evaluation_criteria"].update(nl_assertions=["The agent was polite."], reward_basis=["DB", "NL_ASSERTION"])
     summary = go(tmp_path, ("judge", JudgePlugin()), tasks=[judged], seams=False, judge="broken-judge")
@@ -585,9 +585,8 @@ def test_a_judge_failure_shows_in_every_report_format(tmp_path: Path) -> None:
         report = build_report(store, summary.run_id)
     finally:
         store.close()
-    table = TableFormat().render(report, ReportContext())
     assert report.components["NL_ASSERTION"]["errors"] == 1
-    assert any(line.split() == ["component.NL_ASSERTION", "-", "-", "-", "0", "conversations", "1"] for line in table.splitlines())
+    assert {k: report.components["NL_ASSERTION"][k] for k in ("value", "low", "high", "n")} == {"value": None, "low": None, "high": None, "n": 0}
 
 
 # --------------------------------------------------------------------------- breakdown by task attribute
@@ -609,9 +608,7 @@ def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path)
     assert persona["EASY_1"]["conversations"] == 2 and persona["EASY_1"]["tasks"] == 1
     assert persona["HARD_1"]["figures"]["component.ENV_ASSERTION"] == 0.0
     assert persona["EASY_1"]["figures"]["average_reward"] == 0.0
-    table = TableFormat().render(report, ReportContext())
-    assert "By persona" in table and "By intent" in table
-    assert any(line.split()[:4] == ["EASY_1", "2", "1", "0.000"] for line in table.splitlines())
+    assert [b["attribute"] for b in report.breakdowns] == ["persona", "intent"]
 
 
 # --------------------------------------------------------------------------- failures inside the seams
@@ -652,10 +649,10 @@ def test_a_metric_summary_that_raises_is_an_error_line(tmp_path: Path) -> None:
     summary = go(tmp_path, plugin, seams=False, tasks=TASKS[:1])
     store = Store(tmp_path / "runs.db")
     try:
-        text = TableFormat().render(build_report(store, summary.run_id, collect(plugins(plugin, seams=False))), ReportContext())
+        report = build_report(store, summary.run_id, collect(plugins(plugin, seams=False)))
     finally:
         store.close()
-    assert "section bad:bad-summary of plugin bad failed: ZeroDivisionError: no conversations" in text
+    assert (report.section("bad:bad-summary")["plugin"], report.section("bad:bad-summary")["error"]) == ("bad", "ZeroDivisionError: no conversations")
 
 
 # --------------------------------------------------------------------------- plugin-owned data: problems, nulls, oracle steps, user profiles

@@ -99,10 +99,11 @@ def test_a_run_stores_the_memory_and_the_report_shows_run_level_figures(tmp_path
     assert turns == values["memory.turns"] >= 2
     from click.testing import CliRunner
 
-    report = CliRunner().invoke(bench_cli(["memory"]), ["report", summary.run_id, "--db", str(db)])
+    report = CliRunner().invoke(bench_cli(["memory"]), ["report", summary.run_id, "--db", str(db), "--section", "memory:memory", "--format", "json"])
     assert report.exit_code == 0, report.output
-    assert "memory:memory" in report.output and "detection_f1 (macro)" in report.output
-    assert "detection_f1 (macro) [medium]" in report.output  # per complexity class (the task's attribute)
+    figures = {row[0]: row[1] for table in json.loads(report.stdout)["tables"] for row in table["rows"]}
+    assert figures["detection_f1 (macro)"] == 1.0
+    assert figures["detection_f1 (macro) [medium]"] == 1.0  # per complexity class (the task's attribute)
 
 
 def test_with_a_memory_judge_role_the_run_uses_the_llm_judge(tmp_path: Path, fake_openai_server: Any) -> None:

@@ -1,5 +1,4 @@
-"""Built-in reward components (tau2's five), the product rule, the failed-checks section and the
-table and json report formats, registered like any plugin's."""
+"""Built-in reward components (tau2's five), the product rule and the json report format, registered like any plugin's."""
 
 from __future__ import annotations
 
@@ -7,9 +6,8 @@ from collections.abc import Callable
 
 from bench_kernel.evaluation.evaluator import builtin_components
 from bench_kernel.evaluation.rewards import CombinationRule, ProductRule, RewardComponent
-from bench_kernel.evaluation.sections import ReportFormat, ReportSection
+from bench_kernel.evaluation.sections import ReportFormat
 from bench_kernel.markers import hookimpl
-from bench_kernel.report.failures import FailedChecks
 
 
 @hookimpl
@@ -26,15 +24,8 @@ def register_combination_rules(register: Callable[[CombinationRule], None]) -> N
 
 
 @hookimpl
-def register_report_sections(register: Callable[[ReportSection], None]) -> None:
-    """The failed checks of the reward basis, with what was expected and found."""
-    register(FailedChecks())
-
-
-@hookimpl
 def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
-    """The report as plain-text tables and as JSON."""
-    from bench_kernel.report.report import JsonFormat, TableFormat  # on collection, not when `bench --help` loads plugins
+    """The report as JSON (its text formats, the default table among them, are bench-report's)."""
+    from bench_kernel.report.report import JsonFormat  # on collection, not when `bench --help` loads plugins
 
-    register(TableFormat())
     register(JsonFormat())

@@ -6,8 +6,8 @@ that raises is shown as an error line naming its plugin; the rest of the report 
 Metrics may also define `summarize(view)`: their run-level figures (rates, medians, worst cases,
 per-persona values) appear in the report under the metric's plugin. A section's `cards(view)` are shown among the
 report's own figures (bench-trust's noise, validity and attribution cards), its `compare_cards(comparison)` under
-`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`: the kernel's table and json, a
-plugin's others (bench-report: markdown, csv, html).
+`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`: the kernel's json, a plugin's
+others (bench-report: table, the default, markdown, csv, html).
 """
 
 from __future__ import annotations

@@ -298,7 +298,7 @@ def check_metric_summary_empty(plugins: PluginSet, metric: Metric, plugin: str) 
 
 def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: str, *, empty: bool, **config: Any) -> None:
     """The section builds without error and renders, with the whole report, in every installed format (the kernel's
-    table and json, bench-report's markdown, csv and html) for an empty run (`empty`) or a run of the kit's domain."""
+    json, bench-report's table, markdown, csv and html) for an empty run (`empty`) or a run of the kit's domain."""
     who = _who("report section", section, plugin)
     with kit_store() as db:
         run_id = kit_empty_run(db, plugins) if empty else kit_run(db, plugins, **config)

@@ -12,6 +12,8 @@ import attrs
 
 from bench_kernel import ConfigError, Estimate, Registry, Store, TerminationReason, bootstrap_ci, is_success, pass_hat_k, plugin_cards, task_id_key
 
+from .text import cell
+
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
@@ -231,12 +233,8 @@ def render_comparison(c: Comparison, fmt: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cell(v: Any) -> str:
-    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
-
-
 def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> list[str]:
-    cells = [[_cell(v) for v in row] for row in rows]
+    cells = [[cell(v) for v in row] for row in rows]
     if markdown:
         return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers), *("| " + " | ".join(r) + " |" for r in cells)]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]

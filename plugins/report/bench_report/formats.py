@@ -1,4 +1,4 @@
-"""The report as markdown (the kernel's text in markdown's style), as CSV (one table of figures, or a section's) and as
+"""The report as markdown (the table format's text in markdown's style), as CSV (one table of figures, or a section's) and as
 HTML (html.py, with the charts of plots.py: both imported when a page is rendered, not when a run registers formats)."""
 
 from __future__ import annotations
@@ -9,24 +9,11 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import (
-    ConfigError,
-    PluginError,
-    Report,
-    ReportContext,
-    ReportFormat,
-    TextStyle,
-    gold_verdict,
-    headline_rows,
-    render_text,
-)
+from bench_kernel import ConfigError, PluginError, Report, ReportContext, ReportFormat
+
+from .text import TextStyle, cell, gold_verdict, headline_rows, render_text
 
 SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "error"]
-
-
-def cell(value: Any) -> str:
-    """A value as a table shows it: floats to three places, None as a dash."""
-    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 @attrs.frozen(kw_only=True)

@@ -6,9 +6,10 @@ import base64
 from html import escape
 from typing import Any
 
-from bench_kernel import PROBLEMS_TITLE, Report, header_lines, headline_rows, problem_lines
+from bench_kernel import Report
 
 from .plots import PLOTS, TITLES
+from .text import PROBLEMS_TITLE, header_lines, headline_rows, problem_lines
 
 SECTIONS = ("summary", "figures", "problems", "terminations", "flips", "costs", "breakdowns", "tasks", "plugin-sections", "plots")
 """The report's own sections; the plugins' cards (bench-trust's noise, validity, attribution) come after flips, by name."""

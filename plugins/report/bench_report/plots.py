@@ -13,10 +13,25 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from bench_kernel import ConfigError, Report, Store, TerminationReason, breakdown, build_report, is_success, section_plots
+import attrs
+
+from bench_kernel import (
+    ConfigError,
+    Report,
+    RunView,
+    Store,
+    TerminationReason,
+    breakdown,
+    build_report,
+    get_logger,
+    is_success,
+    read_only,
+    run_registry,
+)
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 INSTALL = "pip install 'bench-report[plots]'"
+log = get_logger()
 PLOTS = ("pass_hat_k", "components", "by_persona", "by_domain", "gsrt", "turns_to_completion", "cost_vs_reward")
 TITLES = {
     "pass_hat_k": "pass^k against k (95% bands)",
@@ -187,3 +202,20 @@ def render_plots(store: Store, run_ids: list[str]) -> dict[str, bytes]:
     run's plugin sections' charts after the report's own."""
     data = plot_data(store, run_ids)
     return {**{name: draw(name, data[name]) for name in PLOTS}, **section_plots(store, run_ids[0])}
+
+
+def section_plots(store: Store, run_id: str) -> dict[str, bytes]:
+    """The charts the run's plugin sections draw, named SECTION.CHART; a section whose charts fail is left out."""
+    run = store.run(run_id)
+    registry = run_registry(run)[0] if run is not None else None
+    if registry is None or run is None:
+        return {}
+    out: dict[str, bytes] = {}
+    for name, section in registry.components.get("report section", {}).items():
+        own = attrs.evolve(RunView(store, run), plugin=registry.origin("report section", name))
+        try:
+            with read_only(store.db):
+                out.update({f"{name}.{chart}": png for chart, png in section.plots(own).items()})
+        except Exception as exc:  # noqa: BLE001 - one broken chart never hides the report
+            log.warning("report.section_plots_failed", section=name, error=f"{type(exc).__name__}: {exc}")
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bench_kernel.testing import bench_cli
+
+sys.path.insert(0, str(Path(__file__).parent))  # the hand-built report the format tests share
 
 
 @pytest.fixture

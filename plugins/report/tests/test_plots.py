@@ -4,14 +4,18 @@ run of every installed domain plugin, each PNG opened and measured (matplotlib: 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
+from bench_report import plots
 from bench_report.html import SECTIONS
 from bench_report.plots import PLOTS, plot_data
 from click.testing import CliRunner, Result
+from structlog.testing import capture_logs
 
-from bench_kernel import Store, installed_entry_points
+from bench_kernel import ReportSection, RunView, Store, collect, get_plugin_manager, hookimpl, installed_entry_points
 from bench_kernel.testing import bench_cli
 
 DOMAINS = ("mock", "airline", "retail", "telecom", "banking")
@@ -63,3 +67,39 @@ def test_plots_and_html_for_every_domain(domain: str, tmp_path: Path) -> None:
     assert [s for s in found if s in SECTIONS] == list(SECTIONS)
     assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == len(PLOTS)
     assert f"domain {domain}" in page and "By domain" in page
+
+
+@attrs.define(kw_only=True)
+class Drawing(ReportSection):
+    """A section drawing one chart, or raising instead."""
+
+    name: str = "drawing"
+    broken: bool = False
+
+    def build(self, view: RunView) -> None:
+        return None
+
+    def plots(self, view: RunView) -> dict[str, bytes]:
+        if self.broken:
+            raise ValueError("no canvas")
+        return {"count": f"{view.plugin}: {len(view.conversations())}".encode()}
+
+
+class Drawings:
+    @hookimpl
+    def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
+        register(Drawing())
+        register(Drawing(name="smudge", broken=True))
+
+
+def test_section_charts_are_named_by_section_and_one_that_raises_is_left_out(runs: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = collect(get_plugin_manager([], extra=[("drawings", Drawings())]))
+    monkeypatch.setattr(plots, "run_registry", lambda run: (registry, []))
+    store = Store(runs)
+    try:
+        with capture_logs() as logs:
+            charts = plots.section_plots(store, "good")
+    finally:
+        store.close()
+    assert charts == {"drawing.count": b"drawings: 6"}  # each section sees its own plugin's view of the run
+    assert [(e["event"], e["section"], e["error"]) for e in logs] == [("report.section_plots_failed", "smudge", "ValueError: no canvas")]

@@ -9,8 +9,9 @@ from urllib.parse import urlencode
 
 from bench_duplex import SpeechSegment, Timeline
 from bench_report.compare import compare_stored
+from bench_report.text import agent_label
 
-from bench_kernel import BenchError, Store, agent_label, build_report, is_success, run_registry
+from bench_kernel import BenchError, Store, build_report, is_success, run_registry
 from bench_view import duplex, task
 
 KERNEL = "bench-kernel"

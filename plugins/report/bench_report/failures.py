@@ -7,10 +7,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.evaluation.sections import ReportSection, Section, SectionTable
-from bench_kernel.schema.results import is_success
-from bench_kernel.store.view import RunView
-from bench_kernel.tasks.ordering import task_id_key
+from bench_kernel import ReportSection, RunView, Section, SectionTable, is_success, task_id_key
 
 MAX_ROWS = 200
 """Failed checks the section lists at most (the viewer's conversation pages have them all)."""
