@@ -257,17 +257,7 @@ def plugin_cards(registry: Registry, build: Any, view: RunView | None = None) ->
         try:
             built: list[Card] = build(section, attrs.evolve(view, plugin=plugin) if view is not None else None)
         except Exception as exc:  # noqa: BLE001 - one broken card never hides the report
-            failed.append(
-                {
-                    "name": name,
-                    "plugin": plugin,
-                    "title": section.title or name,
-                    "tables": [],
-                    "text": "",
-                    "notes": [],
-                    "error": f"cards: {type(exc).__name__}: {exc}",
-                }
-            )
+            failed.append(_section_row(name, plugin, Section(title=section.title or name), f"cards: {type(exc).__name__}: {exc}"))
             continue
         cards += [{**attrs.asdict(card), "plugin": plugin} for card in built]
     return cards, failed
@@ -300,17 +290,21 @@ def _guarded(name: str, plugin: str, title: str, build: Any) -> dict[str, Any] |
     try:
         section = build()
     except Exception as exc:  # noqa: BLE001 - one broken section never hides the report
-        return {"name": name, "plugin": plugin, "title": title, "tables": [], "text": "", "notes": [], "error": f"{type(exc).__name__}: {exc}"}
-    if section is None:
-        return None
+        return _section_row(name, plugin, Section(title=title), f"{type(exc).__name__}: {exc}")
+    return None if section is None else _section_row(name, plugin, section)
+
+
+def _section_row(name: str, plugin: str, section: Section, error: str | None = None) -> dict[str, Any]:
+    """A section as the report holds it (`Report.sections`); a failed one has its title and error only."""
+    tables = [attrs.asdict(t) for t in section.tables]
     return {
         "name": name,
         "plugin": plugin,
         "title": section.title,
-        "tables": [attrs.asdict(t) for t in section.tables],
+        "tables": tables,
         "text": section.text,
         "notes": list(section.notes),
-        "error": None,
+        "error": error,
     }
 
 
