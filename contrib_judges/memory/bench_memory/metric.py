@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 from bench_atod import task_goals
+from bench_knowledge import embed
 
 from bench_kernel import ConfigError, Metric, MetricContext, MetricResult, RunView
 
@@ -69,10 +70,10 @@ class MemoryMetric(Metric):
         models = context.models
         if models is not None and models.has(EMBEDDINGS_ROLE) and os.environ.get("BENCH_MEMORY_INDEX") in (None, "", "embeddings"):
 
-            async def embed(request: Any) -> Any:
-                return await models.embed(EMBEDDINGS_ROLE, request)
+            async def role_vectors(request: Any) -> Any:
+                return await embed(models, EMBEDDINGS_ROLE, request)
 
-            return make_index("embeddings", embed)
+            return make_index("embeddings", role_vectors)
         return make_index(os.environ.get("BENCH_MEMORY_INDEX") or "lexical")
 
     def summarize(self, view: RunView) -> dict[str, float | None]:

@@ -16,13 +16,13 @@ from typing import Any
 
 import attrs
 from bench_atod import Goal, task_goals
+from bench_knowledge import EmbeddingRequest
 
 from bench_kernel import (
     BenchError,
     ChatRequest,
     ChatResponse,
     ConfigError,
-    EmbeddingRequest,
     Event,
     Message,
     ModelConfig,

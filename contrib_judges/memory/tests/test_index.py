@@ -7,10 +7,11 @@ import importlib.util
 
 import numpy as np
 import pytest
+from bench_knowledge import EmbeddingRequest, Embeddings
 from bench_memory.evaluator import SIMILARITY_THRESHOLD
 from bench_memory.index import VECTORS_EXTRA, LexicalIndex, MiniLMIndex, RoleIndex, make_index
 
-from bench_kernel import ConfigError, EmbeddingRequest, Embeddings
+from bench_kernel import ConfigError
 
 
 def cosine(a: str, b: str) -> float:
@@ -70,6 +71,30 @@ def test_an_embeddings_role_supplies_the_vectors() -> None:
         return await index.search("hotel in rome", 2)
 
     assert asyncio.run(go()) == [("g1", 1.0), ("g2", 0.0)] and asked[-1] == ["hotel in rome"] and index.prompt_tokens == 3
+
+
+def test_the_metric_embeds_through_the_runs_embeddings_role_ledgered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from bench_knowledge import EmbeddingClient
+    from bench_memory.metric import MemoryMetric
+
+    from bench_kernel import ConversationModels, Model, ModelConfig, ModelHub
+
+    class Embedder(Model, EmbeddingClient):
+        def client(self, config: ModelConfig) -> Embedder:
+            return self
+
+        async def embed(self, request: EmbeddingRequest) -> Embeddings:
+            return Embeddings(vectors=[[float(len(t)), 1.0] for t in request.texts], prompt_tokens=len(request.texts))
+
+    monkeypatch.delenv("BENCH_MEMORY_INDEX", raising=False)
+    hub = ModelHub(configs={"embeddings": ModelConfig(backend="vectors", model="v")}, backends={"vectors": Embedder(name="vectors")})
+    models = ConversationModels(hub)
+    index = MemoryMetric().index_for(SimpleNamespace(models=models))  # type: ignore[arg-type]
+    assert isinstance(index, RoleIndex)
+    asyncio.run(index.embed(["a", "bb"]))
+    assert [(e.role, e.kind, e.prompt_tokens) for e in models.ledger] == [("embeddings", "embeddings", 2)] and index.prompt_tokens == 2
 
 
 def test_unknown_and_unconfigured_indexes_are_clear_errors() -> None:

@@ -75,65 +75,12 @@ class ChatResponse:
     """USD the backend itself priced the call at (bench-litellm: litellm's price map); None leaves it to the run's price table."""
 
 
-@attrs.frozen(kw_only=True)
-class SpeechRequest:
-    """Text to synthesise (a `tts` role)."""
+class BaseClient:
+    """A client of any kind: chat (`ModelClient`) here; plugins add their own kinds by subclassing it with a `kind`
+    name and a call method (bench-voice: speech and transcription, bench-knowledge: embeddings)."""
 
-    text: str
-    voice: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+    kind = ""
 
-
-@attrs.frozen(kw_only=True)
-class Audio:
-    """Audio as bytes (WAV unless `format` says otherwise) with its sample rate."""
-
-    data: bytes
-    sample_rate: int
-    format: str = "wav"
-    latency_ms: int | None = None
-    """How long the engine took to produce it (0 when the run's speech cache answered)."""
-    cached: bool = False
-    """Answered from the run's speech cache: no engine ran for this request."""
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionRequest:
-    """Audio to transcribe (an `asr` role)."""
-
-    audio: Audio
-    language: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class Transcription:
-    """What a recogniser heard."""
-
-    text: str
-    latency_ms: int | None = None
-    raw: Mapping[str, Any] | None = None
-    cached: bool = False
-    """Answered from the run's speech cache (the same recording was recognised before): no engine ran."""
-
-
-@attrs.frozen(kw_only=True)
-class EmbeddingRequest:
-    """Texts to embed (an `embeddings` role, e.g. a memory evaluator)."""
-
-    texts: list[str]
-
-
-@attrs.frozen(kw_only=True)
-class Embeddings:
-    """One vector per text, in order."""
-
-    vectors: list[list[float]]
-    prompt_tokens: int | None = None
-    latency_ms: int | None = None
-
-
-class _Client:
     async def check(self) -> None:
         """Verify credentials and reachability before a run starts (raise ModelError)."""
 
@@ -141,7 +88,7 @@ class _Client:
         """Release connections."""
 
 
-class ModelClient(_Client):
+class ModelClient(BaseClient):
     """A connection to one chat endpoint for one role configuration."""
 
     kind = "chat"
@@ -151,39 +98,6 @@ class ModelClient(_Client):
         raise NotImplementedError
 
 
-class SpeechClient(_Client):
-    """A speech synthesiser (local engine or an HTTP speech endpoint)."""
-
-    kind = "tts"
-
-    async def synthesize(self, request: SpeechRequest) -> Audio:
-        """Speak one text."""
-        raise NotImplementedError
-
-
-class TranscriptionClient(_Client):
-    """A speech recogniser."""
-
-    kind = "asr"
-
-    async def transcribe(self, request: TranscriptionRequest) -> Transcription:
-        """Transcribe one recording."""
-        raise NotImplementedError
-
-
-class EmbeddingClient(_Client):
-    """A text embedder."""
-
-    kind = "embeddings"
-
-    async def embed(self, request: EmbeddingRequest) -> Embeddings:
-        """Embed texts."""
-        raise NotImplementedError
-
-
-AnyClient = ModelClient | SpeechClient | TranscriptionClient | EmbeddingClient
-
-
 @attrs.define(kw_only=True)
 class Model:
     """Base class of registered model backends: `client(config)` connects one role to an endpoint."""
@@ -191,6 +105,6 @@ class Model:
     name: str
     description: str = ""
 
-    def client(self, config: ModelConfig) -> AnyClient:
-        """A client for this configuration (no I/O until it is used): chat, speech, transcription or embeddings."""
+    def client(self, config: ModelConfig) -> BaseClient:
+        """A client for this configuration (no I/O until it is used): chat, or a kind a plugin defines."""
         raise NotImplementedError

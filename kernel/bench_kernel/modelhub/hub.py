@@ -1,38 +1,19 @@
-"""A run's access to models: one client per endpoint, a response cache, a speech cache, the call ledger and the cost cap."""
+"""A run's access to models: one client per endpoint, a response cache, the call ledger and the cost cap."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import hashlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar, cast
 
 import attrs
 
 from bench_kernel.errors import BudgetExceededError, ConfigError, ModelError, ModelResponseError
 from bench_kernel.logs import get_logger
-from bench_kernel.modelhub.api import (
-    MAX_IN_FLIGHT,
-    AnyClient,
-    Audio,
-    ChatRequest,
-    ChatResponse,
-    EmbeddingClient,
-    EmbeddingRequest,
-    Embeddings,
-    Model,
-    ModelClient,
-    ModelConfig,
-    SpeechClient,
-    SpeechRequest,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
-)
+from bench_kernel.modelhub.api import MAX_IN_FLIGHT, BaseClient, ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
 from bench_kernel.modelhub.prices import Price, cost_of
 from bench_kernel.redact import add_secret_variables, redact_exception
 from bench_kernel.serialization import canonical_json, check_plain_data, converter, structure, unstructure
@@ -41,31 +22,31 @@ from bench_kernel.store.store import Store, utc_now
 ROLES = ("agent", "user", "judge", "embeddings")
 """Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file.
 `embeddings` is the role that embeds texts (dense knowledge retrieval, the memory judge's index)."""
-ROLE_KINDS: dict[str, type[AnyClient]] = {"agent": ModelClient, "user": ModelClient, "judge": ModelClient, "embeddings": EmbeddingClient}
+ROLE_KINDS = {"agent": "chat", "user": "chat", "judge": "chat", "embeddings": "embeddings"}
 """The client kind each built-in role needs: a run refuses to start when its backend gives another kind."""
 log = get_logger()
-C = TypeVar("C")
+C = TypeVar("C", bound=BaseClient)
 R = TypeVar("R")
 
 
 @attrs.frozen(kw_only=True)
 class LedgerEntry:
-    """One model call, as the llm_calls table stores it."""
+    """One model call, as the llm_calls table stores it; what the call did not report stays None (an unknown cost)."""
 
     role: str
     model: str
-    request_hash: str | None
+    request_hash: str | None = None
     """The cache key of the request (only computed when the cache is on)."""
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_ms: int | None
-    cost: float | None
-    cached: bool
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: int | None = None
+    cost: float | None = None
+    cached: bool = False
     attempts: int = 1
     error: str | None = None
     ts_utc: str = attrs.field(factory=utc_now)
     kind: str = "chat"
-    """chat, tts, asr or embeddings."""
+    """chat, or the kind of a plugin's client (tts, asr, embeddings)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -96,47 +77,6 @@ def request_key(config: ModelConfig, request: ChatRequest) -> str:
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
-def speech_key(config: ModelConfig, request: SpeechRequest | TranscriptionRequest) -> str:
-    """The speech cache's key: engine and voice (or recogniser model), the role's options and the request; a recording
-    to transcribe counts by its sha256, so only the very same samples (noise included) are recognised once."""
-    if isinstance(request, TranscriptionRequest):
-        audio = request.audio
-        body: dict[str, Any] = {
-            "audio_sha256": hashlib.sha256(audio.data).hexdigest(),
-            "format": audio.format,
-            "sample_rate": audio.sample_rate,
-            "language": request.language,
-        }
-    else:
-        body = {"text": request.text, "voice": request.voice}
-    payload = {
-        "kind": "asr" if isinstance(request, TranscriptionRequest) else "tts",
-        "endpoint": config.endpoint_key(),
-        "options": config.options,
-        "sampling": config.sampling,
-        "request": {**body, "options": dict(request.options)},
-    }
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
-
-
-def _audio_json(audio: Audio) -> str:
-    return json.dumps({"data": base64.b64encode(audio.data).decode("ascii"), "sample_rate": audio.sample_rate, "format": audio.format})
-
-
-def _audio_from_json(text: str) -> Audio:
-    data = json.loads(text)
-    return Audio(data=base64.b64decode(data["data"]), sample_rate=data["sample_rate"], format=data["format"], latency_ms=0, cached=True)
-
-
-def _transcription_json(transcription: Transcription) -> str:
-    return canonical_json({"text": transcription.text, "raw": unstructure(transcription.raw)})
-
-
-def _transcription_from_json(text: str) -> Transcription:
-    data = json.loads(text)
-    return Transcription(text=data["text"], raw=data["raw"], latency_ms=0, cached=True)
-
-
 @attrs.define
 class ModelHub:
     """Everything model-related that the conversations of one run share."""
@@ -148,19 +88,17 @@ class ModelHub:
     max_cost: float | None = None
     prices: Mapping[str, Price] = attrs.field(factory=dict)
     spent: float = 0.0
-    clients: dict[str, AnyClient] = attrs.field(factory=dict)
+    clients: dict[str, BaseClient] = attrs.field(factory=dict)
     concurrency: int = 1
     """Conversations the run holds in flight: the default limit of an endpoint is this times the roles sharing it."""
     max_in_flight: int | None = None
     """--max-in-flight: the limit of every endpoint none of whose roles sets max_concurrency."""
     speech_cache: bool = True
-    """Keep synthesised speech and transcriptions in the store (`speech_key`), so every arm, noise level, trial and
-    resume of the run reuses them; off with --no-speech-cache."""
+    """bench-voice keeps synthesised speech and transcriptions in the store, for every arm, noise level, trial and
+    resume of the run; off with --no-speech-cache."""
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
-    _by_role: dict[str, AnyClient] = attrs.field(factory=dict, init=False)
+    _by_role: dict[str, BaseClient] = attrs.field(factory=dict, init=False)
     """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
-    _speaking: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict, init=False)
-    """Speech requests in flight by key: a conversation asking for one waits for it rather than asking the engine too."""
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -202,7 +140,7 @@ class ModelHub:
             return EndpointLimit(endpoint=endpoint, roles=roles, limit=self.max_in_flight, source="--max-in-flight")
         return EndpointLimit(endpoint=endpoint, roles=roles, limit=min(MAX_IN_FLIGHT, self.concurrency * len(roles)), source="concurrency x roles")
 
-    def client(self, role: str) -> AnyClient:
+    def client(self, role: str) -> BaseClient:
         """The client of a role's endpoint (shared by roles on the same endpoint), with the endpoint's limit."""
         if role in self._by_role:
             return self._by_role[role]
@@ -226,39 +164,36 @@ class ModelHub:
             except ModelError as exc:
                 raise redact_exception(exc) from None
 
-    def check_kind(self, role: str) -> None:
-        """Refuse a built-in role whose backend cannot serve it (e.g. an agent on an embeddings-only backend)."""
-        wanted = ROLE_KINDS.get(role)
+    def check_kind(self, role: str, kind: str | None = None) -> None:
+        """Refuse a role whose backend cannot serve the kind it needs: `kind`, or a built-in role's (e.g. an agent on
+        an embeddings-only backend)."""
+        kind = kind or ROLE_KINDS.get(role)
         client = self.client(role)
-        if wanted is None or isinstance(client, wanted):
+        # A client serves every kind one of its classes names (bench-openai's: chat and embeddings).
+        if kind is None or any(vars(cls).get("kind") == kind for cls in type(client).__mro__):
             return
         backend = self.config(role).backend
         gives = getattr(client, "kind", type(client).__name__)
         about = getattr(self.backends.get(backend), "description", "")
-        kind = getattr(wanted, "kind", wanted.__name__)
+        fix = f"--{role}-backend NAME" if role in ROLES else f"--model-option {role}.backend=NAME"
         raise ConfigError(
             f"the {role} role needs {'an' if kind[0] in 'aeiou' else 'a'} {kind} model, but backend {backend!r} "
-            f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another "
-            f"backend (--{role}-backend NAME)"
+            f"gives {gives} clients only{f' ({about})' if about else ''}: give the {role} role another backend ({fix})"
         )
 
     def typed_client(self, role: str, kind: type[C]) -> C:
-        """The role's client, checked to be of the kind the caller needs (chat, speech, transcription, embeddings)."""
-        client = self.client(role)
-        if not isinstance(client, kind):
-            raise ConfigError(
-                f"the {role} role's backend {self.config(role).backend!r} gives a "
-                f"{getattr(client, 'kind', type(client).__name__)} client, not a {getattr(kind, 'kind', kind)} one"
-            )
-        return client
+        """The role's client, of the kind the caller needs (`ModelClient`, or a plugin's kind class), or a ConfigError."""
+        self.check_kind(role, kind.kind)
+        return cast(C, self.client(role))
 
-    def _check_budget(self) -> None:
+    def check_budget(self) -> None:
+        """Refuse any further call, answered from a cache or not, once the cost cap is reached."""
         if self.exhausted:
             raise BudgetExceededError(f"cost cap of {self.max_cost} reached (spent {self.spent:.4f})")
 
     async def complete(self, role: str, request: ChatRequest, ledger: Sink) -> ChatResponse:
         """One call for a role: from the cache when allowed, else from the endpoint; always ledgered."""
-        self._check_budget()
+        self.check_budget()
         config = self.config(role)
         key = request_key(config, request) if self.use_cache else None
         cached = self._cached(key) if key is not None else None
@@ -267,120 +202,31 @@ class ModelHub:
             return cached
         if config.sampling:
             request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
-        return await self._call(role, config, key, request, ledger)
 
-    async def _call(self, role: str, config: ModelConfig, key: str | None, request: ChatRequest, ledger: Sink) -> ChatResponse:
-        started = time.perf_counter()
-        try:
-            response = _checked_reply(await self.typed_client(role, ModelClient).complete(request))
-        except ModelError as exc:
-            # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
-            _record(ledger, _failed(role, config, "chat", started, redact_exception(exc), key))
-            raise
-        cost = response.cost
-        if cost is None:  # the backend did not price it: the run's price table does, or the cost stays unknown
-            cost = cost_of(self.prices, config.model, response.prompt_tokens, response.completion_tokens)
-        self.spent += cost or 0.0
-        _record(ledger, _entry(role, config, key, response, cost=cost, cached=False))
+        async def reply(client: ModelClient) -> ChatResponse:
+            return _checked_reply(await client.complete(request))
+
+        response = await self.call(role, ModelClient, reply, ledger, key)
         if key is not None and self.store is not None:
             self.store.cache_put(key, canonical_json(unstructure(response)))
         return response
 
-    async def synthesize(self, role: str, request: SpeechRequest, ledger: Sink) -> Audio:
-        """Speech for a `tts` role: from the speech cache when this engine and voice said the text before; ledgered."""
-
-        def call() -> Awaitable[Audio]:
-            return self.typed_client(role, SpeechClient).synthesize(request)
-
-        if not self.speech_cache:
-            return await self._other(role, "tts", ledger, call)
-        return await self._reused(role, "tts", speech_key(self.config(role), request), ledger, call, _audio_json, _audio_from_json)
-
-    async def transcribe(self, role: str, request: TranscriptionRequest, ledger: Sink) -> Transcription:
-        """A transcription for an `asr` role: from the speech cache when this recogniser heard the same recording; ledgered."""
-
-        def call() -> Awaitable[Transcription]:
-            return self.typed_client(role, TranscriptionClient).transcribe(request)
-
-        if not self.speech_cache:
-            return await self._other(role, "asr", ledger, call)
-        return await self._reused(role, "asr", speech_key(self.config(role), request), ledger, call, _transcription_json, _transcription_from_json)
-
-    async def _reused(
-        self, role: str, kind: str, key: str, ledger: Sink, call: Callable[[], Awaitable[R]], dump: Callable[[R], str], load: Callable[[str], R]
-    ) -> R:
-        """The answer stored under key (this run, any process, any earlier attempt), or the one being made for another
-        conversation, or the engine's (then stored, committed with the loop's turn so a killed run keeps it)."""
-        self._check_budget()
-        while (pending := self._speaking.get(key)) is not None:
-            text = await asyncio.shield(pending)
-            if text is not None:  # None: that call failed, and this conversation asks for itself
-                return self._hit(role, kind, key, ledger, load(text))
-        stored = self.store.cache_get(key) if self.store is not None else None
-        if stored is not None:
-            return self._hit(role, kind, key, ledger, load(stored))
-        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._speaking[key] = future
-        text = None
-        try:
-            result = await self._other(role, kind, ledger, call, key)
-            text = dump(result)
-            if self.store is not None:
-                self.store.cache_put(key, text)
-            return result
-        finally:
-            del self._speaking[key]
-            future.set_result(text)
-
-    def _hit(self, role: str, kind: str, key: str, ledger: Sink, result: R) -> R:
-        _record(
-            ledger,
-            LedgerEntry(
-                role=role,
-                model=self.config(role).model,
-                request_hash=key,
-                prompt_tokens=None,
-                completion_tokens=None,
-                latency_ms=0,
-                cost=0.0,
-                cached=True,
-                attempts=0,
-                kind=kind,
-            ),
-        )
-        return result
-
-    async def embed(self, role: str, request: EmbeddingRequest, ledger: Sink) -> Embeddings:
-        """Embeddings for an `embeddings` role; ledgered."""
-        return await self._other(role, "embeddings", ledger, lambda: self.typed_client(role, EmbeddingClient).embed(request))
-
-    async def _other(self, role: str, kind: str, ledger: Sink, call: Callable[[], Awaitable[R]], key: str | None = None) -> R:
-        self._check_budget()
+    async def call(self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], ledger: Sink, key: str | None = None) -> R:
+        """`use` the role's client of a kind (`ModelClient`, or a plugin's: speech, embeddings, ...) once, within the
+        cost cap; ledgered under the kind's name (and the cache key, if any), a failure too."""
+        self.check_budget()
         config = self.config(role)
         started = time.perf_counter()
         try:
-            result = await call()
+            answer = await use(self.typed_client(role, kind))
         except ModelError as exc:
-            _record(ledger, _failed(role, config, kind, started, redact_exception(exc), key))
+            # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
+            _record(ledger, _failed(role, config, kind.kind, started, redact_exception(exc), key))
             raise
-        tokens = getattr(result, "prompt_tokens", None)
-        cost = cost_of(self.prices, config.model, tokens or 0, 0)
-        self.spent += cost or 0.0
-        _record(
-            ledger,
-            LedgerEntry(
-                role=role,
-                model=config.model,
-                request_hash=key,
-                prompt_tokens=tokens,
-                completion_tokens=None,
-                latency_ms=int(1000 * (time.perf_counter() - started)),
-                cost=cost,
-                cached=False,
-                kind=kind,
-            ),
-        )
-        return result
+        entry = _answered(role, config, key, kind.kind, answer, started, self.prices)
+        self.spent += entry.cost or 0.0
+        _record(ledger, entry)
+        return answer
 
     def _cached(self, key: str) -> ChatResponse | None:
         if self.store is None:
@@ -426,14 +272,28 @@ def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: Mode
         role=role,
         model=config.model,
         request_hash=key,
-        prompt_tokens=None,
-        completion_tokens=None,
         latency_ms=int(1000 * (time.perf_counter() - started)),
-        cost=None,
-        cached=False,
         error=f"{type(exc).__name__}: {exc}"[:500],
         kind=kind,
         attempts=exc.attempts,
+    )
+
+
+def _answered(role: str, config: ModelConfig, key: str | None, kind: str, answer: Any, started: float, prices: Mapping[str, Price]) -> LedgerEntry:
+    """A call its endpoint answered: priced by the backend (a chat reply's `cost`), else by the run's price table from
+    the answer's tokens (a plugin's kind: prompt tokens only, none counting as 0)."""
+    if isinstance(answer, ChatResponse):
+        cost = answer.cost if answer.cost is not None else cost_of(prices, config.model, answer.prompt_tokens, answer.completion_tokens)
+        return _entry(role, config, key, answer, cost=cost, cached=False)
+    tokens = getattr(answer, "prompt_tokens", None)
+    return LedgerEntry(
+        role=role,
+        model=config.model,
+        request_hash=key,
+        prompt_tokens=tokens,
+        latency_ms=int(1000 * (time.perf_counter() - started)),
+        cost=cost_of(prices, config.model, tokens or 0, 0),
+        kind=kind,
     )
 
 
@@ -485,19 +345,9 @@ class ConversationModels:
         """One chat call for a role."""
         return await self.hub.complete(role, request, self.record)
 
-    async def synthesize(self, role: str, request: SpeechRequest) -> Audio:
-        """Speech for a role."""
-        return await self.hub.synthesize(role, request, self.record)
-
-    async def transcribe(self, role: str, request: TranscriptionRequest) -> Transcription:
-        """A transcription for a role."""
-        return await self.hub.transcribe(role, request, self.record)
-
-    async def embed(self, role: str, request: EmbeddingRequest | Sequence[str]) -> Embeddings:
-        """Embeddings for a role: one vector per text of the request (or of a plain list of texts), in order."""
-        if not isinstance(request, EmbeddingRequest):
-            request = EmbeddingRequest(texts=list(request))
-        return await self.hub.embed(role, request, self.record)
+    async def call(self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], key: str | None = None) -> R:
+        """`use` the role's client of a plugin's kind once (`ModelHub.call`), ledgered against this conversation."""
+        return await self.hub.call(role, kind, use, self.record, key)
 
     def cost(self, role: str) -> float | None:
         """Total cost of this conversation's calls for a role; None if any price is unknown."""

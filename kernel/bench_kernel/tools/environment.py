@@ -69,7 +69,7 @@ class ToolContext:
     profile: Any = None
     """The run's `Profile`: texts a tool shows the model (e.g. descriptions of tools discovered mid-conversation)."""
     models: Any = None
-    """The conversation's model access, for tools that call models (`await models.embed(role, texts)`)."""
+    """The conversation's model access, for tools that call models (bench-knowledge's `await embed(models, role, texts)`)."""
 
 
 @attrs.define

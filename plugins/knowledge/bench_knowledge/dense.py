@@ -12,22 +12,18 @@ import asyncio
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from bench_kernel import EmbeddingRequest, Embeddings, ModelConfig, ModelResponseError, canonical_json
+from bench_kernel import ModelConfig, ModelResponseError, canonical_json
 
 from .documents import KnowledgeBase
+from .embeddings import embed
+
+if TYPE_CHECKING:
+    from bench_kernel import ConversationModels
 
 QWEN_QUERY_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
 """The retrieval instruction of the Qwen3-Embedding model card, which tau2 puts before queries (never documents)."""
-
-
-class EmbeddingModels(Protocol):
-    """What dense retrieval needs of a conversation's model access (`ConversationModels`)."""
-
-    def config(self, role: str) -> ModelConfig: ...
-
-    async def embed(self, role: str, request: EmbeddingRequest) -> Embeddings: ...
 
 
 def query_text(query: str, model: str, instruction: str | None) -> str:
@@ -74,7 +70,7 @@ class DenseIndex:
         self._documents.clear()
         self._queries.clear()
 
-    async def document_vectors(self, models: EmbeddingModels, role: str, kb: KnowledgeBase, batch_size: int = 0) -> list[array.array[float]]:
+    async def document_vectors(self, models: ConversationModels, role: str, kb: KnowledgeBase, batch_size: int = 0) -> list[array.array[float]]:
         """The normalised vectors of the knowledge base's contents, in document order, computed once (as arrays of
         doubles: a third of the memory of lists of floats)."""
         key = (endpoint_identity(models.config(role)), kb.content_hash)
@@ -92,7 +88,7 @@ class DenseIndex:
         self._documents[key] = vectors
         return vectors
 
-    async def _embed_documents(self, models: EmbeddingModels, role: str, kb: KnowledgeBase, batch_size: int) -> list[array.array[float]]:
+    async def _embed_documents(self, models: ConversationModels, role: str, kb: KnowledgeBase, batch_size: int) -> list[array.array[float]]:
         texts = [doc.content for doc in kb.documents]
         size = batch_size or len(texts) or 1
         vectors: list[list[float]] = []
@@ -100,7 +96,7 @@ class DenseIndex:
             vectors += await _embed(models, role, texts[start : start + size])
         return [array.array("d", normalized(vector)) for vector in vectors]
 
-    async def query_vector(self, models: EmbeddingModels, role: str, text: str) -> list[float]:
+    async def query_vector(self, models: ConversationModels, role: str, text: str) -> list[float]:
         """The vector of one (instructed) query text, from memory when it was embedded before."""
         key = (endpoint_identity(models.config(role)), text)
         found = self._queries.get(key)
@@ -109,8 +105,8 @@ class DenseIndex:
         return found
 
 
-async def _embed(models: EmbeddingModels, role: str, texts: list[str]) -> list[list[float]]:
-    answer = await models.embed(role, EmbeddingRequest(texts=texts))
+async def _embed(models: ConversationModels, role: str, texts: list[str]) -> list[list[float]]:
+    answer = await embed(models, role, texts)
     vectors: Any = answer.vectors
     if len(vectors) != len(texts):
         raise ModelResponseError(f"the {role} role returned {len(vectors)} vectors for {len(texts)} texts")

@@ -6,8 +6,9 @@ import asyncio
 import time
 
 import attrs
+from bench_knowledge import EmbeddingClient, EmbeddingRequest, Embeddings
 
-from bench_kernel import ConfigError, EmbeddingClient, EmbeddingRequest, Embeddings, ModelConfig
+from bench_kernel import ConfigError, ModelConfig
 
 from . import encoder
 

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_knowledge import EmbeddingRequest
 from bench_minilm import DIMENSIONS, INSTALL, MODEL, MiniLMEmbeddings, encoder, missing_packages
 from click.testing import CliRunner
 
-from bench_kernel import ConfigError, EmbeddingRequest, ModelConfig
+from bench_kernel import ConfigError, ModelConfig
 from bench_kernel.testing import bench_cli
 
 MISSING = missing_packages()

@@ -30,6 +30,7 @@ import attrs
 import certifi
 import orjson
 from aiohttp.helpers import get_env_proxy_for_url
+from bench_knowledge import EmbeddingClient, EmbeddingRequest, Embeddings
 from yarl import URL
 
 from bench_kernel import (
@@ -37,9 +38,6 @@ from bench_kernel import (
     ChatResponse,
     ConfigError,
     ContextOverflowError,
-    EmbeddingClient,
-    EmbeddingRequest,
-    Embeddings,
     ModelAuthError,
     ModelClient,
     ModelConfig,

@@ -8,10 +8,11 @@ import struct
 from typing import Any
 
 import pytest
+from bench_knowledge import EmbeddingClient, EmbeddingRequest, Embeddings
 from bench_openai.client import OpenAIClient
 from bench_openai.parsing import embeddings_of
 
-from bench_kernel import EmbeddingClient, EmbeddingRequest, Embeddings, ModelConfig, ModelResponseError
+from bench_kernel import ModelConfig, ModelResponseError
 from bench_kernel.testing import Reply, hashed_vector
 
 

@@ -18,6 +18,7 @@ from bench_realtime.cascade.agent import VoiceCascadeAgent
 from bench_realtime.cascade.fakes import FakeEnginesPlugin, FakeSpeech, tone_ticks
 from bench_realtime.cascade.server import Handoff, cascade_server, stop_cascade_server
 from bench_realtime.openai import OpenAIRealtimeAdapter
+from bench_voice import Transcription, TranscriptionClient, TranscriptionRequest
 
 from bench_kernel import (
     BenchError,
@@ -28,9 +29,6 @@ from bench_kernel import (
     ModelConfig,
     OracleAgent,
     RunConfig,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
     collect,
     get_plugin_manager,
     hookimpl,

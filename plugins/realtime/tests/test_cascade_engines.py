@@ -10,16 +10,12 @@ from typing import Any
 import pytest
 import sqlite_utils
 from bench_realtime.cascade import plugin as cascade_plugin
+from bench_voice.engines import INSTALL, missing_engines
 
 from bench_kernel import DuplexSettings, Mode, RunConfig, get_plugin_manager, run
 from bench_kernel.testing import KitPlugin
 
-try:
-    from bench_voice.engines import INSTALL, missing_engines
-except ImportError:  # bench-voice itself is not installed
-    INSTALL, MISSING = "pip install 'bench-voice[engines]'", ["bench-voice"]
-else:
-    MISSING = missing_engines()
+MISSING = missing_engines()
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the voice engines are not installed: {INSTALL}")
 

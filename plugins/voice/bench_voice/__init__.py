@@ -1,4 +1,5 @@
-"""bench-voice: a voice channel (TTS -> noise -> ASR) with offline engines, piper and faster-whisper, as model backends."""
+"""bench-voice: a voice channel (TTS -> noise -> ASR) with offline engines, piper and faster-whisper, as model backends;
+the speech model kinds (`SpeechClient`, `TranscriptionClient`) and the run's speech cache (`SpeechModels`)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from bench_kernel import (
     Model,
     ModelConfig,
     ReportSection,
-    SpeechClient,
     TaskExtension,
-    TranscriptionClient,
     hookimpl,
 )
 
 from .channel import VoiceChannel
+from .speech import Audio, SpeechClient, SpeechModels, SpeechRequest, Transcription, TranscriptionClient, TranscriptionRequest, speech_key
 
 __all__ = [
+    "Audio",
+    "SpeechClient",
+    "SpeechModels",
+    "SpeechRequest",
+    "Transcription",
+    "TranscriptionClient",
+    "TranscriptionRequest",
     "VoiceChannel",
     "register_agents",
     "register_channels",
@@ -29,6 +36,7 @@ __all__ = [
     "register_models",
     "register_report_sections",
     "register_task_extensions",
+    "speech_key",
 ]
 
 

@@ -24,20 +24,18 @@ from bench_duplex import word_error_rate
 
 from bench_kernel import (
     AssistantMessage,
-    Audio,
     Channel,
     ChannelSession,
     Chunk,
     ConversationSetup,
     ModelUnavailableError,
-    SpeechRequest,
-    TranscriptionRequest,
     UserMessage,
     Utterance,
 )
 
 from .audio import digest, read_wav, with_noise, write_wav
 from .fields import accuracy, fields_in, for_speech
+from .speech import Audio, SpeechModels, SpeechRequest, TranscriptionRequest
 from .turns import VoiceTurn
 
 if TYPE_CHECKING:
@@ -84,7 +82,7 @@ class VoiceSession(ChannelSession):
 
     async def _speak_and_hear(self, text: str, speaker: str) -> str:
         self.turn += 1
-        models = self.setup.models
+        models = SpeechModels(self.setup.models)
         spoken: Audio = await models.synthesize("tts", SpeechRequest(text=for_speech(text)))
         snr = self.options.get("snr_db")
         data = spoken.data

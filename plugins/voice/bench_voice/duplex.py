@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 from bench_duplex import spread, utterance_id, word_error_rate
 
-from bench_kernel import Audio, Chunk, ConversationSetup, SpeechRequest, TranscriptionRequest, Utterance
+from bench_kernel import Chunk, ConversationSetup, Utterance
 
 from .audio import Pcm, digest, read_wav, write_wav
 from .complexity import SpeechConditions, conditions_for
@@ -43,6 +43,7 @@ from .effects import (
     utterance_effects,
 )
 from .fields import accuracy, fields_in, for_speech
+from .speech import Audio, SpeechModels, SpeechRequest, TranscriptionRequest
 from .turns import VoiceTurn
 
 CONTROL = re.compile(r"###[A-Z-]+###")
@@ -138,7 +139,7 @@ class DuplexVoice:
         samples = mulaw_decode(audio) if audio else np.zeros(0)
         if len(samples) and np.any(samples):
             wav = write_wav(Pcm(array.array("h", samples.astype("<i2").tobytes()), 8000))
-            result = await self.setup.models.transcribe("asr", TranscriptionRequest(audio=Audio(data=wav, sample_rate=8000)))
+            result = await SpeechModels(self.setup.models).transcribe("asr", TranscriptionRequest(audio=Audio(data=wav, sample_rate=8000)))
             heard = result.text
             self._record(side, meant, heard, wav, len(samples) / 8000, result)
         return " ".join([heard, *tokens]).strip() if tokens else heard
@@ -170,7 +171,7 @@ class DuplexVoice:
 
     async def _speak(self, text: str) -> Floats:
         """The tts role's speech for a text, as 16 kHz samples."""
-        spoken = await self.setup.models.synthesize("tts", SpeechRequest(text=for_speech(text), voice=self.requested_voice))
+        spoken = await SpeechModels(self.setup.models).synthesize("tts", SpeechRequest(text=for_speech(text), voice=self.requested_voice))
         pcm = read_wav(spoken.data)
         return resample(np.frombuffer(pcm.samples, dtype=np.int16).astype(np.float64), pcm.rate)
 

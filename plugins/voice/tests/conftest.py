@@ -9,19 +9,9 @@ from typing import Any
 
 import attrs
 import pytest
+from bench_voice import Audio, SpeechClient, SpeechRequest, Transcription, TranscriptionClient, TranscriptionRequest
 
-from bench_kernel import (
-    Audio,
-    Model,
-    ModelConfig,
-    ModelUnavailableError,
-    SpeechClient,
-    SpeechRequest,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
-    hookimpl,
-)
+from bench_kernel import ConversationModels, Model, ModelConfig, ModelHub, ModelUnavailableError, hookimpl
 
 STEP = 64
 """Amplitude per byte value: a character is a level; noise moves levels to neighbouring characters."""
@@ -152,32 +142,51 @@ def voiced(text: str, rate: int = 22050) -> bytes:
     return write_wav(Pcm(array.array("h", samples.tobytes()), rate))
 
 
-@attrs.define
-class FakeModels:
-    """A conversation's model access without engines: speech-like audio for any text, a fixed transcript."""
+@attrs.define(eq=False)
+class FakeEngine(Model, SpeechClient, TranscriptionClient):
+    """Speech-like audio for any text, a fixed transcript; it keeps what it was asked (no engine needed)."""
 
+    name: str = "fake"
     spoken: list[SpeechRequest] = attrs.field(factory=list)
     heard: list[TranscriptionRequest] = attrs.field(factory=list)
 
-    def has(self, role: str) -> bool:
-        return role in ("tts", "asr")
+    def client(self, config: ModelConfig) -> FakeEngine:
+        return self
 
-    def config(self, role: str) -> ModelConfig:
-        return ModelConfig(backend="fake", model="fake-voice" if role == "tts" else "fake-asr")
-
-    async def synthesize(self, role: str, request: SpeechRequest) -> Audio:
+    async def synthesize(self, request: SpeechRequest) -> Audio:
         self.spoken.append(request)
         return Audio(data=voiced(request.text), sample_rate=22050)
 
-    async def transcribe(self, role: str, request: TranscriptionRequest) -> Transcription:
+    async def transcribe(self, request: TranscriptionRequest) -> Transcription:
         self.heard.append(request)
         return Transcription(text="heard", latency_ms=1)
+
+
+@attrs.define
+class FakeModels:
+    """A conversation's model access (`models`, over a hub without a store) whose `tts` and `asr` roles are one
+    `FakeEngine` (`spoken`, `heard`)."""
+
+    engine: FakeEngine = attrs.field(factory=FakeEngine)
+    models: ConversationModels = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        configs = {"tts": ModelConfig(backend="fake", model="fake-voice"), "asr": ModelConfig(backend="fake", model="fake-asr")}
+        self.models = ConversationModels(ModelHub(configs=configs, backends={"fake": self.engine}))
+
+    @property
+    def spoken(self) -> list[SpeechRequest]:
+        return self.engine.spoken
+
+    @property
+    def heard(self) -> list[TranscriptionRequest]:
+        return self.engine.heard
 
 
 def _duplex_setup(
     models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None, tick_ms: int = 200, **options: Any
 ) -> Any:
-    """A full-duplex conversation's setup for the voice channel."""
+    """A full-duplex conversation's setup for the voice channel (`models`: a conversation's model access, or FakeModels)."""
     from bench_kernel import ConversationSetup, DuplexSettings, Mode, Task, UserScenario
 
     task = Task(id=task_id, user_scenario=UserScenario(instructions="Ask for help."))
@@ -189,7 +198,7 @@ def _duplex_setup(
         policy="",
         agent_tools=[],
         user_tools=None,
-        models=models,
+        models=models.models if isinstance(models, FakeModels) else models,
         channel="voice",
         channel_options=options,
         duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level),

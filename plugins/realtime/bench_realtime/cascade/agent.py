@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 from bench_duplex import RealtimeSettings, TickOutput
+from bench_voice import SpeechModels
 
 from bench_kernel import (
     Agent,
@@ -100,7 +101,8 @@ class VoiceCascadeAgent(Agent):
         lead_ms, tts_voice = _number(options, "lead_ms", DEFAULT_LEAD_MS, int), _text_or_none(options.get("tts_voice"))
         settings = _settings(setup, options)  # options are checked before anything starts
         server = cascade_server()
-        handoff = Handoff(agent=_start_inner(inner_agent, setup, options), models=setup.models, lead_ms=lead_ms, tts_voice=tts_voice)
+        speech = SpeechModels(setup.models)
+        handoff = Handoff(agent=_start_inner(inner_agent, setup, options), models=speech, lead_ms=lead_ms, tts_voice=tts_voice)
         realtime = SpeechSession(setup=setup, adapter=OpenAIRealtimeAdapter(), settings=attrs.evolve(settings, base_url=server.offer(handoff)))
         return CascadeAgentSession(realtime=realtime, inner=handoff.agent, handoff=handoff, withdraw=server.withdraw)
 

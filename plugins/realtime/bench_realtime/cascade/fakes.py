@@ -9,18 +9,9 @@ from typing import Any
 
 import attrs
 from bench_duplex import paced_utterance
+from bench_voice import Audio, SpeechClient, SpeechRequest, Transcription, TranscriptionClient, TranscriptionRequest
 
-from bench_kernel import (
-    Audio,
-    Model,
-    ModelConfig,
-    SpeechClient,
-    SpeechRequest,
-    Transcription,
-    TranscriptionClient,
-    TranscriptionRequest,
-    hookimpl,
-)
+from bench_kernel import Model, ModelConfig, hookimpl
 
 from .audio import wav_bytes
 
@@ -34,7 +25,7 @@ def tone_ticks(text: str, tick_ms: int = 200) -> list[bytes]:
 
 @attrs.define
 class FakeSpeech:
-    """Model access (duck-typed, no hub) with an `asr` role answering from a script and a `tts` role speaking a tone as long as the text."""
+    """Speech roles (duck-typed `SpeechModels`, no hub): `asr` answering from a script, `tts` speaking a tone as long as the text."""
 
     heard: list[str]
     speech_seconds: float | None = None

@@ -34,7 +34,8 @@ PATH_PREFIX = "/cascade/"
 
 @attrs.define(eq=False)
 class Handoff:
-    """What a conversation's agent hands the server for its session: the text agent and the model access."""
+    """What a conversation's agent hands the server for its session: the text agent and the speech roles
+    (bench-voice's `SpeechModels` over the conversation's model access)."""
 
     agent: AgentSession
     models: Any

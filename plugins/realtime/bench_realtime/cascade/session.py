@@ -31,16 +31,14 @@ from typing import Any
 
 import attrs
 from bench_duplex import SAMPLE_RATE
+from bench_voice import Audio, SpeechRequest, TranscriptionRequest
 
 from bench_kernel import (
     AgentSession,
     AssistantMessage,
-    Audio,
     Message,
-    SpeechRequest,
     ToolCall,
     ToolMessage,
-    TranscriptionRequest,
     UserMessage,
     get_logger,
 )
@@ -92,7 +90,7 @@ class CascadeSession:
     agent: AgentSession
     """The text agent's session (turn-based default mode)."""
     models: Any
-    """The conversation's model access: `asr` and `tts` roles."""
+    """The conversation's speech roles, `asr` and `tts` (bench-voice's `SpeechModels`, or a stand-in)."""
     emit: Emit
     lead_ms: int = DEFAULT_LEAD_MS
     tts_voice: str | None = None
