@@ -79,6 +79,8 @@ def test_the_kit_is_a_test_extra_not_a_runtime_dependency(tmp_path: Path) -> Non
     project = tomllib.loads((new_plugin("metric", "kit", tmp_path / "kit") / "pyproject.toml").read_text())["project"]
     assert project["dependencies"] == ["bench-kernel>=0.1"]
     assert any(req.startswith("bench-kernel[kit]") for req in project["optional-dependencies"]["test"])
+    judge = tomllib.loads((new_plugin("judge", "verdicts", tmp_path / "verdicts") / "pyproject.toml").read_text())["project"]
+    assert judge["dependencies"] == ["bench-kernel>=0.1", "bench-judging>=0.1"]  # its verdicts are asked for by bench-judging
 
 
 def test_the_cli_writes_into_NAME_by_default_and_says_what_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

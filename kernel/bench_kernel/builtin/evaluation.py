@@ -1,5 +1,5 @@
-"""Built-in reward components (tau2's five), the product rule, the failed-checks section and the
-table and json report formats, registered like any plugin's."""
+"""Built-in reward components (tau2's but NL_ASSERTION, bench-judging's), the product rule, the failed-checks section
+and the table and json report formats, registered like any plugin's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from bench_kernel.report.failures import FailedChecks
 
 @hookimpl
 def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
-    """DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION."""
+    """DB, ENV_ASSERTION, ACTION and COMMUNICATE."""
     for component in builtin_components():
         register(component)
 
