@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from plugin_factory import needs_installed
 
 from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError
@@ -131,7 +132,8 @@ def rewards(report_json: str) -> dict[str, float]:
     return {row["task_id"]: row["mean_reward"] for row in report["tasks"]}
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+# A judge's test runs the practice task with an NL assertion, which bench-judging (its dependency) scores.
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs_installed("judging")) if k == "judge" else k for k in KINDS])
 def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_path: Path) -> None:
     name = f"s_{kind}_{uuid.uuid4().hex[:8]}"  # unique: a parallel run generates its own
     target = new_plugin(kind, name, tmp_path / name)
