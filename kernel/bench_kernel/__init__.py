@@ -68,8 +68,7 @@ if TYPE_CHECKING:
         ToolError,
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
-    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
-    from bench_kernel.evaluation.judging import JudgeRounds
+    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, recombine, replay_gold, replay_trajectory
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
     from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
@@ -109,7 +108,15 @@ if TYPE_CHECKING:
     from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
     from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
-    from bench_kernel.run.planning import BASELINE_AGENT, BASELINE_USER, GOLD_FAILURES_EVENT, domain_changed, load_run_domain, scripted_user
+    from bench_kernel.run.planning import (
+        BASELINE_AGENT,
+        BASELINE_USER,
+        GOLD_FAILURES_EVENT,
+        domain_changed,
+        load_run_domain,
+        require_components,
+        scripted_user,
+    )
     from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,

@@ -171,9 +171,10 @@ def register_conversation_loops(register: Callable[[ConversationLoop], None]) ->
 def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
     """Register reward components that task files may name in ``reward_basis``.
 
-    Called once per plugin manager. The kernel registers tau2's DB, ENV_ASSERTION, ACTION,
-    COMMUNICATE and NL_ASSERTION this way; a task naming a component no loaded plugin
-    registers is refused before the run starts.
+    Called once per plugin manager. The kernel registers tau2's DB, ENV_ASSERTION, ACTION and
+    COMMUNICATE this way, bench-judging NL_ASSERTION; a task naming a component no loaded plugin
+    registers is refused before the run starts. A component may also shape how the run's judge is
+    asked (``prepare_judge``) and score stored conversations again when a run resumes (``resume``).
 
     :param register: call with each :class:`bench_kernel.RewardComponent` instance; names must be unique.
 

@@ -1,16 +1,16 @@
-"""Tests of the evaluator: tau2's component rules, their combination, the gold replay and the judge."""
+"""Tests of the evaluator: tau2's component rules, their combination and the gold replay (NL_ASSERTION: bench-judging)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 import pytest
 from toy_domain import ToyDomain
 
-from bench_kernel import DomainOptions, Judge, JudgeRequest, build_environment
+from bench_kernel import DomainOptions, Judge, build_environment
 from bench_kernel.evaluation.evaluator import (
     GoldReplay,
     action_component,
@@ -20,9 +20,11 @@ from bench_kernel.evaluation.evaluator import (
     db_component,
     env_assertion_component,
     evaluate,
+    recombine,
     replay_gold,
     replay_trajectory,
 )
+from bench_kernel.evaluation.rewards import CombinationRule, Evaluation
 from bench_kernel.schema.messages import (
     AssistantMessage,
     Message,
@@ -31,7 +33,7 @@ from bench_kernel.schema.messages import (
     ToolMessage,
     UserMessage,
 )
-from bench_kernel.schema.results import Check, ComponentScore
+from bench_kernel.schema.results import ComponentScore, RewardInfo
 from bench_kernel.schema.tasks import Action, RewardType, Task
 from bench_kernel.serialization import structure
 from bench_kernel.tasks.domain import DomainData
@@ -376,69 +378,25 @@ def test_replay_trajectory_rebuilds_the_final_state(data: DomainData) -> None:
     assert db_component(env, replay_gold(data, task)).score == 1.0
 
 
-# --------------------------------------------------------------------------- NL_ASSERTION
+# --------------------------------------------------------------------------- a component that could not be evaluated
 
 
 @attrs.define(kw_only=True)
-class FixedJudge(Judge):
-    verdicts: list[bool]
-    requests: list[JudgeRequest] = attrs.field(factory=list)
+class Lenient(CombinationRule):
+    """A plugin rule that gives full credit whatever its components say."""
 
-    async def judge(self, request: JudgeRequest) -> list[Check]:
-        self.requests.append(request)
-        return [Check(subject=a, met=v, detail="judged") for a, v in zip(request.assertions, self.verdicts, strict=False)]
+    name: str = "lenient"
 
-
-@attrs.define(kw_only=True)
-class BrokenJudge(Judge):
-    async def judge(self, request: JudgeRequest) -> list[Check]:
-        raise RuntimeError("judge model unreachable")
+    def combine(
+        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
+    ) -> RewardInfo:
+        return RewardInfo(reward=1.0, reward_basis=list(basis), components=list(components), rule=self.name)
 
 
-NL_TASK = {"nl_assertions": ["Agent greets", "Agent is polite"], "reward_basis": ["NL_ASSERTION"]}
-
-
-def test_nl_without_a_judge_is_not_evaluated_and_scores_zero(data: DomainData) -> None:
-    task = make_task(NL_TASK)
-    info = score(task, [], build_environment(data, task), replay_gold(data, task))
-    nl = info.component("NL_ASSERTION")
-    assert nl.score is None and nl.error
-    assert info.reward == 0.0
-
-
-def test_nl_outside_the_basis_is_not_judged(data: DomainData) -> None:
-    # As tau2: NL assertions outside the basis are diagnostic only, so no judge is paid for them.
-    task = make_task({**NL_TASK, "reward_basis": ["COMMUNICATE"]})
-    info = score(task, [], build_environment(data, task), replay_gold(data, task))
-    assert info.component("NL_ASSERTION") is None
-    assert info.reward == 1.0
-
-
-@pytest.mark.parametrize(("verdicts", "reward"), [([True, True], 1.0), ([True, False], 0.0)])
-def test_nl_judge_checks_are_used(data: DomainData, verdicts: list[bool], reward: float) -> None:
-    task = make_task(NL_TASK)
-    judge = FixedJudge(name="fixed", verdicts=verdicts)
-    messages = [AssistantMessage(content="Hello!")]
-    info = score(task, messages, build_environment(data, task), replay_gold(data, task), judge=judge)
-    assert info.reward == reward
-    nl = info.component("NL_ASSERTION")
-    assert [(c.subject, c.met) for c in nl.checks] == list(zip(NL_TASK["nl_assertions"], verdicts, strict=False))
-    (request,) = judge.requests
-    assert list(request.assertions) == NL_TASK["nl_assertions"]
-    assert list(request.messages) == messages and request.task is task
-
-
-def test_a_raising_judge_is_recorded_not_raised(data: DomainData) -> None:
-    task = make_task(NL_TASK)
-    info = score(task, [], build_environment(data, task), replay_gold(data, task), judge=BrokenJudge(name="broken"))
-    nl = info.component("NL_ASSERTION")
-    assert nl.score is None
-    assert nl.error == "judge error: judge 'broken': RuntimeError: judge model unreachable (after 3 attempts)"
-    assert info.reward == 0.0
-
-
-def test_nl_basis_with_no_assertions_passes_without_calling_the_judge(data: DomainData) -> None:
-    task = make_task({"reward_basis": ["NL_ASSERTION"]})
-    judge = FixedJudge(name="fixed", verdicts=[])
-    assert score(task, [], build_environment(data, task), replay_gold(data, task), judge=judge).reward == 1.0
-    assert judge.requests == []
+def test_no_rule_can_pass_a_conversation_whose_judge_failed() -> None:
+    task = make_task({"nl_assertions": ["The agent greets."], "reward_basis": ["DB", "NL_ASSERTION"], "reward_rule": "lenient"})
+    evaluation = Evaluation(components={}, rules={"lenient": Lenient()})
+    failed = ComponentScore(component="NL_ASSERTION", score=None, error="judge error: ...")
+    info = recombine(evaluation, task, [component("DB", 1.0), failed], STOP)
+    assert info.reward == 0.0 and "NL_ASSERTION could not be evaluated" in info.note
+    assert recombine(evaluation, task, [component("DB", 1.0), component("NL_ASSERTION", 1.0)], STOP).reward == 1.0

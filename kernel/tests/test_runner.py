@@ -257,7 +257,7 @@ def test_infrastructure_errors_are_stored_excluded_and_rerun(tmp_path: Path) -> 
     assert not any(r["termination_reason"] == "infrastructure_error" for r in rows)
 
 
-def test_nl_assertion_basis_without_a_judge_is_refused_up_front(tmp_path: Path) -> None:
+def test_an_nl_assertion_basis_without_bench_judging_is_refused_up_front(tmp_path: Path) -> None:
     tasks = [
         *TASKS,
         {
@@ -266,7 +266,7 @@ def test_nl_assertion_basis_without_a_judge_is_refused_up_front(tmp_path: Path) 
             "evaluation_criteria": {"nl_assertions": ["Agent is nice"], "reward_basis": ["NL_ASSERTION"]},
         },
     ]
-    with pytest.raises(ConfigError, match=r"NL assertions.*'nl'.*--judge"):
+    with pytest.raises(ConfigError, match=r"1 of \d+ tasks rest on the reward component NL_ASSERTION \(e.g. 'nl'\), .* bench-judging"):
         go(tmp_path, domain=ToyDomain(tasks=tasks))
     assert not (tmp_path / "runs.db").exists(), "nothing is stored for a refused run"
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from plugin_factory import needs_installed
 
 from bench_kernel.cli import cli
 from bench_kernel.errors import ConfigError
@@ -79,6 +80,8 @@ def test_the_kit_is_a_test_extra_not_a_runtime_dependency(tmp_path: Path) -> Non
     project = tomllib.loads((new_plugin("metric", "kit", tmp_path / "kit") / "pyproject.toml").read_text())["project"]
     assert project["dependencies"] == ["bench-kernel>=0.1"]
     assert any(req.startswith("bench-kernel[kit]") for req in project["optional-dependencies"]["test"])
+    judge = tomllib.loads((new_plugin("judge", "verdicts", tmp_path / "verdicts") / "pyproject.toml").read_text())["project"]
+    assert judge["dependencies"] == ["bench-kernel>=0.1", "bench-judging>=0.1"]  # its verdicts are asked for by bench-judging
 
 
 def test_the_cli_writes_into_NAME_by_default_and_says_what_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,7 +132,8 @@ def rewards(report_json: str) -> dict[str, float]:
     return {row["task_id"]: row["mean_reward"] for row in report["tasks"]}
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+# A judge's test runs the practice task with an NL assertion, which bench-judging (its dependency) scores.
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs_installed("judging")) if k == "judge" else k for k in KINDS])
 def test_a_generated_plugin_installs_passes_its_tests_and_runs(kind: str, tmp_path: Path) -> None:
     name = f"s_{kind}_{uuid.uuid4().hex[:8]}"  # unique: a parallel run generates its own
     target = new_plugin(kind, name, tmp_path / name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
+from plugin_factory import needs_installed
 from seam_plugins import GOALS, Goals, Registers, SeamPlugin, TurnLedger
 from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
@@ -376,18 +378,6 @@ def test_a_plugin_object_that_cannot_be_hashed_registers_like_any_other(tmp_path
     assert registry.names("domain") == ["toy"] and registry.names("channel") == ["identity", "uppercase"]
 
 
-def test_only_tasks_with_assertions_to_judge_need_a_judge(tmp_path: Path) -> None:
-    no_assertions = {**TASKS[0], "id": "nl-empty", "evaluation_criteria": {**TASKS[0]["evaluation_criteria"], "reward_basis": ["DB", "NL_ASSERTION"]}}
-    assert go(tmp_path, tasks=[no_assertions], seams=False).status == "complete"
-    judged = {
-        **no_assertions,
-        "id": "nl-real",
-        "evaluation_criteria": {**no_assertions["evaluation_criteria"], "nl_assertions": ["The agent was polite."]},
-    }
-    with pytest.raises(ConfigError, match="1 of 2 tasks have NL assertions to judge"):
-        go(tmp_path, tasks=[no_assertions, judged], seams=False, run_id="judged")
-
-
 def test_the_run_id_does_not_depend_on_how_the_tasks_file_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tasks.json").write_text(json.dumps(TASKS), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -599,10 +589,82 @@ class JudgePlugin:
         register(BrokenJudge())
 
 
+@attrs.define(kw_only=True)
+class AskedTwice(bench_kernel.Judge):
+    """The run's judge as a component has it asked."""
+
+    inner: bench_kernel.Judge
+
+
+@attrs.define(kw_only=True)
+class Prepared(bench_kernel.RewardComponent):
+    """A component that has the run's judge asked its way, refuses a run without one and counts its resumes."""
+
+    name: str = "PREPARED"
+    always: bool = True
+    resumes: int = 0
+
+    async def score(self, context: bench_kernel.RewardContext) -> bench_kernel.ComponentScore:
+        return bench_kernel.all_met(self.name, [])
+
+    def prepare_judge(self, judge: bench_kernel.Judge | None, config: Any, tasks: Sequence[Any]) -> bench_kernel.Judge | None:
+        if judge is None:
+            raise ConfigError(f"PREPARED needs --judge for {len(tasks)} tasks")
+        return AskedTwice(name=judge.name, inner=judge)
+
+    async def resume(self, ctx: Any) -> Mapping[str, Any]:
+        self.resumes += 1
+        return {"prepared": self.resumes}
+
+
+class PreparedPlugin:
+    def __init__(self, component: Prepared, seen: JudgeSeen) -> None:
+        self.component, self.seen = component, seen
+
+    @bench_kernel.hookimpl
+    def register_reward_components(self, register: Callable[[Any], None]) -> None:
+        register(self.component)
+
+    @bench_kernel.hookimpl
+    def register_judges(self, register: Callable[[Any], None]) -> None:
+        register(bench_kernel.Judge(name="plain"))
+
+    @bench_kernel.hookimpl
+    def register_metrics(self, register: Callable[[Any], None]) -> None:
+        register(self.seen)
+
+
+@attrs.define(kw_only=True)
+class JudgeSeen(Metric):
+    """Keeps the judge each conversation's metrics are given."""
+
+    seen: list[Any] = attrs.field(factory=list)
+
+    async def score(self, context: MetricContext) -> dict[str, float | None]:
+        self.seen.append(context.judge)
+        return {}
+
+
+def test_components_prepare_the_runs_judge_for_everyone_and_take_part_in_resumes(tmp_path: Path) -> None:
+    component, seen = Prepared(), JudgeSeen(name="seen")
+    plugin = ("prepared", PreparedPlugin(component, seen))
+    with pytest.raises(ConfigError, match="PREPARED needs --judge for 1 tasks"):
+        go(tmp_path, plugin, tasks=TASKS[:1], seams=False)
+    first = go(tmp_path, plugin, tasks=TASKS[:1], seams=False, judge="plain")
+    [given] = seen.seen
+    assert isinstance(given, AskedTwice) and given.inner.name == "plain" and component.resumes == 0
+    again = go(tmp_path, plugin, tasks=TASKS[:1], seams=False, judge="plain")
+    assert again.run_id == first.run_id and again.resumed and component.resumes == 1
+    [resumed] = query(tmp_path, "select data_json from events where kind = 'run.resumed'")
+    assert json.loads(resumed["data_json"])["prepared"] == 1
+
+
+@needs_installed("judging")
 def test_a_judge_failure_is_a_component_error_in_the_report(tmp_path: Path) -> None:
     judged = json.loads(json.dumps(TASKS[0]))
     judged["evaluation_criteria"].update(nl_assertions=["The agent was polite."], reward_basis=["DB", "NL_ASSERTION"])
-    summary = go(tmp_path, ("judge", JudgePlugin()), tasks=[judged], seams=False, judge="broken-judge")
+    judging = ("judging", importlib.import_module("bench_judging"))
+    summary = go(tmp_path, ("judge", JudgePlugin()), judging, tasks=[judged], seams=False, judge="broken-judge")
     store = Store(tmp_path / "runs.db")
     try:
         report = build_report(store, summary.run_id)

@@ -1,4 +1,4 @@
-"""Built-in reward components (tau2's five), the product rule and the json report format, registered like any plugin's."""
+"""Built-in reward components (tau2's but NL_ASSERTION, bench-judging's), the product rule and the json report format."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bench_kernel.markers import hookimpl
 
 @hookimpl
 def register_reward_components(register: Callable[[RewardComponent], None]) -> None:
-    """DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION."""
+    """DB, ENV_ASSERTION, ACTION and COMMUNICATE."""
     for component in builtin_components():
         register(component)
 

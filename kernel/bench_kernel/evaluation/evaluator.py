@@ -1,4 +1,4 @@
-"""Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION, COMMUNICATE and NL_ASSERTION components.
+"""Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION and COMMUNICATE components (NL_ASSERTION is bench-judging's).
 
 The reward combines the task's reward_basis with the task's rule (tau2's product by default:
 0 for a conversation that did not end by a stop); every component's own score is kept with the
@@ -15,11 +15,10 @@ from typing import Any
 import attrs
 
 from bench_kernel.errors import INFRASTRUCTURE_FAILURES
-from bench_kernel.evaluation.judging import FAILED_ATTEMPT_EVENT, PANEL_EVENT, JudgeRounds, JudgmentFailed
-from bench_kernel.evaluation.metric import Judge, JudgeRequest
+from bench_kernel.evaluation.metric import Judge
 from bench_kernel.evaluation.rewards import DEFAULT_RULE, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
-from bench_kernel.profiles.profile import Profile, load_profile
-from bench_kernel.schema.events import Event, EventLog
+from bench_kernel.profiles.profile import Profile
+from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.schema.results import Check, ComponentScore, RewardInfo
 from bench_kernel.schema.tasks import Action, RewardType, Task
@@ -329,49 +328,6 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     return _score("COMMUNICATE", checks)
 
 
-async def nl_component(
-    task: Task,
-    messages: Sequence[Message],
-    judge: Judge | None,
-    seed: int,
-    models: Any = None,
-    profile: Profile | None = None,
-    events: EventLog | None = None,
-) -> ComponentScore:
-    """NL assertions, judged by the run's judge (retried, checked, by a panel: judging.py); without one, not evaluated.
-
-    A judgment that fails after its retries is the component's error (docs/judges.md): never a pass, never a replay.
-    """
-    assertions = (task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None) or []
-    if not assertions:
-        return _score("NL_ASSERTION", [])
-    if judge is None:
-        return ComponentScore(component="NL_ASSERTION", score=None, note="no judge configured", error="no judge")
-    rounds = judge if isinstance(judge, JudgeRounds) else JudgeRounds.around(judge)
-    request = JudgeRequest(task=task, messages=messages, assertions=assertions, seed=seed, models=models, profile=profile or load_profile(None))
-    failed: list[dict[str, Any]] = []
-    try:
-        judgment = await rounds.judgment(request, failed)
-    except JudgmentFailed as exc:
-        _record_judging(events, failed, None)
-        return ComponentScore(component="NL_ASSERTION", score=None, note=f"{JUDGE_ERROR_NOTE}: {exc}", error=f"{JUDGE_ERROR_NOTE}: {exc}")
-    _record_judging(events, failed, judgment.panel_record())
-    return _score("NL_ASSERTION", judgment.checks, judgment.note())
-
-
-JUDGE_ERROR_NOTE = "judge error"
-"""How an NL_ASSERTION component's error begins when the judge never gave a full verdict (attribution reads it)."""
-
-
-def _record_judging(events: EventLog | None, failed: list[dict[str, Any]], panel: dict[str, Any] | None) -> None:
-    if events is None:
-        return
-    for attempt in failed:
-        events.emit(Event(kind=FAILED_ATTEMPT_EVENT, data=attempt), source="bench-kernel:judge")
-    if panel is not None:
-        events.emit(Event(kind=PANEL_EVENT, data=panel), source="bench-kernel:judge")
-
-
 def _score(name: str, checks: list[Check], note: str = "") -> ComponentScore:
     return all_met(name, checks, note)
 
@@ -429,21 +385,9 @@ class CommunicateComponent(RewardComponent):
         return communicate_component(criteria.communicate_info if criteria else None, context.messages)
 
 
-@attrs.define(kw_only=True)
-class NLAssertionComponent(RewardComponent):
-    """NL assertions, judged by the run's judge (computed only when in the basis: it costs model calls)."""
-
-    name: str = RewardType.NL_ASSERTION.value
-    description: str = "Natural-language assertions judged by the run's judge."
-
-    async def score(self, context: RewardContext) -> ComponentScore:
-        """tau2's NL_ASSERTION check."""
-        return await nl_component(context.task, context.messages, context.judge, context.seed, context.models, context.profile, context.events)
-
-
 def builtin_components() -> list[RewardComponent]:
-    """tau2's five reward components."""
-    return [DBComponent(), EnvAssertionComponent(), ActionComponent(), CommunicateComponent(), NLAssertionComponent()]
+    """tau2's reward components but NL_ASSERTION (bench-judging's)."""
+    return [DBComponent(), EnvAssertionComponent(), ActionComponent(), CommunicateComponent()]
 
 
 def default_evaluation() -> Evaluation:

@@ -55,7 +55,7 @@ class Judge:
     async def judge(self, request: JudgeRequest) -> list[Check]:
         """One check per assertion, in order, each with the assertion as its subject and a bool `met`.
 
-        Raise when the verdict cannot be read or misses an assertion: the kernel asks again (docs/judges.md) and
+        Raise when the verdict cannot be read or misses an assertion: bench-judging asks again (docs/judges.md) and
         records a judge error when every attempt fails; any other answer is refused the same way.
         """
         raise NotImplementedError

@@ -1,7 +1,7 @@
 """Open evaluation: reward components and combination rules, registered by plugins and named by task files.
 
-A reward component scores one aspect of a conversation (tau2's DB, ENV_ASSERTION, ACTION,
-COMMUNICATE and NL_ASSERTION are the built-in ones); a combination rule turns the task's basis
+A reward component scores one aspect of a conversation (tau2's DB, ENV_ASSERTION, ACTION and
+COMMUNICATE are the built-in ones, NL_ASSERTION is bench-judging's); a combination rule turns the task's basis
 components into its reward (tau2's product is the built-in rule; a weighted sum or per-goal
 partial credit come from plugins). Task files name both: `reward_basis` and `reward_rule`.
 """
@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.errors import ConfigError
+from bench_kernel.evaluation.metric import Judge
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import Message, TerminationReason
 from bench_kernel.schema.results import Check, ComponentScore, RewardInfo
@@ -61,6 +62,17 @@ class RewardComponent:
     async def score(self, context: RewardContext) -> ComponentScore:
         """This component's score for one conversation, with the checks behind it."""
         raise NotImplementedError
+
+    def prepare_judge(self, judge: Judge | None, config: Any, tasks: Sequence[Task]) -> Judge | None:
+        """The run's judge (None without `--judge`) as this component has it asked, by metrics too; called once per run
+        with its RunConfig and tasks before anything is stored, it may refuse the run (ConfigError). Default: as given."""
+        return judge
+
+    async def resume(self, ctx: Any) -> Mapping[str, Any]:
+        """Called once when a run resumes (`ctx`: its RunContext), before it plays on: the component may score stored
+        conversations again from their messages (bench-judging judges again those whose judge failed). What it returns
+        goes into the `run.resumed` event."""
+        return {}
 
 
 @attrs.define(kw_only=True)
@@ -134,6 +146,12 @@ class Evaluation:
         basis = task.evaluation_criteria.reward_basis if task.evaluation_criteria else []
         chosen = [c for c in self.components.values() if (c.always and c.applies(task)) or c.name in basis]
         return chosen
+
+    def prepare_judge(self, judge: Judge | None, config: Any, tasks: Sequence[Task]) -> Judge | None:
+        """The run's judge as every component has it asked (`RewardComponent.prepare_judge`, in name order)."""
+        for name in sorted(self.components):
+            judge = self.components[name].prepare_judge(judge, config, tasks)
+        return judge
 
     def validate(self, tasks: Sequence[Task]) -> None:
         """Refuse tasks that name components or rules no loaded plugin registers, or bad rule parameters."""

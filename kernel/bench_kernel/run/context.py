@@ -54,7 +54,7 @@ class RunContext:
     later_gold_failures: list[dict[str, Any]] | None = None
     """Filled when the domain's deferred data is loaded (the gold replays need it): recorded then, not in `prepare`."""
     tasks: list[Task] = attrs.field(factory=list)
-    """The run's tasks as planned (a resume judges stored conversations of them again: run/rejudge.py)."""
+    """The run's tasks as planned (a resume may score stored conversations of them again: `RewardComponent.resume`)."""
     refused: BenchError | None = None
     """Set by the first conversation that finds a plugin's session unusable (`UnusableSessionError`): no conversation
     is stored after it, the run stops with it."""

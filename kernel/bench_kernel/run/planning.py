@@ -16,7 +16,6 @@ from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
-from bench_kernel.evaluation.judging import JudgeRounds
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
@@ -32,7 +31,7 @@ from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import canonical_json, structure
 from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
-from bench_kernel.tasks.extensions import TaskVocabulary, task_problems
+from bench_kernel.tasks.extensions import PLUGIN_COMPONENTS, TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
 from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
 from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
@@ -218,7 +217,7 @@ def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig)
     """The units a (begun or resumed) run still plays, and how many it had stored: `plan_units`, then the replays
     `--retry-attributed` asks for."""
     units, skipped = plan_units(tasks, config, store.finished_units(run_id), store.current_retries(run_id))
-    # Judge faults are judged again (run/rejudge.py), never played again.
+    # Judge faults are judged again on resume (bench-judging: `RewardComponent.resume`), never played again.
     labels = [label for label in config.retry_attributed or () if label != JUDGE]
     replays = retry_units(store, run_id, tasks, labels) if labels else []
     # A replayed unit is counted once, as one to play: the run's planned total stays its units'.
@@ -266,15 +265,6 @@ def _check_tickets(tasks: list[Task]) -> None:
         )
 
 
-def _check_judge(tasks: list[Task], judge: Judge | None) -> None:
-    if judge is not None:
-        return
-    # Only tasks that have assertions to judge need a judge (tau2 retail: 40 such tasks, not every NL-basis one).
-    needing = [t.id for t in tasks if t.evaluation_criteria and t.evaluation_criteria.nl_assertions_to_judge()]
-    if needing:
-        raise ConfigError(f"{len(needing)} of {len(tasks)} tasks have NL assertions to judge (e.g. {needing[0]!r}): choose a judge with --judge")
-
-
 SPEECH_CHANNEL = "voice"
 """The channel a full-duplex run speaks through when its plugin is loaded and the run names none."""
 
@@ -314,6 +304,21 @@ def require_loop(registry: Registry, mode: str) -> None:
             f"add --plugin {plugin} (or {plugin!r} to the plugins a PluginSet is built with)"
         )
     raise ConfigError(f"--mode {mode} needs bench-{plugin}, which plays {mode} conversations and is not installed: pip install bench-{plugin}")
+
+
+def require_components(registry: Registry, tasks: Sequence[Task]) -> None:
+    """Refuse a run whose tasks rest on a first-party distribution's reward component that is not loaded, naming it."""
+    loaded = registry.components.get("reward component", {})
+    for name, dist in PLUGIN_COMPONENTS.items():
+        resting = [t.id for t in tasks if t.evaluation_criteria and name in t.evaluation_criteria.reward_basis]
+        if not resting or name in loaded:
+            continue
+        plugin = dist.removeprefix("bench-")
+        how = f"installed but not loaded: add --plugin {plugin}" if plugin in installed_entry_points() else f"not installed: pip install {dist}"
+        raise ConfigError(
+            f"{len(resting)} of {len(tasks)} tasks rest on the reward component {name} (e.g. {resting[0]!r}), which the "
+            f"distribution {dist} registers; it is {how}"
+        )
 
 
 def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | None = None) -> RunConfig:
@@ -478,20 +483,19 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     solo = config.mode is Mode.NO_USER
     if solo:
         _check_tickets(tasks)
+    require_components(registry, tasks)
+    evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
+    evaluation.validate(tasks)
     resolved = _Resolved(
         agent=registry.get("agent", config.agent),
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
         baseline_agent=registry.get("agent", BASELINE_AGENT),
         baseline_user=None if solo else registry.get("user simulator", scripted_user(BASELINE_USER, data)),
-        judge=JudgeRounds.around(registry.get("judge", config.judge), retries=config.judge_retries, panel=config.judge_panel or 1)
-        if config.judge
-        else None,
+        judge=evaluation.prepare_judge(registry.get("judge", config.judge) if config.judge else None, config, tasks),
         channel=registry.get("channel", config.channel),
-        evaluation=Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {})),
+        evaluation=evaluation,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
     )
-    resolved.evaluation.validate(tasks)
-    _check_judge(tasks, resolved.judge)
     _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)], registry)
     _check_duplex_only(config, [resolved.agent, resolved.user])
     for role in data.model_roles:
@@ -524,7 +528,7 @@ def task_vocabulary(registry: Registry) -> TaskVocabulary:
     """What the loaded plugins let task files say, with the owners of every installed plugin's fields for error hints."""
     return TaskVocabulary(
         extensions=list(registry.components.get("task extension", {}).values()),
-        reward_components=frozenset(registry.components.get("reward component", {})),
+        reward_components=frozenset({*registry.components.get("reward component", {}), *PLUGIN_COMPONENTS}),
         reward_rules=frozenset(registry.components.get("combination rule", {})),
         owners=_installed_owners,
     )

@@ -54,7 +54,6 @@ from bench_kernel.run.planning import (
     with_duplex_defaults,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
-from bench_kernel.run.rejudge import rejudge_stored
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
@@ -423,12 +422,12 @@ async def _run_prepared(
     try:
         if on_start is not None:
             on_start(ctx, len(units), skipped)
-        # A resume judges again the stored conversations whose judge failed: never replays them (docs/judges.md).
-        rejudged = await rejudge_stored(ctx, attributed_to_judge="judge" in (ctx.config.retry_attributed or ())) if resumed else 0
+        # A resume lets each component score stored conversations again (bench-judging: those whose judge failed).
+        rescored = [await c.resume(ctx) for c in ctx.evaluation.components.values()] if resumed else []
         ctx.store.add_event(
             ctx.run_id,
             "run.resumed" if resumed else "run.started",
-            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx), **({"rejudged": rejudged} if rejudged else {})},
+            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx), **{k: v for done in rescored for k, v in done.items()}},
         )
         stopped_early = False
         try:

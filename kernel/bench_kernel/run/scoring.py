@@ -9,7 +9,6 @@ from typing import Any
 import attrs
 
 from bench_kernel.evaluation.evaluator import GoldReplay
-from bench_kernel.evaluation.judging import PANEL_EVENT
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
 from bench_kernel.modelhub.hub import ConversationModels
 from bench_kernel.profiles.profile import Profile, load_profile
@@ -45,20 +44,7 @@ def component_values(result: ConversationResult) -> list[MetricValue]:
                 error=c.error,
             )
         )
-    return values + judge_agreement_values(result)
-
-
-JUDGE_AGREEMENT = "judge.agreement"
-"""The kernel's metric of a judge panel: the mean share of members voting with the majority (docs/judges.md)."""
-
-
-def judge_agreement_values(result: ConversationResult) -> list[MetricValue]:
-    """A judge panel's agreement on the conversation (its last panel event), with the votes per assertion."""
-    panels = [e for e in result.events if e.kind == PANEL_EVENT]
-    if not panels:
-        return []
-    data = panels[-1].data
-    return [MetricValue(metric=JUDGE_AGREEMENT, plugin=KERNEL, value=data.get("agreement"), details=data)]
+    return values
 
 
 @attrs.frozen

@@ -21,6 +21,8 @@ NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Names the kernel already uses: a plugin of that name would shadow the kernel or clash with a built-in.
 RESERVED = {"kernel", "testing", "oracle", "scripted", "identity", "local", "practice"}
 ABOUT = "README.about.md"
+DEPENDENCIES = {"judge": ("bench-judging>=0.1",)}
+"""What a kind needs at run time besides the kernel: a judge's verdicts are asked for by bench-judging's NL_ASSERTION."""
 
 
 def check_name(name: str) -> None:
@@ -48,6 +50,7 @@ def markers(kind: str, name: str) -> dict[str, str]:
         "{{kind}}": kind,
         "{{description}}": KINDS[kind][0].upper() + KINDS[kind][1:],
         "{{about}}": "",
+        "{{dependencies}}": ", ".join(f'"{d}"' for d in ("bench-kernel>=0.1", *DEPENDENCIES.get(kind, ()))),
     }
 
 

@@ -56,6 +56,9 @@ class TaskExtension:
 BUILTIN_COMPONENTS = frozenset({"DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE"})
 PLUGIN_FIELDS = {"goals": "bench-atod", "user_scenario.goal_shifts": "bench-changebench", "evaluation_criteria.action_sets": "bench-changebench"}
 """Task fields first-party distributions own: a task file with one that no installed plugin owns names the distribution."""
+PLUGIN_COMPONENTS = {"NL_ASSERTION": "bench-judging"}
+"""Reward components first-party distributions register: task files may name them whatever is loaded, and a run whose
+tasks rest on one that is not loaded is refused before it begins, naming the distribution."""
 
 
 @attrs.frozen

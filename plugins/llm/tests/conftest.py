@@ -71,7 +71,7 @@ def run_bench(tmp_path: Path) -> Iterator[Callable[..., Outcome]]:
 
     def go(scripts: dict[str, Callable[[ChatRequest], ChatResponse]], *, extra: Sequence[tuple[str, object]] = (), **config: Any) -> Outcome:
         model = ScriptedModel(scripts=scripts)
-        plugins = get_plugin_manager(["mock", "llm"], extra=[("scripted-model", ScriptedModelPlugin(model)), *extra])
+        plugins = get_plugin_manager(["mock", "llm", "judging"], extra=[("scripted-model", ScriptedModelPlugin(model)), *extra])
         assert plugins.failures() == []
         models = {role: ModelConfig(backend="scripted", model=role) for role in ("agent", "user", "judge") if role in scripts}
         path = tmp_path / f"r{len(stores)}.db"

@@ -61,7 +61,7 @@ def served(fake_openai_server: Callable[..., FakeOpenAIServer], world: World) ->
 
 def play(server: FakeOpenAIServer, db: Path, tasks_file: str, **settings: Any) -> tuple[Store, str]:
     """One conversation of the mock task with llm-fc, llm-user and llm-judge on the fake server (bench-trust labels failures)."""
-    plugins = get_plugin_manager(["mock", "llm", "openai", "trust"])
+    plugins = get_plugin_manager(["mock", "llm", "openai", "trust", "judging"])
     models = {role: ModelConfig(backend="openai", model=name, base_url=server.base_url, max_retries=0) for role, name in MODELS.items()}
     config = RunConfig(
         domain="mock",
@@ -218,7 +218,7 @@ def test_a_panel_keeps_the_majority_and_stores_its_agreement(
     assert [a["votes"] for a in details["assertions"]] == [[True, True, True], [False, True, False]]
     assert [a["agreement"] for a in details["assertions"]] == pytest.approx([1.0, 2 / 3])
     report = build_report(store, run_id)
-    assert report.metrics["bench-kernel:judge.agreement"]["value"] == pytest.approx(5 / 6, abs=1e-6)
+    assert report.metrics["judging:judge.agreement"]["value"] == pytest.approx(5 / 6, abs=1e-6)  # bench-judging's metric
     store.close()
 
 

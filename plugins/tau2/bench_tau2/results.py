@@ -20,6 +20,7 @@ from bench_kernel import (
     ConfigError,
     ConversationResult,
     DomainData,
+    Evaluation,
     Event,
     EventLog,
     Judge,
@@ -47,6 +48,7 @@ from bench_kernel import (
     load_run_domain,
     replay_gold,
     replay_trajectory,
+    require_components,
     score_metrics,
     task_id_key,
     task_vocabulary,
@@ -330,6 +332,8 @@ def import_results(
     if tasks == "embedded":  # the file's version is the one asked for: never swapped silently for the domain's
         graded = {i: t for i, t in graded.items() if i not in embedded.unreadable}
     judge_obj: Judge | None = registry.get("judge", judge) if judge else None
+    require_components(registry, list(graded.values()))  # retail's NL_ASSERTION: bench-judging's
+    evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     metrics = [(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()]
     document = results.document
     config = {
@@ -346,7 +350,8 @@ def import_results(
     store = Store(store_path, registry.migrations)
     try:
         attributors = list(registry.components.get("attributor", {}).values())  # bench-trust's rules, as in a run
-        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, metrics, attributors))
+        scoring = (evaluation, metrics, attributors)
+        skipped = asyncio.run(_import(run_id, config, results, data, graded, embedded.unreadable, judge_obj, store, scoring))
         notes = [*results.notes, *embedded.notes, *_termination_notes(results.simulations)]
         return _summary(store, run_id, data.name, results.simulations, skipped, tasks, differing, notes)
     finally:
@@ -390,10 +395,11 @@ async def _import(
     unreadable: dict[str, str],
     judge: Judge | None,
     store: Store,
-    metrics: list[tuple[str, Metric]],
-    attributors: list[Attributor],
+    scoring: tuple[Evaluation, list[tuple[str, Metric]], list[Attributor]],
 ) -> list[Skipped]:
-    """Store every simulation bench can re-score; the others are returned, each with its reason."""
+    """Store every simulation bench can re-score (`scoring`: the loaded components and rules, metrics and attributors);
+    the others are returned, each with its reason."""
+    evaluation, metrics, attributors = scoring
     store.begin_run(
         run_id,
         config,
@@ -410,7 +416,7 @@ async def _import(
         try:
             if sim.task_id in unreadable and sim.task_id not in tasks:
                 raise ConfigError(unreadable[sim.task_id])
-            result, inputs, used = await _rescore(run_id, sim, tasks, data, judge, attributors)
+            result, inputs, used = await _rescore(run_id, sim, tasks, data, judge, evaluation, attributors)
             values, rows = await score_metrics(metrics, result, inputs, judge=used) if inputs else ([], [])
         except (BenchError, KeyError, TypeError, ValueError, AttributeError) as exc:
             skipped.append(Skipped(where=sim.where, reason=_reason(exc)))
@@ -482,7 +488,13 @@ def _summary(
 
 
 async def _rescore(
-    run_id: str, sim: Simulation, tasks: dict[str, Task], data: DomainData, judge: Judge | None, attributors: list[Attributor]
+    run_id: str,
+    sim: Simulation,
+    tasks: dict[str, Task],
+    data: DomainData,
+    judge: Judge | None,
+    evaluation: Evaluation,
+    attributors: list[Attributor],
 ) -> tuple[ConversationResult, MetricInputs | None, Judge | None]:
     if sim.task_id not in tasks:
         raise ConfigError(f"the task is in neither the file nor domain {data.name!r}")
@@ -523,7 +535,7 @@ async def _rescore(
     env = replay_trajectory(data, task, found)
     used = judge or ImportedVerdicts.of(raw)
     gold = replay_gold(data, task)
-    reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw))
+    reward_info = await evaluate(task, found, termination, env, gold, judge=used, seed=_seed(raw), evaluation=evaluation)
     # Labelled by the same attributors as a run's conversations (bench-trust's rules: docs/attribution.md).
     result = attributed(
         ConversationResult(termination_reason=termination, reward_info=reward_info, **common), task, data, env, gold, attributors=attributors

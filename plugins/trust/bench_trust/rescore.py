@@ -33,7 +33,6 @@ from bench_kernel import (
     EventLog,
     GoldReplay,
     Judge,
-    JudgeRounds,
     Message,
     Metric,
     MetricInputs,
@@ -68,6 +67,7 @@ from bench_kernel import (
     open_store_for_reading,
     replay_gold,
     replay_history,
+    require_components,
     score_metrics,
     select_tasks,
     shifted_tasks,
@@ -211,7 +211,9 @@ def source_config(source: RunRecord) -> RunConfig:
 def _prepare(source: RunRecord, config: RunConfig, registry: Registry, store: Store, options: RescoreOptions) -> Rescoring:
     data = _domain(source, registry)
     tasks = {t.id: t for t in data.tasks}
-    tasks.update({t.id: t for t in shifted_tasks(data, select_tasks(data, config), config, registry)})
+    run_tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    tasks.update({t.id: t for t in run_tasks})
+    require_components(registry, run_tasks)  # NL_ASSERTION's stored verdicts need bench-judging's component to stand in
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     profile = load_profile(config.profile)
     target = options.run_id or _free_id(store, f"{source.id}-rescore")
@@ -233,7 +235,7 @@ def _prepare(source: RunRecord, config: RunConfig, registry: Registry, store: St
         registry=registry,
         evaluation=evaluation,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
-        judge=_judge(registry, config, options.rejudge),
+        judge=_judge(registry, config, options.rejudge, evaluation),
         options=options,
         profile=profile,
         hub=hub,
@@ -273,8 +275,9 @@ def _scoring_models(config: RunConfig) -> dict[str, Any]:
     }
 
 
-def _judge(registry: Registry, config: RunConfig, rejudge: bool) -> Judge | None:
-    """The run's judge, for metrics that ask one and for NL assertions judged again (`rejudge`)."""
+def _judge(registry: Registry, config: RunConfig, rejudge: bool, evaluation: Evaluation) -> Judge | None:
+    """The run's judge as the run asked it (`Evaluation.prepare_judge`: bench-judging's rounds), for metrics that ask
+    one and for NL assertions judged again (`rejudge`)."""
     if config.judge is None:
         if rejudge:
             raise ConfigError("--rejudge: the run had no judge, so it has no NL assertions to judge again")
@@ -282,7 +285,7 @@ def _judge(registry: Registry, config: RunConfig, rejudge: bool) -> Judge | None
     if not rejudge and config.judge not in registry.components.get("judge", {}):
         log.warning("rescore.judge_missing", judge=config.judge, why="metrics that ask the run's judge get none")
         return None
-    return JudgeRounds.around(registry.get("judge", config.judge), retries=config.judge_retries, panel=config.judge_panel or 1)
+    return evaluation.prepare_judge(registry.get("judge", config.judge), config, [])
 
 
 def _refuse_unknown_tasks(rows: list[dict[str, Any]], rescoring: Rescoring) -> None:
@@ -386,7 +389,7 @@ def _recorded_config(rescoring: Rescoring) -> dict[str, Any]:
     """The source's configuration linked to it, with the code fingerprints of the scoring components loaded now."""
     kinds = SCORING_KINDS + (("judge",) if rescoring.options.rejudge else ())
     kept = {k: v for k, v in rescoring.source.config.get("fingerprints", {}).items() if not k.startswith(kinds)}
-    judge = [("judge", rescoring.judge.inner)] if rescoring.options.rejudge and isinstance(rescoring.judge, JudgeRounds) else []
+    judge = [("judge", rescoring.registry.get("judge", rescoring.config.judge))] if rescoring.options.rejudge and rescoring.config.judge else []
     scoring = [(kind, component) for kind in SCORING_KINDS for component in rescoring.registry.components.get(kind, {}).values()]
     now = checked_fingerprints(rescoring.registry, [*scoring, *judge])
     fingerprints = dict(sorted({**kept, **now}.items()))

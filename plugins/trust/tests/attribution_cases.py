@@ -653,7 +653,7 @@ def play_cases(db: Path) -> dict[str, tuple[str, str | None, str | None]]:
     """Play every case in one run of the mock domain; {case: (truth, label, rule)}."""
     tasks_file = db.with_name("attribution_cases.json")
     tasks_file.write_text(json.dumps(case_tasks()), encoding="utf-8")
-    plugins = get_plugin_manager(["mock", "trust"], [("attribution-cases", CasesPlugin())])
+    plugins = get_plugin_manager(["mock", "trust", "judging"], [("attribution-cases", CasesPlugin())])
     config = RunConfig(
         domain="mock",
         plugins=["mock"],

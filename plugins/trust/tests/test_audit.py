@@ -175,8 +175,8 @@ class LedgerPlugin:
 
 
 def ledger(tasks: list[dict[str, Any]] | None = None) -> tuple[Registry, DomainData]:
-    """The registry with the ledger domain and bench-trust (nothing else installed) and its loaded data."""
-    registry = collect(get_plugin_manager(["trust"], extra=[("ledger", LedgerPlugin(tasks))]))
+    """The registry with the ledger domain, bench-trust and bench-judging (nothing else installed) and its loaded data."""
+    registry = collect(get_plugin_manager(["trust", "judging"], extra=[("ledger", LedgerPlugin(tasks))]))
     return registry, load_domain(registry, RunConfig(domain="ledger"))
 
 

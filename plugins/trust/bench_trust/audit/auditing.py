@@ -24,6 +24,7 @@ from bench_kernel import (
     Task,
     Unit,
     is_success,
+    require_components,
     run_unit,
     scripted_user,
     task_id_key,
@@ -94,6 +95,7 @@ class Auditor:
                 outcomes[task.id][name] = _outcome(result)
                 await asyncio.sleep(0)  # offline conversations never wait: let the others in
 
+        require_components(self.registry, tasks)  # NL_ASSERTION: bench-judging's, named when missing
         self.evaluation().validate(tasks)
         await asyncio.gather(*(worker() for _ in range(max(1, min(self.concurrency, len(todo))))))
         return outcomes

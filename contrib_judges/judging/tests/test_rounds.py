@@ -1,19 +1,16 @@
-"""The kernel's side of judging (docs/judges.md): every judge's answer checked, retries, panels, no pass by accident."""
+"""Judging in rounds (docs/judges.md): every judge's answer checked, retries, panels, no pass by accident."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import pytest
+from bench_judging import JudgeRounds, JudgmentFailed, judge_seed, nl_component, verdict_problem
 
-from bench_kernel import Check, ComponentScore, Judge, JudgeRequest, RewardInfo, Task, TerminationReason, UserScenario
-from bench_kernel.evaluation.evaluator import nl_component, recombine
-from bench_kernel.evaluation.judging import JudgeRounds, JudgmentFailed, judge_seed, verdict_problem
-from bench_kernel.evaluation.rewards import CombinationRule, Evaluation
-from bench_kernel.schema.tasks import EvaluationCriteria, RewardRule
+from bench_kernel import Check, ComponentScore, EvaluationCriteria, Judge, JudgeRequest, Profile, Task, UserScenario, load_profile
 
 ASSERTIONS = ["The agent greets.", "The agent says goodbye."]
 TASK = Task(
@@ -88,27 +85,17 @@ def test_a_panel_takes_the_majority_of_distinct_seeds() -> None:
 
 
 @attrs.define(kw_only=True)
-class Lenient(CombinationRule):
-    """A plugin rule that gives full credit whatever its components say."""
+class FaithfulJudge(Judge):
+    """Declares that it sends the profile's judge request."""
 
-    name: str = "lenient"
-
-    def combine(
-        self, basis: Sequence[str], components: Sequence[ComponentScore], termination: TerminationReason, params: Mapping[str, Any]
-    ) -> RewardInfo:
-        return RewardInfo(reward=1.0, reward_basis=list(basis), components=list(components), rule=self.name)
+    async def profile_deviations(self, profile: Profile) -> list[str] | None:
+        return []
 
 
-def test_no_rule_can_pass_a_conversation_whose_judge_failed() -> None:
-    task = attrs.evolve(TASK, evaluation_criteria=attrs.evolve(TASK.evaluation_criteria, reward_rule=RewardRule(name="lenient")))
-    evaluation = Evaluation(components={}, rules={"lenient": Lenient()})
-    failed = ComponentScore(component="NL_ASSERTION", score=None, error="judge error: ...")
-    info = recombine(evaluation, task, [ComponentScore(component="DB", score=1.0), failed], TerminationReason.USER_STOP)
-    assert info.reward == 0.0 and "NL_ASSERTION could not be evaluated" in info.note
-    judged_ok = recombine(
-        evaluation,
-        task,
-        [ComponentScore(component="DB", score=1.0), ComponentScore(component="NL_ASSERTION", score=1.0)],
-        TerminationReason.USER_STOP,
-    )
-    assert judged_ok.reward == 1.0
+def test_a_panel_departs_from_the_profiles_judge_and_retries_do_not() -> None:
+    profile = load_profile(None)
+    assert asyncio.run(JudgeRounds.around(FaithfulJudge(name="f"), retries=2).profile_deviations(profile)) == []
+    assert asyncio.run(JudgeRounds.around(FaithfulJudge(name="f"), panel=3).profile_deviations(profile)) == [
+        "a panel of 3 judgments per conversation (--judge-panel), where the profile's judge decides once"
+    ]
+    assert asyncio.run(JudgeRounds.around(Judge(name="opaque"), panel=3).profile_deviations(profile)) is None

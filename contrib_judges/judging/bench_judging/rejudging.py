@@ -11,21 +11,28 @@ import hashlib
 import json
 from typing import Any
 
-from bench_kernel.evaluation.attribution import attributed
-from bench_kernel.evaluation.evaluator import nl_component, recombine
-from bench_kernel.logs import get_logger
-from bench_kernel.modelhub.hub import ConversationModels
-from bench_kernel.run.context import RunContext
-from bench_kernel.run.scoring import component_values
-from bench_kernel.schema.events import Event, EventLog
-from bench_kernel.schema.messages import Message, TerminationReason
-from bench_kernel.schema.results import ConversationResult, RewardInfo
-from bench_kernel.schema.tasks import RewardType, Task
-from bench_kernel.serialization import converter
-from bench_kernel.tasks.domain import build_environment
+from bench_kernel import (
+    ConversationModels,
+    ConversationResult,
+    Event,
+    EventLog,
+    Message,
+    RewardInfo,
+    RunContext,
+    Task,
+    TerminationReason,
+    attributed,
+    build_environment,
+    component_values,
+    converter,
+    get_logger,
+    recombine,
+)
+
+from .agreement import agreement_values
+from .assertions import JUDGE_SOURCE, NL, nl_component
 
 log = get_logger()
-NL = RewardType.NL_ASSERTION.value
 REJUDGED_EVENT = "judge.rejudged"
 """The event a conversation judged again on resume records (the error it had)."""
 
@@ -78,13 +85,13 @@ async def rejudge(ctx: RunContext, row: dict[str, Any], task: Task) -> RewardInf
     ]
     stored = converter.structure(json.loads(row["reward_info_json"]), RewardInfo)
     events = EventLog()
-    events.emit(Event(kind=REJUDGED_EVENT, data={"previous_error": judge_failed(row)}), source="bench-kernel:judge", message_index=len(messages))
+    events.emit(Event(kind=REJUDGED_EVENT, data={"previous_error": judge_failed(row)}), source=JUDGE_SOURCE, message_index=len(messages))
     models = ConversationModels(ctx.models, run_id=ctx.run_id, conversation_id=cid, arm=row["arm"])
     judged = await nl_component(task, messages, ctx.judge, row["seed"], models, ctx.profile, events)
     components = [judged if c.component == NL else c for c in stored.components]
     info = recombine(ctx.evaluation, task, components, TerminationReason(row["termination_reason"]))
     result = _result(row, messages, info, events)
-    values = [v for v in component_values(result) if v.metric in ("reward", f"component.{NL}") or v.metric.startswith("judge.")]
+    values = [v for v in component_values(result) if v.metric in ("reward", f"component.{NL}")] + agreement_values(ctx.metrics, events.events)
     ctx.store.replace_judgment(cid, info, values, events.events)
     # The failure's attribution follows the new verdict (bench-trust's rules read the tools, not the final state: a fresh one does).
     found = attributed(

@@ -15,10 +15,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.errors import BudgetExceededError
-from bench_kernel.evaluation.metric import Judge, JudgeRequest
-from bench_kernel.profiles.profile import Profile
-from bench_kernel.schema.results import Check
+from bench_kernel import BudgetExceededError, Check, Judge, JudgeRequest, Profile
 
 JUDGE_RETRIES = 2
 """Retries of a failed judgment by default (`--judge-retries`)."""
