@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, replay_gold, replay_trajectory
+    from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.judging import JudgeRounds
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
@@ -139,7 +140,15 @@ if TYPE_CHECKING:
     from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
     from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
-    from bench_kernel.run.planning import BASELINE_AGENT, BASELINE_USER, GOLD_FAILURES_EVENT, domain_changed, load_run_domain, scripted_user
+    from bench_kernel.run.planning import (
+        BASELINE_AGENT,
+        BASELINE_USER,
+        GOLD_FAILURES_EVENT,
+        domain_changed,
+        load_run_domain,
+        refuse_tool_faults,
+        scripted_user,
+    )
     from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
     from bench_kernel.run.runner import (
         MetricInputs,
@@ -153,10 +162,10 @@ if TYPE_CHECKING:
         run_unit,
         score_metrics,
         select_tasks,
-        shifted_tasks,
         task_vocabulary,
     )
-    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift, PersonaChange
+    from bench_kernel.run.transforms import TaskTransform, transformed_tasks
+    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift
     from bench_kernel.schema.messages import (
         AssistantMessage,
         Message,
@@ -202,7 +211,6 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
-    from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
     from bench_kernel.testing.background import BackgroundServer
     from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table

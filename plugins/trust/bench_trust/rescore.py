@@ -70,7 +70,7 @@ from bench_kernel import (
     replay_history,
     score_metrics,
     select_tasks,
-    shifted_tasks,
+    transformed_tasks,
     unstructure,
     utc_now,
     with_backend_plugins,
@@ -211,7 +211,7 @@ def source_config(source: RunRecord) -> RunConfig:
 def _prepare(source: RunRecord, config: RunConfig, registry: Registry, store: Store, options: RescoreOptions) -> Rescoring:
     data = _domain(source, registry)
     tasks = {t.id: t for t in data.tasks}
-    tasks.update({t.id: t for t in shifted_tasks(data, select_tasks(data, config), config, registry)})
+    tasks.update({t.id: t for t in transformed_tasks(data, select_tasks(data, config), config, registry)})
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     profile = load_profile(config.profile)
     target = options.run_id or _free_id(store, f"{source.id}-rescore")
