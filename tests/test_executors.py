@@ -204,7 +204,7 @@ class _InProcessOnly:
     """A plugin registered in this process only (not an installed entry point): a worker cannot load it."""
 
     @hookimpl
-    def register_personas(self, register: Any) -> None:
+    def register_task_transforms(self, register: Any) -> None:
         """Nothing to register."""
 
 

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
     from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, recombine, replay_gold, replay_trajectory
+    from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
     from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
@@ -114,6 +115,7 @@ if TYPE_CHECKING:
         GOLD_FAILURES_EVENT,
         domain_changed,
         load_run_domain,
+        refuse_tool_faults,
         require_components,
         scripted_user,
     )
@@ -130,10 +132,10 @@ if TYPE_CHECKING:
         run_unit,
         score_metrics,
         select_tasks,
-        shifted_tasks,
         task_vocabulary,
     )
-    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift, PersonaChange
+    from bench_kernel.run.transforms import TaskTransform, transformed_tasks
+    from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift
     from bench_kernel.schema.messages import (
         AssistantMessage,
         Message,
@@ -179,7 +181,6 @@ if TYPE_CHECKING:
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
-    from bench_kernel.tasks.personas import Persona, apply_personas, persona_texts
     from bench_kernel.testing.background import BackgroundServer
     from bench_kernel.tools.environment import Environment, ToolContext, ToolKind, Toolkit, tool
     from bench_kernel.tools.state import BaseTable, DumpHasher, State, Table

@@ -267,11 +267,11 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     callback=_key_values,
     help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.",
 )
-@click.option("--persona", help="Give every task this registered persona (e.g. EASY_1, Hard); kept on every conversation.")
+@click.option("--persona", help="bench-changebench: give every task this persona (e.g. EASY_1, Hard); kept on every conversation.")
 @click.option(
     "--persona-file",
     type=click.Path(dir_okay=False, exists=True),
-    help="JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json).",
+    help="bench-changebench: JSON object of persona key -> text adding to its texts (AgentChangeBench's user_personas.json).",
 )
 @click.option(
     "--exposure",
@@ -285,9 +285,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
     "`bench tau2 profile` writes tau2's). See docs/profiles.md.",
 )
-@click.option("--shifts", type=click.IntRange(1), help="Goal shifts per conversation: chain each task with this many following tasks.")
-@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True), help='JSON list of {"task": id, "then": [ids]}: the goal chains to run.')
-@click.option("--turns-per-goal", type=click.IntRange(1), help="The scripted user moves on after this many turns on one goal.")
+@click.option("--shifts", type=click.IntRange(1), help="bench-changebench: chain each task with this many following tasks (goal shifts).")
+@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True), help='bench-changebench: JSON list of {"task": id, "then": [ids]}.')
+@click.option("--turns-per-goal", type=click.IntRange(1), help="bench-changebench: the scripted user moves on after this many turns on one goal.")
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
 @click.option("--num-tasks", type=click.IntRange(1), help="Run only the first N tasks.")

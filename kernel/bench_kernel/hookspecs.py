@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from bench_kernel.modelhub.api import Model
     from bench_kernel.run.context import Executor
     from bench_kernel.run.flagging import TaskFlagger
+    from bench_kernel.run.transforms import TaskTransform
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
-    from bench_kernel.tasks.personas import Persona
 
 
 # --------------------------------------------------------------------------- components
@@ -222,21 +222,21 @@ def register_task_extensions(register: Callable[[TaskExtension], None]) -> None:
 
 
 @hookspec
-def register_personas(register: Callable[[Persona], None]) -> None:
-    """Register personas: texts under keys, for one domain or for every domain.
+def register_task_transforms(register: Callable[[TaskTransform], None]) -> None:
+    """Register transforms that change a run's domain data and selected tasks before it plays them.
 
-    Called once per plugin manager. A task whose ``user_scenario.persona`` is a registered key
-    gets its text (the domain's own before a generic one); ``--persona KEY`` gives every task
-    that persona; ``--persona-file`` overrides texts for a run. Names (``key@domain`` or
-    ``key``) must be unique.
+    Called once per plugin manager. Every run that loads the plugin calls ``domain`` when it loads its tasks and
+    ``tasks`` on the ones it selected, with the values of the transform's ``settings`` the run sets (``[run]`` keys of
+    a run file, part of the run's identity); a setting no loaded transform owns refuses the run.
 
-    :param register: call with each :class:`bench_kernel.Persona`.
+    :param register: call with each :class:`bench_kernel.TaskTransform`; names must be unique, except that plugins
+        sharing a library's transform register the same (equal) one, kept once (bench-changebench's ``goal-shifts``).
 
     Example::
 
         @bench_kernel.hookimpl
-        def register_personas(register):
-            register(Persona(key="EASY_1", domain="banking", text="You are patient and methodical..."))
+        def register_task_transforms(register):
+            register(PersonaTransform())  # bench-changebench's: `persona`, `persona_file`
     """
 
 

@@ -39,7 +39,7 @@ COMPONENT_HOOKS = {
     "reward component": "register_reward_components",
     "combination rule": "register_combination_rules",
     "task extension": "register_task_extensions",
-    "persona": "register_personas",
+    "task transform": "register_task_transforms",
     "report section": "register_report_sections",
     "report format": "register_report_formats",
     "attributor": "register_attributors",
@@ -50,7 +50,7 @@ COMPONENT_HOOKS = {
 NAMESPACED_KINDS = frozenset({"metric"})
 # Kinds a library distribution's component may be registered by each plugin that needs it: kept once when equal
 # (bench-atod's `goals` field, registered by bench-atod and by bench-services, which poses goals).
-SHARED_KINDS = frozenset({"task extension"})
+SHARED_KINDS = frozenset({"task extension", "task transform"})
 
 log = get_logger()
 

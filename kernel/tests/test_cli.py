@@ -80,7 +80,7 @@ def test_plugins_all_includes_the_builtins(use_plugins: Callable[..., None]) -> 
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("bench_kernel.builtin.participants  bench-kernel ")
-    assert lines[0].endswith("register_agents, register_personas, register_user_simulators")
+    assert lines[0].endswith("register_agents, register_user_simulators")
     assert lines[1].startswith("bench_kernel.builtin.evaluation  bench-kernel ")
     assert lines[2].startswith("bench_kernel.builtin.channels  bench-kernel ")
     assert lines[3].startswith("bench_kernel.builtin.executors  bench-kernel ") and lines[3].endswith("register_executors")
@@ -94,7 +94,7 @@ def test_plugins_json(use_plugins: Callable[..., None]) -> None:
     listed = {p["name"]: p for p in json.loads(result.stdout)}
     builtin = listed["bench_kernel.builtin.participants"]
     assert builtin["builtin"] is True and builtin["error"] is None
-    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"], "persona": ["Easy", "Hard", "None"]}
+    assert builtin["components"] == {"agent": ["do-nothing", "oracle"], "user simulator": ["scripted"]}
     assert listed["toy"] == {
         "name": "toy",
         "distribution": None,

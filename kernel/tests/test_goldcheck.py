@@ -239,14 +239,6 @@ def test_a_run_of_only_the_sound_tasks_plays(tmp_path: Path) -> None:
     assert summary.status == "complete" and _conversations(tmp_path / "runs.db") == 4
 
 
-def test_shift_planning_refuses_a_tool_that_edits_in_place(tmp_path: Path) -> None:
-    tasks = [task("bump", ("bump", {"name": "a"})), task("inc", ("increment", {"name": "b", "by": 1}))]
-    plugins = get_plugin_manager([], extra=[("tickets", ToyPlugin(TicketDomain(tasks=tasks)))])
-    with pytest.raises(PluginError, match=r"tool 'bump' .* edits a shared record in place: task 'bump\+inc'"):
-        run(RunConfig(domain="toy", shifts=1), tmp_path / "runs.db", plugins=plugins)
-    assert _conversations(tmp_path / "runs.db") == 0
-
-
 def test_without_a_plugin_name_the_refusal_is_a_config_error() -> None:
     from bench_kernel.run.planning import gold_failures
 

@@ -73,6 +73,7 @@ def _kernel_types(annotation: Any) -> set[type]:
 # Types reachable from exported ones that plugins never build nor read (the kernel's own bookkeeping).
 NOT_FOR_PLUGINS = {
     "ToolSpec": "what Toolkit.specs() caches; plugins mark tools with @tool and never read specs",
+    "RecordWatch": "how GoldChecker watches shared records; plugins read the faults it finds (ToolFault), never the watch",
 }
 
 

@@ -31,7 +31,7 @@ FORMATS = ("json",)
 ATTRIBUTED_TASKS = [
     {**TASKS[0], "attributes": {"persona": "EASY_1", "intent": "counter"}},
     {**TASKS[1], "attributes": {"intent": "counter"}},
-    {**TASKS[2], "user_scenario": {**TASKS[2]["user_scenario"], "persona": "HARD_1"}, "attributes": {"intent": "device"}},
+    {**TASKS[2], "attributes": {"persona": "HARD_1", "intent": "device"}},
     {**LAMP_OFF_TASK, "attributes": {"persona": "HARD_1", "intent": "device"}},
 ]
 

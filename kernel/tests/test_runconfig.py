@@ -66,7 +66,6 @@ def test_max_in_flight_out_of_range_is_refused(overrides: dict[str, int], messag
     ("text", "message"),
     [
         ("[run]\ntrials = 'many'\n", "trials"),
-        ("[run]\ntrails = 3\n", "unknown run setting 'trails'"),
         ("[runs]\n", "unknown section [runs]"),
         ("[models.agent]\nbase_url = 'x'\n", "needs a name"),
         ("[models.\"Critic!\"]\nmodel = 'm'\n", "invalid model role name"),

@@ -679,7 +679,7 @@ def test_a_judge_failure_is_a_component_error_in_the_report(tmp_path: Path) -> N
 
 def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path) -> None:
     easy = {**TASKS[0], "id": "easy-inc", "attributes": {"persona": "EASY_1", "intent": "counter"}}
-    hard = {**TASKS[2], "id": "hard-lamp", "user_scenario": {**TASKS[2]["user_scenario"], "persona": "HARD_1"}, "attributes": {"intent": "device"}}
+    hard = {**TASKS[2], "id": "hard-lamp", "attributes": {"persona": "HARD_1", "intent": "device"}}
     summary = go(tmp_path, tasks=[easy, hard], seams=False, agent="do-nothing", trials=2)
     store = Store(tmp_path / "runs.db")
     try:
@@ -689,7 +689,7 @@ def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path)
     finally:
         store.close()
     persona = {g["value"]: g for g in report.breakdowns[0]["groups"]}
-    assert set(persona) == {"EASY_1", "HARD_1"}  # one from the task's attributes, one from its persona key
+    assert set(persona) == {"EASY_1", "HARD_1"}
     assert persona["EASY_1"]["conversations"] == 2 and persona["EASY_1"]["tasks"] == 1
     assert persona["HARD_1"]["figures"]["component.ENV_ASSERTION"] == 0.0
     assert persona["EASY_1"]["figures"]["average_reward"] == 0.0

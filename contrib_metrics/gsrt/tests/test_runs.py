@@ -43,7 +43,7 @@ def test_a_run_with_gsrt_gets_one_shift_per_conversation_and_figures_per_persona
 def test_an_explicit_plan_and_an_unknown_id_in_it(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps([{"task": "upgrade_by_email", "then": ["wifi_switched_off"]}]))
-    summary = run(RunConfig(domain="mock", plugins=["mock", "gsrt"], shift_plan=str(plan)), tmp_path / "r.db")
+    summary = run(RunConfig(domain="mock", plugins=["mock", "gsrt"], plugin_settings={"shift_plan": str(plan)}), tmp_path / "r.db")
     store = Store(tmp_path / "r.db")
     try:
         ids = {r["task_id"] for r in store.conversations(summary.run_id)}
@@ -52,4 +52,4 @@ def test_an_explicit_plan_and_an_unknown_id_in_it(tmp_path: Path) -> None:
     assert ids == {"upgrade_by_email+wifi_switched_off"}
     plan.write_text(json.dumps([{"task": "upgrade_by_email", "then": ["no_such_task"]}]))
     with pytest.raises(Exception, match="shift plan names unknown task ids: no_such_task"):
-        run(RunConfig(domain="mock", plugins=["mock", "gsrt"], shift_plan=str(plan)), tmp_path / "s.db")
+        run(RunConfig(domain="mock", plugins=["mock", "gsrt"], plugin_settings={"shift_plan": str(plan)}), tmp_path / "s.db")

@@ -19,11 +19,13 @@ from bench_kernel.profiles.profile import Profile
 from bench_kernel.schema.events import GoalShift
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ToolCall, ToolMessage, UserMessage
 from bench_kernel.schema.tasks import Action, StructuredUserInstructions
-from bench_kernel.tasks.personas import Persona
-from bench_kernel.tasks.shifts import PLAN
 
 STOP = "###STOP###"
 DEVICE_REQUEST = "Please do this on your device: "
+PLAN = "shift_plan"
+"""The task extension holding a task's goals in order, when a plugin gives it some (bench-changebench's chained tasks,
+bench-services' plans): `.goals` (each with `.task_id` and the `.opening` line raising it), `.turns_per_goal` (the
+scripted user moves on after so many turns on one goal, or None) and `.goal_of(action_id)` (the goal's index)."""
 
 
 def device_request(name: str, arguments: Mapping[str, Any] | None = None) -> str:
@@ -272,26 +274,6 @@ def register_agents(register: Callable[[Agent], None]) -> None:
     """The oracle and do-nothing agents (bench-trust adds the audit's other floors, talk-only and refuse)."""
     register(OracleAgent())
     register(DoNothingAgent())
-
-
-EXPERTISE = {
-    "Easy": (
-        "You are comfortable with everyday technology. You follow instructions one step at a time, say what you see, "
-        "and ask when a word is new to you. You stay friendly and patient."
-    ),
-    "Hard": (
-        "Technology makes you uneasy and technical words confuse you. You need reassurance, worry that a step might "
-        "break something, ask before doing it, and give details only when asked."
-    ),
-}
-
-
-@hookimpl
-def register_personas(register: Callable[[Persona], None]) -> None:
-    """MM-tau-p²'s expertise levels for any domain: None (no persona), Easy and Hard, in our own words."""
-    register(Persona(key="None", text=None, description="No persona."))
-    for key, text in EXPERTISE.items():
-        register(Persona(key=key, text=text, description=f"Expertise level {key} (our wording)."))
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,11 @@ EXECUTION_ONLY = (
     "retry_attributed",
     "judge_retries",
 )
+RECORDED = ("agent_fingerprint", "fingerprints")
+"""What a run records beside its configuration's identity (`recorded_identity`)."""
+PLUGIN_SETTINGS = {name: "changebench" for name in ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")}
+"""First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
 OPTIONAL_IDENTITY = (
-    "persona",
-    "persona_file",
-    "shifts",
-    "shift_plan",
-    "turns_per_goal",
     "channel_options",
     "paired",
     "sweep",
@@ -81,16 +80,9 @@ class RunConfig:
     user_options: dict[str, Any] = attrs.field(factory=dict)
     models: dict[str, ModelConfig] = attrs.field(factory=dict)
     """Model per role (agent, user, judge); keys are named by variable, never stored."""
-    persona: str | None = None
-    """Give every task this registered persona (its key is kept as the conversations' `persona` attribute)."""
-    persona_file: str | None = None
-    """A JSON object of persona key -> text overriding registered texts (AgentChangeBench's user_personas.json)."""
-    shifts: int | None = None
-    """Chain every task with this many of the domain's following tasks: a goal-shift run on any domain."""
-    shift_plan: str | None = None
-    """A JSON list of {task, then: [ids]}: the chains to run instead of --shifts."""
-    turns_per_goal: int | None = None
-    """The scripted user moves to its next goal after this many of its turns even when the agent has not finished."""
+    plugin_settings: dict[str, Any] = attrs.field(factory=dict)
+    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`), stored and
+    hashed at the identity's top level as if they were fields."""
     channel_options: dict[str, Any] | None = None
     """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
     paired: bool | None = None
@@ -141,16 +133,19 @@ class RunConfig:
         data = {key: value for key, value in recorded.items() if key in fields}
         profile = recorded.get("profile")  # stored by name and content: its directory is what a run is given
         data["profile"] = profile.get("path") if isinstance(profile, Mapping) else None
-        return structure(data, cls, source=source)
+        return structure({**data, "plugin_settings": stored_plugin_settings(recorded)}, cls, source=source)
 
     def implied_plugins(self) -> list[str]:
-        """Plugins the run loads with those it names: each role's backend's, and the one playing its mode (bench-duplex)."""
+        """Plugins the run loads with those it names: each role's backend's, the one playing its mode (bench-duplex) and
+        the owners of its first-party plugin settings (bench-changebench's)."""
         loop = LOOP_PLUGINS.get(self.mode.value)
-        return [m.backend for m in self.models.values()] + ([loop] if loop else [])
+        owners = [PLUGIN_SETTINGS[key] for key in self.plugin_settings if key in PLUGIN_SETTINGS]
+        return [m.backend for m in self.models.values()] + ([loop] if loop else []) + owners
 
     def identity(self) -> dict[str, Any]:
         """The result-deciding part of the configuration, as stored and hashed."""
         data = unstructure(self)
+        data.update({key: value for key, value in data.pop("plugin_settings").items() if value is not None})
         for key in EXECUTION_ONLY:
             data.pop(key)
         for key in OPTIONAL_IDENTITY:  # left out while unset, so runs configured before they existed keep their ids
@@ -176,21 +171,28 @@ class RunConfig:
         profile: Profile | None = None,
         agent_fingerprint: Mapping[str, str] | None = None,
         fingerprints: Mapping[str, str] | None = None,
+        by_content: Iterable[str] = (),
     ) -> str:
         """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
 
         The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
         counts by name and content, so two runs that differ only in profile never share an id; the agent's
         fingerprint (`Agent.fingerprint`) and the components' code fingerprints (`code_fingerprint`, by "KIND NAME")
-        count when not empty, so runs whose components declare none keep their ids.
+        count when not empty, so runs whose components declare none keep their ids. A file named by a setting in
+        `by_content` (a task transform's, e.g. a persona file) counts by its content, which is in the tasks.
         """
         identity = _with_fingerprints(self.identity(), agent_fingerprint, fingerprints)
         identity["profile"] = (profile or load_profile(self.profile)).identity()
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
-            if "persona_file" in identity:
-                identity["persona_file"] = "content in task_sets"
+            identity.update({key: "content in task_sets" for key in by_content if key in identity})
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+def stored_plugin_settings(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The plugin settings in a run's recorded identity: its keys that neither a field nor the run's records name."""
+    fields = {f.name for f in attrs.fields(RunConfig)}
+    return {key: value for key, value in recorded.items() if key not in fields and key not in RECORDED}
 
 
 def _with_fingerprints(

@@ -21,11 +21,12 @@ from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points
+from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
-from bench_kernel.run.config import RunConfig
+from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig, stored_plugin_settings
 from bench_kernel.run.context import Unit
+from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
 from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import canonical_json, structure
@@ -33,8 +34,6 @@ from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import PLUGIN_COMPONENTS, TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
-from bench_kernel.tasks.personas import apply_personas, persona_texts, read_persona_file
-from bench_kernel.tasks.shifts import named_chains, plan_chains, read_plan_file
 
 log = get_logger()
 BASELINE_AGENT = "do-nothing"
@@ -77,23 +76,25 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) has no knowledge-retrieval variants: drop --retrieval")
     check_toolkits(data, plugin)
     check_fit(data, str(where))
-    data = _with_personas(registry, config, data)
+    data = transformed_domain(registry, config, data)
     problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
-RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options", "persona", "persona_file")
-"""The stored run settings that decide which domain data, tasks and persona texts its conversations had."""
+RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options")
+"""The stored run settings that decide which domain data and tasks its conversations had (with its plugin settings)."""
 
 
 def load_run_domain(run: RunRecord, registry: Registry | None = None) -> DomainData:
     """A stored run's domain data loaded as the run loaded it: its domain, data, task file, split, retrieval variant
-    and personas, with `registry` (default: the run's plugin selection). Load errors are raised as they come;
-    `domain_changed` says whether the tasks or policy differ from the run's."""
-    fields = {f.name for f in attrs.fields(RunConfig)}
-    settings = {key: run.config[key] for key in RUN_DOMAIN_SETTINGS if key in fields and run.config.get(key) is not None}
-    chosen = registry if registry is not None else collect(get_plugin_manager(run.config.get("plugins")))
-    return load_domain(chosen, RunConfig(**settings))
+    and plugin settings (personas), with `registry` (default, or when it lacks a first-party owner of the run's
+    settings: the run's plugin selection). Load errors are raised as they come; `domain_changed` says whether the tasks
+    or policy differ from the run's."""
+    settings = {key: run.config[key] for key in RUN_DOMAIN_SETTINGS if run.config.get(key) is not None}
+    config = RunConfig(**settings, plugin_settings=stored_plugin_settings(run.config))
+    if registry is None or any(key in PLUGIN_SETTINGS for key in unowned_settings(registry, config)):
+        registry = collect(get_plugin_manager(with_backend_plugins(run.config.get("plugins"), config.implied_plugins())))
+    return load_domain(registry, config)
 
 
 def domain_changed(run: RunRecord, data: DomainData) -> str | None:
@@ -102,15 +103,6 @@ def domain_changed(run: RunRecord, data: DomainData) -> str | None:
     if stored in (None, data.content_hash()):
         return None
     return f"the tasks or policy of domain {data.name!r} changed since run {run.id!r}"
-
-
-def _with_personas(registry: Registry, config: RunConfig, data: DomainData) -> DomainData:
-    """Persona keys of the tasks (or the run's --persona) replaced by their texts."""
-    registered = [registry.get("persona", name) for name in registry.names("persona")]
-    overrides = read_persona_file(Path(config.persona_file)) if config.persona_file else None
-    texts = persona_texts(registered, data.name, overrides)
-    tasks = apply_personas(data.tasks, texts, forced=config.persona)
-    return data if tasks == data.tasks else attrs.evolve(data, tasks=tasks)
 
 
 def _only_domain(registry: Registry) -> str:
@@ -134,40 +126,6 @@ def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
     if not tasks:
         raise ConfigError(f"no tasks selected in domain {data.name!r}")
     return tasks
-
-
-def shifted_tasks(data: DomainData, tasks: list[Task], config: RunConfig, registry: Registry | None = None) -> list[Task]:
-    """The run's tasks chained into goal-shift tasks when the run asks for it (--shifts, --shift-plan), or when a
-    loaded metric measures shifts (`default_shifts`, e.g. bench-gsrt) and the tasks have no shifts of their own."""
-    shifts = config.shifts or (_default_shifts(registry, tasks) if not config.shift_plan else None)
-    if not shifts and not config.shift_plan:
-        return tasks
-
-    checker = GoldChecker(data)  # watched from the first replay: a record edited in place is found, not inherited
-
-    def sound(task: Task) -> bool:
-        try:
-            gold = checker.check(task, twice=False)  # the chains run are checked twice by the run's gold step
-        except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
-            return False
-        return not gold.action_errors and all(c.met for c in gold.assertion_checks)
-
-    if config.shift_plan:
-        chained = named_chains(read_plan_file(Path(config.shift_plan)), data.tasks, sound, config.turns_per_goal)
-    else:
-        chained = plan_chains(tasks, data.tasks, shifts or 0, sound, config.turns_per_goal)
-    refuse_tool_faults(data, checker.faults(), registry.origin("domain", data.name) if registry else None)
-    return chained
-
-
-def _default_shifts(registry: Registry | None, tasks: list[Task]) -> int | None:
-    if registry is None or any("goal_shifts" in t.extensions for t in tasks):
-        return None  # tasks that carry their own goal shifts (AgentChangeBench's) are run as they are
-    wanted = [getattr(m, "default_shifts", None) for m in registry.components.get("metric", {}).values()]
-    found = max((w for w in wanted if isinstance(w, int) and w > 0), default=None)
-    if found:
-        log.info("run.shifts", shifts=found, why="a loaded metric measures goal shifts; --shifts or --shift-plan to choose")
-    return found
 
 
 def sweep_arms(config: RunConfig) -> list[str]:

@@ -75,9 +75,8 @@ def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any],
     models = _merge_models(file_data.get("models", {}), overrides.get("models", {}), source)
     prices = {**_prices(file_data.get("prices", {}), source), **overrides.get("prices", {})}
     fields = {f.name for f in attrs.fields(RunConfig)}
-    unknown = sorted(set(run) - fields)
-    if unknown:
-        raise ConfigError(f"{source}: unknown run setting {unknown[0]!r} @ $.run.{unknown[0]}")
+    # Other keys are plugin settings: a run refuses those no loaded task transform owns (`refuse_unowned_settings`).
+    run["plugin_settings"] = {key: run.pop(key) for key in sorted(set(run) - fields)}
     config = structure({**run, "models": {}, "prices": {}}, RunConfig, source=source, root="$.run")
     config = attrs.evolve(config, models=model_configs(models, source=source), prices=prices)
     problems = run_config_problems(config)
@@ -91,7 +90,7 @@ def run_config_problems(config: RunConfig) -> list[str]:
     run = "$.run"
     problems = [
         f"{name} must be at least 1, not {value} @ {run}.{name}"
-        for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "shifts", "turns_per_goal", "workers")
+        for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "workers")
         if (value := getattr(config, name)) is not None and value < 1
     ]
     if config.judge_panel is not None and (config.judge_panel < 1 or config.judge_panel % 2 == 0):
@@ -121,6 +120,7 @@ def run_config_problems(config: RunConfig) -> list[str]:
         problems += model_config_problems(model_config, f"$.models.{role}")
     problems += _path_problems(config)
     data = unstructure(config)  # undecodable bytes in an option arrive as lone surrogates, which SQLite refuses
+    data.update(data.pop("plugin_settings"))
     for section in ("models", "prices"):
         problems += check_plain_data(data.pop(section), f"$.{section}", numbers=False)
     problems += check_plain_data(data, run, numbers=False)
@@ -129,11 +129,10 @@ def run_config_problems(config: RunConfig) -> list[str]:
 
 def _path_problems(config: RunConfig) -> list[str]:
     problems = []
-    for name in ("tasks_file", "persona_file", "shift_plan"):
-        value = getattr(config, name)
-        if value is not None and not Path(value).is_file():
-            state = "is a directory, not a file" if Path(value).is_dir() else "no such file"
-            problems.append(f"{name} {value!r}: {state} @ $.run.{name}")
+    value = config.tasks_file
+    if value is not None and not Path(value).is_file():
+        state = "is a directory, not a file" if Path(value).is_dir() else "no such file"
+        problems.append(f"tasks_file {value!r}: {state} @ $.run.tasks_file")
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         problems.append(f"data_dir {config.data_dir!r}: no such directory @ $.run.data_dir")
     return problems

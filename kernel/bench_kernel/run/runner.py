@@ -47,7 +47,6 @@ from bench_kernel.run.planning import (
     resolve_components,
     scripted_user,
     select_tasks,
-    shifted_tasks,
     sweep_arms,
     task_vocabulary,
     with_component_defaults,
@@ -55,6 +54,7 @@ from bench_kernel.run.planning import (
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
+from bench_kernel.run.transforms import content_settings, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
@@ -105,10 +105,11 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     """Load plugins, domain and tasks, check model credentials, open the store, begin or resume the run, plan it."""
     plugins = plugins or get_plugin_manager(with_backend_plugins(config.plugins, config.implied_plugins()))
     registry = collect(plugins)
+    refuse_unowned_settings(registry, config)
     data = load_domain(registry, config)
     if data.retrieval is not None and config.retrieval != data.retrieval:
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
-    tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    tasks = transformed_tasks(data, select_tasks(data, config), config, registry)
     excluded: Exclusion | None = None
     if config.exclude_flagged:  # a flagger's flags (bench-trust's audit: docs/audit.md), before anything is stored
         from bench_kernel.run.flagging import exclude_flagged
@@ -163,7 +164,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     store = open_store(store_path, registry.migrations)
     models.store = store
     task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints)
+    config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints, by_content=content_settings(registry))
     run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
     loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
     try:
@@ -625,7 +626,6 @@ __all__ = [  # the run's stages, importable from here as before they had modules
     "score_metrics",
     "scripted_user",
     "select_tasks",
-    "shifted_tasks",
     "sweep_arms",
     "task_vocabulary",
     "with_component_defaults",

@@ -40,7 +40,7 @@ class Event:
 
 @attrs.frozen(kw_only=True)
 class GoalShift:
-    """The user moved to another goal (AgentChangeBench's goal shifts, shift plans on any domain)."""
+    """The user moved to another goal (AgentChangeBench's goal shifts, bench-changebench's shift plans on any domain)."""
 
     kind: ClassVar[str] = "goal.shift"
     goal_index: int
@@ -48,15 +48,6 @@ class GoalShift:
     previous_goal: str | None = None
     reason: str = ""
     """Why the shift happened now, e.g. 'goal done' or 'after 6 turns'."""
-
-
-@attrs.frozen(kw_only=True)
-class PersonaChange:
-    """The persona in effect changed (or was set at the start)."""
-
-    kind: ClassVar[str] = "persona.change"
-    persona: str
-    text: str | None = None
 
 
 @attrs.frozen(kw_only=True)

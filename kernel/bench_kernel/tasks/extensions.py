@@ -113,12 +113,8 @@ def _holder(raw: dict[str, Any], ext: TaskExtension) -> dict[str, Any] | None:
 
 
 def task_attributes(domain: str, task: Any, extensions: Sequence[TaskExtension]) -> dict[str, str]:
-    """What a report can break a task's figures down by: its domain, its persona key, extension-derived and own attributes."""
+    """What a report can break a task's figures down by: its domain, extension-derived and own attributes."""
     found = {"domain": domain}
-    persona = task.user_scenario.persona
-    # A persona given as a key (AgentChangeBench's "EASY_1") is an attribute; a persona text is not.
-    if persona and len(persona) <= 40 and not any(c.isspace() for c in persona):
-        found["persona"] = persona
     for ext in extensions:
         value = task.extensions.get(ext.name)
         if value is not None:

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
+import bench_mock
 from bench_llm.profile import rules_profile
 from bench_llm.testing import text_reply
 
 from bench_kernel import ChatRequest, ChatResponse
 
 TASK = "upgrade_by_email"
+PERSONA = "Technology makes you uneasy and technical words confuse you."
+
+
+def persona_tasks(tmp_path: Path) -> str:
+    """The mock domain's tasks, the one these tests run with a persona text."""
+    tasks = json.loads((Path(bench_mock.__file__).parent / "data" / "tasks.json").read_text())
+    for task in tasks:
+        if task["id"] == TASK:
+            task["user_scenario"]["persona"] = PERSONA
+    path = tmp_path / "persona_tasks.json"
+    path.write_text(json.dumps(tasks))
+    return str(path)
 
 
 def chatty_user(request: ChatRequest) -> ChatResponse:
@@ -30,13 +44,12 @@ def talking_agent(request: ChatRequest) -> ChatResponse:
     return text_reply("Let me check that for you.")
 
 
-def test_persona_exposure_puts_the_tasks_persona_in_the_agents_prompt(run_bench: Callable) -> None:
-    out = run_bench(
-        {"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK], persona="Hard", exposure="persona"
-    )
+def test_persona_exposure_puts_the_tasks_persona_in_the_agents_prompt(run_bench: Callable, tmp_path: Path) -> None:
+    scripts, tasks = {"agent": talking_agent, "user": chatty_user}, persona_tasks(tmp_path)
+    out = run_bench(scripts, agent="llm-fc", user="llm-user", task_ids=[TASK], tasks_file=tasks, exposure="persona")
     system = out.requests("agent")[0].messages[0]["content"]
-    assert "<customer_persona>" in system and "Technology makes you uneasy" in system
-    plain = run_bench({"agent": talking_agent, "user": chatty_user}, agent="llm-fc", user="llm-user", task_ids=[TASK], persona="Hard")
+    assert "<customer_persona>" in system and PERSONA in system
+    plain = run_bench(scripts, agent="llm-fc", user="llm-user", task_ids=[TASK], tasks_file=tasks)
     assert "<customer_persona>" not in plain.requests("agent")[0].messages[0]["content"]
 
 

@@ -70,7 +70,7 @@ from bench_kernel import (
     require_components,
     score_metrics,
     select_tasks,
-    shifted_tasks,
+    transformed_tasks,
     unstructure,
     utc_now,
     with_backend_plugins,
@@ -211,7 +211,7 @@ def source_config(source: RunRecord) -> RunConfig:
 def _prepare(source: RunRecord, config: RunConfig, registry: Registry, store: Store, options: RescoreOptions) -> Rescoring:
     data = _domain(source, registry)
     tasks = {t.id: t for t in data.tasks}
-    run_tasks = shifted_tasks(data, select_tasks(data, config), config, registry)
+    run_tasks = transformed_tasks(data, select_tasks(data, config), config, registry)
     tasks.update({t.id: t for t in run_tasks})
     require_components(registry, run_tasks)  # NL_ASSERTION's stored verdicts need bench-judging's component to stand in
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))

@@ -1,4 +1,4 @@
-"""Shift plans: goal shifts injected into any domain's tasks by chaining the domain's own tasks.
+"""Shift plans: goal shifts injected into any domain's tasks by chaining the domain's own tasks (a task transform).
 
 `--shifts N` makes every selected task the first goal of a chain of N+1 goals, the next ones taken
 from the domain's following tasks (cyclically; goals the user words differently first); a candidate
@@ -7,21 +7,37 @@ a task with no sound partner among the next 20 runs unshifted (a warning names i
 instead: a JSON list of {"task": id, "then": [id, ...]}. A chained task keeps the first task's
 scenario and adds each later goal's instructions, its set-up, gold actions, assertions and facts to
 communicate; its plan (`task.extensions["shift_plan"]`) says which actions belong to which goal, so
-the scripted user can move on goal by goal (emitting a `GoalShift` event at the turn it does) and
-the oracle agent can work goal by goal.
+the kernel's scripted user can move on goal by goal (emitting a `GoalShift` event at the turn it does)
+and its oracle agent can work goal by goal. A loaded metric with `default_shifts = N` (bench-gsrt) makes
+a run without either setting chain N shifts, unless its tasks carry their own `goal_shifts`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from bench_kernel.errors import ConfigError, TaskFileError
-from bench_kernel.logs import get_logger
-from bench_kernel.schema.tasks import Action, EvaluationCriteria, InitialState, StructuredUserInstructions, Task
-from bench_kernel.serialization import read_json
+from bench_kernel import (
+    Action,
+    ConfigError,
+    DomainData,
+    EvaluationCriteria,
+    GoldChecker,
+    InitialState,
+    Registry,
+    StructuredUserInstructions,
+    Task,
+    TaskFileError,
+    TaskTransform,
+    get_logger,
+    read_json,
+    refuse_tool_faults,
+)
+
+from .settings import run_setting
 
 PLAN = "shift_plan"
 log = get_logger()
@@ -192,3 +208,46 @@ def named_chains(
             raise ConfigError(f"shift plan chain {chained.id!r}: its goals' gold replays conflict")
         out.append(chained)
     return out
+
+
+@attrs.define(kw_only=True)
+class ShiftTransform(TaskTransform):
+    """`shifts`, `shift_plan` and `turns_per_goal`: the selected tasks chained into goal-shift tasks."""
+
+    name: str = "goal-shifts"
+    settings: tuple[str, ...] = ("shifts", "shift_plan", "turns_per_goal")
+    description: str = "Goal shifts on any domain: each task chained with following ones (--shifts) or as a plan names (--shift-plan)."
+
+    def tasks(self, data: DomainData, tasks: list[Task], settings: Mapping[str, Any], registry: Registry) -> list[Task]:
+        """The tasks chained when the run asks for shifts, or when a loaded metric measures them (`default_shifts`)."""
+        plan_file = run_setting(settings, "shift_plan", str)
+        shifts = run_setting(settings, "shifts", int) or (None if plan_file else default_shifts(registry, tasks))
+        turns = run_setting(settings, "turns_per_goal", int)
+        if not shifts and not plan_file:
+            return tasks
+        checker = GoldChecker(data)  # watched from the first replay: a record edited in place is found, not inherited
+
+        def sound(task: Task) -> bool:
+            try:
+                gold = checker.check(task, twice=False)  # the chains run are checked twice by the run's gold step
+            except Exception:  # noqa: BLE001 - set-ups that contradict each other (two suspensions of one line)
+                return False
+            return not gold.action_errors and all(c.met for c in gold.assertion_checks)
+
+        if plan_file:
+            chained = named_chains(read_plan_file(Path(plan_file)), data.tasks, sound, turns)
+        else:
+            chained = plan_chains(tasks, data.tasks, shifts or 0, sound, turns)
+        refuse_tool_faults(data, checker.faults(), registry.origins.get(("domain", data.name)))
+        return chained
+
+
+def default_shifts(registry: Registry, tasks: Sequence[Task]) -> int | None:
+    """The most shifts a loaded metric asks for (`default_shifts`), unless the tasks carry their own goal shifts."""
+    if any("goal_shifts" in t.extensions for t in tasks):
+        return None  # tasks that carry their own goal shifts (AgentChangeBench's) are run as they are
+    wanted = [getattr(m, "default_shifts", None) for m in registry.components.get("metric", {}).values()]
+    found = max((w for w in wanted if isinstance(w, int) and w > 0), default=None)
+    if found:
+        log.info("run.shifts", shifts=found, why="a loaded metric measures goal shifts; --shifts or --shift-plan to choose")
+    return found
