@@ -22,7 +22,6 @@ from bench_realtime.openai import OpenAIRealtimeAdapter
 from bench_kernel import (
     BenchError,
     ConfigError,
-    DuplexSettings,
     Mode,
     Model,
     ModelConfig,
@@ -177,7 +176,7 @@ def cascade_run(db: Path, plugins: Any, **config: Any) -> sqlite_utils.Database:
         "mode": Mode.FULL_DUPLEX,
         "baseline": False,
         "speech_cache": False,
-        "duplex": DuplexSettings(max_seconds=90),
+        "duplex": {"max_seconds": 90},
         "models": dict(ENGINES),
     }
     summary = run(RunConfig(**{**defaults, **config}), db, plugins=plugins)
@@ -256,7 +255,7 @@ def test_refusals_name_what_is_wrong() -> None:
     agent = VoiceCascadeAgent()
 
     async def start(**changes: Any) -> None:
-        setup = attrs.evolve(kit_setup(), **{"services": registry, "duplex": DuplexSettings(), **changes})
+        setup = attrs.evolve(kit_setup(), **{"services": registry, "duplex": {}, **changes})
         session = agent.start(setup)
         await session.close()
 
