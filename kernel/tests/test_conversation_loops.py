@@ -139,9 +139,10 @@ def test_duplex_options_outside_full_duplex_are_refused(use_plugins: Callable[..
 
 def test_loop_settings_outside_a_loop_played_mode_are_refused_naming_the_distribution(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     use_plugins()
-    config = bench_kernel.RunConfig(domain="mock", duplex={"tick_ms": 100})
-    with pytest.raises(bench_kernel.ConfigError, match=r"apply to --mode full-duplex only \(bench-duplex's\)"):
-        bench_kernel.run(config, tmp_path / "r.db", plugins=bench_kernel.get_plugin_manager(["mock"]))
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("[run]\nduplex = {tick_ms = 100}\n")
+    result = invoke("run", "--config", str(run_file), "--db", str(tmp_path / "r.db"))
+    assert_clean_error(result, "duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only (bench-duplex's)")
     assert not (tmp_path / "r.db").exists()
 
 
