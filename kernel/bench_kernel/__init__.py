@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser, device_request
     from bench_kernel.cli import db_option, domain_options, echo_report, format_option, plugin_option, require_db
     from bench_kernel.conversation.channels import Channel, ChannelSession, IdentityChannel
-    from bench_kernel.conversation.duplex import MAX_SECONDS, SPEECH_COMPLEXITIES, TICK_MS, Chunk, DuplexSettings, Side, TurnTakingSettings, Utterance
     from bench_kernel.conversation.loops import ConversationLoop
     from bench_kernel.conversation.openai_chat import (
         OpenAIChat,
@@ -37,17 +36,7 @@ if TYPE_CHECKING:
         unseen_messages,
     )
     from bench_kernel.conversation.orchestrator import Conversation, Limits, stamp_history
-    from bench_kernel.conversation.participants import (
-        GREETING,
-        STOP_TOKENS,
-        Agent,
-        AgentSession,
-        ConversationSetup,
-        DuplexAgentSession,
-        DuplexUserSession,
-        UserSession,
-        UserSimulator,
-    )
+    from bench_kernel.conversation.participants import GREETING, STOP_TOKENS, Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
     from bench_kernel.conversation.prompts import agent_instructions, done_tool_name, plan_text, python_call
     from bench_kernel.errors import (
         INFRASTRUCTURE_FAILURES,

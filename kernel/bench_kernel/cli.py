@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bench_kernel.conversation.duplex import MAX_SECONDS, SPEECH_COMPLEXITIES, TICK_MS
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
@@ -220,27 +219,17 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     show_default=True,
     help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).",
 )
-@click.option(
-    "--tick-ms",
-    type=click.IntRange(20, 2000),
-    default=TICK_MS,
-    show_default=True,
-    help="Full duplex: the length of a tick of simulated time in milliseconds.",
-)
+@click.option("--tick-ms", type=int, help="Full duplex (bench-duplex): the length of a tick of simulated time in milliseconds (200).")
 @click.option(
     "--max-duration",
     "max_seconds",
-    type=click.FloatRange(1),
-    default=MAX_SECONDS,
-    show_default=True,
-    help="Full duplex: a conversation's maximum length in simulated seconds (tau2's default).",
+    type=float,
+    help="Full duplex (bench-duplex): a conversation's maximum length in simulated seconds (1200, tau2's).",
 )
 @click.option(
     "--speech-complexity",
-    type=click.Choice(SPEECH_COMPLEXITIES),
-    default="control",
-    show_default=True,
-    help="Full duplex: the speech conditions (tau2's levels): control is clean audio; the others need bench-voice.",
+    help="Full duplex (bench-duplex): the speech conditions, one of tau2's levels: control (clean audio, the default), "
+    "regular and six ablations; all but control need bench-voice (docs/duplex.md).",
 )
 @click.option(
     "--channel",
@@ -485,7 +474,7 @@ def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
     if given.get("mode") == Mode.FULL_DUPLEX.value:
         out["duplex"] = {**duplex, **({"keep_audio": keep} if keep else {})}
     elif duplex:
-        raise click.UsageError(f"--{next(iter(duplex)).replace('_', '-')} applies to --mode full-duplex only")
+        raise click.UsageError(f"--{next(iter(duplex)).replace('_', '-')} applies to --mode full-duplex only (bench-duplex's option)")
     for setting in ("judge_panel", "judge_retries"):  # run settings, not the judge role's model settings
         if setting in given:
             out[setting] = given.pop(setting)

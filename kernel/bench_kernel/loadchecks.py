@@ -34,7 +34,7 @@ COMPONENT_METHODS: dict[str, dict[str, str]] = {
     "task flagger": {"flagged": ASYNC, "record": PLAIN},
     "executor": {"execute": ASYNC, "check": PLAIN},
     "channel": {"start": PLAIN},
-    "conversation loop": {"play": ASYNC},
+    "conversation loop": {"play": ASYNC, "configure": PLAIN},
     "agent": {"start": PLAIN},
     "user simulator": {"start": PLAIN},
 }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ class EndAtOnce(ConversationLoop):
     name: str = "full-duplex"
     played: list[dict[str, Any]] = attrs.field(factory=list)
 
+    def configure(
+        self, settings: Mapping[str, Any] | None, channel: str, channels: Collection[str], tasks: Sequence[Any]
+    ) -> tuple[dict[str, Any], str]:
+        if (settings or {}).get("tick_ms") == 1:
+            raise bench_kernel.ConfigError("a tick of 1 ms is too short")
+        return {"tick_ms": 200, **(settings or {})}, channel
+
     async def play(
         self,
         setup: ConversationSetup,
@@ -84,7 +92,20 @@ def test_a_full_duplex_run_plays_every_conversation_with_the_registered_loop(use
     reasons = [r["termination_reason"] for r in sqlite_utils.Database(db).query("select termination_reason from conversations")]
     assert reasons and set(reasons) == {"user_stop"} and len(loop.played) == len(reasons)
     first = loop.played[0]
-    assert first["duplex"] == bench_kernel.DuplexSettings(tick_ms=100) and first["channel"] is None and first["user"]
+    assert first["duplex"] == {"tick_ms": 100} and first["channel"] is None and first["user"]
+    [config] = [json.loads(r["config_json"]) for r in sqlite_utils.Database(db).query("select config_json from runs")]
+    assert config["duplex"] == {"tick_ms": 100}  # the loop's settings are the run's identity
+
+
+def test_the_loop_completes_and_checks_its_settings_before_anything_is_stored(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    loop = EndAtOnce()
+    use_plugins(extra=[("loops", LoopPlugin(loop))])
+    db = tmp_path / "r.db"
+    assert invoke("run", "--db", str(db), "--mode", "full-duplex", "--format", "none", "--allow-broken-tasks").exit_code == 0
+    assert loop.played[0]["duplex"] == {"tick_ms": 200}
+    result = invoke("run", "--db", str(tmp_path / "refused.db"), "--mode", "full-duplex", "--tick-ms", "1")
+    assert_clean_error(result, "a tick of 1 ms is too short")
+    assert not (tmp_path / "refused.db").exists()
 
 
 @pytest.mark.parametrize(
@@ -113,13 +134,15 @@ def test_a_full_duplex_run_loads_the_plugin_that_plays_it_with_those_it_names() 
 def test_duplex_options_outside_full_duplex_are_refused(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     use_plugins()
     result = invoke("run", "--db", str(tmp_path / "r.db"), "--tick-ms", "100")
-    assert result.exit_code != 0 and "--tick-ms applies to --mode full-duplex only" in result.output
+    assert result.exit_code != 0 and "--tick-ms applies to --mode full-duplex only (bench-duplex's option)" in result.output
 
 
-def test_speech_conditions_other_than_control_need_a_speech_channel(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(extra=[("loops", LoopPlugin(EndAtOnce()))])
-    result = invoke("run", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex", "--speech-complexity", "regular")
-    assert_clean_error(result, "--speech-complexity regular needs a speech channel", "bench-voice[engines]")
+def test_loop_settings_outside_a_loop_played_mode_are_refused_naming_the_distribution(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins()
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("[run]\nduplex = {tick_ms = 100}\n")
+    result = invoke("run", "--config", str(run_file), "--db", str(tmp_path / "r.db"))
+    assert_clean_error(result, "duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only (bench-duplex's)")
     assert not (tmp_path / "r.db").exists()
 
 
@@ -135,3 +158,17 @@ def test_a_loop_whose_play_is_a_plain_def_is_refused_at_registration() -> None:
     bench_kernel.collect(plugins)
     [failure] = plugins.failures()
     assert failure.name == "sync-loop" and "SyncLoop.play is a plain def" in (failure.error or "")
+
+
+def test_a_loop_whose_configure_is_async_is_refused_at_registration() -> None:
+    @attrs.define(kw_only=True)
+    class AsyncConfigure(ConversationLoop):
+        name: str = "full-duplex"
+
+        async def configure(self, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], str]:  # type: ignore[override]
+            return {}, "identity"
+
+    plugins = bench_kernel.get_plugin_manager([], extra=[("async-configure", LoopPlugin(AsyncConfigure()))])
+    bench_kernel.collect(plugins)
+    [failure] = plugins.failures()
+    assert failure.name == "async-configure" and "AsyncConfigure.configure" in (failure.error or ""), failure.error

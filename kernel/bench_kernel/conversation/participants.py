@@ -7,10 +7,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.duplex import Chunk, DuplexSettings
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.schema.events import EventLog
-from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, ToolMessage, UserMessage
+from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.schema.tasks import Task
 
 GREETING = "Hi! How can I help you today?"
@@ -46,8 +45,8 @@ class ConversationSetup:
     """What the agent may be told about the customer: none, persona (the task's persona) or context (an inferred profile)."""
     profile: Profile = attrs.field(factory=lambda: load_profile(None))
     """The run's profile: every text an LLM participant sends comes from it (`setup.profile.render("agent", ...)`)."""
-    duplex: DuplexSettings | None = None
-    """Set in a full-duplex conversation: tick length, time limit, speech complexity, turn-taking thresholds."""
+    duplex: Mapping[str, Any] | None = None
+    """Set in a full-duplex conversation: its settings as the run holds them (read with `bench_duplex.duplex_settings`)."""
     data_dir: str | None = None
     """The run's `--data-dir`, when it has one (a speech channel reads tasks_voice.json and noise files there)."""
 
@@ -107,22 +106,6 @@ class UserSession:
 
     async def close(self) -> None:
         """Release what the session holds."""
-
-
-class DuplexAgentSession(AgentSession):
-    """An agent in a full-duplex conversation: one chunk per tick."""
-
-    async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
-        """This tick's chunk, given the user's chunk of the previous tick and the results of the agent's last calls."""
-        raise NotImplementedError
-
-
-class DuplexUserSession(UserSession):
-    """A simulated user in a full-duplex conversation: one chunk per tick."""
-
-    async def step(self, tick: int, heard: Chunk, results: Sequence[ToolMessage]) -> Chunk:
-        """This tick's chunk, given the agent's chunk of the previous tick and the results of the user's last calls."""
-        raise NotImplementedError
 
 
 @attrs.define(kw_only=True)

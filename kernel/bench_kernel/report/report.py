@@ -163,15 +163,15 @@ def _header(run: RunRecord, tasks: int) -> dict[str, Any]:
         "tasks": tasks,
         "plugins": _plugin_versions(run.plugins),
         **({"retrieval": _retrieval_label(config)} if config.get("retrieval") else {}),
-        **({"duplex": _duplex_label(config["duplex"])} if config.get("duplex") else {}),
+        **({"duplex": _settings_label(config["duplex"])} if config.get("duplex") else {}),
         **({"agent_fingerprint": config["agent_fingerprint"]} if config.get("agent_fingerprint") else {}),
         **({"rescored_from": config["rescored_from"]} if config.get("rescored_from") else {}),
     }
 
 
-def _duplex_label(duplex: dict[str, Any]) -> str:
-    """A full-duplex run's settings in a few words."""
-    return f"ticks of {duplex.get('tick_ms')} ms, at most {duplex.get('max_seconds')} s, speech complexity {duplex.get('speech_complexity')}"
+def _settings_label(settings: dict[str, Any]) -> str:
+    """A loop-played mode's settings (bench-duplex's in full duplex), plugin-owned: the set scalar ones, by name."""
+    return ", ".join(f"{key} {value}" for key, value in settings.items() if value is not None and not isinstance(value, dict))
 
 
 def _retrieval_label(config: dict[str, Any]) -> str:

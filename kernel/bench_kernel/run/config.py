@@ -9,7 +9,6 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.conversation.duplex import DuplexSettings
 from bench_kernel.conversation.loops import LOOP_PLUGINS
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.prices import Price
@@ -93,8 +92,9 @@ class RunConfig:
     sweep: dict[str, list[Any]] | None = None
     """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
     value its own arm named "snr_db=5" (same seeds), so a report compares them."""
-    duplex: DuplexSettings | None = None
-    """The full-duplex settings (tick, time limit, speech complexity, turn-taking), set in --mode full-duplex only."""
+    duplex: dict[str, Any] | None = None
+    """The settings of the loop playing the run's mode, owned by its plugin (bench-duplex's `DuplexSettings` in
+    --mode full-duplex: tick, time limit, speech complexity, turn-taking), as `ConversationLoop.configure` completes them."""
     profile: str | None = None
     """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
     judge_panel: int | None = None

@@ -10,8 +10,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.conversation.channels import Channel
-from bench_kernel.conversation.duplex import DuplexSettings
-from bench_kernel.conversation.loops import LOOP_PLUGINS
+from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
@@ -223,38 +222,22 @@ def _check_tickets(tasks: list[Task]) -> None:
         )
 
 
-SPEECH_CHANNEL = "voice"
-"""The channel a full-duplex run speaks through when its plugin is loaded and the run names none."""
-
-
-def with_duplex_defaults(config: RunConfig, registry: Registry, tasks: Sequence[Task]) -> RunConfig:
-    """A full-duplex run's settings and channel; duplex settings outside full duplex, and task histories in it, refused."""
-    if config.mode is not Mode.FULL_DUPLEX:
+def with_loop_settings(config: RunConfig, registry: Registry, tasks: Sequence[Task]) -> RunConfig:
+    """A loop-played run's settings and channel as its loop completes them; loop settings in another mode refused."""
+    plugin = LOOP_PLUGINS.get(config.mode.value)
+    if plugin is None:
         if config.duplex is not None:
-            raise ConfigError("duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only")
+            raise ConfigError("duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only (bench-duplex's)")
         return config
-    require_loop(registry, config.mode.value)
-    settings = config.duplex or DuplexSettings()
-    channel = config.channel
-    if channel == "identity" and SPEECH_CHANNEL in registry.components.get("channel", {}):
-        channel = SPEECH_CHANNEL
-    if settings.speech_complexity != "control" and channel == "identity":
-        raise ConfigError(
-            f"--speech-complexity {settings.speech_complexity} needs a speech channel: pip install 'bench-voice[engines]' and add --plugin voice"
-        )
-    with_history = [t.id for t in tasks if t.initial_state and t.initial_state.message_history]
-    if with_history:
-        raise ConfigError(
-            f"{len(with_history)} tasks open with a message history (e.g. {with_history[0]!r}), which a "
-            "full-duplex conversation cannot replay (as in tau2): leave them out with --task-id"
-        )
+    loop = require_loop(registry, config.mode.value)
+    settings, channel = loop.configure(config.duplex, config.channel, list(registry.components.get("channel", {})), tasks)
     return attrs.evolve(config, duplex=settings, channel=channel)
 
 
-def require_loop(registry: Registry, mode: str) -> None:
-    """Refuse a run in a mode that no loaded plugin plays, naming the distribution that plays it."""
+def require_loop(registry: Registry, mode: str) -> ConversationLoop:
+    """The loop playing a mode; a run in a mode that no loaded plugin plays is refused, naming the distribution."""
     if mode in registry.components.get("conversation loop", {}):
-        return
+        return registry.get("conversation loop", mode)
     plugin = LOOP_PLUGINS[mode]
     if plugin in installed_entry_points():
         raise ConfigError(

@@ -50,7 +50,7 @@ from bench_kernel.run.planning import (
     sweep_arms,
     task_vocabulary,
     with_component_defaults,
-    with_duplex_defaults,
+    with_loop_settings,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
@@ -116,7 +116,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
 
         tasks, excluded = await exclude_flagged(registry, data, tasks, config.exclude_flagged, str(store_path))
         config = attrs.evolve(config, exclude_flagged=excluded.flags)  # one order whatever the command line's: an identity
-    config = with_duplex_defaults(config, registry, tasks)
+    config = with_loop_settings(config, registry, tasks)
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, tasks)
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))

@@ -1,10 +1,11 @@
 """bench-duplex: full-duplex conversations, where user and agent stream audio at once in ticks of simulated time.
 
-It registers the conversation loop bench plays `--mode full-duplex` with (the kernel holds only the seam types:
-`Chunk`, `Side`, `Utterance`, `DuplexSettings`, the duplex sessions and the channel's duplex methods) and holds what
-voice plugins build on: the timeline the loop stores, the turn-taking wrappers that put turn-based participants on the
-line, text-paced speech and word error rate, telephone audio, and `RealtimeAdapter`, the base of speech-to-speech
-service adapters. `bench_duplex.testing` has the fake realtime servers and the adapters' conformance suite.
+It registers the conversation loop bench plays `--mode full-duplex` with (the kernel holds only that seam, the mode's
+name and its settings as a mapping) and holds what voice plugins build on: the types a duplex participant or channel
+is written against (`Chunk`, `Side`, `Utterance`, `DuplexSettings`, the duplex sessions), the timeline the loop
+stores, the turn-taking wrappers that put turn-based participants on the line, text-paced speech and word error rate,
+telephone audio, and `RealtimeAdapter`, the base of speech-to-speech service adapters. `bench_duplex.testing` has the
+fake realtime servers and the adapters' conformance suite.
 
 Names are exported lazily, as bench_kernel's are: a text run that loads every installed plugin never loads the loop.
 """
@@ -12,7 +13,7 @@ Names are exported lazily, as bench_kernel's are: a text run that loads every in
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -26,6 +27,7 @@ from bench_kernel import (
     Environment,
     EventLog,
     Limits,
+    Task,
     UserSession,
     hookimpl,
 )
@@ -62,6 +64,21 @@ if TYPE_CHECKING:
         b64encode,
         chat_function,
     )
+    from .seams import (
+        MAX_SECONDS,
+        SPEECH_CHANNEL,
+        SPEECH_COMPLEXITIES,
+        TICK_MS,
+        Chunk,
+        DuplexAgentSession,
+        DuplexChannelSession,
+        DuplexSettings,
+        DuplexUserSession,
+        Side,
+        TurnTakingSettings,
+        Utterance,
+        duplex_settings,
+    )
     from .speech import (
         CONTROL_TOKENS,
         NUMBER_WORDS,
@@ -82,13 +99,22 @@ __all__ = [
     "EFFECT_TYPES",
     "LOCKSTEP_DONE",
     "LOCKSTEP_TICK",
+    "MAX_SECONDS",
     "NUMBER_WORDS",
     "PACINGS",
     "PACKET_MS",
     "SAMPLE_RATE",
     "SILENCE_BYTE",
+    "SPEECH_CHANNEL",
+    "SPEECH_COMPLEXITIES",
+    "TICK_MS",
     "TIMELINE_INFO",
+    "Chunk",
     "Counters",
+    "DuplexAgentSession",
+    "DuplexChannelSession",
+    "DuplexSettings",
+    "DuplexUserSession",
     "FullDuplexLoop",
     "OpenSpeech",
     "Pacing",
@@ -97,6 +123,7 @@ __all__ = [
     "RealtimeError",
     "RealtimeSettings",
     "Resampler",
+    "Side",
     "Speech",
     "SpeechSegment",
     "TickOutput",
@@ -106,11 +133,14 @@ __all__ = [
     "ToolStamp",
     "TranscriptWriter",
     "TurnBasedAgent",
+    "TurnTakingSettings",
     "TurnTakingUser",
+    "Utterance",
     "VadSettings",
     "b64decode",
     "b64encode",
     "chat_function",
+    "duplex_settings",
     "edit_distance",
     "fit",
     "paced_utterance",
@@ -165,6 +195,21 @@ _EXPORTS_BY_MODULE: dict[str, tuple[str, ...]] = {
         "b64encode",
         "chat_function",
     ),
+    "seams": (
+        "MAX_SECONDS",
+        "SPEECH_CHANNEL",
+        "SPEECH_COMPLEXITIES",
+        "TICK_MS",
+        "Chunk",
+        "DuplexAgentSession",
+        "DuplexChannelSession",
+        "DuplexSettings",
+        "DuplexUserSession",
+        "Side",
+        "TurnTakingSettings",
+        "Utterance",
+        "duplex_settings",
+    ),
     "speech": ("CONTROL_TOKENS", "NUMBER_WORDS", "edit_distance", "paced_utterance", "speech_words", "spread", "utterance_id", "word_error_rate"),
     "timeline": ("ACTIONS", "EFFECT_TYPES", "TIMELINE_INFO", "SpeechSegment", "Timeline", "TimelineEntry", "ToolStamp"),
     "turntaking": ("CHECK_INS", "Counters", "Speech", "TurnBasedAgent", "TurnTakingUser", "split_stop"),
@@ -195,6 +240,14 @@ class FullDuplexLoop(ConversationLoop):
         from .loop import play_full_duplex  # imported on the first full-duplex conversation, never in text runs
 
         return await play_full_duplex(setup, env, agent, user, channel, events=events, limits=limits, audio_name=audio_name)
+
+    def configure(
+        self, settings: Mapping[str, Any] | None, channel: str, channels: Collection[str], tasks: Sequence[Task]
+    ) -> tuple[dict[str, Any], str]:
+        """The run's `DuplexSettings` completed and checked, and its channel (`voice` when loaded and none is named)."""
+        from .seams import configure
+
+        return configure(settings, channel, channels, tasks)
 
 
 @hookimpl

@@ -22,19 +22,14 @@ from bench_kernel import (
     AgentSession,
     AssistantMessage,
     ChannelSession,
-    Chunk,
     Conversation,
     ConversationSetup,
-    DuplexAgentSession,
-    DuplexSettings,
-    DuplexUserSession,
     Environment,
     Event,
     EventLog,
     Limits,
     Message,
     Requestor,
-    Side,
     TerminationReason,
     ToolCall,
     ToolMessage,
@@ -46,6 +41,7 @@ from bench_kernel import (
 )
 
 from .audio import ULAW_TO_PCM, fit, silence
+from .seams import Chunk, DuplexAgentSession, DuplexChannelSession, DuplexSettings, DuplexUserSession, Side, duplex_settings
 from .timeline import TIMELINE_INFO, SpeechSegment, Timeline, TimelineEntry, ToolStamp
 from .turntaking import TurnBasedAgent, TurnTakingUser
 
@@ -202,9 +198,10 @@ async def play_full_duplex(
     audio_name: str,
 ) -> Conversation:
     """A run's full-duplex conversation: turn-based participants take turns on the line, duplex ones stream."""
-    settings = setup.duplex
+    settings = duplex_settings(setup)
     assert settings is not None and user is not None
-    line = channel or ChannelSession()
+    # A channel written for turn-based conversations only carries the line as the base class does (text-paced speech).
+    line = channel if isinstance(channel, DuplexChannelSession) else DuplexChannelSession()
     duplex_agent = agent if isinstance(agent, DuplexAgentSession) else TurnBasedAgent(agent, line, settings)
     duplex_user = user if isinstance(user, DuplexUserSession) else TurnTakingUser(user, line, settings)
     if isinstance(duplex_user, TurnTakingUser):
@@ -219,7 +216,7 @@ async def run_duplex(
     agent: DuplexAgentSession,
     user: DuplexUserSession,
     *,
-    channel: ChannelSession,
+    channel: DuplexChannelSession,
     settings: DuplexSettings,
     events: EventLog,
     limits: Limits = Limits(),
@@ -249,7 +246,7 @@ async def run_duplex(
     return convo
 
 
-async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession, channel: ChannelSession, limits: Limits) -> None:
+async def _ticks(play: _Play, agent: DuplexAgentSession, user: DuplexUserSession, channel: DuplexChannelSession, limits: Limits) -> None:
     convo, tick_ms, rec = play.convo, play.settings.tick_ms, play.writer
     await channel.begin()
     quiet = Chunk(audio=silence(tick_ms))
@@ -304,12 +301,12 @@ async def _step(
         return None
 
 
-def _on_line(channel: ChannelSession, chunk: Chunk, side: Side, tick: int, tick_ms: int) -> Chunk:
+def _on_line(channel: DuplexChannelSession, chunk: Chunk, side: Side, tick: int, tick_ms: int) -> Chunk:
     carried = channel.on_line(chunk, side, tick, tick_ms=tick_ms)
     return attrs.evolve(carried, audio=fit(carried.audio, tick_ms))
 
 
-def _store_timeline(play: _Play, channel: ChannelSession, events: EventLog, audio_name: str | None) -> None:
+def _store_timeline(play: _Play, channel: DuplexChannelSession, events: EventLog, audio_name: str | None) -> None:
     writer, keep = play.writer, play.settings.keep_audio
     timeline = writer.timeline(_conditions(channel))
     if writer.audio is not None and audio_name and keep:
@@ -320,7 +317,7 @@ def _store_timeline(play: _Play, channel: ChannelSession, events: EventLog, audi
         events.emit(segment, source="duplex", message_index=at)
 
 
-def _conditions(channel: ChannelSession) -> dict[str, Any]:
+def _conditions(channel: DuplexChannelSession) -> dict[str, Any]:
     try:
         return dict(channel.conditions())
     except Exception as exc:  # noqa: BLE001 - the timeline is kept whatever the channel's report does

@@ -27,9 +27,17 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from bench_kernel import TICK_MS, ConfigError, ModelAuthError, ModelError, ModelHTTPError, ModelUnavailableError, ToolCall
+from bench_kernel import (
+    ConfigError,
+    ModelAuthError,
+    ModelError,
+    ModelHTTPError,
+    ModelUnavailableError,
+    ToolCall,
+)
 
 from .audio import SAMPLE_RATE, Resampler, fit, pcm_bytes, pcm_samples, pcm_to_ulaw, tick_bytes, ulaw_to_pcm
+from .seams import TICK_MS
 
 __all__ = [
     "LOCKSTEP_DONE",

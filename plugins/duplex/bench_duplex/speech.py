@@ -12,9 +12,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from bench_kernel import Chunk, Side, Utterance
-
 from .audio import SAMPLE_RATE, fit, tick_bytes, ulaw_byte
+from .seams import Chunk, Side, Utterance
 
 CHARS_PER_SECOND = 15.0
 """About 150 words a minute."""

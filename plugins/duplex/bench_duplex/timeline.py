@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 
 import attrs
 
-from bench_kernel import TICK_MS, Side, unstructure
+from bench_kernel import unstructure
+
+from .seams import TICK_MS, Side
 
 ACTIONS = ("keep_talking", "stop_talking", "generate_message", "wait", "backchannel")
 """The user's turn-taking decisions, one per tick (tau2's names)."""

@@ -19,19 +19,14 @@ from bench_kernel import (
     STOP_TOKENS,
     AgentSession,
     AssistantMessage,
-    ChannelSession,
-    Chunk,
-    DuplexAgentSession,
-    DuplexSettings,
-    DuplexUserSession,
     Message,
-    Side,
     ToolCall,
     ToolMessage,
     UserMessage,
     UserSession,
 )
 
+from .seams import Chunk, DuplexAgentSession, DuplexChannelSession, DuplexSettings, DuplexUserSession, Side
 from .speech import paced_utterance
 
 CHECK_INS = ("Hello? Are you still there?", "Hello? I'm still waiting.")
@@ -50,7 +45,7 @@ class Speech:
     """What a side is saying: the chunks left of its current utterance."""
 
     side: Side
-    channel: ChannelSession
+    channel: DuplexChannelSession
     settings: DuplexSettings
     queue: list[Chunk] = attrs.field(factory=list)
     said: int = 0
@@ -109,7 +104,7 @@ class TurnTakingUser(DuplexUserSession):
     """A turn-based user simulator speaking on a full-duplex line."""
 
     inner: UserSession
-    channel: ChannelSession
+    channel: DuplexChannelSession
     settings: DuplexSettings
     interrupts: bool = False
     """The persona barges in (an LLM decides when, every interruption-check interval)."""
@@ -128,7 +123,7 @@ class TurnTakingUser(DuplexUserSession):
     def __attrs_post_init__(self) -> None:
         self.speech = Speech("user", self.channel, self.settings)
 
-    def attach(self, channel: ChannelSession) -> None:
+    def attach(self, channel: DuplexChannelSession) -> None:
         """Speak through the conversation's channel session (started after the user's own session)."""
         self.channel = channel
         self.speech.channel = channel
@@ -248,7 +243,7 @@ class TurnBasedAgent(DuplexAgentSession):
     """A turn-based agent on a full-duplex line: it answers after the user's end-of-turn pause and yields to barge-ins."""
 
     inner: AgentSession
-    channel: ChannelSession
+    channel: DuplexChannelSession
     settings: DuplexSettings
     end_of_turn_s: float = 0.6
     """User silence that ends the user's turn (a voice-activity detector's silence window plus a margin)."""

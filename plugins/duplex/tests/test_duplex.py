@@ -5,33 +5,52 @@ from __future__ import annotations
 import asyncio
 import json
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 import pytest
 import sqlite_utils
-from bench_duplex import Timeline, TurnTakingUser, paced_utterance, run_duplex, silence, speech_segments, split_stop, spread, tick_bytes
+from bench_duplex import (
+    Chunk,
+    DuplexAgentSession,
+    DuplexChannelSession,
+    DuplexSettings,
+    DuplexUserSession,
+    FullDuplexLoop,
+    Timeline,
+    TurnTakingUser,
+    paced_utterance,
+    run_duplex,
+    silence,
+    speech_segments,
+    split_stop,
+    spread,
+    tick_bytes,
+)
 from bench_mock import MockDomain
 from click.testing import CliRunner, Result
 
 from bench_kernel import (
+    Channel,
     ChannelSession,
-    Chunk,
     Conversation,
+    ConversationSetup,
     DomainOptions,
-    DuplexAgentSession,
-    DuplexSettings,
-    DuplexUserSession,
     EventLog,
     Limits,
     Message,
+    Mode,
+    RunConfig,
     TerminationReason,
     ToolCall,
     ToolMessage,
     UserMessage,
     UserSession,
     build_environment,
+    get_plugin_manager,
+    hookimpl,
+    run,
     structure,
 )
 from bench_kernel.testing import cli
@@ -88,14 +107,13 @@ def play(
     agent: DuplexAgentSession,
     user: DuplexUserSession,
     settings: DuplexSettings = SETTINGS,
-    channel: ChannelSession | None = None,
+    channel: DuplexChannelSession | None = None,
     events: EventLog | None = None,
     **limits: float,
 ) -> Conversation:
     env = build_environment(MockDomain(name="mock").load(DomainOptions()), None)
-    return asyncio.run(
-        run_duplex(env, agent, user, channel=channel or ChannelSession(), settings=settings, events=events or EventLog(), limits=Limits(**limits))
-    )  # type: ignore[arg-type]
+    line = channel or DuplexChannelSession()
+    return asyncio.run(run_duplex(env, agent, user, channel=line, settings=settings, events=events or EventLog(), limits=Limits(**limits)))  # type: ignore[arg-type]
 
 
 def timeline_of(events: EventLog) -> Timeline:
@@ -193,7 +211,7 @@ def test_text_paced_speech_lasts_as_long_as_the_text_takes_to_say() -> None:
 
 def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None:
     inner = ScriptedUser(UserMessage(content="I need help."), UserMessage(content="Bye ###STOP###"))
-    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    user = TurnTakingUser(inner, DuplexChannelSession(), SETTINGS)
     agent = Recorded(script={t: Chunk(text="ok ", speech=True, utterance="a1") for t in range(40, 43)})
     events = EventLog()
     convo = play(agent, user, events=events)
@@ -209,7 +227,7 @@ def test_the_turn_taking_user_waits_for_its_thresholds_before_speaking() -> None
 def test_the_user_checks_in_twice_when_the_agent_stays_silent_then_waits_for_the_time_limit() -> None:
     inner = ScriptedUser(UserMessage(content="I need help."), UserMessage(content="Bye ###STOP###"))
     events = EventLog()
-    convo = play(Recorded(), TurnTakingUser(inner, ChannelSession(), SETTINGS), events=events)
+    convo = play(Recorded(), TurnTakingUser(inner, DuplexChannelSession(), SETTINGS), events=events)
     said = [m.content for m in convo.messages if m.role == "user"]
     # The scenario never moves on unheard: two check-ins, then silence until the limit.
     assert said == ["I need help.", "Hello? Are you still there?", "Hello? I'm still waiting."]
@@ -219,7 +237,7 @@ def test_the_user_checks_in_twice_when_the_agent_stays_silent_then_waits_for_the
 
 def test_the_user_stops_talking_when_the_agent_talks_over_it() -> None:
     inner = ScriptedUser(UserMessage(content="word " * 40), UserMessage(content="###STOP###"))
-    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    user = TurnTakingUser(inner, DuplexChannelSession(), SETTINGS)
     # The agent barges in at tick 30, four ticks after the user began, and keeps talking for 3 s.
     agent = Recorded(script={t: Chunk(text="y", speech=True, utterance="a1") for t in range(30, 45)})
     events = EventLog()
@@ -236,7 +254,7 @@ def test_the_user_stops_talking_when_the_agent_talks_over_it() -> None:
 def test_the_turn_taking_user_performs_tool_calls_and_speaks_their_result_after() -> None:
     call = ToolCall(id="u1", name="check_router_light", requestor="user")
     inner = ScriptedUser(UserMessage(tool_calls=[call]), UserMessage(content="It is off."), UserMessage(content="###STOP###"))
-    user = TurnTakingUser(inner, ChannelSession(), SETTINGS)
+    user = TurnTakingUser(inner, DuplexChannelSession(), SETTINGS)
     events = EventLog()
     convo = play(Recorded(), user, events=events)
     stamps = timeline_of(events).tools
@@ -261,7 +279,7 @@ def test_kept_audio_is_a_stereo_recording_of_both_sides(tmp_path: Path) -> None:
             env,
             Recorded(),
             Talker(start=0, ticks=2, stop_at=6),
-            channel=ChannelSession(),
+            channel=DuplexChannelSession(),
             settings=DuplexSettings(keep_audio=str(tmp_path)),
             events=events,
             audio_name="conv",
@@ -306,6 +324,79 @@ def test_speech_conditions_other_than_control_need_a_speech_channel(tmp_path: Pa
     assert result.exit_code != 0 and "--speech-complexity regular needs a speech channel" in result.output
     assert "bench-voice[engines]" in result.output
     assert not (tmp_path / "r.db").exists()
+
+
+STORED_BEFORE = {
+    "keep_audio": None,
+    "max_seconds": 1200.0,
+    "speech_complexity": "control",
+    "tick_ms": 100,
+    "turn_taking": {
+        "integration_s": 0.5,
+        "interruption_check_s": 2.0,
+        "silence_annotation_s": 4.0,
+        "wait_other_s": 1.0,
+        "wait_self_s": 5.0,
+        "yield_interrupted_s": 1.0,
+        "yield_interrupting_s": 5.0,
+    },
+}
+"""`duplex` in the stored configuration of a `--tick-ms 100` run from before the settings left the kernel."""
+
+
+def test_the_settings_a_run_stores_and_hashes_are_those_stored_before_they_left_the_kernel(tmp_path: Path) -> None:
+    """So a run begun before the move resumes with the same command (same identity, same run id)."""
+    settings, channel = FullDuplexLoop().configure({"tick_ms": 100}, "identity", ["identity"], [])
+    assert settings == STORED_BEFORE and channel == "identity"
+    stored = RunConfig.from_stored({"domain": "mock", "mode": "full-duplex", "duplex": STORED_BEFORE})
+    assert stored.identity()["duplex"] == STORED_BEFORE
+    db = tmp_path / "r.db"
+    assert invoke("run", "--plugin", "mock", "--db", str(db), "--mode", "full-duplex", "--tick-ms", "100", "--num-tasks", "1").exit_code == 0
+    [config] = [json.loads(r["config_json"]) for r in sqlite_utils.Database(db).query("select config_json from runs")]
+    assert config["duplex"] == STORED_BEFORE
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--speech-complexity", "noisy", "speech complexity 'noisy' is not one of tau2's levels (control, regular, control_audio,"),
+        ("--tick-ms", "5", "'tick_ms' must be >= 20: 5"),
+        ("--max-duration", "0.5", "'max_seconds' must be >= 1: 0.5"),
+    ],
+)
+def test_settings_out_of_range_are_refused_before_anything_is_stored(tmp_path: Path, option: str, value: str, message: str) -> None:
+    result = invoke("run", "--plugin", "mock", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex", option, value)
+    assert result.exit_code != 0 and "--mode full-duplex settings" in result.output and message in result.output, result.output
+    assert not (tmp_path / "r.db").exists()
+
+
+class Shout(ChannelSession):
+    """A text-only channel: it knows nothing of full duplex."""
+
+    async def to_agent(self, message: UserMessage) -> UserMessage:
+        return attrs.evolve(message, content=(message.content or "").upper())
+
+
+@attrs.define(kw_only=True)
+class ShoutChannel(Channel):
+    name: str = "shout"
+
+    def start(self, setup: ConversationSetup) -> ChannelSession:
+        return Shout()
+
+
+class ShoutPlugin:
+    @hookimpl
+    def register_channels(self, register: Callable[[Channel], None]) -> None:
+        register(ShoutChannel())
+
+
+def test_a_channel_written_for_turns_only_carries_the_line_as_the_base_class_does(tmp_path: Path) -> None:
+    plugins = get_plugin_manager(["mock", "duplex"], extra=[("shout", ShoutPlugin())])
+    config = RunConfig(domain="mock", mode=Mode.FULL_DUPLEX, channel="shout", num_tasks=2)
+    summary = run(config, tmp_path / "r.db", plugins=plugins)
+    rows = list(sqlite_utils.Database(tmp_path / "r.db").query("select reward from conversations where arm = 'agent'"))
+    assert summary.finished and {r["reward"] for r in rows} == {1.0}
 
 
 def test_a_run_without_the_plugin_loaded_is_refused_naming_it(tmp_path: Path) -> None:

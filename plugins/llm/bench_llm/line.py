@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import attrs
+from bench_duplex import Chunk
 
-from bench_kernel import Chunk, MessageStyle, ToolCall, ToolMessage
+from bench_kernel import MessageStyle, ToolCall, ToolMessage
 
 from .chat import OPENAI, speaker, tool_result
 

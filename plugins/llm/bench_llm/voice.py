@@ -17,13 +17,11 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import attrs
-from bench_duplex import TurnTakingUser
+from bench_duplex import Chunk, DuplexChannelSession, TurnTakingUser, duplex_settings
 
 from bench_kernel import (
     BudgetExceededError,
-    ChannelSession,
     ChatRequest,
-    Chunk,
     ConfigError,
     ConversationSetup,
     Message,
@@ -178,7 +176,7 @@ class VoiceUser(UserSimulator):
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A voice session on the conversation's line (refused outside full duplex)."""
-        settings = setup.duplex
+        settings = duplex_settings(setup)
         if settings is None:
             raise ConfigError(
                 f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
@@ -192,4 +190,5 @@ class VoiceUser(UserSimulator):
         )
         inner = HeardUserSession(setup, chat_log(setup, "user", voice_user_prompt(setup), user_view), line=line)
         interrupts, backchannels = behaviour(settings.speech_complexity)
-        return VoiceUserSession(inner, ChannelSession(), settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)
+        line_channel = DuplexChannelSession()  # the loop attaches the conversation's channel
+        return VoiceUserSession(inner, line_channel, settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)

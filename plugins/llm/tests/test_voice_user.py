@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_duplex import TurnTakingUser
+from bench_duplex import Chunk, TurnTakingUser
 from bench_llm.line import Heard, Line, split_at_contained
 from bench_llm.prompts import voice_user_prompt
 from bench_llm.texts import own_render
@@ -21,11 +21,9 @@ from bench_llm.voice import DECISION_ROLE, VoiceUser, VoiceUserSession, behaviou
 from bench_kernel import (
     ChatRequest,
     ChatResponse,
-    Chunk,
     ConfigError,
     ConversationSetup,
     DomainData,
-    DuplexSettings,
     EventLog,
     Mode,
     ModelConfig,
@@ -176,7 +174,7 @@ def session_setup(data: DomainData, models: StubModels, level: str = "regular") 
         user_tools=None,
         models=models,
         events=EventLog(),
-        duplex=DuplexSettings(speech_complexity=level),
+        duplex={"speech_complexity": level},
     )
 
 
@@ -340,7 +338,7 @@ def test_a_regular_call_through_the_voice_channel_decides_and_ends(tmp_path: Pat
         task_ids=[TASK],
         baseline=False,
         models=models,
-        duplex=DuplexSettings(speech_complexity="regular"),
+        duplex={"speech_complexity": "regular"},
     )
     summary = run(config, tmp_path / "regular.db", plugins=plugins)
     store = Store(tmp_path / "regular.db")

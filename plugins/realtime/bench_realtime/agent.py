@@ -7,14 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
-from bench_duplex import PACINGS, RealtimeAdapter, RealtimeSettings, TickOutput, fit
+from bench_duplex import PACINGS, Chunk, DuplexAgentSession, RealtimeAdapter, RealtimeSettings, TickOutput, duplex_settings, fit
 
 from bench_kernel import (
     Agent,
-    Chunk,
     ConfigError,
     ConversationSetup,
-    DuplexAgentSession,
     LedgerEntry,
     ModelConfig,
     ToolCall,
@@ -106,7 +104,8 @@ def settings_for(setup: ConversationSetup, provider: str, config: ModelConfig) -
     pacing = str(options.get("pacing", config.options.get("pacing", "auto")))
     if pacing not in PACINGS:
         raise ConfigError(f"realtime agent: pacing must be one of {', '.join(PACINGS)}, not {pacing!r}")
-    assert setup.duplex is not None
+    duplex = duplex_settings(setup)
+    assert duplex is not None
     known = {"provider", "voice", "reasoning_effort", "pacing"}
     return RealtimeSettings(
         model=config.model,
@@ -115,7 +114,7 @@ def settings_for(setup: ConversationSetup, provider: str, config: ModelConfig) -
         instructions=instructions(setup),
         tools=tuple(setup.agent_tools),
         voice=str(options.get("voice") or PROVIDERS[provider].voice),
-        tick_ms=setup.duplex.tick_ms,
+        tick_ms=duplex.tick_ms,
         pacing=pacing,  # type: ignore[arg-type]
         reasoning_effort=_text_or_none(options.get("reasoning_effort")),
         connect_timeout_s=min(config.timeout_s, 60.0),

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_duplex import RealtimeConnectionError, RealtimeError, silence
+from bench_duplex import Chunk, RealtimeConnectionError, RealtimeError, silence
 from bench_duplex.testing import (
     FakeGeminiLiveServer,
     FakeOpenAIRealtimeServer,
@@ -22,10 +22,8 @@ from bench_realtime.prices import cost_of
 
 from bench_kernel import (
     INFRASTRUCTURE_FAILURES,
-    Chunk,
     ConfigError,
     ConversationModels,
-    DuplexSettings,
     ModelAuthError,
     ModelConfig,
     ModelHub,
@@ -45,7 +43,7 @@ def setup_for(
     """A kit conversation's set-up, in full duplex, whose agent role points at a fake server."""
     hub = ModelHub(configs={"agent": ModelConfig(backend=backend, model=model, base_url=url)}, backends={})
     setup = kit_setup(models=ConversationModels(hub), options={"agent": dict(options or {})})
-    return attrs.evolve(setup, duplex=DuplexSettings(tick_ms=TICK) if duplex else None)
+    return attrs.evolve(setup, duplex={"tick_ms": TICK} if duplex else None)
 
 
 def play(server: FakeRealtimeServer, steps: Callable[[RealtimeSession], Awaitable[Any]], **setup: Any) -> Any:

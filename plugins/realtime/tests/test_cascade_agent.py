@@ -23,7 +23,6 @@ from bench_voice import Transcription, TranscriptionClient, TranscriptionRequest
 from bench_kernel import (
     BenchError,
     ConfigError,
-    DuplexSettings,
     Mode,
     Model,
     ModelConfig,
@@ -175,7 +174,7 @@ def cascade_run(db: Path, plugins: Any, **config: Any) -> sqlite_utils.Database:
         "mode": Mode.FULL_DUPLEX,
         "baseline": False,
         "speech_cache": False,
-        "duplex": DuplexSettings(max_seconds=90),
+        "duplex": {"max_seconds": 90},
         "models": dict(ENGINES),
     }
     summary = run(RunConfig(**{**defaults, **config}), db, plugins=plugins)
@@ -254,7 +253,7 @@ def test_refusals_name_what_is_wrong() -> None:
     agent = VoiceCascadeAgent()
 
     async def start(**changes: Any) -> None:
-        setup = attrs.evolve(kit_setup(), **{"services": registry, "duplex": DuplexSettings(), **changes})
+        setup = attrs.evolve(kit_setup(), **{"services": registry, "duplex": {}, **changes})
         session = agent.start(setup)
         await session.close()
 

@@ -12,7 +12,7 @@ import sqlite_utils
 from bench_realtime.cascade import plugin as cascade_plugin
 from bench_voice.engines import INSTALL, missing_engines
 
-from bench_kernel import DuplexSettings, Mode, RunConfig, get_plugin_manager, run
+from bench_kernel import Mode, RunConfig, get_plugin_manager, run
 from bench_kernel.testing import KitPlugin
 
 MISSING = missing_engines()
@@ -43,7 +43,7 @@ def test_the_cascade_hears_a_spoken_question_and_answers_it_aloud(tmp_path: Path
         task_ids=["read-note"],
         baseline=False,
         models=models,
-        duplex=DuplexSettings(max_seconds=90),
+        duplex={"max_seconds": 90},
     )
     summary = run(config, tmp_path / "r.db", plugins=plugins)
     db = sqlite_utils.Database(tmp_path / "r.db")

@@ -151,7 +151,6 @@ def line_audio(level: str, seed: int) -> bytes:
         Chunk,
         ConversationModels,
         ConversationSetup,
-        DuplexSettings,
         Mode,
         ModelConfig,
         ModelHub,
@@ -176,7 +175,7 @@ def line_audio(level: str, seed: int) -> bytes:
         models=ConversationModels(hub),
         channel="voice",
         channel_options={},
-        duplex=DuplexSettings(tick_ms=200, speech_complexity=level),
+        duplex={"tick_ms": 200, "speech_complexity": level},
         data_dir=None,
     )
     voice: Any = VoiceChannel().start(setup)

@@ -9,7 +9,7 @@ from typing import Any
 import sqlite_utils
 from bench_duplex.testing import FakeOpenAIRealtimeServer, ScriptedResponse
 
-from bench_kernel import DuplexSettings, Mode, ModelConfig, RunConfig, get_plugin_manager, run
+from bench_kernel import Mode, ModelConfig, RunConfig, get_plugin_manager, run
 from bench_kernel.testing import KIT_DOMAIN, KitPlugin
 
 R = ScriptedResponse
@@ -30,7 +30,7 @@ def play(
         baseline=False,
         models=models,
         concurrency=1,
-        duplex=DuplexSettings(max_seconds=max_seconds),
+        duplex={"max_seconds": max_seconds},
     )
     summary = run(config, tmp_path / name, plugins=plugins)
     rows = list(
@@ -120,7 +120,7 @@ def test_persona_exposure_reaches_the_providers_instructions_and_context_exposur
             baseline=False,
             models=models,
             exposure="context",
-            duplex=DuplexSettings(max_seconds=10),
+            duplex={"max_seconds": 10},
         )
         with pytest.raises(ConfigError, match="cannot be given --exposure context"):
             run(config, tmp_path / "refused.db", plugins=plugins)

@@ -15,15 +15,13 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
-from bench_duplex import Timeline, TimelineEntry, ToolStamp, TranscriptWriter
+from bench_duplex import Chunk, Side, Timeline, TimelineEntry, ToolStamp, TranscriptWriter
 from bench_duplex import speech_segments as segments  # the loop's speech runs, as `duplex.speech` events
 
 from bench_kernel import (
     AssistantMessage,
-    Chunk,
     ConfigError,
     Message,
-    Side,
     TaskFileError,
     ToolCall,
     ToolMessage,

@@ -20,17 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-from bench_duplex import word_error_rate
+from bench_duplex import Chunk, DuplexChannelSession, Utterance, word_error_rate
 
 from bench_kernel import (
     AssistantMessage,
     Channel,
-    ChannelSession,
-    Chunk,
     ConversationSetup,
     ModelUnavailableError,
     UserMessage,
-    Utterance,
 )
 
 from .audio import digest, read_wav, with_noise, write_wav
@@ -46,7 +43,7 @@ Side = Literal["agent", "user"]
 
 
 @attrs.define
-class VoiceSession(ChannelSession):
+class VoiceSession(DuplexChannelSession):
     """The voice path for one conversation."""
 
     setup: ConversationSetup
@@ -167,6 +164,6 @@ class VoiceChannel(Channel):
         factory=lambda: {"tts": {"backend": "piper", "model": "joe"}, "asr": {"backend": "faster-whisper", "model": "tiny.en"}}
     )
 
-    def start(self, setup: ConversationSetup) -> ChannelSession:
+    def start(self, setup: ConversationSetup) -> DuplexChannelSession:
         """A voice session for one conversation."""
         return VoiceSession(setup)

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 import attrs
 import numpy as np
-from bench_duplex import spread, utterance_id, word_error_rate
+from bench_duplex import Chunk, Utterance, duplex_settings, spread, utterance_id, word_error_rate
 
-from bench_kernel import Chunk, ConversationSetup, Utterance
+from bench_kernel import ConversationSetup
 
 from .audio import Pcm, digest, read_wav, write_wav
 from .complexity import SpeechConditions, conditions_for
@@ -82,7 +82,8 @@ class DuplexVoice:
     def start(cls, setup: ConversationSetup) -> DuplexVoice:
         """The conversation's conditions at the run's speech complexity, and its line with the noise files loaded."""
         options = dict(setup.channel_options)
-        level = setup.duplex.speech_complexity if setup.duplex is not None else "control"
+        settings = duplex_settings(setup)
+        level = settings.speech_complexity if settings is not None else "control"
         conditions = conditions_for(
             level, setup.task.id, setup.seed, setup.data_dir, noise_dir=str(options["noise_dir"]) if options.get("noise_dir") else None
         )

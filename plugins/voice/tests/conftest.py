@@ -187,7 +187,7 @@ def _duplex_setup(
     models: Any, *, level: str = "regular", seed: int = 7, task_id: str = "t1", data_dir: str | None = None, tick_ms: int = 200, **options: Any
 ) -> Any:
     """A full-duplex conversation's setup for the voice channel (`models`: a conversation's model access, or FakeModels)."""
-    from bench_kernel import ConversationSetup, DuplexSettings, Mode, Task, UserScenario
+    from bench_kernel import ConversationSetup, Mode, Task, UserScenario
 
     task = Task(id=task_id, user_scenario=UserScenario(instructions="Ask for help."))
     return ConversationSetup(
@@ -201,7 +201,7 @@ def _duplex_setup(
         models=models.models if isinstance(models, FakeModels) else models,
         channel="voice",
         channel_options=options,
-        duplex=DuplexSettings(tick_ms=tick_ms, speech_complexity=level),
+        duplex={"tick_ms": tick_ms, "speech_complexity": level},
         data_dir=data_dir,
     )
 

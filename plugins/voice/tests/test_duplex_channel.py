@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from bench_duplex import EFFECT_TYPES, tick_bytes, word_error_rate
+from bench_duplex import EFFECT_TYPES, Chunk, tick_bytes, word_error_rate
 from bench_voice import VoiceChannel
 from bench_voice.channel import VoiceSession
 from bench_voice.complexity import conditions_for
 
-from bench_kernel import Chunk, ConfigError
+from bench_kernel import ConfigError
 
 # The duplex line mixes and filters with numpy and scipy (the engines extra brings both).
 pytest.importorskip("numpy", reason="numpy is not installed: pip install 'bench-voice[engines]'")

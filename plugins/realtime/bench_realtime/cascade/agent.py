@@ -18,16 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-from bench_duplex import RealtimeSettings, TickOutput
+from bench_duplex import Chunk, DuplexAgentSession, RealtimeSettings, TickOutput, duplex_settings
 from bench_voice import SpeechModels
 
 from bench_kernel import (
     Agent,
     AgentSession,
-    Chunk,
     ConfigError,
     ConversationSetup,
-    DuplexAgentSession,
     Mode,
     Registry,
     ToolMessage,
@@ -114,12 +112,13 @@ def _start_inner(agent: Agent, setup: ConversationSetup, options: Mapping[str, A
 
 
 def _settings(setup: ConversationSetup, options: Mapping[str, Any]) -> RealtimeSettings:
-    assert setup.duplex is not None
+    duplex = duplex_settings(setup)
+    assert duplex is not None
     settings = RealtimeSettings(
         model=MODEL,
         instructions=instructions(setup),
         tools=tuple(setup.agent_tools),
-        tick_ms=setup.duplex.tick_ms,
+        tick_ms=duplex.tick_ms,
         pacing=str(options.get("pacing", "lockstep")),  # type: ignore[arg-type]
         options={"language": "en", "transcription_model": "asr"},
     )
