@@ -145,10 +145,10 @@ SENTENCES = (
 
 def line_audio(level: str, seed: int) -> bytes:
     """SENTENCES spoken by piper and carried by bench-voice's user line at a speech complexity, then 1.2 s of line."""
+    from bench_duplex import Chunk
     from bench_voice import PiperModel, VoiceChannel, WhisperModel
 
     from bench_kernel import (
-        Chunk,
         ConversationModels,
         ConversationSetup,
         Mode,

@@ -101,7 +101,7 @@ def test_conditions_name_the_persona_voice_and_source(fake_models: Any, duplex_s
     assert named.conditions()["voice"] == "amy"
     asyncio.run(named.render("Hi there.", "user", tick_ms=200, index=0))
     assert fake_models.spoken[-1].voice == "amy"
-    with pytest.raises(ConfigError, match="the levels are"):
+    with pytest.raises(ConfigError, match="not one of tau2's levels"):
         session(duplex_setup(fake_models, level="noisy")).conditions()
 
 
