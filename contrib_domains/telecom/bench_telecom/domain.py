@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
 
+import bench_compose
+from bench_compose import Composer, Composition
 from bench_kernel import (
     ConfigError,
     Domain,
     DomainData,
     DomainOptions,
     Environment,
+    LazyTasks,
     Task,
     data_dir_for,
     get_logger,
+    inputs_key,
     read_json,
     read_tasks,
 )
+
+from . import faults
 
 from .faults import Subject
 from .generator import Generator, own_wording, wording_from_examples
@@ -26,6 +33,7 @@ from .phone import PhoneTools
 from .records import PaymentRequest, agent_reference_hash, agent_state_from, phone_reference_hash, phone_state_from, read_toml
 from .tools import TelecomTools
 
+Catalogue = dict[str, tuple[Composer, Composition, str]]
 TAU2_FILES = ("db.toml", "user_db.toml", "main_policy.md", "tech_support_manual.md")
 TAU2_SUBJECT = Subject(name="John Smith", phone_number="555-123-2002", overdue_bill_id="B1234321")
 OWN_OVERDUE_BILL = "B5900001"
@@ -62,10 +70,12 @@ def _load_tau2(data_dir: Path, options: DomainOptions) -> DomainData:
     generator = Generator(subject=_tau2_subject(base), wording=wording)
     splits_path = data_dir / "split_tasks.json"
     splits = read_json(splits_path) if splits_path.is_file() else {}
-    splits = {**splits, "composed": generator.ids()}
+    catalogue = generator.by_id()
+    splits = {**splits, "composed": list(catalogue)}
     # tau2's task set (its tasks.json) is its split "full"; without a split file, every composition.
     name = options.split or ("full" if "full" in splits else "composed")
-    return _with_tasks(base, generator, splits, name, splits_path, options)
+    inputs = [data_dir / n for n in ("db.toml", "user_db.toml", "tasks_small.json", "split_tasks.json")]
+    return _with_tasks(base, catalogue, splits, name, splits_path, options, inputs if examples.is_file() else [*inputs, _packaged("wording.toml")])
 
 
 def _load_own(data_dir: Path, options: DomainOptions) -> DomainData:
@@ -76,7 +86,10 @@ def _load_own(data_dir: Path, options: DomainOptions) -> DomainData:
         source=str(data_dir),
     )
     generator = Generator(subject=_own_subject(base), wording=own_wording(data_dir / "wording.toml"))
-    return _with_tasks(base, generator, generator.own_splits(), options.split or "default", data_dir / "wording.toml", options)
+    inputs = [data_dir / n for n in ("db.toml", "user_db.toml", "wording.toml")]
+    catalogue = generator.by_id()
+    splits = generator.own_splits(list(catalogue))
+    return _with_tasks(base, catalogue, splits, options.split or "default", data_dir / "wording.toml", options, inputs)
 
 
 def _data(data_dir: Path, *, policy_files: tuple[str, ...], phone: type[PhoneTools] | None, source: str) -> DomainData:
@@ -112,16 +125,29 @@ def _policy(main: str, manual: str) -> str:
     return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
 
 
-def _with_tasks(base: DomainData, generator: Generator, splits: dict[str, list[str]], name: str, source: Path, options: DomainOptions) -> DomainData:
+def _with_tasks(base: DomainData, catalogue: Catalogue, splits: dict[str, list[str]], name: str, source: Path, options: DomainOptions, inputs: list[Path]) -> DomainData:
+    """The domain with the split's tasks, each composed when a run (or a listing) first uses it."""
     if options.tasks_file is not None:
         return attrs.evolve(base, tasks=read_tasks(options.tasks_file, options))
     if name not in splits:
         raise ConfigError(f"unknown split {name!r} for telecom ({source}); known: {', '.join(sorted(splits))}")
-    tasks: list[Task] = generator.build(base, splits[name])
-    unknown = sorted(set(splits[name]) - {t.id for t in tasks})
+    wanted = set(splits[name])
+    unknown = sorted(wanted - set(catalogue))
     if unknown:
         raise ConfigError(f"split {name!r} of {source} names {len(unknown)} task ids the telecom generator does not compose, e.g. {unknown[0]!r}")
-    return attrs.evolve(base, tasks=tasks)
+    # The tasks' hash is kept on disk by what decides them: these files, this code (telecom's and bench-compose's), the split.
+    key = inputs_key([*inputs, *_code_files()], name)
+    ids = [i for i in catalogue if i in wanted]  # catalogue order, as the generator builds them
+
+    def build(chosen: Sequence[str]) -> list[Task]:
+        return [composer.build(base, composition, persona) for composer, composition, persona in (catalogue[i] for i in chosen)]
+
+    return attrs.evolve(base, tasks=LazyTasks(ids, build, inputs_key=key))
+
+
+def _code_files() -> list[Path]:
+    """The source files of the code that composes telecom's tasks."""
+    return sorted(path for module in (faults, bench_compose) for path in Path(module.__file__ or "").parent.glob("*.py"))
 
 
 def _tau2_subject(data: DomainData) -> Subject:

@@ -205,6 +205,10 @@ class Generator:
         """Every composition of every intent with its persona, in task order (cheap: nothing is built)."""
         return [(composer, composition, persona) for composer in self.composers() for composition, persona in composer.compositions()]
 
+    def by_id(self) -> dict[str, tuple[Composer, Composition, str]]:
+        """The catalogue by task id, in task order."""
+        return {composed_id(composer.intent, composition, persona): (composer, composition, persona) for composer, composition, persona in self.catalogue()}
+
     def build(self, data: DomainData, wanted: Iterable[str] | None = None) -> list[Task]:
         """The tasks with these ids (all when None), in catalogue order."""
         chosen = None if wanted is None else set(wanted)
@@ -218,9 +222,9 @@ class Generator:
         """Every composed id, in task order."""
         return [composed_id(composer.intent, composition, persona) for composer, composition, persona in self.catalogue()]
 
-    def own_splits(self) -> dict[str, list[str]]:
-        """Our splits: `small` (single faults), `default` (small plus a sample per bin), `full` (everything)."""
-        ids = self.ids()
+    def own_splits(self, ids: list[str] | None = None) -> dict[str, list[str]]:
+        """Our splits: `small` (single faults), `default` (small plus a sample per bin), `full` (everything = `ids`)."""
+        ids = self.ids() if ids is None else ids
         small = [i for i in ids if _fault_count(i) == 1]
         bins: dict[tuple[str, int], list[str]] = defaultdict(list)
         for task_id in ids:

@@ -33,6 +33,7 @@ from bench_kernel.store.store import RunRecord, Store
 from bench_kernel.tasks.domain import Domain, DomainData, DomainOptions, build_environment
 from bench_kernel.tasks.extensions import PLUGIN_COMPONENTS, TaskVocabulary, task_problems
 from bench_kernel.tasks.fit import check_fit, check_toolkits
+from bench_kernel.tasks.lazy import LazyTasks, task_ids
 
 log = get_logger()
 BASELINE_AGENT = "do-nothing"
@@ -48,8 +49,13 @@ MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
 
 
-def load_domain(registry: Registry, config: RunConfig) -> DomainData:
-    """Pick the run's domain and load its data and tasks."""
+def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = False) -> DomainData:
+    """Pick the run's domain and load its data and tasks.
+
+    A domain that builds its tasks lazily (`LazyTasks`) has them narrowed to those the run selects (--task-id,
+    --num-tasks) before they are checked, so a run builds only what it plays; `every_task` keeps every task (listings,
+    `bench check`, exports). The task set's hash covers every task either way.
+    """
     name = config.domain or _only_domain(registry)
     domain: Domain = registry.get("domain", name)
     options = DomainOptions(
@@ -74,8 +80,10 @@ def load_domain(registry: Registry, config: RunConfig) -> DomainData:
     if (config.retrieval is not None or config.retrieval_options) and data.retrieval is None:
         raise ConfigError(f"domain {name!r} (plugin {plugin!r}) has no knowledge-retrieval variants: drop --retrieval")
     check_toolkits(data, plugin)
-    check_fit(data, str(where))
     data = transformed_domain(registry, config, data)
+    if isinstance(data.tasks, LazyTasks) and not every_task and (config.task_ids or config.num_tasks is not None):
+        data = attrs.evolve(data, tasks=data.tasks.narrowed(selected_ids(data.tasks, config)))
+    check_fit(data, str(where))
     problems = task_problems(data.tasks, options.vocabulary.extensions if options.vocabulary else ())
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
@@ -113,18 +121,29 @@ def _only_domain(registry: Registry) -> str:
 
 def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
     """The run's tasks: the split's (already applied), then --task-id, then --num-tasks."""
-    tasks = data.tasks
     if config.task_ids:
-        known = {t.id for t in tasks}
+        known = set(task_ids(data.tasks))
         missing = [i for i in config.task_ids if i not in known]
         if missing:
             raise ConfigError(f"unknown task ids in domain {data.name!r}: {', '.join(missing)}")
-        tasks = [t for t in tasks if t.id in set(config.task_ids)]
-    if config.num_tasks is not None:
-        tasks = tasks[: config.num_tasks]
+    chosen = selected_ids(data.tasks, config)
+    if isinstance(data.tasks, LazyTasks):
+        tasks = list(data.tasks.narrowed(chosen))  # only the chosen tasks are built
+    else:
+        wanted = set(chosen)
+        tasks = [t for t in data.tasks if t.id in wanted]
     if not tasks:
         raise ConfigError(f"no tasks selected in domain {data.name!r}")
     return tasks
+
+
+def selected_ids(tasks: Sequence[Task], config: RunConfig) -> list[str]:
+    """The ids of the tasks --task-id and --num-tasks select, in task order (unknown ids left out)."""
+    ids = task_ids(tasks)
+    if config.task_ids:
+        wanted = set(config.task_ids)
+        ids = [i for i in ids if i in wanted]
+    return ids[: config.num_tasks] if config.num_tasks is not None else ids
 
 
 def sweep_arms(config: RunConfig) -> list[str]:

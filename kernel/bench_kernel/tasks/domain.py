@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -16,8 +15,9 @@ from bench_kernel.errors import ConfigError
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode, ToolMessage, UserMessage
 from bench_kernel.schema.tasks import Task
-from bench_kernel.serialization import canonical_json, read_json, structure, unstructure
+from bench_kernel.serialization import read_json, structure
 from bench_kernel.tasks.extensions import TaskVocabulary
+from bench_kernel.tasks.lazy import LazyTasks, task_set_hash
 from bench_kernel.tasks.loading import load_tasks
 from bench_kernel.tools.environment import Environment, ToolContext, Toolkit
 from bench_kernel.tools.state import DeferredTables, State
@@ -46,7 +46,8 @@ class DomainData:
     """A loaded domain: tasks, policy, pristine states and toolkit classes."""
 
     name: str
-    tasks: list[Task]
+    tasks: Sequence[Task]
+    """A list, or `LazyTasks` for a domain that builds its tasks (each on first use)."""
     policy: str
     agent_toolkit: type[Toolkit]
     agent_state: State
@@ -104,9 +105,9 @@ class DomainData:
 
     def task(self, task_id: str) -> Task:
         """The task with this id."""
-        for task in self.tasks:
-            if task.id == task_id:
-                return task
+        found = self.tasks.get(task_id) if isinstance(self.tasks, LazyTasks) else next((t for t in self.tasks if t.id == task_id), None)
+        if found is not None:
+            return found
         raise ConfigError(f"task {task_id!r} not found in domain {self.name!r}")
 
     def policy_for(self, mode: Mode, task: Task | None = None) -> str:
@@ -121,8 +122,7 @@ class DomainData:
 
     def content_hash(self) -> str:
         """A hash of the tasks and policy, stored with a run so a changed task set is noticed."""
-        payload = canonical_json({"tasks": [unstructure(t) for t in self.tasks], "policy": self.policy})
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return task_set_hash(self.tasks, self.policy)
 
 
 @attrs.define(kw_only=True)

@@ -1,0 +1,143 @@
+"""Tasks built when first used: a domain that makes its tasks (composes them) builds only those a run plays."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import overload
+
+import attrs
+
+from bench_kernel.errors import ConfigError
+from bench_kernel.schema.tasks import Task
+from bench_kernel.serialization import canonical_json, unstructure
+
+CACHE_VARIABLE = "BENCH_CACHE_DIR"
+"""The directory of bench's caches (default ~/.cache/bench); task-set hashes live in its `task-sets/`."""
+
+
+@attrs.define(eq=False)
+class _Source:
+    """What every view of one task set shares: its ids, its builder and the tasks built so far."""
+
+    ids: list[str]
+    build: Callable[[Sequence[str]], Iterable[Task]]
+    inputs_key: str | None
+    built: dict[str, Task] = attrs.Factory(dict)
+
+    def get(self, ids: Sequence[str]) -> list[Task]:
+        missing = [i for i in ids if i not in self.built]
+        if missing:
+            self.built.update((t.id, t) for t in self.build(missing))
+            unbuilt = [i for i in missing if i not in self.built]
+            if unbuilt:
+                raise ConfigError(f"the domain's task builder made no task {unbuilt[0]!r}")
+        return [self.built[i] for i in ids]
+
+
+class LazyTasks(Sequence[Task]):
+    """A domain's tasks known by id up front, each built on first access (a whole batch at once when iterated).
+
+    `build(ids)` returns the tasks with those ids; `inputs_key` is a content hash of everything that decides the tasks
+    (data files, the builder's code): with it, the task set's hash is kept on disk and a later start skips building
+    every task to compute it (`task_set_hash`).
+    """
+
+    def __init__(self, ids: Sequence[str], build: Callable[[Sequence[str]], Iterable[Task]], *, inputs_key: str | None = None) -> None:
+        self._source = _Source(list(ids), build, inputs_key)
+        self._ids = list(ids)
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of this view's tasks, in order (nothing is built)."""
+        return list(self._ids)
+
+    @property
+    def built(self) -> int:
+        """How many tasks of the whole set have been built so far."""
+        return len(self._source.built)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Task: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Task]: ...
+    def __getitem__(self, index: int | slice) -> Task | list[Task]:
+        if isinstance(index, slice):
+            return self._source.get(self._ids[index])
+        return self._source.get([self._ids[index]])[0]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._source.get(self._ids))
+
+    def __repr__(self) -> str:
+        return f"LazyTasks({len(self._ids)} tasks, {self.built} built)"
+
+    def get(self, task_id: str) -> Task | None:
+        """The task with this id, built if need be (None when this view has no such task)."""
+        return self._source.get([task_id])[0] if task_id in self._ids else None
+
+    def narrowed(self, ids: Iterable[str]) -> LazyTasks:
+        """A view of the tasks among `ids`, in this view's order; it shares the builds and the whole set's hash."""
+        wanted = set(ids)
+        view = LazyTasks.__new__(LazyTasks)
+        view._source, view._ids = self._source, [i for i in self._ids if i in wanted]
+        return view
+
+    def every(self) -> list[Task]:
+        """Every task of the whole set (not only this view's), built."""
+        return self._source.get(self._source.ids)
+
+
+def task_ids(tasks: Sequence[Task]) -> list[str]:
+    """The tasks' ids, without building lazy ones."""
+    return tasks.ids if isinstance(tasks, LazyTasks) else [t.id for t in tasks]
+
+
+def task_set_hash(tasks: Sequence[Task], policy: str) -> str:
+    """A hash of every task of the set and the policy; for lazy tasks with an inputs key, kept on disk by that key."""
+
+    def compute() -> str:
+        every = tasks.every() if isinstance(tasks, LazyTasks) else tasks
+        return hashlib.sha256(canonical_json({"tasks": [unstructure(t) for t in every], "policy": policy}).encode()).hexdigest()
+
+    key = tasks._source.inputs_key if isinstance(tasks, LazyTasks) else None
+    if key is None:
+        return compute()
+    name = hashlib.sha256(canonical_json([key, policy]).encode()).hexdigest()
+    path = cache_dir() / f"{name}.sha256"
+    try:
+        found = path.read_text(encoding="ascii").strip()
+    except OSError:
+        found = ""
+    if len(found) == 64:
+        return found
+    digest = compute()
+    try:  # a cache that cannot be written costs the next start the computation, nothing else
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(digest, encoding="ascii")
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return digest
+
+
+def cache_dir() -> Path:
+    """Where task-set hashes are kept: $BENCH_CACHE_DIR/task-sets (default ~/.cache/bench/task-sets)."""
+    return Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "bench") / "task-sets"
+
+
+def inputs_key(paths: Iterable[Path], *parts: str) -> str:
+    """A content hash of files and strings (what decides a lazy task set), with the kernel's task schema's code."""
+    digest = hashlib.sha256()
+    schema = Path(__file__).parents[1]
+    for path in [*paths, schema / "schema" / "tasks.py", schema / "serialization.py"]:
+        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"-") + b"\0")
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
