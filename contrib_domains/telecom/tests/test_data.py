@@ -53,3 +53,30 @@ def test_toml_that_does_not_parse(tmp_path: Path) -> None:
     (data_dir / "db.toml").write_bytes(b"[[plans]\nplan_id = 1")
     with pytest.raises(ConfigError, match="not valid TOML"):
         TelecomDomain().load(DomainOptions(data_dir=data_dir))
+
+
+def test_a_run_builds_only_the_tasks_it_plays_and_a_listing_every_task(tmp_path: Path) -> None:
+    from bench_kernel import LazyTasks, RunConfig, run
+    from bench_kernel.run.checks import load_for_cli
+
+    summary = run(RunConfig(domain="telecom", plugins=["telecom"], agent="oracle", split="full", num_tasks=2, baseline=False), tmp_path / "r.db")
+    assert summary.finished == 2
+    data = TelecomDomain().load(DomainOptions(split="full"))
+    assert isinstance(data.tasks, LazyTasks) and len(data.tasks) == 3405 and data.tasks.built == 0
+    first = data.tasks.narrowed(data.tasks.ids[:2])
+    assert [t.id for t in first] == data.tasks.ids[:2] and data.tasks.built == 2
+    assert data.content_hash() == summary_hash(tmp_path / "r.db", summary.run_id)  # the run's hash: every task's, from the cache
+    assert data.tasks.built == 2
+    listed = load_for_cli(["telecom"], domain="telecom", split="small", tasks_file=None, data_dir=None)
+    assert len([t.id for t in listed.tasks]) == 21
+
+
+def summary_hash(db: Path, run_id: str) -> str:
+    """The task-set hash a run stored."""
+    from bench_kernel import Store
+
+    store = Store(db)
+    try:
+        return store.run(run_id).task_sets["telecom"]
+    finally:
+        store.close()

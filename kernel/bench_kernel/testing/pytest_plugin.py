@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +17,11 @@ from bench_kernel.testing.fake_openai import FakeOpenAIServer
 
 if TYPE_CHECKING:
     from bench_kernel.testing.practice import PracticeRun
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests keep task-set hashes in a directory of their own, never in the user's cache (unless $BENCH_CACHE_DIR says)."""
+    os.environ.setdefault("BENCH_CACHE_DIR", tempfile.mkdtemp(prefix="bench-test-cache-"))
 
 
 @pytest.fixture
