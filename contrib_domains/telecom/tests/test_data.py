@@ -56,8 +56,7 @@ def test_toml_that_does_not_parse(tmp_path: Path) -> None:
 
 
 def test_a_run_builds_only_the_tasks_it_plays_and_a_listing_every_task(tmp_path: Path) -> None:
-    from bench_kernel import LazyTasks, RunConfig, run
-    from bench_kernel.run.checks import load_for_cli
+    from bench_kernel import LazyTasks, RunConfig, collect, get_plugin_manager, load_domain, run
 
     summary = run(RunConfig(domain="telecom", plugins=["telecom"], agent="oracle", split="full", num_tasks=2, baseline=False), tmp_path / "r.db")
     assert summary.finished == 2
@@ -67,7 +66,8 @@ def test_a_run_builds_only_the_tasks_it_plays_and_a_listing_every_task(tmp_path:
     assert [t.id for t in first] == data.tasks.ids[:2] and data.tasks.built == 2
     assert data.content_hash() == summary_hash(tmp_path / "r.db", summary.run_id)  # the run's hash: every task's, from the cache
     assert data.tasks.built == 2
-    listed = load_for_cli(["telecom"], domain="telecom", split="small", tasks_file=None, data_dir=None)
+    registry = collect(get_plugin_manager(["telecom"]))
+    listed = load_domain(registry, RunConfig(domain="telecom", split="small", num_tasks=1), every_task=True)
     assert len([t.id for t in listed.tasks]) == 21
 
 

@@ -9,12 +9,6 @@ import attrs
 
 from bench_kernel import Card, ReportSection, RunView, Section, TerminationReason, task_outcomes
 
-from .attribution_card import attribution_card, superseded_count
-from .attribution_card import card_lines as attribution_lines
-from .attribution_card import card_rows as attribution_rows
-from .audit.card import validity_card, validity_lines, validity_rows
-from .noise import card_lines, card_rows, comparison_noise, noise_card, pair_noise_line
-
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
 
@@ -32,6 +26,13 @@ class TrustCards(ReportSection):
 
     def cards(self, view: RunView) -> list[Card]:
         """Noise, validity and attribution, in that order."""
+        # Imported here, not at import: every run registers these cards, and only a report draws them.
+        from .attribution_card import attribution_card, superseded_count
+        from .attribution_card import card_lines as attribution_lines
+        from .attribution_card import card_rows as attribution_rows
+        from .audit.card import validity_card, validity_lines, validity_rows
+        from .noise import card_lines, card_rows, noise_card
+
         rows = view.conversations(arm=None, scored_only=False)
         agent = [r for r in rows if r["arm"] == "agent"]
         outcomes = task_outcomes([r for r in agent if r["termination_reason"] != INFRA])
@@ -68,5 +69,7 @@ class TrustCards(ReportSection):
 
     def compare_cards(self, comparison: Mapping[str, Any]) -> list[Card]:
         """Whether the pass^1 difference is within what the two runs can detect."""
+        from .noise import comparison_noise, pair_noise_line
+
         noise = comparison_noise(comparison)
         return [Card(name="noise", title="Noise", figures=noise, lines=[pair_noise_line(noise)])]
