@@ -14,19 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
 
-def _starts_a_run(args: Sequence[str]) -> bool:
-    """True for `bench run ...` (the first word that is not an option)."""
-    return next((arg for arg in args if not arg.startswith("-")), None) == "run"
-
-
-if Path(sys.argv[0]).name == "bench" and _starts_a_run(sys.argv[1:]):
-    # A run's set-up (imports, plugins, domain, tasks) allocates much and frees little: collections cost a tenth to a
-    # fifth of its CPU before the first request. `_start` turns the collector back on once the run has begun.
-    gc.disable()
-
-import click  # noqa: E402 - after the collector is off
-
+from bench_kernel import setupgc  # first of the kernel's modules: a run's set-up goes without the collector
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
@@ -444,8 +434,8 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
 
 
 def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
-    """The run's header: what --exclude-flagged left out, then the progress header; the collector back on (`main`)."""
-    gc.enable()
+    """The collector back on (`setupgc`); the run's header: what --exclude-flagged left out, then the progress header."""
+    setupgc.resume()
     if ctx.config.exclude_flagged and mode != "none":
         from bench_kernel.run.flagging import exclusion_line
 
@@ -725,8 +715,6 @@ def export_group() -> None:
 
 def main() -> None:
     """Console entry point: logging once, plugin commands, then the CLI."""
-    if _starts_a_run(sys.argv[1:]):
-        gc.disable()  # as at import, for `python -m bench_kernel run` too
     configure_logging(os.environ.get("BENCH_LOG_LEVEL", "warning"))
     if needs_plugin_commands(sys.argv[1:]):
         try:

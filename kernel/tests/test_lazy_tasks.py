@@ -48,11 +48,19 @@ def registry(domain: ToyDomain) -> bench_kernel.Registry:
 
 
 def test_a_run_with_task_ids_builds_only_those_tasks_and_hashes_the_whole_set_as_an_eager_domain(lazy: LazyToy, tmp_path: Path) -> None:
-    summary = run(RunConfig(domain="toy", task_ids=["read-b"], baseline=False), tmp_path / "runs.db", plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(lazy))]))
+    summary = run(
+        RunConfig(domain="toy", task_ids=["read-b"], baseline=False),
+        tmp_path / "runs.db",
+        plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(lazy))]),
+    )
     assert summary.finished == 1
     assert set(lazy.built) == {"read-b", "inc-a", "lamp"}  # the whole set once, for its hash (kept on disk from now on)
     lazy.built.clear()
-    again = run(RunConfig(domain="toy", task_ids=["lamp"], baseline=False), tmp_path / "runs.db", plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(lazy))]))
+    again = run(
+        RunConfig(domain="toy", task_ids=["lamp"], baseline=False),
+        tmp_path / "runs.db",
+        plugins=get_plugin_manager([], extra=[("toy", ToyPlugin(lazy))]),
+    )
     assert again.finished == 1 and lazy.built == ["lamp"]
     eager = load_domain(registry(ToyDomain()), RunConfig(domain="toy"))
     assert load_domain(registry(lazy), RunConfig(domain="toy", task_ids=["lamp"])).content_hash() == eager.content_hash()

@@ -7,9 +7,9 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 import attrs
-
 import bench_compose
 from bench_compose import Composer, Composition
+
 from bench_kernel import (
     ConfigError,
     Domain,
@@ -26,7 +26,6 @@ from bench_kernel import (
 )
 
 from . import faults
-
 from .faults import Subject
 from .generator import Generator, own_wording, wording_from_examples
 from .phone import PhoneTools
@@ -125,7 +124,9 @@ def _policy(main: str, manual: str) -> str:
     return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{manual}\n</tech_support_policy>"
 
 
-def _with_tasks(base: DomainData, catalogue: Catalogue, splits: dict[str, list[str]], name: str, source: Path, options: DomainOptions, inputs: list[Path]) -> DomainData:
+def _with_tasks(
+    base: DomainData, catalogue: Catalogue, splits: dict[str, list[str]], name: str, source: Path, options: DomainOptions, inputs: list[Path]
+) -> DomainData:
     """The domain with the split's tasks, each composed when a run (or a listing) first uses it."""
     if options.tasks_file is not None:
         return attrs.evolve(base, tasks=read_tasks(options.tasks_file, options))

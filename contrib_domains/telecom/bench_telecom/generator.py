@@ -207,7 +207,10 @@ class Generator:
 
     def by_id(self) -> dict[str, tuple[Composer, Composition, str]]:
         """The catalogue by task id, in task order."""
-        return {composed_id(composer.intent, composition, persona): (composer, composition, persona) for composer, composition, persona in self.catalogue()}
+        return {
+            composed_id(composer.intent, composition, persona): (composer, composition, persona)
+            for composer, composition, persona in self.catalogue()
+        }
 
     def build(self, data: DomainData, wanted: Iterable[str] | None = None) -> list[Task]:
         """The tasks with these ids (all when None), in catalogue order."""
