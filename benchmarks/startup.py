@@ -103,9 +103,9 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
         launcher.close()
     print(f"\nstart-up to the first request, {args.runs} runs each (after one warm-up run, shown as `first`)\n")
-    print("| bench | domain | data | median s | min s | CPU median s | first s |\n|---|---|---|---|---|---|---|")
+    print("| bench | domain | data | median s | min s | CPU median s | first s | failed |\n|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['bench']} | {r['domain']} | {r['data']} | {r['median_s']} | {r['min_s']} | {r['cpu_median_s']} | {r['first_s']} |")
+        print(f"| {r['bench']} | {r['domain']} | {r['data']} | {r['median_s']} | {r['min_s']} | {r['cpu_median_s']} | {r['first_s']} | {r['failed']} |")
 
 
 if __name__ == "__main__":

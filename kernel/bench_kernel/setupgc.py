@@ -19,7 +19,14 @@ def starts_a_run(args: Sequence[str]) -> bool:
 
 
 def pause_for_a_run(argv: Sequence[str]) -> None:
-    """Turn the collector off when this process is `bench run` (the console script or `python -m bench_kernel`)."""
+    """Turn the collector off when this process is `bench run` (the console script or `python -m bench_kernel`).
+
+    Not in a worker that multiprocessing started: it imports the parent's main module again, with its argv, and no
+    run's start would turn the collector back on there.
+    """
+    process = sys.modules.get("multiprocessing.process")
+    if process is not None and process.parent_process() is not None:
+        return
     if argv and Path(argv[0]).name in ("bench", "__main__.py") and starts_a_run(argv[1:]):
         gc.disable()
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
-
-import attrs
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.schema.tasks import Task
@@ -18,84 +17,63 @@ CACHE_VARIABLE = "BENCH_CACHE_DIR"
 """The directory of bench's caches (default ~/.cache/bench); task-set hashes live in its `task-sets/`."""
 
 
-@attrs.define(eq=False)
-class _Source:
-    """What every view of one task set shares: its ids, its builder and the tasks built so far."""
-
-    ids: list[str]
-    build: Callable[[Sequence[str]], Iterable[Task]]
-    inputs_key: str | None
-    built: dict[str, Task] = attrs.Factory(dict)
-
-    def get(self, ids: Sequence[str]) -> list[Task]:
-        missing = [i for i in ids if i not in self.built]
-        if missing:
-            self.built.update((t.id, t) for t in self.build(missing))
-            unbuilt = [i for i in missing if i not in self.built]
-            if unbuilt:
-                raise ConfigError(f"the domain's task builder made no task {unbuilt[0]!r}")
-        return [self.built[i] for i in ids]
-
-
 class LazyTasks(Sequence[Task]):
     """A domain's tasks known by id up front, each built on first access (a whole batch at once when iterated).
 
     `build(ids)` returns the tasks with those ids; `inputs_key` is a content hash of everything that decides the tasks
-    (data files, the builder's code): with it, the task set's hash is kept on disk and a later start skips building
-    every task to compute it (`task_set_hash`).
+    (data files, the builder's code): with it, the whole set's hash is kept on disk (`task_set_hash`).
     """
 
     def __init__(self, ids: Sequence[str], build: Callable[[Sequence[str]], Iterable[Task]], *, inputs_key: str | None = None) -> None:
-        self._source = _Source(list(ids), build, inputs_key)
-        self._ids = list(ids)
-
-    @property
-    def ids(self) -> list[str]:
-        """The ids of this view's tasks, in order (nothing is built)."""
-        return list(self._ids)
+        self.ids, self.every_id, self.inputs_key = list(ids), list(ids), inputs_key
+        self._build = build
+        self._built: dict[str, Task] = {}
 
     @property
     def built(self) -> int:
         """How many tasks of the whole set have been built so far."""
-        return len(self._source.built)
+        return len(self._built)
+
+    def _get(self, ids: Sequence[str]) -> list[Task]:
+        missing = [i for i in ids if i not in self._built]
+        if missing:
+            self._built.update((t.id, t) for t in self._build(missing))
+            unbuilt = [i for i in missing if i not in self._built]
+            if unbuilt:
+                raise ConfigError(f"the domain's task builder made no task {unbuilt[0]!r}")
+        return [self._built[i] for i in ids]
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self.ids)
 
     @overload
     def __getitem__(self, index: int) -> Task: ...
     @overload
     def __getitem__(self, index: slice) -> list[Task]: ...
     def __getitem__(self, index: int | slice) -> Task | list[Task]:
-        if isinstance(index, slice):
-            return self._source.get(self._ids[index])
-        return self._source.get([self._ids[index]])[0]
+        return self._get(self.ids[index]) if isinstance(index, slice) else self._get([self.ids[index]])[0]
 
     def __iter__(self) -> Iterator[Task]:
-        return iter(self._source.get(self._ids))
-
-    def __repr__(self) -> str:
-        return f"LazyTasks({len(self._ids)} tasks, {self.built} built)"
+        return iter(self._get(self.ids))
 
     def get(self, task_id: str) -> Task | None:
         """The task with this id, built if need be (None when this view has no such task)."""
-        return self._source.get([task_id])[0] if task_id in self._ids else None
+        return self._get([task_id])[0] if task_id in self.ids else None
 
     def narrowed(self, ids: Iterable[str]) -> LazyTasks:
-        """A view of the tasks among `ids`, in this view's order; it shares the builds and the whole set's hash."""
-        wanted = set(ids)
-        view = LazyTasks.__new__(LazyTasks)
-        view._source, view._ids = self._source, [i for i in self._ids if i in wanted]
+        """A view of the tasks among `ids`, in this view's order, sharing the builds and the whole set."""
+        wanted, view = set(ids), copy.copy(self)
+        view.ids = [i for i in self.ids if i in wanted]
         return view
 
     def every(self) -> list[Task]:
         """Every task of the whole set (not only this view's), built."""
-        return self._source.get(self._source.ids)
+        return self._get(self.every_id)
 
 
 def task_ids(tasks: Sequence[Task]) -> list[str]:
     """The tasks' ids, without building lazy ones."""
-    return tasks.ids if isinstance(tasks, LazyTasks) else [t.id for t in tasks]
+    return list(tasks.ids) if isinstance(tasks, LazyTasks) else [t.id for t in tasks]
 
 
 def task_set_hash(tasks: Sequence[Task], policy: str) -> str:
@@ -105,7 +83,7 @@ def task_set_hash(tasks: Sequence[Task], policy: str) -> str:
         every = tasks.every() if isinstance(tasks, LazyTasks) else tasks
         return hashlib.sha256(canonical_json({"tasks": [unstructure(t) for t in every], "policy": policy}).encode()).hexdigest()
 
-    key = tasks._source.inputs_key if isinstance(tasks, LazyTasks) else None
+    key = tasks.inputs_key if isinstance(tasks, LazyTasks) else None
     if key is None:
         return compute()
     name = hashlib.sha256(canonical_json([key, policy]).encode()).hexdigest()
