@@ -105,7 +105,8 @@ def main() -> None:
     print(f"\nstart-up to the first request, {args.runs} runs each (after one warm-up run, shown as `first`)\n")
     print("| bench | domain | data | median s | min s | CPU median s | first s | failed |\n|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['bench']} | {r['domain']} | {r['data']} | {r['median_s']} | {r['min_s']} | {r['cpu_median_s']} | {r['first_s']} | {r['failed']} |")
+        cells = [r[k] for k in ("bench", "domain", "data", "median_s", "min_s", "cpu_median_s", "first_s", "failed")]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
 if __name__ == "__main__":
