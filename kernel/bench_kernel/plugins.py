@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata as md
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -43,7 +43,6 @@ COMPONENT_HOOKS = {
     "report section": "register_report_sections",
     "report format": "register_report_formats",
     "attributor": "register_attributors",
-    "task flagger": "register_task_flaggers",
     "executor": "register_executors",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
@@ -330,8 +329,3 @@ def apply_commands(plugins: PluginSet, cli: Any) -> None:
             plugins.pm.subset_hook_caller("register_commands", remove_plugins=others)(cli=cli)
         except Exception as exc:  # noqa: BLE001
             plugins.fail(name, f"register_commands failed: {_describe(exc)}")
-
-
-def plugin_names(infos: Iterable[PluginInfo]) -> list[str]:
-    """Names of plugins, in order."""
-    return [p.name for p in infos]

@@ -42,8 +42,6 @@ TEXT_ARM = "text"
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
 RETRY_EVENT = "run.retry_attributed"
 """The run event listing the replays of a `--retry-attributed` pass [arm, task, trial, retry], so a resume finishes it."""
-GOLD_FAILURES_EVENT = "run.gold_failures"
-"""The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
 MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
 
