@@ -34,6 +34,9 @@ from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
+SHOWN_KERNEL = ("judge.agreement",)
+"""The kernel's own metric values the report shows among the metrics: a judge panel's agreement in runs stored before
+bench-judging owned it (docs/judges.md)."""
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
 SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
 PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"
@@ -67,7 +70,11 @@ def build_report(store: Store, run_id: str, registry: Registry | None = None, by
         ),
         # Plugin metrics are chosen by their plugin, never by name: a plugin's "reward" is its own metric.
         metrics=_metric_means(
-            [{**v, "metric": f"{v['plugin']}:{v['metric']}"} for v in values if v["conversation_id"] in agent_ids and v["plugin"] != KERNEL],
+            [
+                {**v, "metric": f"{v['plugin']}:{v['metric']}"}
+                for v in values
+                if v["conversation_id"] in agent_ids and (v["plugin"] != KERNEL or v["metric"] in SHOWN_KERNEL)
+            ],
             seed,
             "",
         ),
