@@ -13,13 +13,16 @@ from typing import Any
 import attrs
 import click
 from click.testing import CliRunner
+from structlog.testing import capture_logs
 from test_cli import invoke, only_run_id
+from toy_domain import ToyDomain, ToyPlugin
 
 from bench_kernel import (
     Card,
     ConfigError,
     Prepared,
     ReportSection,
+    RunConfig,
     RunContext,
     RunView,
     Section,
@@ -28,6 +31,7 @@ from bench_kernel import (
     get_plugin_manager,
     hookimpl,
     plugin_cards,
+    run,
 )
 from bench_kernel.cli import BenchGroup
 from bench_kernel.evaluation.stats import TaskOutcomes, task_flip_probability
@@ -171,3 +175,22 @@ def test_a_first_party_command_whose_plugin_is_missing_names_the_distribution() 
         assert f"`bench {command}` comes from the plugin {plugin}, which is not installed (pip install {plugin})" in result.output
     assert "No such command 'nope'" in CliRunner().invoke(group, ["nope"]).output
     assert CliRunner().invoke(group, ["runs"]).output == "listed\n"
+
+
+@attrs.define(kw_only=True)
+class BrokenFinish(TaskTransform):
+    """A transform whose end-of-run record raises."""
+
+    name: str = "broken-finish"
+
+    def finished(self, ctx: RunContext) -> None:
+        raise RuntimeError("no record today")
+
+
+def test_a_transform_whose_finished_raises_is_logged_and_the_run_completes(tmp_path: Path) -> None:
+    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(ToyDomain())), ("broken", Plugin(transform=BrokenFinish()))])
+    with capture_logs() as logs:
+        summary = run(RunConfig(domain="toy", baseline=False), tmp_path / "r.db", plugins=plugins)
+    assert summary.status == "complete"
+    [warning] = [e for e in logs if e["event"] == "run.transform_not_finished"]
+    assert (warning["transform"], warning["error"]) == ("broken-finish", "RuntimeError: no record today")
