@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
-    from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
+    from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT, Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
     from bench_kernel.evaluation.stats import (
         Agreement,
         Estimate,
@@ -96,12 +96,10 @@ if TYPE_CHECKING:
     from bench_kernel.run.config import source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
     from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
-    from bench_kernel.run.flagging import EXCLUDED_EVENT, TaskFlagger
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
     from bench_kernel.run.planning import (
         BASELINE_AGENT,
         BASELINE_USER,
-        GOLD_FAILURES_EVENT,
         domain_changed,
         load_run_domain,
         refuse_tool_faults,
@@ -123,7 +121,7 @@ if TYPE_CHECKING:
         select_tasks,
         task_vocabulary,
     )
-    from bench_kernel.run.transforms import TaskTransform, transformed_tasks
+    from bench_kernel.run.transforms import Prepared, TaskTransform, transformed_tasks
     from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift
     from bench_kernel.schema.messages import (
         AssistantMessage,

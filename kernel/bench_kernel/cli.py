@@ -328,8 +328,8 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     "exclude_flagged",
     multiple=True,
     callback=lambda c, p, v: [n.strip() for item in v for n in item.split(",") if n.strip()] or None,
-    help="Leave out tasks a plugin flags with FLAG (repeatable or comma separated, e.g. passed_by_floor,"
-    "gold_fails: bench-trust's `bench audit` flags; missing audits are run and cached first, docs/audit.md).",
+    help="bench-trust: leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. "
+    "passed_by_floor,gold_fails; missing audits are run and cached first, docs/audit.md).",
 )
 @click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
 @click.option(
@@ -434,13 +434,14 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
 
 
 def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
-    """The collector back on (`setupgc`); the run's header: what --exclude-flagged left out, then the progress header."""
+    """The collector back on (`setupgc`); the run's header: the task transforms' lines, then the progress header."""
     setupgc.resume()
-    if ctx.config.exclude_flagged and mode != "none":
-        from bench_kernel.run.flagging import exclusion_line
-
-        click.echo(f"run {ctx.run_id}: {exclusion_line(ctx.store, ctx.run_id) or 'no task excluded'}", err=True)
     from bench_kernel.run.planning import code_change_notice
+    from bench_kernel.run.transforms import header_lines
+
+    if mode != "none":
+        for line in header_lines(ctx):
+            click.echo(f"run {ctx.run_id}: {line}", err=True)
 
     notice = code_change_notice(ctx.store, ctx.run_id)  # a new run only because a component's code changed: said always
     if notice:

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.sections import ReportFormat, ReportSection
     from bench_kernel.modelhub.api import Model
     from bench_kernel.run.context import Executor
-    from bench_kernel.run.flagging import TaskFlagger
     from bench_kernel.run.transforms import TaskTransform
     from bench_kernel.tasks.domain import Domain
     from bench_kernel.tasks.extensions import TaskExtension
@@ -227,7 +226,9 @@ def register_task_transforms(register: Callable[[TaskTransform], None]) -> None:
 
     Called once per plugin manager. Every run that loads the plugin calls ``domain`` when it loads its tasks and
     ``tasks`` on the ones it selected, with the values of the transform's ``settings`` the run sets (``[run]`` keys of
-    a run file, part of the run's identity); a setting no loaded transform owns refuses the run.
+    a run file, part of the run's identity), then awaits ``prepare`` (which may read the results database); a
+    setting no loaded transform owns refuses the run. Once the run has begun, ``header(ctx)`` may add a line to its
+    header; once it has played its conversations, ``finished(ctx)`` is called (one that raises is logged).
 
     :param register: call with each :class:`bench_kernel.TaskTransform`; names must be unique, except that plugins
         sharing a library's transform register the same (equal) one, kept once (bench-changebench's ``goal-shifts``).
@@ -297,24 +298,6 @@ def register_attributors(register: Callable[[Attributor], None]) -> None:
         @bench_kernel.hookimpl
         def register_attributors(register):
             register(TimeoutsAreInfrastructure(name="timeouts"))
-    """
-
-
-@hookspec
-def register_task_flaggers(register: Callable[[TaskFlagger], None]) -> None:
-    """Register task flaggers: name the tasks whose reward cannot be trusted (bench-trust's `bench audit`).
-
-    Called once per plugin manager. ``bench run --exclude-flagged FLAG`` leaves out the tasks the flagger that knows
-    FLAG (``flagger.flags``) flags with it (``await flagger.flagged(...)``, before the run); ``flagger.record(ctx)``
-    is called once a run has played its conversations, to keep what the run's report needs.
-
-    :param register: call with each :class:`bench_kernel.TaskFlagger`; names must be unique.
-
-    Example::
-
-        @bench_kernel.hookimpl
-        def register_task_flaggers(register):
-            register(AuditFlags(name="audit", flags=("gold_fails",)))
     """
 
 

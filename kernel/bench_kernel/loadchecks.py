@@ -31,7 +31,7 @@ COMPONENT_METHODS: dict[str, dict[str, str]] = {
     "reward component": {"score": ASYNC, "applies": PLAIN},
     "report section": {"build": PLAIN, "cards": PLAIN, "compare_cards": PLAIN},
     "attributor": {"attribute": PLAIN},
-    "task flagger": {"flagged": ASYNC, "record": PLAIN},
+    "task transform": {"domain": PLAIN, "tasks": PLAIN, "prepare": ASYNC, "header": PLAIN, "finished": PLAIN},
     "executor": {"execute": ASYNC, "check": PLAIN},
     "channel": {"start": PLAIN},
     "conversation loop": {"play": ASYNC, "configure": PLAIN},

@@ -7,7 +7,7 @@ import importlib
 import importlib.metadata as md
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -45,7 +45,6 @@ COMPONENT_HOOKS = {
     "report section": "register_report_sections",
     "report format": "register_report_formats",
     "attributor": "register_attributors",
-    "task flagger": "register_task_flaggers",
     "executor": "register_executors",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
@@ -350,8 +349,3 @@ def apply_commands(plugins: PluginSet, cli: Any) -> None:
             plugins.pm.subset_hook_caller("register_commands", remove_plugins=others)(cli=cli)
         except Exception as exc:  # noqa: BLE001
             plugins.fail(name, f"register_commands failed: {_describe(exc)}")
-
-
-def plugin_names(infos: Iterable[PluginInfo]) -> list[str]:
-    """Names of plugins, in order."""
-    return [p.name for p in infos]

@@ -16,8 +16,9 @@ from plugin_factory import needs_installed
 from bench_kernel import Attribution, Attributor, FinishedConversation, RunConfig, Store, get_plugin_manager, hookimpl, run
 from bench_kernel.cli import ATTRIBUTION_LABELS
 from bench_kernel.errors import ConfigError
-from bench_kernel.evaluation.attribution import attributed, retry_seed
+from bench_kernel.evaluation.attribution import attributed
 from bench_kernel.run.planning import retry_units
+from bench_kernel.run.playing import retry_seed
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ATTRIBUTION_LABELS as LABELS
 from bench_kernel.schema.results import ConversationResult, RewardInfo

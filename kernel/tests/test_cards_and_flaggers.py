@@ -1,20 +1,38 @@
-"""The seams bench-trust plugs into, pinned with the kernel alone: report and compare cards, task flaggers and
-`--exclude-flagged`, P(flip), and the clear message of a first-party command whose plugin is missing (bench-report's
-markdown, csv and html of cards and `bench compare` are pinned by plugins/report/tests)."""
+"""The seams bench-trust plugs into, pinned with the kernel alone: report and compare cards, a task transform's
+`prepare`, `header` and `finished` (bench-trust's `--exclude-flagged`), P(flip), and the clear message of a first-party
+command or run setting whose plugin is missing (bench-report's markdown, csv and html of cards and `bench compare` are
+pinned by plugins/report/tests)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import click
 from click.testing import CliRunner
+from structlog.testing import capture_logs
 from test_cli import invoke, only_run_id
+from toy_domain import ToyDomain, ToyPlugin
 
-from bench_kernel import Card, ReportSection, RunContext, RunView, Section, TaskFlagger, collect, get_plugin_manager, hookimpl, plugin_cards
+from bench_kernel import (
+    Card,
+    ConfigError,
+    Prepared,
+    ReportSection,
+    RunConfig,
+    RunContext,
+    RunView,
+    Section,
+    TaskTransform,
+    collect,
+    get_plugin_manager,
+    hookimpl,
+    plugin_cards,
+    run,
+)
 from bench_kernel.cli import BenchGroup
 from bench_kernel.evaluation.stats import TaskOutcomes, task_flip_probability
 
@@ -49,25 +67,35 @@ class CountCard(ReportSection):
 
 
 @attrs.define(kw_only=True)
-class OddFlagger(TaskFlagger):
-    """Flags tasks whose id has an odd length `odd`, the others `even`; records what it saw at the end of a run."""
+class SkipParity(TaskTransform):
+    """`skip_parity` leaves out tasks whose id has an odd length (`odd`) or an even one (`even`), after awaiting."""
 
     name: str = "parity"
-    flags: tuple[str, ...] = ("odd", "even")
-    description: str = "the parity check"
-    recorded: list[str] = attrs.field(factory=list)
+    settings: tuple[str, ...] = ("skip_parity",)
+    finished_runs: list[str] = attrs.field(factory=list)
 
-    async def flagged(self, registry: Any, data: Any, tasks: Sequence[Any], flags: Sequence[str], store_path: str) -> dict[str, list[str]]:
-        found = {task.id: ["odd" if len(task.id) % 2 else "even"] for task in tasks}
-        return {task_id: [f for f in hits if f in flags] for task_id, hits in found.items()}
+    async def prepare(self, data: Any, tasks: list[Any], settings: Mapping[str, Any], registry: Any, store_path: str) -> Prepared:
+        if "skip_parity" not in settings:
+            return Prepared(tasks=tasks)
+        wanted = [p for p in ("odd", "even") if p in settings["skip_parity"]]  # one order: one identity
+        left = {t.id: "odd" if len(t.id) % 2 else "even" for t in tasks}
+        kept = [t for t in tasks if left[t.id] not in wanted]
+        if not kept:
+            raise ConfigError(f"skip_parity {' '.join(wanted)} leaves none of the {len(tasks)} tasks")
+        left_out = sorted(t for t in left if left[t] in wanted)
+        return Prepared(tasks=kept, settings={"skip_parity": wanted}, events={"run.parity": {"left_out": left_out}})
 
-    def record(self, ctx: RunContext) -> None:
-        self.recorded.append(ctx.run_id)
+    def header(self, ctx: RunContext) -> str | None:
+        found = ctx.store.last_run_event(ctx.run_id, ("run.parity",))
+        return None if found is None else f"left out {', '.join(found['left_out'])}"
+
+    def finished(self, ctx: RunContext) -> None:
+        self.finished_runs.append(ctx.run_id)
 
 
 class Plugin:
-    def __init__(self, section: ReportSection | None = None, flagger: TaskFlagger | None = None) -> None:
-        self.section, self.flagger = section, flagger
+    def __init__(self, section: ReportSection | None = None, transform: TaskTransform | None = None) -> None:
+        self.section, self.transform = section, transform
 
     @hookimpl
     def register_report_sections(self, register: Callable[[ReportSection], None]) -> None:
@@ -75,9 +103,9 @@ class Plugin:
             register(self.section)
 
     @hookimpl
-    def register_task_flaggers(self, register: Callable[[TaskFlagger], None]) -> None:
-        if self.flagger is not None:
-            register(self.flagger)
+    def register_task_transforms(self, register: Callable[[TaskTransform], None]) -> None:
+        if self.transform is not None:
+            register(self.transform)
 
 
 def test_a_card_shows_among_the_figures_under_its_name(use_plugins: Callable[..., None], tmp_path: Path) -> None:
@@ -106,57 +134,27 @@ def test_a_card_that_raises_is_a_failed_section_and_the_report_goes_on(use_plugi
     assert (failed["name"], failed["plugin"], failed["error"]) == ("counts", "counting", "cards: ValueError: no count today")
 
 
-def test_exclude_flagged_asks_the_flagger_that_knows_the_flag(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    flagger = OddFlagger()
-    use_plugins(extra=[("parity", Plugin(flagger=flagger))])
+def test_a_transforms_prepare_leaves_tasks_out_records_why_and_finishes_once(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    transform = SkipParity()
+    use_plugins(extra=[("parity", Plugin(transform=transform))])
     db = str(tmp_path / "r.db")
-    # lamp (4 characters) and read-b (6) are even, inc-a (5) odd: asking for both, in any order, leaves none
-    every = invoke(
-        "run",
-        "--db",
-        db,
-        "--exclude-flagged",
-        "even,odd",
-        "--exclude-flagged",
-        "even",
-        "--task-id",
-        "inc-a",
-        "--task-id",
-        "lamp",
-        "--task-id",
-        "read-b",
-    )
-    assert every.exit_code == 1 and "--exclude-flagged odd even leaves none of the 3 selected tasks" in every.output
-    assert "(the parity check lists their flags)" in every.output and not Path(db).exists()
-    ran = invoke(
-        "run",
-        "--db",
-        db,
-        "--format",
-        "json",
-        "--progress",
-        "lines",
-        "--exclude-flagged",
-        "odd",
-        "--task-id",
-        "inc-a",
-        "--task-id",
-        "lamp",
-        "--task-id",
-        "read-b",
-    )
+    every = tmp_path / "every.toml"
+    every.write_text('[run]\nskip_parity = ["even", "odd"]\ntask_ids = ["inc-a", "lamp", "read-b"]\n')
+    refused = invoke("run", "--config", str(every), "--db", db)
+    assert refused.exit_code == 1 and "skip_parity odd even leaves none of the 3 tasks" in refused.output and not Path(db).exists()
+    odd = tmp_path / "odd.toml"  # lamp (4 characters) and read-b (6) are even, inc-a (5) odd
+    odd.write_text('[run]\nskip_parity = ["odd"]\ntask_ids = ["inc-a", "lamp", "read-b"]\n')
+    ran = invoke("run", "--config", str(odd), "--db", db, "--format", "json", "--progress", "lines")
     assert ran.exit_code == 0, ran.output
-    assert "excluded 1 task(s) flagged odd by the parity check: inc-a" in ran.stderr
     report = json.loads(ran.stdout)
-    assert [t["task_id"] for t in report["tasks"]] == ["lamp", "read-b"] and report["config"]["exclude_flagged"] == ["odd"]
-    assert flagger.recorded == [report["run_id"]]  # once, at the end of the run
-    unknown = invoke("run", "--db", db, "--exclude-flagged", "prime")
-    assert unknown.exit_code == 1 and "unknown flag 'prime' for --exclude-flagged (flags: odd, even)" in unknown.output
+    assert f"run {report['run_id']}: left out inc-a" in ran.stderr
+    assert [t["task_id"] for t in report["tasks"]] == ["lamp", "read-b"] and report["config"]["skip_parity"] == ["odd"]
+    assert transform.finished_runs == [report["run_id"]]  # once, at the end of the run
 
 
-def test_exclude_flagged_without_a_flagger_says_which_plugin_gives_flags(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_exclude_flagged_without_bench_trust_names_it(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     result = invoke("run", "--db", str(tmp_path / "r.db"), "--exclude-flagged", "gold_fails")
-    assert result.exit_code == 1 and "needs a plugin that flags tasks" in result.output and "bench-trust" in result.output
+    assert result.exit_code == 1 and "run setting 'exclude_flagged' (--exclude-flagged) needs the plugin bench-trust" in result.output
 
 
 def test_a_tasks_flip_probability_is_twice_its_trial_variance() -> None:
@@ -177,3 +175,22 @@ def test_a_first_party_command_whose_plugin_is_missing_names_the_distribution() 
         assert f"`bench {command}` comes from the plugin {plugin}, which is not installed (pip install {plugin})" in result.output
     assert "No such command 'nope'" in CliRunner().invoke(group, ["nope"]).output
     assert CliRunner().invoke(group, ["runs"]).output == "listed\n"
+
+
+@attrs.define(kw_only=True)
+class BrokenFinish(TaskTransform):
+    """A transform whose end-of-run record raises."""
+
+    name: str = "broken-finish"
+
+    def finished(self, ctx: RunContext) -> None:
+        raise RuntimeError("no record today")
+
+
+def test_a_transform_whose_finished_raises_is_logged_and_the_run_completes(tmp_path: Path) -> None:
+    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(ToyDomain())), ("broken", Plugin(transform=BrokenFinish()))])
+    with capture_logs() as logs:
+        summary = run(RunConfig(domain="toy", baseline=False), tmp_path / "r.db", plugins=plugins)
+    assert summary.status == "complete"
+    [warning] = [e for e in logs if e["event"] == "run.transform_not_finished"]
+    assert (warning["transform"], warning["error"]) == ("broken-finish", "RuntimeError: no record today")

@@ -88,7 +88,6 @@ COMPONENT_CASES = [
     ("register_task_transforms", "task transform", bench_kernel.TaskTransform(name="hook-transform", settings=("hook_setting",))),
     ("register_executors", "executor", bench_kernel.Executor(name="hook-executor")),
     ("register_attributors", "attributor", bench_kernel.Attributor(name="hook-attributor")),
-    ("register_task_flaggers", "task flagger", bench_kernel.TaskFlagger(name="hook-flagger")),
 ]
 
 

@@ -1,13 +1,12 @@
 """Failure attribution's seam: registered attributors label a failed conversation; the store keeps the label.
 
-The kernel owns the labels (every report's pass^k "attributable to the agent" reads them, `--retry-attributed` replays
-by them) and the columns that keep them; the rules that choose a label are a plugin's (bench-trust,
+The kernel owns the labels (`schema/results.py`: every report's pass^k "attributable to the agent" reads them,
+`--retry-attributed` replays by them) and the columns that keep them; the rules that choose a label are a plugin's (bench-trust,
 docs/attribution.md). Without an attributor a failed conversation is stored unlabelled and counts as the agent's.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,13 +15,12 @@ import attrs
 from bench_kernel.evaluation.evaluator import GoldReplay
 from bench_kernel.logs import get_logger
 from bench_kernel.schema.messages import TerminationReason
-from bench_kernel.schema.results import ATTRIBUTION_LABELS, Attribution, ConversationResult, is_success
+from bench_kernel.schema.results import Attribution, ConversationResult, is_success
 from bench_kernel.schema.tasks import Task
 from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tools.environment import Environment
 
 log = get_logger()
-AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE = LABELS = ATTRIBUTION_LABELS
 
 
 @attrs.frozen(kw_only=True)
@@ -77,10 +75,3 @@ def attributed(
         if found is not None:
             return attrs.evolve(result, attribution=found)
     return result
-
-
-def retry_seed(seed: int, retry: int) -> int:
-    """The seed of a unit's n-th replay: derived from its first seed and the ordinal (0 keeps the seed)."""
-    if retry == 0:
-        return seed
-    return int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")

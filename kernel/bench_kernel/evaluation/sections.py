@@ -21,6 +21,9 @@ from bench_kernel.errors import ConfigError
 from bench_kernel.store.store import Store
 from bench_kernel.store.view import RunView
 
+GOLD_FAILURES_EVENT = "run.gold_failures"
+"""The run event `bench run` stores listing the tasks whose gold replay fails: the report's `gold_failures`."""
+
 
 @attrs.frozen(kw_only=True)
 class SectionTable:

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from bench_kernel.errors import BenchError, ConfigError, did_you_mean
-from bench_kernel.evaluation.sections import Card, Report, ReportContext, ReportFormat, Section, SectionTable
+from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT, Card, Report, ReportContext, ReportFormat, Section, SectionTable
 from bench_kernel.evaluation.stats import (
     Estimate,
     TaskOutcomes,
@@ -35,9 +35,8 @@ from bench_kernel.tasks.ordering import task_id_key
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
 SHOWN_KERNEL = ("judge.agreement",)
-"""The kernel's own metric values the report shows among the metrics (a judge panel's agreement: docs/judges.md)."""
-GOLD_FAILURES_EVENT = "run.gold_failures"
-"""The run event `bench run` stores listing the tasks whose gold replay fails (run/runner.py writes it)."""
+"""The kernel's own metric values the report shows among the metrics: a judge panel's agreement in runs stored before
+bench-judging owned it (docs/judges.md)."""
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
 SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
 PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"

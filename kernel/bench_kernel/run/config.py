@@ -34,7 +34,10 @@ EXECUTION_ONLY = (
 )
 RECORDED = ("agent_fingerprint", "fingerprints")
 """What a run records beside its configuration's identity (`recorded_identity`)."""
-PLUGIN_SETTINGS = {name: "changebench" for name in ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")}
+PLUGIN_SETTINGS = {
+    **{name: "changebench" for name in ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")},
+    "exclude_flagged": "trust",
+}
 """First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
 OPTIONAL_IDENTITY = (
     "channel_options",
@@ -44,7 +47,6 @@ OPTIONAL_IDENTITY = (
     "retrieval",
     "retrieval_options",
     "duplex",
-    "exclude_flagged",
     "judge_panel",
 )
 
@@ -80,8 +82,8 @@ class RunConfig:
     models: dict[str, ModelConfig] = attrs.field(factory=dict)
     """Model per role (agent, user, judge); keys are named by variable, never stored."""
     plugin_settings: dict[str, Any] = attrs.field(factory=dict)
-    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`), stored and
-    hashed at the identity's top level as if they were fields."""
+    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`, bench-trust's
+    `exclude_flagged`), stored and hashed at the identity's top level as if they were fields."""
     channel_options: dict[str, Any] | None = None
     """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
     paired: bool | None = None
@@ -99,8 +101,6 @@ class RunConfig:
     """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
     judge_panel: int | None = None
     """Judge NL assertions this many times (odd), each with its own seed, and keep the majority (docs/judges.md)."""
-    exclude_flagged: list[str] | None = None
-    """Leave out the selected tasks that `bench audit` flags with one of these flags (docs/audit.md)."""
     # Execution only: not part of the configuration hash.
     run_id: str | None = None
     concurrency: int = 32
@@ -137,7 +137,7 @@ class RunConfig:
 
     def implied_plugins(self) -> list[str]:
         """Plugins the run loads with those it names: each role's backend's, the one playing its mode (bench-duplex) and
-        the owners of its first-party plugin settings (bench-changebench's)."""
+        the owners of its first-party plugin settings (bench-changebench's, bench-trust's)."""
         loop = LOOP_PLUGINS.get(self.mode.value)
         owners = [PLUGIN_SETTINGS[key] for key in self.plugin_settings if key in PLUGIN_SETTINGS]
         return [m.backend for m in self.models.values()] + ([loop] if loop else []) + owners

@@ -13,7 +13,6 @@ from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
-from bench_kernel.evaluation.attribution import AGENT, JUDGE, LABELS
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
@@ -27,6 +26,7 @@ from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig, stored_plugin_se
 from bench_kernel.run.context import Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
+from bench_kernel.schema.results import AGENT, ATTRIBUTION_LABELS, JUDGE
 from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import canonical_json, structure
 from bench_kernel.store.store import RunRecord, Store
@@ -43,8 +43,6 @@ TEXT_ARM = "text"
 EVALUATED_ARMS = frozenset({"agent", TEXT_ARM})
 RETRY_EVENT = "run.retry_attributed"
 """The run event listing the replays of a `--retry-attributed` pass [arm, task, trial, retry], so a resume finishes it."""
-GOLD_FAILURES_EVENT = "run.gold_failures"
-"""The run event that lists the tasks whose gold replay fails (`gold_failures`), for the report."""
 MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
 
@@ -208,9 +206,9 @@ def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[s
             "--retry-attributed agent: replaying the agent's own failures would report best-of-N trials; "
             "only failures attributed to another party are played again (docs/attribution.md)"
         )
-    unknown = sorted(set(labels) - set(LABELS))
+    unknown = sorted(set(labels) - set(ATTRIBUTION_LABELS))
     if unknown:
-        raise ConfigError(f"--retry-attributed {unknown[0]!r}: not a label ({', '.join(LABELS)})")
+        raise ConfigError(f"--retry-attributed {unknown[0]!r}: not a label ({', '.join(ATTRIBUTION_LABELS)})")
     by_id = {t.id: t for t in tasks}
     current = store.current_retries(run_id)
     last = store.last_run_event(run_id, (RETRY_EVENT,))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import time
 from typing import Any
@@ -10,7 +11,7 @@ from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.orchestrator import Conversation, Limits, initial_messages, run_conversation, stamp_history
 from bench_kernel.conversation.participants import Agent, AgentSession, ConversationSetup, UserSession, UserSimulator
 from bench_kernel.errors import UnusableSessionError
-from bench_kernel.evaluation.attribution import INFRASTRUCTURE, attributed, retry_seed
+from bench_kernel.evaluation.attribution import attributed
 from bench_kernel.evaluation.evaluator import evaluate
 from bench_kernel.loadchecks import session_problem
 from bench_kernel.logs import bind_context, get_logger
@@ -22,7 +23,7 @@ from bench_kernel.run.planning import TEXT_ARM, arm_channel_options, evaluated
 from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import Message, Mode, TerminationReason
-from bench_kernel.schema.results import Attribution, ConversationResult
+from bench_kernel.schema.results import INFRASTRUCTURE, Attribution, ConversationResult
 from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import MetricValue, PluginRows
@@ -129,6 +130,13 @@ async def _converse(
     result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
     values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
     return result, component_values(result) + values, rows
+
+
+def retry_seed(seed: int, retry: int) -> int:
+    """The seed of a unit's n-th replay: derived from its first seed and the ordinal (0 keeps the seed)."""
+    if retry == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
 
 
 def recording_name(run_id: str, unit: Unit) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError, UnusableSessionError
+from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
@@ -28,7 +29,6 @@ from bench_kernel.run.planning import (
     BASELINE_AGENT,
     BASELINE_USER,
     EVALUATED_ARMS,
-    GOLD_FAILURES_EVENT,
     MAX_LISTED,
     TEXT_ARM,
     agent_fingerprint,
@@ -54,7 +54,7 @@ from bench_kernel.run.planning import (
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
-from bench_kernel.run.transforms import content_settings, refuse_unowned_settings, transformed_tasks
+from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
@@ -63,7 +63,6 @@ from bench_kernel.store.store import Store, open_store
 
 if TYPE_CHECKING:
     from bench_kernel.run.context import Executor
-    from bench_kernel.run.flagging import Exclusion
     from bench_kernel.schema.tasks import Task
     from bench_kernel.tasks.domain import DomainData
 
@@ -110,12 +109,8 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     if data.retrieval is not None and config.retrieval != data.retrieval:
         config = attrs.evolve(config, retrieval=data.retrieval)  # the variant in effect is part of the run's identity
     tasks = transformed_tasks(data, select_tasks(data, config), config, registry)
-    excluded: Exclusion | None = None
-    if config.exclude_flagged:  # a flagger's flags (bench-trust's audit: docs/audit.md), before anything is stored
-        from bench_kernel.run.flagging import exclude_flagged
-
-        tasks, excluded = await exclude_flagged(registry, data, tasks, config.exclude_flagged, str(store_path))
-        config = attrs.evolve(config, exclude_flagged=excluded.flags)  # one order whatever the command line's: an identity
+    # e.g. bench-trust's --exclude-flagged (docs/audit.md), before anything is stored
+    tasks, config, transform_events = await prepared_tasks(data, tasks, config, registry, str(store_path))
     config = with_loop_settings(config, registry, tasks)
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     parts = resolve_components(registry, config, data, tasks)
@@ -186,10 +181,8 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
         store.add_event(run_id, METHODOLOGY_EVENT, methodology)
         if new:  # a run new only because a component's code changed says since which run (docs/plugins.md)
             record_code_changes(store, run_id, recorded, task_sets, fingerprint_owners(registry))
-        if excluded is not None:  # the header and the report say what --exclude-flagged left out (docs/audit.md)
-            from bench_kernel.run.flagging import record_exclusion
-
-            record_exclusion(store, run_id, excluded)
+        for kind, payload in transform_events.items():  # e.g. what --exclude-flagged left out (docs/audit.md)
+            store.add_event(run_id, kind, payload)
         ctx = RunContext(
             run_id=run_id,
             config=config,
@@ -219,14 +212,6 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
         await models.aclose()
         raise
     return ctx, units, skipped, not new
-
-
-def _record_static_flags(ctx: RunContext) -> None:
-    """What the task flaggers keep for the run's report (bench-trust: its tasks' static audit flags): once its
-    conversations are played, so neither its start-up nor its loop pays for them (docs/audit.md)."""
-    from bench_kernel.run.flagging import record_flags
-
-    record_flags(ctx)
 
 
 def _gold_check_after_loading(
@@ -438,8 +423,8 @@ async def _run_prepared(
                 raise
             _uncancel()
         interrupts.armed = False  # from here on the run ends by itself: what it stored is recorded whatever comes
-        if interrupts.signum is None and not stopped_early:
-            _record_static_flags(ctx)
+        if interrupts.signum is None and not stopped_early:  # e.g. bench-trust's static audit flags (docs/audit.md)
+            finish_transforms(ctx)
         counts = ctx.store.unit_counts(ctx.run_id)
         failed = participant_failure(ctx) or metric_failure(ctx.store, ctx.run_id, ctx.metrics)
         signum = interrupts.signum

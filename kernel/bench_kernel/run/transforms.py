@@ -3,23 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from bench_kernel.errors import ConfigError, did_you_mean
+from bench_kernel.logs import get_logger
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig
 from bench_kernel.schema.tasks import Task
 from bench_kernel.tasks.domain import DomainData
 
+if TYPE_CHECKING:
+    from bench_kernel.run.context import RunContext
+
+log = get_logger()
+
+
+@attrs.frozen(kw_only=True)
+class Prepared:
+    """What a transform's `prepare` gives the run: its tasks, its settings as the run records them, events to keep."""
+
+    tasks: list[Task]
+    settings: dict[str, Any] = attrs.field(factory=dict)
+    """Its settings as they count in the run's identity (e.g. in one order whatever the command line's)."""
+    events: dict[str, Any] = attrs.field(factory=dict)
+    """Run events (kind -> payload) the run stores once it has begun, e.g. what the transform left out."""
+
 
 @attrs.define(kw_only=True)
 class TaskTransform:
-    """Changes the domain data or the selected tasks of every run that loads it (bench-changebench: personas, goal shifts).
+    """Changes the domain data or the selected tasks of every run that loads it (bench-changebench: personas, goal
+    shifts; bench-trust: `--exclude-flagged`).
 
-    Each method gets the values of its `settings` the run sets (none set: an empty mapping) and the run's registry,
-    and is called before anything is stored; it raises `ConfigError` for a setting it cannot use.
+    `domain`, `tasks` and `prepare` get the values of its `settings` the run sets (none set: an empty mapping) and the
+    run's registry, and are called before anything is stored; they raise `ConfigError` for a setting they cannot use.
+    `header` and `finished` get the begun run.
     """
 
     name: str
@@ -36,6 +55,17 @@ class TaskTransform:
     def tasks(self, data: DomainData, tasks: list[Task], settings: Mapping[str, Any], registry: Registry) -> list[Task]:
         """The selected tasks as the run plays them (e.g. chained into goal shifts)."""
         return tasks
+
+    async def prepare(self, data: DomainData, tasks: list[Task], settings: Mapping[str, Any], registry: Registry, store_path: str) -> Prepared:
+        """After `tasks`, for work that awaits or reads the results database (bench-trust's `--exclude-flagged` audits)."""
+        return Prepared(tasks=tasks, settings=dict(settings))
+
+    def header(self, ctx: RunContext) -> str | None:
+        """The line the run's header shows once the run has begun (None: none)."""
+        return None
+
+    def finished(self, ctx: RunContext) -> None:
+        """Keep what the run's report needs once the run has played its conversations (off its start-up and loop)."""
 
 
 def _transforms(registry: Registry) -> list[TaskTransform]:
@@ -58,6 +88,32 @@ def transformed_tasks(data: DomainData, tasks: list[Task], config: RunConfig, re
     for transform in _transforms(registry):
         tasks = transform.tasks(data, tasks, _own(transform, config), registry)
     return tasks
+
+
+async def prepared_tasks(
+    data: DomainData, tasks: list[Task], config: RunConfig, registry: Registry, store_path: str
+) -> tuple[list[Task], RunConfig, dict[str, Any]]:
+    """Every loaded transform's `prepare`: the tasks the run plays, its configuration and the events to keep."""
+    events: dict[str, Any] = {}
+    for transform in _transforms(registry):
+        found = await transform.prepare(data, tasks, _own(transform, config), registry, store_path)
+        tasks, events = found.tasks, {**events, **found.events}
+        config = attrs.evolve(config, plugin_settings={**config.plugin_settings, **found.settings})
+    return tasks, config, events
+
+
+def header_lines(ctx: RunContext) -> list[str]:
+    """The lines the loaded transforms add to the run's header."""
+    return [line for transform in _transforms(ctx.registry) if (line := transform.header(ctx))]
+
+
+def finish_transforms(ctx: RunContext) -> None:
+    """Every loaded transform's `finished(ctx)`, each on its own: one that fails is logged and leaves the run as it is."""
+    for transform in _transforms(ctx.registry):
+        try:
+            transform.finished(ctx)
+        except Exception as exc:  # noqa: BLE001 - what a report lacks is not worth the run
+            log.warning("run.transform_not_finished", transform=transform.name, error=f"{type(exc).__name__}: {exc}")
 
 
 def content_settings(registry: Registry) -> list[str]:

@@ -46,6 +46,7 @@ class RewardInfo:
 
 ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
 """Who a failure may be attributed to; reports count conversations "attributable to the agent" by it (docs/attribution.md)."""
+AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE = ATTRIBUTION_LABELS
 
 
 @attrs.frozen(kw_only=True)

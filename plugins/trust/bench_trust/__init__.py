@@ -1,7 +1,7 @@
 """bench-trust: can a run's numbers be trusted? Task audits, failure attribution, noise and re-scoring (docs/audit.md,
 docs/attribution.md, docs/noise.md, docs/results.md).
 
-It registers the attribution rules (an attributor), the audit's flags (a task flagger for `--exclude-flagged`), the
+It registers the attribution rules (an attributor), `--exclude-flagged` (a task transform owning that run setting), the
 talk-only and refuse floors, the noise, validity and attribution cards of every report and compare, and the commands
 `bench audit`, `bench plan` and `bench rescore`. It loads with every run whatever `--plugin` names (entry-point group `bench.always`).
 Importing it imports none of the work's modules (each hook imports what it registers): `bench --help` stays quick.
@@ -17,7 +17,7 @@ import click
 import bench_kernel
 
 if TYPE_CHECKING:
-    from bench_kernel import Agent, Attributor, ReportSection, TaskFlagger
+    from bench_kernel import Agent, Attributor, ReportSection, TaskTransform
 
 
 @bench_kernel.hookimpl
@@ -29,11 +29,11 @@ def register_attributors(register: Callable[[Attributor], None]) -> None:
 
 
 @bench_kernel.hookimpl
-def register_task_flaggers(register: Callable[[TaskFlagger], None]) -> None:
-    """The audit's flags, for `bench run --exclude-flagged` and the validity card."""
-    from .audit.runs import AuditFlagger
+def register_task_transforms(register: Callable[[TaskTransform], None]) -> None:
+    """`bench run --exclude-flagged`, and the static flags every run keeps for its validity card."""
+    from .audit.runs import ExcludeFlagged
 
-    register(AuditFlagger())
+    register(ExcludeFlagged())
 
 
 @bench_kernel.hookimpl

@@ -4,6 +4,7 @@ the CLI's formats and errors, the cache, `bench run --exclude-flagged` and the v
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import json
 import re
@@ -17,12 +18,11 @@ import pytest
 from bench_trust.audit import FLAGS, cached_flags, static_flags
 from bench_trust.audit.auditing import FLOORS, audit_domain, audit_tasks
 from bench_trust.audit.cache import TABLE
-from bench_trust.audit.runs import STATIC_FLAGS_EVENT
+from bench_trust.audit.runs import EXCLUDED_EVENT, STATIC_FLAGS_EVENT
 from click.testing import CliRunner
 
 import bench_kernel
 from bench_kernel import (
-    EXCLUDED_EVENT,
     Domain,
     DomainData,
     DomainOptions,
@@ -34,9 +34,11 @@ from bench_kernel import (
     ToolKind,
     Toolkit,
     build_report,
+    canonical_json,
     collect,
     get_plugin_manager,
     load_domain,
+    load_profile,
     open_store,
     run_registry,
     tool,
@@ -411,7 +413,7 @@ def test_exclude_flagged_leaves_flagged_tasks_out_and_says_so(tmp_path: Path) ->
 def test_exclude_flagged_with_a_dynamic_flag_audits_and_caches_first(tmp_path: Path) -> None:
     tasks = [t for t in TASKS if t["id"] in ("clean", "read-only", "broken")]
     plugins = get_plugin_manager(["trust"], extra=[("ledger", LedgerPlugin(tasks))])
-    config = RunConfig(domain="ledger", exclude_flagged=["passed_by_floor", "gold_fails"], allow_broken_tasks=True)
+    config = RunConfig(domain="ledger", plugin_settings={"exclude_flagged": ["passed_by_floor", "gold_fails"]}, allow_broken_tasks=True)
     summary = bench_kernel.run(config, tmp_path / "r.db", plugins=plugins)
     store = open_store(tmp_path / "r.db")
     try:
@@ -422,9 +424,14 @@ def test_exclude_flagged_with_a_dynamic_flag_audits_and_caches_first(tmp_path: P
         store.close()
 
 
-def test_runs_without_the_option_keep_their_ids() -> None:
+def test_runs_keep_their_ids_with_the_option_a_plugin_setting() -> None:
     assert "exclude_flagged" not in RunConfig().identity()
-    assert RunConfig().config_hash() != RunConfig(exclude_flagged=["duplicate"]).config_hash()
+    excluding = RunConfig(domain="mock", plugin_settings={"exclude_flagged": ["actions_unscored", "duplicate"]})
+    assert excluding.identity()["exclude_flagged"] == ["actions_unscored", "duplicate"]
+    # hashed as while the option was a field of the kernel's RunConfig (a top-level key, dropped while unset), so
+    # the same command resumes a run begun before the move
+    as_field = {**RunConfig(domain="mock").identity(), "exclude_flagged": ["actions_unscored", "duplicate"], "profile": load_profile(None).identity()}
+    assert excluding.config_hash() == hashlib.sha256(canonical_json(as_field).encode()).hexdigest()
 
 
 @needs_mock

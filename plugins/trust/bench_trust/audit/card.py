@@ -11,12 +11,12 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from bench_kernel import EXCLUDED_EVENT, GOLD_FAILURES_EVENT, RunRecord, Store, TerminationReason, is_success, task_id_key
+from bench_kernel import GOLD_FAILURES_EVENT, RunRecord, Store, TerminationReason, is_success, task_id_key
 
 from .auditing import FLOORS
 from .cache import read_audits
 from .flags import FLAGS, STATIC_FLAGS
-from .runs import STATIC_FLAGS_EVENT
+from .runs import EXCLUDED_EVENT, STATIC_FLAGS_EVENT
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 
