@@ -33,7 +33,7 @@ def view_command(run_id: str | None, db_path: str, port: int, host: str) -> None
     path = Path(db_path)
     server.prepare(path)
     if run_id:
-        store = bench_kernel.open_read_only(path)
+        store = server.open_read_only(path)
         try:
             store.run(run_id)  # an unknown run is one clean error, before serving
         finally:
