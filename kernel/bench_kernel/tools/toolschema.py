@@ -379,9 +379,9 @@ def _needs_structuring(annotation: Any) -> bool:
     if origin is Union or origin is types.UnionType:
         present = [a for a in args if a is not type(None)]
         return len(present) == 1 and _needs_structuring(present[0])
-    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set):
+    if origin is tuple or origin in _ARRAYS:
         return any(_needs_structuring(a) for a in args if a is not Ellipsis)
-    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+    if origin in _OBJECTS and len(args) == 2:
         return _needs_structuring(args[1])
     return False
 
