@@ -121,8 +121,7 @@ async def evaluate(
     profile: Profile | None = None,
 ) -> RewardInfo:
     """Score a conversation against its task with the run's reward components and the task's combination rule."""
-    criteria = task.evaluation_criteria
-    if criteria is None:
+    if task.evaluation_criteria is None:
         return RewardInfo(reward=1.0, note="no evaluation criteria")
     evaluation = evaluation or default_evaluation()
     context = RewardContext(
