@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 
 from bench_kernel import BenchError, Store, task_id_key
 from bench_view import duplex, pages
-from bench_view.server import open_read_only
+from bench_view.readonly import open_read_only
 
 NAME = "bench-view"
 TASK_ORDER = "task_id"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from bench_kernel import ConfigError, Store
 
@@ -33,19 +31,6 @@ def prepare(db_path: Path) -> None:
     if wal.exists() and wal.stat().st_size:
         # Another connection (a run in progress) keeps the WAL: what it holds is not shown.
         print(f"warning: {db_path} is being written (its WAL is in use): the viewer shows it as of now", file=sys.stderr)
-
-
-def open_read_only(path: Path | str) -> Store:
-    """A results database opened immutable (no migration, no lock, no write possible): for the pages and their threads.
-
-    Immutable readers skip the WAL, so open the database once normally first (`prepare` applies pending migrations
-    and checkpoints the WAL) and serve it while no run writes to it.
-    """
-    resolved = Path(path).resolve()
-    if not resolved.is_file():
-        raise ConfigError(f"no results database at {path} (run `bench run` first, or pass --db)")
-    connection = sqlite3.connect(f"file:{quote(str(resolved))}?immutable=1", uri=True, check_same_thread=False)
-    return Store.over(connection, resolved)  # Store() would migrate, i.e. write
 
 
 def build_app(db_path: Path) -> Any:

@@ -21,7 +21,8 @@ import httpx
 import pytest
 from bench_duplex import Timeline, TimelineEntry, ToolStamp
 from bench_view import duplex, pages
-from bench_view.server import build_app, open_read_only
+from bench_view.readonly import open_read_only
+from bench_view.server import build_app
 from click.testing import CliRunner
 
 from bench_kernel import Store

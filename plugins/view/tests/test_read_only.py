@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from bench_view.server import open_read_only
+from bench_view.readonly import open_read_only
 
 from bench_kernel import ConfigError, Store
 
