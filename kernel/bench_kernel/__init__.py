@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         ToolError,
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
-    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, recombine, replay_gold, replay_trajectory
+    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, recombine, replay_gold
     from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
@@ -152,7 +152,7 @@ if TYPE_CHECKING:
     )
     from bench_kernel.serialization import canonical_json, converter, read_json, structure, unstructure, utc_now
     from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
-    from bench_kernel.store.view import RunView, open_read_only, read_only
+    from bench_kernel.store.view import RunView, read_only
     from bench_kernel.tasks.domain import (
         DATA_DIR_VARIABLE,
         Domain,

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 from click.testing import Result
 from plugin_factory import needs_installed
 from report_plugin import MetricOnly, ReportDemo
@@ -370,16 +369,3 @@ def test_without_bench_report_the_default_table_is_the_json_with_one_note(use_pl
     ran = invoke("run", "--db", str(db), "--run-id", "again", "--trials", "1", "--progress", "none", "--allow-broken-tasks")
     assert ran.exit_code == 0 and json.loads(ran.stdout)["run_id"] == "again"
     assert ran.stderr.count("note: --format table") == 1  # said once, beside the report, not when the format is checked
-
-
-def test_open_read_only_reads_and_refuses_writes(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
-    store = bench_kernel.open_read_only(db)
-    try:
-        assert store.run(run_id) is not None and len(store.conversations(run_id)) == 8  # 4 tasks, 1 trial, 4 baseline
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            store.db.execute("delete from runs")
-    finally:
-        store.close()
-    with pytest.raises(bench_kernel.ConfigError, match="no results database"):
-        bench_kernel.open_read_only(tmp_path / "missing.db")

@@ -19,7 +19,7 @@ from test_store import begin, result
 
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError
 from bench_kernel.store.lease import STALE_S, Holder, holder_alive, pid_alive, process_started
-from bench_kernel.store.store import Store
+from bench_kernel.store.store import Store, open_store_for_reading
 
 
 @pytest.fixture
@@ -245,7 +245,7 @@ def test_a_read_only_store_that_needs_migrations_says_how_to_upgrade(tmp_path: P
 
 
 def test_commands_that_read_open_a_writable_database_as_usual(tmp_path: Path) -> None:
-    store = Store.for_reading(tmp_path / "runs.db")
+    store = open_store_for_reading(tmp_path / "runs.db")
     store.add_event("r", "x", {})  # writable: migrated and opened read-write
     store.close()
 

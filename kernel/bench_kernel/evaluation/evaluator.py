@@ -23,7 +23,7 @@ from bench_kernel.schema.messages import AssistantMessage, Message, TerminationR
 from bench_kernel.schema.results import Check, ComponentScore, RewardInfo
 from bench_kernel.schema.tasks import Action, RewardType, Task
 from bench_kernel.serialization import converter
-from bench_kernel.tasks.domain import DomainData, build_environment, replay_history
+from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import State
 
@@ -37,9 +37,9 @@ class GoldReplay:
     action_errors: list[str]
     assertion_checks: list[Check]
     reference_hash: str | None = None
+    """The domain's reference hash of the gold agent state, when the domain defines one."""
     reference_user_hash: str | None = None
     """The domain's reference hash of the gold user state, when the domain defines one."""
-    """The domain's reference hash of the gold agent state, when the domain defines one."""
     agent_changes: Mapping[str, Mapping[str, Any]] | None = None
     """The records the gold agent state changed from the domain's data, as plain data (None: deleted), by table:
     a failed DB check names the records that differ (None: not known, the check shows the hashes only)."""
@@ -57,7 +57,8 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
 
     with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs).
     """
-    env, errors = _gold_environment(data, task)
+    env = build_environment(data, task)
+    errors = replay_gold_actions(task, env, sync=data.sync_gold_actions)
     agent_hash, user_hash = env.hashes()
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
     user_reference = (
@@ -75,14 +76,16 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
     )
 
 
-def _gold_environment(data: DomainData, task: Task) -> tuple[Environment, list[str]]:
-    env = build_environment(data, task)
+def replay_gold_actions(task: Task, env: Environment, *twins: Environment, sync: bool = True) -> list[str]:
+    """Run the task's gold actions on env (and on each twin in lockstep); the actions that failed on env."""
     errors = []
     for action in task.gold_actions():
-        result = env.execute(action.as_tool_call(), sync=data.sync_gold_actions)
+        result = env.execute(action.as_tool_call(), sync=sync)
+        for twin in twins:
+            twin.execute(action.as_tool_call(), sync=sync)
         if result.error:
             errors.append(f"{action.action_id} {action.name}: {result.content}")
-    return env, errors
+    return errors
 
 
 def gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
@@ -99,22 +102,8 @@ def _live_replay(data: DomainData, task: Task) -> Environment:
     path but the assertions are judged on this one, as tau2 judges them on the conversation's state.
     """
     env = build_environment(data, task)
-    for action in task.gold_actions():
-        env.execute(action.as_tool_call())
+    replay_gold_actions(task, env)
     return env
-
-
-def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:
-    """Rebuild a conversation's final state from its messages (for imported conversations)."""
-    env = build_environment(data, attrs.evolve(task, initial_state=_without_history(task)), solo=solo)
-    replay_history(env, messages, strict=False)
-    return env
-
-
-def _without_history(task: Task) -> Any:
-    if task.initial_state is None:
-        return None
-    return attrs.evolve(task.initial_state, message_history=None)
 
 
 async def evaluate(
@@ -132,8 +121,7 @@ async def evaluate(
     profile: Profile | None = None,
 ) -> RewardInfo:
     """Score a conversation against its task with the run's reward components and the task's combination rule."""
-    criteria = task.evaluation_criteria
-    if criteria is None:
+    if task.evaluation_criteria is None:
         return RewardInfo(reward=1.0, note="no evaluation criteria")
     evaluation = evaluation or default_evaluation()
     context = RewardContext(
@@ -177,11 +165,6 @@ async def _guarded(component: RewardComponent, context: RewardContext) -> Compon
         return ComponentScore(component=component.name, score=None, error=f"{type(exc).__name__}: {exc}")
 
 
-def combine(basis: list[str], components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
-    """tau2's product rule (kept as a function for callers that combine by hand)."""
-    return ProductRule().combine(basis, components, termination, {})
-
-
 def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
     """Agent and user states equal the gold states."""
     agent_hash, user_hash = final_env.hashes()
@@ -196,7 +179,7 @@ def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
             Check(subject="user db", met=met, detail=detail if met or user_state is None else _db_detail(detail, user_state, gold.user_changes))
         )
     note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
-    return _score("DB", checks, note)
+    return all_met("DB", checks, note)
 
 
 DIFFERING_RECORDS = 10
@@ -247,20 +230,10 @@ def _db_detail(hashes: str, state: State, gold_changes: Mapping[str, Mapping[str
     return f"{hashes}; {count}: " + "; ".join(records[:DIFFERING_RECORDS]) + more
 
 
-def _names_state_checks(task: Task) -> bool:
-    criteria = task.evaluation_criteria
-    return criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None)
-
-
-def _db_not_checked() -> ComponentScore:
-    # tau2 passes the state check of a task that names neither actions nor env assertions.
-    return ComponentScore(component="DB", score=1.0, note="no actions or env assertions: state not checked")
-
-
 def env_assertion_component(final_env: Environment, task: Task) -> ComponentScore:
     """Every env assertion holds on the conversation's final state."""
     assertions = task.evaluation_criteria.env_assertions if task.evaluation_criteria else None
-    return _score("ENV_ASSERTION", [final_env.check_assertion(a) for a in assertions or []])
+    return all_met("ENV_ASSERTION", [final_env.check_assertion(a) for a in assertions or []])
 
 
 def action_component(gold_actions: Sequence[Action], messages: Sequence[Message]) -> ComponentScore:
@@ -270,7 +243,7 @@ def action_component(gold_actions: Sequence[Action], messages: Sequence[Message]
         Check(subject=f"{a.action_id} {a.name}", met=(met := any(action_matches(a, c) for c in calls)), detail=action_detail(a, calls, met))
         for a in gold_actions
     ]
-    return _score("ACTION", checks)
+    return all_met("ACTION", checks)
 
 
 CLOSEST_CALLS = 3
@@ -325,11 +298,7 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
     for info in infos or []:
         hit = next((t for t in texts if info.lower() in t), None)
         checks.append(Check(subject=info, met=hit is not None, detail=f"said: {hit[:120]}" if hit else "not communicated"))
-    return _score("COMMUNICATE", checks)
-
-
-def _score(name: str, checks: list[Check], note: str = "") -> ComponentScore:
-    return all_met(name, checks, note)
+    return all_met("COMMUNICATE", checks)
 
 
 @attrs.define(kw_only=True)
@@ -342,7 +311,11 @@ class DBComponent(RewardComponent):
 
     async def score(self, context: RewardContext) -> ComponentScore:
         """tau2's DB check."""
-        return db_component(context.final_env, context.gold) if _names_state_checks(context.task) else _db_not_checked()
+        criteria = context.task.evaluation_criteria
+        if criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None):
+            return db_component(context.final_env, context.gold)
+        # tau2 passes the state check of a task that names neither actions nor env assertions.
+        return ComponentScore(component="DB", score=1.0, note="no actions or env assertions: state not checked")
 
 
 @attrs.define(kw_only=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.evaluation.evaluator import gold_assertion_checks
+from bench_kernel.evaluation.evaluator import gold_assertion_checks, replay_gold_actions
 from bench_kernel.schema.results import Check
 from bench_kernel.schema.tasks import Action, Task
 from bench_kernel.serialization import canonical_json, converter
@@ -47,6 +47,11 @@ class ToolFault:
     detail: str
     table: str = "table"
     """The table of the record edited in place (the fix names it)."""
+
+    @classmethod
+    def at(cls, task: Task, step: Step, problem: str, detail: str, table: str = "table") -> ToolFault:
+        """The fault found at this step of the task's gold replay."""
+        return cls(task_id=task.id, step=step[0], tool=step[1], problem=problem, detail=detail, table=table)
 
     def describe(self) -> str:
         """One sentence naming the tool, the task and what differed, then the fix."""
@@ -97,20 +102,13 @@ class GoldChecker:
         (in-place edits are still found, a tool that is not deterministic is not)."""
         self.checked.append(task)
         env = build_environment(self.watched, task)
-        twin = build_environment(self.data, task) if twice else None
-        errors: list[str] = []
-        for action in task.gold_actions():
-            first = env.execute(action.as_tool_call(), sync=self.data.sync_gold_actions)
-            if twin is not None:
-                twin.execute(action.as_tool_call(), sync=self.data.sync_gold_actions)
-            if first.error:
-                errors.append(f"{action.action_id} {action.name}: {first.content}")
+        twins = [build_environment(self.data, task)] if twice else []
+        errors = replay_gold_actions(task, env, *twins, sync=self.data.sync_gold_actions)
         checks = gold_assertion_checks(self.watched, task, env)
-        differs = state_difference(env, twin) if twin is not None else None
+        differs = state_difference(env, twins[0]) if twins else None
         fault = None
         if differs is not None:  # rare: replayed again, step by step, to name the step
             fault = self._first_divergence(task) or _not_deterministic(task, ("the gold replays", None), differs)
-        if fault is not None:
             self.nondeterministic.append(fault)
         return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault)
 
@@ -138,16 +136,15 @@ class GoldChecker:
         if faults:
             return faults
         records = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in changed)
-        return [
-            ToolFault(
-                task_id=self.checked[0].id if self.checked else "?",
-                step="the gold replays",
-                tool=None,
-                problem=IN_PLACE,
-                table=self.watch.names[changed[0][0]],
-                detail=f"changed {records} (no single call does it again)",
-            )
-        ]
+        fault = ToolFault(
+            task_id=self.checked[0].id if self.checked else "?",
+            step="the gold replays",
+            tool=None,
+            problem=IN_PLACE,
+            table=self.watch.names[changed[0][0]],
+            detail=f"changed {records} (no single call does it again)",
+        )
+        return [fault]
 
     def _replay_looking(self, task: Task, records: list[tuple[BaseTable, str]]) -> ToolFault | None:
         env = build_environment(self.data, task)
@@ -169,14 +166,7 @@ class GoldChecker:
         if not edited:
             return None
         listed = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in edited)
-        return ToolFault(
-            task_id=task.id,
-            step=step[0],
-            tool=step[1],
-            problem=IN_PLACE,
-            table=self.watch.names[edited[0][0]],
-            detail=f"changed {listed}, which every conversation of a run shares",
-        )
+        return ToolFault.at(task, step, IN_PLACE, f"changed {listed}, which every conversation of a run shares", self.watch.names[edited[0][0]])
 
     def _first_divergence(self, task: Task) -> ToolFault | None:
         """The final states differ: two more replays in lockstep, compared after each step, name the first step where
@@ -190,13 +180,7 @@ class GoldChecker:
             step = (f"gold action {action.action_id}", tool_label(envs[0], action))
             if one.content != other.content:
                 a, b = abbreviated_pair(one.content or "", other.content or "")
-                return ToolFault(
-                    task_id=task.id,
-                    step=step[0],
-                    tool=step[1],
-                    problem=NOT_DETERMINISTIC,
-                    detail=f"returned {a!r} in one gold replay from a fresh state and {b!r} in another",
-                )
+                return ToolFault.at(task, step, NOT_DETERMINISTIC, f"returned {a!r} in one gold replay from a fresh state and {b!r} in another")
             differs = state_difference(*envs)
             if differs is not None:
                 return _not_deterministic(task, step, differs)
@@ -208,14 +192,8 @@ def _not_deterministic(task: Task, step: Step, differs: tuple[str, str, Any, Any
     table, key, a, b = differs
     texts = abbreviated_pair(_record_text(a), _record_text(b))
     one, other = (repr(text) if record is not None else "absent" for text, record in zip(texts, (a, b), strict=True))
-    return ToolFault(
-        task_id=task.id,
-        step=step[0],
-        tool=step[1],
-        problem=NOT_DETERMINISTIC,
-        detail=f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and "
-        f"as {other} in another (every result equal)",
-    )
+    detail = f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and as {other} in another (every result equal)"
+    return ToolFault.at(task, step, NOT_DETERMINISTIC, detail)
 
 
 def _record_text(record: Any) -> str:

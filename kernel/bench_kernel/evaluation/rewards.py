@@ -144,8 +144,7 @@ class Evaluation:
     def to_compute(self, task: Task) -> list[RewardComponent]:
         """The components computed for a task: those always computed that apply, then the rest of its basis."""
         basis = task.evaluation_criteria.reward_basis if task.evaluation_criteria else []
-        chosen = [c for c in self.components.values() if (c.always and c.applies(task)) or c.name in basis]
-        return chosen
+        return [c for c in self.components.values() if (c.always and c.applies(task)) or c.name in basis]
 
     def prepare_judge(self, judge: Judge | None, config: Any, tasks: Sequence[Task]) -> Judge | None:
         """The run's judge as every component has it asked (`RewardComponent.prepare_judge`, in name order)."""

@@ -93,13 +93,13 @@ def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) ->
 
 def open_store_for_reading(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
     """Open the results database to read it: read-only when it cannot be written (file, directory or file system)."""
+    target = Path(path)
+    writable = not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK))
     try:
-        return Store.for_reading(path, extra_migrations)
-    except sqlite3.OperationalError as exc:
-        if not _is_read_only(exc):
-            raise store_error(path, exc) from exc
+        return Store(target, extra_migrations, read_only=not writable)
     except sqlite3.Error as exc:
-        raise store_error(path, exc) from exc
+        if not (isinstance(exc, sqlite3.OperationalError) and _is_read_only(exc)):
+            raise store_error(path, exc) from exc
     try:  # os.access can say "writable" where the write still fails (root on an immutable file)
         return Store(path, extra_migrations, read_only=True)
     except sqlite3.Error as exc:
@@ -172,13 +172,6 @@ class Store:
         self._turn_calls: list[dict[str, Any]] = []
         """Ledger rows of the open turn, inserted when it commits (see record_llm_call)."""
 
-    @classmethod
-    def for_reading(cls, path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
-        """The store for commands that only read: opened read-only when the file or its directory cannot be written."""
-        target = Path(path)
-        writable = not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK))
-        return cls(target, extra_migrations, read_only=not writable)
-
     def close(self) -> None:
         """Commit what is pending and close the connection."""
         try:
@@ -220,24 +213,15 @@ class Store:
                 with self._savepoint():
                     yield
             else:
-                with self._transaction():
+                self.db.conn.execute("BEGIN IMMEDIATE")
+                try:
                     yield
+                    self.db.conn.execute("COMMIT")
+                except BaseException:
+                    self.db.rollback()
+                    raise
         finally:
             self._depth -= 1
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self.db.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.rollback()
-            raise
-        try:
-            self.db.conn.execute("COMMIT")
-        except BaseException:
-            self.db.rollback()
-            raise
 
     @contextlib.contextmanager
     def _savepoint(self) -> Iterator[None]:
@@ -293,15 +277,8 @@ class Store:
         with self._write():
             rows = list(self.db.query("select * from runs where id = ?", [run_id]))
             now = utc_now()
-            lease = {
-                "status": "running",
-                "updated_utc": now,
-                "heartbeat_utc": now,
-                "holder_host": self.holder.host,
-                "holder_pid": self.holder.pid,
-                "holder_started": self.holder.started,
-                "holder_token": self.holder.token,
-            }
+            holder = {f"holder_{name}": value for name, value in attrs.asdict(self.holder).items()}
+            lease = {"status": "running", "updated_utc": now, "heartbeat_utc": now, **holder}
             if not rows:
                 self._insert(
                     "runs",
@@ -318,10 +295,7 @@ class Store:
                         }
                     ],
                 )
-                self.db.table("plugins_used").insert_all(
-                    [{"run_id": run_id, "name": p["name"], "distribution": p.get("distribution"), "version": p.get("version")} for p in plugins],
-                    replace=True,
-                )
+                self.db.table("plugins_used").insert_all([_plugin_used_row(run_id, p) for p in plugins], replace=True)
                 return True
             _refuse_held(rows[0], self.holder)
             _refuse_changed(_run_record(rows[0]), config, config_hash, task_sets)
@@ -341,9 +315,7 @@ class Store:
                 return False
             entry = {**plugin, "added_utc": utc_now()}
             self.db.execute("update runs set plugins_json = ? where id = ?", [canonical_json([*run.plugins, entry]), run_id])
-            self.db.table("plugins_used").insert(
-                {"run_id": run_id, "name": entry["name"], "distribution": entry.get("distribution"), "version": entry.get("version")}, replace=True
-            )
+            self.db.table("plugins_used").insert(_plugin_used_row(run_id, entry), replace=True)
         return True
 
     def heartbeat(self, run_id: str) -> None:
@@ -356,8 +328,7 @@ class Store:
         with self._write():
             self.db.execute("update runs set status = ?, updated_utc = ? where id = ?", [status, utc_now(), run_id])
             self.db.execute(
-                "update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, "
-                "heartbeat_utc = null "
+                "update runs set holder_host = null, holder_pid = null, holder_started = null, holder_token = null, heartbeat_utc = null "
                 "where id = ? and holder_token = ?",
                 [run_id, self.holder.token],
             )
@@ -386,13 +357,8 @@ class Store:
                    count(c.id) as conversations, avg(case when c.arm = 'agent' then c.reward end) as mean_reward
                  from runs r left join conversations c on c.run_id = r.id and c.superseded_by is null
                  group by r.id order by r.created_utc"""
-        rows = []
-        for row in self.db.query(sql):
-            row["status"] = shown_status(row)
-            for key in ("holder_host", "holder_pid", "holder_started", "heartbeat_utc"):
-                row.pop(key)
-            rows.append(row)
-        return rows
+        holder = ("holder_host", "holder_pid", "holder_started", "heartbeat_utc")
+        return [{k: shown_status(row) if k == "status" else v for k, v in row.items() if k not in holder} for row in self.db.query(sql)]
 
     # ------------------------------------------------------------------ conversations
 
@@ -436,9 +402,9 @@ class Store:
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
-            self._insert("conversation_events", _event_rows(result))
+            self._insert("conversation_events", _event_rows(result.run_id, cid, result.events))
             stored = self._plugin_rows(list(metrics), plugin_rows)
-            self._insert("metric_values", [_metric_row(result, m) for m in stored])
+            self._insert("metric_values", [_metric_row(result.run_id, cid, m) for m in stored])
             self._insert("llm_calls", [_llm_call_row(result.run_id, cid, result.arm, call) for call in llm_calls])
         return stored
 
@@ -598,37 +564,8 @@ class Store:
                 self.db.execute(
                     "delete from metric_values where conversation_id = ? and metric = ? and plugin = ?", [conversation_id, value.metric, value.plugin]
                 )
-            self._insert(
-                "metric_values",
-                [
-                    {
-                        "run_id": run_id,
-                        "conversation_id": conversation_id,
-                        "metric": m.metric,
-                        "plugin": m.plugin,
-                        "value": m.value,
-                        "error": m.error,
-                        "details_json": None if m.details is None else canonical_json(m.details),
-                    }
-                    for m in values
-                ],
-            )
-            self._insert(
-                "conversation_events",
-                [
-                    {
-                        "conversation_id": conversation_id,
-                        "idx": first + i,
-                        "run_id": run_id,
-                        "message_index": e.message_index,
-                        "kind": e.kind,
-                        "source": e.source,
-                        "data_json": canonical_json(e.data),
-                        "ts_utc": e.ts_utc,
-                    }
-                    for i, e in enumerate(events)
-                ],
-            )
+            self._insert("metric_values", [_metric_row(run_id, conversation_id, m) for m in values])
+            self._insert("conversation_events", _event_rows(run_id, conversation_id, events, first))
 
     def messages(self, conversation_id: str) -> list[dict[str, Any]]:
         """A conversation's messages, in order."""
@@ -796,38 +733,34 @@ def _run_record(row: dict[str, Any]) -> RunRecord:
     )
 
 
+_CONVERSATION_COLUMNS = (
+    *("run_id", "arm", "task_id", "trial", "seed", "agent", "user", "reward", "error"),
+    *("started_utc", "ended_utc", "duration_ms", "agent_cost", "user_cost", "channel", "retry"),
+)
+"""The conversation columns that hold the result's field of the same name."""
+
+
+def _plugin_used_row(run_id: str, plugin: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": run_id, "name": plugin["name"], "distribution": plugin.get("distribution"), "version": plugin.get("version")}
+
+
 def _conversation_row(r: ConversationResult) -> dict[str, Any]:
     return {
         "id": r.conversation_id,
-        "run_id": r.run_id,
-        "arm": r.arm,
-        "task_id": r.task_id,
-        "trial": r.trial,
-        "seed": r.seed,
-        "agent": r.agent,
-        "user": r.user,
+        **{column: getattr(r, column) for column in _CONVERSATION_COLUMNS},
         "termination_reason": r.termination_reason.value,
-        "reward": r.reward,
         "reward_info_json": None if r.reward_info is None else canonical_json(unstructure(r.reward_info)),
-        "error": r.error,
-        "started_utc": r.started_utc,
-        "ended_utc": r.ended_utc,
-        "duration_ms": r.duration_ms,
-        "agent_cost": r.agent_cost,
-        "user_cost": r.user_cost,
         "num_messages": len(r.messages),
-        "channel": r.channel,
         "attributes_json": canonical_json(r.attributes) if r.attributes else None,
         "attribution": r.attribution.label if r.attribution else None,
         "attribution_evidence": canonical_json(r.attribution.evidence_record()) if r.attribution else None,
-        "retry": r.retry,
     }
 
 
-def _metric_row(result: ConversationResult, m: MetricValue) -> dict[str, Any]:
+def _metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, Any]:
     return {
-        "run_id": result.run_id,
-        "conversation_id": result.conversation_id,
+        "run_id": run_id,
+        "conversation_id": conversation_id,
         "metric": m.metric,
         "plugin": m.plugin,
         "value": m.value,
@@ -836,21 +769,24 @@ def _metric_row(result: ConversationResult, m: MetricValue) -> dict[str, Any]:
     }
 
 
-def _event_rows(result: ConversationResult) -> list[dict[str, Any]]:
-    cid = result.conversation_id
+def _event_rows(run_id: str, conversation_id: str, events: Sequence[Event], first: int = 0) -> list[dict[str, Any]]:
     return [
         {
-            "conversation_id": cid,
-            "idx": i,
-            "run_id": result.run_id,
+            "conversation_id": conversation_id,
+            "idx": first + i,
+            "run_id": run_id,
             "message_index": e.message_index,
             "kind": e.kind,
             "source": e.source,
             "data_json": canonical_json(e.data),
             "ts_utc": e.ts_utc,
         }
-        for i, e in enumerate(result.events)
+        for i, e in enumerate(events)
     ]
+
+
+_LLM_CALL_COLUMNS = ("role", "model", "request_hash", "prompt_tokens", "completion_tokens", "latency_ms", "cost", "error", "ts_utc", "attempts")
+"""The ledger columns that hold the call's attribute of the same name."""
 
 
 def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any) -> dict[str, Any]:
@@ -859,18 +795,9 @@ def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any)
         "conversation_id": conversation_id,
         "arm": arm,
         "kind": getattr(call, "kind", "chat"),
-        "role": call.role,
-        "model": call.model,
-        "request_hash": call.request_hash,
-        "prompt_tokens": call.prompt_tokens,
-        "completion_tokens": call.completion_tokens,
-        "latency_ms": call.latency_ms,
-        "cost": call.cost,
+        **{column: getattr(call, column) for column in _LLM_CALL_COLUMNS},
         "cost_known": int(call.cost is not None),
         "cached": int(call.cached),
-        "error": call.error,
-        "ts_utc": call.ts_utc,
-        "attempts": call.attempts,
     }
 
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import attrs
 from sqlite_utils import Database
 
-from bench_kernel.errors import ConfigError
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.store.store import RunRecord, Store
 
@@ -80,16 +76,3 @@ def read_only(db: Database) -> Iterator[None]:
         yield
     finally:
         db.execute(f"PRAGMA query_only = {previous}")
-
-
-def open_read_only(path: Path | str) -> Store:
-    """A results database opened immutable (no migration, no lock, no write possible): for viewers and their threads.
-
-    Immutable readers skip the WAL, so open the database once normally first (`Store(path).close()` applies
-    pending migrations and checkpoints the WAL) and serve it while no run writes to it.
-    """
-    resolved = Path(path).resolve()
-    if not resolved.is_file():
-        raise ConfigError(f"no results database at {path} (run `bench run` first, or pass --db)")
-    connection = sqlite3.connect(f"file:{quote(str(resolved))}?immutable=1", uri=True, check_same_thread=False)
-    return Store.over(connection, resolved)  # Store() would migrate, i.e. write

@@ -90,10 +90,8 @@ class Toolkit:
             kind = getattr(member, "__bench_tool__", None)
             if kind is None:
                 continue
-            if getattr(member, "__bench_offered__", True):
-                found[name] = ToolSpec(name, kind, function_schema(member, name=name))
-            else:
-                found[name] = ToolSpec(name, kind, _hidden_schema(name, member), offered=False)
+            offered = getattr(member, "__bench_offered__", True)
+            found[name] = ToolSpec(name, kind, function_schema(member, name=name) if offered else _hidden_schema(name, member), offered)
         return dict(sorted(found.items()))
 
     def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:

@@ -274,6 +274,14 @@ class Table(MutableMapping[str, Any]):
         """The visible (key, record) pairs (a view, as a dict's)."""
         return _TableItems(self)
 
+    def unchanged_records(self) -> dict[str, Any] | None:
+        """The shared records, each handed out to the watch, while nothing changed (scans read them directly); else None."""
+        if self.overlay:
+            return None
+        if self.watch is not None:
+            self.watch.lend_all(self.base)
+        return self.base.records
+
     def visible(self, key: str) -> Any:
         """The record under `key` (None when there is none), without handing it out to a watch."""
         value = self.overlay.get(key, _MISSING)
@@ -307,31 +315,19 @@ class Table(MutableMapping[str, Any]):
 
 
 class _TableValues(ValuesView[Any]):
-    def __init__(self, table: Table) -> None:
-        super().__init__(table)
-        self.table = table
+    _mapping: Table
 
     def __iter__(self) -> Iterator[Any]:
-        table = self.table
-        if not table.overlay:
-            if table.watch is not None:
-                table.watch.lend_all(table.base)
-            return iter(table.base.records.values())
-        return (table[key] for key in table)
+        shared = self._mapping.unchanged_records()
+        return iter(shared.values()) if shared is not None else (self._mapping[key] for key in self._mapping)
 
 
 class _TableItems(ItemsView[str, Any]):
-    def __init__(self, table: Table) -> None:
-        super().__init__(table)
-        self.table = table
+    _mapping: Table
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
-        table = self.table
-        if not table.overlay:
-            if table.watch is not None:
-                table.watch.lend_all(table.base)
-            return iter(table.base.records.items())
-        return ((key, table[key]) for key in table)
+        shared = self._mapping.unchanged_records()
+        return iter(shared.items()) if shared is not None else ((key, self._mapping[key]) for key in self._mapping)
 
 
 class _Deleted:

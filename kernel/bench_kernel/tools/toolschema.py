@@ -173,24 +173,16 @@ def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docs
 
 
 _WRITTEN_KINDS = {
-    "str": "string",
-    "string": "string",
-    "int": "integer",
-    "integer": "integer",
-    "float": "number",
-    "number": "number",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "list": "array",
-    "sequence": "array",
-    "tuple": "array",
-    "set": "array",
-    "frozenset": "array",
-    "array": "array",
-    "iterable": "array",
-    "dict": "object",
-    "mapping": "object",
-    "object": "object",
+    word: kind
+    for kind, words in (
+        ("string", "str string"),
+        ("integer", "int integer"),
+        ("number", "float number"),
+        ("boolean", "bool boolean"),
+        ("array", "list sequence tuple set frozenset array iterable"),
+        ("object", "dict mapping object"),
+    )
+    for word in words.split()
 }
 _WRAPPERS = frozenset({"optional", "required", "annotated"})
 
@@ -224,9 +216,7 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
 def _split_union(text: str) -> list[str]:
     """The members of `A | B` or `A or B` at the top level (brackets kept whole)."""
     members = _split_top(text, "|")
-    if len(members) == 1:
-        members = [m for part in members for m in re.split(r"\s+or\s+", part)]
-    return members
+    return members if len(members) > 1 else re.split(r"\s+or\s+", members[0])
 
 
 def _split_top(text: str, separator: str) -> list[str]:
@@ -389,9 +379,9 @@ def _needs_structuring(annotation: Any) -> bool:
     if origin is Union or origin is types.UnionType:
         present = [a for a in args if a is not type(None)]
         return len(present) == 1 and _needs_structuring(present[0])
-    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set):
+    if origin is tuple or origin in _ARRAYS:
         return any(_needs_structuring(a) for a in args if a is not Ellipsis)
-    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+    if origin in _OBJECTS and len(args) == 2:
         return _needs_structuring(args[1])
     return False
 
@@ -435,45 +425,26 @@ def tool_result_text(value: object, style: ToolResultStyle = "json") -> str:
         value = value.value
     if isinstance(value, str):
         return value
-    if style == "tau2":
-        return json.dumps(_plain(value), default=_leftover)
-    if style != "json":
+    if style not in TOOL_RESULT_STYLES:
         raise ValueError(f"unknown tool result style {style!r} (known: {', '.join(TOOL_RESULT_STYLES)})")
-    return json.dumps(_json_data(value), default=_leftover)
+    return json.dumps(_json_data(value, tau2=style == "tau2"), default=_leftover)
 
 
-def _json_data(value: Any) -> Any:
-    """Turn value into JSON data, keeping numbers and booleans as they are."""
-    if attrs.has(type(value)):
-        return attrs.asdict(value, recurse=True)
-    if isinstance(value, enum.Enum):
-        return _json_data(value.value)
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json_data(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _json_data(item) for key, item in value.items()}
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    return str(value)
-
-
-def _plain(value: Any) -> Any:
-    """Turn value into JSON data, stringifying the scalars of plain containers like tau2."""
+def _json_data(value: Any, *, tau2: bool = False) -> Any:
+    """Turn value into JSON data, keeping numbers and booleans as they are (tau2: stringifying those of plain containers)."""
     if attrs.has(type(value)):
         # tau2's records are pydantic models dumped as they are: numbers stay numbers there
         return attrs.asdict(value, recurse=True)
     if isinstance(value, enum.Enum):
-        return _plain(value.value)
+        return _json_data(value.value, tau2=tau2)
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (bool, int, float)):
-        return str(value)
+        return str(value) if tau2 else value
     if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
+        return [_json_data(item, tau2=tau2) for item in value]
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _json_data(item, tau2=tau2) for key, item in value.items()}
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
     return str(value)

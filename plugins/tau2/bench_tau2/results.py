@@ -7,6 +7,7 @@ import hashlib
 import importlib.metadata
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from bench_kernel import (
     ConfigError,
     ConversationResult,
     DomainData,
+    Environment,
     Evaluation,
     Event,
     EventLog,
@@ -47,7 +49,7 @@ from bench_kernel import (
     load_domain,
     load_run_domain,
     replay_gold,
-    replay_trajectory,
+    replay_history,
     require_components,
     score_metrics,
     task_id_key,
@@ -220,6 +222,15 @@ def _final_state(data: DomainData, task: Task | None, message_json: list[str], *
         ),
         "user_db": None if user_state is None else user_state.to_dict(),
     }
+
+
+def replay_trajectory(data: DomainData, task: Task, messages: Sequence[Message], *, solo: bool = False) -> Environment:
+    """Rebuild an exported or imported conversation's final state: the task's initial state (without its message
+    history, which the messages hold), then the messages' state-changing tool calls replayed."""
+    initial = None if task.initial_state is None else attrs.evolve(task.initial_state, message_history=None)
+    env = build_environment(data, attrs.evolve(task, initial_state=initial), solo=solo)
+    replay_history(env, messages, strict=False)
+    return env
 
 
 def _tau2_reward_info(info: RewardInfo | None, task: Task | None) -> dict[str, Any] | None:

@@ -9,9 +9,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from bench_mock.domain import MockDomain
+from bench_tau2.results import replay_trajectory
 from click.testing import CliRunner
 
-from bench_kernel import Store
+from bench_kernel import AssistantMessage, DomainOptions, Store, ToolCall, ToolMessage, UserMessage, replay_gold
 from bench_kernel.testing import FakeOpenAIServer, bench_cli
 
 SHARED = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference")
@@ -158,6 +160,16 @@ def test_import_replays_tool_calls_so_a_missing_write_fails(exported: Path, tmp_
     with sqlite3.connect(tmp_path / "t.db") as conn:  # the imported failure is attributed, by the run's rules
         labels = {label for (label,) in conn.execute("select attribution from conversations where task_id = 'upgrade_by_email' and reward < 1")}
     assert labels == {"agent"}
+
+
+def test_replay_trajectory_rebuilds_the_final_state_from_the_tool_calls() -> None:
+    data = MockDomain().load(DomainOptions())
+    task = data.task("upgrade_by_email")
+    change = ToolCall(id="c1", name="change_plan", arguments={"customer_id": "C-1001", "plan_id": "fiber-1000"})
+    messages = [UserMessage(content="Upgrade me."), AssistantMessage(tool_calls=[change]), ToolMessage(id="c1", content="{}")]
+    gold = replay_gold(data, task)
+    assert replay_trajectory(data, task, messages).hashes()[0] == gold.agent_hash
+    assert replay_trajectory(data, task, messages[:1]).hashes()[0] != gold.agent_hash
 
 
 def test_a_file_that_is_not_a_results_file_is_refused(tmp_path: Path) -> None:

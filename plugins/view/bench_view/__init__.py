@@ -29,11 +29,12 @@ def view_command(run_id: str | None, db_path: str, port: int, host: str) -> None
     """Browse the results database in Datasette (read-only): run pages, conversations, canned queries, comparisons."""
     from bench_view import server
     from bench_view.pages import run_url
+    from bench_view.readonly import open_read_only
 
     path = Path(db_path)
     server.prepare(path)
     if run_id:
-        store = bench_kernel.open_read_only(path)
+        store = open_read_only(path)
         try:
             store.run(run_id)  # an unknown run is one clean error, before serving
         finally:

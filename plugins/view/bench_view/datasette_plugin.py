@@ -12,8 +12,9 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup, escape
 
-from bench_kernel import BenchError, Store, open_read_only, task_id_key
+from bench_kernel import BenchError, Store, task_id_key
 from bench_view import duplex, pages
+from bench_view.readonly import open_read_only
 
 NAME = "bench-view"
 TASK_ORDER = "task_id"

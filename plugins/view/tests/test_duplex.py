@@ -21,10 +21,11 @@ import httpx
 import pytest
 from bench_duplex import Timeline, TimelineEntry, ToolStamp
 from bench_view import duplex, pages
+from bench_view.readonly import open_read_only
 from bench_view.server import build_app
 from click.testing import CliRunner
 
-from bench_kernel import Store, open_read_only
+from bench_kernel import Store
 from bench_kernel.testing import bench_cli
 
 KEPT = "duplex/agent/reactivate_and_restart/0"
