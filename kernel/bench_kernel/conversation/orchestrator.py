@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -105,13 +106,9 @@ def _stamped(message: Message, index: int, latency_ms: int | None = None, **chan
     return _copy_with(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
+@functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
-    if cls not in _FIELDS:
-        _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls))
-    return _FIELDS[cls]
+    return tuple(f.name for f in attrs.fields(cls))
 
 
 def _copy_with(message: Any, **changes: Any) -> Any:
