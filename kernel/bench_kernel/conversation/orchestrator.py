@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -106,9 +105,13 @@ def _stamped(message: Message, index: int, latency_ms: int | None = None, **chan
     return _copy_with(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
 
 
-@functools.cache
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in attrs.fields(cls))
+    if cls not in _FIELDS:
+        _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls))
+    return _FIELDS[cls]
 
 
 def _copy_with(message: Any, **changes: Any) -> Any:
