@@ -46,10 +46,9 @@ class CodeCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         # Code kept marshalled until a class asks for it: the file holds every installed plugin's classes, a run few.
-        self.entries: dict[bytes, tuple[bytes, int | None]] = {}
+        self.entries: dict[bytes, tuple[bytes, int | None]] = self._read()
         self.used: dict[bytes, tuple[bytes, int | None]] = {}
         self.added = 0
-        self.entries.update(self._read())
 
     def _read(self) -> dict[bytes, tuple[bytes, int | None]]:
         try:

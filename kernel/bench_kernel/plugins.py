@@ -301,14 +301,19 @@ def _plugin_names(plugins: PluginSet) -> list[str]:
     return [p.name for p in plugins.plugins if p.error is None]
 
 
-def _collect_from(pm: pluggy.PluginManager, plugin_name: str, registry: Registry) -> None:
+def _own_hooks(pm: pluggy.PluginManager, plugin_name: str) -> Callable[[str], Any]:
+    """A hook caller by hook name that calls one plugin's implementation only."""
     plugin = pm.get_plugin(plugin_name)
     others = [p for p in pm.get_plugins() if p is not plugin]
+    return functools.partial(pm.subset_hook_caller, remove_plugins=others)
+
+
+def _collect_from(pm: pluggy.PluginManager, plugin_name: str, registry: Registry) -> None:
+    own_hook = _own_hooks(pm, plugin_name)
     staged = Registry()
     for kind, hook in COMPONENT_HOOKS.items():
-        caller = pm.subset_hook_caller(hook, remove_plugins=others)
-        caller(register=_registrar(kind, plugin_name, staged, registry))
-    pm.subset_hook_caller("register_migrations", remove_plugins=others)(register=staged.migrations.append)
+        own_hook(hook)(register=_registrar(kind, plugin_name, staged, registry))
+    own_hook("register_migrations")(register=staged.migrations.append)
     _merge(staged, registry)
 
 
@@ -343,9 +348,7 @@ def _merge(staged: Registry, registry: Registry) -> None:
 def apply_commands(plugins: PluginSet, cli: Any) -> None:
     """Let every plugin add CLI commands; a failing plugin is reported, not fatal."""
     for name in _plugin_names(plugins):
-        plugin = plugins.pm.get_plugin(name)
-        others = [p for p in plugins.pm.get_plugins() if p is not plugin]
         try:
-            plugins.pm.subset_hook_caller("register_commands", remove_plugins=others)(cli=cli)
+            _own_hooks(plugins.pm, name)("register_commands")(cli=cli)
         except Exception as exc:  # noqa: BLE001
             plugins.fail(name, f"register_commands failed: {_describe(exc)}")

@@ -268,15 +268,12 @@ def _record(ledger: Sink, entry: LedgerEntry) -> None:
 
 
 def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: ModelError, key: str | None = None) -> LedgerEntry:
-    return LedgerEntry(
-        role=role,
-        model=config.model,
-        request_hash=key,
-        latency_ms=int(1000 * (time.perf_counter() - started)),
-        error=f"{type(exc).__name__}: {exc}"[:500],
-        kind=kind,
-        attempts=exc.attempts,
-    )
+    error = f"{type(exc).__name__}: {exc}"[:500]
+    return LedgerEntry(role=role, model=config.model, request_hash=key, latency_ms=_since(started), error=error, kind=kind, attempts=exc.attempts)
+
+
+def _since(started: float) -> int:
+    return int(1000 * (time.perf_counter() - started))
 
 
 def _answered(role: str, config: ModelConfig, key: str | None, kind: str, answer: Any, started: float, prices: Mapping[str, Price]) -> LedgerEntry:
@@ -286,15 +283,8 @@ def _answered(role: str, config: ModelConfig, key: str | None, kind: str, answer
         cost = answer.cost if answer.cost is not None else cost_of(prices, config.model, answer.prompt_tokens, answer.completion_tokens)
         return _entry(role, config, key, answer, cost=cost, cached=False)
     tokens = getattr(answer, "prompt_tokens", None)
-    return LedgerEntry(
-        role=role,
-        model=config.model,
-        request_hash=key,
-        prompt_tokens=tokens,
-        latency_ms=int(1000 * (time.perf_counter() - started)),
-        cost=cost_of(prices, config.model, tokens or 0, 0),
-        kind=kind,
-    )
+    cost = cost_of(prices, config.model, tokens or 0, 0)
+    return LedgerEntry(role=role, model=config.model, request_hash=key, prompt_tokens=tokens, latency_ms=_since(started), cost=cost, kind=kind)
 
 
 def _entry(role: str, config: ModelConfig, key: str | None, response: ChatResponse, *, cost: float | None, cached: bool) -> LedgerEntry:

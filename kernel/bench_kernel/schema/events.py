@@ -8,19 +8,13 @@ A typed event is an attrs class with a ``kind`` class variable; plugins define t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import attrs
 
 from bench_kernel.serialization import converter, unstructure
 
 T = TypeVar("T")
-
-
-class TypedEvent(Protocol):
-    """What a typed event class provides: a dotted, namespaced kind."""
-
-    kind: ClassVar[str]
 
 
 @attrs.frozen(kw_only=True)

@@ -69,10 +69,6 @@ class _ParticipantMessageBase:
     latency_ms: int | None = None
     """How long the participant took to produce this message (bench extension)."""
 
-    def is_tool_call(self) -> bool:
-        """True when the message carries tool calls."""
-        return bool(self.tool_calls)
-
     def has_text(self) -> bool:
         """True when the message has non-blank text."""
         return bool(self.content and self.content.strip())
