@@ -21,7 +21,7 @@ from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.redact import redact
-from bench_kernel.run.config import RUN_OPTIONS, RunOption
+from bench_kernel.run.config import MODEL_OPTIONS, RUN_OPTIONS, RunOption
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
 
@@ -101,7 +101,9 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def run_option(opt: RunOption) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The click option of a run option as RunConfig declares it (`bench_kernel.run.config.RUN_OPTIONS`)."""
-    kind = click.IntRange(opt.at_least) if opt.at_least is not None else opt.type
+    kind = opt.type
+    if kind is None and opt.at_least is not None:
+        kind = click.IntRange(opt.at_least)
     return click.option(
         *opt.flags,
         opt.dest,
@@ -158,16 +160,6 @@ def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[...,
 def report_format_option(*usual: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """--format naming a report format, checked once plugins are loaded (they add formats); the help lists the usual ones."""
     return click.option("--format", "fmt", metavar=f"[{'|'.join(usual)}]", default=usual[0], show_default=True)
-
-
-MODEL_OPTIONS = {
-    "model": "Model name for the {role}.",
-    "backend": "Model backend for the {role} (default openai).",
-    "base_url": "OpenAI-compatible base URL for the {role}.",
-    "api_key_env": "Name of the environment variable holding the {role}'s API key.",
-    "sampling": "Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
-}
-"""The --ROLE-KEY options, each with its BENCH_ROLE_KEY variable, setting a run file's [models.ROLE] KEY."""
 
 
 def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -352,12 +344,9 @@ def _store(db_path: str) -> Iterator[Store]:
 @format_option("table", "json")
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
-    from bench_kernel.store.store import open_store_for_reading
-
     require_db(db_path)
-    store = open_store_for_reading(db_path)
-    rows = store.runs()
-    store.close()
+    with _store(db_path) as store:
+        rows = store.runs()
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return

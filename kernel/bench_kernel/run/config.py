@@ -28,6 +28,15 @@ MAX_WORKERS = 256
 """Worker processes (or a cluster executor's actors) at most: each holds a copy of the run's context."""
 MAX_TRIALS = 10_000
 """Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
+MODEL_OPTIONS = {
+    "model": "Model name for the {role}.",
+    "backend": "Model backend for the {role} (default openai).",
+    "base_url": "OpenAI-compatible base URL for the {role}.",
+    "api_key_env": "Name of the environment variable holding the {role}'s API key.",
+    "sampling": "Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
+}
+"""The --ROLE-KEY options of each role with its own (`ROLES`), and their BENCH_ROLE_KEY variables: a run file's
+[models.ROLE] KEY; other settings and roles are set with --model-option or in a run file."""
 OPTIONS = "bench.options"
 IDENTITY = "bench.identity"
 """The field metadata keys `option` sets."""
@@ -65,28 +74,24 @@ class RunOption:
     """One `bench run` option and the [run] key it sets, declared on the RunConfig field it belongs to (`option`)."""
 
     help: str
-    flags: tuple[str, ...] = ()
-    """Default: --DEST with dashes."""
+    flags: tuple[str, ...] = ()  # default: --DEST, with dashes
     key: str = ""
     """The [run] key it sets: its field's name (the default), or a plugin setting's."""
     part: str = ""
     """The one key it sets inside its field's table (as --tick-ms sets duplex's tick_ms), if any."""
-    type: Any = None
-    """click's type for its value (text when None; an integer range when `at_least` is set)."""
+    type: Any = None  # click's type for the value; when None, text or (with at_least) an integer range
     at_least: int | None = None
     at_most: int | None = None
     """Bounds of an integer, checked for options and run files alike (`run_config_problems`)."""
     multiple: bool = False
     flag: bool = False
-    negated: bool = False
-    """A flag that turns its setting off, as --no-baseline sets baseline = false."""
+    negated: bool = False  # a flag turning its setting off, as --no-baseline sets baseline = false
     envvar: str | None = None
     parse: Callable[[Any], Any] | None = None
     """What turns the option's texts into the setting's value (KEY=VALUE texts into a table); a ConfigError names the option."""
     plugin: str = ""
     """The first-party plugin owning the setting: setting it loads (or names) the plugin."""
-    default: Any = None
-    """The default `--help` shows: its field's, filled in by `RUN_OPTIONS`."""
+    default: Any = None  # the default --help shows, when not its field's (which RUN_OPTIONS fills in)
 
     @property
     def dest(self) -> str:
@@ -111,8 +116,17 @@ def option(
     return attrs.field(default=default, metadata=metadata)
 
 
+def duplex_option(part: str, help_text: str, **declared: Any) -> RunOption:
+    """An option setting one of bench-duplex's settings (a key of the duplex table)."""
+    return RunOption(part=part, help=f"Full duplex (bench-duplex): {help_text}", **declared)
+
+
+def changebench_option(key: str, help_text: str, **declared: Any) -> RunOption:
+    """An option setting one of bench-changebench's settings (a [run] key: a plugin setting)."""
+    return RunOption(key=key, plugin="changebench", help=f"bench-changebench: {help_text}", **declared)
+
+
 EXISTING_FILE = click.Path(dir_okay=False, exists=True)
-CHANGEBENCH = "changebench"
 
 
 @attrs.frozen(kw_only=True)
@@ -159,17 +173,14 @@ class RunConfig:
     duplex: dict[str, Any] | None = option(
         identity="when set",
         parts=(
-            RunOption(part="tick_ms", type=int, help="Full duplex (bench-duplex): the length of a tick of simulated time in milliseconds (200)."),
-            RunOption(
-                part="max_seconds",
-                flags=("--max-duration",),
-                type=float,
-                help="Full duplex (bench-duplex): a conversation's maximum length in simulated seconds (1200, tau2's).",
+            duplex_option("tick_ms", "the length of a tick of simulated time in milliseconds (200).", type=int),
+            duplex_option(
+                "max_seconds", "a conversation's maximum length in simulated seconds (1200, tau2's).", flags=("--max-duration",), type=float
             ),
-            RunOption(
-                part="speech_complexity",
-                help="Full duplex (bench-duplex): the speech conditions, one of tau2's levels: control (clean audio, the default), "
-                "regular and six ablations; all but control need bench-voice (docs/duplex.md).",
+            duplex_option(
+                "speech_complexity",
+                "the speech conditions, one of tau2's levels: control (clean audio, the default), regular and six ablations; all but "
+                "control need bench-voice (docs/duplex.md).",
             ),
         ),
     )
@@ -222,27 +233,13 @@ class RunConfig:
     plugin_settings: dict[str, Any] = option(
         factory=dict,
         parts=(
-            RunOption(
-                key="persona",
-                plugin=CHANGEBENCH,
-                help="bench-changebench: give every task this persona (e.g. EASY_1, Hard); kept on every conversation.",
+            changebench_option("persona", "give every task this persona (e.g. EASY_1, Hard); kept on every conversation."),
+            changebench_option(
+                "persona_file", "JSON object of persona key -> text adding to its texts (AgentChangeBench's user_personas.json).", type=EXISTING_FILE
             ),
-            RunOption(
-                key="persona_file",
-                plugin=CHANGEBENCH,
-                type=EXISTING_FILE,
-                help="bench-changebench: JSON object of persona key -> text adding to its texts (AgentChangeBench's user_personas.json).",
-            ),
-            RunOption(
-                key="shifts", plugin=CHANGEBENCH, at_least=1, help="bench-changebench: chain each task with this many following tasks (goal shifts)."
-            ),
-            RunOption(key="shift_plan", plugin=CHANGEBENCH, type=EXISTING_FILE, help='bench-changebench: JSON list of {"task": id, "then": [ids]}.'),
-            RunOption(
-                key="turns_per_goal",
-                plugin=CHANGEBENCH,
-                at_least=1,
-                help="bench-changebench: the scripted user moves on after this many turns on one goal.",
-            ),
+            changebench_option("shifts", "chain each task with this many following tasks (goal shifts).", at_least=1),
+            changebench_option("shift_plan", 'JSON list of {"task": id, "then": [ids]}.', type=EXISTING_FILE),
+            changebench_option("turns_per_goal", "the scripted user moves on after this many turns on one goal.", at_least=1),
         ),
     )
     """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`), stored and
@@ -420,7 +417,9 @@ def _declared_options() -> tuple[RunOption, ...]:
         for declared in field.metadata[OPTIONS]:
             opt = attrs.evolve(declared, key=declared.key or field.name)
             shown = getattr(field.default, "value", field.default)  # an enum's value
-            shown = shown if isinstance(shown, str | int) and not isinstance(shown, bool) and not opt.part and opt.key == field.name else None
+            if opt.part or opt.key != field.name or isinstance(shown, bool) or not isinstance(shown, str | int):
+                shown = None  # flags and settings without a plain default show none
+            shown = declared.default if declared.default is not None else shown
             found.append(attrs.evolve(opt, flags=opt.flags or (f"--{opt.dest.replace('_', '-')}",), default=shown))
     return tuple(found)
 
@@ -428,7 +427,9 @@ def _declared_options() -> tuple[RunOption, ...]:
 RUN_OPTIONS = _declared_options()
 """Every `bench run` option that sets the configuration, in RunConfig's order (`bench_kernel.cli` makes them click options)."""
 EXECUTION_ONLY = tuple(f.name for f in attrs.fields(RunConfig) if f.metadata[IDENTITY] == "never")
+"""The settings outside a run's identity: changing one resumes the same run."""
 OPTIONAL_IDENTITY = tuple(f.name for f in attrs.fields(RunConfig) if f.metadata[IDENTITY] == "when set")
+"""The settings in a run's identity only when set, so runs configured before they existed keep their ids."""
 PLUGIN_SETTINGS = {opt.key: opt.plugin for opt in RUN_OPTIONS if opt.plugin}
 """First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
 

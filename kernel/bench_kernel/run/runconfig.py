@@ -33,12 +33,10 @@ from bench_kernel.errors import ConfigError, TaskFileError
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ROLES, model_configs
 from bench_kernel.modelhub.prices import Price
-from bench_kernel.run.config import MAX_CONCURRENCY, RUN_OPTIONS, RunConfig, RunOption, parse_key_values
+from bench_kernel.run.config import MAX_CONCURRENCY, MODEL_OPTIONS, RUN_OPTIONS, RunConfig, RunOption, parse_key_values
 from bench_kernel.schema.messages import Mode
 from bench_kernel.serialization import check_plain_data, read_text, structure, unstructure
 
-MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")
-"""The model settings `model_overrides` collects from --ROLE-KEY options; backend `options` are set in a run file."""
 MAX_RETRIES = 100
 SQLITE_INTEGERS = range(-(2**63), 2**63)
 """What SQLite's INTEGER holds: a seed outside it could not be stored with its run."""
@@ -212,7 +210,7 @@ def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] |
     """Collect --ROLE-KEY options (already filtered to the ones given) and --model-option ROLE.KEY=VALUE into {role: {key: value}}."""
     found: dict[str, dict[str, Any]] = {}
     for role in ROLES:
-        for key in MODEL_KEYS:
+        for key in MODEL_OPTIONS:
             name = f"{role}_{key}"
             if values.get(name) is not None:
                 found.setdefault(role, {})[key] = values[name]
