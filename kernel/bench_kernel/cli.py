@@ -60,14 +60,11 @@ class BenchGroup(click.Group):
                 from bench_kernel.store.store import store_error
 
                 raise store_error(_db_path(ctx), exc) from exc
-        except BenchError as exc:
+        except (BenchError, DeferredDataError) as exc:
+            # DeferredDataError: a domain's data read on first use, outside a run (a run raises exc.error)
             if os.environ.get("BENCH_DEBUG"):
                 raise
-            raise click.ClickException(redact(str(exc))) from exc
-        except DeferredDataError as exc:  # a domain's data read on first use, outside a run (a run raises exc.error)
-            if os.environ.get("BENCH_DEBUG"):
-                raise
-            raise click.ClickException(redact(str(exc.error))) from exc
+            raise click.ClickException(redact(str(exc.error if isinstance(exc, DeferredDataError) else exc))) from exc
 
 
 def _db_path(ctx: click.Context) -> str:
