@@ -93,7 +93,7 @@ if TYPE_CHECKING:
     from bench_kernel.registry import Registry
     from bench_kernel.report.report import breakdown, build_report, plugin_cards, run_registry, task_outcomes
     from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
-    from bench_kernel.run.config import source_fingerprint
+    from bench_kernel.run.config import parse_key_values, price_overrides, source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
     from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
@@ -106,7 +106,7 @@ if TYPE_CHECKING:
         require_components,
         scripted_user,
     )
-    from bench_kernel.run.runconfig import model_option_configs, parse_key_values, price_overrides
+    from bench_kernel.run.runconfig import model_option_configs
     from bench_kernel.run.runner import (
         MetricInputs,
         RunConfig,

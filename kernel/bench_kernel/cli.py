@@ -22,9 +22,9 @@ from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.redact import redact
+from bench_kernel.run.config import MODEL_OPTIONS, RUN_OPTIONS, RunOption
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
-from bench_kernel.schema.messages import Mode
 
 if TYPE_CHECKING:
     from bench_kernel.plugins import PluginSet
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
 # and `bench --help` or a plugin command none of them (docs/throughput.md, "Start-up").
 
 DEFAULT_DB = "bench.db"
-ROLE_PREFIXES = tuple(f"{role}_" for role in ROLES)
-ATTRIBUTION_LABELS = ("agent", "user-simulator", "task", "judge", "infrastructure")
-"""bench_kernel.schema.results.ATTRIBUTION_LABELS, spelt out here so `bench --help` does not load the evaluation modules."""
 PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust", "rescore": "bench-trust", "compare": "bench-report"}
 """Commands first-party plugins add: naming one whose plugin is missing says which distribution adds it."""
 
@@ -64,14 +61,11 @@ class BenchGroup(click.Group):
                 from bench_kernel.store.store import store_error
 
                 raise store_error(_db_path(ctx), exc) from exc
-        except BenchError as exc:
+        except (BenchError, DeferredDataError) as exc:
+            # DeferredDataError: a domain's data read on first use, outside a run (a run raises exc.error)
             if os.environ.get("BENCH_DEBUG"):
                 raise
-            raise click.ClickException(redact(str(exc))) from exc
-        except DeferredDataError as exc:  # a domain's data read on first use, outside a run (a run raises exc.error)
-            if os.environ.get("BENCH_DEBUG"):
-                raise
-            raise click.ClickException(redact(str(exc.error))) from exc
+            raise click.ClickException(redact(str(exc.error if isinstance(exc, DeferredDataError) else exc))) from exc
 
 
 def _db_path(ctx: click.Context) -> str:
@@ -103,37 +97,57 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def plugin_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
+def run_option(opt: RunOption) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option of a run option as RunConfig declares it (`bench_kernel.run.config.RUN_OPTIONS`)."""
+    kind = opt.type
+    if kind is None and opt.at_least is not None:
+        kind = click.IntRange(opt.at_least)
     return click.option(
-        "--plugin", "-p", "plugins", multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed."
-    )(func)
+        *opt.flags,
+        opt.dest,
+        type=kind,
+        multiple=opt.multiple,
+        is_flag=opt.flag,
+        envvar=opt.envvar,
+        default=opt.default,
+        show_default=opt.default is not None,
+        callback=_parsed(opt.parse) if opt.parse else None,
+        help=opt.help,
+    )
 
 
-def domain_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options that choose a domain and its task data."""
-    for option in reversed(
-        [
-            click.option("--domain", "-d", help="Domain name (needed when several are loaded)."),
-            click.option("--split", help="Task split (from the split file next to the tasks file)."),
-            click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's."),
-            click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory."),
-            click.option(
-                "--retrieval",
-                help="Knowledge-retrieval variant for domains whose agent searches documents "
-                "(tau2's names: bm25, grep_only, full_kb, terminal_use, ...; docs/knowledge.md).",
-            ),
-            click.option(
-                "--retrieval-option",
-                "retrieval_options",
-                multiple=True,
-                callback=_key_values,
-                help="KEY=VALUE setting of the retrieval variant (repeatable): top_k, grep_top_k, case_sensitive, reranker_min_score.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+def _parsed(parse: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback parsing an option's texts, a ConfigError naming the option (None when it is not given)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if not value:
+            return None
+        try:
+            return parse(value)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return callback
+
+
+def run_options(*keys: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The run options setting these keys (all of them when none is named), in RunConfig's order."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for opt in reversed([opt for opt in RUN_OPTIONS if not keys or opt.key in keys]):
+            func = run_option(opt)(func)
+            if opt.key == "models" and not keys:  # the --ROLE-KEY options before --model-option
+                func = model_options(func)
+        return func
+
+    return decorate
+
+
+plugin_option = run_options("plugins")
+"""--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
+DOMAIN_KEYS = ("domain", "split", "tasks_file", "data_dir", "retrieval", "retrieval_options")
+domain_options = run_options(*DOMAIN_KEYS)
+"""Options that choose a domain and its task data."""
 
 
 def format_option(*choices: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -149,24 +163,13 @@ def report_format_option(*usual: str) -> Callable[[Callable[..., Any]], Callable
 def model_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--ROLE-model, -backend, -base-url, -api-key-env and -sampling for the agent, user, judge and embeddings roles."""
     for role in reversed(ROLES):
-        up = role.upper()
-        for option in reversed(
-            [
-                click.option(f"--{role}-model", envvar=f"BENCH_{up}_MODEL", help=f"Model name for the {role}."),
-                click.option(f"--{role}-backend", envvar=f"BENCH_{up}_BACKEND", help=f"Model backend for the {role} (default openai)."),
-                click.option(f"--{role}-base-url", envvar=f"BENCH_{up}_BASE_URL", help=f"OpenAI-compatible base URL for the {role}."),
-                click.option(
-                    f"--{role}-api-key-env", envvar=f"BENCH_{up}_API_KEY_ENV", help=f"Name of the environment variable holding the {role}'s API key."
-                ),
-                click.option(
-                    f"--{role}-sampling",
-                    envvar=f"BENCH_{up}_SAMPLING",
-                    callback=_json_object,
-                    help=f"Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
-                ),
-            ]
-        ):
-            func = option(func)
+        for key, help_text in reversed(MODEL_OPTIONS.items()):
+            func = click.option(
+                f"--{role}-{key.replace('_', '-')}",
+                envvar=f"BENCH_{role}_{key}".upper(),
+                callback=_json_object if key == "sampling" else None,
+                help=help_text.format(role=role),
+            )(func)
     return func
 
 
@@ -182,191 +185,9 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
     return parsed
 
 
-def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any] | None:
-    if not values:
-        return None
-    from bench_kernel.run.runconfig import parse_key_values
-
-    try:
-        return parse_key_values(values)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from exc
-
-
 @cli.command(name="run")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), help="TOML run file ([run], [models.ROLE], [prices]).")
-@plugin_option
-@domain_options
-@click.option("--agent", default="oracle", show_default=True, help="Agent to evaluate.")
-@click.option("--user", default="scripted", show_default=True, help="User simulator (scripted: the domain's own scripted user when it names one).")
-@click.option("--judge", help="Judge for NL assertions.")
-@click.option(
-    "--judge-panel",
-    type=click.IntRange(1),
-    help="Judge NL assertions N times (N odd, each with its own seed) and keep the majority per assertion; "
-    "the agreement is stored and reported (docs/judges.md).",
-)
-@click.option(
-    "--judge-retries",
-    type=click.IntRange(0),
-    default=2,
-    show_default=True,
-    help="Ask the judge again after a failed judgment (unreadable, incomplete); never replays the conversation.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice([m.value for m in Mode]),
-    default="default",
-    show_default=True,
-    help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).",
-)
-@click.option("--tick-ms", type=int, help="Full duplex (bench-duplex): the length of a tick of simulated time in milliseconds (200).")
-@click.option(
-    "--max-duration",
-    "max_seconds",
-    type=float,
-    help="Full duplex (bench-duplex): a conversation's maximum length in simulated seconds (1200, tau2's).",
-)
-@click.option(
-    "--speech-complexity",
-    help="Full duplex (bench-duplex): the speech conditions, one of tau2's levels: control (clean audio, the default), "
-    "regular and six ablations; all but control need bench-voice (docs/duplex.md).",
-)
-@click.option(
-    "--channel",
-    default="identity",
-    show_default=True,
-    help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.",
-)
-@click.option(
-    "--paired", is_flag=True, default=None, help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons."
-)
-@click.option(
-    "--snr", "snr", multiple=True, type=float, help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level)."
-)
-@click.option(
-    "--keep-audio",
-    "keep_audio",
-    type=click.Path(file_okay=False),
-    help="Keep the recordings of a speech channel in this directory (the voice channel's keep_audio option).",
-)
-@click.option(
-    "--channel-option",
-    "channel_options",
-    multiple=True,
-    callback=_key_values,
-    help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.",
-)
-@click.option("--persona", help="bench-changebench: give every task this persona (e.g. EASY_1, Hard); kept on every conversation.")
-@click.option(
-    "--persona-file",
-    type=click.Path(dir_okay=False, exists=True),
-    help="bench-changebench: JSON object of persona key -> text adding to its texts (AgentChangeBench's user_personas.json).",
-)
-@click.option(
-    "--exposure",
-    type=click.Choice(["none", "persona", "context"]),
-    help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user messages.",
-)
-@click.option(
-    "--profile",
-    type=click.Path(file_okay=False, exists=True),
-    envvar="BENCH_PROFILE",
-    help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
-    "`bench tau2 profile` writes tau2's). See docs/profiles.md.",
-)
-@click.option("--shifts", type=click.IntRange(1), help="bench-changebench: chain each task with this many following tasks (goal shifts).")
-@click.option("--shift-plan", type=click.Path(dir_okay=False, exists=True), help='bench-changebench: JSON list of {"task": id, "then": [ids]}.')
-@click.option("--turns-per-goal", type=click.IntRange(1), help="bench-changebench: the scripted user moves on after this many turns on one goal.")
-@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--task-id", "task_ids", multiple=True, help="Run only these tasks (repeatable).")
-@click.option("--num-tasks", type=click.IntRange(1), help="Run only the first N tasks.")
-@click.option("--seed", type=int, default=300, show_default=True)
-@click.option("--max-steps", type=click.IntRange(1), default=200, show_default=True)
-@click.option("--max-errors", type=click.IntRange(1), default=10, show_default=True)
-@click.option("--timeout", "conversation_timeout_s", type=float, help="Seconds per conversation.")
-@click.option("--run-timeout", "run_timeout_s", type=float, help="Seconds for the whole run (resumable).")
-@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
-@click.option(
-    "--workers",
-    type=click.IntRange(1),
-    default=1,
-    show_default=True,
-    envvar="BENCH_WORKERS",
-    help="Processes playing conversations (each with its own event loop); this process alone writes the database.",
-)
-@click.option(
-    "--executor",
-    default="local",
-    show_default=True,
-    envvar="BENCH_EXECUTOR",
-    help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.",
-)
-@click.option(
-    "--executor-option",
-    "executor_options",
-    multiple=True,
-    callback=_key_values,
-    help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.",
-)
-@click.option(
-    "--max-in-flight",
-    type=click.IntRange(1),
-    envvar="BENCH_MAX_IN_FLIGHT",
-    help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
-    "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.",
-)
-@click.option("--no-baseline", is_flag=True, help="Skip the do-nothing baseline conversations.")
-@click.option(
-    "--allow-broken-tasks",
-    is_flag=True,
-    help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
-    "lists them and says their rewards are not meaningful.",
-)
-@click.option(
-    "--exclude-flagged",
-    "exclude_flagged",
-    multiple=True,
-    callback=lambda c, p, v: [n.strip() for item in v for n in item.split(",") if n.strip()] or None,
-    help="bench-trust: leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. "
-    "passed_by_floor,gold_fails; missing audits are run and cached first, docs/audit.md).",
-)
-@click.option("--run-id", help="Run id (default: derived from the configuration, so re-running resumes).")
-@click.option(
-    "--retry-attributed",
-    "retry_attributed",
-    multiple=True,
-    type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
-    help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
-    "to this label (repeatable; judge: judged again, not played); the old rows are kept, marked "
-    "superseded. The agent's own failures cannot be retried: that would report best-of-N "
-    "(docs/attribution.md).",
-)
-@click.option(
-    "--agent-option",
-    "agent_options",
-    multiple=True,
-    callback=_key_values,
-    help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...",
-)
-@click.option("--user-option", "user_options", multiple=True, callback=_key_values, help="KEY=VALUE option for the user simulator (repeatable).")
-@model_options
-@click.option(
-    "--model-option",
-    "model_options",
-    multiple=True,
-    callback=_key_values,
-    help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.",
-)
-@click.option("--cache", is_flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
-@click.option(
-    "--no-speech-cache",
-    is_flag=True,
-    help="Synthesise and recognise every spoken turn anew (by default each text is spoken once per engine and "
-    "voice, and each recording recognised once, for every arm, noise level, trial and resume of the run).",
-)
-@click.option("--max-cost", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
-@click.option("--price", "prices", multiple=True, help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable).")
+@run_options()
 @db_option
 @report_format_option("table", "json", "markdown", "csv", "none")
 @click.option(
@@ -383,9 +204,10 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     from bench_kernel.run import runner
     from bench_kernel.run.executors import option_values
     from bench_kernel.run.progress import Progress
-    from bench_kernel.run.runconfig import build_run_config, read_run_file
+    from bench_kernel.run.runconfig import build_run_config, option_overrides, read_run_file
 
-    overrides = _overrides(ctx, options)
+    given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
+    overrides = option_overrides(given)
     if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides, source=config_file or "command line")
@@ -455,50 +277,6 @@ def resume_command(args: Sequence[str], run_id: str) -> str:
     return shlex.join(["bench", *args, *([] if named else ["--run-id", run_id])])
 
 
-DUPLEX_OPTIONS = {"tick_ms": "tick_ms", "max_seconds": "max_seconds", "speech_complexity": "speech_complexity"}
-
-
-def _overrides(ctx: click.Context, options: dict[str, Any]) -> dict[str, Any]:
-    """The options given explicitly (command line or BENCH_* variables), in RunConfig terms."""
-    from bench_kernel.run.runconfig import model_overrides, price_overrides
-
-    given = {k: v for k, v in options.items() if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT}
-    out: dict[str, Any] = {
-        "models": model_overrides(given, given.pop("model_options", None) or {}),
-        "prices": price_overrides(given.pop("prices", ())),
-    }
-    snr = given.pop("snr", None)
-    if snr:
-        out["sweep"] = {"snr_db": list(snr)}
-    keep = given.pop("keep_audio", None)
-    duplex = {name: given.pop(key) for key, name in DUPLEX_OPTIONS.items() if key in given}
-    if keep:
-        given["channel_options"] = {**(given.get("channel_options") or {}), "keep_audio": keep}
-    if given.get("mode") == Mode.FULL_DUPLEX.value:
-        out["duplex"] = {**duplex, **({"keep_audio": keep} if keep else {})}
-    elif duplex:
-        raise click.UsageError(f"--{next(iter(duplex)).replace('_', '-')} applies to --mode full-duplex only (bench-duplex's option)")
-    for setting in ("judge_panel", "judge_retries"):  # run settings, not the judge role's model settings
-        if setting in given:
-            out[setting] = given.pop(setting)
-    for participant in ("agent_options", "user_options"):  # participant options, not model settings
-        if given.get(participant) is not None:
-            out[participant] = given.pop(participant)
-    renames = {
-        "no_baseline": ("baseline", lambda v: not v),
-        "no_speech_cache": ("speech_cache", lambda v: not v),
-        "plugins": ("plugins", lambda v: list(v) or None),
-        "task_ids": ("task_ids", lambda v: list(v) or None),
-        "retry_attributed": ("retry_attributed", lambda v: list(v) or None),
-    }
-    for key, value in given.items():
-        if key.startswith(ROLE_PREFIXES):
-            continue
-        name, convert = renames.get(key, (key, lambda v: v))
-        out[name] = convert(value)
-    return out
-
-
 def _warn(text: str) -> None:
     click.echo(text, err=True)
 
@@ -566,12 +344,9 @@ def _store(db_path: str) -> Iterator[Store]:
 @format_option("table", "json")
 def runs_command(db_path: str, fmt: str) -> None:
     """List the runs in the results database."""
-    from bench_kernel.store.store import open_store_for_reading
-
     require_db(db_path)
-    store = open_store_for_reading(db_path)
-    rows = store.runs()
-    store.close()
+    with _store(db_path) as store:
+        rows = store.runs()
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return

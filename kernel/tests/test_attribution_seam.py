@@ -14,13 +14,11 @@ import pytest
 from plugin_factory import needs_installed
 
 from bench_kernel import Attribution, Attributor, FinishedConversation, RunConfig, Store, get_plugin_manager, hookimpl, run
-from bench_kernel.cli import ATTRIBUTION_LABELS
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.attribution import attributed
 from bench_kernel.run.planning import retry_units
 from bench_kernel.run.playing import retry_seed
 from bench_kernel.schema.messages import TerminationReason
-from bench_kernel.schema.results import ATTRIBUTION_LABELS as LABELS
 from bench_kernel.schema.results import ConversationResult, RewardInfo
 from bench_kernel.schema.tasks import Task, UserScenario
 
@@ -89,10 +87,6 @@ def test_a_passed_conversation_is_never_labelled() -> None:
     asked = Fixed(name="a", label="agent")
     assert attributed(result(1.0), TASK, None, None, None, attributors=[asked]).attribution is None  # type: ignore[arg-type]
     assert asked.calls == 0
-
-
-def test_the_cli_offers_exactly_the_labels() -> None:
-    assert ATTRIBUTION_LABELS == LABELS
 
 
 def test_a_replay_seed_is_derived_from_the_ordinal() -> None:

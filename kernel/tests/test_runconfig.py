@@ -52,8 +52,8 @@ def test_keys_are_named_by_variable_and_execution_settings_stay_out_of_the_hash(
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"max_in_flight": 0}, "max_in_flight must be between 1 and 4096, not 0 @ $.run.max_in_flight"),
-        ({"max_in_flight": 5000}, "max_in_flight must be between 1 and 4096, not 5000 @ $.run.max_in_flight"),
+        ({"max_in_flight": 0}, "max_in_flight must be at least 1, not 0 @ $.run.max_in_flight"),
+        ({"max_in_flight": 5000}, "max_in_flight must be at most 4096, not 5000 @ $.run.max_in_flight"),
     ],
 )
 def test_max_in_flight_out_of_range_is_refused(overrides: dict[str, int], message: str) -> None:

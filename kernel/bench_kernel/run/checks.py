@@ -22,20 +22,11 @@ from bench_kernel.tasks.ordering import task_id_key
 log = get_logger()
 
 
-def load_for_cli(
-    plugins: list[str] | None,
-    *,
-    domain: str | None,
-    split: str | None,
-    tasks_file: str | None,
-    data_dir: str | None,
-    retrieval: str | None = None,
-    retrieval_options: dict[str, Any] | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> DomainData:
-    """Load one domain's data with the plugins named on the command line (a broken plugin is treated as `bench run` does)."""
+def load_for_cli(plugins: list[str] | None, *, warn: Callable[[str], None] | None = None, **settings: Any) -> DomainData:
+    """Load one domain's data with the plugins named on the command line (a broken plugin is treated as `bench run` does);
+    `settings` are the domain options' (`bench_kernel.cli.domain_options`)."""
     registry = collect(checked_plugins(plugins, warn))
-    config = RunConfig(domain=domain, split=split, tasks_file=tasks_file, data_dir=data_dir, retrieval=retrieval, retrieval_options=retrieval_options)
+    config = RunConfig(**settings)
     return load_domain(registry, config)
 
 

@@ -1,130 +1,352 @@
-"""A run's configuration: what decides its results (its identity and hash) and how it is executed."""
+"""A run's configuration: what decides its results (its identity and hash) and how it is executed, each setting declared
+once with its `bench run` option (`RUN_OPTIONS`)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
+import click
 
 from bench_kernel.conversation.loops import LOOP_PLUGINS
-from bench_kernel.modelhub.api import ModelConfig
-from bench_kernel.modelhub.prices import Price
+from bench_kernel.errors import ConfigError
+from bench_kernel.modelhub.api import MAX_IN_FLIGHT, ModelConfig
+from bench_kernel.modelhub.prices import Price, parse_price
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.schema.messages import Mode
+from bench_kernel.schema.results import ATTRIBUTION_LABELS
 from bench_kernel.serialization import canonical_json, structure, unstructure
 
-EXECUTION_ONLY = (
-    "run_id",
-    "concurrency",
-    "max_in_flight",
-    "run_timeout_s",
-    "cache",
-    "max_cost",
-    "prices",
-    "executor",
-    "executor_options",
-    "workers",
-    "allow_broken_tasks",
-    "speech_cache",
-    "retry_attributed",
-    "judge_retries",
-)
 RECORDED = ("agent_fingerprint", "fingerprints")
 """What a run records beside its configuration's identity (`recorded_identity`)."""
-PLUGIN_SETTINGS = {
-    **{name: "changebench" for name in ("persona", "persona_file", "shifts", "shift_plan", "turns_per_goal")},
-    "exclude_flagged": "trust",
+MAX_CONCURRENCY = MAX_IN_FLIGHT
+MAX_WORKERS = 256
+"""Worker processes (or a cluster executor's actors) at most: each holds a copy of the run's context."""
+MAX_TRIALS = 10_000
+"""Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
+MODEL_OPTIONS = {
+    "model": "Model name for the {role}.",
+    "backend": "Model backend for the {role} (default openai).",
+    "base_url": "OpenAI-compatible base URL for the {role}.",
+    "api_key_env": "Name of the environment variable holding the {role}'s API key.",
+    "sampling": "Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
 }
-"""First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
-OPTIONAL_IDENTITY = (
-    "channel_options",
-    "paired",
-    "sweep",
-    "exposure",
-    "retrieval",
-    "retrieval_options",
-    "duplex",
-    "judge_panel",
-)
+"""The --ROLE-KEY options of each role with its own (`ROLES`), and their BENCH_ROLE_KEY variables: a run file's
+[models.ROLE] KEY; other settings and roles are set with --model-option or in a run file."""
+OPTIONS = "bench.options"
+IDENTITY = "bench.identity"
+"""The field metadata keys `option` sets."""
+
+
+def parse_key_values(texts: Iterable[str], form: str = "KEY=VALUE") -> dict[str, Any]:
+    """Repeated `KEY=VALUE` options as a dict, each value read as JSON when it parses, else kept as text."""
+    found: dict[str, Any] = {}
+    for text in texts:
+        key, sep, raw = text.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"expected {form}, got {text!r}")
+        try:
+            found[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            found[key] = raw
+    return found
+
+
+def price_overrides(texts: tuple[str, ...]) -> dict[str, Price]:
+    """Parse repeated --price MODEL=IN,OUT options."""
+    try:
+        return dict(parse_price(t) for t in texts)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def comma_list(texts: Iterable[str]) -> list[str]:
+    """Repeated, comma-separated names as one list."""
+    return [name.strip() for text in texts for name in text.split(",") if name.strip()]
+
+
+@attrs.frozen(kw_only=True)
+class RunOption:
+    """One `bench run` option and the [run] key it sets, declared on the RunConfig field it belongs to (`option`)."""
+
+    help: str
+    flags: tuple[str, ...] = ()  # default: --DEST, with dashes
+    key: str = ""
+    """The [run] key it sets: its field's name (the default), or a plugin setting's."""
+    part: str = ""
+    """The one key it sets inside its field's table (as --tick-ms sets duplex's tick_ms), if any."""
+    type: Any = None  # click's type for the value; when None, text or (with at_least) an integer range
+    at_least: int | None = None
+    at_most: int | None = None
+    """Bounds of an integer, checked for options and run files alike (`run_config_problems`)."""
+    multiple: bool = False
+    flag: bool = False
+    negated: bool = False  # a flag turning its setting off, as --no-baseline sets baseline = false
+    envvar: str | None = None
+    parse: Callable[[Any], Any] | None = None
+    """What turns the option's texts into the setting's value (KEY=VALUE texts into a table); a ConfigError names the option."""
+    plugin: str = ""
+    """The first-party plugin owning the setting: setting it loads (or names) the plugin."""
+    default: Any = None  # the default --help shows, when not its field's (which RUN_OPTIONS fills in)
+
+    @property
+    def dest(self) -> str:
+        """The option's parameter name: its part, else its key."""
+        return self.part or self.key
+
+
+def option(
+    default: Any = None,
+    *,
+    factory: Callable[[], Any] | None = None,
+    identity: str = "always",
+    parts: tuple[RunOption, ...] = (),
+    **declared: Any,
+) -> Any:
+    """A RunConfig field with its `bench run` option (`declared` holds RunOption's fields; none when `parts` set it) and
+    its place in a run's identity: "always", "when set" (left out while None, so runs from before it keep their ids)
+    or "never" (execution only: changing it resumes the same run)."""
+    metadata = {OPTIONS: ((RunOption(**declared),) if declared else ()) + parts, IDENTITY: identity}
+    if factory is not None:
+        return attrs.field(factory=factory, metadata=metadata)
+    return attrs.field(default=default, metadata=metadata)
+
+
+def duplex_option(part: str, help_text: str, **declared: Any) -> RunOption:
+    """An option setting one of bench-duplex's settings (a key of the duplex table)."""
+    return RunOption(part=part, help=f"Full duplex (bench-duplex): {help_text}", **declared)
+
+
+def changebench_option(key: str, help_text: str, **declared: Any) -> RunOption:
+    """An option setting one of bench-changebench's settings (a [run] key: a plugin setting)."""
+    return RunOption(key=key, plugin="changebench", help=f"bench-changebench: {help_text}", **declared)
+
+
+EXISTING_FILE = click.Path(dir_okay=False, exists=True)
 
 
 @attrs.frozen(kw_only=True)
 class RunConfig:
-    """Everything that decides a run's results (and, apart from them, how it is executed)."""
+    """Everything that decides a run's results (and, apart from them, how it is executed): each field is a [run] key
+    of a run file and a `bench run` option."""
 
-    domain: str | None = None
-    agent: str = "oracle"
-    user: str = "scripted"
-    judge: str | None = None
-    mode: Mode = Mode.DEFAULT
-    channel: str = "identity"
-    trials: int = 1
-    task_ids: list[str] | None = None
-    split: str | None = None
-    num_tasks: int | None = None
-    seed: int = 300
-    max_steps: int = 200
-    max_errors: int = 10
-    conversation_timeout_s: float | None = None
-    baseline: bool = True
-    data_dir: str | None = None
-    tasks_file: str | None = None
-    retrieval: str | None = None
-    """The knowledge-retrieval variant (`--retrieval`) of a domain whose agent searches documents (docs/knowledge.md)."""
-    retrieval_options: dict[str, Any] | None = None
-    """Its settings (`--retrieval-option KEY=VALUE`), e.g. {"top_k": 5}."""
-    plugins: list[str] | None = None
-    agent_options: dict[str, Any] = attrs.field(factory=dict)
-    user_options: dict[str, Any] = attrs.field(factory=dict)
-    models: dict[str, ModelConfig] = attrs.field(factory=dict)
-    """Model per role (agent, user, judge); keys are named by variable, never stored."""
-    plugin_settings: dict[str, Any] = attrs.field(factory=dict)
-    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`, bench-trust's
-    `exclude_flagged`), stored and hashed at the identity's top level as if they were fields."""
-    channel_options: dict[str, Any] | None = None
-    """Options for the channel (`--channel-option KEY=VALUE`), e.g. the voice channel's snr_db."""
-    paired: bool | None = None
-    """Also play every agent conversation without the channel (arm "text", same seed) to compare the modalities."""
-    exposure: str | None = None
-    """What the agent is told about the customer: "none", "persona" (the task's persona text) or "context" (a
-    profile a profiler infers from the conversation every 3 user messages), MM-tau-p²'s conditions."""
-    sweep: dict[str, list[Any]] | None = None
-    """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
-    value its own arm named "snr_db=5" (same seeds), so a report compares them."""
-    duplex: dict[str, Any] | None = None
+    plugins: list[str] | None = option(
+        flags=("--plugin", "-p"), multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed."
+    )
+    domain: str | None = option(flags=("--domain", "-d"), help="Domain name (needed when several are loaded).")
+    split: str | None = option(help="Task split (from the split file next to the tasks file).")
+    tasks_file: str | None = option(type=EXISTING_FILE, help="Use this task file instead of the domain's.")
+    data_dir: str | None = option(type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
+    retrieval: str | None = option(
+        identity="when set",
+        help="Knowledge-retrieval variant for domains whose agent searches documents "
+        "(tau2's names: bm25, grep_only, full_kb, terminal_use, ...; docs/knowledge.md).",
+    )
+    retrieval_options: dict[str, Any] | None = option(
+        identity="when set",
+        flags=("--retrieval-option",),
+        multiple=True,
+        parse=parse_key_values,
+        help="KEY=VALUE setting of the retrieval variant (repeatable): top_k, grep_top_k, case_sensitive, reranker_min_score.",
+    )
+    agent: str = option("oracle", help="Agent to evaluate.")
+    user: str = option("scripted", help="User simulator (scripted: the domain's own scripted user when it names one).")
+    judge: str | None = option(help="Judge for NL assertions.")
+    judge_panel: int | None = option(
+        identity="when set",
+        at_least=1,
+        help="Judge NL assertions N times (N odd, each with its own seed) and keep the majority per assertion; "
+        "the agreement is stored and reported (docs/judges.md).",
+    )
+    judge_retries: int = option(
+        2, identity="never", at_least=0, help="Ask the judge again after a failed judgment (unreadable, incomplete); never replays the conversation."
+    )
+    mode: Mode = option(
+        Mode.DEFAULT,
+        type=click.Choice([m.value for m in Mode]),
+        help="default, no-user, oracle-plan (tau2's modes) or full-duplex (both sides stream audio in ticks).",
+    )
+    duplex: dict[str, Any] | None = option(
+        identity="when set",
+        parts=(
+            duplex_option("tick_ms", "the length of a tick of simulated time in milliseconds (200).", type=int),
+            duplex_option(
+                "max_seconds", "a conversation's maximum length in simulated seconds (1200, tau2's).", flags=("--max-duration",), type=float
+            ),
+            duplex_option(
+                "speech_complexity",
+                "the speech conditions, one of tau2's levels: control (clean audio, the default), regular and six ablations; all but "
+                "control need bench-voice (docs/duplex.md).",
+            ),
+        ),
+    )
     """The settings of the loop playing the run's mode, owned by its plugin (bench-duplex's `DuplexSettings` in
     --mode full-duplex: tick, time limit, speech complexity, turn-taking), as `ConversationLoop.configure` completes them."""
-    profile: str | None = None
-    """A profile directory (docs/profiles.md): prompts, tool schemas, sampling and seeds; None is bench's own."""
-    judge_panel: int | None = None
-    """Judge NL assertions this many times (odd), each with its own seed, and keep the majority (docs/judges.md)."""
-    # Execution only: not part of the configuration hash.
-    run_id: str | None = None
-    concurrency: int = 32
-    max_in_flight: int | None = None
-    """Requests in flight per endpoint at most, for endpoints whose roles set no max_concurrency (default: concurrency x roles)."""
-    run_timeout_s: float | None = None
-    cache: bool = False
-    speech_cache: bool = True
-    """Synthesise each text once per engine and voice, and recognise each recording once, for the whole run (every arm,
-    noise level, trial and resume), keeping both in the results database; --no-speech-cache turns it off."""
-    max_cost: float | None = None
-    prices: dict[str, Price] = attrs.field(factory=dict)
-    executor: str = "local"
-    """Where conversations are played (a registered executor: local, or a plugin's such as ray); this process stores."""
-    executor_options: dict[str, Any] = attrs.field(factory=dict)
-    workers: int = 1
-    """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
-    judge_retries: int = 2
-    """Ask the judge again this many times after a failed judgment (an unreadable or incomplete verdict)."""
-    allow_broken_tasks: bool = False
-    """Run tasks whose gold replay fails (refused otherwise, before anything is stored); the report lists them."""
-    retry_attributed: list[str] | None = None
-    """Play again, as new rows, the finished conversations whose failure is attributed to one of these labels
-    (`--retry-attributed user-simulator`, docs/attribution.md); the rows they replace are kept, marked superseded."""
+    channel: str = option("identity", help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
+    paired: bool | None = option(
+        identity="when set", flag=True, help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons."
+    )
+    sweep: dict[str, list[Any]] | None = option(
+        identity="when set",
+        parts=(
+            RunOption(
+                part="snr_db",
+                flags=("--snr",),
+                type=float,
+                multiple=True,
+                help="Noise level in dB for the voice channel (repeatable: a sweep in one run, one arm per level).",
+            ),
+        ),
+    )
+    """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
+    value its own arm named "snr_db=5" (same seeds), so a report compares them."""
+    channel_options: dict[str, Any] | None = option(
+        identity="when set",
+        flags=("--channel-option",),
+        multiple=True,
+        parse=parse_key_values,
+        help="KEY=VALUE option for the channel (repeatable), e.g. snr_db=5 for the voice channel.",
+        parts=(
+            RunOption(
+                part="keep_audio",
+                type=click.Path(file_okay=False),
+                help="Keep the recordings of a speech channel in this directory (the voice channel's keep_audio option).",
+            ),
+        ),
+    )
+    exposure: str | None = option(
+        identity="when set",
+        type=click.Choice(["none", "persona", "context"]),
+        help="What LLM agents are told about the customer: nothing, the task's persona, or a profile inferred every 3 user "
+        "messages (MM-tau-p²'s conditions).",
+    )
+    profile: str | None = option(
+        type=click.Path(file_okay=False, exists=True),
+        envvar="BENCH_PROFILE",
+        help="Profile directory: the prompts, tool schemas, sampling and seeds models see (default: bench's own; "
+        "`bench tau2 profile` writes tau2's). See docs/profiles.md.",
+    )
+    plugin_settings: dict[str, Any] = option(
+        factory=dict,
+        parts=(
+            changebench_option("persona", "give every task this persona (e.g. EASY_1, Hard); kept on every conversation."),
+            changebench_option(
+                "persona_file", "JSON object of persona key -> text adding to its texts (AgentChangeBench's user_personas.json).", type=EXISTING_FILE
+            ),
+            changebench_option("shifts", "chain each task with this many following tasks (goal shifts).", at_least=1),
+            changebench_option("shift_plan", 'JSON list of {"task": id, "then": [ids]}.', type=EXISTING_FILE),
+            changebench_option("turns_per_goal", "the scripted user moves on after this many turns on one goal.", at_least=1),
+            RunOption(
+                key="exclude_flagged",
+                plugin="trust",
+                multiple=True,
+                parse=lambda texts: comma_list(texts) or None,
+                help="bench-trust: leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. "
+                "passed_by_floor,gold_fails; missing audits are run and cached first, docs/audit.md).",
+            ),
+        ),
+    )
+    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`, bench-trust's
+    `exclude_flagged`), stored and hashed at the identity's top level as if they were fields."""
+    trials: int = option(1, at_least=1, at_most=MAX_TRIALS, help="Conversations per task (pass^k needs k of them).")
+    task_ids: list[str] | None = option(flags=("--task-id",), multiple=True, help="Run only these tasks (repeatable).")
+    num_tasks: int | None = option(at_least=1, help="Run only the first N tasks.")
+    seed: int = option(300, type=int, help="The run's seed: each conversation's derives from it, the task and the trial.")
+    max_steps: int = option(200, at_least=1, help="Steps (turns of either side) a conversation may take before it stops.")
+    max_errors: int = option(10, at_least=1, help="Tool errors a conversation may meet before it stops.")
+    conversation_timeout_s: float | None = option(flags=("--timeout",), type=float, help="Seconds per conversation.")
+    run_timeout_s: float | None = option(identity="never", flags=("--run-timeout",), type=float, help="Seconds for the whole run (resumable).")
+    concurrency: int = option(32, identity="never", at_least=1, at_most=MAX_CONCURRENCY, help="Conversations in flight.")
+    workers: int = option(
+        1,
+        identity="never",
+        at_least=1,
+        at_most=MAX_WORKERS,
+        envvar="BENCH_WORKERS",
+        help="Processes playing conversations (each with its own event loop); this process alone writes the database.",
+    )
+    executor: str = option(
+        "local",
+        identity="never",
+        envvar="BENCH_EXECUTOR",
+        help="Where conversations are played: local (this machine) or a plugin's executor, e.g. ray.",
+    )
+    executor_options: dict[str, Any] = option(
+        factory=dict,
+        identity="never",
+        flags=("--executor-option",),
+        multiple=True,
+        parse=parse_key_values,
+        help="KEY=VALUE option for the executor (repeatable), e.g. address=ray://head:10001 for ray.",
+    )
+    max_in_flight: int | None = option(
+        identity="never",
+        at_least=1,
+        at_most=MAX_CONCURRENCY,
+        envvar="BENCH_MAX_IN_FLIGHT",
+        help="Requests in flight per model endpoint at most (default: --concurrency x the roles sharing the "
+        "endpoint; a role's max_concurrency setting wins). The run header prints the limits in force.",
+    )
+    baseline: bool = option(True, flags=("--no-baseline",), flag=True, negated=True, help="Skip the do-nothing baseline conversations.")
+    allow_broken_tasks: bool = option(
+        False,
+        identity="never",
+        flag=True,
+        help="Run tasks whose gold replay fails (refused otherwise, as `bench check` reports them); the report "
+        "lists them and says their rewards are not meaningful.",
+    )
+    run_id: str | None = option(identity="never", help="Run id (default: derived from the configuration, so re-running resumes).")
+    retry_attributed: list[str] | None = option(
+        identity="never",
+        multiple=True,
+        type=click.Choice([label for label in ATTRIBUTION_LABELS if label != "agent"]),
+        help="With the run's own options: play again, as new rows, its conversations whose failure is attributed "
+        "to this label (repeatable; judge: judged again, not played); the old rows are kept, marked "
+        "superseded. The agent's own failures cannot be retried: that would report best-of-N "
+        "(docs/attribution.md).",
+    )
+    agent_options: dict[str, Any] = option(
+        factory=dict,
+        flags=("--agent-option",),
+        multiple=True,
+        parse=parse_key_values,
+        help="KEY=VALUE option for the agent (repeatable; VALUE parsed as JSON when it is), e.g. url=http://...",
+    )
+    user_options: dict[str, Any] = option(
+        factory=dict, flags=("--user-option",), multiple=True, parse=parse_key_values, help="KEY=VALUE option for the user simulator (repeatable)."
+    )
+    models: dict[str, ModelConfig] = option(
+        factory=dict,
+        flags=("--model-option",),
+        multiple=True,
+        parse=parse_key_values,
+        help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.",
+    )
+    """Model per role (agent, user, judge), a run file's [models.ROLE] tables; also set by the --ROLE-KEY options
+    (`bench_kernel.cli.model_options`). Keys are named by variable, never stored."""
+    cache: bool = option(False, identity="never", flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
+    speech_cache: bool = option(
+        True,
+        identity="never",
+        flags=("--no-speech-cache",),
+        flag=True,
+        negated=True,
+        help="Synthesise and recognise every spoken turn anew (by default each text is spoken once per engine and "
+        "voice, and each recording recognised once, for every arm, noise level, trial and resume of the run).",
+    )
+    max_cost: float | None = option(identity="never", type=click.FloatRange(0), help="Stop the run cleanly once model costs reach this many USD.")
+    prices: dict[str, Price] = option(
+        factory=dict,
+        identity="never",
+        flags=("--price",),
+        multiple=True,
+        parse=price_overrides,
+        help="MODEL=PROMPT,COMPLETION in USD per million tokens (repeatable); a run file's [prices] table.",
+    )
 
     @classmethod
     def from_stored(cls, recorded: Mapping[str, Any], *, source: str = "a stored run's configuration") -> RunConfig:
@@ -137,7 +359,7 @@ class RunConfig:
 
     def implied_plugins(self) -> list[str]:
         """Plugins the run loads with those it names: each role's backend's, the one playing its mode (bench-duplex) and
-        the owners of its first-party plugin settings (bench-changebench's, bench-trust's)."""
+        the owners of its first-party plugin settings (bench-changebench's)."""
         loop = LOOP_PLUGINS.get(self.mode.value)
         owners = [PLUGIN_SETTINGS[key] for key in self.plugin_settings if key in PLUGIN_SETTINGS]
         return [m.backend for m in self.models.values()] + ([loop] if loop else []) + owners
@@ -187,6 +409,30 @@ class RunConfig:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
             identity.update({key: "content in task_sets" for key in by_content if key in identity})
         return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+def _declared_options() -> tuple[RunOption, ...]:
+    """Every field's options with their keys, flags and shown defaults filled in."""
+    found = []
+    for field in attrs.fields(RunConfig):
+        for declared in field.metadata[OPTIONS]:
+            opt = attrs.evolve(declared, key=declared.key or field.name)
+            shown = getattr(field.default, "value", field.default)  # an enum's value
+            if opt.part or opt.key != field.name or isinstance(shown, bool) or not isinstance(shown, str | int):
+                shown = None  # flags and settings without a plain default show none
+            shown = declared.default if declared.default is not None else shown
+            found.append(attrs.evolve(opt, flags=opt.flags or (f"--{opt.dest.replace('_', '-')}",), default=shown))
+    return tuple(found)
+
+
+RUN_OPTIONS = _declared_options()
+"""Every `bench run` option that sets the configuration, in RunConfig's order (`bench_kernel.cli` makes them click options)."""
+EXECUTION_ONLY = tuple(f.name for f in attrs.fields(RunConfig) if f.metadata[IDENTITY] == "never")
+"""The settings outside a run's identity: changing one resumes the same run."""
+OPTIONAL_IDENTITY = tuple(f.name for f in attrs.fields(RunConfig) if f.metadata[IDENTITY] == "when set")
+"""The settings in a run's identity only when set, so runs configured before they existed keep their ids."""
+PLUGIN_SETTINGS = {opt.key: opt.plugin for opt in RUN_OPTIONS if opt.plugin}
+"""First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
 
 
 def stored_plugin_settings(recorded: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,6 @@ A run file looks like::
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -31,20 +30,14 @@ from urllib.parse import urlsplit
 import attrs
 
 from bench_kernel.errors import ConfigError, TaskFileError
-from bench_kernel.modelhub.api import MAX_IN_FLIGHT, ModelConfig
+from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ROLES, model_configs
-from bench_kernel.modelhub.prices import Price, parse_price
-from bench_kernel.run.runner import RunConfig
+from bench_kernel.modelhub.prices import Price
+from bench_kernel.run.config import MAX_CONCURRENCY, MODEL_OPTIONS, RUN_OPTIONS, RunConfig, RunOption, parse_key_values
+from bench_kernel.schema.messages import Mode
 from bench_kernel.serialization import check_plain_data, read_text, structure, unstructure
 
-# Model settings that have --ROLE-KEY options; backend `options` are set in a run file.
-MODEL_KEYS = ("backend", "model", "base_url", "api_key_env", "sampling", "timeout_s", "max_concurrency", "max_retries")
-MAX_CONCURRENCY = MAX_IN_FLIGHT
 MAX_RETRIES = 100
-MAX_WORKERS = 256
-"""Worker processes (or a cluster executor's actors) at most: each holds a copy of the run's context."""
-MAX_TRIALS = 10_000
-"""Trials per task at most: every (task, trial) is planned up front, so an absurd count would exhaust memory."""
 SQLITE_INTEGERS = range(-(2**63), 2**63)
 """What SQLite's INTEGER holds: a seed outside it could not be stored with its run."""
 
@@ -88,25 +81,11 @@ def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any],
 def run_config_problems(config: RunConfig) -> list[str]:
     """What is out of range in a configuration, each with its path: the same rules for options and run files."""
     run = "$.run"
-    problems = [
-        f"{name} must be at least 1, not {value} @ {run}.{name}"
-        for name in ("trials", "num_tasks", "max_steps", "max_errors", "concurrency", "workers")
-        if (value := getattr(config, name)) is not None and value < 1
-    ]
-    if config.judge_panel is not None and (config.judge_panel < 1 or config.judge_panel % 2 == 0):
+    problems = [problem for opt in RUN_OPTIONS for problem in _bound_problems(opt, config)]
+    if config.judge_panel is not None and config.judge_panel > 0 and config.judge_panel % 2 == 0:
         problems.append(f"judge_panel must be an odd number of judges (a majority decides), not {config.judge_panel} @ {run}.judge_panel")
-    if config.judge_retries < 0:
-        problems.append(f"judge_retries must be at least 0, not {config.judge_retries} @ {run}.judge_retries")
-    if config.trials > MAX_TRIALS:
-        problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
-    if config.concurrency > MAX_CONCURRENCY:
-        problems.append(f"concurrency must be at most {MAX_CONCURRENCY}, not {config.concurrency} @ {run}.concurrency")
-    if config.workers > MAX_WORKERS:
-        problems.append(f"workers must be at most {MAX_WORKERS}, not {config.workers} @ {run}.workers")
     if not config.executor:
         problems.append(f"executor must name a registered executor (e.g. local), not {config.executor!r} @ {run}.executor")
-    if config.max_in_flight is not None and not 1 <= config.max_in_flight <= MAX_CONCURRENCY:
-        problems.append(f"max_in_flight must be between 1 and {MAX_CONCURRENCY}, not {config.max_in_flight} @ {run}.max_in_flight")
     if config.seed not in SQLITE_INTEGERS:
         problems.append(f"seed must be a 64-bit signed integer (below 2**63 in size), not {config.seed} @ {run}.seed")
     for name in ("conversation_timeout_s", "run_timeout_s"):
@@ -125,6 +104,20 @@ def run_config_problems(config: RunConfig) -> list[str]:
         problems += check_plain_data(data.pop(section), f"$.{section}", numbers=False)
     problems += check_plain_data(data, run, numbers=False)
     return list(dict.fromkeys(problems))
+
+
+def _bound_problems(opt: RunOption, config: RunConfig) -> list[str]:
+    """An integer setting's declared bounds (`RunOption.at_least`, `at_most`) it is outside of."""
+    if opt.part:
+        return []
+    value = config.plugin_settings.get(opt.key) if opt.plugin else getattr(config, opt.key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return []
+    if opt.at_least is not None and value < opt.at_least:
+        return [f"{opt.key} must be at least {opt.at_least}, not {value} @ $.run.{opt.key}"]
+    if opt.at_most is not None and value > opt.at_most:
+        return [f"{opt.key} must be at most {opt.at_most}, not {value} @ $.run.{opt.key}"]
+    return []
 
 
 def _path_problems(config: RunConfig) -> list[str]:
@@ -190,11 +183,34 @@ def _prices(data: Mapping[str, Any], source: str) -> dict[str, Price]:
     return prices
 
 
+def option_overrides(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The run settings that command-line options set (`given`: their values by parameter name, those given only)."""
+    out: dict[str, Any] = {}
+    for opt in sorted(RUN_OPTIONS, key=lambda o: bool(o.part)):  # parts last: --keep-audio wins over --channel-option
+        if opt.dest not in given:
+            continue
+        value = given[opt.dest]
+        if opt.negated:
+            value = not value
+        elif opt.multiple and opt.parse is None:
+            value = list(value) or None
+        out[opt.key] = {**(out.get(opt.key) or {}), opt.part: value} if opt.part else value
+    out["models"] = model_overrides(given, out.pop("models", None) or {})
+    keep = given.get("keep_audio")
+    duplex = out.pop("duplex", None)
+    if given.get("mode") == Mode.FULL_DUPLEX.value:
+        out["duplex"] = {**(duplex or {}), **({"keep_audio": keep} if keep else {})}
+    elif duplex:
+        flag = next(opt.flags[0] for opt in RUN_OPTIONS if opt.part in duplex)
+        raise ConfigError(f"{flag} applies to --mode full-duplex only (bench-duplex's option)")
+    return out
+
+
 def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Collect --ROLE-KEY options (already filtered to the ones given) and --model-option ROLE.KEY=VALUE into {role: {key: value}}."""
     found: dict[str, dict[str, Any]] = {}
     for role in ROLES:
-        for key in MODEL_KEYS:
+        for key in MODEL_OPTIONS:
             name = f"{role}_{key}"
             if values.get(name) is not None:
                 found.setdefault(role, {})[key] = values[name]
@@ -206,29 +222,7 @@ def model_overrides(values: Mapping[str, Any], role_options: Mapping[str, Any] |
     return found
 
 
-def parse_key_values(texts: Iterable[str], form: str = "KEY=VALUE") -> dict[str, Any]:
-    """Repeated `KEY=VALUE` options as a dict, each value read as JSON when it parses, else kept as text."""
-    found: dict[str, Any] = {}
-    for text in texts:
-        key, sep, raw = text.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"expected {form}, got {text!r}")
-        try:
-            found[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            found[key] = raw
-    return found
-
-
 def model_option_configs(options: Mapping[str, Any] | Iterable[str], *, source: str = "--model-option") -> dict[str, ModelConfig]:
     """`--model-option` values (`ROLE.KEY=VALUE` texts, or a parsed {ROLE.KEY: value}) as model configurations by role."""
     pairs = options if isinstance(options, Mapping) else parse_key_values(options, "ROLE.KEY=VALUE")
     return model_configs(model_overrides({}, pairs), source=source)
-
-
-def price_overrides(texts: tuple[str, ...]) -> dict[str, Price]:
-    """Parse repeated --price MODEL=IN,OUT options."""
-    try:
-        return dict(parse_price(t) for t in texts)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
