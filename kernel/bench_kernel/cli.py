@@ -192,6 +192,20 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
         raise click.BadParameter(str(exc)) from exc
 
 
+class _Workers(click.ParamType):
+    """`auto` (None: the executor chooses) or a number of processes, at least 1."""
+
+    name = "auto|N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
+        if value is None or isinstance(value, int) or str(value).strip().lower() == "auto":
+            return value if isinstance(value, int) else None
+        return int(click.IntRange(1).convert(value, param, ctx))
+
+
+WORKERS = _Workers()
+
+
 @cli.command(name="run")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), help="TOML run file ([run], [models.ROLE], [prices]).")
 @plugin_option
@@ -288,11 +302,13 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
 @click.option(
     "--workers",
-    type=click.IntRange(1),
-    default=1,
+    type=WORKERS,
+    default="auto",
     show_default=True,
     envvar="BENCH_WORKERS",
-    help="Processes playing conversations (each with its own event loop); this process alone writes the database.",
+    help="Processes playing conversations (each with its own event loop, forked after loading where the platform can); "
+    "this process alone writes the database. auto: more than one when the concurrency would crowd one process's "
+    "loop and this machine has the CPUs (the run header says how many and why).",
 )
 @click.option(
     "--executor",

@@ -116,8 +116,9 @@ class RunConfig:
     executor: str = "local"
     """Where conversations are played (a registered executor: local, or a plugin's such as ray); this process stores."""
     executor_options: dict[str, Any] = attrs.field(factory=dict)
-    workers: int = 1
-    """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes."""
+    workers: int | None = None
+    """Processes (or a cluster executor's actors) playing conversations; the run's process alone writes. None (`auto`):
+    the executor chooses (local: more than one where one process's loop would hold too many conversations)."""
     judge_retries: int = 2
     """Ask the judge again this many times after a failed judgment (an unreadable or incomplete verdict)."""
     allow_broken_tasks: bool = False

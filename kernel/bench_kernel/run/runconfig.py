@@ -72,6 +72,8 @@ def read_run_file(path: Path) -> dict[str, Any]:
 def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any], *, source: str = "run file") -> RunConfig:
     """Merge the run file's values with command-line overrides into a RunConfig, validated as a whole."""
     run = {**file_data.get("run", {}), **{k: v for k, v in overrides.items() if k not in ("models", "prices")}}
+    if run.get("workers") == "auto":
+        run["workers"] = None
     models = _merge_models(file_data.get("models", {}), overrides.get("models", {}), source)
     prices = {**_prices(file_data.get("prices", {}), source), **overrides.get("prices", {})}
     fields = {f.name for f in attrs.fields(RunConfig)}
@@ -101,7 +103,7 @@ def run_config_problems(config: RunConfig) -> list[str]:
         problems.append(f"trials must be at most {MAX_TRIALS}, not {config.trials} @ {run}.trials")
     if config.concurrency > MAX_CONCURRENCY:
         problems.append(f"concurrency must be at most {MAX_CONCURRENCY}, not {config.concurrency} @ {run}.concurrency")
-    if config.workers > MAX_WORKERS:
+    if config.workers is not None and config.workers > MAX_WORKERS:
         problems.append(f"workers must be at most {MAX_WORKERS}, not {config.workers} @ {run}.workers")
     if not config.executor:
         problems.append(f"executor must name a registered executor (e.g. local), not {config.executor!r} @ {run}.executor")
