@@ -99,9 +99,10 @@ class AirlineScript:
 def load_tasks(data_dir: Path | None, domain: str = "airline", num_tasks: int | None = None) -> tuple[list[Any], Path | None]:
     """The domain's tasks as a run selects them (tau2's when a data directory is given) and the directory they came from."""
     options = DomainOptions(data_dir=data_dir)
-    found = data_dir_for(options, domain) if data_dir else None
     if domain == "airline" and num_tasks is None:
+        found = data_dir_for(options, domain) if data_dir else None
         return read_tasks(packaged_or_external("bench_airline", options, "airline") / "tasks.json", options), found
+    found = data_dir  # the domain's loader finds its files there (telecom's are spread over several)
     from bench_kernel import RunConfig, collect, get_plugin_manager
     from bench_kernel.run.planning import load_domain, select_tasks
 

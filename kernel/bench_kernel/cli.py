@@ -192,18 +192,9 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
         raise click.BadParameter(str(exc)) from exc
 
 
-class _Workers(click.ParamType):
-    """`auto` (None: the executor chooses) or a number of processes, at least 1."""
-
-    name = "auto|N"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
-        if value is None or isinstance(value, int) or str(value).strip().lower() == "auto":
-            return value if isinstance(value, int) else None
-        return int(click.IntRange(1).convert(value, param, ctx))
-
-
-WORKERS = _Workers()
+def _workers(ctx: click.Context, param: click.Parameter, value: str) -> int | None:
+    """`auto` (None: the executor chooses) or a number of processes."""
+    return None if value.strip().lower() == "auto" else int(click.IntRange(1).convert(value, param, ctx))
 
 
 @cli.command(name="run")
@@ -302,8 +293,9 @@ WORKERS = _Workers()
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True, help="Conversations in flight.")
 @click.option(
     "--workers",
-    type=WORKERS,
     default="auto",
+    metavar="auto|N",
+    callback=_workers,
     show_default=True,
     envvar="BENCH_WORKERS",
     help="Processes playing conversations (each with its own event loop, forked after loading where the platform can); "

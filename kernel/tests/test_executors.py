@@ -159,18 +159,19 @@ def test_auto_workers_follow_the_conversations_in_flight_and_the_cpus(in_flight:
 def test_the_local_executor_counts_workers_by_what_a_run_holds_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
     from bench_kernel.run import executors
 
-    monkeypatch.setattr(executors, "available_cpus", lambda: 4)
+    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.delenv(executors.START_METHOD_ENV, raising=False)
     local = executors.LocalExecutor()
     auto = RunConfig(domain="toy", concurrency=512)
     assert local.workers(auto)[0] == (4 if executors.start_method() == "fork" else 1)
     assert local.workers(auto, units=20)[0] == 1  # a small run: 20 conversations in flight at most
-    assert not local.plays_in_this_process(auto) or executors.start_method() == "spawn"
+    assert local.plays_in_this_process(auto) == (executors.start_method() == "fork")  # forked: the data is theirs
     assert local.workers(RunConfig(domain="toy", concurrency=2, workers=4)) == (2, "as configured")  # never more than C
     assert local.workers(RunConfig(domain="toy", concurrency=512, workers=1)) == (1, "as configured")
     monkeypatch.setenv(executors.START_METHOD_ENV, "spawn")
     assert executors.start_method() == "spawn" and local.workers(auto)[0] == 1
-    assert "workers: this process, auto: workers could not be forked" in (local.workers_line(auto, 600) or "")
+    assert not local.plays_in_this_process(RunConfig(domain="toy", concurrency=512, workers=2))  # spawned: they load it again
+    assert local.workers_line(auto, 600) == "  workers: this process, auto: workers would be spawned, a start-up each"
 
 
 def test_workers_auto_in_a_run_file_and_on_the_command_line() -> None:

@@ -21,6 +21,7 @@ from typing import Any, cast
 import attrs
 import click
 
+from bench_kernel.errors import DeferredDataError
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
@@ -28,7 +29,15 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
+from bench_kernel.run.runner import (
+    RunConfig,
+    record_later_gold_failures,
+    execute,
+    load_domain,
+    preload,
+    resolve_components,
+    with_component_defaults,
+)
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -63,8 +72,8 @@ class LocalExecutor(Executor):
         return await run_in_processes(ctx, units, on_finished, workers)
 
     def plays_in_this_process(self, config: RunConfig) -> bool:
-        """True for one worker (or one conversation in flight)."""
-        return self.workers(config)[0] <= 1
+        """True for one worker, or for forked ones: they start from this process's data, still deferred (see below)."""
+        return start_method() == "fork" or self.workers(config)[0] <= 1
 
     def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
         """How many processes play the run, and why (never more for fewer units: plays_in_this_process relies on it)."""
@@ -72,43 +81,33 @@ class LocalExecutor(Executor):
         in_flight = config.concurrency if units is None else min(config.concurrency, units)
         if config.workers is not None:
             return max(1, min(config.workers, in_flight)), "as configured"
-        return auto_workers(in_flight, available_cpus(), start_method() == "fork")
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        return auto_workers(in_flight, cpus, start_method() == "fork")
 
     def workers_line(self, config: RunConfig, units: int) -> str | None:
         """The run header's line: how many processes play, started how, and why."""
         count, why = self.workers(config, units)
-        started = "this process" if count <= 1 else f"{count} processes ({start_method()}ed after loading)"
-        return f"  workers: {started}, {why}"
+        started = "forked after loading" if start_method() == "fork" else "spawned"
+        return f"  workers: {'this process' if count <= 1 else f'{count} processes ({started})'}, {why}"
 
 
-CONVERSATIONS_PER_WORKER = 128
-"""What `--workers auto` gives one process: above it, the replies that reach one event loop together (a wave of
-conversations started at once) wait for one another long enough to cost the run efficiency (docs/decisions.md)."""
+PER_WORKER = 128
+"""Conversations in flight per process under `--workers auto`: past it, one loop's bursts cost efficiency (docs/decisions.md)."""
 START_METHOD_ENV = "BENCH_WORKER_START"
-"""`spawn` starts workers as fresh interpreters even where they could be forked (`fork`, the default on Linux)."""
+"""`spawn` spawns workers even where they could be forked (on Linux)."""
 
 
 def auto_workers(in_flight: int, cpus: int, can_fork: bool) -> tuple[int, str]:
-    """`--workers auto`: a process per CONVERSATIONS_PER_WORKER conversations in flight, at most one per CPU;
-    one where workers would cost more than they give (spawned workers start as slowly as a run, one CPU)."""
-    if not can_fork:
-        return 1, "auto: workers could not be forked here (spawning them costs a start-up each)"
-    if cpus < 2:
-        return 1, "auto: one CPU"
-    wanted = math.ceil(in_flight / CONVERSATIONS_PER_WORKER)
-    if wanted <= 1:
-        return 1, f"auto: {in_flight} conversations in flight fit one process (up to {CONVERSATIONS_PER_WORKER})"
-    return min(wanted, cpus), f"auto: {in_flight} conversations in flight, up to {CONVERSATIONS_PER_WORKER} per process, {cpus} CPUs"
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """`--workers auto`: a process per PER_WORKER conversations in flight, at most one per CPU; one if it cannot fork."""
+    wanted = min(math.ceil(in_flight / PER_WORKER), cpus) if can_fork else 1
+    if wanted > 1:
+        return wanted, f"auto: {in_flight} conversations in flight, up to {PER_WORKER} per process, {cpus} CPUs"
+    why = "workers would be spawned, a start-up each" if not can_fork else "one CPU" if cpus < 2 else f"{in_flight} conversations in flight fit one process"
+    return 1, f"auto: {why}"
 
 
 def start_method() -> str:
-    """`fork` on Linux (workers start from the loaded run, copy-on-write), else `spawn` (macOS's libraries are not
-    safe to fork, Windows cannot)."""
+    """`fork` on Linux (workers start from the loaded run), else `spawn` (macOS's libraries are not fork-safe)."""
     forced = os.environ.get(START_METHOD_ENV, "").strip().lower()
     return "fork" if forced != "spawn" and sys.platform.startswith("linux") else "spawn"
 
@@ -269,10 +268,7 @@ def stop_spending(ctx: RunContext) -> None:
 
 
 def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: Any, stop: Any, loaded: Any = None) -> None:
-    """A worker process's body: play a shard of the run's units, sending everything to the parent's queue.
-
-    `loaded` is the run's (registry, domain data) in a forked worker, None in a spawned one (it loads them again).
-    """
+    """A worker process's body: play a shard of the units, send everything to the parent (`loaded`: forked, its data)."""
     # Ctrl-C reaches the whole process group: the parent decides, and ends its workers itself. A forked worker
     # inherits the parent loop's handlers, whose wake-up descriptor would hand its signals to the parent's loop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -327,11 +323,8 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
 
 
 async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None], workers: int) -> int:
-    """Play disjoint shards of the units in `workers` processes; this process alone writes what they send.
-
-    Forked where the platform can (they start from the loaded plugins, domain and tasks, copy-on-write, frozen out of
-    the collector by the run), else spawned (a fresh interpreter that loads them again).
-    """
+    """Play disjoint shards of the units in `workers` processes (forked from the loaded run where the platform can, else
+    spawned: fresh interpreters that load it again); this process alone writes what they send."""
     import multiprocessing
 
     method = start_method()
@@ -347,12 +340,25 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
     ]
     writer = Writer(ctx, on_finished)
     relay = _Relay(inbox)
+    drain: asyncio.Future[None] | None = None
     try:
         for proc in procs:
             proc.start()
         relay.start()
-        await _drain(relay, writer, procs, stop)
+        # Deferred data is still to build when forking (each worker builds its own as one process does, after its
+        # first requests): this process builds it too, for the gold check a refusal comes from, as one process would.
+        loading = preload(ctx.data, on_loaded=lambda: record_later_gold_failures(ctx)) if loaded else None
+        drain = asyncio.ensure_future(_drain(relay, writer, procs, stop))
+        await asyncio.wait([drain, *([loading] if loading else [])], return_when=asyncio.FIRST_EXCEPTION)
+        if loading is not None:  # a worker that met a broken task failed with it: the refusal itself is the error
+            try:
+                await loading
+            except DeferredDataError as exc:
+                raise exc.error from None
+        await drain
     finally:
+        if drain is not None:
+            drain.cancel()
         relay.close()
         _end(procs)
     return writer.finished
