@@ -76,7 +76,8 @@ def test_workers_store_what_one_process_stores_offline(tmp_path: Path, start: st
     invoke([*base, "--db", str(tmp_path / "one.db"), "--workers", "1"])
     two = invoke([*base, "--db", str(tmp_path / "two.db"), "--workers", "2"])
     one_rows, two_rows = rows(tmp_path / "one.db"), rows(tmp_path / "two.db")
-    assert "complete" in two.output and f"workers: 2 processes ({'forked after loading' if start == 'fork' else 'spawned'}), as configured" in two.output
+    started = "forked after loading" if start == "fork" else "spawned"
+    assert "complete" in two.output and f"workers: 2 processes ({started}), as configured" in two.output
     assert len(one_rows["conversations"]) > 10 and len({r[8] for r in one_rows["conversations"]}) > 1  # rewards differ
     assert one_rows == two_rows
 

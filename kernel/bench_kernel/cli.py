@@ -194,7 +194,7 @@ def _key_values(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 
 def _workers(ctx: click.Context, param: click.Parameter, value: str) -> int | None:
     """`auto` (None: the executor chooses) or a number of processes."""
-    return None if value.strip().lower() == "auto" else int(click.IntRange(1).convert(value, param, ctx))
+    return None if value.strip().lower() == "auto" else int(click.IntRange(1).convert(value, param, ctx))  # type: ignore[arg-type]
 
 
 @cli.command(name="run")

@@ -31,10 +31,10 @@ from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
 from bench_kernel.run.runner import (
     RunConfig,
-    record_later_gold_failures,
     execute,
     load_domain,
     preload,
+    record_later_gold_failures,
     resolve_components,
     with_component_defaults,
 )
@@ -102,8 +102,8 @@ def auto_workers(in_flight: int, cpus: int, can_fork: bool) -> tuple[int, str]:
     wanted = min(math.ceil(in_flight / PER_WORKER), cpus) if can_fork else 1
     if wanted > 1:
         return wanted, f"auto: {in_flight} conversations in flight, up to {PER_WORKER} per process, {cpus} CPUs"
-    why = "workers would be spawned, a start-up each" if not can_fork else "one CPU" if cpus < 2 else f"{in_flight} conversations in flight fit one process"
-    return 1, f"auto: {why}"
+    fits = f"{in_flight} conversations in flight fit one process"
+    return 1, "auto: " + ("workers would be spawned, a start-up each" if not can_fork else "one CPU" if cpus < 2 else fits)
 
 
 def start_method() -> str:
@@ -328,7 +328,7 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
     import multiprocessing
 
     method = start_method()
-    mp = multiprocessing.get_context(method)
+    mp: Any = multiprocessing.get_context(method)
     inbox: Any = mp.Queue()
     stop = mp.Event()
     spec = worker_spec(ctx, ctx.store_path, workers)
