@@ -165,12 +165,11 @@ def test_the_local_executor_counts_workers_by_what_a_run_holds_in_flight(monkeyp
     auto = RunConfig(domain="toy", concurrency=512)
     assert local.workers(auto)[0] == (4 if executors.start_method() == "fork" else 1)
     assert local.workers(auto, units=20)[0] == 1  # a small run: 20 conversations in flight at most
-    assert local.plays_in_this_process(auto) == (executors.start_method() == "fork")  # forked: the data is theirs
+    assert local.plays_in_this_process(auto) == (executors.start_method() != "fork")  # else workers: data built first
     assert local.workers(RunConfig(domain="toy", concurrency=2, workers=4)) == (2, "as configured")  # never more than C
     assert local.workers(RunConfig(domain="toy", concurrency=512, workers=1)) == (1, "as configured")
     monkeypatch.setenv(executors.START_METHOD_ENV, "spawn")
     assert executors.start_method() == "spawn" and local.workers(auto)[0] == 1
-    assert not local.plays_in_this_process(RunConfig(domain="toy", concurrency=512, workers=2))  # spawned: they load it again
     assert local.workers_line(auto, 600) == "  workers: this process, auto: workers would be spawned, a start-up each"
 
 

@@ -21,7 +21,6 @@ from typing import Any, cast
 import attrs
 import click
 
-from bench_kernel.errors import DeferredDataError
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
@@ -29,15 +28,7 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import (
-    RunConfig,
-    execute,
-    load_domain,
-    preload,
-    record_later_gold_failures,
-    resolve_components,
-    with_component_defaults,
-)
+from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -72,8 +63,8 @@ class LocalExecutor(Executor):
         return await run_in_processes(ctx, units, on_finished, workers)
 
     def plays_in_this_process(self, config: RunConfig) -> bool:
-        """True for one worker, or for forked ones: they start from this process's data, still deferred (see below)."""
-        return start_method() == "fork" or self.workers(config)[0] <= 1
+        """True for one worker (or one conversation in flight): with more, deferred data is built before they start."""
+        return self.workers(config)[0] <= 1
 
     def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
         """How many processes play the run, and why (never more for fewer units: plays_in_this_process relies on it)."""
@@ -340,25 +331,12 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
     ]
     writer = Writer(ctx, on_finished)
     relay = _Relay(inbox)
-    drain: asyncio.Future[None] | None = None
     try:
         for proc in procs:
             proc.start()
         relay.start()
-        # Deferred data is still to build when forking (each worker builds its own as one process does, after its
-        # first requests): this process builds it too, for the gold check a refusal comes from, as one process would.
-        loading = preload(ctx.data, on_loaded=lambda: record_later_gold_failures(ctx)) if loaded else None
-        drain = asyncio.ensure_future(_drain(relay, writer, procs, stop))
-        await asyncio.wait([drain, *([loading] if loading else [])], return_when=asyncio.FIRST_EXCEPTION)
-        if loading is not None:  # a worker that met a broken task failed with it: the refusal itself is the error
-            try:
-                await loading
-            except DeferredDataError as exc:
-                raise exc.error from None
-        await drain
+        await _drain(relay, writer, procs, stop)
     finally:
-        if drain is not None:
-            drain.cancel()
         relay.close()
         _end(procs)
     return writer.finished

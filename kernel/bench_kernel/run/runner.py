@@ -241,7 +241,7 @@ def _gold_check_after_loading(
     if not pending:
         return None
     if not executor.plays_in_this_process(config):
-        # Spawned workers load their own copy: this process loads it now and checks the gold replays as usual.
+        # Worker processes load their own copy: this process loads it now and checks the gold replays as usual.
         for source in pending:
             source.load()
         return None
@@ -285,7 +285,7 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             await asyncio.sleep(0)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
-    loading = preload(ctx.data, on_loaded=lambda: record_later_gold_failures(ctx)) if units else None
+    loading = preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx)) if units else None
     try:
         await asyncio.gather(*tasks, *([loading] if loading is not None else []))
     except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
@@ -300,8 +300,7 @@ PRELOAD_AFTER_S = 0.005
 """How long a run's first conversations have to send their first requests before deferred data is built."""
 
 
-def record_later_gold_failures(ctx: RunContext) -> None:
-    """Store the gold failures found once deferred data was built (tasks `--allow-broken-tasks` lets run)."""
+def _record_later_gold_failures(ctx: RunContext) -> None:
     if ctx.later_gold_failures:
         ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
 
