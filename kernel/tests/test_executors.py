@@ -139,14 +139,14 @@ def test_a_workers_model_hub_allows_its_share_of_conversations_in_flight(tmp_pat
     ("in_flight", "cpus", "can_fork", "expected"),
     [
         (1, 8, True, 1),  # C=1
-        (32, 2, True, 1),  # the default concurrency: the test suite's runs play in their own process
-        (128, 2, True, 1),
-        (129, 2, True, 2),
-        (256, 2, True, 2),
-        (1024, 2, True, 2),  # at most one per CPU
-        (1024, 16, True, 8),
-        (1024, 1, True, 1),  # one CPU
-        (1024, 8, False, 1),  # no fork: spawned workers would start as slowly as the run itself
+        (32, 8, True, 1),  # the default concurrency: the test suite's runs play in their own process
+        (256, 8, True, 1),
+        (257, 8, True, 2),
+        (1024, 8, True, 4),
+        (4096, 8, True, 7),  # one CPU is kept for the run's process, which writes
+        (1024, 2, True, 1),  # two CPUs: workers, the writer (and a local model server) would share them
+        (1024, 1, True, 1),
+        (4096, 16, False, 1),  # no fork: spawned workers would start as slowly as the run itself
     ],
 )
 def test_auto_workers_follow_the_conversations_in_flight_and_the_cpus(in_flight: int, cpus: int, can_fork: bool, expected: int) -> None:
@@ -163,7 +163,7 @@ def test_the_local_executor_counts_workers_by_what_a_run_holds_in_flight(monkeyp
     monkeypatch.delenv(executors.START_METHOD_ENV, raising=False)
     local = executors.LocalExecutor()
     auto = RunConfig(domain="toy", concurrency=512)
-    assert local.workers(auto)[0] == (4 if executors.start_method() == "fork" else 1)
+    assert local.workers(auto)[0] == (2 if executors.start_method() == "fork" else 1)
     assert local.workers(auto, units=20)[0] == 1  # a small run: 20 conversations in flight at most
     assert local.plays_in_this_process(auto) == (executors.start_method() != "fork")  # else workers: data built first
     assert local.workers(RunConfig(domain="toy", concurrency=2, workers=4)) == (2, "as configured")  # never more than C

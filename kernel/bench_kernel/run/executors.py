@@ -82,19 +82,21 @@ class LocalExecutor(Executor):
         return f"  workers: {'this process' if count <= 1 else f'{count} processes ({started})'}, {why}"
 
 
-PER_WORKER = 128
+PER_WORKER = 256
 """Conversations in flight per process under `--workers auto`: past it, one loop's bursts cost efficiency (docs/decisions.md)."""
 START_METHOD_ENV = "BENCH_WORKER_START"
 """`spawn` spawns workers even where they could be forked (on Linux)."""
 
 
 def auto_workers(in_flight: int, cpus: int, can_fork: bool) -> tuple[int, str]:
-    """`--workers auto`: a process per PER_WORKER conversations in flight, at most one per CPU; one if it cannot fork."""
-    wanted = min(math.ceil(in_flight / PER_WORKER), cpus) if can_fork else 1
+    """`--workers auto`: a process per PER_WORKER conversations in flight, one CPU kept for the run's process (the
+    writer); one process where workers cannot be forked or the machine has fewer than 3 CPUs."""
+    wanted = min(math.ceil(in_flight / PER_WORKER), cpus - 1) if can_fork else 1
     if wanted > 1:
-        return wanted, f"auto: {in_flight} conversations in flight, up to {PER_WORKER} per process, {cpus} CPUs"
-    fits = f"{in_flight} conversations in flight fit one process"
-    return 1, "auto: " + ("workers would be spawned, a start-up each" if not can_fork else "one CPU" if cpus < 2 else fits)
+        return wanted, f"auto: {in_flight} conversations in flight, up to {PER_WORKER} per process, {cpus} CPUs (one for the writer)"
+    fits = in_flight <= PER_WORKER
+    why = f"{in_flight} conversations in flight fit one process" if fits else f"{cpus} CPUs: workers would share them with the writer"
+    return 1, "auto: " + ("workers would be spawned, a start-up each" if not can_fork else why)
 
 
 def start_method() -> str:
