@@ -1,9 +1,14 @@
 """Throughput of whole `bench run` processes on the airline domain (tau2's data) against a scripted OpenAI server.
 
     python benchmarks/airline_throughput.py [--data-dir DIR] [--latency-s 0.2] [--levels 32,256,1024]
-        [--conversations 32=200,256=1300,1024=5150] [--variants process,workers2] [--repeat 1] [--startups 5]
+        [--conversations 32=200,256=1300,1024=5150] [--variants process,workers2,default] [--repeat 1] [--startups 5]
         [--bench PATH]    # measure another installation, e.g. a fresh clone's .venv/bin/bench
+        [--domain telecom [--num-tasks 50]]   # another tau2 domain (its first N tasks)
     python benchmarks/airline_throughput.py --serve   # only the scripted server: prints its URL (profile a run by hand)
+
+Variants: `process` is one process (`--workers 1`), `workers2` is `--workers 2`, `default` gives no `--workers` (what
+a user gets: `auto` since it became the default; one process before). The table at the end has one row per level and
+variant, then the variants side by side.
 
 The airline variant of `throughput.py`: the same launcher, the same measures, and a scripted server that makes
 airline conversations. The server (bench's test server, in this process) answers every chat completion after
@@ -41,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from throughput import VARIANTS, Launcher, bench_command, unavailable
+from throughput import Launcher, bench_command
 
 from bench_kernel import DomainOptions, Store
 from bench_kernel.tasks.domain import data_dir_for, packaged_or_external, read_tasks
@@ -61,16 +66,17 @@ class AirlineScript:
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         """The assistant message for one chat-completion request body."""
-        if body.get("tools"):
+        # The customer's system prompt holds its scenario (telecom's customer has tools of its own, too).
+        system = body["messages"][0].get("content") or ""
+        task = next((task for scenario, task in self.scenarios if scenario in system), None)
+        if task is None:
             return self.agent(body["messages"])
-        return self.customer(body["messages"])
+        return self.customer(body["messages"], task)
 
-    def customer(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def customer(self, messages: list[dict[str, Any]], task: Any) -> dict[str, Any]:
         """First the task's reason for calling (with its case marker), then a stop."""
         if any(m["role"] == "assistant" for m in messages):
             return {"role": "assistant", "content": "Thank you, that is all. ###STOP###"}
-        system = messages[0]["content"]
-        task = next(task for scenario, task in self.scenarios if scenario in system)
         reason = task.user_scenario.instructions
         said = getattr(reason, "reason_for_call", str(reason)).strip().splitlines()[0]
         return {"role": "assistant", "content": f"Hello. {said} ({MARKER}{task.id})"}
@@ -80,7 +86,7 @@ class AirlineScript:
         opening = next(m["content"] for m in messages if m["role"] == "user" and MARKER in (m.get("content") or ""))
         task = self.tasks[opening.rsplit(MARKER, 1)[1].rstrip(")")]
         done = sum(m["role"] == "tool" for m in messages)
-        actions = task.gold_actions()
+        actions = [a for a in task.gold_actions() if a.requestor == "assistant"]  # the customer's own it leaves undone
         if done < len(actions):
             action = actions[done]
             call = {"id": f"call_{done}", "type": "function", "function": {"name": action.name, "arguments": json.dumps(action.arguments)}}
@@ -90,15 +96,25 @@ class AirlineScript:
         return {"role": "assistant", "content": f"All done. {facts}".strip()}
 
 
-def load_tasks(data_dir: Path | None) -> tuple[list[Any], Path | None]:
-    """The airline tasks (tau2's when a data directory is given) and the directory they came from."""
+def load_tasks(data_dir: Path | None, domain: str = "airline", num_tasks: int | None = None) -> tuple[list[Any], Path | None]:
+    """The domain's tasks as a run selects them (tau2's when a data directory is given) and the directory they came from."""
     options = DomainOptions(data_dir=data_dir)
-    found = data_dir_for(options, "airline") if data_dir else None
-    return read_tasks(packaged_or_external("bench_airline", options, "airline") / "tasks.json", options), found
+    if domain == "airline" and num_tasks is None:
+        found = data_dir_for(options, domain) if data_dir else None
+        return read_tasks(packaged_or_external("bench_airline", options, "airline") / "tasks.json", options), found
+    found = data_dir  # the domain's loader finds its files there (telecom's are spread over several)
+    from bench_kernel import RunConfig, collect, get_plugin_manager
+    from bench_kernel.run.planning import load_domain, select_tasks
+
+    config = RunConfig(domain=domain, data_dir=str(found) if found else None, num_tasks=num_tasks)
+    return select_tasks(load_domain(collect(get_plugin_manager([domain])), config), config), found
 
 
 BENCH: list[str] = []
 """The `bench` executable measured (`--bench`; default: the one beside this interpreter)."""
+DOMAIN: list[str] = []
+"""The domain measured and its task selection (`--domain`, `--num-tasks`): `bench run` options."""
+VARIANT_OPTIONS = {"process": ["--workers", "1"], "workers2": ["--workers", "2"], "default": []}
 
 
 def command(base_url: str, concurrency: int, trials: int, db: Path, variant: str, data_dir: Path | None) -> list[str]:
@@ -109,8 +125,7 @@ def command(base_url: str, concurrency: int, trials: int, db: Path, variant: str
     return [
         *(BENCH or bench_command()),
         "run",
-        "--plugin",
-        "airline",
+        *DOMAIN,
         "--plugin",
         "openai",
         "--plugin",
@@ -132,7 +147,7 @@ def command(base_url: str, concurrency: int, trials: int, db: Path, variant: str
         "--format",
         "none",
         *roles,
-        *VARIANTS[variant],
+        *VARIANT_OPTIONS[variant],
     ]
 
 
@@ -236,6 +251,22 @@ def table(rows: list[dict[str, Any]], starts: list[tuple[float, float]]) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(rows: list[dict[str, Any]]) -> str:
+    """Per level, each variant's eff+start, CPU ms per conversation and start-up (ranges over repeats)."""
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    head = "| C | " + " | ".join(f"{v} eff+start | {v} CPU ms/conv | {v} start-up s" for v in variants) + " |"
+    lines = [head, "|---" * (1 + 3 * len(variants)) + "|"]
+    for level in sorted({r["concurrency"] for r in rows}):
+        cells = []
+        for variant in variants:
+            found = [r for r in rows if r["variant"] == variant and r["concurrency"] == level]
+            for key in ("efficiency_with_startup", "cpu_ms_per_conversation", "startup_s"):
+                values = sorted(r[key] for r in found if r[key] is not None)
+                cells.append("" if not values else f"{values[0]}" if values[0] == values[-1] else f"{values[0]}-{values[-1]}")
+        lines.append(f"| {level} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def level_counts(text: str) -> dict[int, int]:
     """`32=200,256=1300` as {32: 200, 256: 1300}."""
     return {int(k): int(v) for k, v in (item.split("=") for item in text.split(",") if item)}
@@ -252,7 +283,9 @@ def main() -> None:
         default="1=50,32=200,256=1300,1024=5150",
         help="Conversations per level (rounded up to whole trials of the suite); default 5 waves.",
     )
-    parser.add_argument("--variants", default="process,workers2")
+    parser.add_argument("--variants", default="process,workers2,default", help="Of process, workers2, default.")
+    parser.add_argument("--domain", default="airline", help="The tau2 domain measured (airline, retail, telecom).")
+    parser.add_argument("--num-tasks", type=int, help="Only the domain's first N tasks (`bench run --num-tasks`).")
     parser.add_argument("--repeat", type=int, default=1, help="Measure every level this many times.")
     parser.add_argument("--startups", type=int, default=5, help="One-conversation runs timed for start-up (0: none).")
     parser.add_argument("--bench", help="The bench executable to measure, e.g. a fresh clone's .venv/bin/bench (default: this venv's).")
@@ -260,8 +293,9 @@ def main() -> None:
         "--serve", action="store_true", help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand)."
     )
     args = parser.parse_args()
-    tasks, args.data_dir = load_tasks(args.data_dir)
+    tasks, args.data_dir = load_tasks(args.data_dir, args.domain, args.num_tasks)
     BENCH[:] = [args.bench] if args.bench else []
+    DOMAIN[:] = ["--plugin", args.domain, *(["--num-tasks", str(args.num_tasks)] if args.num_tasks else [])]
     if args.serve:
         with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server:
             print(server.base_url, flush=True)
@@ -273,18 +307,15 @@ def main() -> None:
     with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server, tempfile.TemporaryDirectory() as tmp:
         starts = startups(launcher, server, args, tasks, Path(tmp))
         for variant in filter(None, args.variants.split(",")):
-            why = unavailable(variant)
-            if why:
-                print(json.dumps({"variant": variant, "unavailable": why}), flush=True)
-                continue
             for level in (int(x) for x in args.levels.split(",") if x):
                 for _ in range(args.repeat):
                     found = measure(launcher, server, args, tasks, level, counts.get(level, 5 * level), variant, Path(tmp))
                     rows.append(found)
                     print(json.dumps(found), flush=True)
     launcher.close()
-    print(f"\nairline ({args.data_dir or 'packaged suite'}), {len(tasks)} tasks, server latency {args.latency_s} s\n")
+    print(f"\n{args.domain} ({args.data_dir or 'packaged suite'}), {len(tasks)} tasks, server latency {args.latency_s} s\n")
     print(table(rows, starts))
+    print("\n" + side_by_side(rows))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl,
 from bench_kernel.testing import FakeOpenAIServer, Reply, cli, stored_rows
 
 TASK = "upgrade_by_email"
+START_METHOD_ENV = "BENCH_WORKER_START"
+"""`spawn` spawns workers where they would be forked (Linux): what a platform without fork does."""
 BENCH = Path(sys.executable).with_name("bench")
 
 
@@ -67,12 +69,15 @@ def invoke(args: list[str]) -> Any:
     return result
 
 
-def test_workers_store_what_one_process_stores_offline(tmp_path: Path) -> None:
-    base = ["run", "--plugin", "mock", "--trials", "3", "--format", "none"]
-    invoke([*base, "--db", str(tmp_path / "one.db")])
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_workers_store_what_one_process_stores_offline(tmp_path: Path, start: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(START_METHOD_ENV, start)  # spawn: where the platform cannot fork
+    base = ["run", "--plugin", "mock", "--trials", "3", "--format", "none", "--progress", "lines"]
+    invoke([*base, "--db", str(tmp_path / "one.db"), "--workers", "1"])
     two = invoke([*base, "--db", str(tmp_path / "two.db"), "--workers", "2"])
     one_rows, two_rows = rows(tmp_path / "one.db"), rows(tmp_path / "two.db")
-    assert "complete" in two.output
+    started = "forked after loading" if start == "fork" else "spawned"
+    assert "complete" in two.output and f"workers: 2 processes ({started}), as configured" in two.output
     assert len(one_rows["conversations"]) > 10 and len({r[8] for r in one_rows["conversations"]}) > 1  # rewards differ
     assert one_rows == two_rows
 
@@ -208,13 +213,25 @@ class _InProcessOnly:
         """Nothing to register."""
 
 
-def test_a_worker_that_cannot_start_fails_the_run_with_its_reason(tmp_path: Path) -> None:
+def test_a_worker_that_cannot_start_fails_the_run_with_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(START_METHOD_ENV, "spawn")  # a spawned worker loads the run's plugins by name
     plugins = get_plugin_manager(["mock"], extra=[("in-process", _InProcessOnly())])
     config = RunConfig(domain="mock", workers=2, num_tasks=2)
     with pytest.raises(ExecutorError, match=r"worker process .* failed: .*'in-process' is not installed"):
         run(config, tmp_path / "r.db", plugins=plugins)
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("select status from runs").fetchall() == [("interrupted",)]
+
+
+def test_forked_workers_play_with_the_run_s_own_plugins_and_store_what_one_process_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(START_METHOD_ENV, raising=False)
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    plugins = get_plugin_manager(["mock"], extra=[("in-process", _InProcessOnly())])  # forked workers need no entry point
+    for name, workers in (("one", 1), ("two", 2)):
+        summary = run(RunConfig(domain="mock", workers=workers, trials=2), tmp_path / f"{name}.db", plugins=plugins)
+        assert summary.status == "complete"
+    assert rows(tmp_path / "one.db") == rows(tmp_path / "two.db")
 
 
 def test_workers_fill_and_read_the_model_cache(tmp_path: Path) -> None:

@@ -101,6 +101,7 @@ class RunOption:
 
 def option(
     default: Any = None,
+    /,
     *,
     factory: Callable[[], Any] | None = None,
     identity: str = "always",
@@ -127,6 +128,20 @@ def changebench_option(key: str, help_text: str, **declared: Any) -> RunOption:
 
 
 EXISTING_FILE = click.Path(dir_okay=False, exists=True)
+
+
+class WorkersType(click.ParamType):
+    """--workers: `auto` (None: the executor chooses) or a number of processes."""
+
+    name = "auto|N"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
+        if value is None or str(value).strip().lower() == "auto":
+            return None
+        return int(click.IntRange(1, MAX_WORKERS).convert(value, param, ctx))
+
+
+WORKERS = WorkersType()
 
 
 @attrs.frozen(kw_only=True)
@@ -261,14 +276,19 @@ class RunConfig:
     conversation_timeout_s: float | None = option(flags=("--timeout",), type=float, help="Seconds per conversation.")
     run_timeout_s: float | None = option(identity="never", flags=("--run-timeout",), type=float, help="Seconds for the whole run (resumable).")
     concurrency: int = option(32, identity="never", at_least=1, at_most=MAX_CONCURRENCY, help="Conversations in flight.")
-    workers: int = option(
-        1,
+    workers: int | None = option(
+        None,
         identity="never",
+        type=WORKERS,
+        default="auto",
         at_least=1,
         at_most=MAX_WORKERS,
         envvar="BENCH_WORKERS",
-        help="Processes playing conversations (each with its own event loop); this process alone writes the database.",
+        help="Processes playing conversations (each with its own event loop, forked after loading where the platform can); "
+        "this process alone writes the database. auto: more than one when the concurrency would crowd one process's "
+        "loop and this machine has the CPUs (the run header says how many and why).",
     )
+    """None (`auto`): the executor chooses (local: more than one where one process's loop would hold too many conversations)."""
     executor: str = option(
         "local",
         identity="never",

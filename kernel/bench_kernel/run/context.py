@@ -108,6 +108,10 @@ class Executor:
         """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
         raise NotImplementedError
 
+    def workers_line(self, config: RunConfig, units: int) -> str | None:
+        """The run header's line saying where the units play (None: nothing to say)."""
+        return None
+
     def plays_in_this_process(self, config: RunConfig) -> bool:
         """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
         return False

@@ -13,6 +13,7 @@ import math
 import os
 import queue
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -25,6 +26,7 @@ from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
 from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
@@ -54,16 +56,53 @@ class LocalExecutor(Executor):
     description: str = "this machine: the run's own process, or --workers N processes streaming results to it"
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
-        """Play in this process, or in worker processes when the run asks for more than one."""
-        # More workers than conversations in flight would put more in flight than --concurrency allows.
-        workers = min(ctx.config.workers, len(units), ctx.config.concurrency)
+        """Play in this process, or in worker processes when the run asks for (or `auto` chooses) more than one."""
+        workers, _ = self.workers(ctx.config, len(units))
         if workers <= 1:  # (plays_in_this_process says this before the units are known)
             return await execute(ctx, units, on_finished)
         return await run_in_processes(ctx, units, on_finished, workers)
 
     def plays_in_this_process(self, config: RunConfig) -> bool:
-        """True for one worker (or one conversation in flight)."""
-        return min(config.workers, config.concurrency) <= 1
+        """True for one worker (or one conversation in flight): with more, deferred data is built before they start."""
+        return self.workers(config)[0] <= 1
+
+    def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
+        """How many processes play the run, and why (never more for fewer units: plays_in_this_process relies on it)."""
+        # More workers than conversations in flight would put more in flight than --concurrency allows.
+        in_flight = config.concurrency if units is None else min(config.concurrency, units)
+        if config.workers is not None:
+            return max(1, min(config.workers, in_flight)), "as configured"
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        return auto_workers(in_flight, cpus, start_method() == "fork")
+
+    def workers_line(self, config: RunConfig, units: int) -> str | None:
+        """The run header's line: how many processes play, started how, and why."""
+        count, why = self.workers(config, units)
+        started = "forked after loading" if start_method() == "fork" else "spawned"
+        return f"  workers: {'this process' if count <= 1 else f'{count} processes ({started})'}, {why}"
+
+
+PER_WORKER = 256
+"""Conversations in flight per process under `--workers auto`: past it, one loop's bursts cost efficiency (docs/decisions.md)."""
+START_METHOD_ENV = "BENCH_WORKER_START"
+"""`spawn` spawns workers even where they could be forked (on Linux)."""
+
+
+def auto_workers(in_flight: int, cpus: int, can_fork: bool) -> tuple[int, str]:
+    """`--workers auto`: a process per PER_WORKER conversations in flight, one CPU kept for the run's process (the
+    writer); one process where workers cannot be forked or the machine has fewer than 3 CPUs."""
+    wanted = min(math.ceil(in_flight / PER_WORKER), cpus - 1) if can_fork else 1
+    if wanted > 1:
+        return wanted, f"auto: {in_flight} conversations in flight, up to {PER_WORKER} per process, {cpus} CPUs (one for the writer)"
+    fits = in_flight <= PER_WORKER
+    why = f"{in_flight} conversations in flight fit one process" if fits else f"{cpus} CPUs: workers would share them with the writer"
+    return 1, "auto: " + ("workers would be spawned, a start-up each" if not can_fork else why)
+
+
+def start_method() -> str:
+    """`fork` on Linux (workers start from the loaded run), else `spawn` (macOS's libraries are not fork-safe)."""
+    forced = os.environ.get(START_METHOD_ENV, "").strip().lower()
+    return "fork" if forced != "spawn" and sys.platform.startswith("linux") else "spawn"
 
 
 # --------------------------------------------------------------------------- the writer (the run's process)
@@ -170,10 +209,11 @@ class Outbox:
             self.reader.close()
 
 
-def worker_context(spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data: DomainData | None = None) -> RunContext:
-    """A worker's own copy of the run's context, from installed plugins (and the run's domain data when given)."""
-    plugins = get_plugin_manager(spec.plugins)
-    registry = collect(plugins)
+def worker_context(
+    spec: WorkerSpec, tasks: Sequence[Any], outbox: Outbox, data: DomainData | None = None, registry: Registry | None = None
+) -> RunContext:
+    """A worker's own copy of the run's context, from installed plugins (or the run's registry and domain data when given)."""
+    registry = registry or collect(get_plugin_manager(spec.plugins))
     config = spec.config
     data = data if data is not None else load_domain(registry, config)
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
@@ -220,25 +260,30 @@ def stop_spending(ctx: RunContext) -> None:
 # --------------------------------------------------------------------------- worker processes
 
 
-def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: Any, stop: Any) -> None:
-    """A worker process's body: play a shard of the run's units, sending everything to the parent's queue."""
-    # Ctrl-C reaches the whole process group: the parent decides, and ends its workers itself.
+def run_worker_process(spec: WorkerSpec, units: list[Unit], index: int, outbox: Any, stop: Any, loaded: Any = None) -> None:
+    """A worker process's body: play a shard of the units, send everything to the parent (`loaded`: forked, its data)."""
+    # Ctrl-C reaches the whole process group: the parent decides, and ends its workers itself. A forked worker
+    # inherits the parent loop's handlers, whose wake-up descriptor would hand its signals to the parent's loop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.set_wakeup_fd(-1)
     from bench_kernel.logs import configure_logging
 
     configure_logging(os.environ.get("BENCH_LOG_LEVEL", "warning"))
     error = None
     try:
-        asyncio.run(_play_shard(spec, units, outbox.put, stop))
+        asyncio.run(_play_shard(spec, units, outbox.put, stop, loaded))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the run with it
         error = f"{type(exc).__name__}: {exc}"
     outbox.put([("exit", index, error)])
 
 
-async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[Message]], None], stop: Any) -> None:
+async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[Message]], None], stop: Any, loaded: Any) -> None:
     batch: list[Message] = []
     outbox = Outbox(batch.append, spec.store_path, spec.config.cache or spec.config.speech_cache)
-    ctx = worker_context(spec, [u.task for u in units], outbox)
+    registry, data = loaded or (None, None)
+    # Everything with a descriptor or a loop (model clients, the store) is this worker's own, built here.
+    ctx = worker_context(spec, [u.task for u in units], outbox, data, registry)
 
     def flush() -> None:
         if batch:
@@ -271,16 +316,19 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
 
 
 async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None], workers: int) -> int:
-    """Play disjoint shards of the units in `workers` spawned processes; this process alone writes what they send."""
+    """Play disjoint shards of the units in `workers` processes (forked from the loaded run where the platform can, else
+    spawned: fresh interpreters that load it again); this process alone writes what they send."""
     import multiprocessing
 
-    mp = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process's loop, sockets or threads
+    method = start_method()
+    mp: Any = multiprocessing.get_context(method)
     inbox: Any = mp.Queue()
     stop = mp.Event()
     spec = worker_spec(ctx, ctx.store_path, workers)
     shards = [units[i::workers] for i in range(workers)]
+    loaded = (ctx.registry, ctx.data) if method == "fork" else None
     procs = [
-        mp.Process(target=run_worker_process, args=(spec, shard, i, inbox, stop), daemon=True, name=f"bench-worker-{i}")
+        mp.Process(target=run_worker_process, args=(spec, shard, i, inbox, stop, loaded), daemon=True, name=f"bench-worker-{i}")
         for i, shard in enumerate(shards)
     ]
     writer = Writer(ctx, on_finished)

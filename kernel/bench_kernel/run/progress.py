@@ -104,6 +104,10 @@ class Progress:
             self._write(line)
         for line in in_flight_lines(ctx.config.concurrency, ctx.models.in_flight_limits()):
             self._write(line)
+        executor = getattr(ctx, "executor", None)  # (None: the run plays in this process, no line to write)
+        where = executor.workers_line(ctx.config, todo) if executor is not None else None
+        if where:
+            self._write(where)
         if self.mode == "live" and todo:
             from rich.console import Console
             from rich.live import Live

@@ -65,6 +65,8 @@ def read_run_file(path: Path) -> dict[str, Any]:
 def build_run_config(file_data: Mapping[str, Any], overrides: Mapping[str, Any], *, source: str = "run file") -> RunConfig:
     """Merge the run file's values with command-line overrides into a RunConfig, validated as a whole."""
     run = {**file_data.get("run", {}), **{k: v for k, v in overrides.items() if k not in ("models", "prices")}}
+    if run.get("workers") == "auto":
+        run["workers"] = None
     models = _merge_models(file_data.get("models", {}), overrides.get("models", {}), source)
     prices = {**_prices(file_data.get("prices", {}), source), **overrides.get("prices", {})}
     fields = {f.name for f in attrs.fields(RunConfig)}

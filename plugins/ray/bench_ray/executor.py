@@ -83,7 +83,7 @@ class RayExecutor(Executor):
 
 def actor_count(ray: Any, config: RunConfig, units: int) -> int:
     """--workers N actors, else one per CPU of the cluster; never more than there are units or conversations in flight."""
-    wanted = config.workers if config.workers > 1 else int(ray.cluster_resources().get("CPU", 1))
+    wanted = config.workers if config.workers is not None and config.workers > 1 else int(ray.cluster_resources().get("CPU", 1))
     return max(1, min(wanted, units, config.concurrency))
 
 
