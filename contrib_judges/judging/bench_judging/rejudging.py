@@ -25,8 +25,8 @@ from bench_kernel import (
     TerminationReason,
     attributed,
     build_environment,
-    component_values,
     canonical_json,
+    component_values,
     converter,
     event_rows,
     get_logger,
@@ -111,11 +111,13 @@ def replace_judgment(store: Store, conversation_id: str, info: RewardInfo, value
     """A stored conversation judged again: its reward, these metric values and new events, in one of the store's
     writes (docs/judges.md); messages, tool calls and every other value stay."""
     with store.write(grouped=True) as db:
-        db.execute("update conversations set reward = ?, reward_info_json = ? where id = ?", [info.reward, canonical_json(unstructure(info)), conversation_id])
+        reward = [info.reward, canonical_json(unstructure(info)), conversation_id]
+        db.execute("update conversations set reward = ?, reward_info_json = ? where id = ?", reward)
         sql = "select run_id, (select coalesce(max(idx) + 1, 0) from conversation_events where conversation_id = ?) from conversations where id = ?"
         run_id, first = db.execute(sql, [conversation_id, conversation_id]).fetchone()
+        delete = "delete from metric_values where conversation_id = ? and metric = ? and plugin = ?"
         for value in values:
-            db.execute("delete from metric_values where conversation_id = ? and metric = ? and plugin = ?", [conversation_id, value.metric, value.plugin])
+            db.execute(delete, [conversation_id, value.metric, value.plugin])
         db.table("metric_values").insert_all([metric_row(run_id, conversation_id, v) for v in values])
         db.table("conversation_events").insert_all(event_rows(run_id, conversation_id, events, int(first)))
 

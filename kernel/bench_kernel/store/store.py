@@ -22,7 +22,7 @@ with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db")
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
 from bench_kernel.schema.events import Event
 from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
-from bench_kernel.schema.results import ConversationResult, RewardInfo
+from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.lease import Holder, heartbeat_age_s, holder_alive
 from bench_kernel.store.migrations import migrations as kernel_migrations
