@@ -151,7 +151,7 @@ if TYPE_CHECKING:
         UserScenario,
     )
     from bench_kernel.serialization import canonical_json, converter, read_json, structure, unstructure, utc_now
-    from bench_kernel.store.store import MetricValue, RunRecord, Store, open_store, open_store_for_reading
+    from bench_kernel.store.store import MetricValue, RunRecord, Store, event_rows, metric_row, open_store, open_store_for_reading
     from bench_kernel.store.view import RunView, read_only
     from bench_kernel.tasks.domain import (
         DATA_DIR_VARIABLE,

@@ -178,3 +178,27 @@ def test_a_read_of_the_ledger_in_the_same_turn_sees_its_calls(store: Store) -> N
         return spend, [row["model"] for row in store.db.query("select model from llm_calls order by id")]
 
     assert asyncio.run(turn()) == (1.5, ["m0", "m1", "m2", "m3"])
+
+
+def test_a_plugins_write_commits_at_once_and_rolls_back_whole(store: Store) -> None:
+    with store.write() as db:
+        db.execute("insert into events (run_id, ts_utc, kind, data_json) values ('r', 't', 'plugin.note', '{}')")
+    with pytest.raises(RuntimeError), store.write() as db:
+        db.execute("insert into events (run_id, ts_utc, kind, data_json) values ('r', 't', 'plugin.lost', '{}')")
+        raise RuntimeError("the plugin failed half way")
+    with sqlite3.connect(store.path) as other:
+        kinds = [row[0] for row in other.execute("select kind from events where kind like 'plugin.%'")]
+    assert kinds == ["plugin.note"]
+
+
+def test_a_grouped_plugin_write_joins_the_turns_commit(store: Store) -> None:
+    async def turn() -> tuple[int, int]:
+        store.record_llm_call("r", "c", "agent", entry())
+        with store.write(grouped=True) as db:
+            db.execute("update runs set seed = 7 where id = 'r'")
+        before = committed(store.path)
+        await asyncio.sleep(0)
+        return before, committed(store.path)
+
+    assert asyncio.run(turn()) == (0, 1)
+    assert store.run("r").seed == 7  # type: ignore[union-attr]

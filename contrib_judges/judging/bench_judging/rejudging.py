@@ -17,16 +17,22 @@ from bench_kernel import (
     Event,
     EventLog,
     Message,
+    MetricValue,
     RewardInfo,
     RunContext,
+    Store,
     Task,
     TerminationReason,
     attributed,
     build_environment,
+    canonical_json,
     component_values,
     converter,
+    event_rows,
     get_logger,
+    metric_row,
     recombine,
+    unstructure,
 )
 
 from .agreement import agreement_values
@@ -92,13 +98,28 @@ async def rejudge(ctx: RunContext, row: dict[str, Any], task: Task) -> RewardInf
     info = recombine(ctx.evaluation, task, components, TerminationReason(row["termination_reason"]))
     result = _result(row, messages, info, events)
     values = [v for v in component_values(result) if v.metric in ("reward", f"component.{NL}")] + agreement_values(ctx.metrics, events.events)
-    ctx.store.replace_judgment(cid, info, values, events.events)
+    replace_judgment(ctx.store, cid, info, values, events.events)
     # The failure's attribution follows the new verdict (bench-trust's rules read the tools, not the final state: a fresh one does).
     found = attributed(
         result, task, ctx.data, build_environment(ctx.data, task), ctx.gold(task), ctx.store, ctx.registry.components.get("attributor", {}).values()
     ).attribution
     ctx.store.set_attribution(cid, found.label if found else None, found.evidence_record() if found else None)
     return info
+
+
+def replace_judgment(store: Store, conversation_id: str, info: RewardInfo, values: list[MetricValue], events: list[Event]) -> None:
+    """A stored conversation judged again: its reward, these metric values and new events, in one of the store's
+    writes (docs/judges.md); messages, tool calls and every other value stay."""
+    with store.write(grouped=True) as db:
+        reward = [info.reward, canonical_json(unstructure(info)), conversation_id]
+        db.execute("update conversations set reward = ?, reward_info_json = ? where id = ?", reward)
+        sql = "select run_id, (select coalesce(max(idx) + 1, 0) from conversation_events where conversation_id = ?) from conversations where id = ?"
+        run_id, first = db.execute(sql, [conversation_id, conversation_id]).fetchone()
+        delete = "delete from metric_values where conversation_id = ? and metric = ? and plugin = ?"
+        for value in values:
+            db.execute(delete, [conversation_id, value.metric, value.plugin])
+        db.table("metric_values").insert_all([metric_row(run_id, conversation_id, v) for v in values])
+        db.table("conversation_events").insert_all(event_rows(run_id, conversation_id, events, int(first)))
 
 
 def _result(row: dict[str, Any], messages: list[Message], info: RewardInfo, events: EventLog) -> ConversationResult:

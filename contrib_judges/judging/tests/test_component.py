@@ -218,3 +218,8 @@ def test_a_resume_judges_again_what_the_judge_failed_and_plays_nothing(tmp_path:
     assert json.loads(resumed[-1]["data_json"])["rejudged"] == 1
     rejudged = stored(tmp_path, "select data_json from conversation_events where kind = 'judge.rejudged'")
     assert json.loads(rejudged[0]["data_json"])["previous_error"].startswith("judge error: judge 'scripted': RuntimeError")
+    # The new judgment's events follow the stored ones, and its reward replaced the stored value (one of each).
+    events = stored(tmp_path, "select idx, kind from conversation_events where conversation_id = ? order by idx", [row["id"]])
+    assert [e["idx"] for e in events] == list(range(len(events))) and "judge.rejudged" in [e["kind"] for e in events]
+    [reward] = stored(tmp_path, "select value from metric_values where conversation_id = ? and metric = 'reward'", [row["id"]])
+    assert reward["value"] == 1.0

@@ -79,8 +79,7 @@ def save_review(store: Store, key: dict[str, str], run_id: str, model: str, outc
         row.update(error=outcome, reply_text=reply_text)
     where = " and ".join(f"{column} = ?" for column in KEY)
     values = [key[column] for column in KEY]
-    store.flush()  # the ledger rows of this loop turn commit first; this write is a transaction of its own
-    with store.db.atomic():
+    with store.write():  # one of the store's writes: the ledger rows of this loop turn commit first
         store.db.execute(f"delete from review_findings where {where}", values)
         store.db.execute(f"delete from reviews where {where}", values)
         store.db.table("reviews").insert(row)

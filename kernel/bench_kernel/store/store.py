@@ -22,7 +22,7 @@ with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db")
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
 from bench_kernel.schema.events import Event
 from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolMessage, UserMessage
-from bench_kernel.schema.results import ConversationResult, RewardInfo
+from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import canonical_json, unstructure, utc_now
 from bench_kernel.store.lease import Holder, heartbeat_age_s, holder_alive
 from bench_kernel.store.migrations import migrations as kernel_migrations
@@ -224,6 +224,13 @@ class Store:
             self._depth -= 1
 
     @contextlib.contextmanager
+    def write(self, *, grouped: bool = False) -> Iterator[Database]:
+        """A plugin's writes as one of the store's own (docs/plugins.md): atomic, BEGIN IMMEDIATE, nested ones savepoints,
+        `grouped` ones in the event loop turn's group commit (as finished conversations are); yields the database."""
+        with self._write(grouped=grouped):
+            yield self.db
+
+    @contextlib.contextmanager
     def _savepoint(self) -> Iterator[None]:
         self.db.conn.execute("SAVEPOINT bench_write")
         try:
@@ -402,9 +409,9 @@ class Store:
             self._insert("conversations", [_conversation_row(result)])
             self._insert("messages", _message_rows(cid, result.messages))
             self._insert("tool_calls", _tool_call_rows(cid, result.messages))
-            self._insert("conversation_events", _event_rows(result.run_id, cid, result.events))
+            self._insert("conversation_events", event_rows(result.run_id, cid, result.events))
             stored = self._plugin_rows(list(metrics), plugin_rows)
-            self._insert("metric_values", [_metric_row(result.run_id, cid, m) for m in stored])
+            self._insert("metric_values", [metric_row(result.run_id, cid, m) for m in stored])
             self._insert("llm_calls", [_llm_call_row(result.run_id, cid, result.arm, call) for call in llm_calls])
         return stored
 
@@ -545,27 +552,6 @@ class Store:
         """(plugin, metric, conversations, one error) of each metric whose every stored value in a run is an error."""
         sql = "select plugin, metric, count(*), min(error) from metric_values where run_id = ? group by plugin, metric having count(error) = count(*)"
         return [(plugin, metric, int(n), error) for plugin, metric, n, error in self.db.execute(sql, [run_id]).fetchall()]
-
-    def replace_judgment(self, conversation_id: str, reward_info: RewardInfo, values: Sequence[MetricValue], events: Sequence[Event]) -> None:
-        """A stored conversation judged again (docs/judges.md): its reward, these metric values and new events, in one
-        transaction; messages, tool calls and every other value stay."""
-        with self._write(grouped=True):
-            self.db.execute(
-                "update conversations set reward = ?, reward_info_json = ? where id = ?",
-                [reward_info.reward, canonical_json(unstructure(reward_info)), conversation_id],
-            )
-            row = self.db.execute(
-                "select c.run_id, coalesce(max(e.idx) + 1, 0) from conversations c left join "
-                "conversation_events e on e.conversation_id = c.id where c.id = ?",
-                [conversation_id],
-            ).fetchone()
-            run_id, first = row[0], int(row[1])
-            for value in values:
-                self.db.execute(
-                    "delete from metric_values where conversation_id = ? and metric = ? and plugin = ?", [conversation_id, value.metric, value.plugin]
-                )
-            self._insert("metric_values", [_metric_row(run_id, conversation_id, m) for m in values])
-            self._insert("conversation_events", _event_rows(run_id, conversation_id, events, first))
 
     def messages(self, conversation_id: str) -> list[dict[str, Any]]:
         """A conversation's messages, in order."""
@@ -757,7 +743,8 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
     }
 
 
-def _metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, Any]:
+def metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, Any]:
+    """A `metric_values` row (for `Store.write`)."""
     return {
         "run_id": run_id,
         "conversation_id": conversation_id,
@@ -769,7 +756,8 @@ def _metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, 
     }
 
 
-def _event_rows(run_id: str, conversation_id: str, events: Sequence[Event], first: int = 0) -> list[dict[str, Any]]:
+def event_rows(run_id: str, conversation_id: str, events: Sequence[Event], first: int = 0) -> list[dict[str, Any]]:
+    """`conversation_events` rows, numbered from `first` (for `Store.write`)."""
     return [
         {
             "conversation_id": conversation_id,

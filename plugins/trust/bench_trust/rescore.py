@@ -370,8 +370,7 @@ async def _rescore_rows(rescoring: Rescoring, store: Store, rows: list[dict[str,
 
 def _copy_history(store: Store, source: str, target: str) -> None:
     """Copy a run's events and model-call ledger to another run, conversation ids moved to it."""
-    store.flush()  # the ledger rows the store holds back for this loop turn are written first
-    with store.db.atomic():
+    with store.write():  # one of the store's writes: the ledger rows it holds back for this loop turn commit first
         for table in ("events", "llm_calls"):
             rows = [dict(row) for row in store.db.query(f"select * from {table} where run_id = ? order by id", [source])]
             for row in rows:

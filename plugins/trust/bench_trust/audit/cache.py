@@ -37,8 +37,7 @@ def write_audits(store: Store, domain: str, fingerprint: str, audits: Iterable[t
     rows = [[domain, audit["id"], digest, fingerprint, AUDIT_VERSION, canonical_json(audit), now] for digest, audit in audits]
     if not rows:
         return
-    store.flush()  # what the store holds back for this loop turn commits first; these rows are one transaction of their own
-    with store.db.atomic():
+    with store.write():  # one of the store's writes: what it holds back for this loop turn commits first
         store.db.conn.executemany(
             f"insert or replace into {TABLE} (domain, task_id, task_hash, data_fingerprint, audit_version, audit_json, "
             "created_utc) values (?, ?, ?, ?, ?, ?, ?)",
