@@ -174,11 +174,8 @@ def plan_units(
     `retries` gives the replay ordinal of units whose newest row is a replay (`--retry-attributed`): one that ended
     in an infrastructure error is played again under the same ordinal.
     """
-    wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
-    if config.paired:
-        wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
-    for arm in sweep_arms(config):
-        wanted += [Unit(arm, task, trial) for trial in range(config.trials) for task in tasks]
+    arms = ["agent", *([TEXT_ARM] if config.paired else []), *sweep_arms(config)]
+    wanted = [Unit(arm, task, trial) for arm in arms for trial in range(config.trials) for task in tasks]
     if config.baseline and config.agent != BASELINE_AGENT:
         wanted += [Unit("baseline", task, 0) for task in tasks]
     todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
