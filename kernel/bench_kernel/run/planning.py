@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -308,16 +308,12 @@ def _check_duplex_only(config: RunConfig, participants: list[Any]) -> None:
             raise ConfigError(f"{participant.name!r} plays only full-duplex conversations: add --mode full-duplex")
 
 
-def _check_model_roles(config: RunConfig, components: list[Any], registry: Registry | None = None) -> None:
-    for component in components:
-        roles = getattr(component, "model_roles", ()) if component is not None else ()
-        if isinstance(component, Agent):
-            roles = component.needed_roles(config.agent_options, registry)
+def _check_model_roles(config: RunConfig, needs: Sequence[tuple[str, Iterable[str]]]) -> None:
+    """Refuse a run without a model for a role that one of `needs` (who, the roles it calls) calls."""
+    for who, roles in needs:
         for role in roles:
             if role not in config.models:
-                raise ConfigError(
-                    f"{component.name!r} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
-                )
+                raise ConfigError(f"{who} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file")
 
 
 @attrs.frozen(kw_only=True)
@@ -451,14 +447,12 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
         evaluation=evaluation,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
     )
-    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)], registry)
+    components = [c for c in (resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)) if c is not None]
+    roles = [c.needed_roles(config.agent_options, registry) if isinstance(c, Agent) else getattr(c, "model_roles", ()) for c in components]
+    _check_model_roles(config, [(repr(c.name), needed) for c, needed in zip(components, roles, strict=True)])
     _check_duplex_only(config, [resolved.agent, resolved.user])
-    for role in data.model_roles:
-        if role not in config.models:
-            variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
-            raise ConfigError(
-                f"domain {data.name!r}{variant} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
-            )
+    variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
+    _check_model_roles(config, [(f"domain {data.name!r}{variant}", data.model_roles)])
     return resolved
 
 
