@@ -27,7 +27,6 @@ from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
 
 if TYPE_CHECKING:
-    from bench_kernel.plugins import PluginSet
     from bench_kernel.store.store import Store
 
 # Command bodies import what they use (runner, store, report, ...): `bench run` then loads the run's modules only,
@@ -201,7 +200,7 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.pass_context
 def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
-    from bench_kernel.run import runner
+    from bench_kernel.run import checks, runner
     from bench_kernel.run.executors import option_values
     from bench_kernel.run.progress import Progress
     from bench_kernel.run.runconfig import build_run_config, option_overrides, read_run_file
@@ -211,7 +210,7 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides, source=config_file or "command line")
-    plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, config.implied_plugins()))
+    plugin_set = checks.checked_plugins(with_backend_plugins(config.plugins, config.implied_plugins()), _warn)
     if fmt != "none":  # an unknown format is refused before anything is played
         from bench_kernel.report.report import report_format
 
@@ -279,12 +278,6 @@ def resume_command(args: Sequence[str], run_id: str) -> str:
 
 def _warn(text: str) -> None:
     click.echo(text, err=True)
-
-
-def _plugins_for_run(selected: list[str] | None) -> PluginSet:
-    from bench_kernel.run import checks
-
-    return checks.checked_plugins(selected, _warn)
 
 
 def echo_report(
