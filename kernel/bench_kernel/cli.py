@@ -10,7 +10,7 @@ import shlex
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -321,15 +321,10 @@ def report_command(
     echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a], plots_dir, plot_with)
 
 
-@contextlib.contextmanager
-def _store(db_path: str) -> Iterator[Store]:
+def _store(db_path: str) -> contextlib.closing[Store]:
     from bench_kernel.store.store import open_store_for_reading
 
-    store = open_store_for_reading(db_path)
-    try:
-        yield store
-    finally:
-        store.close()
+    return contextlib.closing(open_store_for_reading(db_path))
 
 
 @cli.command(name="runs")
