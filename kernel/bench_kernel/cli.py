@@ -22,7 +22,7 @@ from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.redact import redact
-from bench_kernel.run.config import MODEL_OPTIONS, RUN_OPTIONS, RunOption
+from bench_kernel.run.config import DOMAIN_SETTINGS, MODEL_OPTIONS, RUN_OPTIONS, RunOption
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
 
@@ -144,8 +144,7 @@ def run_options(*keys: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 plugin_option = run_options("plugins")
 """--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
-DOMAIN_KEYS = ("domain", "split", "tasks_file", "data_dir", "retrieval", "retrieval_options")
-domain_options = run_options(*DOMAIN_KEYS)
+domain_options = run_options(*DOMAIN_SETTINGS)
 """Options that choose a domain and its task data."""
 
 

@@ -22,7 +22,7 @@ from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
-from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig, stored_plugin_settings
+from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RunConfig, stored_plugin_settings
 from bench_kernel.run.context import Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
@@ -86,16 +86,12 @@ def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = Fal
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
-RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options")
-"""The stored run settings that decide which domain data and tasks its conversations had (with its plugin settings)."""
-
-
 def load_run_domain(run: RunRecord, registry: Registry | None = None) -> DomainData:
     """A stored run's domain data loaded as the run loaded it: its domain, data, task file, split, retrieval variant
     and plugin settings (personas), with `registry` (default, or when it lacks a first-party owner of the run's
     settings: the run's plugin selection). Load errors are raised as they come; `domain_changed` says whether the tasks
     or policy differ from the run's."""
-    settings = {key: run.config[key] for key in RUN_DOMAIN_SETTINGS if run.config.get(key) is not None}
+    settings = {key: run.config[key] for key in DOMAIN_SETTINGS if run.config.get(key) is not None}
     config = RunConfig(**settings, plugin_settings=stored_plugin_settings(run.config))
     if registry is None or any(key in PLUGIN_SETTINGS for key in unowned_settings(registry, config)):
         registry = collect(get_plugin_manager(with_backend_plugins(run.config.get("plugins"), config.implied_plugins())))
