@@ -22,7 +22,7 @@ from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
-from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RunConfig, stored_plugin_settings
+from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
 from bench_kernel.run.context import Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
@@ -388,11 +388,10 @@ def record_code_changes(
 ) -> None:
     """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log
     (with the changed components' plugins, from `owners`: `fingerprint_owners`)."""
-    fingerprinted = ("agent_fingerprint", "fingerprints")
     mine = json.loads(canonical_json(identity))  # as stored, so lists compare with lists
 
     def rest(config: Mapping[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in config.items() if key not in fingerprinted}
+        return {key: value for key, value in config.items() if key not in RECORDED}
 
     for other in store.runs_with(domain=mine.get("domain"), agent=mine.get("agent")):
         if other.id == run_id or other.task_sets != task_sets or rest(other.config) != rest(mine):
