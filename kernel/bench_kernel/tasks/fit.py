@@ -49,12 +49,11 @@ def _task_misfits(data: DomainData, task: object) -> list[str]:
 
 
 def _call_misfit(toolkit: type[Toolkit] | None, name: str, arguments: dict, task_id: str, *, tool: bool) -> list[str]:
-    side = "agent" if toolkit is None else toolkit.__name__
     if toolkit is None:
         return [f"task {task_id!r} calls {name} on a side that has no toolkit"]
     func = getattr(toolkit, name, None)
     if (tool and name not in toolkit.specs()) or func is None or name.startswith("_") or not callable(func):
-        return [f"task {task_id!r} names {name}, which {side} does not have"]
+        return [f"task {task_id!r} names {name}, which {toolkit.__name__} does not have"]
     params = inspect.signature(func).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return []
