@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 from bench_kernel.errors import ConfigError, PluginError
-from bench_kernel.schema.tasks import EnvAssertion, EnvFunctionCall, Task
+from bench_kernel.schema.tasks import EnvFunctionCall, Task
 from bench_kernel.tasks.domain import DomainData, UserProfile
 from bench_kernel.tools.environment import Toolkit
 
@@ -42,7 +42,7 @@ def _task_misfits(data: DomainData, task: Task) -> list[str]:
         toolkit = data.user_toolkit if action.requestor == "user" else data.agent_toolkit
         found += _call_misfit(toolkit, action.name, action.arguments, task.id, tool=True)
     setup = (task.initial_state.initialization_actions or []) if task.initial_state else []
-    calls: list[EnvFunctionCall | EnvAssertion] = [*setup, *((task.evaluation_criteria.env_assertions or []) if task.evaluation_criteria else [])]
+    calls: list[EnvFunctionCall] = [*setup, *((task.evaluation_criteria.env_assertions or []) if task.evaluation_criteria else [])]
     for call in calls:
         toolkit = (data.user_toolkit or UserProfile) if call.env_type == "user" else data.agent_toolkit
         found += _call_misfit(toolkit, call.func_name, call.arguments, task.id, tool=False)

@@ -205,9 +205,8 @@ class Environment:
     def check_assertion(self, assertion: EnvAssertion) -> Check:
         """Run an env assertion and compare its boolean result with assert_value."""
         subject = f"{assertion.env_type}:{assertion.func_name}({assertion.arguments})"
-        call = EnvFunctionCall(env_type=assertion.env_type, func_name=assertion.func_name, arguments=assertion.arguments)
         try:
-            result = self.run_function(call)
+            result = self.run_function(assertion)
         except Exception as exc:  # noqa: BLE001 - a broken assertion fails, with its reason
             return Check(subject=subject, met=False, detail=f"raised {_error_text(exc)}")
         if not isinstance(result, bool):
