@@ -513,15 +513,10 @@ def refuse_tool_faults(data: DomainData, faults: Sequence[ToolFault], plugin: st
     the first corrupts every later conversation, the second leaves no agent able to match the gold state)."""
     if not faults:
         return
-    first: dict[tuple[str, str | None], ToolFault] = {}
-    others: dict[tuple[str, str | None], list[str]] = {}
+    same: dict[tuple[str, str | None], list[ToolFault]] = {}  # one problem of one tool, in the tasks it shows on
     for fault in faults:
-        key = (fault.problem, fault.tool or fault.step)
-        if key in first:
-            others.setdefault(key, []).append(fault.task_id)
-        else:
-            first[key] = fault
-    shown = [f"({n}) {fault.describe()}{_also_in(others.get(key, []))}." for n, (key, fault) in enumerate(first.items(), 1)]
+        same.setdefault((fault.problem, fault.tool or fault.step), []).append(fault)
+    shown = [f"({n}) {group[0].describe()}{_also_in([f.task_id for f in group[1:]])}." for n, group in enumerate(same.values(), 1)]
     message = (
         f"domain {data.name!r} cannot be run, {len(faults)} of its tasks show a tool that leaves them unscorable "
         f"whatever the agent does (as `bench check` reports; no conversation is stored): {' '.join(shown)}"
