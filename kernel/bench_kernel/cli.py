@@ -10,7 +10,7 @@ import shlex
 import signal
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +22,11 @@ from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
 from bench_kernel.plugins import apply_commands, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.redact import redact
-from bench_kernel.run.config import MODEL_OPTIONS, RUN_OPTIONS, RunOption
+from bench_kernel.run.config import DOMAIN_SETTINGS, MODEL_OPTIONS, RUN_OPTIONS, RunOption
 from bench_kernel.run.progress import MODES as PROGRESS_MODES
 from bench_kernel.scaffold import KINDS, new_help
 
 if TYPE_CHECKING:
-    from bench_kernel.plugins import PluginSet
     from bench_kernel.store.store import Store
 
 # Command bodies import what they use (runner, store, report, ...): `bench run` then loads the run's modules only,
@@ -145,8 +144,7 @@ def run_options(*keys: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 plugin_option = run_options("plugins")
 """--plugin NAME (repeatable; pytest -p semantics: names only these, no:NAME blocks one)."""
-DOMAIN_KEYS = ("domain", "split", "tasks_file", "data_dir", "retrieval", "retrieval_options")
-domain_options = run_options(*DOMAIN_KEYS)
+domain_options = run_options(*DOMAIN_SETTINGS)
 """Options that choose a domain and its task data."""
 
 
@@ -201,7 +199,7 @@ def _json_object(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.pass_context
 def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: str, progress_mode: str, **options: Any) -> None:
     """Run (or resume) a suite and print its report."""
-    from bench_kernel.run import runner
+    from bench_kernel.run import checks, runner
     from bench_kernel.run.executors import option_values
     from bench_kernel.run.progress import Progress
     from bench_kernel.run.runconfig import build_run_config, option_overrides, read_run_file
@@ -211,7 +209,7 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
     if option_values(ctx.meta):  # options executor plugins added to this command (e.g. --ray-address)
         overrides["executor_options"] = {**option_values(ctx.meta), **overrides.get("executor_options", {})}
     config = build_run_config(read_run_file(Path(config_file)) if config_file else {}, overrides, source=config_file or "command line")
-    plugin_set = _plugins_for_run(with_backend_plugins(config.plugins, config.implied_plugins()))
+    plugin_set = checks.checked_plugins(with_backend_plugins(config.plugins, config.implied_plugins()), _warn)
     if fmt != "none":  # an unknown format is refused before anything is played
         from bench_kernel.report.report import report_format
 
@@ -281,12 +279,6 @@ def _warn(text: str) -> None:
     click.echo(text, err=True)
 
 
-def _plugins_for_run(selected: list[str] | None) -> PluginSet:
-    from bench_kernel.run import checks
-
-    return checks.checked_plugins(selected, _warn)
-
-
 def echo_report(
     db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = (), plots: str | None = None, plot_with: Sequence[str] = ()
 ) -> None:
@@ -328,15 +320,10 @@ def report_command(
     echo_report(db_path, run_id, fmt, section, [a for item in by for a in item.split(",") if a], plots_dir, plot_with)
 
 
-@contextlib.contextmanager
-def _store(db_path: str) -> Iterator[Store]:
+def _store(db_path: str) -> contextlib.closing[Store]:
     from bench_kernel.store.store import open_store_for_reading
 
-    store = open_store_for_reading(db_path)
-    try:
-        yield store
-    finally:
-        store.close()
+    return contextlib.closing(open_store_for_reading(db_path))
 
 
 @cli.command(name="runs")

@@ -30,20 +30,16 @@ MAX_PROBLEMS = 20
 def make_kernel_converter() -> cattrs.Converter:
     """Build the converter every kernel and plugin type goes through (the schema modules add their own hooks to it)."""
     conv = make_converter(forbid_extra_keys=True, omit_if_default=False)
-    _make_strict(conv)
-    return conv
-
-
-def _make_strict(conv: cattrs.Converter) -> None:
-    """Wrong JSON types are errors, never coerced: null is not "None", "false" is not True, "abc" is not a list."""
+    # Wrong JSON types are errors, never coerced: null is not "None", "false" is not True, "abc" is not a list.
     conv.register_structure_hook(str, lambda obj, cl: _scalar(obj, cl, str, "a string"))
     conv.register_structure_hook(bool, lambda obj, cl: expect(obj, bool, "true or false"))
     conv.register_structure_hook(int, lambda obj, cl: _scalar(obj, cl, int, "an integer"))
-    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook(float, lambda obj, cl: float(expect(obj, (int, float), "a number")))
     conv.register_structure_hook_factory(attrs.has, lambda cl: _checked(conv.gen_structure_attrs_fromdict(cl), dict, "an object"))
     # Not conv.gen_structure_mapping: it registers its unchecked hook for the type, which would replace this one.
     conv.register_structure_hook_factory(is_mapping, lambda cl: _checked(_mapping_hook(conv, cl), Mapping, "an object"))
     conv.register_structure_hook_factory(is_mutable_sequence, lambda cl: _list_hook(conv, cl))
+    return conv
 
 
 def _mapping_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
@@ -61,10 +57,6 @@ def expect(obj: Any, kind: type | tuple[type, ...], what: str) -> Any:
 def _scalar(obj: Any, cl: type, kind: type, what: str) -> Any:
     expect(obj, kind, what)
     return obj if cl is kind else cl(obj)  # str and int enums validate their value
-
-
-def _structure_float(obj: Any, _: Any) -> float:
-    return float(expect(obj, (int, float), "a number"))
 
 
 def _checked(hook: Callable[[Any, Any], Any], kind: type, what: str) -> Callable[[Any, Any], Any]:

@@ -453,6 +453,8 @@ OPTIONAL_IDENTITY = tuple(f.name for f in attrs.fields(RunConfig) if f.metadata[
 """The settings in a run's identity only when set, so runs configured before they existed keep their ids."""
 PLUGIN_SETTINGS = {opt.key: opt.plugin for opt in RUN_OPTIONS if opt.plugin}
 """First-party plugins' settings, which `bench run` has options for: setting one loads its plugin (or names it)."""
+DOMAIN_SETTINGS = ("domain", "split", "tasks_file", "data_dir", "retrieval", "retrieval_options")
+"""The settings that decide which domain data and tasks a run has (with its plugin settings): `bench tasks` takes them too."""
 
 
 def stored_plugin_settings(recorded: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ run's `run.methodology` event, printed in the run header and read by exports (be
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bench_kernel.conversation.participants import Agent, UserSimulator
@@ -26,33 +26,22 @@ async def profile_methodology(agent: Agent, user: UserSimulator | None, config: 
     reasons = []
     if config.exposure not in (None, "none"):
         reasons.append(f"the agent is told about the customer (--exposure {config.exposure})")
-    reasons += await _deviations("agent", agent, config.agent_options, profile)
+    reasons += await _deviations(f"agent {agent.name!r}", lambda: agent.profile_deviations(dict(config.agent_options or {}), profile))
     if user is not None:
-        reasons += await _deviations("user simulator", user, config.user_options, profile)
+        reasons += await _deviations(f"user simulator {user.name!r}", lambda: user.profile_deviations(dict(config.user_options or {}), profile))
     if judge is not None:
-        reasons += await _judge_deviations(judge, profile)
+        reasons += await _deviations(f"judge {judge.name!r}", lambda: judge.profile_deviations(profile), "judge request")
     return {"verdict": "custom" if reasons else "standard", "profile": profile.label(), "reasons": reasons}
 
 
-async def _judge_deviations(judge: Judge, profile: Profile) -> list[str]:
-    who = f"judge {judge.name!r}"
+async def _deviations(who: str, check: Callable[[], Awaitable[list[str] | None]], what: str = "requests") -> list[str]:
+    """Each way a participant's (or the judge's) requests depart from the profile, as `who: reason`."""
     try:
-        found = await judge.profile_deviations(profile)
-    except Exception as exc:  # noqa: BLE001 - as for participants: custom, never a stop
+        found = await check()
+    except Exception as exc:  # noqa: BLE001 - a failing check makes the run custom, never stops it
         return [f"{who}: its profile check failed ({type(exc).__name__}: {exc})"]
     if found is None:
-        return [f"{who} does not declare that it sends the profile's judge request"]
-    return [f"{who}: {reason}" for reason in found]
-
-
-async def _deviations(role: str, component: Agent | UserSimulator, options: Mapping[str, Any] | None, profile: Profile) -> list[str]:
-    who = f"{role} {component.name!r}"
-    try:
-        found = await component.profile_deviations(dict(options or {}), profile)
-    except Exception as exc:  # noqa: BLE001 - a participant's failing check makes the run custom, never stops it
-        return [f"{who}: its profile check failed ({type(exc).__name__}: {exc})"]
-    if found is None:
-        return [f"{who} does not declare that it sends the profile's requests"]
+        return [f"{who} does not declare that it sends the profile's {what}"]
     return [f"{who}: {reason}" for reason in found]
 
 

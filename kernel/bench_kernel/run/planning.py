@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from bench_kernel.modelhub.hub import role_option_hint
 from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, with_backend_plugins
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
-from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig, stored_plugin_settings
+from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
 from bench_kernel.run.context import Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
@@ -86,16 +86,12 @@ def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = Fal
     return attrs.evolve(data, task_problems=data.task_problems + problems) if problems else data
 
 
-RUN_DOMAIN_SETTINGS = ("domain", "data_dir", "tasks_file", "split", "retrieval", "retrieval_options")
-"""The stored run settings that decide which domain data and tasks its conversations had (with its plugin settings)."""
-
-
 def load_run_domain(run: RunRecord, registry: Registry | None = None) -> DomainData:
     """A stored run's domain data loaded as the run loaded it: its domain, data, task file, split, retrieval variant
     and plugin settings (personas), with `registry` (default, or when it lacks a first-party owner of the run's
     settings: the run's plugin selection). Load errors are raised as they come; `domain_changed` says whether the tasks
     or policy differ from the run's."""
-    settings = {key: run.config[key] for key in RUN_DOMAIN_SETTINGS if run.config.get(key) is not None}
+    settings = {key: run.config[key] for key in DOMAIN_SETTINGS if run.config.get(key) is not None}
     config = RunConfig(**settings, plugin_settings=stored_plugin_settings(run.config))
     if registry is None or any(key in PLUGIN_SETTINGS for key in unowned_settings(registry, config)):
         registry = collect(get_plugin_manager(with_backend_plugins(run.config.get("plugins"), config.implied_plugins())))
@@ -174,11 +170,8 @@ def plan_units(
     `retries` gives the replay ordinal of units whose newest row is a replay (`--retry-attributed`): one that ended
     in an infrastructure error is played again under the same ordinal.
     """
-    wanted = [Unit("agent", task, trial) for trial in range(config.trials) for task in tasks]
-    if config.paired:
-        wanted += [Unit(TEXT_ARM, task, trial) for trial in range(config.trials) for task in tasks]
-    for arm in sweep_arms(config):
-        wanted += [Unit(arm, task, trial) for trial in range(config.trials) for task in tasks]
+    arms = ["agent", *([TEXT_ARM] if config.paired else []), *sweep_arms(config)]
+    wanted = [Unit(arm, task, trial) for arm in arms for trial in range(config.trials) for task in tasks]
     if config.baseline and config.agent != BASELINE_AGENT:
         wanted += [Unit("baseline", task, 0) for task in tasks]
     todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
@@ -311,16 +304,12 @@ def _check_duplex_only(config: RunConfig, participants: list[Any]) -> None:
             raise ConfigError(f"{participant.name!r} plays only full-duplex conversations: add --mode full-duplex")
 
 
-def _check_model_roles(config: RunConfig, components: list[Any], registry: Registry | None = None) -> None:
-    for component in components:
-        roles = getattr(component, "model_roles", ()) if component is not None else ()
-        if isinstance(component, Agent):
-            roles = component.needed_roles(config.agent_options, registry)
+def _check_model_roles(config: RunConfig, needs: Sequence[tuple[str, Iterable[str]]]) -> None:
+    """Refuse a run without a model for a role that one of `needs` (who, the roles it calls) calls."""
+    for who, roles in needs:
         for role in roles:
             if role not in config.models:
-                raise ConfigError(
-                    f"{component.name!r} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
-                )
+                raise ConfigError(f"{who} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file")
 
 
 @attrs.frozen(kw_only=True)
@@ -399,11 +388,10 @@ def record_code_changes(
 ) -> None:
     """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log
     (with the changed components' plugins, from `owners`: `fingerprint_owners`)."""
-    fingerprinted = ("agent_fingerprint", "fingerprints")
     mine = json.loads(canonical_json(identity))  # as stored, so lists compare with lists
 
     def rest(config: Mapping[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in config.items() if key not in fingerprinted}
+        return {key: value for key, value in config.items() if key not in RECORDED}
 
     for other in store.runs_with(domain=mine.get("domain"), agent=mine.get("agent")):
         if other.id == run_id or other.task_sets != task_sets or rest(other.config) != rest(mine):
@@ -454,14 +442,12 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
         evaluation=evaluation,
         metrics=[(registry.origin("metric", n), m) for n, m in registry.components.get("metric", {}).items()],
     )
-    _check_model_roles(config, [resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)], registry)
+    components = [c for c in (resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)) if c is not None]
+    roles = [c.needed_roles(config.agent_options, registry) if isinstance(c, Agent) else getattr(c, "model_roles", ()) for c in components]
+    _check_model_roles(config, [(repr(c.name), needed) for c, needed in zip(components, roles, strict=True)])
     _check_duplex_only(config, [resolved.agent, resolved.user])
-    for role in data.model_roles:
-        if role not in config.models:
-            variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
-            raise ConfigError(
-                f"domain {data.name!r}{variant} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file"
-            )
+    variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
+    _check_model_roles(config, [(f"domain {data.name!r}{variant}", data.model_roles)])
     return resolved
 
 
@@ -527,15 +513,10 @@ def refuse_tool_faults(data: DomainData, faults: Sequence[ToolFault], plugin: st
     the first corrupts every later conversation, the second leaves no agent able to match the gold state)."""
     if not faults:
         return
-    first: dict[tuple[str, str | None], ToolFault] = {}
-    others: dict[tuple[str, str | None], list[str]] = {}
+    same: dict[tuple[str, str | None], list[ToolFault]] = {}  # one problem of one tool, in the tasks it shows on
     for fault in faults:
-        key = (fault.problem, fault.tool or fault.step)
-        if key in first:
-            others.setdefault(key, []).append(fault.task_id)
-        else:
-            first[key] = fault
-    shown = [f"({n}) {fault.describe()}{_also_in(others.get(key, []))}." for n, (key, fault) in enumerate(first.items(), 1)]
+        same.setdefault((fault.problem, fault.tool or fault.step), []).append(fault)
+    shown = [f"({n}) {group[0].describe()}{_also_in([f.task_id for f in group[1:]])}." for n, group in enumerate(same.values(), 1)]
     message = (
         f"domain {data.name!r} cannot be run, {len(faults)} of its tasks show a tool that leaves them unscorable "
         f"whatever the agent does (as `bench check` reports; no conversation is stored): {' '.join(shown)}"

@@ -89,12 +89,9 @@ class EnvFunctionCall:
 
 
 @attrs.frozen(kw_only=True)
-class EnvAssertion:
+class EnvAssertion(EnvFunctionCall):
     """An env function call whose boolean result must equal assert_value."""
 
-    env_type: Requestor
-    func_name: str
-    arguments: dict[str, Any] = attrs.field(factory=dict)
     assert_value: bool = True
     message: str | None = None
 

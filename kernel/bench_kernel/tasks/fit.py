@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 
 from bench_kernel.errors import ConfigError, PluginError
+from bench_kernel.schema.tasks import EnvFunctionCall, Task
 from bench_kernel.tasks.domain import DomainData, UserProfile
 from bench_kernel.tools.environment import Toolkit
 
@@ -35,26 +36,25 @@ def check_fit(data: DomainData, where: str) -> None:
         raise ConfigError(f"the tasks of {where} do not fit the {data.name} domain (is this another domain's data?): {listed}")
 
 
-def _task_misfits(data: DomainData, task: object) -> list[str]:
-    criteria = getattr(task, "evaluation_criteria", None)
-    init = getattr(task, "initial_state", None)
+def _task_misfits(data: DomainData, task: Task) -> list[str]:
     found = []
-    for action in (criteria.actions or []) if criteria else []:
+    for action in task.gold_actions():
         toolkit = data.user_toolkit if action.requestor == "user" else data.agent_toolkit
-        found += _call_misfit(toolkit, action.name, action.arguments, task.id, tool=True)  # type: ignore[attr-defined]
-    for call in [*((init.initialization_actions or []) if init else []), *((criteria.env_assertions or []) if criteria else [])]:
+        found += _call_misfit(toolkit, action.name, action.arguments, task.id, tool=True)
+    setup = (task.initial_state.initialization_actions or []) if task.initial_state else []
+    calls: list[EnvFunctionCall] = [*setup, *((task.evaluation_criteria.env_assertions or []) if task.evaluation_criteria else [])]
+    for call in calls:
         toolkit = (data.user_toolkit or UserProfile) if call.env_type == "user" else data.agent_toolkit
-        found += _call_misfit(toolkit, call.func_name, call.arguments, task.id, tool=False)  # type: ignore[attr-defined]
+        found += _call_misfit(toolkit, call.func_name, call.arguments, task.id, tool=False)
     return found
 
 
 def _call_misfit(toolkit: type[Toolkit] | None, name: str, arguments: dict, task_id: str, *, tool: bool) -> list[str]:
-    side = "agent" if toolkit is None else toolkit.__name__
     if toolkit is None:
         return [f"task {task_id!r} calls {name} on a side that has no toolkit"]
     func = getattr(toolkit, name, None)
     if (tool and name not in toolkit.specs()) or func is None or name.startswith("_") or not callable(func):
-        return [f"task {task_id!r} names {name}, which {side} does not have"]
+        return [f"task {task_id!r} names {name}, which {toolkit.__name__} does not have"]
     params = inspect.signature(func).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return []

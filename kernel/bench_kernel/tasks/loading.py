@@ -38,14 +38,13 @@ def structure_tasks(
     `sources` names the file of each item when every task has a file of its own (tau2's `tasks/task_*.json`):
     a problem then names that file, with the JSON path inside it.
     """
-    path = source
     vocabulary = vocabulary or TaskVocabulary()
     tasks: list[Task] = []
     problems: list[str] = []
     for i, item in enumerate(data):
         at = root if sources is not None else f"{root}[{i}]"
         try:
-            task = _structure_task(item, vocabulary, source=path, root=at)
+            task = _structure_task(item, vocabulary, source=source, root=at)
         except TaskFileError as exc:
             problems += [_explained(p, vocabulary, at) for p in exc.problems]
         else:
@@ -57,8 +56,8 @@ def structure_tasks(
             problems = [*problems[:MAX_PROBLEMS], f"stopped after {MAX_PROBLEMS} problems ({len(data) - i - 1} more tasks not checked)"]
             break
     if problems:
-        raise TaskFileError(str(path), problems)
-    _reject_duplicate_ids(tasks, path, root)
+        raise TaskFileError(source, problems)
+    _reject_duplicate_ids(tasks, source, root)
     return tasks
 
 
@@ -147,5 +146,5 @@ def _reject_duplicate_ids(tasks: list[Task], path: str, root: str) -> None:
     seen: dict[str, int] = {}
     for i, task in enumerate(tasks):
         if task.id in seen:
-            raise TaskFileError(str(path), [f"duplicate task id {task.id!r} @ {root}[{i}] (first at {root}[{seen[task.id]}])"])
+            raise TaskFileError(path, [f"duplicate task id {task.id!r} @ {root}[{i}] (first at {root}[{seen[task.id]}])"])
         seen[task.id] = i

@@ -162,7 +162,7 @@ class Environment:
         try:
             result = self.toolkit_for(call.requestor, call.name).call_tool(call.name, dict(call.arguments))
             if inspect.isawaitable(result):
-                _close(result)
+                getattr(result, "close", lambda: None)()  # a coroutine never awaited would warn at garbage collection
                 # Gold replays and `bench check` have no event loop: only model-calling tools need `async def`.
                 raise ToolError(
                     f"tool {call.name!r} is an async def, which runs only inside a conversation: write `def {call.name}` unless it calls models"
@@ -205,9 +205,8 @@ class Environment:
     def check_assertion(self, assertion: EnvAssertion) -> Check:
         """Run an env assertion and compare its boolean result with assert_value."""
         subject = f"{assertion.env_type}:{assertion.func_name}({assertion.arguments})"
-        call = EnvFunctionCall(env_type=assertion.env_type, func_name=assertion.func_name, arguments=assertion.arguments)
         try:
-            result = self.run_function(call)
+            result = self.run_function(assertion)
         except Exception as exc:  # noqa: BLE001 - a broken assertion fails, with its reason
             return Check(subject=subject, met=False, detail=f"raised {_error_text(exc)}")
         if not isinstance(result, bool):
@@ -245,12 +244,6 @@ class Environment:
             return False
         spec = toolkit.specs().get(call.name)
         return spec is not None and spec.mutates
-
-
-def _close(awaitable: Any) -> None:
-    close = getattr(awaitable, "close", None)
-    if close is not None:
-        close()  # a coroutine never awaited would warn at garbage collection
 
 
 def _error_text(exc: BaseException) -> str:

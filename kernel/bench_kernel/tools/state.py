@@ -180,12 +180,7 @@ class RecordWatch:
 
     def changed(self) -> list[tuple[BaseTable, str]]:
         """Each record handed out that differs now from when it was first handed out."""
-        return [
-            (base, key)
-            for base, digests in self._digests.items()
-            for key, digest in digests.items()
-            if record_digest(key, base.records[key]) != digest
-        ]
+        return [(base, key) for base, digests in self._digests.items() for key in digests if not self.is_pristine(base, key)]
 
     def is_pristine(self, base: BaseTable, key: str) -> bool:
         """Whether a record handed out is as it was first handed out."""
