@@ -4,7 +4,6 @@ per-task policies, retrieval variants and the profile's texts of discoverable to
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,7 @@ from bench_kernel import (
     hookimpl,
     tool,
 )
-from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.plugins import load_profile
+from bench_kernel.plugins import get_plugin_manager, load_profile
 from bench_kernel.run.runner import RunConfig, run
 from bench_kernel.schema.messages import Mode
 from bench_kernel.store.store import Store

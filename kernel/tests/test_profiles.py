@@ -411,7 +411,9 @@ class Observing(Agent):
 
 
 @pytest.mark.parametrize("agent_hears_it", [True, False])
-def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(json_profiles: Callable[..., None], tmp_path: Path, agent_hears_it: bool) -> None:
+def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(
+    json_profiles: Callable[..., None], tmp_path: Path, agent_hears_it: bool
+) -> None:
     """AgentChangeBench's orchestrator greets the user but starts the agent's history empty; tau2's gives it both."""
     directory = write_json_profile(tmp_path / "mine", name="mine", greeting="Toy desk.", greeting_in_agent_history=agent_hears_it)
     observing = Observing()

@@ -226,7 +226,8 @@ def hashed_profile(**fields: Any) -> Profile:
 def bench_profile() -> Profile:
     """bench's own profile, read from its directory (complete, checked by the kernel's tests)."""
     data = tomllib.loads(read_text(BENCH_PROFILE_DIR / "profile.toml"))
-    conversation, messages = data["conversation"], data.get("messages", {})
+    conversation = data["conversation"]
+    messages: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get("messages", {}).items()}
     return hashed_profile(
         name=data["name"],
         description=data.get("description", ""),
@@ -242,7 +243,7 @@ def bench_profile() -> Profile:
         greeting_in_agent_history=conversation.get("greeting_in_agent_history", True),
         user_stop_tokens=tuple(conversation["user_stop_tokens"]),
         solo_stop_token=conversation["solo_stop_token"],
-        messages=MessageStyle(**{k: tuple(v) if isinstance(v, list) else v for k, v in messages.items()}),
+        messages=MessageStyle(**messages),
         meaning=dict(data.get("meaning", {})),
         judge=JudgeStyle(**data.get("judge", {})),
     )

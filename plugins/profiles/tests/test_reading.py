@@ -58,7 +58,9 @@ def write_every_part(directory: Path, *, mock_tools: bool = True) -> Path:
     }
     texts = {"description": "Finds.", "params": [{"name": "q", "type": "str", "optional": False, "description": "Q."}], "returns": "R."}
     tools = {
-        "other": json.dumps({"agent": [described["x"]], "user": [described["y"]], "discoverable": {"agent": {"find_1": texts}, "formats": {"k": "{{v}}"}}}),
+        "other": json.dumps(
+            {"agent": [described["x"]], "user": [described["y"]], "discoverable": {"agent": {"find_1": texts}, "formats": {"k": "{{v}}"}}}
+        ),
         "done": json.dumps(described["finish"]),
     }
     if mock_tools:
@@ -88,7 +90,7 @@ WORKSPACE_ALWAYS = {"judging", "report", "trust"}
 
 
 @pytest.mark.skipif(
-    not WORKSPACE_ALWAYS <= set(installed_entry_points()), reason="the pinned run id was made with bench-judging, -report and -trust installed"
+    not set(installed_entry_points()) >= WORKSPACE_ALWAYS, reason="the pinned run id was made with bench-judging, -report and -trust installed"
 )
 def test_the_same_command_line_gives_the_same_run_id(tmp_path: Path) -> None:
     write_every_part(tmp_path / "forrun", mock_tools=False)
@@ -329,7 +331,8 @@ def test_profile_show_prints_bench_profile_and_a_directorys(tmp_path: Path) -> N
     shown, every = json.loads(own.stdout), json.loads(mine.stdout)
     assert (shown["name"], shown["sha256"], shown["path"], shown["tools"]) == ("bench", BENCH_SHA256, "built in", "the domains' own schemas")
     assert shown["texts"]["agent"].endswith(" characters") and shown["judge"]["transcript"] == "bench"
-    assert (every["name"], every["seed_policy"], every["tools"]) == ("pinned", "trial", {"mock": {"agent": 2, "user": None}, "other": {"agent": 1, "user": 1}})
+    assert (every["name"], every["seed_policy"]) == ("pinned", "trial")
+    assert every["tools"] == {"mock": {"agent": 2, "user": None}, "other": {"agent": 1, "user": 1}}
     assert every["messages"]["tool_call_fields"] == ["id", "name", "function", "type"] and every["greeting_in_agent_history"] is False
     assert f"sha256: {BENCH_SHA256}" in table.stdout.splitlines()
 
@@ -350,8 +353,9 @@ def test_a_run_records_the_profile_directory_and_refuses_a_broken_one_in_one_lin
     broken = write_profile(tmp_path / "bad", MINIMAL_TOML + "colour = 1\n")
     db = tmp_path / "runs.db"
 
-    ran = bench("run", "--plugin", "practice", "--agent", "oracle", "--num-tasks", "1", "--profile", str(directory), "--db", str(db), "--format", "json")
-    refused = bench("run", "--plugin", "practice", "--agent", "oracle", "--profile", str(broken), "--db", str(db), "--format", "none")
+    practice = ("run", "--plugin", "practice", "--agent", "oracle", "--num-tasks", "1", "--db", str(db))
+    ran = bench(*practice, "--profile", str(directory), "--format", "json")
+    refused = bench(*practice, "--profile", str(broken), "--format", "none")
 
     assert ran.exit_code == 0, ran.output
     assert json.loads(ran.stdout)["header"]["profile"] == f"mine (sha256 {load_profile(directory).sha256[:12]}, {directory.resolve()})"
