@@ -374,8 +374,13 @@ def load_profile(directory: str | Path | None) -> Profile:
 
 @functools.lru_cache(maxsize=4)
 def _profile_reader(entry: md.EntryPoint) -> ProfileReader:
-    """The reader the plugin registers, loaded once per installed entry point (a run reads its profile several times)."""
-    plugins = get_plugin_manager([entry.name])
+    """The reader the plugin registers, loaded once per installed entry point (a run reads its profile several times).
+
+    Only that plugin is loaded, without the built-ins: `load_profile` outside a run stays as quick as reading the files.
+    """
+    plugins = PluginSet(pluggy.PluginManager(GROUP))
+    plugins.pm.add_hookspecs(hookspecs)
+    _load_entry_point(plugins, entry)
     registry = collect(plugins)
     failed = next((p for p in plugins.failures() if p.name == entry.name), None)
     if failed is not None:

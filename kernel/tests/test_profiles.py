@@ -4,6 +4,7 @@ it gets, and the fake server's recording that profile work is checked with. Read
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import json
 import os
 import random
@@ -26,7 +27,7 @@ from bench_kernel import Agent, AgentSession, ConversationSetup
 from bench_kernel import plugins as plugins_module
 from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.cli import cli
-from bench_kernel.errors import ConfigError
+from bench_kernel.errors import ConfigError, PluginError
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.plugins import load_profile
 from bench_kernel.profiles.profile import OPTIONAL_TEXTS, PLACEHOLDER, PLACEHOLDERS, Profile, bench_profile, conversation_seed, trial_seeds
@@ -270,6 +271,14 @@ def test_the_reader_is_the_profiles_plugins_and_gets_bench_profile_as_its_base(m
     assert (mine.name, mine.greeting, mine.path) == ("mine", "Toy desk.", str((tmp_path / "mine").resolve()))
     assert mine.texts == bench_profile().texts and mine.sha256 != BENCH_SHA256
     assert load_profile(str(tmp_path / "mine")) == mine
+
+
+def test_a_reader_plugin_that_fails_to_load_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    broken = md.EntryPoint(name="profiles", value="no_such_profiles_module", group="bench")
+    monkeypatch.setattr(plugins_module, "installed_entry_points", lambda: {"profiles": broken})
+
+    with pytest.raises(PluginError, match=r"plugin 'profiles': .*no_such_profiles_module.* \(it reads profile directories"):
+        load_profile(write_json_profile(tmp_path / "mine", name="mine"))
 
 
 def test_config_hash_needs_the_loaded_profile_of_a_run_with_a_directory(tmp_path: Path) -> None:
