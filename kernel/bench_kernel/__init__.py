@@ -78,8 +78,9 @@ if TYPE_CHECKING:
     from bench_kernel.modelhub.api import BaseClient, ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
     from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
     from bench_kernel.modelhub.prices import DEFAULT_PRICES, Price
-    from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points, with_backend_plugins
+    from bench_kernel.plugins import PluginInfo, PluginSet, collect, get_plugin_manager, installed_entry_points, load_profile, with_backend_plugins
     from bench_kernel.profiles.profile import (
+        BENCH_PROFILE_DIR,
         PLACEHOLDER,
         PLACEHOLDERS,
         PROFILE_FORMAT,
@@ -87,7 +88,8 @@ if TYPE_CHECKING:
         JudgeStyle,
         MessageStyle,
         Profile,
-        load_profile,
+        ProfileReader,
+        hashed_profile,
         trial_seeds,
     )
     from bench_kernel.registry import Registry
@@ -150,7 +152,7 @@ if TYPE_CHECKING:
         Task,
         UserScenario,
     )
-    from bench_kernel.serialization import canonical_json, converter, read_json, structure, unstructure, utc_now
+    from bench_kernel.serialization import canonical_json, check_plain_data, converter, read_json, read_text, structure, unstructure, utc_now
     from bench_kernel.store.store import MetricValue, RunRecord, Store, event_rows, metric_row, open_store, open_store_for_reading
     from bench_kernel.store.view import RunView, read_only
     from bench_kernel.tasks.domain import (

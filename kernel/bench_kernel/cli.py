@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # and `bench --help` or a plugin command none of them (docs/throughput.md, "Start-up").
 
 DEFAULT_DB = "bench.db"
-PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust", "rescore": "bench-trust", "compare": "bench-report"}
+PLUGIN_COMMANDS = {"audit": "bench-trust", "plan": "bench-trust", "rescore": "bench-trust", "compare": "bench-report", "profile": "bench-profiles"}
 """Commands first-party plugins add: naming one whose plugin is missing says which distribution adds it."""
 
 
@@ -434,36 +434,6 @@ def new_command(kind: str, name: str, directory: str | None) -> None:
 
     target = new_plugin(kind, name, Path(directory) if directory else None)
     click.echo(next_steps(kind, name, target))
-
-
-@cli.group(name="profile")
-def profile_group() -> None:
-    """Profiles: the prompts, tool schemas, sampling and seeds models see (docs/profiles.md)."""
-
-
-@profile_group.command(name="show")
-@click.argument("directory", required=False, type=click.Path(file_okay=False, exists=True))
-@format_option("table", "json")
-def profile_show_command(directory: str | None, fmt: str) -> None:
-    """What a profile directory holds, over bench's own (bench's own without DIRECTORY)."""
-    from bench_kernel.profiles.profile import load_profile
-
-    summary = load_profile(directory).summary()
-    if fmt == "json":
-        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-        return
-    for key, value in summary.items():
-        click.echo(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
-
-
-@profile_group.command(name="copy")
-@click.argument("directory", type=click.Path(file_okay=False))
-def profile_copy_command(directory: str) -> None:
-    """Write bench's own profile into DIRECTORY, to start a profile of your own from it."""
-    from bench_kernel.profiles.profile import copy_builtin
-
-    copy_builtin(Path(directory))
-    click.echo(f"bench's own profile written to {directory}: rename it in profile.toml, edit its texts, then `bench run --profile {directory}`")
 
 
 @cli.group(name="import")

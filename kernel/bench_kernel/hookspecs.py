@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
     from bench_kernel.evaluation.sections import ReportFormat, ReportSection
     from bench_kernel.modelhub.api import Model
+    from bench_kernel.profiles.profile import ProfileReader
     from bench_kernel.run.context import Executor
     from bench_kernel.run.transforms import TaskTransform
     from bench_kernel.tasks.domain import Domain
@@ -318,6 +319,25 @@ def register_executors(register: Callable[[Executor], None]) -> None:
         @bench_kernel.hookimpl
         def register_executors(register):
             register(RayExecutor(name="ray", option_names=("address",)))
+    """
+
+
+@hookspec
+def register_profile_readers(register: Callable[[ProfileReader], None]) -> None:
+    """Register the reader of profile directories (bench-profiles registers it; docs/profiles.md).
+
+    Called once per process, on the plugin named ``profiles`` only, the first time a profile directory
+    is loaded (`bench run --profile DIR`, ``bench_kernel.load_profile(DIR)``); bench's own profile
+    needs no reader. ``read(directory, base)`` returns the directory's profile over ``base`` (bench's
+    own), built with :func:`bench_kernel.hashed_profile`, or raises ConfigError naming file and JSON path.
+
+    :param register: call with a :class:`bench_kernel.ProfileReader` named like the plugin.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_profile_readers(register):
+            register(DirectoryReader(name="profiles"))
     """
 
 

@@ -33,6 +33,7 @@ COMPONENT_METHODS: dict[str, dict[str, str]] = {
     "attributor": {"attribute": PLAIN},
     "task transform": {"domain": PLAIN, "tasks": PLAIN, "prepare": ASYNC, "header": PLAIN, "finished": PLAIN},
     "executor": {"execute": ASYNC, "check": PLAIN},
+    "profile reader": {"read": PLAIN},
     "channel": {"start": PLAIN},
     "conversation loop": {"play": ASYNC, "configure": PLAIN},
     "agent": {"start": PLAIN},

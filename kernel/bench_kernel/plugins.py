@@ -8,15 +8,17 @@ import importlib.metadata as md
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pluggy
 
 from bench_kernel import hookspecs
-from bench_kernel.errors import DuplicateRegistrationError, PluginError, UnknownPluginError, did_you_mean
+from bench_kernel.errors import ConfigError, DuplicateRegistrationError, PluginError, UnknownPluginError, did_you_mean
 from bench_kernel.loadchecks import component_problems, unknown_hooks, unmarked_hooks
 from bench_kernel.logs import get_logger
+from bench_kernel.profiles.profile import Profile, ProfileReader, bench_profile
 from bench_kernel.registry import GROUP, Registry, without_entry_point
 
 ALWAYS_GROUP = "bench.always"
@@ -26,6 +28,8 @@ DEFAULT_PLUGINS = (
     "bench_kernel.builtin.channels",
     "bench_kernel.builtin.executors",
 )
+PROFILES_PLUGIN = "profiles"
+"""The plugin whose profile reader reads `--profile DIR` (bench-profiles); bench's own profile needs none."""
 NAMED_BUILTINS = {"practice": "bench_kernel.builtin.practice"}
 """Built-in plugins loaded only when named (`--plugin practice`), never among "every installed plugin"; an installed
 entry point of the same name wins."""
@@ -46,6 +50,7 @@ COMPONENT_HOOKS = {
     "report format": "register_report_formats",
     "attributor": "register_attributors",
     "executor": "register_executors",
+    "profile reader": "register_profile_readers",
 }
 # Kinds whose names are namespaced by plugin ("plugin:name"): two plugins may use one name.
 NAMESPACED_KINDS = frozenset({"metric"})
@@ -352,3 +357,33 @@ def apply_commands(plugins: PluginSet, cli: Any) -> None:
             _own_hooks(plugins.pm, name)("register_commands")(cli=cli)
         except Exception as exc:  # noqa: BLE001
             plugins.fail(name, f"register_commands failed: {_describe(exc)}")
+
+
+def load_profile(directory: str | Path | None) -> Profile:
+    """The profile in `directory` over bench's own (read by bench-profiles' reader), or bench's own for None."""
+    if directory is None:
+        return bench_profile()
+    entry = installed_entry_points().get(PROFILES_PLUGIN)
+    if entry is None:
+        raise ConfigError(
+            f"--profile {directory}: reading a profile directory comes from the plugin bench-profiles, which is not installed "
+            "(pip install bench-profiles); without --profile, runs use bench's own profile"
+        )
+    return _profile_reader(entry).read(Path(directory), bench_profile())
+
+
+@functools.lru_cache(maxsize=4)
+def _profile_reader(entry: md.EntryPoint) -> ProfileReader:
+    """The reader the plugin registers, loaded once per installed entry point (a run reads its profile several times).
+
+    Only that plugin is loaded, without the built-ins: `load_profile` outside a run stays as quick as reading the files.
+    """
+    plugins = PluginSet(pluggy.PluginManager(GROUP))
+    plugins.pm.add_hookspecs(hookspecs)
+    _load_entry_point(plugins, entry)
+    registry = collect(plugins)
+    failed = next((p for p in plugins.failures() if p.name == entry.name), None)
+    if failed is not None:
+        raise PluginError(entry.name, f"{failed.error} (it reads profile directories; `bench plugins` says more)")
+    reader: ProfileReader = registry.get("profile reader", entry.name)
+    return reader

@@ -16,8 +16,7 @@ from bench_kernel import Agent, AgentSession, ConversationSetup, TerminationReas
 from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.errors import ConfigError, ModelUnavailableError, ResumeConflictError
 from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
-from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.profiles.profile import load_profile
+from bench_kernel.plugins import get_plugin_manager, load_profile
 from bench_kernel.report.report import build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, agent_cost, run
 from bench_kernel.schema.messages import AssistantMessage, Message

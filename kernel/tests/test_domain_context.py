@@ -4,7 +4,6 @@ per-task policies, retrieval variants and the profile's texts of discoverable to
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,7 @@ from bench_kernel import (
     hookimpl,
     tool,
 )
-from bench_kernel.plugins import get_plugin_manager
-from bench_kernel.profiles.profile import load_profile
+from bench_kernel.plugins import get_plugin_manager, load_profile
 from bench_kernel.run.runner import RunConfig, run
 from bench_kernel.schema.messages import Mode
 from bench_kernel.store.store import Store
@@ -176,27 +174,8 @@ def test_the_policy_is_the_tasks_own_when_the_domain_says_so() -> None:
     assert data.policy_for(Mode.DEFAULT) == "Help with counters."
 
 
-def test_a_profile_brings_texts_of_discoverable_tools_and_a_bad_one_names_the_path(tmp_path: Path) -> None:
-    load_profile(None)  # bench's own: no discoverable texts
-    assert load_profile(None).discoverable_tools("ctx", "agent") is None
-    (tmp_path / "p").mkdir()
-    directory = tmp_path / "p"
-    (directory / "profile.toml").write_text('format = 1\nname = "mine"\n', encoding="utf-8")
-    (directory / "tools").mkdir()
-    texts = {
-        "description": "Reads a secret.",
-        "params": [{"name": "key", "type": "str", "optional": False, "description": "Which one."}],
-        "returns": "The secret.",
-    }
-    tools = {"agent": [], "discoverable": {"agent": {"read_secret_1": texts}}}
-    (directory / "tools" / "ctx.json").write_text(json.dumps(tools), encoding="utf-8")
-    profile = load_profile(directory)
-    assert profile.discoverable_tools("ctx", "agent") == {"read_secret_1": texts}
-    assert profile.discoverable_tools("ctx", "user") is None
-    tools["discoverable"]["agent"]["read_secret_1"] = {"params": []}
-    (directory / "tools" / "ctx.json").write_text(json.dumps(tools), encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"ctx.json: .* @ \$\.discoverable\.agent\.read_secret_1"):
-        load_profile(directory)
+def test_bench_profile_has_no_discoverable_texts() -> None:
+    assert load_profile(None).discoverable_tools("ctx", "agent") is None  # a profile directory's: bench-profiles' tests
 
 
 def test_a_state_built_for_both_sides_is_one_object() -> None:

@@ -87,6 +87,7 @@ COMPONENT_CASES = [
     ("register_report_formats", "report format", bench_kernel.ReportFormat(name="hook-format")),
     ("register_task_transforms", "task transform", bench_kernel.TaskTransform(name="hook-transform", settings=("hook_setting",))),
     ("register_executors", "executor", bench_kernel.Executor(name="hook-executor")),
+    ("register_profile_readers", "profile reader", bench_kernel.ProfileReader(name="hook-reader")),
     ("register_attributors", "attributor", bench_kernel.Attributor(name="hook-attributor")),
 ]
 

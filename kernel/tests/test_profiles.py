@@ -1,16 +1,17 @@
-"""Profiles (docs/profiles.md): loading and inheritance, the content hash, templates, errors, seeds, sampling,
-tool presentation, the run identity and header, and the fake server's recording that profile work is checked with."""
+"""Profiles in the kernel (docs/profiles.md): bench's own profile, templates, seeds, sampling, tool presentation, the
+seam a profile directory is read through (bench-profiles' reader; here a stand-in), what a run does with the profile
+it gets, and the fake server's recording that profile work is checked with. Reading directories: bench-profiles' tests."""
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,38 +19,29 @@ import attrs
 import httpx
 import pytest
 from click.testing import CliRunner, Result
+from json_profiles import use_json_profiles, write_json_profile
 from seam_plugins import Registers
 from toy_domain import TASKS, ToyDomain
 
 from bench_kernel import Agent, AgentSession, ConversationSetup
+from bench_kernel import plugins as plugins_module
 from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.cli import cli
-from bench_kernel.errors import ConfigError
+from bench_kernel.errors import ConfigError, PluginError
 from bench_kernel.modelhub.api import ModelConfig
-from bench_kernel.profiles.profile import BUILTIN_DIR, OPTIONAL_TEXTS, PLACEHOLDERS, Profile, conversation_seed, load_profile, trial_seeds
+from bench_kernel.plugins import load_profile
+from bench_kernel.profiles.profile import OPTIONAL_TEXTS, PLACEHOLDER, PLACEHOLDERS, Profile, bench_profile, conversation_seed, trial_seeds
+from bench_kernel.run.config import RunConfig
 from bench_kernel.run.runner import profile_fits
 from bench_kernel.schema.messages import Mode
 from bench_kernel.store.store import Store
 from bench_kernel.tasks.domain import DomainData, DomainOptions, build_environment
 from bench_kernel.testing.fake_openai import FakeOpenAIServer, Reply, read_recording, replay_responder
 
-MINIMAL_TOML = 'format = 1\nname = "mine"\n'
+BENCH_SHA256 = "a7aa7e585064312fd9e560e53a0b8aa07a73b76cd83d1685e60e754ee37d05a1"
+"""bench's own profile's content hash before its reader left the kernel (issue 33): runs under it keep their ids."""
 TAU2_FIRST_TRIAL_SEED = 626729
 """tau2's seed for trial 0 of a run seeded 300 (random.Random(300).randint(0, 1000000)), as its recorded requests carry it."""
-
-
-def write_profile(directory: Path, toml: str | None = MINIMAL_TOML, *, texts: Mapping[str, str] = {}, tools: Mapping[str, str] = {}) -> Path:
-    """A profile directory: profile.toml (None leaves it out), texts/<key>.md and tools/<name>.json, written as given."""
-    directory.mkdir(parents=True)
-    if toml is not None:
-        (directory / "profile.toml").write_text(toml, encoding="utf-8")
-    for key, text in texts.items():
-        (directory / "texts").mkdir(exist_ok=True)
-        (directory / "texts" / f"{key}.md").write_bytes(text.encode())
-    for name, text in tools.items():
-        (directory / "tools").mkdir(exist_ok=True)
-        (directory / "tools" / f"{name}.json").write_text(text, encoding="utf-8")
-    return directory
 
 
 def schema(name: str, description: str = "") -> dict[str, Any]:
@@ -81,6 +73,7 @@ def toy_schemas() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def test_bench_profile_is_the_default_and_complete() -> None:
     profile = load_profile(None)
 
+    assert profile is bench_profile()
     assert profile.name == "bench" and profile.path is None
     assert sorted(key for key in PLACEHOLDERS if not profile.texts.get(key)) == sorted(OPTIONAL_TEXTS)
     for role in ("agent", "user", "judge"):
@@ -90,180 +83,45 @@ def test_bench_profile_is_the_default_and_complete() -> None:
     assert profile.user_stop_tokens == ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
     assert profile.solo_stop_token == "###STOP###"
     assert profile.done_tool["function"]["name"] == "done"
-    assert re.fullmatch(r"[0-9a-f]{64}", profile.sha256)
+    assert profile.tools == {} and profile.discoverable == {}
 
 
-def test_bench_profile_hash_is_the_same_in_another_process_and_for_a_copy_of_its_directory(tmp_path: Path) -> None:
+def test_bench_profiles_texts_use_only_their_keys_placeholders() -> None:
+    for key, text in bench_profile().texts.items():
+        assert {m.group(1) for m in PLACEHOLDER.finditer(text)} <= PLACEHOLDERS[key], key
+
+
+def test_bench_profile_hash_is_pinned_and_the_same_in_another_process() -> None:
     other_process = subprocess.run(
-        [sys.executable, "-c", "from bench_kernel.profiles.profile import load_profile; print(load_profile(None).sha256)"],
+        [sys.executable, "-c", "from bench_kernel import load_profile; print(load_profile(None).sha256)"],
         capture_output=True,
         text=True,
         check=True,
         env={**os.environ, "PYTHONHASHSEED": "12345"},
     )
-    copy = shutil.copytree(BUILTIN_DIR, tmp_path / "copy")
 
-    assert other_process.stdout.strip() == load_profile(None).sha256
-    assert load_profile(copy).sha256 == load_profile(None).sha256
-
-
-# --------------------------------------------------------------------------- partial profiles and the content hash
-
-
-def test_a_partial_profile_inherits_everything_else_from_bench(tmp_path: Path) -> None:
-    bench = load_profile(None)
-
-    mine = load_profile(write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}} by {{policy}}."}))
-
-    assert (mine.name, mine.path) == ("mine", str((tmp_path / "mine").resolve()))
-    assert mine.texts["agent"] == "Serve {{domain}} by {{policy}}."
-    assert {key: text for key, text in mine.texts.items() if key != "agent"} == {k: t for k, t in bench.texts.items() if k != "agent"}
-    assert set(mine.texts) == set(bench.texts)
-    assert mine.tools == {} and mine.done_tool == bench.done_tool
-    assert mine.sampling == bench.sampling and mine.seed_policy == bench.seed_policy
-    assert (mine.greeting, mine.user_stop_tokens, mine.solo_stop_token) == (bench.greeting, bench.user_stop_tokens, bench.solo_stop_token)
-    assert mine.messages == bench.messages and mine.meaning == bench.meaning
-    assert mine.sha256 != bench.sha256
-
-
-def test_the_hash_is_of_content_not_of_provenance_or_place(tmp_path: Path) -> None:
-    texts = {"agent": "Serve {{domain}}."}
-    here = load_profile(write_profile(tmp_path / "here", MINIMAL_TOML + '[source]\ntool = "by hand"\n', texts=texts))
-    there = load_profile(write_profile(tmp_path / "there", MINIMAL_TOML + '[source]\ntool = "bench tau2 profile"\nversion = "1"\n', texts=texts))
-
-    assert here.path != there.path and here.source != there.source
-    assert here.sha256 == there.sha256
-
-
-def test_one_byte_of_a_text_changes_the_hash(tmp_path: Path) -> None:
-    one = load_profile(write_profile(tmp_path / "one", texts={"agent": "Serve {{domain}}."}))
-    other = load_profile(write_profile(tmp_path / "other", texts={"agent": "Serve {{domain}}!"}))
-
-    assert one.sha256 != other.sha256
-
-
-def test_the_key_order_of_a_tool_schema_changes_the_hash(tmp_path: Path) -> None:
-    function = {"name": "get_counter", "parameters": {"type": "object"}}
-    first = json.dumps({"agent": [{"type": "function", "function": function}], "user": None})
-    reordered = json.dumps({"agent": [{"function": function, "type": "function"}], "user": None})
-
-    one = load_profile(write_profile(tmp_path / "one", tools={"toy": first}))
-    other = load_profile(write_profile(tmp_path / "other", tools={"toy": reordered}))
-
-    assert one.tools == other.tools  # equal as data: only the order of the keys sent differs
-    assert one.sha256 != other.sha256
-
-
-def test_texts_are_used_byte_for_byte(tmp_path: Path) -> None:
-    text = "Line one\r\nServe {{domain}}.\n\n"
-
-    profile = load_profile(write_profile(tmp_path / "p", texts={"agent": text}))
-
-    assert profile.text("agent") == text
-    assert profile.render("agent", domain="toy", policy="") == "Line one\r\nServe toy.\n\n"
+    assert load_profile(None).sha256 == BENCH_SHA256
+    assert other_process.stdout.strip() == BENCH_SHA256
 
 
 # --------------------------------------------------------------------------- templates
 
 
-def test_render_replaces_in_one_pass(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p", texts={"agent": "P={{policy}} D={{domain}}"}))
+def test_texts_are_used_byte_for_byte_and_rendered_in_one_pass() -> None:
+    profile = attrs.evolve(bench_profile(), texts={"agent": "Line one\r\nServe {{domain}}.\n\n", "mine": "P={{policy}} D={{domain}}"})
 
-    assert profile.render("agent", policy="{{policy}} {{domain}}", domain="toy") == "P={{policy}} {{domain}} D=toy"
-
-
-def test_an_unknown_placeholder_in_a_known_text_is_refused_at_load_naming_file_and_allowed_ones(tmp_path: Path) -> None:
-    directory = write_profile(tmp_path / "p", texts={"agent": "Serve {{domain}} for {{ticket}}."})
-
-    with pytest.raises(ConfigError) as refused:
-        load_profile(directory)
-
-    message = str(refused.value)
-    assert str(directory / "texts" / "agent.md") in message
-    assert "{{ticket}}" in message and "domain, policy" in message
-
-
-def test_a_plugins_own_text_may_use_any_placeholder(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p", texts={"my_plugin_hint": "{{anything}} and {{else}}"}))
-
-    assert profile.render("my_plugin_hint", anything="this", **{"else": "that"}) == "this and that"
-
-
-# --------------------------------------------------------------------------- errors
-
-PROFILE_ERRORS: list[tuple[Any, ...]] = [
-    ("missing-profile-toml", None, {}, "profile.toml", "file not found"),
-    ("invalid-toml", "format = = 1\n", {}, "profile.toml", "not valid TOML"),
-    ("unknown-top-level-key", MINIMAL_TOML + "colour = 1\n", {}, "profile.toml", "(colour) @ $"),
-    ("wrong-format", 'format = 2\nname = "mine"\n', {}, "profile.toml", "@ $.format"),
-    ("bad-name", 'format = 1\nname = "my profile"\n', {}, "profile.toml", "@ $.name"),
-    ("unknown-seed-policy", MINIMAL_TOML + '[seed]\npolicy = "per-task"\n', {}, "profile.toml", "@ $.seed.policy"),
-    ("seed-in-sampling", MINIMAL_TOML + "[sampling.user]\nseed = 3\n", {}, "profile.toml", "@ $.sampling.user.seed"),
-    ("unknown-messages-key", MINIMAL_TOML + "[messages]\ncolour = 1\n", {}, "profile.toml", "(colour) @ $.messages"),
-    (
-        "unknown-messages-field",
-        MINIMAL_TOML + '[messages]\ntool_call_fields = ["id", "colour"]\n',
-        {},
-        "profile.toml",
-        "'colour'",
-        "@ $.messages.tool_call_fields",
-    ),
-    ("tools-not-an-object", MINIMAL_TOML, {"toy": json.dumps([schema("a")])}, "tools/toy.json", "@ $"),
-    ("tools-unknown-side", MINIMAL_TOML, {"toy": json.dumps({"agent": [], "judge": []})}, "tools/toy.json", "@ $"),
-    ("tools-without-agent", MINIMAL_TOML, {"toy": json.dumps({"user": []})}, "tools/toy.json", "@ $"),
-    (
-        "schema-without-name",
-        MINIMAL_TOML,
-        {"toy": json.dumps({"agent": [schema("a"), {"type": "function", "function": {}}]})},
-        "tools/toy.json",
-        "@ $.agent[1]",
-    ),
-    ("user-schema-without-name", MINIMAL_TOML, {"toy": json.dumps({"agent": [], "user": [{"type": "function"}]})}, "tools/toy.json", "@ $.user[0]"),
-    (
-        "tool-listed-twice",
-        MINIMAL_TOML,
-        {"toy": json.dumps({"agent": [schema("a"), schema("b"), schema("a")]})},
-        "tools/toy.json",
-        "'a'",
-        "@ $.agent[2]",
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("toml", "tools", "file", "fragments"),
-    [pytest.param(toml, tools, file, fragments, id=name) for name, toml, tools, file, *fragments in PROFILE_ERRORS],
-)
-def test_a_broken_profile_is_one_config_error_naming_file_and_path(
-    tmp_path: Path, toml: str | None, tools: dict[str, str], file: str, fragments: list[str]
-) -> None:
-    directory = write_profile(tmp_path / "p", toml, tools=tools)
-
-    with pytest.raises(ConfigError) as refused:
-        load_profile(directory)
-
-    message = str(refused.value)
-    assert message.startswith(f"{directory / file}: "), message
-    assert "\n" not in message
-    for fragment in fragments:
-        assert fragment in message
-
-
-@pytest.mark.parametrize("kind", ["missing", "file"])
-def test_a_profile_that_is_not_a_directory_is_refused_naming_it(tmp_path: Path, kind: str) -> None:
-    target = tmp_path / "profile"
-    if kind == "file":
-        target.write_text(MINIMAL_TOML)
-
-    with pytest.raises(ConfigError, match=re.escape(f"{target}: no profile directory there")):
-        load_profile(target)
+    assert profile.text("agent") == "Line one\r\nServe {{domain}}.\n\n"
+    assert profile.render("agent", domain="toy", policy="") == "Line one\r\nServe toy.\n\n"
+    assert profile.render("mine", policy="{{policy}} {{domain}}", domain="toy") == "P={{policy}} {{domain}} D=toy"
+    with pytest.raises(ConfigError, match="profile 'bench' has no text 'user'"):
+        profile.text("user")
 
 
 # --------------------------------------------------------------------------- seeds
 
 
-def test_trial_policy_gives_tau2s_seed_per_trial(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p", MINIMAL_TOML + '[seed]\npolicy = "trial"\n'))
+def test_trial_policy_gives_tau2s_seed_per_trial() -> None:
+    profile = attrs.evolve(bench_profile(), seed_policy="trial")
 
     seeds = {(task["id"], trial): profile.conversation_seed(300, task["id"], trial) for task in TASKS for trial in range(3)}
 
@@ -283,8 +141,8 @@ def test_conversation_policy_gives_the_sha256_seed() -> None:
     assert len(set(seeds)) == len(seeds)
 
 
-def test_seeds_leave_the_global_random_generator_alone(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p", MINIMAL_TOML + '[seed]\npolicy = "trial"\n'))
+def test_seeds_leave_the_global_random_generator_alone() -> None:
+    profile = attrs.evolve(bench_profile(), seed_policy="trial")
     trial_seeds.cache_clear()  # so the draws below really happen
     before = random.getstate()
 
@@ -297,8 +155,8 @@ def test_seeds_leave_the_global_random_generator_alone(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- sampling
 
 
-def test_profile_sampling_goes_under_each_roles_own(tmp_path: Path) -> None:
-    profile = load_profile(write_profile(tmp_path / "p", MINIMAL_TOML + "[sampling.agent]\ntemperature = 0.0\ntop_p = 0.5\n"))
+def test_profile_sampling_goes_under_each_roles_own() -> None:
+    profile = attrs.evolve(bench_profile(), sampling={"agent": {"temperature": 0.0, "top_p": 0.5}, "user": {"temperature": 0.0}})
     models = {
         "agent": ModelConfig(model="a", sampling={"temperature": 0.7}),
         "user": ModelConfig(model="u"),
@@ -308,7 +166,7 @@ def test_profile_sampling_goes_under_each_roles_own(tmp_path: Path) -> None:
     merged = profile.with_sampling(models)
 
     assert merged["agent"].sampling == {"temperature": 0.7, "top_p": 0.5}
-    assert merged["user"].sampling == {"temperature": 0.0}  # bench's, inherited by the partial profile
+    assert merged["user"].sampling == {"temperature": 0.0}
     assert merged["tts"] == models["tts"]
     assert set(merged) == set(models)  # a role without a model (judge) is not added
     assert models["agent"].sampling == {"temperature": 0.7}  # the caller's configuration is left as it was
@@ -325,19 +183,13 @@ def test_without_tools_for_the_domain_its_own_schemas_are_sent() -> None:
     assert profile.present_tools("toy", "user", user) == user
 
 
-def test_with_tools_for_the_domain_its_schemas_are_sent_byte_for_byte_in_its_order(tmp_path: Path) -> None:
+def test_with_tools_for_the_domain_its_schemas_are_sent_in_its_order() -> None:
     agent, _ = toy_schemas()
-    text = (
-        '{"agent": [{"function": {"parameters": {"type": "object"}, "name": "increment", "description": "Add."}, "type": "function"}, '
-        '{"type": "function", "function": {"name": "get_counter"}}, {"type": "function", "function": {"name": "not_offered"}}], '
-        '"user": null}'
-    )
-    profile = load_profile(write_profile(tmp_path / "p", tools={"toy": text}))
+    own = [schema("increment", "profile's"), schema("get_counter", "profile's"), schema("not_offered")]
 
-    sent = profile.present_tools("toy", "agent", agent)
+    sent = with_tools("toy", own).present_tools("toy", "agent", agent)
 
-    own = json.loads(text)["agent"]
-    assert [json.dumps(s) for s in sent] == [json.dumps(own[0]), json.dumps(own[1])]
+    assert sent == own[:2]
 
 
 def test_a_domain_tool_the_profile_lacks_is_refused_naming_it() -> None:
@@ -375,6 +227,65 @@ def test_in_the_default_mode_an_agent_tool_only_on_the_profiles_user_side_is_ref
         profile_fits(profile, data, data.tasks, Mode.DEFAULT)
 
 
+def test_a_profile_with_no_user_schemas_for_a_domain_whose_user_has_tools_is_refused() -> None:
+    data = toy_data()
+    agent, _ = toy_schemas()
+    profile = with_tools("toy", agent, None)
+
+    with pytest.raises(ConfigError, match="user tool"):
+        profile_fits(profile, data, data.tasks, Mode.DEFAULT)
+
+
+# --------------------------------------------------------------------------- the reader seam
+
+
+def test_without_bench_profiles_a_profile_directory_is_one_error_naming_it(
+    use_plugins: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(plugins_module, "installed_entry_points", dict)
+    directory = write_json_profile(tmp_path / "mine", name="mine")
+
+    with pytest.raises(ConfigError, match=r"comes from the plugin bench-profiles, which is not installed \(pip install bench-profiles\)"):
+        load_profile(directory)
+    result = invoke("run", "--db", str(tmp_path / "runs.db"), "--format", "none", "--profile", str(directory))
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: --profile {directory}: ") and "pip install bench-profiles" in line
+    assert load_profile(None) is bench_profile()  # bench's own needs no plugin
+
+
+def test_without_bench_profiles_bench_profile_names_the_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(cli.commands, "profile", raising=False)  # as when no plugin added it
+
+    result = invoke("profile", "show")
+
+    assert result.exit_code == 2
+    assert "`bench profile` comes from the plugin bench-profiles, which is not installed (pip install bench-profiles)" in result.output
+
+
+def test_the_reader_is_the_profiles_plugins_and_gets_bench_profile_as_its_base(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    use_json_profiles(monkeypatch)
+
+    mine = load_profile(write_json_profile(tmp_path / "mine", name="mine", greeting="Toy desk."))
+
+    assert (mine.name, mine.greeting, mine.path) == ("mine", "Toy desk.", str((tmp_path / "mine").resolve()))
+    assert mine.texts == bench_profile().texts and mine.sha256 != BENCH_SHA256
+    assert load_profile(str(tmp_path / "mine")) == mine
+
+
+def test_a_reader_plugin_that_fails_to_load_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    broken = md.EntryPoint(name="profiles", value="no_such_profiles_module", group="bench")
+    monkeypatch.setattr(plugins_module, "installed_entry_points", lambda: {"profiles": broken})
+
+    with pytest.raises(PluginError, match=r"plugin 'profiles': .*no_such_profiles_module.* \(it reads profile directories"):
+        load_profile(write_json_profile(tmp_path / "mine", name="mine"))
+
+
+def test_config_hash_needs_the_loaded_profile_of_a_run_with_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="pass the profile loaded from"):
+        RunConfig(domain="toy", profile=str(tmp_path)).config_hash()
+
+
 # --------------------------------------------------------------------------- through `bench run`
 
 
@@ -403,13 +314,16 @@ def recorded_profile(db: Path, run_id: str) -> dict[str, Any]:
         store.close()
 
 
-def toy_tools_file(agent: Sequence[dict[str, Any]], user: Sequence[dict[str, Any]] | None) -> str:
-    return json.dumps({"agent": list(agent), "user": None if user is None else list(user)})
+@pytest.fixture
+def json_profiles(use_plugins: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """The toy domain's CLI, with the stand-in reader as the installed `profiles` plugin."""
+    use_json_profiles(monkeypatch)
+    return use_plugins
 
 
-def test_the_profile_is_part_of_the_run_identity_and_stored_by_name_hash_and_path(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_the_profile_is_part_of_the_run_identity_and_stored_by_name_hash_and_path(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
+    directory = write_json_profile(tmp_path / "mine", name="mine", texts={"agent": "Serve {{domain}}."})
     mine = load_profile(directory)
 
     default_id = run_toy(db, "--task-id", "inc-a")
@@ -423,14 +337,14 @@ def test_the_profile_is_part_of_the_run_identity_and_stored_by_name_hash_and_pat
     assert {r["id"]: r["conversations"] for r in store.runs()}[mine_id] == 2  # resumed twice, nothing run again
     store.close()
     assert recorded_profile(db, mine_id) == {"name": "mine", "sha256": mine.sha256, "path": str(directory.resolve())}
-    assert recorded_profile(db, default_id) == {"name": "bench", "sha256": load_profile(None).sha256, "path": None}
+    assert recorded_profile(db, default_id) == {"name": "bench", "sha256": BENCH_SHA256, "path": None}
 
 
-def test_resuming_a_named_run_with_an_edited_profile_is_refused(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_resuming_a_named_run_with_an_edited_profile_is_refused(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
+    directory = write_json_profile(tmp_path / "mine", name="mine", texts={"agent": "Serve {{domain}}."})
     run_toy(db, "--task-id", "inc-a", "--run-id", "fixed", "--profile", str(directory))
-    (directory / "texts" / "agent.md").write_text("Serve {{domain}}!")
+    write_json_profile(directory, name="mine", texts={"agent": "Serve {{domain}}!"})
 
     result = invoke("run", "--db", str(db), "--format", "none", "--task-id", "inc-a", "--run-id", "fixed", "--profile", str(directory))
 
@@ -438,35 +352,25 @@ def test_resuming_a_named_run_with_an_edited_profile_is_refused(use_plugins: Cal
     assert "changed: profile" in result.stderr
 
 
-def test_bench_runs_names_each_runs_profile(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_bench_runs_and_the_report_header_name_the_profile(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
-    short_hash = load_profile(directory).sha256[:12]
-    run_toy(db, "--task-id", "inc-a", "--profile", str(directory))
-
-    as_json = invoke("runs", "--db", str(db), "--format", "json")
-    as_table = invoke("runs", "--db", str(db))
-
-    [row] = json.loads(as_json.stdout)
-    assert "mine" in json.dumps(row) and short_hash in json.dumps(row)
-    assert "mine" in as_table.stdout and short_hash in as_table.stdout
-
-
-def test_the_report_header_names_the_profile(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
+    directory = write_json_profile(tmp_path / "mine", name="mine")
     mine = load_profile(directory)
     run_id = run_toy(db, "--task-id", "inc-a", "--profile", str(directory))
 
-    as_json = invoke("report", run_id, "--db", str(db), "--format", "json")
+    [row] = json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)
+    as_table = invoke("runs", "--db", str(db))
+    report = invoke("report", run_id, "--db", str(db), "--format", "json")
 
-    assert json.loads(as_json.stdout)["header"]["profile"] == f"mine (sha256 {mine.sha256[:12]}, {directory.resolve()})"
+    assert "mine" in json.dumps(row) and mine.sha256[:12] in json.dumps(row)
+    assert "mine" in as_table.stdout and mine.sha256[:12] in as_table.stdout
+    assert json.loads(report.stdout)["header"]["profile"] == f"mine (sha256 {mine.sha256[:12]}, {directory.resolve()})"
 
 
-def test_a_profile_lacking_a_domain_tool_is_refused_before_anything_is_stored(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_a_profile_lacking_a_domain_tool_is_refused_before_anything_is_stored(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     agent, user = toy_schemas()
-    directory = write_profile(tmp_path / "old", tools={"toy": toy_tools_file(agent[:1], user)})
+    directory = write_json_profile(tmp_path / "old", name="old", tools={"toy": {"agent": agent[:1], "user": user}})
 
     result = invoke("run", "--db", str(db), "--format", "none", "--profile", str(directory))
 
@@ -480,18 +384,20 @@ def test_a_profile_lacking_a_domain_tool_is_refused_before_anything_is_stored(us
         store.close()
 
 
-def test_a_broken_profile_is_one_clean_cli_error(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    directory = write_profile(tmp_path / "bad", MINIMAL_TOML + "colour = 1\n")
+def test_a_readers_error_is_one_clean_cli_error(json_profiles: Callable[..., None], tmp_path: Path) -> None:
+    directory = tmp_path / "bad"
+    directory.mkdir()
 
     result = invoke("run", "--db", str(tmp_path / "runs.db"), "--format", "none", "--profile", str(directory))
 
     assert result.exit_code != 0 and "Traceback" not in result.output
-    assert result.stderr.strip().splitlines() == [f"Error: {directory / 'profile.toml'}: extra fields found (colour) @ $"]
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: ") and "profile.json" in line
 
 
-def test_the_profiles_greeting_opens_a_default_mode_conversation(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_the_profiles_greeting_opens_a_default_mode_conversation(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    directory = write_profile(tmp_path / "mine", MINIMAL_TOML + '[conversation]\ngreeting = "Toy desk, go ahead."\n')
+    directory = write_json_profile(tmp_path / "mine", name="mine", greeting="Toy desk, go ahead.")
 
     run_id = run_toy(db, "--task-id", "inc-a", "--no-baseline", "--profile", str(directory))
 
@@ -513,16 +419,14 @@ class Observing(Agent):
         return OracleSession(setup)
 
 
-@pytest.mark.parametrize(
-    ("setting", "agent_hears_it"), [("", True), ("greeting_in_agent_history = true\n", True), ("greeting_in_agent_history = false\n", False)]
-)
+@pytest.mark.parametrize("agent_hears_it", [True, False])
 def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(
-    use_plugins: Callable[..., None], tmp_path: Path, setting: str, agent_hears_it: bool
+    json_profiles: Callable[..., None], tmp_path: Path, agent_hears_it: bool
 ) -> None:
     """AgentChangeBench's orchestrator greets the user but starts the agent's history empty; tau2's gives it both."""
-    directory = write_profile(tmp_path / "mine", MINIMAL_TOML + '[conversation]\ngreeting = "Toy desk."\n' + setting)
+    directory = write_json_profile(tmp_path / "mine", name="mine", greeting="Toy desk.", greeting_in_agent_history=agent_hears_it)
     observing = Observing()
-    use_plugins(extra=[("observing", Registers(agents=[observing]))])
+    json_profiles(extra=[("observing", Registers(agents=[observing]))])
 
     run_id = run_toy(tmp_path / "runs.db", "--agent", "observing", "--task-id", "inc-a", "--no-baseline", "--profile", str(directory))
 
@@ -532,25 +436,16 @@ def test_the_profile_says_whether_the_greeting_is_in_the_agents_history(
     [first, *_] = store.messages(f"{run_id}/agent/inc-a/0")
     store.close()
     assert (first["role"], first["content"]) == ("assistant", "Toy desk.")  # the conversation still opens with it
-    assert load_profile(directory).greeting_in_agent_history is agent_hears_it
 
 
-def test_the_greeting_setting_keeps_existing_hashes_unless_it_is_false(tmp_path: Path) -> None:
-    plain = write_profile(tmp_path / "plain", MINIMAL_TOML)
-    stated = write_profile(tmp_path / "stated", MINIMAL_TOML + "[conversation]\ngreeting_in_agent_history = true\n")
-    silent = write_profile(tmp_path / "silent", MINIMAL_TOML + "[conversation]\ngreeting_in_agent_history = false\n")
-    assert load_profile(plain).sha256 == load_profile(stated).sha256 != load_profile(silent).sha256
-
-
-def test_a_run_gives_participants_the_profiles_tools_and_seeds(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_a_run_gives_participants_the_profiles_tools_and_seeds(json_profiles: Callable[..., None], tmp_path: Path) -> None:
     agent, user = toy_schemas()
     profile_agent = [{**s, "function": {**s["function"], "description": "profile's"}} for s in reversed(agent)]
     profile_user = list(reversed(user))
-    directory = write_profile(
-        tmp_path / "tau2ish", MINIMAL_TOML + '[seed]\npolicy = "trial"\n', tools={"toy": toy_tools_file(profile_agent, profile_user)}
-    )
+    tools = {"toy": {"agent": profile_agent, "user": profile_user}}
+    directory = write_json_profile(tmp_path / "tau2ish", name="tau2ish", seed_policy="trial", tools=tools)
     observing = Observing()
-    use_plugins(extra=[("observing", Registers(agents=[observing]))])
+    json_profiles(extra=[("observing", Registers(agents=[observing]))])
 
     run_id = run_toy(tmp_path / "runs.db", "--agent", "observing", "--trials", "2", "--no-baseline", "--profile", str(directory))
 
@@ -624,22 +519,3 @@ def test_replay_answers_in_order_then_errors() -> None:
     assert [r["choices"][0]["finish_reason"] for r in replayed] == ["stop", "tool_calls"]
     assert beyond.status_code == 500
     assert len(replayer.errors) == 1 and "no more replies" in str(replayer.errors[0])
-
-
-def test_a_profile_with_no_user_schemas_for_a_domain_whose_user_has_tools_is_refused() -> None:
-    data = toy_data()
-    agent, _ = toy_schemas()
-    profile = with_tools("toy", agent, None)
-
-    with pytest.raises(ConfigError, match="user tool"):
-        profile_fits(profile, data, data.tasks, Mode.DEFAULT)
-
-
-def test_a_partial_profiles_sampling_is_merged_key_by_key_with_benchs(tmp_path: Path) -> None:
-    directory = write_profile(tmp_path / "p", MINIMAL_TOML + "\n[sampling.agent]\ntop_p = 0.5\n[sampling.critic]\nseedless = 1\n")
-
-    sampling = load_profile(directory).sampling
-
-    assert sampling["agent"] == {"temperature": 0.0, "top_p": 0.5}  # bench's stated temperature is kept
-    assert sampling["critic"] == {"seedless": 1}
-    assert sampling["user"] == load_profile(None).sampling["user"]

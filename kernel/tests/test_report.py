@@ -22,7 +22,7 @@ from toy_domain import TASKS
 
 import bench_kernel
 from bench_kernel import Metric, MetricContext, Report, ReportContext, ReportFormat, ReportSection, RunView, Section
-from bench_kernel.profiles.profile import load_profile
+from bench_kernel.plugins import load_profile
 from bench_kernel.report.report import run_registry
 from bench_kernel.store.store import RunRecord
 

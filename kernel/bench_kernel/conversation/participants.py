@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.profiles.profile import Profile, bench_profile
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.schema.tasks import Task
@@ -43,7 +43,7 @@ class ConversationSetup:
     """The run's options for its channel (`--channel-option KEY=VALUE`, e.g. snr_db=5)."""
     exposure: str = "none"
     """What the agent may be told about the customer: none, persona (the task's persona) or context (an inferred profile)."""
-    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    profile: Profile = attrs.field(factory=bench_profile)
     """The run's profile: every text an LLM participant sends comes from it (`setup.profile.render("agent", ...)`)."""
     duplex: Mapping[str, Any] | None = None
     """Set in a full-duplex conversation: its settings as the run holds them (read with `bench_duplex.duplex_settings`)."""

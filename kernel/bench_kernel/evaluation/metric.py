@@ -9,7 +9,7 @@ import attrs
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import ChatRequest, ChatResponse
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.profiles.profile import Profile, bench_profile
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import Message
 from bench_kernel.schema.results import Check, ConversationResult
@@ -30,7 +30,7 @@ class JudgeRequest:
     seed: int
     models: Any = None
     """The conversation's model access (bench_kernel.modelhub.ConversationModels), role 'judge'."""
-    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    profile: Profile = attrs.field(factory=bench_profile)
     """The run's profile: a model judge takes its prompt texts, request shape and sampling from it."""
     attempt: int = 0
     """0 for the first judgment; n for the n-th retry after a failed one (each with its own `seed`)."""
@@ -96,7 +96,7 @@ class MetricContext:
     """The conversation's model access: calls are ledgered, cached and capped like the participants'."""
     role: str | None = None
     """The metric's own model role (the first of its `model_roles`)."""
-    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    profile: Profile = attrs.field(factory=bench_profile)
     """The run's profile (pass it on in a JudgeRequest)."""
     rows: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
     source: str = ""

@@ -7,7 +7,6 @@ import hashlib
 import json
 import random
 import re
-import shutil
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,11 +16,11 @@ import attrs
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import ModelConfig
-from bench_kernel.serialization import canonical_json, check_plain_data, read_json, read_text, structure
+from bench_kernel.serialization import canonical_json, read_json, read_text
 
 PROFILE_FORMAT = 1
-BUILTIN_DIR = Path(__file__).with_name("bench")
-SEED_POLICIES = ("conversation", "trial")
+BENCH_PROFILE_DIR = Path(__file__).with_name("bench")
+"""bench's own profile, the default of every run (`bench profile copy` writes it out)."""
 TRIAL_SEED_RANGE = (0, 1_000_000)
 """tau2 draws each trial's seed with random.randint over this range."""
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -54,9 +53,6 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
 """The texts every LLM participant of bench knows, and the placeholders each may use; a plugin may add its own keys."""
 OPTIONAL_TEXTS = frozenset({"judge_line"})
 """Texts bench's own profile does without: only a profile whose settings ask for them uses them ([judge] transcript)."""
-SIDES = ("agent", "user")
-TOOL_CALL_FIELDS = frozenset({"id", "type", "function", "name"})
-TOOL_MESSAGE_FIELDS = frozenset({"role", "content", "tool_call_id"})
 
 
 @attrs.frozen(kw_only=True)
@@ -71,11 +67,6 @@ class MessageStyle:
     """Tool-call arguments as JSON with non-ASCII characters escaped (Python's json.dumps default)."""
     null_content: bool = True
     """An assistant message that only calls tools carries `"content": null`; False leaves the key out."""
-
-
-JUDGE_TRANSCRIPTS = ("bench", "lines")
-JUDGE_STATEMENTS = ("numbered", "python_list")
-JUDGE_VERDICTS = ("index", "echo")
 
 
 @attrs.frozen(kw_only=True)
@@ -96,54 +87,6 @@ class JudgeStyle:
     """Ask for a JSON object (`response_format`)."""
     seed: bool = True
     """Send the conversation's seed with the first judgment (retries and panel members always carry their own)."""
-
-
-@attrs.frozen(kw_only=True)
-class _Judge:
-    transcript: str | None = None
-    line_separator: str | None = None
-    no_content: str | None = None
-    statements: str | None = None
-    verdicts: str | None = None
-    response_format: bool | None = None
-    seed: bool | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _Seed:
-    policy: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _Conversation:
-    greeting: str | None = None
-    greeting_in_agent_history: bool | None = None
-    user_stop_tokens: list[str] | None = None
-    solo_stop_token: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _Messages:
-    tool_call_fields: list[str] | None = None
-    tool_message_fields: list[str] | None = None
-    ascii_arguments: bool | None = None
-    null_content: bool | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _ProfileFile:
-    """profile.toml as written; everything but format and name may be left to bench's own profile."""
-
-    format: int
-    name: str
-    description: str = ""
-    source: dict[str, Any] = attrs.field(factory=dict)
-    sampling: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    seed: _Seed = attrs.field(factory=_Seed)
-    conversation: _Conversation = attrs.field(factory=_Conversation)
-    messages: _Messages = attrs.field(factory=_Messages)
-    meaning: dict[str, str] = attrs.field(factory=dict)
-    judge: _Judge = attrs.field(factory=_Judge)
 
 
 @attrs.frozen(kw_only=True)
@@ -240,30 +183,6 @@ class Profile:
         """What a run's identity keeps of its profile: name and content hash."""
         return {"name": self.name, "sha256": self.sha256}
 
-    def summary(self) -> dict[str, Any]:
-        """What `bench profile show` prints: identity, provenance, constants, texts and tool coverage."""
-        return {
-            "name": self.name,
-            "sha256": self.sha256,
-            "path": self.path or "built in",
-            "description": self.description,
-            "source": dict(self.source),
-            "seed_policy": self.seed_policy,
-            "sampling": {r: dict(v) for r, v in self.sampling.items()},
-            "greeting": self.greeting,
-            "greeting_in_agent_history": self.greeting_in_agent_history,
-            "user_stop_tokens": list(self.user_stop_tokens),
-            "solo_stop_token": self.solo_stop_token,
-            "messages": attrs.asdict(self.messages),
-            "judge": attrs.asdict(self.judge),
-            "texts": {key: f"{len(text)} characters" for key, text in sorted(self.texts.items())},
-            "tools": {
-                domain: {side: len(schemas) if schemas is not None else None for side, schemas in sides.items()}
-                for domain, sides in sorted(self.tools.items())
-            }
-            or "the domains' own schemas",
-        }
-
     def label(self) -> str:
         """Name, short hash and origin, as the run header shows them."""
         return f"{self.name} (sha256 {self.sha256[:12]}, {self.path or 'built in'})"
@@ -287,196 +206,47 @@ def trial_seeds(base_seed: int, trials: int) -> tuple[int, ...]:
     return tuple(rng.randint(*TRIAL_SEED_RANGE) for _ in range(trials))
 
 
-def copy_builtin(directory: Path) -> None:
-    """Write bench's own profile's files into a new or empty directory."""
-    if directory.exists() and any(directory.iterdir()):
-        raise ConfigError(f"{directory}: not empty; choose a new directory")
-    shutil.copytree(BUILTIN_DIR, directory, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+@attrs.frozen(kw_only=True)
+class ProfileReader:
+    """Reads a profile directory over bench's own: bench-profiles registers the one `--profile DIR` uses."""
+
+    name: str
+
+    def read(self, directory: Path, base: Profile) -> Profile:
+        """The profile in `directory`, what it lacks taken from `base`; ConfigError naming the file and JSON path."""
+        raise NotImplementedError
 
 
-def load_profile(directory: str | Path | None) -> Profile:
-    """The profile in `directory` over bench's own, or bench's own for None."""
-    builtin = _builtin()
-    if directory is None:
-        return builtin
-    return _read(Path(directory), base=builtin)
-
-
-@functools.lru_cache(maxsize=1)
-def _builtin() -> Profile:
-    return _read(BUILTIN_DIR, base=None)
-
-
-def _read(directory: Path, base: Profile | None) -> Profile:
-    if not directory.is_dir():
-        raise ConfigError(f"{directory}: no profile directory there (see docs/profiles.md)")
-    settings = _settings(directory / "profile.toml")
-    texts = {**(base.texts if base else {}), **_texts(directory / "texts")}
-    tools, discoverable = _tools(directory / "tools")
-    done = _done_tool(directory / "tools" / "done.json") or (base.done_tool if base else None)
-    conversation = settings.conversation
-    fields: dict[str, Any] = {
-        "name": settings.name,
-        "description": settings.description,
-        "source": settings.source,
-        "path": None if base is None else str(directory.resolve()),
-        "texts": texts,
-        "tools": tools,
-        "discoverable": discoverable,
-        "done_tool": done,
-        "sampling": _merged_sampling(base.sampling if base else {}, settings.sampling),
-        "seed_policy": settings.seed.policy or (base.seed_policy if base else "conversation"),
-        "greeting": _pick(conversation.greeting, base and base.greeting, "greeting"),
-        "greeting_in_agent_history": _pick(
-            conversation.greeting_in_agent_history, base.greeting_in_agent_history if base else True, "greeting_in_agent_history"
-        ),
-        "user_stop_tokens": tuple(_pick(conversation.user_stop_tokens, base and list(base.user_stop_tokens), "user_stop_tokens")),
-        "solo_stop_token": _pick(conversation.solo_stop_token, base and base.solo_stop_token, "solo_stop_token"),
-        "messages": _message_style(directory / "profile.toml", settings.messages, base.messages if base else MessageStyle()),
-        "meaning": {**(base.meaning if base else {}), **settings.meaning},
-        "judge": _judge_style(directory / "profile.toml", settings.judge, base.judge if base else JudgeStyle()),
-    }
-    if fields["done_tool"] is None:
-        raise ConfigError(f"{directory}: no tools/done.json")
+def hashed_profile(**fields: Any) -> Profile:
+    """A profile of these fields with its content hash (what every reader builds its profile with)."""
     return Profile(**fields, sha256=_content_hash(fields))
 
 
-def _merged_sampling(base: Mapping[str, Mapping[str, Any]], own: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each role's sampling key by key: a profile that sets top_p keeps bench's stated temperature."""
-    return {role: {**base.get(role, {}), **own.get(role, {})} for role in [*base, *(r for r in own if r not in base)]}
-
-
-def _settings(path: Path) -> _ProfileFile:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    problems = check_plain_data(data)
-    if problems:
-        raise ConfigError(f"{path}: {problems[0]}")
-    settings = structure(data, _ProfileFile, source=str(path))
-    if settings.format != PROFILE_FORMAT:
-        raise ConfigError(f"{path}: profile format {settings.format} is not known to this bench (it reads format {PROFILE_FORMAT}) @ $.format")
-    if not PROFILE_NAME.match(settings.name):
-        raise ConfigError(f"{path}: a profile name is letters, digits, '.', '_' and '-', not {settings.name!r} @ $.name")
-    if settings.seed.policy is not None and settings.seed.policy not in SEED_POLICIES:
-        raise ConfigError(f"{path}: unknown seed policy {settings.seed.policy!r} (known: {', '.join(SEED_POLICIES)}) @ $.seed.policy")
-    for role, values in settings.sampling.items():
-        if "seed" in values:
-            raise ConfigError(f"{path}: the seed is the [seed] policy's, not a sampling value @ $.sampling.{role}.seed")
-    return settings
-
-
-def _message_style(path: Path, own: _Messages, base: MessageStyle) -> MessageStyle:
-    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.asdict(own).items() if v is not None}
-    for key, allowed in (("tool_call_fields", TOOL_CALL_FIELDS), ("tool_message_fields", TOOL_MESSAGE_FIELDS)):
-        unknown = sorted(set(fields.get(key, ())) - allowed)
-        if unknown:
-            raise ConfigError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(sorted(allowed))}) @ $.messages.{key}")
-    return MessageStyle(**{**attrs.asdict(base, recurse=False), **fields})
-
-
-def _judge_style(path: Path, own: _Judge, base: JudgeStyle) -> JudgeStyle:
-    fields = {k: v for k, v in attrs.asdict(own).items() if v is not None}
-    for key, allowed in (("transcript", JUDGE_TRANSCRIPTS), ("statements", JUDGE_STATEMENTS), ("verdicts", JUDGE_VERDICTS)):
-        if key in fields and fields[key] not in allowed:
-            raise ConfigError(f"{path}: unknown judge {key} {fields[key]!r} (known: {', '.join(allowed)}) @ $.judge.{key}")
-    return attrs.evolve(base, **fields)
-
-
-def _texts(directory: Path) -> dict[str, str]:
-    if not directory.is_dir():
-        return {}
-    texts = {}
-    for path in sorted(directory.glob("*.md")):
-        key, text = path.stem, read_text(path)
-        unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(text)} - PLACEHOLDERS.get(key, frozenset()))
-        if key in PLACEHOLDERS and unknown:
-            allowed = ", ".join(sorted(PLACEHOLDERS[key])) or "none"
-            raise ConfigError(f"{path}: unknown placeholder {{{{{unknown[0]}}}}} (text {key!r} takes: {allowed})")
-        texts[key] = text
-    return texts
-
-
-def _tools(directory: Path) -> tuple[dict[str, dict[str, list[dict[str, Any]] | None]], dict[str, dict[str, dict[str, Any]]]]:
-    if not directory.is_dir():
-        return {}, {}
-    found, discoverable = {}, {}
-    for path in sorted(directory.glob("*.json")):
-        if path.name != "done.json":
-            data = read_json(path)
-            found[path.stem] = _domain_tools(path, data)
-            if isinstance(data, dict) and "discoverable" in data:
-                discoverable[path.stem] = _discoverable(path, data["discoverable"])
-    return found, discoverable
-
-
-def _discoverable(path: Path, data: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(data, dict) or set(data) - {*SIDES, "formats"}:
-        raise ConfigError(f'{path}: expected {{"agent": {{name: texts}}, "user": {{name: texts}}, "formats": {{key: template}}}} @ $.discoverable')
-    formats = data.get("formats", {})
-    if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
-        raise ConfigError(f"{path}: expected an object of template name -> text @ $.discoverable.formats")
-    for side, tools in ((side, data[side]) for side in SIDES if side in data):
-        if not isinstance(tools, dict):
-            raise ConfigError(f"{path}: expected an object of tool name -> texts @ $.discoverable.{side}")
-        for name, texts in tools.items():
-            where = f"$.discoverable.{side}.{name}"
-            if not isinstance(texts, dict) or not isinstance(texts.get("description"), str):
-                raise ConfigError(f'{path}: expected {{"description": str, "params": [...], "returns": str}} @ {where}')
-            params = texts.get("params", [])
-            if not isinstance(params, list) or not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in params):
-                raise ConfigError(f'{path}: expected a list of {{"name", "type", "optional", "description"}} @ {where}.params')
-    return data
-
-
-def _domain_tools(path: Path, data: Any) -> dict[str, list[dict[str, Any]] | None]:
-    if not isinstance(data, dict) or set(data) - {*SIDES, "discoverable"} or "agent" not in data:
-        raise ConfigError(f'{path}: expected {{"agent": [schemas], "user": [schemas] or null, "discoverable": ...}} @ $')
-    sides: dict[str, list[dict[str, Any]] | None] = {}
-    for side in SIDES:
-        schemas = data.get(side)
-        if schemas is not None:
-            _check_schemas(path, side, schemas)
-        sides[side] = schemas
-    return sides
-
-
-def _check_schemas(path: Path, side: str, schemas: Any) -> None:
-    if not isinstance(schemas, list):
-        raise ConfigError(f"{path}: expected a list of tool schemas @ $.{side}")
-    seen: set[str] = set()
-    for i, schema in enumerate(schemas):
-        name = _schema_name(schema)
-        if name is None:
-            raise ConfigError(f'{path}: expected {{"type": "function", "function": {{"name": ...}}}} @ $.{side}[{i}]')
-        if name in seen:
-            raise ConfigError(f"{path}: tool {name!r} appears twice @ $.{side}[{i}]")
-        seen.add(name)
-
-
-def _schema_name(schema: Any) -> str | None:
-    function = schema.get("function") if isinstance(schema, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def _done_tool(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    schema = read_json(path)
-    if _schema_name(schema) is None:
-        raise ConfigError(f'{path}: expected {{"type": "function", "function": {{"name": ...}}}} @ $')
-    assert isinstance(schema, dict)
-    return schema
-
-
-def _pick(own: Any, inherited: Any, what: str) -> Any:
-    if own is not None:
-        return own
-    if inherited is None:
-        raise ConfigError(f"bench's own profile lacks {what}")
-    return inherited
+@functools.lru_cache(maxsize=1)
+def bench_profile() -> Profile:
+    """bench's own profile, read from its directory (complete, checked by the kernel's tests)."""
+    data = tomllib.loads(read_text(BENCH_PROFILE_DIR / "profile.toml"))
+    conversation = data["conversation"]
+    messages: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get("messages", {}).items()}
+    return hashed_profile(
+        name=data["name"],
+        description=data.get("description", ""),
+        source=data.get("source", {}),
+        path=None,
+        texts={path.stem: read_text(path) for path in sorted((BENCH_PROFILE_DIR / "texts").glob("*.md"))},
+        tools={},
+        discoverable={},
+        done_tool=read_json(BENCH_PROFILE_DIR / "tools" / "done.json"),
+        sampling={role: dict(values) for role, values in data.get("sampling", {}).items()},
+        seed_policy=data.get("seed", {}).get("policy", "conversation"),
+        greeting=conversation["greeting"],
+        greeting_in_agent_history=conversation.get("greeting_in_agent_history", True),
+        user_stop_tokens=tuple(conversation["user_stop_tokens"]),
+        solo_stop_token=conversation["solo_stop_token"],
+        messages=MessageStyle(**messages),
+        meaning=dict(data.get("meaning", {})),
+        judge=JudgeStyle(**data.get("judge", {})),
+    )
 
 
 def _content_hash(fields: Mapping[str, Any]) -> str:

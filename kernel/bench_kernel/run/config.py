@@ -16,7 +16,7 @@ from bench_kernel.conversation.loops import LOOP_PLUGINS
 from bench_kernel.errors import ConfigError
 from bench_kernel.modelhub.api import MAX_IN_FLIGHT, ModelConfig
 from bench_kernel.modelhub.prices import Price, parse_price
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.profiles.profile import Profile, bench_profile
 from bench_kernel.schema.messages import Mode
 from bench_kernel.schema.results import ATTRIBUTION_LABELS
 from bench_kernel.serialization import canonical_json, structure, unstructure
@@ -424,7 +424,9 @@ class RunConfig:
         `by_content` (a task transform's, e.g. a persona file) counts by its content, which is in the tasks.
         """
         identity = _with_fingerprints(self.identity(), agent_fingerprint, fingerprints)
-        identity["profile"] = (profile or load_profile(self.profile)).identity()
+        if profile is None and self.profile is not None:  # the reader is a plugin's, which this layer cannot reach
+            raise ConfigError(f"config_hash: pass the profile loaded from {self.profile} (bench_kernel.load_profile)")
+        identity["profile"] = (profile or bench_profile()).identity()
         if task_sets is not None:
             identity.update(data_dir=None, tasks_file=None, task_sets=task_sets)
             identity.update({key: "content in task_sets" for key in by_content if key in identity})

@@ -14,7 +14,7 @@ from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, re
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.modelhub.hub import ModelHub
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.profiles.profile import Profile, bench_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import RunConfig
 from bench_kernel.schema.results import ConversationResult
@@ -46,7 +46,7 @@ class RunContext:
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
     executor: Executor | None = None
     """None plays in this process (what `local` does with one worker)."""
-    profile: Profile = attrs.field(factory=lambda: load_profile(None))
+    profile: Profile = attrs.field(factory=bench_profile)
     """What the run's models see beyond the task data."""
     store_path: str = ""
     plugins: list[str] | None = None

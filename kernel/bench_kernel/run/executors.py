@@ -24,8 +24,8 @@ import click
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
-from bench_kernel.plugins import collect, get_plugin_manager
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.plugins import collect, get_plugin_manager, load_profile
+from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
 from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults

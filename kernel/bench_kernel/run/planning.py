@@ -19,8 +19,8 @@ from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, with_backend_plugins
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, load_profile, with_backend_plugins
+from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
 from bench_kernel.run.context import Unit

@@ -20,8 +20,7 @@ from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
-from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
-from bench_kernel.profiles.profile import load_profile
+from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, load_profile, with_backend_plugins
 from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
 from bench_kernel.run.context import RunContext, Unit
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology

@@ -11,7 +11,7 @@ import attrs
 from bench_kernel.evaluation.evaluator import GoldReplay
 from bench_kernel.evaluation.metric import Judge, Metric, MetricContext, MetricResult
 from bench_kernel.modelhub.hub import ConversationModels
-from bench_kernel.profiles.profile import Profile, load_profile
+from bench_kernel.profiles.profile import Profile, bench_profile
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.schema.tasks import Task
@@ -83,7 +83,7 @@ async def score_metrics(
             models=inputs.models,
             role=metric.model_roles[0] if metric.model_roles else None,
             source=f"{plugin}:{metric.name}",
-            profile=profile or load_profile(None),
+            profile=profile or bench_profile(),
         )
         try:
             values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))

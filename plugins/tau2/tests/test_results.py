@@ -19,7 +19,7 @@ from bench_kernel.testing import FakeOpenAIServer, bench_cli
 SHARED = Path(os.environ.get("BENCH_REFERENCE") or Path(__file__).resolve().parents[3] / ".." / "shared" / "reference")
 
 
-cli = bench_cli(["tau2"])
+cli = bench_cli(["tau2", "profiles"])
 
 
 def invoke(*args: str) -> str:

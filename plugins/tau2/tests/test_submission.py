@@ -30,7 +30,7 @@ MODELS = ["scripted-agent", "scripted-user", "scripted-judge", "other-agent"]
 
 
 def bench(*args: str) -> Result:
-    return CliRunner().invoke(bench_cli(["tau2", "llm", "openai"]), list(args))
+    return CliRunner().invoke(bench_cli(["tau2", "llm", "openai", "profiles"]), list(args))
 
 
 def ok(*args: str) -> Result:
