@@ -18,6 +18,7 @@ import attrs
 import httpx
 import pytest
 from click.testing import CliRunner, Result
+from plugin_factory import needs_report
 from seam_plugins import Registers
 from toy_domain import TASKS, ToyDomain
 
@@ -452,7 +453,9 @@ def test_bench_runs_names_each_runs_profile(use_plugins: Callable[..., None], tm
     assert "mine" in as_table.stdout and short_hash in as_table.stdout
 
 
+@needs_report()
 def test_the_report_header_names_the_profile(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins(report=True)
     db = tmp_path / "runs.db"
     directory = write_profile(tmp_path / "mine", texts={"agent": "Serve {{domain}}."})
     mine = load_profile(directory)

@@ -1,5 +1,6 @@
-"""A run's report: reward per component, pass^k and pass@k with confidence intervals, flips, baseline; its json (the
-table and the other text formats are bench-report's)."""
+"""A stored run's report: reward per component, pass^k and pass@k with confidence intervals, flips, baseline, plugin
+sections and cards; bench-report's report builder, which the kernel's `build_report` calls (docs/decisions.md, "Reports
+and viewing")."""
 
 from __future__ import annotations
 
@@ -7,39 +8,54 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
 
-from bench_kernel.errors import BenchError, ConfigError, did_you_mean
-from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT, Card, Report, ReportContext, ReportFormat, Section, SectionTable
-from bench_kernel.evaluation.stats import (
+from bench_kernel import (
+    GOLD_FAILURES_EVENT,
+    Card,
+    ConfigError,
     Estimate,
+    Registry,
+    Report,
+    ReportBuilder,
+    ReportContext,
+    ReportFormat,
+    RunRecord,
+    RunView,
+    Section,
+    SectionTable,
+    Store,
     TaskOutcomes,
+    TerminationReason,
     flip_summary,
-    max_k,
+    is_success,
     mean_estimate,
-    pass_at_k_estimate,
     pass_hat_k_estimate,
-    task_flip_probability,
+    read_only,
+    task_id_key,
+    task_outcomes,
+    trial_variance,
 )
-from bench_kernel.plugins import always_loaded, collect, get_plugin_manager, installed_entry_points
-from bench_kernel.registry import Registry
-from bench_kernel.schema.messages import TerminationReason
-from bench_kernel.schema.results import is_success
-from bench_kernel.store.store import RunRecord, Store
-from bench_kernel.store.view import RunView, read_only
-from bench_kernel.tasks.ordering import task_id_key
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
 SHOWN_KERNEL = ("judge.agreement",)
 """The kernel's own metric values the report shows among the metrics: a judge panel's agreement in runs stored before
 bench-judging owned it (docs/judges.md)."""
-NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
-SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
-PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"
+
+
+@attrs.define(kw_only=True)
+class StoredReport(ReportBuilder):
+    """The report of a stored run, every figure computed from the store: what `bench_kernel.build_report` returns."""
+
+    name: str = "report"
+    description: str = "a stored run's figures, plugin sections and cards"
+
+    def build(self, store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
+        """The run's report (with the registry's plugin sections, and figures by the `by` attributes)."""
+        return build_report(store, run_id, registry, by)
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -223,22 +239,6 @@ def _counts(rows: list[dict[str, Any]], outcomes: list[TaskOutcomes]) -> str:
     )
 
 
-def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
-    """The registry of the plugins the run loaded that are still installed, and a note on each one left out."""
-    used = [p["name"] for p in run.plugins if not p.get("builtin")]
-    installed = installed_entry_points()
-    try:
-        plugins = get_plugin_manager(list(dict.fromkeys([*(name for name in used if name in installed), *always_loaded()])))
-        registry = collect(plugins)
-    except BenchError as exc:
-        return None, [f"plugin sections unavailable ({exc})"]
-    failed = {p.name: p.error for p in plugins.failures()}
-    loaded = {p.name for p in plugins.plugins}
-    notes = [f"plugin {name!r} of this run failed to load ({failed[name]}): its sections are left out" for name in used if name in failed]
-    notes += [f"plugin {name!r} of this run is not installed: its sections are left out" for name in used if name not in loaded]
-    return registry, notes
-
-
 def plugin_sections(view: RunView, registry: Registry) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every registered report section and metric summary of the run's plugins, and their cards, each guarded, none able
     to write (a section whose cards fail is shown as a failed section)."""
@@ -313,14 +313,6 @@ def _cost_row(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "cost": cost}
 
 
-def task_outcomes(rows: list[dict[str, Any]]) -> list[TaskOutcomes]:
-    """Per task, success of each trial in trial order."""
-    by_task: dict[str, list[tuple[int, bool]]] = defaultdict(list)
-    for r in rows:
-        by_task[r["task_id"]].append((r["trial"], is_success(r["reward"])))
-    return [TaskOutcomes(task_id=t, successes=[s for _, s in sorted(v)]) for t, v in sorted(by_task.items())]
-
-
 def _est(e: Estimate) -> dict[str, Any]:
     return {"value": _num(e.value), "low": _num(e.low), "high": _num(e.high), "n": e.n}
 
@@ -375,12 +367,35 @@ def _task_rows(outcomes: list[TaskOutcomes], agent_rows: list[dict[str, Any]], r
     ]
 
 
-# --------------------------------------------------------------------------- formats: the kernel's json
+# --------------------------------------------------------------------------- figures only the report shows
 
-DEFAULT_FORMAT = "table"
-"""`bench report`'s and `bench run`'s format: bench-report's text tables; the kernel alone prints its json instead."""
-FORMAT_PLUGINS = {"table": "bench-report", "markdown": "bench-report", "csv": "bench-report", "html": "bench-report"}
-"""Formats first-party plugins add: asking for one whose plugin is missing says which distribution adds it."""
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased probability that at least one of k trials drawn from n (c successful) succeeds."""
+    if not 1 <= k <= n or not 0 <= c <= n:
+        raise ValueError(f"need 1 <= k <= n and 0 <= c <= n, got n={n}, c={c}, k={k}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_at_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
+    """Mean pass@k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI over tasks."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return mean_estimate([pass_at_k(task.n, task.c, k) for task in outcomes if task.n >= k], seed=seed)
+
+
+def max_k(outcomes: Sequence[TaskOutcomes]) -> int:
+    """Largest k every task supports: the minimum trial count (0 if no tasks)."""
+    return min((task.n for task in outcomes), default=0)
+
+
+def task_flip_probability(task: TaskOutcomes) -> float | None:
+    """Estimated chance that two trials of this task disagree, 2p(1-p); None with one trial (docs/noise.md)."""
+    variance = trial_variance(task)
+    return None if variance is None else round(2.0 * variance, 6)
+
+
+# --------------------------------------------------------------------------- the json format
 
 
 @attrs.define(kw_only=True)
@@ -396,40 +411,3 @@ class JsonFormat(ReportFormat):
             return json.dumps(report.section(context.section), indent=2, sort_keys=True) + "\n"
         own = attrs.asdict(report, filter=lambda field, _: field.name != "cards")
         return json.dumps({**{c["name"]: c["figures"] for c in report.cards}, **own}, indent=2, sort_keys=True)
-
-
-def report_format(registry: Registry | None, name: str) -> ReportFormat:
-    """The registered format of that name (the kernel's json when no registry could be built, or for the default format
-    when its plugin is missing: `missing_format_note` says so), or an error naming the plugin adding it or the closest one."""
-    formats = dict(registry.components.get("report format", {})) if registry else {"json": JsonFormat()}
-    if name in formats:
-        return formats[name]
-    if name == DEFAULT_FORMAT:  # the kernel alone still reports, in its own format, rather than refuse its default
-        return formats.get("json", JsonFormat())
-    plugin = FORMAT_PLUGINS.get(name)
-    if plugin:
-        raise ConfigError(
-            f"--format {name} comes from the plugin {plugin}, which is not installed (pip install {plugin}) "
-            "or failed to load (`bench plugins` says why)"
-        )
-    raise ConfigError(f"no report format {name!r}{did_you_mean(name, formats)} (formats: {', '.join(formats)})")
-
-
-def missing_format_note(name: str, chosen: ReportFormat) -> str | None:
-    """What to say on stderr when the format printed is not the one asked for (the default's plugin is missing)."""
-    if chosen.name == name:
-        return None
-    plugin = FORMAT_PLUGINS.get(name, "a plugin")
-    return f"--format {name} comes from {plugin}, which is not installed (pip install {plugin}) or failed to load: printing {chosen.name}"
-
-
-def write_charts(registry: Registry | None, report: Report, context: ReportContext, directory: Path) -> int:
-    """Write the charts of every registered format as DIRECTORY/NAME.png (`--plots`) and return how many."""
-    formats = registry.components.get("report format", {}) if registry else {}
-    charts = {name: png for f in formats.values() for name, png in f.charts(report, context).items()}
-    if not charts:
-        raise ConfigError("no report format of this run's plugins draws charts: bench-report does (pip install 'bench-report[plots]')")
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, png in charts.items():
-        (directory / f"{name}.png").write_bytes(png)
-    return len(charts)
