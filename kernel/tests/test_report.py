@@ -22,9 +22,9 @@ from test_cli import LAMP_OFF_TASK, assert_clean_error, invoke
 from toy_domain import TASKS
 
 import bench_kernel
-from bench_kernel import Metric, MetricContext, Report, ReportContext, ReportFormat, ReportSection, RunView, Section
+from bench_kernel import Metric, MetricContext, Report, ReportBuilder, ReportContext, ReportFormat, ReportSection, RunView, Section, Store
 from bench_kernel.profiles.profile import load_profile
-from bench_kernel.report.report import run_registry
+from bench_kernel.report.report import run_registry, summary
 from bench_kernel.store.store import RunRecord
 
 FORMATS = ("json",)
@@ -59,8 +59,8 @@ def report(db: Path, run_id: str, *args: str) -> Result:
 
 
 def sections(result: Result) -> dict[str, dict[str, Any]]:
-    """A JSON report's sections by name."""
-    return {s["name"]: s for s in json.loads(result.stdout)["sections"]}
+    """A JSON report's sections by name, but bench-report's own "Failed checks" (pinned by its tests)."""
+    return {s["name"]: s for s in json.loads(result.stdout)["sections"] if s["plugin"] != "report"}
 
 
 # --------------------------------------------------------------------------- sections and summaries
@@ -111,7 +111,7 @@ def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable
 
     _, _, out = run_and_report(use_plugins, tmp_path, [("plain", PlainPlugin())])
     assert Plain().summarize(None) == {}  # type: ignore[arg-type]
-    assert set(sections(out["json"])) == set()  # the kernel has none of its own (bench-report's failed checks are not loaded)
+    assert set(sections(out["json"])) == set()  # the kernel has none of its own
     assert json.loads(out["json"].stdout)["metrics"]["plain:plain"]["value"] == 1.0
 
 
@@ -158,7 +158,7 @@ def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_sti
     assert found["turns"]["error"] is None and found["turns"]["tables"]  # the others still render
     prose = json.loads(report(db, run_id, "--section", "prose", "--format", "json").stdout)
     assert (prose["title"], prose["text"], prose["error"]) == ("Prose", "Only words here.", None)
-    assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, prose,")
+    assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, failed-checks, prose,")
 
 
 @needs_report()
@@ -193,7 +193,7 @@ def test_a_plugin_of_the_run_no_longer_installed_is_a_note(use_plugins: Callable
     assert later.exit_code == 0, later.output
     assert "note: plugin 'report-demo' of this run is not installed: its sections are left out" in later.stderr
     body = json.loads(later.stdout)
-    assert body["sections"] == []  # its plugin's sections left out
+    assert [s["name"] for s in body["sections"]] == ["failed-checks"]  # its plugin's sections left out (bench-report's own shown)
     assert "report-demo:reward_per_turn" in body["metrics"]  # stored values still count
 
 
@@ -265,7 +265,7 @@ def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp
         "seed": 7,
         "profile": f"bench (sha256 {load_profile(None).sha256[:12]})",
         "tasks": 4,
-        "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
+        "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None, "report": header["plugins"]["report"]},
         "concurrency": 32,
         "in_flight": [],
     }
@@ -349,21 +349,65 @@ class Tally(ReportFormat):
         return {"tally": b"\x89PNG not really", "with": ",".join(context.plot_with).encode()}
 
 
+@attrs.define(kw_only=True)
+class Counting(ReportBuilder):
+    """A plugin's report builder: the run's scored conversations and nothing else."""
+
+    name: str = "counting"
+
+    def build(self, store: Store, run_id: str, registry: Any = None, by: Sequence[str] = ()) -> Report:
+        figures = summary(store, run_id)
+        empty: dict[str, Any] = {}
+        return Report(
+            run_id=run_id,
+            status=figures["status"],
+            config={},
+            conversations=figures["conversations"],
+            infrastructure_errors=figures["infrastructure_errors"],
+            average_reward=empty,
+            pass_hat_k=empty,
+            pass_at_k=empty,
+            components=empty,
+            metrics=empty,
+            terminations=empty,
+            flips=empty,
+            baseline=None,
+            tasks=[],
+        )
+
+
 class TallyPlugin:
     @bench_kernel.hookimpl
     def register_report_formats(self, register: Callable[[ReportFormat], None]) -> None:
         register(Tally())
 
 
-@needs_report()
-def test_the_format_is_chosen_among_the_registered_ones_once_plugins_load(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    db, run_id, _ = run_and_report(use_plugins, tmp_path, [("tallying", TallyPlugin())], run_args=("--trials", "1"))
+class UndrawnPlugin:
+    @bench_kernel.hookimpl
+    def register_report_formats(self, register: Callable[[ReportFormat], None]) -> None:
+        register(ReportFormat(name="undrawn"))
+
+
+class CountingPlugin:
+    @bench_kernel.hookimpl
+    def register_report_builders(self, register: Callable[[ReportBuilder], None]) -> None:
+        register(Counting())
+
+
+def test_the_format_and_builder_are_the_registered_ones_once_plugins_load(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    plugins = [("tallying", TallyPlugin()), ("counting", CountingPlugin())]
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, plugins, run_args=("--trials", "1"), full=False)
 
     assert report(db, run_id, "--format", "tally", "--section", "turns").stdout == "r: 4 conversations, section turns\n"
     written = report(db, run_id, "--format", "tally", "--plots", str(tmp_path / "charts"), "--plot-with", "a", "--plot-with", "b")
     assert written.exit_code == 0 and f"wrote 2 plots to {tmp_path / 'charts'}" in written.stderr
     assert (tmp_path / "charts" / "tally.png").read_bytes() == b"\x89PNG not really" and (tmp_path / "charts" / "with.png").read_text() == "a,b"
-    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?)")
+    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?) (formats: tally, table, json)")
+    assert_clean_error(report(db, run_id, "--format", "json"), "--format json comes from the plugin bench-report, which is not installed")
+
+    use_plugins(tasks=ATTRIBUTED_TASKS, extra=[("counting", CountingPlugin()), ("undrawn", UndrawnPlugin())])  # no format draws charts
+    undrawn = report(db, run_id, "--format", "undrawn", "--plots", str(tmp_path / "none"))
+    assert undrawn.exit_code == 1 and "Error: no report format of this run's plugins draws charts: bench-report does" in undrawn.stderr
 
 
 def test_without_bench_report_formats_name_it_and_the_default_and_json_are_the_kernels_summary(

@@ -68,7 +68,8 @@ def report_format(registry: Registry | None, name: str) -> ReportFormat | None:
             f"--format {name} comes from the plugin {REPORT_PLUGIN}, which is not installed (pip install {REPORT_PLUGIN}) "
             "or failed to load (`bench plugins` says why)"
         )
-    raise ConfigError(f"no report format {name!r}{did_you_mean(name, formats)} (formats: {', '.join(formats) or 'none'})")
+    known = list(dict.fromkeys([*formats, *SUMMARY_FORMATS]))
+    raise ConfigError(f"no report format {name!r}{did_you_mean(name, known)} (formats: {', '.join(known)})")
 
 
 def summary(store: Store, run_id: str) -> dict[str, Any]:
