@@ -31,7 +31,7 @@ from bench_kernel.conversation.orchestrator import initial_messages
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
-from bench_kernel.evaluation.sections import Report, ReportContext, ReportFormat, ReportSection
+from bench_kernel.evaluation.sections import Report, ReportContext, ReportFormat, ReportSection, Section
 from bench_kernel.loadchecks import component_problems, session_problem
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
@@ -328,15 +328,23 @@ def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, w
 
 
 def _section_alone(store: Store, run_id: str, registry: Registry, name: str) -> list[dict[str, Any]]:
-    """Without a report builder (bench-report not installed) the section built on its own, as the report would hold it."""
+    """Without a report builder (bench-report not installed) the section, or the metric summary ("plugin:metric"), built
+    on its own, as the report would hold it."""
     run = store.run(run_id)
     assert run is not None
+    kind = "report section" if name in registry.components.get("report section", {}) else "metric"
+    view = RunView(store, run, plugin=registry.origin(kind, name))
     with read_only(store.db):
         try:
-            built = registry.get("report section", name).build(RunView(store, run, plugin=registry.origin("report section", name)))
+            component = registry.get(kind, name)
+            built = component.build(view) if kind == "report section" else getattr(component, "summarize", lambda _: None)(view)
         except Exception as exc:  # noqa: BLE001 - reported as the report shows a failed section
             return [{"error": f"{type(exc).__name__}: {exc}", "tables": []}]
-    return [] if built is None else [{"error": None, "tables": [attrs.asdict(t) for t in built.tables]}]
+    if not built:
+        return []
+    if not isinstance(built, Section):  # a metric's figures, shown as one table
+        return [{"error": None, "tables": [{"headers": ["figure", "value"], "rows": [[k, v] for k, v in built.items()]}]}]
+    return [{"error": None, "tables": [attrs.asdict(t) for t in built.tables]}]
 
 
 def _check_found(found: list[dict[str, Any]], who: str, *, optional: bool, label: str) -> None:
