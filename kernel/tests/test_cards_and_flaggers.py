@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 import click
 from click.testing import CliRunner
-from structlog.testing import capture_logs
 from plugin_factory import needs_report
+from structlog.testing import capture_logs
 from test_cli import invoke, only_run_id
 from toy_domain import ToyDomain, ToyPlugin
 
@@ -29,7 +29,6 @@ from bench_kernel import (
     Section,
     Store,
     TaskTransform,
-    collect,
     get_plugin_manager,
     hookimpl,
     run,

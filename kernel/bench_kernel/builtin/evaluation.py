@@ -20,4 +20,3 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
 def register_combination_rules(register: Callable[[CombinationRule], None]) -> None:
     """tau2's product rule."""
     register(ProductRule())
-
