@@ -61,7 +61,17 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met
-    from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT, Card, Report, ReportContext, ReportFormat, ReportSection, Section, SectionTable
+    from bench_kernel.evaluation.sections import (
+        GOLD_FAILURES_EVENT,
+        Card,
+        Report,
+        ReportBuilder,
+        ReportContext,
+        ReportFormat,
+        ReportSection,
+        Section,
+        SectionTable,
+    )
     from bench_kernel.evaluation.stats import (
         Agreement,
         Estimate,
@@ -69,8 +79,10 @@ if TYPE_CHECKING:
         bootstrap_ci,
         flip_summary,
         judge_agreement,
+        mean_estimate,
         pass_hat_k,
         pass_hat_k_estimate,
+        task_outcomes,
         trial_variance,
     )
     from bench_kernel.logs import get_logger
@@ -93,7 +105,7 @@ if TYPE_CHECKING:
         trial_seeds,
     )
     from bench_kernel.registry import Registry
-    from bench_kernel.report.report import breakdown, build_report, plugin_cards, run_registry, task_outcomes
+    from bench_kernel.report.report import build_report, run_registry
     from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
     from bench_kernel.run.config import parse_key_values, price_overrides, source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit

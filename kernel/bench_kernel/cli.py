@@ -283,25 +283,28 @@ def echo_report(
     db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = (), plots: str | None = None, plot_with: Sequence[str] = ()
 ) -> None:
     """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a registered format,
-    after writing the formats' charts into the directory `plots` when given."""
+    after writing the formats' charts into the directory `plots` when given; the kernel alone prints its summary."""
     from bench_kernel.evaluation.sections import ReportContext
-    from bench_kernel.report.report import build_report, missing_format_note, report_format, run_registry, write_charts
+    from bench_kernel.report.report import REPORT_PLUGIN, SUMMARY_NOTE, build_report, report_format, run_registry, summary, write_charts
 
     with _store(db_path) as store:
         run = store.run(run_id)  # an unknown run is one clean error, before anything else is said
         assert run is not None
         registry, notes = run_registry(run)
         chosen = report_format(registry, fmt)
+        if chosen is None and (section or by or plots):
+            raise ConfigError(f"--section, --by and --plots need the full report: pip install {REPORT_PLUGIN}")
         for note in notes:
             click.echo(f"note: {note}", err=True)
+        if chosen is None:
+            click.echo(json.dumps(summary(store, run_id), indent=2, sort_keys=True))
+            click.echo(f"note: {SUMMARY_NOTE}", err=True)
+            return
         report = build_report(store, run_id, registry, by)
         context = ReportContext(section=section, store=store, plot_with=tuple(plot_with))
         if plots:
             click.echo(f"wrote {write_charts(registry, report, context, Path(plots))} plots to {plots}", err=True)
-        text = chosen.render(report, context)
-        for note in filter(None, [missing_format_note(fmt, chosen)]):  # said once the report could be printed
-            click.echo(f"note: {note}", err=True)
-        click.echo(text, nl=False)
+        click.echo(chosen.render(report, context), nl=False)
 
 
 @cli.command(name="report")

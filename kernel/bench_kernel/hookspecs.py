@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from bench_kernel.evaluation.attribution import Attributor
     from bench_kernel.evaluation.metric import Judge, Metric
     from bench_kernel.evaluation.rewards import CombinationRule, RewardComponent
-    from bench_kernel.evaluation.sections import ReportFormat, ReportSection
+    from bench_kernel.evaluation.sections import ReportBuilder, ReportFormat, ReportSection
     from bench_kernel.modelhub.api import Model
     from bench_kernel.profiles.profile import ProfileReader
     from bench_kernel.run.context import Executor
@@ -267,8 +267,8 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
 def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
     """Register formats ``bench report --format NAME`` and ``bench run --format NAME`` print a report in.
 
-    Called once per plugin manager; the kernel registers ``json``, bench-report ``table`` (the default),
-    ``markdown``, ``csv`` and ``html``. A report looks its format up among the run's plugins and those that load with every
+    Called once per plugin manager; bench-report registers ``table`` (the default), ``json``, ``markdown``, ``csv``
+    and ``html``. A report looks its format up among the run's plugins and those that load with every
     run (``bench.always``): a plugin that only adds formats declares that group too. ``render(report, context)``
     returns the text to print (only ``context.section`` when one is named); ``charts(report, context)`` the PNGs
     ``bench report --plots DIR`` writes.
@@ -280,6 +280,25 @@ def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
         @bench_kernel.hookimpl
         def register_report_formats(register):
             register(LatexFormat(name="latex", description="LaTeX tables"))
+    """
+
+
+@hookspec
+def register_report_builders(register: Callable[[ReportBuilder], None]) -> None:
+    """Register the builder of a stored run's report (bench-report's): ``bench_kernel.build_report`` calls its ``build``.
+
+    Called once per plugin manager. ``build(store, run_id, registry, by)`` returns the run's
+    :class:`bench_kernel.Report` with the registry's sections and cards; the first builder by name is used, and without
+    one the kernel prints a short summary in place of a report. A report finds the builder among the run's plugins and
+    those that load with every run (``bench.always``), as formats are found.
+
+    :param register: call with each :class:`bench_kernel.ReportBuilder`; names must be unique.
+
+    Example::
+
+        @bench_kernel.hookimpl
+        def register_report_builders(register):
+            register(StoredReport())
     """
 
 

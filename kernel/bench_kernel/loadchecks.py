@@ -30,6 +30,7 @@ COMPONENT_METHODS: dict[str, dict[str, str]] = {
     "metric": {"summarize": PLAIN},  # score may be either: the kernel awaits it only when it is awaitable
     "reward component": {"score": ASYNC, "applies": PLAIN},
     "report section": {"build": PLAIN, "cards": PLAIN, "compare_cards": PLAIN},
+    "report builder": {"build": PLAIN},
     "attributor": {"attribute": PLAIN},
     "task transform": {"domain": PLAIN, "tasks": PLAIN, "prepare": ASYNC, "header": PLAIN, "finished": PLAIN},
     "executor": {"execute": ASYNC, "check": PLAIN},

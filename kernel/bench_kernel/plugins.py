@@ -48,6 +48,7 @@ COMPONENT_HOOKS = {
     "task transform": "register_task_transforms",
     "report section": "register_report_sections",
     "report format": "register_report_formats",
+    "report builder": "register_report_builders",
     "attributor": "register_attributors",
     "executor": "register_executors",
     "profile reader": "register_profile_readers",

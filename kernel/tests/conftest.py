@@ -21,7 +21,8 @@ from bench_kernel.run import checks
 
 @pytest.fixture
 def use_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
-    """Make the CLI see the toy domain (with the given tasks) and any extra plugin objects, and nothing installed.
+    """Make the CLI see the toy domain (with the given tasks) and any extra plugin objects, and nothing installed
+    but bench-report with `report=True` (the full report rather than the kernel's summary).
 
     The CLI has no switch for plugin objects that are not installed distributions (the toy domain is a
     test module, not an entry point), so the three places that build a plugin manager for the CLI (run,
@@ -33,9 +34,11 @@ def use_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]
     monkeypatch.delenv("BENCH_DEBUG", raising=False)
     monkeypatch.delenv("BENCH_DB", raising=False)
 
-    def use(tasks: Sequence[dict[str, Any]] = TASKS, extra: Sequence[tuple[str, object]] = ()) -> None:
+    def use(tasks: Sequence[dict[str, Any]] = TASKS, extra: Sequence[tuple[str, object]] = (), report: bool = False) -> None:
         def factory(selected: Sequence[str] | None = None, extra_: Sequence[tuple[str, object]] = ()) -> PluginSet:
-            chosen = no_installed_plugins() if selected is None else selected
+            chosen = no_installed_plugins() if selected is None else list(selected)
+            if report:  # bench-report, installed: the full report (tests asking for it are marked `needs_report`)
+                chosen = [*(name for name in chosen if name != "no:report"), "report"]
             return get_plugin_manager(chosen, extra=[("toy", ToyPlugin(ToyDomain(tasks=list(tasks)))), *extra, *extra_])
 
         monkeypatch.setattr(cli_module, "get_plugin_manager", factory)

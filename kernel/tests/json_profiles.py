@@ -41,9 +41,11 @@ def register_profile_readers(register: Callable[[ProfileReader], None]) -> None:
     register(JsonReader())
 
 
-def use_json_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the kernel see this module as the installed `profiles` plugin (and no other installed plugin)."""
-    monkeypatch.setattr(plugins_module, "installed_entry_points", lambda: {"profiles": ENTRY_POINT})
+def use_json_profiles(monkeypatch: pytest.MonkeyPatch, keep: tuple[str, ...] = ()) -> None:
+    """Make the kernel see this module as the installed `profiles` plugin (and no other installed plugin but `keep`)."""
+    installed = plugins_module.installed_entry_points()
+    kept = {name: installed[name] for name in keep}
+    monkeypatch.setattr(plugins_module, "installed_entry_points", lambda: {**kept, "profiles": ENTRY_POINT})
 
 
 def write_json_profile(directory: Path, **fields: Any) -> Path:

@@ -141,3 +141,9 @@ def needs_installed(*names: str) -> pytest.MarkDecorator:
 
     missing = [name for name in names if name not in installed_entry_points()]
     return pytest.mark.skipif(bool(missing), reason=f"needs the plugin(s) {', '.join(missing)} installed (bash scripts/dev.sh setup)")
+
+
+def needs_report() -> pytest.MarkDecorator:
+    """Skip a test of the full report's figures when bench-report, which builds them, is not installed (the kernel's
+    wheel tested alone, where `bench report` prints the kernel's summary); the workspace's test command runs it."""
+    return needs_installed("report")

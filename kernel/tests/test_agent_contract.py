@@ -17,7 +17,6 @@ from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.errors import ConfigError, ModelUnavailableError, ResumeConflictError
 from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
 from bench_kernel.plugins import get_plugin_manager, load_profile
-from bench_kernel.report.report import build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, agent_cost, run
 from bench_kernel.schema.messages import AssistantMessage, Message
 from bench_kernel.store.store import Store
@@ -145,16 +144,15 @@ def test_stored_agent_cost_is_none_for_an_unseen_agent_and_zero_for_the_oracle(t
     assert [r["agent_cost"] for r in conversations(tmp_path, oracle.run_id)] == [0.0]
 
 
-def test_reported_usage_is_summed_in_the_report_with_an_unknown_cost(tmp_path: Path) -> None:
+def test_reported_usage_is_summed_for_the_report_with_an_unknown_cost(tmp_path: Path) -> None:
     summary = go(tmp_path, WatchedAgent(reports=True), task_ids=["inc-a"])
     store = Store(tmp_path / "runs.db")
-    try:
-        report = build_report(store, summary.run_id)
+    try:  # what the report's header and costs show (bench-report's)
+        models, [row] = store.reported_models(summary.run_id), store.reported_usage(summary.run_id)
         replies = store.db.execute("select count(*) from messages where usage_json is not null").fetchone()[0]
     finally:
         store.close()
-    assert report.header["agent_models"] == ["acme-1"]
-    [row] = report.costs
+    assert models == ["acme-1"]
     assert (row["arm"], row["role"], row["model"], row["calls"]) == ("agent", "agent (reported)", "acme-1", replies)
     assert (row["prompt_tokens"], row["completion_tokens"], row["cost"]) == (50 * replies, 5 * replies, None)
 
@@ -202,14 +200,15 @@ def test_no_fingerprint_leaves_the_identity_and_the_run_id_as_they_were(tmp_path
     assert config.recorded_identity(profile, {}) == config.recorded_identity(profile)
 
 
-def test_the_report_header_holds_the_fingerprint(tmp_path: Path) -> None:
+def test_the_stored_configuration_holds_the_fingerprint(tmp_path: Path) -> None:
     summary = go(tmp_path, WatchedAgent(prints={"acme-agents": "0.24.0", "factory": "mybot:make", "sha256": "abcdef" * 11}), task_ids=["inc-a"])
     store = Store(tmp_path / "runs.db")
     try:
-        report = build_report(store, summary.run_id)
+        record = store.run(summary.run_id)
     finally:
         store.close()
-    assert report.header["agent_fingerprint"] == {"acme-agents": "0.24.0", "factory": "mybot:make", "sha256": "abcdef" * 11}
+    assert record is not None  # the report's header shows it (bench-report's)
+    assert record.config["agent_fingerprint"] == {"acme-agents": "0.24.0", "factory": "mybot:make", "sha256": "abcdef" * 11}
 
 
 @pytest.mark.parametrize(

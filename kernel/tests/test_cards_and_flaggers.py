@@ -1,7 +1,7 @@
-"""The seams bench-trust plugs into, pinned with the kernel alone: report and compare cards, a task transform's
-`prepare`, `header` and `finished` (bench-trust's `--exclude-flagged`), P(flip), and the clear message of a first-party
-command or run setting whose plugin is missing (bench-report's markdown, csv and html of cards and `bench compare` are
-pinned by plugins/report/tests)."""
+"""The seams bench-trust plugs into: report cards (in bench-report's report), a task transform's `prepare`, `header` and
+`finished` (bench-trust's `--exclude-flagged`), and the clear message of a first-party command or run setting whose
+plugin is missing (compare cards, P(flip) and bench-report's markdown, csv and html of cards are pinned by
+plugins/report/tests)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import click
 from click.testing import CliRunner
+from plugin_factory import needs_report
 from structlog.testing import capture_logs
 from test_cli import invoke, only_run_id
 from toy_domain import ToyDomain, ToyPlugin
@@ -26,15 +27,13 @@ from bench_kernel import (
     RunContext,
     RunView,
     Section,
+    Store,
     TaskTransform,
-    collect,
     get_plugin_manager,
     hookimpl,
-    plugin_cards,
     run,
 )
 from bench_kernel.cli import BenchGroup
-from bench_kernel.evaluation.stats import TaskOutcomes, task_flip_probability
 
 
 @attrs.define(kw_only=True)
@@ -108,29 +107,23 @@ class Plugin:
             register(self.transform)
 
 
+@needs_report()
 def test_a_card_shows_among_the_figures_under_its_name(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(extra=[("counting", Plugin(CountCard()))])
+    use_plugins(extra=[("counting", Plugin(CountCard()))], report=True)
     db = str(tmp_path / "r.db")
     assert invoke("run", "--db", db, "--format", "none", "--run-id", "a").exit_code == 0
     report = json.loads(invoke("report", "a", "--db", db, "--format", "json").stdout)
     assert report["count"] == {"n": 3}  # where the text formats show it: bench-report's tests
 
 
-def test_compare_cards_come_from_the_comparison_and_one_that_raises_is_a_failed_section() -> None:
-    registry = collect(get_plugin_manager([], extra=[("counting", Plugin(CountCard()))]))
-    cards, failed = plugin_cards(registry, lambda section, _: section.compare_cards({"common_tasks": 3}))
-    assert [(c["name"], c["plugin"], c["figures"], c["lines"]) for c in cards] == [("common", "counting", 3, ["Common: 3 tasks"])] and not failed
-    cards, failed = plugin_cards(registry, lambda section, _: section.compare_cards({}))
-    assert not cards and failed[0]["name"] == "counts" and failed[0]["error"] == "cards: KeyError: 'common_tasks'"
-
-
+@needs_report()
 def test_a_card_that_raises_is_a_failed_section_and_the_report_goes_on(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(extra=[("counting", Plugin(CountCard(broken=True)))])
+    use_plugins(extra=[("counting", Plugin(CountCard(broken=True)))], report=True)
     db = str(tmp_path / "r.db")
     assert invoke("run", "--db", db, "--format", "none").exit_code == 0
     shown = invoke("report", only_run_id(Path(db)), "--db", db, "--format", "json")
     assert shown.exit_code == 0, shown.output
-    [failed] = json.loads(shown.stdout)["sections"]
+    [failed] = [s for s in json.loads(shown.stdout)["sections"] if s["plugin"] != "report"]
     assert (failed["name"], failed["plugin"], failed["error"]) == ("counts", "counting", "cards: ValueError: no count today")
 
 
@@ -146,20 +139,18 @@ def test_a_transforms_prepare_leaves_tasks_out_records_why_and_finishes_once(use
     odd.write_text('[run]\nskip_parity = ["odd"]\ntask_ids = ["inc-a", "lamp", "read-b"]\n')
     ran = invoke("run", "--config", str(odd), "--db", db, "--format", "json", "--progress", "lines")
     assert ran.exit_code == 0, ran.output
-    report = json.loads(ran.stdout)
-    assert f"run {report['run_id']}: left out inc-a" in ran.stderr
-    assert [t["task_id"] for t in report["tasks"]] == ["lamp", "read-b"] and report["config"]["skip_parity"] == ["odd"]
-    assert transform.finished_runs == [report["run_id"]]  # once, at the end of the run
+    run_id = json.loads(ran.stdout)["run_id"]
+    assert f"run {run_id}: left out inc-a" in ran.stderr
+    store = Store(Path(db))
+    tasks, record = sorted({r["task_id"] for r in store.conversations(run_id)}), store.run(run_id)
+    store.close()
+    assert tasks == ["lamp", "read-b"] and record is not None and record.config["skip_parity"] == ["odd"]
+    assert transform.finished_runs == [run_id]  # once, at the end of the run
 
 
 def test_exclude_flagged_without_bench_trust_names_it(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     result = invoke("run", "--db", str(tmp_path / "r.db"), "--exclude-flagged", "gold_fails")
     assert result.exit_code == 1 and "run setting 'exclude_flagged' (--exclude-flagged) needs the plugin bench-trust" in result.output
-
-
-def test_a_tasks_flip_probability_is_twice_its_trial_variance() -> None:
-    assert task_flip_probability(TaskOutcomes("t", [True, False, True, False])) == round(2 / 3, 6)
-    assert task_flip_probability(TaskOutcomes("t", [True])) is None
 
 
 def test_a_first_party_command_whose_plugin_is_missing_names_the_distribution() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_factory import needs_report
 from test_cli import invoke
 from toy_domain import TASKS, ToyDomain
 
@@ -104,12 +105,17 @@ def test_task_ids_sort_as_numbers_and_naturally() -> None:
 NUMBERED = [{**TASKS[n % 2], "id": task_id} for n, task_id in enumerate(["10", "2", "1", "task_10", "task_9"])]
 
 
-def test_reports_and_listings_give_task_ids_in_reading_order(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+def test_listings_give_task_ids_in_reading_order(use_plugins: Callable[..., None]) -> None:
     use_plugins(tasks=NUMBERED)
     listed = invoke("tasks", "--format", "json")
     assert [r["task_id"] for r in json.loads(listed.stdout)] == ["1", "2", "10", "task_9", "task_10"]
     checked = invoke("check", "--format", "json")
     assert [json.loads(line)["task_id"] for line in checked.stdout.splitlines()] == ["1", "2", "10", "task_9", "task_10"]
+
+
+@needs_report()
+def test_reports_give_task_ids_in_reading_order(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    use_plugins(tasks=NUMBERED, report=True)
     db = tmp_path / "runs.db"
     ran = invoke("run", "--db", str(db), "--format", "none", "--run-id", "oracle")
     assert ran.exit_code == 0, ran.output

@@ -11,9 +11,10 @@ from pathlib import Path
 import attrs
 import pytest
 from click.testing import CliRunner, Result
+from plugin_factory import needs_report
 from toy_domain import TASKS, ToyDomain, _instructions
 
-from bench_kernel import hookimpl
+from bench_kernel import GOLD_FAILURES_EVENT, hookimpl
 from bench_kernel.cli import cli
 from bench_kernel.errors import ResumeConflictError, TaskFileError
 from bench_kernel.store.store import Store
@@ -222,8 +223,9 @@ def only_run_id(db: Path) -> str:
     return run["id"]
 
 
+@needs_report()
 def test_run_then_report_agree(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    use_plugins(tasks=[*TASKS, LAMP_OFF_TASK])
+    use_plugins(tasks=[*TASKS, LAMP_OFF_TASK], report=True)
     db = tmp_path / "runs.db"
 
     ran = invoke("run", "--db", str(db), "--trials", "2", "--format", "json", "--allow-broken-tasks")
@@ -265,13 +267,14 @@ def test_a_run_refuses_tasks_whose_gold_replay_fails_before_storing_anything(use
     assert not db.exists() or sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0
     assert run_toy(db, "--task-id", "inc-a", "--task-id", "lamp").exit_code == 0  # the sound tasks alone run
 
-    allowed = invoke("run", "--db", str(db), "--allow-broken-tasks", "--run-id", "b", "--format", "json")
+    allowed = invoke("run", "--db", str(db), "--allow-broken-tasks", "--run-id", "b", "--format", "none")
     assert allowed.exit_code == 0, allowed.output
-    report = invoke("report", "b", "--db", str(db), "--format", "json")
-    failures = {f["task_id"]: f for f in json.loads(report.stdout)["gold_failures"]}
+    store = Store(db)
+    stored = store.last_run_event("b", (GOLD_FAILURES_EVENT,))  # what the report lists (bench-report's tests)
+    store.close()
+    failures = {f["task_id"]: f for f in (stored or {})["tasks"]}
     assert set(failures) == {"lamp-off", "read-z"} and not failures["read-z"]["scored_as_reference"]
     assert failures["read-z"]["problems"] == ["gold action z1 get_counter: Error: Counter zz not found"]
-    assert json.loads(allowed.stdout)["gold_failures"] == json.loads(report.stdout)["gold_failures"]  # bench run's report lists them too
 
 
 def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says_so(
@@ -287,10 +290,12 @@ def test_a_domain_whose_reference_scores_failing_gold_actions_runs_them_and_says
     use_plugins(tasks=[*TASKS, broken_action])
     db = tmp_path / "runs.db"
 
-    ran = invoke("run", "--db", str(db), "--run-id", "r", "--format", "json")
+    ran = invoke("run", "--db", str(db), "--run-id", "r", "--format", "none")
 
     assert ran.exit_code == 0, ran.output
-    [scored] = json.loads(ran.stdout)["gold_failures"]
+    store = Store(db)
+    [scored] = (store.last_run_event("r", (GOLD_FAILURES_EVENT,)) or {})["tasks"]  # what the report lists
+    store.close()
     assert scored == {"task_id": "read-z", "problems": ["gold action z1 get_counter: Error: Counter zz not found"], "scored_as_reference": True}
     use_plugins(tasks=[*TASKS, broken_action, LAMP_OFF_TASK])  # a failing assertion is refused whatever the domain says
     assert_clean_error(invoke("run", "--db", str(db), "--run-id", "s"), "1 of 5 selected tasks", "lamp-off")

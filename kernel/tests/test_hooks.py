@@ -85,6 +85,7 @@ COMPONENT_CASES = [
     ("register_task_extensions", "task extension", TaskExtension(name="hook-ext", field="hook_ext")),
     ("register_report_sections", "report section", ReportSection(name="hook-section")),
     ("register_report_formats", "report format", bench_kernel.ReportFormat(name="hook-format")),
+    ("register_report_builders", "report builder", bench_kernel.ReportBuilder(name="hook-builder")),
     ("register_task_transforms", "task transform", bench_kernel.TaskTransform(name="hook-transform", settings=("hook_setting",))),
     ("register_executors", "executor", bench_kernel.Executor(name="hook-executor")),
     ("register_profile_readers", "profile reader", bench_kernel.ProfileReader(name="hook-reader")),

@@ -13,12 +13,10 @@ from bench_kernel.evaluation.stats import (
     bootstrap_ci,
     flip_summary,
     judge_agreement,
-    max_k,
     mean_estimate,
-    pass_at_k,
-    pass_at_k_estimate,
     pass_hat_k,
     pass_hat_k_estimate,
+    task_outcomes,
 )
 
 T, F = True, False
@@ -39,26 +37,10 @@ def test_pass_hat_k_hand_values(n: int, c: int, k: int, expected: float) -> None
     assert pass_hat_k(n, c, k) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(
-    ("n", "c", "k", "expected"),
-    [
-        (4, 2, 2, 5 / 6),
-        (4, 2, 1, 1 / 2),
-        (4, 1, 4, 1.0),
-        (4, 0, 3, 0.0),
-        (5, 1, 2, 4 / 10),
-        (4, 3, 2, 1.0),
-    ],
-)
-def test_pass_at_k_hand_values(n: int, c: int, k: int, expected: float) -> None:
-    assert pass_at_k(n, c, k) == pytest.approx(expected)
-
-
-@pytest.mark.parametrize("func", [pass_hat_k, pass_at_k])
 @pytest.mark.parametrize(("n", "c", "k"), [(4, 2, 5), (4, 2, 0), (4, 2, -1), (4, 5, 2), (4, -1, 2)])
-def test_invalid_counts_raise(func, n: int, c: int, k: int) -> None:
+def test_invalid_counts_raise(n: int, c: int, k: int) -> None:
     with pytest.raises(ValueError):
-        func(n, c, k)
+        pass_hat_k(n, c, k)
 
 
 def test_bootstrap_is_deterministic_per_seed() -> None:
@@ -112,11 +94,8 @@ def test_bootstrap_rejects_bad_parameters(resamples: int, level: float) -> None:
 
 def test_all_success_gives_degenerate_interval() -> None:
     outcomes = [TaskOutcomes(f"t{i}", (T, T, T, T)) for i in range(5)]
-    for estimate in (
-        pass_hat_k_estimate(outcomes, 4, seed="s"),
-        pass_at_k_estimate(outcomes, 2, seed="s"),
-    ):
-        assert (estimate.value, estimate.low, estimate.high, estimate.n) == (1.0, 1.0, 1.0, 5)
+    estimate = pass_hat_k_estimate(outcomes, 4, seed="s")
+    assert (estimate.value, estimate.low, estimate.high, estimate.n) == (1.0, 1.0, 1.0, 5)
 
 
 def test_task_outcomes_flips() -> None:
@@ -135,23 +114,20 @@ def test_task_outcomes_edge_cases() -> None:
     assert TaskOutcomes("alt", (T, F, T, F)).flip_rate == 1.0
 
 
-def test_max_k() -> None:
-    outcomes = [TaskOutcomes("a", (T, F, T)), TaskOutcomes("b", (T, T, T, T, F))]
-    assert max_k(outcomes) == 3
-    assert max_k([]) == 0
+def test_task_outcomes_from_stored_rows_are_per_task_in_trial_order() -> None:
+    rows = [{"task_id": "b", "trial": 1, "reward": 0.0}, {"task_id": "b", "trial": 0, "reward": 1.0}, {"task_id": "a", "trial": 0, "reward": 1.0}]
+    assert task_outcomes(rows) == [TaskOutcomes("a", (T,)), TaskOutcomes("b", (T, F))]
 
 
 def test_tasks_with_fewer_than_k_trials_are_excluded() -> None:
     outcomes = [
-        TaskOutcomes("a", (T, F, T, T)),  # pass^2 = 3/6, pass@2 = 1
-        TaskOutcomes("b", (T, F, F, F)),  # pass^2 = 0, pass@2 = 3/6
+        TaskOutcomes("a", (T, F, T, T)),  # pass^2 = 3/6
+        TaskOutcomes("b", (T, F, F, F)),  # pass^2 = 0
         TaskOutcomes("short", (T,)),  # n < 2: excluded
     ]
     hat = pass_hat_k_estimate(outcomes, 2, seed="s")
-    at = pass_at_k_estimate(outcomes, 2, seed="s")
-    assert hat.n == at.n == 2
+    assert hat.n == 2
     assert hat.value == pytest.approx(0.25)
-    assert at.value == pytest.approx(0.75)
     assert hat.low <= hat.value <= hat.high
 
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 from json_profiles import use_json_profiles, write_json_profile
+from plugin_factory import needs_report
 from seam_plugins import Registers
 from toy_domain import TASKS, ToyDomain
 
@@ -352,18 +353,30 @@ def test_resuming_a_named_run_with_an_edited_profile_is_refused(json_profiles: C
     assert "changed: profile" in result.stderr
 
 
-def test_bench_runs_and_the_report_header_name_the_profile(json_profiles: Callable[..., None], tmp_path: Path) -> None:
+def test_bench_runs_names_each_runs_profile(json_profiles: Callable[..., None], tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    directory = write_json_profile(tmp_path / "mine", name="mine")
+    short_hash = load_profile(directory).sha256[:12]
+    run_toy(db, "--task-id", "inc-a", "--profile", str(directory))
+
+    [row] = json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)
+    as_table = invoke("runs", "--db", str(db))
+
+    assert "mine" in json.dumps(row) and short_hash in json.dumps(row)
+    assert "mine" in as_table.stdout and short_hash in as_table.stdout
+
+
+@needs_report()
+def test_the_report_header_names_the_profile(use_plugins: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    use_json_profiles(monkeypatch, keep=("report",))
+    use_plugins(report=True)
     db = tmp_path / "runs.db"
     directory = write_json_profile(tmp_path / "mine", name="mine")
     mine = load_profile(directory)
     run_id = run_toy(db, "--task-id", "inc-a", "--profile", str(directory))
 
-    [row] = json.loads(invoke("runs", "--db", str(db), "--format", "json").stdout)
-    as_table = invoke("runs", "--db", str(db))
     report = invoke("report", run_id, "--db", str(db), "--format", "json")
 
-    assert "mine" in json.dumps(row) and mine.sha256[:12] in json.dumps(row)
-    assert "mine" in as_table.stdout and mine.sha256[:12] in as_table.stdout
     assert json.loads(report.stdout)["header"]["profile"] == f"mine (sha256 {mine.sha256[:12]}, {directory.resolve()})"
 
 

@@ -1,5 +1,6 @@
-"""`bench report` end to end: plugin sections, metric summaries, breakdowns, the header, counts and errors in the kernel's
-format (json; bench-report's table, markdown, csv and html are pinned by plugins/report/tests), and the choice of format.
+"""`bench report` end to end: plugin sections, metric summaries, breakdowns, the header, counts and errors in the json
+format (bench-report builds the report: those tests need it installed, and its table, markdown, csv and html are pinned
+by plugins/report/tests), the choice of format, and the kernel's summary without bench-report.
 
 Runs go through `bench run` and reports through `bench report` (click's CliRunner), with the example
 plugin in report_plugin.py registered beside the toy domain by the `use_plugins` fixture.
@@ -15,15 +16,15 @@ from typing import Any
 
 import attrs
 from click.testing import Result
-from plugin_factory import needs_installed
+from plugin_factory import needs_installed, needs_report
 from report_plugin import MetricOnly, ReportDemo
 from test_cli import LAMP_OFF_TASK, assert_clean_error, invoke
 from toy_domain import TASKS
 
 import bench_kernel
-from bench_kernel import Metric, MetricContext, Report, ReportContext, ReportFormat, ReportSection, RunView, Section
+from bench_kernel import Metric, MetricContext, Report, ReportBuilder, ReportContext, ReportFormat, ReportSection, RunView, Section, Store
 from bench_kernel.plugins import load_profile
-from bench_kernel.report.report import run_registry
+from bench_kernel.report.report import run_registry, summary
 from bench_kernel.store.store import RunRecord
 
 FORMATS = ("json",)
@@ -41,9 +42,11 @@ def run_and_report(
     extra: Sequence[tuple[str, object]],
     *report_args: str,
     run_args: Sequence[str] = ("--trials", "2"),
+    full: bool = True,
 ) -> tuple[Path, str, dict[str, Result]]:
-    """`bench run` with these plugins, then `bench report` of that run in every format (lamp-off is broken by design)."""
-    use_plugins(tasks=ATTRIBUTED_TASKS, extra=extra)
+    """`bench run` with these plugins (and bench-report unless not `full`), then `bench report` of that run in every
+    format (lamp-off is broken by design)."""
+    use_plugins(tasks=ATTRIBUTED_TASKS, extra=extra, report=full)
     db = tmp_path / "runs.db"
     ran = invoke("run", "--db", str(db), "--format", "none", "--run-id", "r", "--allow-broken-tasks", *run_args)
     assert ran.exit_code == 0, ran.output
@@ -56,13 +59,14 @@ def report(db: Path, run_id: str, *args: str) -> Result:
 
 
 def sections(result: Result) -> dict[str, dict[str, Any]]:
-    """A JSON report's sections by name."""
-    return {s["name"]: s for s in json.loads(result.stdout)["sections"]}
+    """A JSON report's sections by name, but bench-report's own "Failed checks" (pinned by its tests)."""
+    return {s["name"]: s for s in json.loads(result.stdout)["sections"] if s["plugin"] != "report"}
 
 
 # --------------------------------------------------------------------------- sections and summaries
 
 
+@needs_report()
 def test_a_plugin_section_and_metric_summary_are_in_the_report(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())])
     assert all(r.exit_code == 0 for r in out.values()), {f: r.output for f, r in out.items()}
@@ -91,6 +95,7 @@ def test_a_plugin_section_and_metric_summary_are_in_the_report(use_plugins: Call
     assert json.loads(as_json.stdout) == turns
 
 
+@needs_report()
 def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Plain(Metric):
@@ -106,10 +111,11 @@ def test_metric_summarize_is_optional_and_empty_by_default(use_plugins: Callable
 
     _, _, out = run_and_report(use_plugins, tmp_path, [("plain", PlainPlugin())])
     assert Plain().summarize(None) == {}  # type: ignore[arg-type]
-    assert set(sections(out["json"])) == set()  # the kernel has none of its own (bench-report's failed checks are not loaded)
+    assert set(sections(out["json"])) == set()  # the kernel has none of its own
     assert json.loads(out["json"].stdout)["metrics"]["plain:plain"]["value"] == 1.0
 
 
+@needs_report()
 def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     _, _, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo()), ("twin", MetricOnly())])
 
@@ -121,6 +127,7 @@ def test_two_plugins_metrics_of_one_name_never_collide_and_reward_names_are_kept
     assert found["twin:reward_per_turn"]["tables"] == found["report-demo:reward_per_turn"]["tables"]
 
 
+@needs_report()
 def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_still_renders(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Broken(ReportSection):
@@ -151,9 +158,10 @@ def test_a_failing_section_is_an_error_line_naming_its_plugin_and_the_report_sti
     assert found["turns"]["error"] is None and found["turns"]["tables"]  # the others still render
     prose = json.loads(report(db, run_id, "--section", "prose", "--format", "json").stdout)
     assert (prose["title"], prose["text"], prose["error"]) == ("Prose", "Only words here.", None)
-    assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, prose,")
+    assert_clean_error(report(db, run_id, "--section", "nope"), "no report section 'nope'", "sections: broken, failed-checks, prose,")
 
 
+@needs_report()
 def test_sections_read_the_store_and_cannot_write_it(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Vandal(ReportSection):
@@ -175,16 +183,17 @@ def test_sections_read_the_store_and_cannot_write_it(use_plugins: Callable[..., 
         assert conn.execute("select count(*) from conversations").fetchone()[0] == 12  # 8 agent + 4 baseline
 
 
+@needs_report()
 def test_a_plugin_of_the_run_no_longer_installed_is_a_note(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, _ = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())])
-    use_plugins(tasks=ATTRIBUTED_TASKS)  # report-demo uninstalled since the run
+    use_plugins(tasks=ATTRIBUTED_TASKS, report=True)  # report-demo uninstalled since the run
 
     later = report(db, run_id, "--format", "json")
 
     assert later.exit_code == 0, later.output
     assert "note: plugin 'report-demo' of this run is not installed: its sections are left out" in later.stderr
     body = json.loads(later.stdout)
-    assert body["sections"] == []  # its plugin's sections left out
+    assert [s["name"] for s in body["sections"]] == ["failed-checks"]  # its plugin's sections left out (bench-report's own shown)
     assert "report-demo:reward_per_turn" in body["metrics"]  # stored values still count
 
 
@@ -208,6 +217,7 @@ def test_the_report_registry_holds_the_run_plugins_still_installed() -> None:
 # --------------------------------------------------------------------------- errors, header and counts
 
 
+@needs_report()
 def test_metric_failures_are_counted_with_their_messages(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Fragile(Metric):
@@ -234,6 +244,7 @@ def test_metric_failures_are_counted_with_their_messages(use_plugins: Callable[.
     assert groups["device"]["errors"] == {"fragile:fragile": 2} and groups["counter"]["errors"] == {}
 
 
+@needs_report()
 def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     _, _, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())], run_args=("--trials", "2", "--seed", "7"))
 
@@ -254,12 +265,13 @@ def test_the_header_says_what_was_measured(use_plugins: Callable[..., None], tmp
         "seed": 7,
         "profile": f"bench (sha256 {load_profile(None).sha256[:12]})",
         "tasks": 4,
-        "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None},
+        "plugins": {"bench-kernel": header["plugins"]["bench-kernel"], "toy": None, "report-demo": None, "report": header["plugins"]["report"]},
         "concurrency": 32,
         "in_flight": [],
     }
 
 
+@needs_report()
 def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
     with sqlite3.connect(db) as conn:  # as a run stored before channels, with one conversation the harness lost
@@ -277,6 +289,7 @@ def test_counts_say_what_they_count_and_old_runs_default_to_the_identity_channel
 # --------------------------------------------------------------------------- breakdowns
 
 
+@needs_report()
 def test_every_figure_breaks_down_by_task_attributes(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, out = run_and_report(use_plugins, tmp_path, [("report-demo", ReportDemo())], "--by", "persona,intent")
     assert all(r.exit_code == 0 for r in out.values()), {f: r.output for f, r in out.items()}
@@ -305,6 +318,7 @@ def test_every_figure_breaks_down_by_task_attributes(use_plugins: Callable[..., 
     assert_clean_error(report(db, run_id, "--by", "mood"), "no task attribute 'mood'", "attributes: domain, intent, persona")
 
 
+@needs_report()
 def test_conversations_stored_before_attributes_group_under_none(use_plugins: Callable[..., None], tmp_path: Path) -> None:
     db, run_id, _ = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
     with sqlite3.connect(db) as conn:  # as if stored before the store recorded attributes
@@ -335,37 +349,84 @@ class Tally(ReportFormat):
         return {"tally": b"\x89PNG not really", "with": ",".join(context.plot_with).encode()}
 
 
+@attrs.define(kw_only=True)
+class Counting(ReportBuilder):
+    """A plugin's report builder: the run's scored conversations and nothing else."""
+
+    name: str = "counting"
+
+    def build(self, store: Store, run_id: str, registry: Any = None, by: Sequence[str] = ()) -> Report:
+        figures = summary(store, run_id)
+        empty: dict[str, Any] = {}
+        return Report(
+            run_id=run_id,
+            status=figures["status"],
+            config={},
+            conversations=figures["conversations"],
+            infrastructure_errors=figures["infrastructure_errors"],
+            average_reward=empty,
+            pass_hat_k=empty,
+            pass_at_k=empty,
+            components=empty,
+            metrics=empty,
+            terminations=empty,
+            flips=empty,
+            baseline=None,
+            tasks=[],
+        )
+
+
 class TallyPlugin:
     @bench_kernel.hookimpl
     def register_report_formats(self, register: Callable[[ReportFormat], None]) -> None:
         register(Tally())
 
 
-def test_the_format_is_chosen_among_the_registered_ones_once_plugins_load(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    db, run_id, _ = run_and_report(use_plugins, tmp_path, [("tallying", TallyPlugin())], run_args=("--trials", "1"))
+class UndrawnPlugin:
+    @bench_kernel.hookimpl
+    def register_report_formats(self, register: Callable[[ReportFormat], None]) -> None:
+        register(ReportFormat(name="undrawn"))
+
+
+class CountingPlugin:
+    @bench_kernel.hookimpl
+    def register_report_builders(self, register: Callable[[ReportBuilder], None]) -> None:
+        register(Counting())
+
+
+def test_the_format_and_builder_are_the_registered_ones_once_plugins_load(use_plugins: Callable[..., None], tmp_path: Path) -> None:
+    plugins = [("tallying", TallyPlugin()), ("counting", CountingPlugin())]
+    db, run_id, _ = run_and_report(use_plugins, tmp_path, plugins, run_args=("--trials", "1"), full=False)
 
     assert report(db, run_id, "--format", "tally", "--section", "turns").stdout == "r: 4 conversations, section turns\n"
     written = report(db, run_id, "--format", "tally", "--plots", str(tmp_path / "charts"), "--plot-with", "a", "--plot-with", "b")
     assert written.exit_code == 0 and f"wrote 2 plots to {tmp_path / 'charts'}" in written.stderr
     assert (tmp_path / "charts" / "tally.png").read_bytes() == b"\x89PNG not really" and (tmp_path / "charts" / "with.png").read_text() == "a,b"
-    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?) (formats: json, tally)")
-    # bench-report's formats, asked without it (nothing installed loads here), name the distribution to install
-    assert_clean_error(report(db, run_id, "--format", "html"), "--format html comes from the plugin bench-report, which is not installed")
+    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?) (formats: tally, table, json)")
+    assert_clean_error(report(db, run_id, "--format", "json"), "--format json comes from the plugin bench-report, which is not installed")
 
-    use_plugins(tasks=ATTRIBUTED_TASKS)  # no plugin draws charts any more
-    undrawn = report(db, run_id, "--plots", str(tmp_path / "none"))
+    use_plugins(tasks=ATTRIBUTED_TASKS, extra=[("counting", CountingPlugin()), ("undrawn", UndrawnPlugin())])  # no format draws charts
+    undrawn = report(db, run_id, "--format", "undrawn", "--plots", str(tmp_path / "none"))
     assert undrawn.exit_code == 1 and "Error: no report format of this run's plugins draws charts: bench-report does" in undrawn.stderr
+
+
+def test_without_bench_report_formats_name_it_and_the_default_and_json_are_the_kernels_summary(
+    use_plugins: Callable[..., None], tmp_path: Path
+) -> None:
+    db, run_id, out = run_and_report(use_plugins, tmp_path, [("tallying", TallyPlugin())], run_args=("--trials", "1"), full=False)
+    note = "note: this is the kernel's summary: the full report (every figure, each format) comes from bench-report (pip install bench-report)\n"
+    summary = {"run_id": "r", "status": "complete", "conversations": 4, "infrastructure_errors": 0, "mean_reward": 0.75}
+
+    for shown in (report(db, run_id), report(db, run_id, "--format", "table"), out["json"]):
+        assert shown.exit_code == 0 and json.loads(shown.stdout) == summary and shown.stderr == note
+    for fmt in ("html", "markdown"):  # bench-report's other formats name the distribution to install
+        assert_clean_error(report(db, run_id, "--format", fmt), f"--format {fmt} comes from the plugin bench-report, which is not installed")
+    for option in (("--section", "turns"), ("--by", "persona"), ("--plots", str(tmp_path / "none"))):
+        assert_clean_error(report(db, run_id, *option), "--section, --by and --plots need the full report: pip install bench-report")
+    assert_clean_error(report(db, run_id, "--format", "taly"), "no report format 'taly' (did you mean 'tally'?) (formats: tally, table, json)")
     refused = invoke("run", "--db", str(tmp_path / "new.db"), "--format", "jsno", "--run-id", "new")
     assert_clean_error(refused, "no report format 'jsno' (did you mean 'json'?)")
     assert not (tmp_path / "new.db").exists()  # refused before anything was played or stored
-
-
-def test_without_bench_report_the_default_table_is_the_json_with_one_note(use_plugins: Callable[..., None], tmp_path: Path) -> None:
-    db, run_id, out = run_and_report(use_plugins, tmp_path, [], run_args=("--trials", "1"))
-    note = "note: --format table comes from bench-report, which is not installed (pip install bench-report) or failed to load: printing json\n"
-
-    for shown in (report(db, run_id), report(db, run_id, "--format", "table")):
-        assert shown.exit_code == 0 and shown.stdout == out["json"].stdout and shown.stderr == note
     ran = invoke("run", "--db", str(db), "--run-id", "again", "--trials", "1", "--progress", "none", "--allow-broken-tasks")
     assert ran.exit_code == 0 and json.loads(ran.stdout)["run_id"] == "again"
-    assert ran.stderr.count("note: --format table") == 1  # said once, beside the report, not when the format is checked
+    assert ran.stderr.count("note: this is the kernel's summary") == 1  # said once, beside the summary

@@ -173,8 +173,11 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path, mode: str) -> 
 
     resumed_report = report_json(run_id, killed_db, env, tmp_path)
     clean_report = report_json(run_id, clean_db, env, tmp_path)
-    assert resumed_report["conversations"] == TASKS * TRIALS
-    assert resumed_report["average_reward"]["value"] == pytest.approx((TASKS - 1) / TASKS, abs=1e-6)
-    assert resumed_report["terminations"] == {"user_stop": TASKS * TRIALS}
-    assert 0 < resumed_report["average_reward"]["low"] < resumed_report["average_reward"]["high"] <= 1
+    assert resumed_report["conversations"] == TASKS * TRIALS and resumed_report["infrastructure_errors"] == 0
+    if "average_reward" in resumed_report:  # bench-report's full report (the kernel alone prints its summary)
+        assert resumed_report["average_reward"]["value"] == pytest.approx((TASKS - 1) / TASKS, abs=1e-6)
+        assert resumed_report["terminations"] == {"user_stop": TASKS * TRIALS}
+        assert 0 < resumed_report["average_reward"]["low"] < resumed_report["average_reward"]["high"] <= 1
+    else:
+        assert resumed_report["mean_reward"] == pytest.approx((TASKS - 1) / TASKS, abs=1e-6)
     assert comparable(resumed_report) == comparable(clean_report)

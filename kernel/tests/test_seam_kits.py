@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
+from plugin_factory import needs_report
 from seam_plugins import SeamPlugin
 
 import bench_kernel
@@ -274,6 +275,7 @@ class SetSummary(Metric):
         return Section(title="setty", tables=[SectionTable(headers=["ids"], rows=[[{"a"}]])])
 
 
+@needs_report()
 def test_a_metric_summary_that_breaks_one_format_fails_naming_the_format():
     metric, plugins = loaded("metric", SetSummary())
     check_metric_scores(metric, "broken")
@@ -290,6 +292,7 @@ class JsonBreakingSection(ReportSection):
         return Section(title="Brittle", tables=[SectionTable(headers=["task", "trials"], rows=rows)])
 
 
+@needs_report()
 def test_a_section_that_breaks_in_one_format_fails_naming_it_on_a_non_empty_run_only():
     section, plugins = loaded("report section", JsonBreakingSection())
     check_section_renders(plugins, section, "broken", empty=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
-from plugin_factory import needs_installed
+from plugin_factory import needs_installed, needs_report
 from seam_plugins import GOALS, Goals, Registers, SeamPlugin, TurnLedger
 from toy_domain import TASKS, ToyDomain, ToyPlugin, _instructions
 
@@ -35,7 +35,7 @@ from bench_kernel import (
 from bench_kernel.evaluation.sections import ReportContext
 from bench_kernel.modelhub.prices import Price
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager
-from bench_kernel.report.report import JsonFormat, build_report
+from bench_kernel.report.report import build_report
 from bench_kernel.run.runner import RunConfig, RunSummary, load_domain, run
 from bench_kernel.store.store import Store
 
@@ -441,12 +441,14 @@ def test_the_cost_cap_holds_across_resumes_and_every_call_stays_in_the_ledger(tm
 # --------------------------------------------------------------------------- report sections
 
 
+@needs_report()
 def test_a_report_section_and_a_metric_summary_are_in_the_report(tmp_path: Path) -> None:
     summary = go(tmp_path, user="shifting")
     store = Store(tmp_path / "runs.db")
     try:
         report = build_report(store, summary.run_id, collect(plugins()))
-        as_json, alone = (JsonFormat().render(report, ReportContext(section=section)) for section in (None, "shifts"))
+        json_format = collect(get_plugin_manager(["report"])).get("report format", "json")
+        as_json, alone = (json_format.render(report, ReportContext(section=section)) for section in (None, "shifts"))
     finally:
         store.close()
     body = json.loads(as_json)
@@ -458,6 +460,7 @@ def test_a_report_section_and_a_metric_summary_are_in_the_report(tmp_path: Path)
     assert "seams:turn-ledger.shifts" in body["metrics"]
 
 
+@needs_report()
 def test_a_section_that_raises_is_an_error_line_and_the_report_still_renders(tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class Broken(bench_kernel.ReportSection):
@@ -660,6 +663,7 @@ def test_components_prepare_the_runs_judge_for_everyone_and_take_part_in_resumes
 
 
 @needs_installed("judging")
+@needs_report()
 def test_a_judge_failure_is_a_component_error_in_the_report(tmp_path: Path) -> None:
     judged = json.loads(json.dumps(TASKS[0]))
     judged["evaluation_criteria"].update(nl_assertions=["The agent was polite."], reward_basis=["DB", "NL_ASSERTION"])
@@ -677,6 +681,7 @@ def test_a_judge_failure_is_a_component_error_in_the_report(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- breakdown by task attribute
 
 
+@needs_report()
 def test_the_report_breaks_every_figure_down_by_a_task_attribute(tmp_path: Path) -> None:
     easy = {**TASKS[0], "id": "easy-inc", "attributes": {"persona": "EASY_1", "intent": "counter"}}
     hard = {**TASKS[2], "id": "hard-lamp", "attributes": {"persona": "HARD_1", "intent": "device"}}
@@ -719,6 +724,7 @@ def test_a_channel_that_raises_is_an_infrastructure_error_of_that_conversation(t
     assert row == {"termination_reason": "infrastructure_error", "error": "OSError: speech engine crashed"}
 
 
+@needs_report()
 def test_a_metric_summary_that_raises_is_an_error_line(tmp_path: Path) -> None:
     @attrs.define(kw_only=True)
     class BadSummary(Metric):

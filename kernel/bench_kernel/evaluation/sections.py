@@ -6,13 +6,14 @@ that raises is shown as an error line naming its plugin; the rest of the report 
 Metrics may also define `summarize(view)`: their run-level figures (rates, medians, worst cases,
 per-persona values) appear in the report under the metric's plugin. A section's `cards(view)` are shown among the
 report's own figures (bench-trust's noise, validity and attribution cards), its `compare_cards(comparison)` under
-`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`: the kernel's json, a plugin's
-others (bench-report: table, the default, markdown, csv, html).
+`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`; the `ReportBuilder`
+(`register_report_builders`) computes it from the store. bench-report registers both: its builder and its formats
+(table, the default, json, markdown, csv, html); the kernel alone prints a short summary instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -156,3 +157,16 @@ class ReportFormat:
     def charts(self, report: Report, context: ReportContext) -> dict[str, bytes]:
         """PNG charts of the report by name: `bench report --plots DIR` writes every format's (default: none)."""
         return {}
+
+
+@attrs.define(kw_only=True)
+class ReportBuilder:
+    """Base class of the registered report builder (bench-report's, the one `bench_kernel.build_report` calls)."""
+
+    name: str
+    description: str = ""
+
+    def build(self, store: Store, run_id: str, registry: Any = None, by: Sequence[str] = ()) -> Report:
+        """A stored run's report: `registry` (the run's `Registry`; None: no plugin sections) gives its sections and
+        cards, `by` the task attributes to break the figures down by."""
+        raise NotImplementedError

@@ -1,4 +1,4 @@
-"""Reliability metrics (pass^k, pass@k, flips) with seeded bootstrap confidence intervals, and agreement between judges."""
+"""Reliability figures plugins share (pass^k, flips) with seeded bootstrap confidence intervals, and agreement between judges."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
+
+from bench_kernel.schema.results import is_success
 
 T = TypeVar("T")
 
@@ -25,12 +27,6 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """Probability that k trials drawn without replacement from n (c successful) all succeed."""
     _check_counts(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased probability that at least one of k trials drawn from n (c successful) succeeds."""
-    _check_counts(n, c, k)
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 @attrs.frozen(kw_only=True)
@@ -123,27 +119,11 @@ class TaskOutcomes:
         return 0 < self.c < self.n
 
 
-def max_k(outcomes: Sequence[TaskOutcomes]) -> int:
-    """Largest k every task supports: the minimum trial count (0 if no tasks)."""
-    return min((task.n for task in outcomes), default=0)
-
-
-def _per_task_estimate(outcomes: Sequence[TaskOutcomes], k: int, per_task: Callable[[int, int, int], float], seed: str) -> Estimate:
-    """Unweighted mean over tasks with n >= k of per_task(n, c, k), bootstrapped over tasks."""
+def pass_hat_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
+    """Mean pass^k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI over tasks."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    values = [per_task(task.n, task.c, k) for task in outcomes if task.n >= k]
-    return mean_estimate(values, seed=seed)
-
-
-def pass_hat_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
-    """Mean pass^k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI."""
-    return _per_task_estimate(outcomes, k, pass_hat_k, seed)
-
-
-def pass_at_k_estimate(outcomes: Sequence[TaskOutcomes], k: int, *, seed: str) -> Estimate:
-    """Mean pass@k over tasks (tasks with fewer than k trials excluded), with a bootstrap CI."""
-    return _per_task_estimate(outcomes, k, pass_at_k, seed)
+    return mean_estimate([pass_hat_k(task.n, task.c, k) for task in outcomes if task.n >= k], seed=seed)
 
 
 def flip_summary(outcomes: Sequence[TaskOutcomes]) -> dict[str, int | float]:
@@ -193,7 +173,9 @@ def trial_variance(task: TaskOutcomes) -> float | None:
     return task.c * (task.n - task.c) / (task.n * (task.n - 1))
 
 
-def task_flip_probability(task: TaskOutcomes) -> float | None:
-    """Estimated chance that two trials of this task disagree, 2p(1-p); None with one trial (docs/noise.md)."""
-    variance = trial_variance(task)
-    return None if variance is None else round(2.0 * variance, 6)
+def task_outcomes(rows: Iterable[Mapping[str, Any]]) -> list[TaskOutcomes]:
+    """Per task, the success of each trial in trial order, from stored conversation rows (`task_id`, `trial`, `reward`)."""
+    by_task: dict[str, list[tuple[int, bool]]] = {}
+    for r in rows:
+        by_task.setdefault(r["task_id"], []).append((r["trial"], is_success(r["reward"])))
+    return [TaskOutcomes(task_id=t, successes=[s for _, s in sorted(v)]) for t, v in sorted(by_task.items())]

@@ -1,1 +1,1 @@
-"""Reports: figures computed from the store, plugin report sections, and the json format (the text formats: bench-report)."""
+"""Reports: finding the report builder and format of a stored run (bench-report's), or the kernel's short summary without them."""

@@ -24,24 +24,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
+
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.orchestrator import initial_messages
 from bench_kernel.conversation.participants import Agent, ConversationSetup, UserSimulator
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric
-from bench_kernel.evaluation.sections import Report, ReportContext, ReportFormat, ReportSection
+from bench_kernel.evaluation.sections import Report, ReportContext, ReportFormat, ReportSection, Section
 from bench_kernel.loadchecks import component_problems, session_problem
 from bench_kernel.modelhub.api import ModelConfig
 from bench_kernel.modelhub.hub import ConversationModels, ModelHub
 from bench_kernel.plugins import PluginSet, always_loaded, collect, get_plugin_manager
 from bench_kernel.registry import Registry
-from bench_kernel.report.report import build_report
+from bench_kernel.report.report import build_report, report_builder
 from bench_kernel.run.context import Executor
 from bench_kernel.run.runner import score_metrics
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.schema.results import Check
 from bench_kernel.store.store import Store
+from bench_kernel.store.view import RunView, read_only
 from bench_kernel.tasks.domain import build_environment
 from bench_kernel.testing.kitworld import (
     KIT_DOMAIN,
@@ -297,8 +300,9 @@ def check_metric_summary_empty(plugins: PluginSet, metric: Metric, plugin: str) 
 
 
 def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: str, *, empty: bool, **config: Any) -> None:
-    """The section builds without error and renders, with the whole report, in every installed format (the kernel's
-    json, bench-report's table, markdown, csv and html) for an empty run (`empty`) or a run of the kit's domain."""
+    """The section builds without error and renders, with the whole report, in every installed format (bench-report's
+    table, json, markdown, csv and html) for an empty run (`empty`) or a run of the kit's domain; without bench-report,
+    the section is built alone."""
     who = _who("report section", section, plugin)
     with kit_store() as db:
         run_id = kit_empty_run(db, plugins) if empty else kit_run(db, plugins, **config)
@@ -311,18 +315,45 @@ def check_section_renders(plugins: PluginSet, section: ReportSection, plugin: st
 
 def _check_report(store: Store, run_id: str, plugins: PluginSet, section: str, who: str, *, optional: bool, label: str = "a run") -> None:
     registry = collect(plugins)
+    if report_builder(registry) is None and report_builder(collect(get_plugin_manager(always_loaded()))) is None:
+        _check_found(_section_alone(store, run_id, registry, section), who, optional=optional, label=label)
+        return
     report = build_report(store, run_id, registry)
     found = [s for s in report.sections if s["name"] == section]
+    _check_found(found, who, optional=optional, label=label)
+    for fmt in _formats(registry).values():
+        _render(report, fmt, ReportContext(), f"with {who}, the report of {label} does not render as {fmt.name}")
+        if found:
+            _render(report, fmt, ReportContext(section=section), f"{who} does not render as {fmt.name} on {label}")
+
+
+def _section_alone(store: Store, run_id: str, registry: Registry, name: str) -> list[dict[str, Any]]:
+    """Without a report builder (bench-report not installed) the section, or the metric summary ("plugin:metric"), built
+    on its own, as the report would hold it."""
+    run = store.run(run_id)
+    assert run is not None
+    kind = "report section" if name in registry.components.get("report section", {}) else "metric"
+    view = RunView(store, run, plugin=registry.origin(kind, name))
+    with read_only(store.db):
+        try:
+            component = registry.get(kind, name)
+            built = component.build(view) if kind == "report section" else getattr(component, "summarize", lambda _: None)(view)
+        except Exception as exc:  # noqa: BLE001 - reported as the report shows a failed section
+            return [{"error": f"{type(exc).__name__}: {exc}", "tables": []}]
+    if not built:
+        return []
+    if not isinstance(built, Section):  # a metric's figures, shown as one table
+        return [{"error": None, "tables": [{"headers": ["figure", "value"], "rows": [[k, v] for k, v in built.items()]}]}]
+    return [{"error": None, "tables": [attrs.asdict(t) for t in built.tables]}]
+
+
+def _check_found(found: list[dict[str, Any]], who: str, *, optional: bool, label: str) -> None:
     if found and found[0]["error"]:
         raise AssertionError(f"{who} failed on {label}: {found[0]['error']}")
     if not found and not optional:
         raise AssertionError(f"{who} shows nothing on {label} (build returned None)")
     if found:
         _check_tables(found[0], who)
-    for fmt in _formats(registry).values():
-        _render(report, fmt, ReportContext(), f"with {who}, the report of {label} does not render as {fmt.name}")
-        if found:
-            _render(report, fmt, ReportContext(section=section), f"{who} does not render as {fmt.name} on {label}")
 
 
 def _formats(registry: Registry) -> dict[str, ReportFormat]:

@@ -1,10 +1,12 @@
-"""bench-report: a run's report as text (the default table, markdown), csv and html, its charts, and `bench compare`.
+"""bench-report: a stored run's report, its figures computed from the store, as text (the default table, markdown),
+json, csv and html, its charts, and `bench compare`.
 
-It registers the report formats table (`bench report`'s and `bench run`'s default), markdown, csv and html
-(`--format`), the report's "Failed checks" section, draws the report's charts (`bench report --plots DIR`, inline in
-the HTML; matplotlib is the `plots` extra) and adds `bench compare`. It loads with every run and report whatever
-`--plugin` names (entry-point group `bench.always`); without it the kernel prints its json. Importing it imports none
-of the work's modules (each hook imports what it registers): `bench --help` stays quick.
+It registers the report builder (`bench_kernel.build_report` calls it), the report formats table (`bench report`'s and
+`bench run`'s default), json, markdown, csv and html (`--format`), the report's "Failed checks" section, draws the
+report's charts (`bench report --plots DIR`, inline in the HTML; matplotlib is the `plots` extra) and adds `bench
+compare`. It loads with every run and report whatever `--plugin` names (entry-point group `bench.always`); without it
+the kernel prints a short summary. Importing it imports none of the work's modules (each hook imports what it
+registers): `bench --help` stays quick.
 """
 
 from __future__ import annotations
@@ -17,16 +19,25 @@ import click
 import bench_kernel
 
 if TYPE_CHECKING:
-    from bench_kernel import ReportFormat, ReportSection
+    from bench_kernel import ReportBuilder, ReportFormat, ReportSection
+
+
+@bench_kernel.hookimpl
+def register_report_builders(register: Callable[[ReportBuilder], None]) -> None:
+    """A stored run's report, every figure computed from the store."""
+    from .build import StoredReport
+
+    register(StoredReport())
 
 
 @bench_kernel.hookimpl
 def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
-    """table, markdown, csv and html."""
+    """table, json, markdown, csv and html."""
+    from .build import JsonFormat
     from .formats import CsvFormat, HtmlFormat, MarkdownFormat
     from .text import TableFormat
 
-    for report_format in (TableFormat(), MarkdownFormat(), CsvFormat(), HtmlFormat()):
+    for report_format in (TableFormat(), JsonFormat(), MarkdownFormat(), CsvFormat(), HtmlFormat()):
         register(report_format)
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import ConfigError, Estimate, Registry, Store, TerminationReason, bootstrap_ci, is_success, pass_hat_k, plugin_cards, task_id_key
+from bench_kernel import ConfigError, Estimate, Registry, Store, TerminationReason, bootstrap_ci, is_success, pass_hat_k, task_id_key
 
+from .build import plugin_cards
 from .text import cell
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value

@@ -21,13 +21,13 @@ from bench_kernel import (
     RunView,
     Store,
     TerminationReason,
-    breakdown,
-    build_report,
     get_logger,
     is_success,
     read_only,
     run_registry,
 )
+
+from .build import breakdown, build_report
 
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 INSTALL = "pip install 'bench-report[plots]'"
