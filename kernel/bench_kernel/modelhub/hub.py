@@ -99,6 +99,8 @@ class ModelHub:
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
     _by_role: dict[str, BaseClient] = attrs.field(factory=dict, init=False)
     """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
+    _kinds_checked: set[tuple[str, str]] = attrs.field(factory=set, init=False)
+    """(role, kind) pairs whose client was found to serve the kind: checked once, not on every request."""
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -183,7 +185,9 @@ class ModelHub:
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, of the kind the caller needs (`ModelClient`, or a plugin's kind class), or a ConfigError."""
-        self.check_kind(role, kind.kind)
+        if (role, kind.kind) not in self._kinds_checked:
+            self.check_kind(role, kind.kind)
+            self._kinds_checked.add((role, kind.kind))
         return cast(C, self.client(role))
 
     def check_budget(self) -> None:
@@ -245,6 +249,7 @@ class ModelHub:
                 log.warning("model.close_failed", error=repr(exc))
         self.clients.clear()
         self._by_role.clear()
+        self._kinds_checked.clear()
 
 
 Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
