@@ -434,7 +434,7 @@ def _json_data(value: Any, *, tau2: bool = False) -> Any:
     """Turn value into JSON data, keeping numbers and booleans as they are (tau2: stringifying those of plain containers)."""
     if attrs.has(type(value)):
         # tau2's records are pydantic models dumped as they are: numbers stay numbers there
-        return _record_data(value)
+        return attrs.asdict(value, recurse=True)
     if isinstance(value, enum.Enum):
         return _json_data(value.value, tau2=tau2)
     if value is None or isinstance(value, str):
@@ -448,51 +448,6 @@ def _json_data(value: Any, *, tau2: bool = False) -> Any:
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
     return str(value)
-
-
-_ATOMIC = frozenset({type(None), bool, int, float, str, complex, bytes, type(...), type, range, property})
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _record_data(record: Any) -> dict[str, Any]:
-    """attrs.asdict(record), the same dicts, lists and values, without its per-record field look-ups (every tool result)."""
-    cls = type(record)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(a.name for a in attrs.fields(cls))
-    found = {}
-    for name in names:
-        value = getattr(record, name)
-        kind = type(value)
-        if kind in _ATOMIC:
-            found[name] = value
-        elif not attrs.has(kind) and issubclass(kind, tuple | list | set | frozenset):
-            items = [_record_item(item) for item in value]
-            try:
-                found[name] = kind(items)
-            except TypeError:  # a named tuple, as attrs.asdict builds it
-                if not issubclass(kind, tuple):
-                    raise
-                found[name] = kind(*items)
-        else:
-            found[name] = _record_item(value)
-    return found
-
-
-def _record_item(value: Any) -> Any:
-    """attrs.asdict's treatment of a value inside a record (collections keep their types, as attrs.asdict keeps them)."""
-    kind = type(value)
-    if kind in _ATOMIC:
-        return value
-    if kind in _FIELD_NAMES or getattr(kind, "__attrs_attrs__", None) is not None:
-        return _record_data(value)
-    if issubclass(kind, tuple | list | set | frozenset):
-        return kind([_record_item(item) for item in value])
-    if issubclass(kind, dict):
-        return {
-            key if type(key) in _ATOMIC else _record_item(key): item if type(item) in _ATOMIC else _record_item(item) for key, item in value.items()
-        }
-    return value
 
 
 def _leftover(value: Any) -> Any:
