@@ -99,6 +99,7 @@ class ModelHub:
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
     _by_role: dict[str, BaseClient] = attrs.field(factory=dict, init=False)
     """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
+    _kinds_checked: set[tuple[str, str]] = attrs.field(factory=set, init=False)
 
     def __attrs_post_init__(self) -> None:
         add_secret_variables(config.api_key_env for config in self.configs.values())
@@ -183,7 +184,9 @@ class ModelHub:
 
     def typed_client(self, role: str, kind: type[C]) -> C:
         """The role's client, of the kind the caller needs (`ModelClient`, or a plugin's kind class), or a ConfigError."""
-        self.check_kind(role, kind.kind)
+        if (role, kind.kind) not in self._kinds_checked:  # once per role and kind: every request asks
+            self.check_kind(role, kind.kind)
+            self._kinds_checked.add((role, kind.kind))
         return cast(C, self.client(role))
 
     def check_budget(self) -> None:
@@ -261,10 +264,7 @@ def _checked_reply(response: ChatResponse) -> ChatResponse:
 
 
 def _record(ledger: Sink, entry: LedgerEntry) -> None:
-    if isinstance(ledger, list):
-        ledger.append(entry)
-    else:
-        ledger(entry)
+    (ledger.append if isinstance(ledger, list) else ledger)(entry)
 
 
 def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: ModelError, key: str | None = None) -> LedgerEntry:

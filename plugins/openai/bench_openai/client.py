@@ -52,6 +52,8 @@ from bench_openai.parsing import (
     arguments_object,
     completion_of,
     embeddings_of,
+    evolved,
+    loads,
     message_of,
     read_api_key,
     reasoning_of,
@@ -286,7 +288,7 @@ class OpenAIClient(ModelClient, EmbeddingClient):
             exc.attempts = attempts  # the ledger keeps the real count of a failed call too
             raise
         latency_ms = round((time.perf_counter() - started) * 1000)
-        return attrs.evolve(parsed, attempts=attempts, latency_ms=latency_ms, raw=body)
+        return evolved(parsed, attempts=attempts, latency_ms=latency_ms, raw=body)
 
     def build_payload(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body: model and messages, then the rest in name order (config sampling, overridden by the request's).
@@ -401,7 +403,7 @@ class OpenAIClient(ModelClient, EmbeddingClient):
     def parse_body(self, text: str) -> dict[str, Any]:
         """The reply as a JSON object."""
         try:
-            body = json.loads(text)  # not orjson: it turns integers past 64 bits into floats
+            body = loads(text)  # orjson where it reads what json reads (integers past 64 bits stay ints)
         except ValueError:
             raise ModelResponseError(f"{self._where}: the reply is not JSON: {snippet(text)}") from None
         if not isinstance(body, dict):

@@ -1,4 +1,4 @@
-"""Request bodies (orjson's bytes, json's for what orjson refuses) and the TLS context of a session."""
+"""Request bodies (orjson's bytes, json's for what orjson refuses), replies read as json reads them, and the TLS context of a session."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 
 import pytest
 from bench_openai.client import OpenAIClient, _tls_context, encode_body
+from bench_openai.parsing import loads
 
 from bench_kernel import ModelConfig
 
@@ -44,3 +45,28 @@ def test_certifi_tls_only_where_tls_is_spoken(base_url: str, certifi_context: bo
             await session.close()
 
     assert (asyncio.run(connector_tls()) is _tls_context()) is certifi_context
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"choices": [{"message": {"content": "Zoë \\u2028"}}], "usage": {"prompt_tokens": 10}}',
+        '{"a": 18446744073709551616, "b": -9223372036854775809, "c": "12345678901234567890"}',
+        '{"a": NaN, "b": Infinity, "c": 1e400}',
+        '{"a": "\\ud800"}',
+        '{"a": 1, "b": 2, "a": 3}',
+        '{"a": -0, "b": 1E2, "c": 0.1}',
+    ],
+)
+def test_replies_are_read_as_json_reads_them(text: str) -> None:
+    # orjson reads what it reads as json does; integers past 64 bits, NaN, lone surrogates go through json itself
+    value, expected = loads(text), json.loads(text)
+    assert repr(value) == repr(expected) and list(value) == list(expected)
+
+
+@pytest.mark.parametrize("text", ["", "[1,", '{"a": 1} x', '\ufeff{"a": 1}', "[" * 5000 + "]" * 5000])
+def test_what_json_refuses_is_refused(text: str) -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        json.loads(text)
+    with pytest.raises((ValueError, RecursionError)):
+        loads(text)

@@ -474,3 +474,14 @@ def rendered(db: Path, run_id: str, fmt: str) -> str:
     result = invoke("report", run_id, "--db", str(db), "--format", fmt)
     assert result.exit_code == 0, result.output
     return str(result.stdout)
+
+
+def test_the_database_walk_collects_every_key_and_id_like_scalar() -> None:
+    from bench_trust.audit.flags import _walk
+
+    class Code(str):
+        pass
+
+    found: set[str] = set()
+    _walk({"users": {"u1": {"id": 7, "ok": True, "rate": 1.5, "tags": ["a", Code("b"), None, ("c", 8)], 3: {"x": False}}}}, found)
+    assert found == {"users", "u1", "id", "7", "ok", "rate", "tags", "a", "b", "c", "8", "3", "x"}
