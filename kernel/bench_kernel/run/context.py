@@ -115,3 +115,9 @@ class Executor:
     def plays_in_this_process(self, config: RunConfig) -> bool:
         """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
         return False
+
+    def builds_data_after_starting(self, config: RunConfig) -> bool:
+        """Whether the run may start before its domain's deferred data is built (False: it is built, and the gold
+        replays checked, before the run begins). True asks `execute` to build it in the run's process once the first
+        requests are out (`preload_run_data`) and to store nothing before that succeeded."""
+        return self.plays_in_this_process(config)

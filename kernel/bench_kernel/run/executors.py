@@ -28,7 +28,8 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
+from bench_kernel.errors import DeferredDataError
+from bench_kernel.run.runner import RunConfig, execute, load_domain, preload_run_data, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -63,8 +64,13 @@ class LocalExecutor(Executor):
         return await run_in_processes(ctx, units, on_finished, workers)
 
     def plays_in_this_process(self, config: RunConfig) -> bool:
-        """True for one worker (or one conversation in flight): with more, deferred data is built before they start."""
+        """True for one worker (or one conversation in flight)."""
         return self.workers(config)[0] <= 1
+
+    def builds_data_after_starting(self, config: RunConfig) -> bool:
+        """True: one process builds its deferred data once its first requests are out; with workers, each builds its
+        own so, and the run's process its copy for the gold check, holding their results until that passes."""
+        return True
 
     def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
         """How many processes play the run, and why (never more for fewer units: plays_in_this_process relies on it)."""
@@ -115,14 +121,34 @@ class Writer:
     ctx: RunContext
     on_finished: Callable[[ConversationResult], None] | None = None
     finished: int = 0
+    held: list[Message] | None = None
+    """Messages kept back, not stored, until `release` (None: each is stored as it comes)."""
 
     def apply(self, message: Message) -> None:
-        """Store one message from a worker (exit messages are the executor's business)."""
+        """Store one message from a worker, or hold it back (exit messages are the executor's business)."""
+        if message[0] == "call":  # spend counts at once: the cost cap stops the workers even while results are held
+            self.ctx.models.spent += message[3].cost or 0.0
+        if self.held is not None:
+            self.held.append(message)
+        else:
+            self._store(message)
+
+    def hold(self) -> None:
+        """Keep every message back from now on (until the run's gold check passed: a refused run stores nothing)."""
+        if self.held is None:
+            self.held = []
+
+    def release(self) -> None:
+        """Store what was held back, in the order it came, and every later message as it comes."""
+        held, self.held = self.held or [], None
+        for message in held:
+            self._store(message)
+
+    def _store(self, message: Message) -> None:
         kind = message[0]
         if kind == "call":
             _, conversation_id, arm, entry = message
             self.ctx.store.record_llm_call(self.ctx.run_id, conversation_id, arm, entry)
-            self.ctx.models.spent += entry.cost or 0.0
         elif kind == "cache":
             self.ctx.store.cache_put(message[1], message[2])
         elif kind == "done":
@@ -282,6 +308,8 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
     batch: list[Message] = []
     outbox = Outbox(batch.append, spec.store_path, spec.config.cache or spec.config.speech_cache)
     registry, data = loaded or (None, None)
+    for source in data.pending_loads() if data is not None else ():
+        source.drop_checks()  # forked before the run's process built its copy: that one runs the gold check, not this
     # Everything with a descriptor or a loop (model clients, the store) is this worker's own, built here.
     ctx = worker_context(spec, [u.task for u in units], outbox, data, registry)
 
@@ -337,32 +365,73 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
         for proc in procs:
             proc.start()
         relay.start()
-        await _drain(relay, writer, procs, stop)
+        # Started only now, so no worker is forked from a half-built copy (or one whose lock the loading thread holds).
+        checking = _GoldCheck(preload_run_data(ctx), writer, relay)
+        await _drain(relay, writer, procs, stop, checking)
     finally:
         relay.close()
         _end(procs)
     return writer.finished
 
 
-async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any) -> None:
+@attrs.define
+class _GoldCheck:
+    """The run's process building its own copy of the deferred data, and checking the gold replays on it, while the
+    workers play: the writer holds their results until it passed, and a refusal (or a failed load) stops the run with
+    the error one process would give, nothing stored."""
+
+    loading: asyncio.Future[None] | None
+    writer: Writer
+    relay: _Relay
+
+    def __attrs_post_init__(self) -> None:
+        if self.loading is not None:
+            self.writer.hold()
+            self.loading.add_done_callback(lambda _: self.relay.wake())
+
+    def settle(self) -> None:
+        """Once the check is done: release the held results, or raise the check's error."""
+        if self.loading is not None and self.loading.done():
+            self._verdict(self.loading)
+
+    async def wait(self) -> None:
+        """Wait for the check (a worker's failure defers to it: a broken load fails every worker too) and settle it."""
+        if self.loading is not None:
+            await asyncio.wait({self.loading})  # (a cancelled run leaves the loading thread to finish unawaited)
+            self._verdict(self.loading)
+
+    def _verdict(self, loading: asyncio.Future[None]) -> None:
+        self.loading = None
+        try:
+            loading.result()
+        except DeferredDataError as exc:
+            raise exc.error from None
+        self.writer.release()
+
+
+async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any, checking: _GoldCheck) -> None:
     running = set(range(len(procs)))
     while running:
         messages = await relay.get(timeout=1.0)
+        checking.settle()
         if messages is None:
             dead = [i for i in running if not procs[i].is_alive()]
             if dead and not await relay.pending():
+                await checking.wait()
                 raise ExecutorError(f"worker process {dead[0]} died (exit code {procs[dead[0]].exitcode}) before it finished")
             continue
         for message in messages:
             if message[0] == "exit":
                 _, index, error = message
                 if error is not None:
+                    await checking.wait()
                     raise ExecutorError(f"worker process {index} failed: {error}")
                 running.discard(index)
                 continue
             writer.apply(message)
         if writer.exhausted and not stop.is_set():
             stop.set()
+    await checking.wait()
 
 
 class _Relay:
@@ -407,6 +476,10 @@ class _Relay:
         """Whether messages may still be on their way (a dead worker's last ones): waits a moment for them."""
         await asyncio.sleep(0.5)
         return not self.messages.empty() or not self.source.empty()
+
+    def wake(self) -> None:
+        """Wake whoever waits in `get` (it returns an empty batch)."""
+        self.messages.put_nowait([])
 
     def close(self) -> None:
         """Stop pumping."""

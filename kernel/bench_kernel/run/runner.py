@@ -219,14 +219,14 @@ def _gold_check_after_loading(
 ) -> list[dict[str, Any]] | None:
     """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
 
-    Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
-    set the check refuses stops the run before any conversation is stored, as it would have before it began.
+    Returns the list the check fills (None: nothing is deferred, or the executor wants it built now). A task set the
+    check refuses stops the run before any conversation is stored, as it would have before it began.
     """
     pending = data.pending_loads()
     if not pending:
         return None
-    if not executor.plays_in_this_process(config):
-        # Worker processes load their own copy: this process loads it now and checks the gold replays as usual.
+    if not executor.builds_data_after_starting(config):
+        # E.g. a cluster's workers, which load their own copy: this process loads it now and checks as usual.
         for source in pending:
             source.load()
         return None
@@ -270,7 +270,7 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             await asyncio.sleep(0)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
-    loading = preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx)) if units else None
+    loading = preload_run_data(ctx) if units else None
     try:
         await asyncio.gather(*tasks, *([loading] if loading is not None else []))
     except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
@@ -283,6 +283,11 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
 
 PRELOAD_AFTER_S = 0.005
 """How long a run's first conversations have to send their first requests before deferred data is built."""
+
+
+def preload_run_data(ctx: RunContext) -> asyncio.Future[None] | None:
+    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
+    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx))
 
 
 def _record_later_gold_failures(ctx: RunContext) -> None:
@@ -600,6 +605,7 @@ __all__ = [  # the run's stages, importable from here as before they had modules
     "load_domain",
     "metric_values",
     "plan_units",
+    "preload_run_data",
     "prepare",
     "profile_fits",
     "refuse_unscorable",
