@@ -117,7 +117,6 @@ class Executor:
         return False
 
     def builds_data_after_starting(self, config: RunConfig) -> bool:
-        """Whether the run may start before its domain's deferred data is built (False: it is built, and the gold
-        replays checked, before the run begins). True asks `execute` to build it in the run's process once the first
-        requests are out (`preload_run_data`) and to store nothing before that succeeded."""
+        """Whether the run may begin before its deferred data is built and the gold replays checked (then `execute`
+        does it in the run's process, `preload_run_data`, and stores nothing before it passed)."""
         return self.plays_in_this_process(config)

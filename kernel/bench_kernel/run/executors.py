@@ -21,6 +21,7 @@ from typing import Any, cast
 import attrs
 import click
 
+from bench_kernel.errors import DeferredDataError
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
@@ -28,7 +29,6 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.errors import DeferredDataError
 from bench_kernel.run.runner import RunConfig, execute, load_domain, preload_run_data, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
@@ -68,8 +68,7 @@ class LocalExecutor(Executor):
         return self.workers(config)[0] <= 1
 
     def builds_data_after_starting(self, config: RunConfig) -> bool:
-        """True: one process builds its deferred data once its first requests are out; with workers, each builds its
-        own so, and the run's process its copy for the gold check, holding their results until that passes."""
+        """True: with workers too (each builds its own copy, the run's process one for the gold check: `_check_gold`)."""
         return True
 
     def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
@@ -122,7 +121,7 @@ class Writer:
     on_finished: Callable[[ConversationResult], None] | None = None
     finished: int = 0
     held: list[Message] | None = None
-    """Messages kept back, not stored, until `release` (None: each is stored as it comes)."""
+    """Messages kept back until `release` (None: each is stored as it comes)."""
 
     def apply(self, message: Message) -> None:
         """Store one message from a worker, or hold it back (exit messages are the executor's business)."""
@@ -132,11 +131,6 @@ class Writer:
             self.held.append(message)
         else:
             self._store(message)
-
-    def hold(self) -> None:
-        """Keep every message back from now on (until the run's gold check passed: a refused run stores nothing)."""
-        if self.held is None:
-            self.held = []
 
     def release(self) -> None:
         """Store what was held back, in the order it came, and every later message as it comes."""
@@ -366,72 +360,60 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
             proc.start()
         relay.start()
         # Started only now, so no worker is forked from a half-built copy (or one whose lock the loading thread holds).
-        checking = _GoldCheck(preload_run_data(ctx), writer, relay)
-        await _drain(relay, writer, procs, stop, checking)
+        await _drain(relay, writer, procs, stop, _check_gold(ctx, writer, relay))
     finally:
         relay.close()
         _end(procs)
     return writer.finished
 
 
-@attrs.define
-class _GoldCheck:
-    """The run's process building its own copy of the deferred data, and checking the gold replays on it, while the
-    workers play: the writer holds their results until it passed, and a refusal (or a failed load) stops the run with
-    the error one process would give, nothing stored."""
-
-    loading: asyncio.Future[None] | None
-    writer: Writer
-    relay: _Relay
-
-    def __attrs_post_init__(self) -> None:
-        if self.loading is not None:
-            self.writer.hold()
-            self.loading.add_done_callback(lambda _: self.relay.wake())
-
-    def settle(self) -> None:
-        """Once the check is done: release the held results, or raise the check's error."""
-        if self.loading is not None and self.loading.done():
-            self._verdict(self.loading)
-
-    async def wait(self) -> None:
-        """Wait for the check (a worker's failure defers to it: a broken load fails every worker too) and settle it."""
-        if self.loading is not None:
-            await asyncio.wait({self.loading})  # (a cancelled run leaves the loading thread to finish unawaited)
-            self._verdict(self.loading)
-
-    def _verdict(self, loading: asyncio.Future[None]) -> None:
-        self.loading = None
-        try:
-            loading.result()
-        except DeferredDataError as exc:
-            raise exc.error from None
-        self.writer.release()
+def _check_gold(ctx: RunContext, writer: Writer, relay: _Relay) -> asyncio.Future[None] | None:
+    """Build the run's own copy of its deferred data and check the gold replays on it while the workers play (None:
+    nothing deferred); the writer holds what they send until the check passed."""
+    checking = preload_run_data(ctx)
+    if checking is not None:
+        writer.held = []
+        checking.add_done_callback(lambda _: relay.messages.put_nowait([]))  # wakes `_drain` (an empty batch)
+    return checking
 
 
-async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any, checking: _GoldCheck) -> None:
+async def _settle(checking: asyncio.Future[None] | None, writer: Writer, wait: bool = False) -> asyncio.Future[None] | None:
+    """Once the gold check is done (waited for with `wait`): store what was held, or raise the check's error, the one
+    one process gives (nothing stored); None from then on."""
+    if checking is None or not (wait or checking.done()):
+        return checking
+    await asyncio.wait({checking})  # (a cancelled run leaves the loading thread to end unawaited)
+    try:
+        checking.result()
+    except DeferredDataError as exc:
+        raise exc.error from None
+    writer.release()
+    return None
+
+
+async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any, checking: asyncio.Future[None] | None) -> None:
     running = set(range(len(procs)))
     while running:
         messages = await relay.get(timeout=1.0)
-        checking.settle()
+        checking = await _settle(checking, writer)
         if messages is None:
             dead = [i for i in running if not procs[i].is_alive()]
             if dead and not await relay.pending():
-                await checking.wait()
+                await _settle(checking, writer, wait=True)  # a broken data file fails every worker: its error first
                 raise ExecutorError(f"worker process {dead[0]} died (exit code {procs[dead[0]].exitcode}) before it finished")
             continue
         for message in messages:
             if message[0] == "exit":
                 _, index, error = message
                 if error is not None:
-                    await checking.wait()
+                    await _settle(checking, writer, wait=True)
                     raise ExecutorError(f"worker process {index} failed: {error}")
                 running.discard(index)
                 continue
             writer.apply(message)
         if writer.exhausted and not stop.is_set():
             stop.set()
-    await checking.wait()
+    await _settle(checking, writer, wait=True)
 
 
 class _Relay:
@@ -476,10 +458,6 @@ class _Relay:
         """Whether messages may still be on their way (a dead worker's last ones): waits a moment for them."""
         await asyncio.sleep(0.5)
         return not self.messages.empty() or not self.source.empty()
-
-    def wake(self) -> None:
-        """Wake whoever waits in `get` (it returns an empty batch)."""
-        self.messages.put_nowait([])
 
     def close(self) -> None:
         """Stop pumping."""
