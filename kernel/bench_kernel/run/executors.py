@@ -359,18 +359,17 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
         for proc in procs:
             proc.start()
         relay.start()
-        # Started only now, so no worker is forked from a half-built copy (or one whose lock the loading thread holds).
-        await _drain(relay, writer, procs, stop, _check_gold(ctx, writer, relay))
+        await _drain(relay, writer, procs, stop)
     finally:
         relay.close()
         _end(procs)
     return writer.finished
 
 
-def _check_gold(ctx: RunContext, writer: Writer, relay: _Relay) -> asyncio.Future[None] | None:
+def _check_gold(writer: Writer, relay: _Relay) -> asyncio.Future[None] | None:
     """Build the run's own copy of its deferred data and check the gold replays on it while the workers play (None:
     nothing deferred); the writer holds what they send until the check passed."""
-    checking = preload_run_data(ctx)
+    checking = preload_run_data(writer.ctx)
     if checking is not None:
         writer.held = []
         checking.add_done_callback(lambda _: relay.messages.put_nowait([]))  # wakes `_drain` (an empty batch)
@@ -391,10 +390,15 @@ async def _settle(checking: asyncio.Future[None] | None, writer: Writer, wait: b
     return None
 
 
-async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any, checking: asyncio.Future[None] | None) -> None:
+async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any) -> None:
     running = set(range(len(procs)))
+    checking, started = None, False
     while running:
         messages = await relay.get(timeout=1.0)
+        if messages and not started:
+            # Once a worker has sent something, its first requests are out: the run's own copy is built from then on,
+            # not while the workers start (nor before they fork, so none inherits a half-built copy or its lock).
+            checking, started = _check_gold(writer, relay), True
         checking = await _settle(checking, writer)
         if messages is None:
             dead = [i for i in running if not procs[i].is_alive()]
