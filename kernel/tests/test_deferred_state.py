@@ -250,3 +250,40 @@ def test_workers_results_are_held_back_until_the_run_s_own_gold_check_passed(tmp
         summary = _run(tmp_path, workers=2, domain=domain, run_id="held", trials=2, concurrency=4)
         assert summary.status == "complete" and len(_rows(tmp_path, "held")) == summary.planned > 0
     assert seen == [(1, 0, 0)]
+
+
+def test_a_signal_while_workers_results_are_held_stores_nothing_and_the_run_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from bench_kernel.run import executors
+
+    if executors.start_method() != "fork":
+        pytest.skip("workers are forked on Linux only (spawned ones cannot load the test's in-process plugin)")
+    run_process = os.getpid()
+    arrived, ended = threading.Event(), threading.Event()
+    apply = executors.Writer.apply
+
+    def noting(writer: executors.Writer, message: Any) -> None:
+        apply(writer, message)
+        if message[0] == "done":
+            arrived.set()
+
+    class Interrupting(Loader):
+        def __call__(self) -> Mapping[str, Mapping[str, Any]]:
+            if os.getpid() == run_process:  # the run's copy: Ctrl-C once a worker's result is held, no verdict before
+                assert arrived.wait(60), "no worker's result reached the writer"  # safety nets, not timing assertions
+                os.kill(run_process, signal.SIGINT)
+                ended.wait(60)
+            return super().__call__()
+
+    monkeypatch.setattr(executors.Writer, "apply", noting)
+    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(DeferredToyDomain(loader=Interrupting())))])
+    config = RunConfig(domain="toy", run_id="stopped", workers=2, trials=2, concurrency=4)
+    try:
+        summary = run(config, tmp_path / "runs.db", plugins=plugins, handle_signals=True)
+    finally:
+        ended.set()
+    assert (summary.signal, summary.status, summary.finished) == (signal.SIGINT, "interrupted", 0)
+    assert _rows(tmp_path, "stopped") == []
+    resumed = _run(tmp_path, domain=DeferredToyDomain(), run_id="stopped", workers=2, trials=2, concurrency=4)
+    assert resumed.resumed and resumed.status == "complete" and len(_rows(tmp_path, "stopped")) == resumed.planned > 0
