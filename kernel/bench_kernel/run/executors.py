@@ -29,7 +29,15 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import RunConfig, execute, load_domain, preload_run_data, resolve_components, with_component_defaults
+from bench_kernel.run.runner import (
+    WORKER_PRELOAD_AFTER_S,
+    RunConfig,
+    execute,
+    load_domain,
+    preload_run_data,
+    resolve_components,
+    with_component_defaults,
+)
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -328,7 +336,7 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
 
     tasks = [asyncio.create_task(watch()), asyncio.create_task(flusher())]
     try:
-        await execute(ctx, units)
+        await execute(ctx, units, preload_after_s=WORKER_PRELOAD_AFTER_S)
     finally:
         for task in tasks:
             task.cancel()

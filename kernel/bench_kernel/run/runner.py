@@ -251,8 +251,10 @@ def in_flight_record(ctx: RunContext) -> dict[str, Any]:
     return {"concurrency": ctx.config.concurrency, "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
 
 
-async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
-    """Run units with at most config.concurrency in flight; return how many finished."""
+async def execute(
+    ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None, preload_after_s: float | None = None
+) -> int:
+    """Run units with at most config.concurrency in flight; return how many finished (`preload_after_s`: see `preload`)."""
     queue: Iterator[Unit] = iter(units)
     finished = 0
 
@@ -270,7 +272,7 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             await asyncio.sleep(0)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
-    loading = preload_run_data(ctx) if units else None
+    loading = preload_run_data(ctx, preload_after_s) if units else None
     try:
         await asyncio.gather(*tasks, *([loading] if loading is not None else []))
     except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
@@ -283,11 +285,14 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
 
 PRELOAD_AFTER_S = 0.005
 """How long a run's first conversations have to send their first requests before deferred data is built."""
+WORKER_PRELOAD_AFTER_S = 0.05
+"""The same in a worker process: its conversations open their connections first (one process reuses the one its model
+check opened), and a build holding the GIL meanwhile held its first requests back by 0.1-0.2 s on a loaded machine."""
 
 
-def preload_run_data(ctx: RunContext) -> asyncio.Future[None] | None:
+def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
     """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
-    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx))
+    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx), after_s=after_s)
 
 
 def _record_later_gold_failures(ctx: RunContext) -> None:
@@ -295,8 +300,9 @@ def _record_later_gold_failures(ctx: RunContext) -> None:
         ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
 
 
-def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> asyncio.Future[None] | None:
-    """Build a domain's deferred tables in a thread, once the first requests are out (None if nothing is deferred).
+def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after_s: float | None = None) -> asyncio.Future[None] | None:
+    """Build a domain's deferred tables in a thread `after_s` (default PRELOAD_AFTER_S) from now, once the first
+    requests are out (None if nothing is deferred).
 
     The conversations wait for their first replies meanwhile; one that needs a record sooner builds it itself (the
     loader runs once, behind a lock). The future fails with DeferredDataError if the loader does.
@@ -333,7 +339,8 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
         with contextlib.suppress(RuntimeError):  # the loop is closed: the run ended (a signal) before the data was built
             loop.call_soon_threadsafe(settle, error)
 
-    loop.call_later(PRELOAD_AFTER_S, lambda: threading.Thread(target=build, name="bench-preload", daemon=True).start())
+    start = threading.Thread(target=build, name="bench-preload", daemon=True).start
+    loop.call_later(PRELOAD_AFTER_S if after_s is None else after_s, start)
     return done
 
 
