@@ -29,15 +29,7 @@ from bench_kernel.plugins import collect, get_plugin_manager
 from bench_kernel.profiles.profile import Profile, load_profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import (
-    WORKER_PRELOAD_AFTER_S,
-    RunConfig,
-    execute,
-    load_domain,
-    preload_run_data,
-    resolve_components,
-    with_component_defaults,
-)
+from bench_kernel.run.runner import RunConfig, execute, load_domain, preload_run_data, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -50,6 +42,10 @@ BATCH_S = 0.005
 """A worker sends what it has every few milliseconds: the ledger stays as good as live, the pipe and the writer's
 loop are woken once per batch rather than once per message."""
 RELAY_BATCH = 1024
+WORKER_PRELOAD_AFTER_S = 0.05
+"""How long a worker's conversations have to send their first requests before it builds its deferred data (one process:
+5 ms): they open their connections first (one process reuses its model check's), and a build holding the GIL meanwhile
+held them back by 0.1-0.2 s on a loaded machine."""
 
 Message = tuple[Any, ...]
 """What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json),

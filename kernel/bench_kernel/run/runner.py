@@ -285,9 +285,6 @@ async def execute(
 
 PRELOAD_AFTER_S = 0.005
 """How long a run's first conversations have to send their first requests before deferred data is built."""
-WORKER_PRELOAD_AFTER_S = 0.05
-"""The same in a worker process: its conversations open their connections first (one process reuses the one its model
-check opened), and a build holding the GIL meanwhile held its first requests back by 0.1-0.2 s on a loaded machine."""
 
 
 def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
