@@ -82,6 +82,18 @@ def test_workers_store_what_one_process_stores_offline(tmp_path: Path, start: st
     assert one_rows == two_rows
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_workers_on_deferred_tables_store_what_one_process_stores(tmp_path: Path, start: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Airline's database is built after the run begins: by each worker for itself, by the run's process for the gold
+    # check, whose verdict the workers' results wait for.
+    monkeypatch.setenv(START_METHOD_ENV, start)
+    base = ["run", "--plugin", "airline", "--num-tasks", "6", "--trials", "2", "--format", "none"]
+    invoke([*base, "--db", str(tmp_path / "one.db"), "--workers", "1"])
+    invoke([*base, "--db", str(tmp_path / "two.db"), "--workers", "2"])
+    one_rows = rows(tmp_path / "one.db")
+    assert len(one_rows["conversations"]) == 18 and one_rows == rows(tmp_path / "two.db")
+
+
 def test_workers_store_what_one_process_stores_with_models(tmp_path: Path) -> None:
     with FakeOpenAIServer(world) as server:
         invoke(llm_args(server.base_url, tmp_path / "one.db", trials=12))

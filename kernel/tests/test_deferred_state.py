@@ -4,6 +4,7 @@ loader's failure stops the run before any conversation is stored."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,7 +102,8 @@ class DeferredToyDomain(ToyDomain):
 
 
 WORKERS = pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "forked-workers"])
-"""With forked workers the run's process builds the deferred data before forking: the same errors, the same rows."""
+"""With forked workers each builds its own copy after forking, and the run's process its own for the gold check: the
+same errors, the same rows."""
 
 
 def _run(tmp_path: Path, domain: ToyDomain, **config: Any) -> Any:
@@ -139,9 +141,8 @@ def test_a_loader_that_fails_in_a_run_stops_it_with_its_error_and_stores_no_conv
     assert _rows(tmp_path, "broken") == []
     store = Store(tmp_path / "runs.db")
     try:
-        row = store.db.execute("select status from runs where id = 'broken'").fetchone()
-        # With workers the data is built before the run begins: refused then, no run row (one process: begun, interrupted).
-        assert (row[0] if row else None) == ("interrupted" if workers == 1 else None)
+        # Built once the run began, by one process or by the run's process while its workers play: begun, interrupted.
+        assert store.db.execute("select status from runs where id = 'broken'").fetchall() == [("interrupted",)]
     finally:
         store.close()
     # Fixed, the same run resumes and completes.
@@ -210,3 +211,79 @@ def test_an_interrupted_load_is_not_a_verdict_and_runs_again() -> None:
     with pytest.raises(KeyboardInterrupt):
         state.fork().counters["a"]
     assert state.fork().counters["a"] == {"value": 0} and len(calls) == 2
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["check-passes", "check-refuses"])
+def test_workers_results_are_held_back_until_the_run_s_own_gold_check_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: bool) -> None:
+    from toy_domain import TASKS
+
+    from bench_kernel.run import executors
+
+    if executors.start_method() != "fork":
+        pytest.skip("workers are forked on Linux only (spawned ones cannot load the test's in-process plugin)")
+    run_process = os.getpid()
+    arrived = threading.Event()
+    seen: list[tuple[int, int, int]] = []
+    """When a worker's first finished conversation reached the writer: (held, finished, stored) conversations."""
+    apply = executors.Writer.apply
+
+    def noting(writer: executors.Writer, message: Any) -> None:
+        apply(writer, message)
+        if message[0] == "done" and not arrived.is_set():
+            held = sum(m[0] == "done" for m in writer.held or [])
+            seen.append((held, writer.finished, len(writer.ctx.store.conversations(writer.ctx.run_id))))
+            arrived.set()
+
+    class Waiting(Loader):
+        def __call__(self) -> Mapping[str, Mapping[str, Any]]:
+            if os.getpid() == run_process:  # the run's copy, for the gold check: done once a worker's result waits
+                assert arrived.wait(60), "no worker's result reached the writer"  # a safety net, not a timing assertion
+            return super().__call__()
+
+    monkeypatch.setattr(executors.Writer, "apply", noting)
+    domain = DeferredToyDomain(tasks=[*TASKS, BROKEN_READ] if refused else TASKS, loader=Waiting())
+    if refused:
+        with pytest.raises(ConfigError, match=r"cannot be scored.*read-z"):  # the error one process gives
+            _run(tmp_path, workers=2, domain=domain, run_id="held", trials=2, concurrency=4)
+        assert _rows(tmp_path, "held") == []  # the workers' results were dropped, the workers stopped
+    else:
+        summary = _run(tmp_path, workers=2, domain=domain, run_id="held", trials=2, concurrency=4)
+        assert summary.status == "complete" and len(_rows(tmp_path, "held")) == summary.planned > 0
+    assert seen == [(1, 0, 0)]
+
+
+def test_a_signal_while_workers_results_are_held_stores_nothing_and_the_run_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from bench_kernel.run import executors
+
+    if executors.start_method() != "fork":
+        pytest.skip("workers are forked on Linux only (spawned ones cannot load the test's in-process plugin)")
+    run_process = os.getpid()
+    arrived, ended = threading.Event(), threading.Event()
+    apply = executors.Writer.apply
+
+    def noting(writer: executors.Writer, message: Any) -> None:
+        apply(writer, message)
+        if message[0] == "done":
+            arrived.set()
+
+    class Interrupting(Loader):
+        def __call__(self) -> Mapping[str, Mapping[str, Any]]:
+            if os.getpid() == run_process:  # the run's copy: Ctrl-C once a worker's result is held, no verdict before
+                assert arrived.wait(60), "no worker's result reached the writer"  # safety nets, not timing assertions
+                os.kill(run_process, signal.SIGINT)
+                ended.wait(60)
+            return super().__call__()
+
+    monkeypatch.setattr(executors.Writer, "apply", noting)
+    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(DeferredToyDomain(loader=Interrupting())))])
+    config = RunConfig(domain="toy", run_id="stopped", workers=2, trials=2, concurrency=4)
+    try:
+        summary = run(config, tmp_path / "runs.db", plugins=plugins, handle_signals=True)
+    finally:
+        ended.set()
+    assert (summary.signal, summary.status, summary.finished) == (signal.SIGINT, "interrupted", 0)
+    assert _rows(tmp_path, "stopped") == []
+    resumed = _run(tmp_path, domain=DeferredToyDomain(), run_id="stopped", workers=2, trials=2, concurrency=4)
+    assert resumed.resumed and resumed.status == "complete" and len(_rows(tmp_path, "stopped")) == resumed.planned > 0

@@ -115,3 +115,8 @@ class Executor:
     def plays_in_this_process(self, config: RunConfig) -> bool:
         """Whether the run's conversations play in the run's own process (its loaded domain data is theirs)."""
         return False
+
+    def builds_data_after_starting(self, config: RunConfig) -> bool:
+        """Whether the run may begin before its deferred data is built and the gold replays checked (then `execute`
+        does it in the run's process, `preload_run_data`, and stores nothing before it passed)."""
+        return self.plays_in_this_process(config)

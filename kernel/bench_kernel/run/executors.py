@@ -21,6 +21,7 @@ from typing import Any, cast
 import attrs
 import click
 
+from bench_kernel.errors import DeferredDataError
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
@@ -28,7 +29,7 @@ from bench_kernel.plugins import collect, get_plugin_manager, load_profile
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
-from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
+from bench_kernel.run.runner import RunConfig, execute, load_domain, preload_run_data, resolve_components, with_component_defaults
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -41,6 +42,10 @@ BATCH_S = 0.005
 """A worker sends what it has every few milliseconds: the ledger stays as good as live, the pipe and the writer's
 loop are woken once per batch rather than once per message."""
 RELAY_BATCH = 1024
+WORKER_PRELOAD_AFTER_S = 0.05
+"""How long a worker's conversations have to send their first requests before it builds its deferred data (one process:
+5 ms): they open their connections first (one process reuses its model check's), and a build holding the GIL meanwhile
+held them back by 0.1-0.2 s on a loaded machine."""
 
 Message = tuple[Any, ...]
 """What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json),
@@ -63,8 +68,12 @@ class LocalExecutor(Executor):
         return await run_in_processes(ctx, units, on_finished, workers)
 
     def plays_in_this_process(self, config: RunConfig) -> bool:
-        """True for one worker (or one conversation in flight): with more, deferred data is built before they start."""
+        """True for one worker (or one conversation in flight)."""
         return self.workers(config)[0] <= 1
+
+    def builds_data_after_starting(self, config: RunConfig) -> bool:
+        """True: with workers too (each builds its own copy, the run's process one for the gold check: `_check_gold`)."""
+        return True
 
     def workers(self, config: RunConfig, units: int | None = None) -> tuple[int, str]:
         """How many processes play the run, and why (never more for fewer units: plays_in_this_process relies on it)."""
@@ -115,14 +124,29 @@ class Writer:
     ctx: RunContext
     on_finished: Callable[[ConversationResult], None] | None = None
     finished: int = 0
+    held: list[Message] | None = None
+    """Messages kept back until `release` (None: each is stored as it comes)."""
 
     def apply(self, message: Message) -> None:
-        """Store one message from a worker (exit messages are the executor's business)."""
+        """Store one message from a worker, or hold it back (exit messages are the executor's business)."""
+        if message[0] == "call":  # spend counts at once: the cost cap stops the workers even while results are held
+            self.ctx.models.spent += message[3].cost or 0.0
+        if self.held is not None:
+            self.held.append(message)
+        else:
+            self._store(message)
+
+    def release(self) -> None:
+        """Store what was held back, in the order it came, and every later message as it comes."""
+        held, self.held = self.held or [], None
+        for message in held:
+            self._store(message)
+
+    def _store(self, message: Message) -> None:
         kind = message[0]
         if kind == "call":
             _, conversation_id, arm, entry = message
             self.ctx.store.record_llm_call(self.ctx.run_id, conversation_id, arm, entry)
-            self.ctx.models.spent += entry.cost or 0.0
         elif kind == "cache":
             self.ctx.store.cache_put(message[1], message[2])
         elif kind == "done":
@@ -282,6 +306,8 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
     batch: list[Message] = []
     outbox = Outbox(batch.append, spec.store_path, spec.config.cache or spec.config.speech_cache)
     registry, data = loaded or (None, None)
+    for source in data.pending_loads() if data is not None else ():
+        source.drop_checks()  # forked before the run's process built its copy: that one runs the gold check, not this
     # Everything with a descriptor or a loop (model clients, the store) is this worker's own, built here.
     ctx = worker_context(spec, [u.task for u in units], outbox, data, registry)
 
@@ -306,7 +332,7 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
 
     tasks = [asyncio.create_task(watch()), asyncio.create_task(flusher())]
     try:
-        await execute(ctx, units)
+        await execute(ctx, units, preload_after_s=WORKER_PRELOAD_AFTER_S)
     finally:
         for task in tasks:
             task.cancel()
@@ -344,25 +370,58 @@ async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Call
     return writer.finished
 
 
+def _check_gold(writer: Writer, relay: _Relay) -> asyncio.Future[None] | None:
+    """Build the run's own copy of its deferred data and check the gold replays on it while the workers play (None:
+    nothing deferred); the writer holds what they send until the check passed."""
+    checking = preload_run_data(writer.ctx)
+    if checking is not None:
+        writer.held = []
+        checking.add_done_callback(lambda _: relay.messages.put_nowait([]))  # wakes `_drain` (an empty batch)
+    return checking
+
+
+async def _settle(checking: asyncio.Future[None] | None, writer: Writer, wait: bool = False) -> asyncio.Future[None] | None:
+    """Once the gold check is done (waited for with `wait`): store what was held, or raise the check's error, the one
+    one process gives (nothing stored); None from then on."""
+    if checking is None or not (wait or checking.done()):
+        return checking
+    await asyncio.wait({checking})  # (a cancelled run leaves the loading thread to end unawaited)
+    try:
+        checking.result()
+    except DeferredDataError as exc:
+        raise exc.error from None
+    writer.release()
+    return None
+
+
 async def _drain(relay: _Relay, writer: Writer, procs: list[Any], stop: Any) -> None:
     running = set(range(len(procs)))
+    checking, started = None, False
     while running:
         messages = await relay.get(timeout=1.0)
+        if messages and not started:
+            # Once a worker has sent something, its first requests are out: the run's own copy is built from then on,
+            # not while the workers start (nor before they fork, so none inherits a half-built copy or its lock).
+            checking, started = _check_gold(writer, relay), True
+        checking = await _settle(checking, writer)
         if messages is None:
             dead = [i for i in running if not procs[i].is_alive()]
             if dead and not await relay.pending():
+                await _settle(checking, writer, wait=True)  # a broken data file fails every worker: its error first
                 raise ExecutorError(f"worker process {dead[0]} died (exit code {procs[dead[0]].exitcode}) before it finished")
             continue
         for message in messages:
             if message[0] == "exit":
                 _, index, error = message
                 if error is not None:
+                    await _settle(checking, writer, wait=True)
                     raise ExecutorError(f"worker process {index} failed: {error}")
                 running.discard(index)
                 continue
             writer.apply(message)
         if writer.exhausted and not stop.is_set():
             stop.set()
+    await _settle(checking, writer, wait=True)
 
 
 class _Relay:

@@ -218,14 +218,14 @@ def _gold_check_after_loading(
 ) -> list[dict[str, Any]] | None:
     """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
 
-    Returns the list the check fills (None: nothing is deferred, or the run plays elsewhere and loads it now). A task
-    set the check refuses stops the run before any conversation is stored, as it would have before it began.
+    Returns the list the check fills (None: nothing is deferred, or the executor wants it built now). A task set the
+    check refuses stops the run before any conversation is stored, as it would have before it began.
     """
     pending = data.pending_loads()
     if not pending:
         return None
-    if not executor.plays_in_this_process(config):
-        # Worker processes load their own copy: this process loads it now and checks the gold replays as usual.
+    if not executor.builds_data_after_starting(config):
+        # E.g. a cluster's workers, which load their own copy: this process loads it now and checks as usual.
         for source in pending:
             source.load()
         return None
@@ -250,8 +250,10 @@ def in_flight_record(ctx: RunContext) -> dict[str, Any]:
     return {"concurrency": ctx.config.concurrency, "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
 
 
-async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
-    """Run units with at most config.concurrency in flight; return how many finished."""
+async def execute(
+    ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None, preload_after_s: float | None = None
+) -> int:
+    """Run units with at most config.concurrency in flight; return how many finished (`preload_after_s`: see `preload`)."""
     queue: Iterator[Unit] = iter(units)
     finished = 0
 
@@ -269,7 +271,7 @@ async def execute(ctx: RunContext, units: list[Unit], on_finished: Callable[[Con
             await asyncio.sleep(0)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
-    loading = preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx)) if units else None
+    loading = preload_run_data(ctx, preload_after_s) if units else None
     try:
         await asyncio.gather(*tasks, *([loading] if loading is not None else []))
     except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
@@ -284,13 +286,19 @@ PRELOAD_AFTER_S = 0.005
 """How long a run's first conversations have to send their first requests before deferred data is built."""
 
 
+def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
+    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
+    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx), after_s=after_s)
+
+
 def _record_later_gold_failures(ctx: RunContext) -> None:
     if ctx.later_gold_failures:
         ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
 
 
-def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> asyncio.Future[None] | None:
-    """Build a domain's deferred tables in a thread, once the first requests are out (None if nothing is deferred).
+def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after_s: float | None = None) -> asyncio.Future[None] | None:
+    """Build a domain's deferred tables in a thread `after_s` (default PRELOAD_AFTER_S) from now, once the first
+    requests are out (None if nothing is deferred).
 
     The conversations wait for their first replies meanwhile; one that needs a record sooner builds it itself (the
     loader runs once, behind a lock). The future fails with DeferredDataError if the loader does.
@@ -327,7 +335,8 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None) -> as
         with contextlib.suppress(RuntimeError):  # the loop is closed: the run ended (a signal) before the data was built
             loop.call_soon_threadsafe(settle, error)
 
-    loop.call_later(PRELOAD_AFTER_S, lambda: threading.Thread(target=build, name="bench-preload", daemon=True).start())
+    start = threading.Thread(target=build, name="bench-preload", daemon=True).start
+    loop.call_later(PRELOAD_AFTER_S if after_s is None else after_s, start)
     return done
 
 
@@ -599,6 +608,7 @@ __all__ = [  # the run's stages, importable from here as before they had modules
     "load_domain",
     "metric_values",
     "plan_units",
+    "preload_run_data",
     "prepare",
     "profile_fits",
     "refuse_unscorable",

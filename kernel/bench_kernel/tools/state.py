@@ -63,6 +63,10 @@ class DeferredTables:
             raise RuntimeError("the deferred tables are loaded already")
         self._checks.append(check)
 
+    def drop_checks(self) -> None:
+        """Forget the checks added so far (a forked worker's copy: the process it was forked from runs them on its own)."""
+        self._checks.clear()
+
     def table(self, name: str) -> dict[str, Any]:
         """One table's records, loading every table first if needed."""
         if not self._ready:
