@@ -245,8 +245,7 @@ def with_loop_settings(config: RunConfig, registry: Registry, tasks: Sequence[Ta
 
 
 def require_loop(registry: Registry, mode: str, selected: Sequence[str] | None = None) -> ConversationLoop:
-    """The loop playing a mode; a run in a mode that no loaded plugin plays is refused, naming the distribution (and
-    the block, when the run's plugin selection `selected` blocks it)."""
+    """The loop playing a mode; a run in a mode no loaded plugin plays is refused, naming the distribution (or its block)."""
     if mode in registry.components.get("conversation loop", {}):
         return registry.get("conversation loop", mode)
     plugin = LOOP_PLUGINS[mode]
@@ -261,8 +260,7 @@ def require_loop(registry: Registry, mode: str, selected: Sequence[str] | None =
 
 
 def require_components(registry: Registry, tasks: Sequence[Task], selected: Sequence[str] | None = None) -> None:
-    """Refuse a run whose tasks rest on a first-party distribution's reward component that is not loaded, naming it (and
-    the block, when the run's plugin selection `selected` blocks it)."""
+    """Refuse a run whose tasks rest on a first-party distribution's reward component that is not loaded, naming it."""
     loaded = registry.components.get("reward component", {})
     for name, dist in PLUGIN_COMPONENTS.items():
         resting = [t.id for t in tasks if t.evaluation_criteria and name in t.evaluation_criteria.reward_basis]
