@@ -125,6 +125,13 @@ def test_without_a_loop_a_full_duplex_run_is_refused_before_anything_is_stored(
     assert not (tmp_path / "r.db").exists()
 
 
+def test_a_full_duplex_run_blocking_bench_duplex_says_so() -> None:
+    config = bench_kernel.RunConfig(mode=bench_kernel.Mode.FULL_DUPLEX, plugins=["no:duplex"])
+    registry = bench_kernel.collect(bench_kernel.get_plugin_manager([]))
+    with pytest.raises(bench_kernel.ConfigError, match=r"full-duplex is played by bench-duplex, which this run blocks \(--plugin no:duplex\)$"):
+        planning.with_loop_settings(config, registry, [])
+
+
 def test_a_full_duplex_run_loads_the_plugin_that_plays_it_with_those_it_names() -> None:
     config = bench_kernel.RunConfig(mode=bench_kernel.Mode.FULL_DUPLEX)
     assert config.implied_plugins()[-1] == "duplex"

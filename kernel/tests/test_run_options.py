@@ -93,6 +93,11 @@ def test_bench_run_offers_the_declared_options_and_declares_no_other_setting() -
     assert [flag for opt in RUN_OPTIONS for flag in opt.flags if f"{flag} " not in shown and f"{flag}," not in shown] == []
 
 
+def test_the_workers_option_shows_its_values_as_typed() -> None:
+    shown = CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output
+    assert "--workers auto|N" in shown and "AUTO|N" not in shown  # click upper-cases a type's name unless told
+
+
 def toml(value: Any) -> str:
     """A TOML value (the test's own small writer: the standard library reads TOML only)."""
     if isinstance(value, dict):

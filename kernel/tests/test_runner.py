@@ -269,6 +269,8 @@ def test_an_nl_assertion_basis_without_bench_judging_is_refused_up_front(tmp_pat
     ]
     with pytest.raises(ConfigError, match=r"1 of \d+ tasks rest on the reward component NL_ASSERTION \(e.g. 'nl'\), .* bench-judging"):
         go(tmp_path, domain=ToyDomain(tasks=tasks))
+    with pytest.raises(ConfigError, match=r"registers; it is blocked by this run \(--plugin no:judging\)$"):
+        go(tmp_path, domain=ToyDomain(tasks=tasks), plugins=["no:judging"])
     assert not (tmp_path / "runs.db").exists(), "nothing is stored for a refused run"
 
 

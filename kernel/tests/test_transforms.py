@@ -84,6 +84,8 @@ def test_run_file_keys_no_field_names_are_plugin_settings_and_one_no_transform_o
         run(config, tmp_path / "r.db", plugins=get_plugin_manager([], extra=[("toy", ToyPlugin()), ("tagged", TaggedPlugin())]))
     with pytest.raises(ConfigError, match=r"run setting 'shifts' \(--shifts\) needs the plugin bench-changebench, which is not loaded"):
         go(tmp_path / "r.db", transform=False, plugin_settings={"shifts": 2})
+    with pytest.raises(ConfigError, match=r"\(--shifts\) comes from bench-changebench, which this run blocks \(--plugin no:changebench\)$"):
+        go(tmp_path / "r.db", transform=False, plugins=["no:changebench"], plugin_settings={"shifts": 2})
     assert not (tmp_path / "r.db").exists()
 
 

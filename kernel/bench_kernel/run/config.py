@@ -135,6 +135,9 @@ class WorkersType(click.ParamType):
 
     name = "auto|N"
 
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return self.name  # click shows a type's name upper-cased, and AUTO is not what one types
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
         if value is None or str(value).strip().lower() == "auto":
             return None

@@ -239,16 +239,18 @@ def with_loop_settings(config: RunConfig, registry: Registry, tasks: Sequence[Ta
         if config.duplex is not None:
             raise ConfigError("duplex settings (tick, duration, speech complexity) apply to --mode full-duplex only (bench-duplex's)")
         return config
-    loop = require_loop(registry, config.mode.value)
+    loop = require_loop(registry, config.mode.value, config.plugins)
     settings, channel = loop.configure(config.duplex, config.channel, list(registry.components.get("channel", {})), tasks)
     return attrs.evolve(config, duplex=settings, channel=channel)
 
 
-def require_loop(registry: Registry, mode: str) -> ConversationLoop:
-    """The loop playing a mode; a run in a mode that no loaded plugin plays is refused, naming the distribution."""
+def require_loop(registry: Registry, mode: str, selected: Sequence[str] | None = None) -> ConversationLoop:
+    """The loop playing a mode; a run in a mode no loaded plugin plays is refused, naming the distribution (or its block)."""
     if mode in registry.components.get("conversation loop", {}):
         return registry.get("conversation loop", mode)
     plugin = LOOP_PLUGINS[mode]
+    if f"no:{plugin}" in (selected or ()):
+        raise ConfigError(f"--mode {mode} is played by bench-{plugin}, which this run blocks (--plugin no:{plugin})")
     if plugin in installed_entry_points():
         raise ConfigError(
             f"--mode {mode} is played by the plugin {plugin!r} (bench-{plugin}), installed but not loaded: "
@@ -257,7 +259,7 @@ def require_loop(registry: Registry, mode: str) -> ConversationLoop:
     raise ConfigError(f"--mode {mode} needs bench-{plugin}, which plays {mode} conversations and is not installed: pip install bench-{plugin}")
 
 
-def require_components(registry: Registry, tasks: Sequence[Task]) -> None:
+def require_components(registry: Registry, tasks: Sequence[Task], selected: Sequence[str] | None = None) -> None:
     """Refuse a run whose tasks rest on a first-party distribution's reward component that is not loaded, naming it."""
     loaded = registry.components.get("reward component", {})
     for name, dist in PLUGIN_COMPONENTS.items():
@@ -266,6 +268,8 @@ def require_components(registry: Registry, tasks: Sequence[Task]) -> None:
             continue
         plugin = dist.removeprefix("bench-")
         how = f"installed but not loaded: add --plugin {plugin}" if plugin in installed_entry_points() else f"not installed: pip install {dist}"
+        if f"no:{plugin}" in (selected or ()):
+            how = f"blocked by this run (--plugin no:{plugin})"
         raise ConfigError(
             f"{len(resting)} of {len(tasks)} tasks rest on the reward component {name} (e.g. {resting[0]!r}), which the "
             f"distribution {dist} registers; it is {how}"
@@ -429,7 +433,7 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     solo = config.mode is Mode.NO_USER
     if solo:
         _check_tickets(tasks)
-    require_components(registry, tasks)
+    require_components(registry, tasks, config.plugins)
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     evaluation.validate(tasks)
     resolved = _Resolved(

@@ -134,7 +134,9 @@ def refuse_unowned_settings(registry: Registry, config: RunConfig) -> None:
         if owner is None:
             known = [f.name for f in attrs.fields(RunConfig)] + [k for t in _transforms(registry) for k in t.settings]
             raise ConfigError(f"unknown run setting {key!r}{did_you_mean(key, known)} @ $.run.{key}")
+        setting = f"run setting {key!r} (--{key.replace('_', '-')})"
+        if f"no:{owner}" in (config.plugins or ()):  # blocked on purpose: installing or naming it is not the advice
+            raise ConfigError(f"{setting} comes from bench-{owner}, which this run blocks (--plugin no:{owner})")
         raise ConfigError(
-            f"run setting {key!r} (--{key.replace('_', '-')}) needs the plugin bench-{owner}, which is not loaded "
-            f"(pip install bench-{owner}; when it is installed, add --plugin {owner})"
+            f"{setting} needs the plugin bench-{owner}, which is not loaded (pip install bench-{owner}; when it is installed, add --plugin {owner})"
         )

@@ -31,6 +31,9 @@ class GymConfig:
     data_dir: str | None = None
     tasks_file: str | None = None
     split: str | None = None
+    retrieval: str | None = None
+    """The knowledge-retrieval variant, for domains whose agent searches documents (as `bench run --retrieval`)."""
+    retrieval_options: Mapping[str, Any] | None = None
     task_ids: tuple[str, ...] | None = None
     """The tasks episodes are drawn from (all of the domain's when None)."""
     mode: Mode = Mode.DEFAULT
@@ -99,6 +102,8 @@ class GymConfig:
             trials=1,
             task_ids=list(self.task_ids) if self.task_ids else None,
             split=self.split,
+            retrieval=self.retrieval,
+            retrieval_options=dict(self.retrieval_options) if self.retrieval_options is not None else None,
             seed=self.seed,
             max_steps=self.max_steps,
             max_errors=self.max_errors,

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from bench_kernel import BenchError, ConfigError, db_option, model_option_configs, plugin_option
+from bench_kernel import BenchError, ConfigError, db_option, domain_options, model_option_configs, plugin_option
 
 from .config import OTHER_SIDE_DEFAULT, Side
 
@@ -40,11 +40,8 @@ class Quit(Exception):
 @click.command(name="play")
 @plugin_option
 @click.option("--as", "side", type=click.Choice(["agent", "user"]), default="agent", show_default=True, help="The side you play.")
-@click.option("--domain", "-d", help="Domain (default: the first --plugin).")
+@domain_options  # as `bench run` takes them; the domain defaults to the first --plugin
 @click.option("--task-id", help="The task to play (default: the domain's first).")
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Load the domain's data from this directory.")
-@click.option("--tasks-file", type=click.Path(dir_okay=False, exists=True), help="Use this task file instead of the domain's.")
-@click.option("--split", help="Task split.")
 @click.option("--mode", type=click.Choice(["default", "no-user", "oracle-plan"]), default="default", show_default=True)
 @click.option("--agent", help=f"The agent opposite you, with --as user (default: {OTHER_SIDE_DEFAULT['user']}).")
 @click.option("--user", help=f"The user simulator opposite you, with --as agent (default: {OTHER_SIDE_DEFAULT['agent']}).")
@@ -74,7 +71,8 @@ def play_command(
 
     You see the instructions, the tools and everything the other side says or your tools return; you type text, a
     tool call `name {"arg": value}`, or a JSON message (`{"content": ..., "tool_calls": [...]}`). As the customer,
-    end the conversation with ###STOP###; as the agent working alone (--mode no-user), call `done`.
+    end the conversation with ###STOP###; as the agent working alone (--mode no-user), call `done`. The domain is the
+    first --plugin's unless --domain names another.
     """
     from .driver import Driver
 

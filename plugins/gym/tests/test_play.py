@@ -95,6 +95,21 @@ def test_naming_your_own_side_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "you play the agent: name the other side with --user" in result.output
 
 
+def test_bench_play_takes_the_domain_options_as_bench_run_declares_them() -> None:
+    group = bench_cli(["gym"])
+    run, play = ({p.name: p for p in group.commands[name].params} for name in ("run", "play"))
+    shared = ["domain", "split", "tasks_file", "data_dir", "retrieval", "retrieval_options"]
+    assert [(play[n].opts, play[n].help, play[n].envvar, repr(play[n].type)) for n in shared] == [
+        (run[n].opts, run[n].help, run[n].envvar, repr(run[n].type)) for n in shared
+    ]
+    flags = [flag for p in play.values() for flag in p.opts]
+    assert len(flags) == len(set(flags))  # --domain (-d) once
+    missing = CliRunner().invoke(group, ["play", "--plugin", "mock", "--tasks-file", "no-such.json"])
+    assert missing.exit_code == 2 and "'--tasks-file': File 'no-such.json' does not exist" in missing.output
+    variant = CliRunner().invoke(group, ["play", "--plugin", "mock", "--retrieval", "bm25"])  # reaches the run, as with `bench run`
+    assert variant.exit_code == 1 and "domain 'mock' (plugin 'mock') has no knowledge-retrieval variants" in variant.output
+
+
 def test_what_a_typed_line_means() -> None:
     tools = ["get_customer", "list_plans"]
     assert line_action("hello there", tools) == "hello there"

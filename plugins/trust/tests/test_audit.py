@@ -410,6 +410,15 @@ def test_exclude_flagged_leaves_flagged_tasks_out_and_says_so(tmp_path: Path) ->
     assert json.loads(again.stdout)["config"]["exclude_flagged"] == ["actions_unscored", "duplicate"]
 
 
+@needs_mock
+def test_exclude_flagged_in_a_run_blocking_bench_trust_says_it_is_blocked(tmp_path: Path) -> None:
+    args = ["run", "--plugin", "no:trust", "--plugin", "mock", "--exclude-flagged", "gold_fails", "--db", str(tmp_path / "r.db")]
+    result = CliRunner().invoke(bench_cli(["mock"]), args)
+    assert result.exit_code == 1, result.output
+    assert "(--exclude-flagged) comes from bench-trust, which this run blocks (--plugin no:trust)" in result.output
+    assert "add --plugin trust" not in result.output and not (tmp_path / "r.db").exists()
+
+
 def test_exclude_flagged_with_a_dynamic_flag_audits_and_caches_first(tmp_path: Path) -> None:
     tasks = [t for t in TASKS if t["id"] in ("clean", "read-only", "broken")]
     plugins = get_plugin_manager(["trust"], extra=[("ledger", LedgerPlugin(tasks))])
