@@ -399,10 +399,10 @@ def test_a_channel_written_for_turns_only_carries_the_line_as_the_base_class_doe
     assert summary.finished and {r["reward"] for r in rows} == {1.0}
 
 
-def test_a_run_without_the_plugin_loaded_is_refused_naming_it(tmp_path: Path) -> None:
+def test_a_run_blocking_the_plugin_is_refused_naming_it(tmp_path: Path) -> None:
     result = invoke("run", "--plugin", "mock", "--plugin", "no:duplex", "--db", str(tmp_path / "r.db"), "--mode", "full-duplex")
     assert result.exit_code != 0
-    assert "--mode full-duplex is played by the plugin 'duplex' (bench-duplex), installed but not loaded" in result.output
+    assert "--mode full-duplex is played by bench-duplex, which this run blocks (--plugin no:duplex)" in result.output
     assert not (tmp_path / "r.db").exists()
 
 
