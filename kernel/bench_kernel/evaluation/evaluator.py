@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,6 +26,9 @@ from bench_kernel.serialization import converter
 from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import State
+
+if TYPE_CHECKING:
+    from bench_kernel.evaluation.goldcheck import GoldCheck
 
 
 @attrs.frozen(kw_only=True)
@@ -52,13 +55,13 @@ class GoldReplay:
         return not self.action_errors and all(c.met for c in self.assertion_checks)
 
 
-def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -> GoldReplay:
+def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False, replayed: GoldCheck | None = None) -> GoldReplay:
     """Build the gold state: a fresh environment, the task's initial state, then its gold actions.
 
-    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs).
+    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs); `replayed` reuses a checker's replay.
     """
-    env = build_environment(data, task)
-    errors = replay_gold_actions(task, env, sync=data.sync_gold_actions)
+    env = replayed.env if replayed else build_environment(data, task)
+    errors = replayed.action_errors if replayed else replay_gold_actions(task, env, sync=data.sync_gold_actions)
     agent_hash, user_hash = env.hashes()
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
     user_reference = (
@@ -68,7 +71,7 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
         agent_hash=agent_hash,
         user_hash=user_hash,
         action_errors=errors,
-        assertion_checks=gold_assertion_checks(data, task, env),
+        assertion_checks=replayed.assertion_checks if replayed else gold_assertion_checks(data, task, env),
         reference_hash=reference,
         reference_user_hash=user_reference,
         agent_changes=changed_records(env.agent_tools.state),

@@ -69,6 +69,8 @@ class GoldCheck:
     assertion_checks: list[Check]
     fault: ToolFault | None = None
     """A tool that is not deterministic (in-place edits are found after every task: `GoldChecker.faults`)."""
+    env: Environment
+    """The state the gold actions left: the second replay's (unwatched), or the only one's (`twice=False`)."""
 
 
 Step = tuple[str, str | None]
@@ -110,7 +112,7 @@ class GoldChecker:
         if differs is not None:  # rare: replayed again, step by step, to name the step
             fault = self._first_divergence(task) or _not_deterministic(task, ("the gold replays", None), differs)
             self.nondeterministic.append(fault)
-        return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault)
+        return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault, env=twins[0] if twins else env)
 
     def faults(self) -> list[ToolFault]:
         """After the checks: each tool that edited a shared record in place, pinned to its call (the records are put
