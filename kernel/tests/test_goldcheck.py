@@ -14,8 +14,8 @@ import pytest
 from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 from bench_kernel import ConfigError, DomainData, DomainOptions, PluginError, State, ToolKind, tool
-from bench_kernel.evaluation.goldcheck import GoldChecker, abbreviated_pair
 from bench_kernel.evaluation.evaluator import replay_gold
+from bench_kernel.evaluation.goldcheck import GoldChecker, abbreviated_pair
 from bench_kernel.plugins import get_plugin_manager
 from bench_kernel.run.checks import check_tasks
 from bench_kernel.run.runner import RunConfig, run

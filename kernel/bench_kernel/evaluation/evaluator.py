@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -27,8 +27,14 @@ from bench_kernel.tasks.domain import DomainData, build_environment
 from bench_kernel.tools.environment import Environment
 from bench_kernel.tools.state import State
 
-if TYPE_CHECKING:
-    from bench_kernel.evaluation.goldcheck import GoldCheck
+
+@attrs.frozen(kw_only=True)
+class Replayed:
+    """A task's gold actions replayed: the state they left, the ones that failed and the env assertions on the state."""
+
+    env: Environment
+    action_errors: list[str]
+    assertion_checks: list[Check]
 
 
 @attrs.frozen(kw_only=True)
@@ -55,10 +61,10 @@ class GoldReplay:
         return not self.action_errors and all(c.met for c in self.assertion_checks)
 
 
-def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False, replayed: GoldCheck | None = None) -> GoldReplay:
+def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False, replayed: Replayed | None = None) -> GoldReplay:
     """Build the gold state: a fresh environment, the task's initial state, then its gold actions.
 
-    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs); `replayed` reuses a checker's replay.
+    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs); `replayed` is reused if given.
     """
     env = replayed.env if replayed else build_environment(data, task)
     errors = replayed.action_errors if replayed else replay_gold_actions(task, env, sync=data.sync_gold_actions)
