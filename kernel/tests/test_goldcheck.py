@@ -14,8 +14,10 @@ import pytest
 from toy_domain import TASKS, CounterTools, ToyDomain, ToyPlugin
 
 from bench_kernel import ConfigError, DomainData, DomainOptions, PluginError, State, ToolKind, tool
+from bench_kernel.evaluation.evaluator import replay_gold
 from bench_kernel.evaluation.goldcheck import GoldChecker, abbreviated_pair
 from bench_kernel.plugins import get_plugin_manager
+from bench_kernel.run.checks import check_tasks
 from bench_kernel.run.runner import RunConfig, run
 from bench_kernel.testing import check_gold_deterministic, check_shared_records
 from bench_kernel.tools.state import RecordWatch
@@ -245,3 +247,34 @@ def test_without_a_plugin_name_the_refusal_is_a_config_error() -> None:
     data = toy(task("open", ("open_ticket", {"subject": "refund"})))
     with pytest.raises(ConfigError, match=r"^domain 'toy' cannot be run, 1 of its tasks"):
         gold_failures(data, data.tasks)
+
+
+_increments: list[str] = []
+
+
+class CountingTools(TicketTools):
+    @tool(ToolKind.WRITE)
+    def increment(self, name: str, by: int = 1) -> dict:
+        """Add to a counter, noting the call (how many gold replays `bench check` makes).
+
+        Args:
+            name: The counter's name.
+            by: How much to add.
+        """
+        _increments.append(name)
+        return super().increment(name, by)
+
+
+def test_bench_check_shows_the_checkers_replays_and_replays_anew_only_after_an_edit_in_place() -> None:
+    sound = attrs.evolve(toy(task("inc", ("increment", {"name": "a"}))), agent_toolkit=CountingTools)
+    _increments.clear()
+    [row] = check_tasks(sound)
+    assert len(_increments) == 2  # the checker's two replays, no third
+    gold = replay_gold(sound, sound.tasks[0], with_reference=True)
+    assert row["ok"] and (row["gold_db_hash"], row["gold_state_hash"]) == (gold.agent_hash, gold.agent_hash)
+    spoilt = attrs.evolve(toy(task("bump", ("bump", {"name": "b"})), task("inc", ("increment", {"name": "b"}))), agent_toolkit=CountingTools)
+    _increments.clear()
+    bump, inc = check_tasks(spoilt)
+    assert bump["tool_fault"] is not None and inc["ok"] and inc["tool_fault"] is None
+    assert len(_increments) == 4  # the checker's two, its replay naming the edit, and one anew (the others saw the edit)
+    assert inc["gold_state_hash"] == replay_gold(spoilt, spoilt.tasks[1]).agent_hash

@@ -29,6 +29,15 @@ from bench_kernel.tools.state import State
 
 
 @attrs.frozen(kw_only=True)
+class Replayed:
+    """A task's gold actions replayed: the state they left, the ones that failed and the env assertions on the state."""
+
+    env: Environment
+    action_errors: list[str]
+    assertion_checks: list[Check]
+
+
+@attrs.frozen(kw_only=True)
 class GoldReplay:
     """The gold environment of a task: its hashes and the gold actions that failed."""
 
@@ -52,13 +61,13 @@ class GoldReplay:
         return not self.action_errors and all(c.met for c in self.assertion_checks)
 
 
-def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -> GoldReplay:
+def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False, replayed: Replayed | None = None) -> GoldReplay:
     """Build the gold state: a fresh environment, the task's initial state, then its gold actions.
 
-    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs).
+    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs); `replayed` is reused if given.
     """
-    env = build_environment(data, task)
-    errors = replay_gold_actions(task, env, sync=data.sync_gold_actions)
+    env = replayed.env if replayed else build_environment(data, task)
+    errors = replayed.action_errors if replayed else replay_gold_actions(task, env, sync=data.sync_gold_actions)
     agent_hash, user_hash = env.hashes()
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
     user_reference = (
@@ -68,7 +77,7 @@ def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False) -
         agent_hash=agent_hash,
         user_hash=user_hash,
         action_errors=errors,
-        assertion_checks=gold_assertion_checks(data, task, env),
+        assertion_checks=replayed.assertion_checks if replayed else gold_assertion_checks(data, task, env),
         reference_hash=reference,
         reference_user_hash=user_reference,
         agent_changes=changed_records(env.agent_tools.state),

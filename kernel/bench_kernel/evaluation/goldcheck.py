@@ -12,8 +12,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel.evaluation.evaluator import gold_assertion_checks, replay_gold_actions
-from bench_kernel.schema.results import Check
+from bench_kernel.evaluation.evaluator import Replayed, gold_assertion_checks, replay_gold_actions
 from bench_kernel.schema.tasks import Action, Task
 from bench_kernel.serialization import canonical_json, converter
 from bench_kernel.tasks.domain import DomainData, build_environment
@@ -62,11 +61,10 @@ class ToolFault:
 
 
 @attrs.frozen(kw_only=True)
-class GoldCheck:
-    """A task's gold replay as a check: failing gold actions, env assertion checks and whether it is deterministic."""
+class GoldCheck(Replayed):
+    """A task's gold replay as a check (the second replay's state, unwatched, or the only one's with `twice=False`):
+    failing gold actions, env assertion checks and whether it is deterministic."""
 
-    action_errors: list[str]
-    assertion_checks: list[Check]
     fault: ToolFault | None = None
     """A tool that is not deterministic (in-place edits are found after every task: `GoldChecker.faults`)."""
 
@@ -110,7 +108,7 @@ class GoldChecker:
         if differs is not None:  # rare: replayed again, step by step, to name the step
             fault = self._first_divergence(task) or _not_deterministic(task, ("the gold replays", None), differs)
             self.nondeterministic.append(fault)
-        return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault)
+        return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault, env=twins[0] if twins else env)
 
     def faults(self) -> list[ToolFault]:
         """After the checks: each tool that edited a shared record in place, pinned to its call (the records are put

@@ -9,7 +9,7 @@ from typing import Any
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
-from bench_kernel.evaluation.goldcheck import IN_PLACE, GoldChecker, ToolFault, in_place_fix
+from bench_kernel.evaluation.goldcheck import IN_PLACE, GoldCheck, GoldChecker, ToolFault, in_place_fix
 from bench_kernel.logs import get_logger
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, with_backend_plugins
 from bench_kernel.run.runner import RunConfig, load_domain
@@ -58,13 +58,11 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
     ]
 
 
-def check_task(data: DomainData, task: Task, fault: ToolFault | None = None) -> dict[str, Any]:
-    """Replay a task's gold actions; report hashes, failing actions, assertions, triviality and `fault`, the tool fault
-    a `GoldChecker` found on it (`check_tasks` runs one over every task first)."""
-    gold = replay_gold(data, task, with_reference=True)
-    untouched = build_environment(data, task)
-    trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, untouched, gold)).reward == 1.0
-    failed_assertions = [f"{c.subject}: {c.detail}" for c in gold.assertion_checks if not c.met]
+def check_task(data: DomainData, task: Task, fault: ToolFault | None = None, replayed: GoldCheck | None = None) -> dict[str, Any]:
+    """A task's gold replay (`replayed`, a `GoldChecker`'s, or a fresh one): hashes, failing actions, assertions,
+    triviality and `fault`, the tool fault the checker found on it (`check_tasks` runs one over every task first)."""
+    gold = replay_gold(data, task, with_reference=True, replayed=replayed)
+    trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, build_environment(data, task), gold)).reward == 1.0
     return {
         "task_id": task.id,
         "ok": gold.ok and fault is None,
@@ -73,7 +71,7 @@ def check_task(data: DomainData, task: Task, fault: ToolFault | None = None) -> 
         "gold_user_db_hash": gold.reference_user_hash or gold.user_hash,
         "gold_user_state_hash": gold.user_hash,
         "gold_action_errors": gold.action_errors,
-        "gold_assertion_failures": failed_assertions,
+        "gold_assertion_failures": [f"{c.subject}: {c.detail}" for c in gold.assertion_checks if not c.met],
         "tool_fault": fault.describe() if fault is not None else None,
         "do_nothing_passes": trivial,
     }
@@ -82,35 +80,35 @@ def check_task(data: DomainData, task: Task, fault: ToolFault | None = None) -> 
 def check_tasks(data: DomainData) -> list[dict[str, Any]]:
     """One row per task of a domain; a task whose set-up raises is reported, not hidden.
 
-    Every task's gold actions are first replayed twice from fresh states (`GoldChecker`): a tool that edits a shared
-    record in place, or is not deterministic, fails the task it showed on, named, with the fix; a task whose tool edits
-    in place is not replayed again (the records are put back, and another replay would change them again). A shared
-    record edited in place by code outside the watched calls (a tool reaching `table.base`) is found by digesting every
-    shared record at the end: a row of its own, with no task id (`render_check` does not count it as a task).
+    Every task's gold actions are replayed twice from fresh states (`GoldChecker`), rows showing the second replay: a tool
+    that edits a shared record in place, or is not deterministic, fails the task it showed on, named, with the fix;
+    after an edit in place the records are put back and the other tasks replayed anew, the faulty ones not (it would
+    change them again). A shared record edited in place by code outside the watched calls (a tool reaching `table.base`)
+    is found by digesting every shared record at the end: a row of its own, with no task id (`render_check` does not count it).
     """
     data.agent_state.content_hash()  # pin the pristine digests (lazy otherwise) so in-place edits show
     if data.user_state is not None:
         data.user_state.content_hash()
     tasks = sorted(data.tasks, key=lambda t: task_id_key(t.id))
     checker = GoldChecker(data)
-    broken: dict[str, str] = {}
+    checks: dict[str, GoldCheck | str] = {}
     for task in tasks:
         try:
-            checker.check(task)
+            checks[task.id] = checker.check(task)
         except Exception as exc:  # noqa: BLE001 - a broken task is a finding, not a crash
-            broken[task.id] = f"set-up failed: {type(exc).__name__}: {exc}"
-    faults: dict[str, ToolFault] = {}
-    for found in checker.faults():  # edits in place first: they replace what they made look nondeterministic
-        faults.setdefault(found.task_id, found)
+            checks[task.id] = f"set-up failed: {type(exc).__name__}: {exc}"
+    # edits in place come first and win: they replace what they made look nondeterministic
+    faults = {fault.task_id: fault for fault in reversed(checker.faults())}
+    spoilt = any(fault.problem == IN_PLACE for fault in faults.values())  # later replays saw the records it changed
     results = []
     for task in tasks:
-        fault = faults.get(task.id)
-        if task.id in broken:
-            results.append(_problem_row(task.id, [broken[task.id]]))
+        check, fault = checks[task.id], faults.get(task.id)
+        if isinstance(check, str):
+            results.append(_problem_row(task.id, [check]))
         elif fault is not None and fault.problem == IN_PLACE:
             results.append(_problem_row(task.id, [], fault.describe()))
         else:
-            results.append(check_task(data, task, fault))
+            results.append(check_task(data, task, fault, None if spoilt else check))
     edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
     return results + [
         _problem_row(None, [f"a shared record of table {t!r} was edited in place outside the tool calls the check watched. {in_place_fix(t)}"])
