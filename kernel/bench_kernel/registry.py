@@ -1,7 +1,6 @@
 """The components the loaded plugins registered, by kind and name: what a run and its seams look up.
 
-Apart from plugins.py so the run's context and seams can name it without importing the hookspecs, which name them.
-"""
+Apart from plugins.py so the run's context and seams can name it without importing the hookspecs, which name them."""
 
 from __future__ import annotations
 

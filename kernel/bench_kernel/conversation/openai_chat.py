@@ -1,7 +1,6 @@
 """Conversations in OpenAI's chat format: bench messages to chat `messages`, an assistant reply back to an AssistantMessage.
 
-`OpenAIChat` lets an agent written as `async def my_agent(messages, tools) -> reply` plug in (docs/frameworks.md).
-"""
+`OpenAIChat` lets an agent written as `async def my_agent(messages, tools) -> reply` plug in (docs/frameworks.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Failure attribution's seam: registered attributors label a failed conversation; the store keeps the label.
 
-The kernel owns the labels and their columns; the rules are a plugin's (bench-trust, docs/attribution.md).
-"""
+The kernel owns the labels and their columns; the rules are a plugin's (bench-trust, docs/attribution.md)."""
 
 from __future__ import annotations
 

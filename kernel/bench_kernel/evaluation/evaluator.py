@@ -1,7 +1,6 @@
 """Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION and COMMUNICATE components (NL_ASSERTION is bench-judging's).
 
-The task's rule combines its reward_basis; each component's score is kept with the checks behind it.
-"""
+The task's rule combines its reward_basis; each component's score is kept with the checks behind it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Gold replays as checks: a task's gold actions replayed twice from fresh states, the first replay watched.
 
 They find the two tool bugs no gold action fails on but that leave a domain unscorable: a tool that edits a shared
-record in place, and one whose results differ between replays (random ids). Used by `bench check`, the kit and `bench run`.
-"""
+record in place, and one whose results differ between replays (random ids). Used by `bench check`, the kit and `bench run`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Open evaluation: reward components and combination rules, registered by plugins and named by task files.
 
-Task files name both: `reward_basis` and `reward_rule` (tau2's product is the built-in rule).
-"""
+Task files name both: `reward_basis` and `reward_rule` (tau2's product is the built-in rule)."""
 
 from __future__ import annotations
 

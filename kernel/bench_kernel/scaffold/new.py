@@ -1,8 +1,7 @@
 """Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from the packaged templates.
 
 Layers `templates/common` then the kind's: `*.tmpl` rendered without the suffix, `package/` becomes the module's folder,
-`README.about.md` fills the README's `{{about}}`.
-"""
+`README.about.md` fills the README's `{{about}}`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Conversation events: typed facts that participants, channels and metrics record during a conversation.
 
-A typed event is an attrs class with a ``kind`` class variable; plugins define their own the same way.
-"""
+A typed event is an attrs class with a ``kind`` class variable; plugins define their own the same way."""
 
 from __future__ import annotations
 

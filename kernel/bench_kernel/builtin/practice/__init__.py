@@ -1,7 +1,6 @@
 """The practice domain, shipped with the kernel and loaded only when named: `bench run --plugin practice --plugin NAME`.
 
-A pantry (`list_items`, `take_item`), a door lock on the customer's phone (`unlock_door`, dual control), four tasks.
-"""
+A pantry (`list_items`, `take_item`), a door lock on the customer's phone (`unlock_door`, dual control), four tasks."""
 
 from __future__ import annotations
 
