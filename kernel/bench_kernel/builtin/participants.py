@@ -43,8 +43,6 @@ class OracleSession(AgentSession):
 
     setup: ConversationSetup
     position: int = 0
-    finished: bool = False
-
     closed_goal: int = -1
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
