@@ -27,9 +27,6 @@ def _indent(text: str) -> str:
     return textwrap.indent(text, "\t")
 
 
-# --------------------------------------------------------------------------- tasks
-
-
 @attrs.frozen(kw_only=True)
 class Description:
     """Free text about a task, for readers and evaluators only."""
