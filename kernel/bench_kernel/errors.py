@@ -25,12 +25,10 @@ class TaskFileError(ConfigError):
 
 
 class DeferredDataError(BaseException):
-    """A domain's data, loaded on first use (`State.deferred`), could not be loaded; `error` says why.
+    """A domain's data, loaded on first use (`State.deferred`), could not be loaded; `error` says why."""
 
-    A BaseException, as KeyboardInterrupt is, so that no handler of one tool call, conversation or metric takes it
-    for its own failure (every conversation would meet it): a run stops with `error` before storing a conversation,
-    and the CLI prints it as it prints any BenchError.
-    """
+    # A BaseException, as KeyboardInterrupt is, so no handler of one tool call, conversation or metric takes it for its
+    # own failure (every conversation would meet it): the run stops before storing a conversation.
 
     def __init__(self, error: BenchError) -> None:
         super().__init__(str(error))
@@ -47,8 +45,7 @@ class PluginError(BenchError):
 
 
 class UnusableSessionError(PluginError):
-    """A session a plugin's `start` returned breaks the kernel's contract (a plain `def respond`, say), found at its
-    first conversation: the run stops there and stores no conversation, as for a task whose gold fails."""
+    """A session a plugin's `start` returned breaks the kernel's contract (a plain `def respond`, say): the run stops."""
 
 
 class UnknownPluginError(BenchError):

@@ -1,15 +1,6 @@
 """Checks made when a plugin loads and registers: mistakes that would otherwise surface mid-run, unnamed.
 
-- A method the kernel awaits written as a plain `def` (a channel's `to_agent`, a session's `respond`, a judge's
-  `judge`), or one it calls without awaiting written as `async def` (`is_stop`, `summarize`, a section's `build`, a domain's `load`).
-- Functions named like hooks without the `@bench_kernel.hookimpl` marker, which pluggy silently ignores, and marked
-  functions whose name is no hook's (a misspelt `regster_agents`), with the hook meant.
-- Sessions are checked through the class `start` is annotated to return, and again, whatever that annotation says
-  (the base `AgentSession` says nothing), through the class `start` returns at each component's first conversation
-  (`session_problem`): a run stops there, before storing any conversation.
-
-Every message names the plugin and the object (class and method) at fault.
-"""
+A method written `def` where the kernel awaits it (or the reverse), and hooks pluggy would ignore or cannot name."""
 
 from __future__ import annotations
 
@@ -75,6 +66,7 @@ def _session_class_problems(cls: typing.Hashable, kind: str) -> tuple[str, ...]:
 
 def declared_session(component: object) -> type | None:
     """The session class `start` is annotated to return, when its annotation resolves to a class."""
+    # The base AgentSession says nothing: `session_problem` checks the class returned at the first conversation too.
     start = getattr(type(component), "start", None)
     if start is None:
         return None
@@ -125,10 +117,8 @@ def unmarked_hooks(plugin: object, hook_names: typing.Iterable[str]) -> list[str
 
 
 def unknown_hooks(plugin: object, hook_names: typing.Collection[str]) -> list[str]:
-    """Functions of a plugin object marked as implementing a hook bench does not have, each with the closest hook's name.
-
-    pluggy refuses them too, but names neither the function nor the hook that was meant.
-    """
+    """Functions of a plugin object marked as implementing a hook bench does not have, each with the closest hook's name."""
+    # pluggy refuses them too, but names neither the function nor the hook that was meant.
     found = []
     for attr in dir(plugin):
         try:

@@ -31,8 +31,7 @@ DEFAULT_PLUGINS = (
 PROFILES_PLUGIN = "profiles"
 """The plugin whose profile reader reads `--profile DIR` (bench-profiles); bench's own profile needs none."""
 NAMED_BUILTINS = {"practice": "bench_kernel.builtin.practice"}
-"""Built-in plugins loaded only when named (`--plugin practice`), never among "every installed plugin"; an installed
-entry point of the same name wins."""
+"""Built-in plugins loaded only when named (`--plugin practice`); an installed entry point of the same name wins."""
 COMPONENT_HOOKS = {
     "domain": "register_domains",
     "agent": "register_agents",
@@ -124,11 +123,8 @@ def _modified(path: str) -> int:
 
 
 def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tuple[str, object]] = ()) -> PluginSet:
-    """Build a fresh plugin manager: built-ins, the selected entry points (all when None, none when empty), then extra objects.
-
-    `selected` follows pytest's -p: names load those plugins only, `no:NAME` blocks one.
-    `extra` holds (name, plugin object) pairs registered directly, for tests and embedding.
-    """
+    """Build a fresh plugin manager: built-ins, the selected entry points (all when None), then `extra` (name, object) pairs."""
+    # `selected` follows pytest's -p: names load those plugins only, `no:NAME` blocks one, an empty list loads none.
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     plugins = PluginSet(pm)
@@ -147,13 +143,7 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
 
 
 def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]) -> list[str] | None:
-    """The selection plus the installed plugin named like each model backend the run configures (unless blocked).
-
-    `--agent-backend litellm` (or the default `openai`) needs the plugin that registers that backend: naming the
-    role's backend names its plugin, so `--plugin mock --agent-model M` works without `--plugin openai`. A run's other
-    implied plugins come the same way (`RunConfig.implied_plugins`: `--mode full-duplex` loads bench-duplex's loop),
-    and so do the installed plugins that load with every run (`always_loaded`: bench-trust).
-    """
+    """The selection plus the installed plugins named like the run's model backends, and those always loaded (unless blocked)."""
     if selected is None:
         return None
     available = installed_entry_points()
@@ -166,8 +156,7 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
 
 
 def always_loaded() -> list[str]:
-    """Installed plugins that load with every run and report whatever `--plugin` names (unless blocked, `no:NAME`):
-    those that also declare their `bench` entry point in the group `bench.always` (bench-trust)."""
+    """Installed plugins that load with every run whatever `--plugin` names: those also in the group `bench.always`."""
     return sorted(ep.name for ep in _group(ALWAYS_GROUP) if ep.name in installed_entry_points())
 
 
@@ -219,22 +208,15 @@ def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: s
 def _refuse_unmarked_hooks(name: str, obj: object) -> None:
     unmarked = unmarked_hooks(obj, _hook_names())
     if unmarked:
-        raise PluginError(
-            name,
-            f"{_object_name(obj)} has functions named like hooks but not marked with "
-            f"@bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)} "
-            "(add the decorator above each)",
-        )
+        detail = f"has functions named like hooks but not marked with @bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)}"
+        raise PluginError(name, f"{_object_name(obj)} {detail} (add the decorator above each)")
 
 
 def _refuse_unknown_hooks(name: str, obj: object) -> None:
     unknown = unknown_hooks(obj, _hook_names())
     if unknown:
-        raise PluginError(
-            name,
-            f"{_object_name(obj)} marks functions with @bench_kernel.hookimpl that name no hook of "
-            f"bench: {', '.join(unknown)} (rename each to its hook's name; the hooks: {', '.join(_hook_names())})",
-        )
+        detail = f"marks functions with @bench_kernel.hookimpl that name no hook of bench: {', '.join(unknown)}"
+        raise PluginError(name, f"{_object_name(obj)} {detail} (rename each to its hook's name; the hooks: {', '.join(_hook_names())})")
 
 
 @functools.cache
@@ -375,10 +357,8 @@ def load_profile(directory: str | Path | None) -> Profile:
 
 @functools.lru_cache(maxsize=4)
 def _profile_reader(entry: md.EntryPoint) -> ProfileReader:
-    """The reader the plugin registers, loaded once per installed entry point (a run reads its profile several times).
-
-    Only that plugin is loaded, without the built-ins: `load_profile` outside a run stays as quick as reading the files.
-    """
+    """The reader the plugin registers, loaded once per installed entry point (a run reads its profile several times)."""
+    # Only that plugin, without the built-ins: `load_profile` outside a run stays as quick as reading the files.
     plugins = PluginSet(pluggy.PluginManager(GROUP))
     plugins.pm.add_hookspecs(hookspecs)
     _load_entry_point(plugins, entry)

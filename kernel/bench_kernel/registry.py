@@ -1,8 +1,6 @@
 """The components the loaded plugins registered, by kind and name: what a run and its seams look up.
 
-Apart from the plugin manager (plugins.py) so that the run's context and the seam interfaces can name it without
-importing the hook specifications, which name them.
-"""
+Apart from plugins.py so the run's context and seams can name it without importing the hookspecs, which name them."""
 
 from __future__ import annotations
 

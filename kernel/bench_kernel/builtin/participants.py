@@ -1,8 +1,4 @@
-"""Built-in offline participants: the oracle agent, the do-nothing agent and the scripted user.
-
-With these, `bench run` needs no model: the oracle shows a task is solvable, the do-nothing
-agent shows what passes without any work, and the scripted user plays a task without an LLM.
-"""
+"""Built-in offline participants, so `bench run` needs no model: the oracle agent, the do-nothing agent and the scripted user."""
 
 from __future__ import annotations
 
@@ -23,17 +19,11 @@ from bench_kernel.schema.tasks import Action, StructuredUserInstructions
 STOP = "###STOP###"
 DEVICE_REQUEST = "Please do this on your device: "
 PLAN = "shift_plan"
-"""The task extension holding a task's goals in order, when a plugin gives it some (bench-changebench's chained tasks,
-bench-services' plans): `.goals` (each with `.task_id` and the `.opening` line raising it), `.turns_per_goal` (the
-scripted user moves on after so many turns on one goal, or None) and `.goal_of(action_id)` (the goal's index)."""
+"""The task extension holding a task's goals in order, when a plugin gives it some (docs/plugins.md says its shape)."""
 
 
 def device_request(name: str, arguments: Mapping[str, Any] | None = None) -> str:
-    """A sentence asking the user to perform a device action (a user tool): `...: name({"key": value})`.
-
-    The scripted user performs a call written as `name({JSON object})` or `name()` anywhere in the agent's text, for a
-    tool on its side (`find_calls`); an LLM user reads the request as words. This is the oracle's sentence.
-    """
+    """The oracle's sentence asking the user to perform a device action (a user tool): `...: name({"key": value})`."""
     return f"{DEVICE_REQUEST}{name}({json.dumps(dict(arguments or {}), sort_keys=True)})"
 
 
@@ -53,8 +43,6 @@ class OracleSession(AgentSession):
 
     setup: ConversationSetup
     position: int = 0
-    finished: bool = False
-
     closed_goal: int = -1
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
@@ -215,8 +203,8 @@ class ScriptedSession(UserSession):
 
 
 def opening_line(instructions: StructuredUserInstructions | str) -> str:
-    """What the scripted user says first: why it calls and what it knows (without the stop tokens the scenario
-    mentions, e.g. "say ###STOP### when done", which would end the conversation at its first message)."""
+    """What the scripted user says first: why it calls and what it knows."""
+    # Without the stop tokens the scenario mentions ("say ###STOP### when done"): they would end the conversation at once.
     if isinstance(instructions, str):
         return _without_stop_tokens(instructions)
     parts = [instructions.reason_for_call, instructions.known_info or "", instructions.task_instructions]

@@ -1,11 +1,4 @@
-"""Channels: the pluggable seam between user and agent that may transform what crosses it.
-
-The default channel is the identity. A channel such as voice (text -> speech -> noise ->
-recognition -> text) transforms each text message on its way; the trajectory keeps the text the
-speaker meant, the receiving participant gets the text as heard, and the orchestrator records a
-`ChannelTranscript` event whenever the two differ. A channel that plays full duplex too returns bench-duplex's
-`DuplexChannelSession`s (docs/duplex.md).
-"""
+"""Channels: the pluggable seam between user and agent that may transform what crosses it (docs/plugins.md)."""
 
 from __future__ import annotations
 

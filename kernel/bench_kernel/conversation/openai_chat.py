@@ -1,9 +1,6 @@
 """Conversations in OpenAI's chat format: bench messages to chat `messages`, an assistant reply back to an AssistantMessage.
 
-`OpenAIChat` keeps one agent's side of a conversation as chat messages, so that an agent written as
-`async def my_agent(messages, tools) -> reply` plugs into bench (docs/frameworks.md). The functions below it are what
-bench's own LLM participants build their requests with, spelt in the run's profile's `MessageStyle`.
-"""
+`OpenAIChat` lets an agent written as `async def my_agent(messages, tools) -> reply` plug in (docs/frameworks.md)."""
 
 from __future__ import annotations
 
@@ -88,12 +85,7 @@ def unseen_messages(setup: ConversationSetup, incoming: Sequence[Message], first
 
 
 def assistant_message(reply: Any, *, first_call: int = 1) -> AssistantMessage:
-    """An assistant reply in OpenAI's shape as an AssistantMessage; ParticipantError when it is neither text nor calls.
-
-    Takes a chat message (`{"role": "assistant", "content": ..., "tool_calls": [...]}`), a whole chat completion (its
-    `choices[0].message`), an OpenAI SDK object (read with `model_dump()`), a plain string, or an AssistantMessage.
-    A call's `arguments` may be a JSON string or an object; calls without an id get `call-N` from `first_call` on.
-    """
+    """An assistant reply in any OpenAI shape (docs/frameworks.md) as an AssistantMessage; ParticipantError when empty."""
     if isinstance(reply, AssistantMessage):
         return reply
     if isinstance(reply, str):
@@ -141,12 +133,7 @@ def _tool_call(entry: Any, fallback_id: str) -> ToolCall:
 
 @attrs.define
 class OpenAIChat:
-    """One agent's side of a conversation as OpenAI chat: `messages` and `tools` to send, replies read back.
-
-    `messages` opens with the system prompt bench's own agents get (the policy; in the no-user mode the ticket too,
-    which is also the first user message); `tools` are the agent's tool schemas (in the no-user mode with the
-    profile's `done` tool last) and `tool_choice` what bench's `llm-fc` sends with them.
-    """
+    """One agent's side of a conversation as OpenAI chat: `messages` and `tools` to send, replies read back."""
 
     setup: ConversationSetup
     messages: list[dict[str, Any]]
@@ -170,11 +157,7 @@ class OpenAIChat:
         return self.messages
 
     def reply(self, reply: Any) -> AssistantMessage:
-        """The agent's reply (any shape `assistant_message` reads) as the message bench plays, kept in `messages`.
-
-        In the no-user mode a call to `done`, or an answer without tool calls, ends the work: the message is then the
-        profile's stop token, with the answer kept in `raw_data["final_output"]`.
-        """
+        """The agent's reply (any shape `assistant_message` reads) as the message bench plays, kept in `messages`."""
         message = assistant_message(reply, first_call=self.calls + 1)
         self.calls += len(message.tool_calls or [])
         if self.setup.mode is Mode.NO_USER:

@@ -74,9 +74,7 @@ class AgentSession:
     """One agent in one conversation."""
 
     termination: TerminationReason | None = None
-    """Why the conversation ended, set by the kernel just before `close()`: a TerminationReason (`infrastructure_error`
-    when the conversation crashed), or None while it runs and when it was cancelled (an interrupted run, the run's
-    deadline)."""
+    """Why the conversation ended, set just before `close()`; None while it runs or when it was cancelled."""
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """Answer what arrived since the agent last spoke (a user message or tool results)."""
@@ -121,52 +119,28 @@ class Agent:
     exposures: tuple[str, ...] = ("none", "persona", "context")
     """What it can be told about the customer (`--exposure`); a run asking for another is refused at start."""
     calls_models_itself: bool = True
-    """The agent may call models bench does not see (its own client, a service behind a URL). A conversation in which
-    such an agent made no ledgered call of the `agent` role has an unknown `agent_cost` (None), never 0.0. Agents that
-    call models only through `setup.models`, or never, set False: their cost is what the ledger holds (0.0 without
-    calls)."""
+    """The agent may call models bench does not see: without ledgered agent calls its cost is unknown, never 0.0."""
     code_fingerprint: str = ""
-    """What identifies the agent's code, e.g. `source_fingerprint(__file__)` (the sha256 of its package's source):
-    part of the run's identity when not empty, so editing the code starts a new run instead of resuming the old one."""
+    """What identifies the agent's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
         raise NotImplementedError
 
     def needed_roles(self, options: Mapping[str, Any], registry: Any) -> tuple[str, ...]:
-        """The model roles a run with these agent options needs (checked before it starts); `model_roles` by default.
-
-        An agent that wraps another named in its options (a cascade's `inner=llm-fc`) adds that agent's roles, found in
-        the run's component registry.
-        """
+        """The model roles a run with these agent options needs (checked before it starts); `model_roles` by default."""
         return self.model_roles
 
     def default_models(self, options: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
-        """Model settings by role for the roles it needs that the run leaves unset, e.g. a realtime agent's backend.
-
-        Given the run's agent options. A role the run configured keeps its settings, except that a spec naming a backend
-        replaces the default backend (`openai`), so `--agent-model M --agent-base-url URL` reaches the agent's own kind
-        of endpoint.
-        """
+        """Model settings by role for the roles it needs that the run leaves unset, e.g. a realtime agent's backend."""
         return {}
 
     def fingerprint(self, options: Mapping[str, Any]) -> dict[str, str]:
-        """What identifies the code behind the agent beyond its name and options (a source hash, a framework version).
-
-        Called once per run, before anything is stored, with the run's agent options. A non-empty result is part of
-        the run's identity and hash (so edited code gives a new run id, and a resume with it is refused) and is shown
-        in the report header. The default, empty, leaves the identity as it was.
-        """
+        """What identifies the code behind the agent beyond its name and options (a source hash, a framework version)."""
         return {}
 
     async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
-        """How the agent's model requests depart from what the run's profile fixes, each in a few words.
-
-        Called once per run, before its header, with the run's agent options. `[]` declares that the agent sends the
-        profile's system prompt, tools array, greeting, `tool_choice` and sampling (as `llm-fc` does): with every
-        participant saying so, the run is "standard" under its profile. The default, None, declares nothing, and the
-        run is "custom" ("does not declare that it sends the profile's requests").
-        """
+        """How the agent's model requests depart from the run's profile: `[]` for none, None (custom) to declare nothing."""
         return None
 
 
@@ -181,8 +155,7 @@ class UserSimulator:
     duplex_only: bool = False
     """The simulator plays only full-duplex conversations (a voice user): other modes are refused at start."""
     code_fingerprint: str = ""
-    """What identifies the simulator's code, e.g. `source_fingerprint(__file__)` (the sha256 of its package's source):
-    part of the run's identity when not empty, so editing the code starts a new run instead of resuming the old one."""
+    """What identifies the simulator's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""

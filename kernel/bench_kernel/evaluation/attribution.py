@@ -1,9 +1,6 @@
 """Failure attribution's seam: registered attributors label a failed conversation; the store keeps the label.
 
-The kernel owns the labels (`schema/results.py`: every report's pass^k "attributable to the agent" reads them,
-`--retry-attributed` replays by them) and the columns that keep them; the rules that choose a label are a plugin's (bench-trust,
-docs/attribution.md). Without an attributor a failed conversation is stored unlabelled and counts as the agent's.
-"""
+The kernel owns the labels and their columns; the rules are a plugin's (bench-trust, docs/attribution.md)."""
 
 from __future__ import annotations
 
@@ -59,10 +56,7 @@ def attributed(
     store: Any = None,
     attributors: Iterable[Attributor] = (),
 ) -> ConversationResult:
-    """The result labelled by the first attributor that names a label (unchanged when it passed, or none does).
-
-    Runs call it for every conversation they play or judge again; importers and re-scorers for the ones they build.
-    """
+    """The result labelled by the first attributor that names a label (unchanged when it passed, or none does)."""
     if result.termination_reason is not TerminationReason.INFRASTRUCTURE_ERROR and is_success(result.reward):
         return result
     finished = FinishedConversation(result=result, task=task, data=data, final_env=env, gold=gold, store=store)

@@ -1,10 +1,6 @@
 """Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION and COMMUNICATE components (NL_ASSERTION is bench-judging's).
 
-The reward combines the task's reward_basis with the task's rule (tau2's product by default:
-0 for a conversation that did not end by a stop); every component's own score is kept with the
-checks behind it, so a reader sees why a conversation passed or failed. Plugins add components
-and rules (see rewards.py).
-"""
+The task's rule combines its reward_basis; each component's score is kept with the checks behind it."""
 
 from __future__ import annotations
 
@@ -50,8 +46,7 @@ class GoldReplay:
     reference_user_hash: str | None = None
     """The domain's reference hash of the gold user state, when the domain defines one."""
     agent_changes: Mapping[str, Mapping[str, Any]] | None = None
-    """The records the gold agent state changed from the domain's data, as plain data (None: deleted), by table:
-    a failed DB check names the records that differ (None: not known, the check shows the hashes only)."""
+    """The records the gold agent state changed, by table, for a failed DB check to name (None: not known)."""
     user_changes: Mapping[str, Mapping[str, Any]] | None = None
     """The same for the gold user state."""
 
@@ -62,13 +57,11 @@ class GoldReplay:
 
 
 def replay_gold(data: DomainData, task: Task, *, with_reference: bool = False, replayed: Replayed | None = None) -> GoldReplay:
-    """Build the gold state: a fresh environment, the task's initial state, then its gold actions.
-
-    with_reference also computes the domain's reference hash (a full dump: `bench check`, not runs); `replayed` is reused if given.
-    """
+    """Build the gold state: a fresh environment, the task's initial state, then its gold actions (or `replayed`'s)."""
     env = replayed.env if replayed else build_environment(data, task)
     errors = replayed.action_errors if replayed else replay_gold_actions(task, env, sync=data.sync_gold_actions)
     agent_hash, user_hash = env.hashes()
+    # The reference hash dumps the whole state: `bench check` asks for it, runs do not.
     reference = data.reference_hash(env.agent_tools.state) if with_reference and data.reference_hash else None
     user_reference = (
         data.reference_user_hash(env.user_tools.state) if with_reference and data.reference_user_hash and env.user_tools is not None else None
@@ -105,11 +98,8 @@ def gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> lis
 
 
 def _live_replay(data: DomainData, task: Task) -> Environment:
-    """The gold actions replayed as a solver would perform them, with the sync after each (tau2's predicted side).
-
-    Where the reference skips the sync on its gold path (tau2's telecom), the gold hashes come from that
-    path but the assertions are judged on this one, as tau2 judges them on the conversation's state.
-    """
+    """The gold actions replayed as a solver would perform them, with the sync after each (tau2's predicted side)."""
+    # tau2's telecom skips the sync on its gold path: the hashes come from that path, the assertions from this one.
     env = build_environment(data, task)
     replay_gold_actions(task, env)
     return env
@@ -150,10 +140,8 @@ async def evaluate(
 
 
 def recombine(evaluation: Evaluation, task: Task, components: list[ComponentScore], termination: TerminationReason) -> RewardInfo:
-    """The task's rule over its components; a basis component that could not be evaluated never leaves a reward above 0.
-
-    Whatever a plugin's rule does with a missing score, an errored component (a judge error above all) must not pass.
-    """
+    """The task's rule over its components; a basis component that could not be evaluated never leaves a reward above 0."""
+    # Whatever a plugin's rule does with a missing score, an errored component (a judge error above all) must not pass.
     rule, params = evaluation.rule_for(task)
     basis = list(task.evaluation_criteria.reward_basis) if task.evaluation_criteria else []
     info = rule.combine(basis, components, termination, params)

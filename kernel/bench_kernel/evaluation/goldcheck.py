@@ -1,10 +1,7 @@
 """Gold replays as checks: a task's gold actions replayed twice from fresh states, the first replay watched.
 
-Two tool bugs leave a domain unscorable whatever the agent does, and neither fails a gold action: a tool that edits a
-shared record in place (every later conversation sees the change) and a tool whose results differ from one replay to
-the next (random ids: no agent can reach the gold state). `bench check`, the conformance kit and `bench run` (before
-any conversation is stored) find both here and name the tool, the task and the fix.
-"""
+They find the two tool bugs no gold action fails on but that leave a domain unscorable: a tool that edits a shared
+record in place, and one whose results differ between replays (random ids). Used by `bench check`, the kit and `bench run`."""
 
 from __future__ import annotations
 
@@ -62,8 +59,7 @@ class ToolFault:
 
 @attrs.frozen(kw_only=True)
 class GoldCheck(Replayed):
-    """A task's gold replay as a check (the second replay's state, unwatched, or the only one's with `twice=False`):
-    failing gold actions, env assertion checks and whether it is deterministic."""
+    """A task's gold replay as a check: failing gold actions, env assertion checks and whether it is deterministic."""
 
     fault: ToolFault | None = None
     """A tool that is not deterministic (in-place edits are found after every task: `GoldChecker.faults`)."""
@@ -75,14 +71,7 @@ Step = tuple[str, str | None]
 
 @attrs.define
 class GoldChecker:
-    """Replays each task's gold actions twice from fresh states in lockstep, the first replay's shared records watched.
-
-    The second replay is not watched (the same code with the same arguments); the final states are compared by their
-    changes alone, so no database is hashed whole, and only when they differ are two more replays compared step by
-    step to name the first call whose result (or the record it leaves) differs. The watch digests each shared record the replays read once, when
-    first read, and again in `faults`, after every task: only when one moved are the tasks replayed once more, the
-    records put back after each step, to name the call that edits them.
-    """
+    """Replays each task's gold actions twice from fresh states in lockstep, the first replay's shared records watched."""
 
     data: DomainData
     watch: RecordWatch = attrs.field(factory=RecordWatch)
@@ -96,13 +85,13 @@ class GoldChecker:
         self.watched = attrs.evolve(self.data, agent_state=self.data.agent_state.watched(self.watch), user_state=user)
 
     def check(self, task: Task, *, twice: bool = True) -> GoldCheck:
-        """The task's gold check (a set-up that raises raises here, as in `replay_gold`); `twice=False` replays once
-        (in-place edits are still found, a tool that is not deterministic is not)."""
+        """The task's gold check; `twice=False` replays once (finding in-place edits, not nondeterminism)."""
         self.checked.append(task)
         env = build_environment(self.watched, task)
         twins = [build_environment(self.data, task)] if twice else []
         errors = replay_gold_actions(task, env, *twins, sync=self.data.sync_gold_actions)
         checks = gold_assertion_checks(self.watched, task, env)
+        # Final states are compared by their changes alone (no database hashed whole); step by step only when they differ.
         differs = state_difference(env, twins[0]) if twins else None
         fault = None
         if differs is not None:  # rare: replayed again, step by step, to name the step
@@ -111,9 +100,8 @@ class GoldChecker:
         return GoldCheck(action_errors=errors, assertion_checks=checks, fault=fault, env=twins[0] if twins else env)
 
     def faults(self) -> list[ToolFault]:
-        """After the checks: each tool that edited a shared record in place, pinned to its call (the records are put
-        back), then each tool that is not deterministic on a task that edited nothing in place."""
-        if self._pinned is None:
+        """After the checks: each tool that edited a shared record in place, then each one not deterministic elsewhere."""
+        if self._pinned is None:  # the watched records were digested when first read: replay only when one moved
             changed = self.watch.changed()
             self._pinned = self._pin_in_place(changed) if changed else []
         spoilt = {fault.task_id for fault in self._pinned}
@@ -167,8 +155,7 @@ class GoldChecker:
         return ToolFault.at(task, step, IN_PLACE, f"changed {listed}, which every conversation of a run shares", self.watch.names[edited[0][0]])
 
     def _first_divergence(self, task: Task) -> ToolFault | None:
-        """The final states differ: two more replays in lockstep, compared after each step, name the first step where
-        a result or the state differs (None if they happen to agree this time)."""
+        """The first step where two more replays in lockstep differ in a result or the state (None if they agree)."""
         envs = build_environment(self.data, task), build_environment(self.data, task)
         differs = state_difference(*envs)
         if differs is not None:
@@ -222,8 +209,7 @@ def tool_label(env: Environment, action: Action) -> str:
 
 
 def abbreviated_pair(a: str, b: str, width: int = SHOWN) -> tuple[str, str]:
-    """Both texts cut to `width` characters from a little before where they first differ, at the start of the field
-    that differs when it is near ("…" marks a cut)."""
+    """Both texts cut to `width` characters from a little before where they first differ ("…" marks a cut)."""
     if max(len(a), len(b)) <= width:
         return a, b
     start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

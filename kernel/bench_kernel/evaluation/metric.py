@@ -53,19 +53,11 @@ class Judge:
     """What identifies the judge's code, as `Agent.code_fingerprint`: part of the run's identity when not empty."""
 
     async def judge(self, request: JudgeRequest) -> list[Check]:
-        """One check per assertion, in order, each with the assertion as its subject and a bool `met`.
-
-        Raise when the verdict cannot be read or misses an assertion: bench-judging asks again (docs/judges.md) and
-        records a judge error when every attempt fails; any other answer is refused the same way.
-        """
+        """One check per assertion, in order, each with the assertion as its subject; raise when the verdict is unreadable."""
         raise NotImplementedError
 
     async def profile_deviations(self, profile: Profile) -> list[str] | None:
-        """How the judge's requests depart from the profile's judge (texts, request shape), as `Agent.profile_deviations`.
-
-        `[]` declares that it sends the profile's judge request (llm-judge does); the default, None, declares nothing,
-        and a run whose reward rests on NL assertions is then "custom".
-        """
+        """How the judge's requests depart from the profile's judge (texts, request shape), as `Agent.profile_deviations`."""
         return None
 
 

@@ -1,10 +1,6 @@
 """Open evaluation: reward components and combination rules, registered by plugins and named by task files.
 
-A reward component scores one aspect of a conversation (tau2's DB, ENV_ASSERTION, ACTION and
-COMMUNICATE are the built-in ones, NL_ASSERTION is bench-judging's); a combination rule turns the task's basis
-components into its reward (tau2's product is the built-in rule; a weighted sum or per-goal
-partial credit come from plugins). Task files name both: `reward_basis` and `reward_rule`.
-"""
+Task files name both: `reward_basis` and `reward_rule` (tau2's product is the built-in rule)."""
 
 from __future__ import annotations
 
@@ -64,14 +60,11 @@ class RewardComponent:
         raise NotImplementedError
 
     def prepare_judge(self, judge: Judge | None, config: Any, tasks: Sequence[Task]) -> Judge | None:
-        """The run's judge (None without `--judge`) as this component has it asked, by metrics too; called once per run
-        with its RunConfig and tasks before anything is stored, it may refuse the run (ConfigError). Default: as given."""
+        """The run's judge as this component has it asked, by metrics too; called once per run (ConfigError refuses it)."""
         return judge
 
     async def resume(self, ctx: Any) -> Mapping[str, Any]:
-        """Called once when a run resumes (`ctx`: its RunContext), before it plays on: the component may score stored
-        conversations again from their messages (bench-judging judges again those whose judge failed). What it returns
-        goes into the `run.resumed` event."""
+        """Score stored conversations again when a run resumes, before it plays on; returned into the `run.resumed` event."""
         return {}
 
 

@@ -1,15 +1,6 @@
 """The report's data and what plugins add to it: sections computed from the store, and the formats it prints in.
 
-A plugin registers `ReportSection` objects (`register_report_sections`); `build(view)` returns a
-`Section` (tables and/or markdown text) from a read-only `RunView` of the stored run (view.py). A section
-that raises is shown as an error line naming its plugin; the rest of the report still renders.
-Metrics may also define `summarize(view)`: their run-level figures (rates, medians, worst cases,
-per-persona values) appear in the report under the metric's plugin. A section's `cards(view)` are shown among the
-report's own figures (bench-trust's noise, validity and attribution cards), its `compare_cards(comparison)` under
-`bench compare`'s. A `ReportFormat` (`register_report_formats`) prints a `Report`; the `ReportBuilder`
-(`register_report_builders`) computes it from the store. bench-report registers both: its builder and its formats
-(table, the default, json, markdown, csv, html); the kernel alone prints a short summary instead.
-"""
+Sections, cards, formats and builders are registered by plugins (bench-report's builder and formats; docs/plugins.md)."""
 
 from __future__ import annotations
 
@@ -47,8 +38,7 @@ class Section:
 
 @attrs.frozen(kw_only=True)
 class Card:
-    """A few lines among a report's own figures: JSON `figures` under the card's name, `lines` in text, markdown and
-    HTML (under `heading`, the title when empty), `rows` (of the CSV's columns) in the CSV."""
+    """A few lines among a report's own figures: `figures` in JSON, `lines` in text formats, `rows` in the CSV."""
 
     name: str
     title: str
@@ -112,11 +102,9 @@ class Report:
     breakdowns: list[dict[str, Any]] = attrs.field(factory=list)
     """Figures by task attribute (`--by persona`): {attribute, groups: [{value, conversations, tasks, figures, errors}]}."""
     gold_failures: list[dict[str, Any]] = attrs.field(factory=list)
-    """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}. Their rewards are not
-    meaningful (run with --allow-broken-tasks) unless scored_as_reference (the domain's reference scores them the same way)."""
+    """Tasks whose gold replay failed when the run began: {task_id, problems, scored_as_reference}."""
     cards: list[dict[str, Any]] = attrs.field(factory=list)
-    """The plugins' cards among the report's own figures ({name, plugin, title, heading, figures, lines, rows}):
-    bench-trust's noise, validity and attribution (docs/noise.md, docs/audit.md, docs/attribution.md)."""
+    """The plugins' cards among the report's own figures ({name, plugin, title, heading, figures, lines, rows})."""
 
     def card(self, name: str) -> Any:
         """A card's figures (its JSON under its name), or None when no loaded plugin gave one of that name."""
@@ -167,6 +155,5 @@ class ReportBuilder:
     description: str = ""
 
     def build(self, store: Store, run_id: str, registry: Any = None, by: Sequence[str] = ()) -> Report:
-        """A stored run's report: `registry` (the run's `Registry`; None: no plugin sections) gives its sections and
-        cards, `by` the task attributes to break the figures down by."""
+        """A stored run's report, with the sections and cards of `registry` and figures broken down by `by`."""
         raise NotImplementedError

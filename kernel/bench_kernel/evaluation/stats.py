@@ -147,8 +147,7 @@ class Agreement:
     observed: float | None
     """Share of items given the same label; None without items."""
     kappa: float | None
-    """Cohen's kappa: agreement beyond what the judges' label frequencies give by chance; None without items, or when
-    chance agreement is 1 (both gave one and the same label to every item: kappa is undefined)."""
+    """Cohen's kappa; None without items, or when chance agreement is 1 (one label given to every item: undefined)."""
 
 
 def judge_agreement(table: Mapping[tuple[Any, Any], int]) -> Agreement:

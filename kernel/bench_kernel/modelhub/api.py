@@ -13,8 +13,6 @@ MAX_IN_FLIGHT = 4096
 """Conversations or requests in flight at most: each request slot costs memory and connections."""
 DEFAULT_IN_FLIGHT = 64
 """Requests in flight of a client made outside a run from a configuration that sets no limit."""
-
-
 DEFAULT_BACKEND = "openai"
 """The backend a role uses unless told otherwise (bench-openai: any OpenAI-compatible server)."""
 
@@ -76,8 +74,7 @@ class ChatResponse:
 
 
 class BaseClient:
-    """A client of any kind: chat (`ModelClient`) here; plugins add their own kinds by subclassing it with a `kind`
-    name and a call method (bench-voice: speech and transcription, bench-knowledge: embeddings)."""
+    """A client of any kind: chat (`ModelClient`) here; plugins subclass it with a `kind` name and a call method."""
 
     kind = ""
 

@@ -103,9 +103,7 @@ class Profile:
     tools: Mapping[str, Mapping[str, list[dict[str, Any]] | None]] = attrs.field(factory=dict)
     """Per domain, the schemas to send for the agent's and the user's tools; a domain not here uses its own."""
     discoverable: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.field(factory=dict)
-    """Per domain and side, the texts of tools the model discovers mid-conversation (not in its tool list):
-    {name: {"description", "params": [{"name", "type", "optional", "description"}], "returns"}}; under "formats", the
-    domain's templates for the messages that show them (their keys are the domain's)."""
+    """Per domain and side, the texts of tools the model discovers mid-conversation (docs/profiles.md gives the shape)."""
     done_tool: Mapping[str, Any]
     sampling: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     seed_policy: str = "conversation"
@@ -133,10 +131,8 @@ class Profile:
             raise ConfigError(f"profile {self.name!r} has no text {key!r}") from None
 
     def present_tools(self, domain: str, side: str, schemas: Sequence[dict[str, Any]], *, solo: bool = False) -> list[dict[str, Any]]:
-        """The schemas to send for the tools a domain offers: the profile's own, in its order, when it has the domain.
-
-        A solo agent is also offered the user's tools, after its own, as tau2's solo mode does (`solo=True`).
-        """
+        """The schemas to send for the tools a domain offers: the profile's own, in its order, when it has the domain."""
+        # A solo agent is also offered the user's tools, after its own, as tau2's solo mode does.
         if domain not in self.tools:
             return list(schemas)
         sides = self.tools[domain]

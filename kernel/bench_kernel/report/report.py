@@ -1,5 +1,4 @@
-"""A stored run's report: built by the registered report builder (bench-report's) and printed in a registered format;
-the kernel alone prints a short summary it computes itself (docs/decisions.md, "Reports and viewing")."""
+"""A stored run's report, built and printed by registered plugins (bench-report's), or the kernel's short summary."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ SUMMARY_NOTE = "this is the kernel's summary: the full report (every figure, eac
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
-    """A stored run's report (with the registry's plugin sections, and figures by the `by` attributes), built by the
-    registered report builder: the registry's, else the installed one that loads with every run (bench-report's)."""
+    """A stored run's report, built by the registry's report builder, else the installed one loaded with every run."""
     builder = report_builder(registry) or report_builder(collect(get_plugin_manager(always_loaded())))
     if builder is None:
         raise ConfigError(f"a run's report is built by {REPORT_PLUGIN}, which is not installed (pip install {REPORT_PLUGIN}) or failed to load")
@@ -56,8 +54,7 @@ def run_registry(run: RunRecord) -> tuple[Registry | None, list[str]]:
 
 
 def report_format(registry: Registry | None, name: str) -> ReportFormat | None:
-    """The registered format of that name; None for the kernel's summary (`table` or `json` with no report builder);
-    otherwise an error naming the distribution adding it, or the closest format."""
+    """The registered format of that name; None for the kernel's summary (`table` or `json` with no report builder)."""
     formats = registry.components.get("report format", {}) if registry else {}
     if name in formats:
         return formats[name]
@@ -73,8 +70,8 @@ def report_format(registry: Registry | None, name: str) -> ReportFormat | None:
 
 
 def summary(store: Store, run_id: str) -> dict[str, Any]:
-    """What the kernel alone reports of a stored run: its id, status, counts and mean agent reward (each key the full
-    report has too holds the same value there; `mean_reward` is its `average_reward` without the interval)."""
+    """What the kernel alone reports of a stored run: its id, status, counts and mean agent reward."""
+    # Each key the full report has too holds the same value there; `mean_reward` is its `average_reward` without the interval.
     run = store.run(run_id)
     assert run is not None
     rows = store.conversations(run_id)

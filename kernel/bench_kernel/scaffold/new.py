@@ -1,10 +1,7 @@
 """Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from the packaged templates.
 
-Templates are plain files under `templates/`, in layers: `common` for every kind, then the kind's own. A file ending
-in `.tmpl` is rendered by replacing the markers below and written without the suffix; a `package` folder becomes the
-module's folder. A kind's `README.about.md` is not written: it fills the README's `{{about}}` marker. Kinds other
-than a domain test themselves on the kernel's practice domain (`--plugin practice`, the `practice_run` fixture).
-"""
+Layers `templates/common` then the kind's: `*.tmpl` rendered without the suffix, `package/` becomes the module's folder,
+`README.about.md` fills the README's `{{about}}`."""
 
 from __future__ import annotations
 

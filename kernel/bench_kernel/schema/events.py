@@ -1,9 +1,6 @@
 """Conversation events: typed facts that participants, channels and metrics record during a conversation.
 
-An event belongs to a message index (the message it accompanies, or the next one to be written),
-is stored in the conversation's own transaction and is read back by metrics and report sections.
-A typed event is an attrs class with a ``kind`` class variable; plugins define their own the same way.
-"""
+A typed event is an attrs class with a ``kind`` class variable; plugins define their own the same way."""
 
 from __future__ import annotations
 

@@ -27,9 +27,6 @@ def _indent(text: str) -> str:
     return textwrap.indent(text, "\t")
 
 
-# --------------------------------------------------------------------------- tasks
-
-
 @attrs.frozen(kw_only=True)
 class Description:
     """Free text about a task, for readers and evaluators only."""
@@ -189,11 +186,7 @@ class Task:
         return list(self.evaluation_criteria.actions or [])
 
     def oracle_actions(self) -> list[Action]:
-        """What the oracle agent performs: the gold actions, else steps a plugin derives from its own task data.
-
-        A task-extension value with an `oracle_actions()` method (AgentChangeBench's action sets) supplies
-        them; they drive the oracle only, never the gold replay or the reward.
-        """
+        """What the oracle agent performs: the gold actions, else an extension's `oracle_actions()` (never scored)."""
         gold = self.gold_actions()
         if gold:
             return gold

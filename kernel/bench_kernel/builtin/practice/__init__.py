@@ -1,9 +1,6 @@
-"""The practice domain, shipped with the kernel: `--plugin practice` (loaded only when named, never by default).
+"""The practice domain, shipped with the kernel and loaded only when named: `bench run --plugin practice --plugin NAME`.
 
-A pantry the agent looks after (`list_items`, `take_item`) and a door lock on the customer's phone (`unlock_door`, a
-device action: dual control), three tasks and a fourth that needs a judge (split `judged`). Plugins of every kind but a
-domain try themselves on it, so an author needs nothing but the kernel: `bench run --plugin practice --plugin NAME`.
-"""
+A pantry (`list_items`, `take_item`), a door lock on the customer's phone (`unlock_door`, dual control), four tasks."""
 
 from __future__ import annotations
 
