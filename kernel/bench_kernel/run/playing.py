@@ -192,11 +192,8 @@ async def _play(
 
 
 def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any, Any]]) -> None:
-    """A sync `respond` (or channel method) shows here, before the first await, as an error naming plugin and class.
-
-    The sessions' classes are checked whatever `start`'s annotation says (each class once). The run stops: storing every
-    conversation as the participant's error would score a plugin's mistake as the agent's (docs/plugins.md).
-    """
+    """Refuse a sync `respond` (or channel method) before the first await, naming plugin and class (docs/plugins.md)."""
+    # The run stops: storing every conversation as the participant's error would score a plugin's mistake as the agent's.
     for kind, component, session in sessions:
         if session is None:
             continue
@@ -219,8 +216,7 @@ def _origin(registry: Registry, kind: str, name: str) -> str | None:
 
 
 def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
-    """The agent's cost in one conversation: its ledgered calls' sum, or None (unknown) when bench saw none of the
-    calls an agent that calls models itself may have made."""
+    """The agent's cost in one conversation: its ledgered calls' sum, or None when it calls models itself and bench saw none."""
     if agent.calls_models_itself and not any(entry.role == "agent" for entry in models.ledger):
         return None
     return models.cost("agent")
