@@ -109,18 +109,9 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
 
 
 def _problem_row(task_id: str | None, problems: list[str], fault: str | None = None) -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "ok": False,
-        "gold_db_hash": None,
-        "gold_state_hash": None,
-        "gold_user_db_hash": None,
-        "gold_user_state_hash": None,
-        "gold_action_errors": problems,
-        "gold_assertion_failures": [],
-        "tool_fault": fault,
-        "do_nothing_passes": None,
-    }
+    hashes = dict.fromkeys(("gold_db_hash", "gold_state_hash", "gold_user_db_hash", "gold_user_state_hash"))
+    row = {"task_id": task_id, "ok": False, **hashes, "gold_action_errors": problems, "gold_assertion_failures": []}
+    return {**row, "tool_fault": fault, "do_nothing_passes": None}
 
 
 def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:

@@ -128,7 +128,7 @@ async def _converse(
         retry=unit.retry,
     )
     result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
-    values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
+    values, rows = await score_metrics(ctx.metrics, result, MetricInputs(task, events, env, gold, models), judge=ctx.judge, profile=ctx.profile)
     return result, component_values(result) + values, rows
 
 
@@ -200,19 +200,14 @@ def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any,
         problem = session_problem(kind, component, session)
         if problem is not None:
             log.error("conversation.unusable_session", error=problem)
-            raise UnusableSessionError(
-                _origin(registry, kind, component.name) or "unknown", f"{problem}; the run stopped at its first conversation, storing none"
-            )
+            origin = registry.origins.get((kind, component.name)) or "unknown"
+            raise UnusableSessionError(origin, f"{problem}; the run stopped at its first conversation, storing none")
 
 
 async def _close(session: Any) -> None:
     closing = session.close()
     if inspect.isawaitable(closing):  # a plain `def close` is refused by the session check, which ran first
         await closing
-
-
-def _origin(registry: Registry, kind: str, name: str) -> str | None:
-    return registry.origins.get((kind, name))
 
 
 def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
@@ -227,10 +222,6 @@ def user_cost(models: ConversationModels) -> float | None:
     roles = ["user", *sorted({e.role for e in models.ledger if e.role.startswith("user-")})]
     costs = [models.cost(role) for role in roles]
     return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-
-
-async def _plugin_metric_values(ctx: RunContext, result: ConversationResult, inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
-    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge, profile=ctx.profile)
 
 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:

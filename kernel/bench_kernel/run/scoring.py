@@ -26,24 +26,11 @@ KERNEL = "bench-kernel"
 def component_values(result: ConversationResult) -> list[MetricValue]:
     """The reward and every reward component of a conversation, as metric values."""
     info = result.reward_info
-    values = [
-        MetricValue(
-            metric="reward",
-            plugin=KERNEL,
-            value=result.reward,
-            details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None,
-        )
-    ]
+    details = {"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None
+    values = [MetricValue(metric="reward", plugin=KERNEL, value=result.reward, details=details)]
     for c in info.components if info else []:
-        values.append(
-            MetricValue(
-                metric=f"component.{c.component}",
-                plugin=KERNEL,
-                value=c.score,
-                details={"checks": unstructure(c.checks), "note": c.note},
-                error=c.error,
-            )
-        )
+        details = {"checks": unstructure(c.checks), "note": c.note}
+        values.append(MetricValue(metric=f"component.{c.component}", plugin=KERNEL, value=c.score, details=details, error=c.error))
     return values
 
 

@@ -499,11 +499,9 @@ class Store:
 
     def set_attribution(self, conversation_id: str, label: str | None, evidence: dict[str, Any] | None) -> None:
         """Replace a stored conversation's attribution (a reviewer's verdict, a new judgment); None: it passed."""
+        sql = "update conversations set attribution = ?, attribution_evidence = ? where id = ?"
         with self._write():
-            self.db.execute(
-                "update conversations set attribution = ?, attribution_evidence = ? where id = ?",
-                [label, None if evidence is None else canonical_json(evidence), conversation_id],
-            )
+            self.db.execute(sql, [label, None if evidence is None else canonical_json(evidence), conversation_id])
 
     def metric_values(self, run_id: str) -> list[dict[str, Any]]:
         """Every metric value of a run."""
@@ -526,19 +524,15 @@ class Store:
     def last_run_event(self, run_id: str, kinds: Sequence[str]) -> dict[str, Any] | None:
         """The data of the run's latest event of one of these kinds, or None."""
         marks = ", ".join("?" * len(kinds))
-        row = self.db.execute(
-            f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) order by id desc limit 1",
-            [run_id, *kinds],
-        ).fetchone()
+        sql = f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) order by id desc limit 1"
+        row = self.db.execute(sql, [run_id, *kinds]).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
         with self._write():
-            self._insert(
-                "events",
-                [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(), "kind": kind, "data_json": canonical_json(data)}],
-            )
+            row = {"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(), "kind": kind, "data_json": canonical_json(data)}
+            self._insert("events", [row])
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -659,17 +653,9 @@ _REPORTED_MODEL = "json_extract(m.message_json, '$.raw_data.model')"
 
 
 def _run_record(row: dict[str, Any]) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
-        created_utc=row["created_utc"],
-        updated_utc=row["updated_utc"],
-        status=shown_status(row),
-        config=json.loads(row["config_json"]),
-        config_hash=row["config_hash"],
-        plugins=json.loads(row["plugins_json"]),
-        task_sets=json.loads(row["task_sets_json"]),
-        seed=row["seed"],
-    )
+    plain = {name: row[name] for name in ("id", "created_utc", "updated_utc", "config_hash", "seed")}
+    decoded = {name: json.loads(row[f"{name}_json"]) for name in ("config", "plugins", "task_sets")}
+    return RunRecord(**plain, **decoded, status=shown_status(row))
 
 
 _CONVERSATION_COLUMNS = (

@@ -120,14 +120,8 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
         except TypeError as exc:
             raise ValueError(f"tool {tool_name!r}, parameter {param.name!r}: {exc}") from exc
     required = [p.name for p in params.values() if p.default is inspect.Parameter.empty]
-    return {
-        "type": "function",
-        "function": {
-            "name": tool_name,
-            "description": _description(doc, tool_name),
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": tool_name, "description": _description(doc, tool_name), "parameters": parameters}}
 
 
 def _tool_parameters(func: Callable[..., Any], tool_name: str) -> dict[str, inspect.Parameter]:
@@ -327,11 +321,8 @@ def _attrs_schema(cls: type) -> dict[str, Any]:
     """Return the object schema of an attrs class from its init fields."""
     hints = typing.get_type_hints(cls)
     fields = [f for f in attrs.fields(cls) if f.init]
-    return {
-        "type": "object",
-        "properties": {f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None) for f in fields},
-        "required": [f.name for f in fields if f.default is attrs.NOTHING],
-    }
+    properties = {f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None) for f in fields}
+    return {"type": "object", "properties": properties, "required": [f.name for f in fields if f.default is attrs.NOTHING]}
 
 
 # --------------------------------------------------------------------------- arguments
