@@ -23,16 +23,14 @@ log = get_logger()
 
 
 def load_for_cli(plugins: list[str] | None, *, warn: Callable[[str], None] | None = None, **settings: Any) -> DomainData:
-    """Load one domain's data with the plugins named on the command line (a broken plugin is treated as `bench run` does);
-    `settings` are the domain options' (`bench_kernel.cli.domain_options`)."""
+    """Load one domain's data with the plugins named on the command line; `settings`: `bench_kernel.cli.domain_options`'."""
     registry = collect(checked_plugins(plugins, warn))
     config = RunConfig(**settings)
     return load_domain(registry, config)
 
 
 def checked_plugins(selected: list[str] | None, warn: Callable[[str], None] | None = None) -> PluginSet:
-    """The plugin manager for a command, with the plugins that load with every run (bench-trust): a named plugin that
-    failed is an error, any other failure a warning."""
+    """The plugin manager for a command (with bench-trust): a named plugin that failed is an error, another a warning."""
     plugin_set = get_plugin_manager(with_backend_plugins(selected, []))
     collect(plugin_set)  # registration failures too, not only import failures
     failed = [p for p in plugin_set.failures() if selected and p.name in selected]
@@ -59,8 +57,7 @@ def task_summaries(data: DomainData) -> list[dict[str, Any]]:
 
 
 def check_task(data: DomainData, task: Task, fault: ToolFault | None = None, replayed: GoldCheck | None = None) -> dict[str, Any]:
-    """A task's gold replay (`replayed`, a `GoldChecker`'s, or a fresh one): hashes, failing actions, assertions,
-    triviality and `fault`, the tool fault the checker found on it (`check_tasks` runs one over every task first)."""
+    """A task's gold replay (`replayed`, or a fresh one): hashes, failing actions, assertions, triviality and tool `fault`."""
     gold = replay_gold(data, task, with_reference=True, replayed=replayed)
     trivial = asyncio.run(evaluate(task, [], TerminationReason.USER_STOP, build_environment(data, task), gold)).reward == 1.0
     return {
@@ -78,14 +75,7 @@ def check_task(data: DomainData, task: Task, fault: ToolFault | None = None, rep
 
 
 def check_tasks(data: DomainData) -> list[dict[str, Any]]:
-    """One row per task of a domain; a task whose set-up raises is reported, not hidden.
-
-    Every task's gold actions are replayed twice from fresh states (`GoldChecker`), rows showing the second replay: a tool
-    that edits a shared record in place, or is not deterministic, fails the task it showed on, named, with the fix;
-    after an edit in place the records are put back and the other tasks replayed anew, the faulty ones not (it would
-    change them again). A shared record edited in place by code outside the watched calls (a tool reaching `table.base`)
-    is found by digesting every shared record at the end: a row of its own, with no task id (`render_check` does not count it).
-    """
+    """One row per task of a domain, gold replayed twice (`GoldChecker`, docs/plugins.md); a task whose set-up raises is reported."""
     data.agent_state.content_hash()  # pin the pristine digests (lazy otherwise) so in-place edits show
     if data.user_state is not None:
         data.user_state.content_hash()
@@ -99,7 +89,8 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
             checks[task.id] = f"set-up failed: {type(exc).__name__}: {exc}"
     # edits in place come first and win: they replace what they made look nondeterministic
     faults = {fault.task_id: fault for fault in reversed(checker.faults())}
-    spoilt = any(fault.problem == IN_PLACE for fault in faults.values())  # later replays saw the records it changed
+    # Later replays saw the records an edit in place changed (now put back): replay the others anew, not the faulty ones.
+    spoilt = any(fault.problem == IN_PLACE for fault in faults.values())
     results = []
     for task in tasks:
         check, fault = checks[task.id], faults.get(task.id)
@@ -109,6 +100,7 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
             results.append(_problem_row(task.id, [], fault.describe()))
         else:
             results.append(check_task(data, task, fault, None if spoilt else check))
+    # Code outside the watched calls (a tool reaching `table.base`): a row with no task id, which render_check does not count.
     edited = data.agent_state.verify_untouched() + (data.user_state.verify_untouched() if data.user_state else [])
     return results + [
         _problem_row(None, [f"a shared record of table {t!r} was edited in place outside the tool calls the check watched. {in_place_fix(t)}"])
@@ -117,18 +109,9 @@ def check_tasks(data: DomainData) -> list[dict[str, Any]]:
 
 
 def _problem_row(task_id: str | None, problems: list[str], fault: str | None = None) -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "ok": False,
-        "gold_db_hash": None,
-        "gold_state_hash": None,
-        "gold_user_db_hash": None,
-        "gold_user_state_hash": None,
-        "gold_action_errors": problems,
-        "gold_assertion_failures": [],
-        "tool_fault": fault,
-        "do_nothing_passes": None,
-    }
+    hashes = dict.fromkeys(("gold_db_hash", "gold_state_hash", "gold_user_db_hash", "gold_user_state_hash"))
+    row = {"task_id": task_id, "ok": False, **hashes, "gold_action_errors": problems, "gold_assertion_failures": []}
+    return {**row, "tool_fault": fault, "do_nothing_passes": None}
 
 
 def render_check(data: DomainData, results: list[dict[str, Any]]) -> str:

@@ -1,5 +1,4 @@
-"""A run's configuration: what decides its results (its identity and hash) and how it is executed, each setting declared
-once with its `bench run` option (`RUN_OPTIONS`)."""
+"""A run's configuration: what decides its results (identity, hash) and how it runs, each setting with its `bench run` option."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ MODEL_OPTIONS = {
     "api_key_env": "Name of the environment variable holding the {role}'s API key.",
     "sampling": "Sampling arguments for the {role} as JSON, e.g. '{{\"temperature\": 0}}'.",
 }
-"""The --ROLE-KEY options of each role with its own (`ROLES`), and their BENCH_ROLE_KEY variables: a run file's
-[models.ROLE] KEY; other settings and roles are set with --model-option or in a run file."""
+"""The --ROLE-KEY options (and BENCH_ROLE_KEY variables) of each role in `ROLES`: a run file's [models.ROLE] KEY."""
 OPTIONS = "bench.options"
 IDENTITY = "bench.identity"
 """The field metadata keys `option` sets."""
@@ -108,9 +106,8 @@ def option(
     parts: tuple[RunOption, ...] = (),
     **declared: Any,
 ) -> Any:
-    """A RunConfig field with its `bench run` option (`declared` holds RunOption's fields; none when `parts` set it) and
-    its place in a run's identity: "always", "when set" (left out while None, so runs from before it keep their ids)
-    or "never" (execution only: changing it resumes the same run)."""
+    """A RunConfig field with its `bench run` option (RunOption's fields) and its `identity`: "always", "when set" or "never"."""
+    # "when set": left out while None, so runs from before the field keep their ids; "never": changing it resumes the run.
     metadata = {OPTIONS: ((RunOption(**declared),) if declared else ()) + parts, IDENTITY: identity}
     if factory is not None:
         return attrs.field(factory=factory, metadata=metadata)
@@ -149,8 +146,7 @@ WORKERS = WorkersType()
 
 @attrs.frozen(kw_only=True)
 class RunConfig:
-    """Everything that decides a run's results (and, apart from them, how it is executed): each field is a [run] key
-    of a run file and a `bench run` option."""
+    """Everything that decides a run's results (and how it is executed): each field a run file's [run] key and a `bench run` option."""
 
     plugins: list[str] | None = option(
         flags=("--plugin", "-p"), multiple=True, help="Load only this plugin (repeatable); no:NAME blocks one. Default: all installed."
@@ -202,8 +198,7 @@ class RunConfig:
             ),
         ),
     )
-    """The settings of the loop playing the run's mode, owned by its plugin (bench-duplex's `DuplexSettings` in
-    --mode full-duplex: tick, time limit, speech complexity, turn-taking), as `ConversationLoop.configure` completes them."""
+    """The settings of the loop playing the run's mode, owned by its plugin (bench-duplex's), as `ConversationLoop.configure` completes them."""
     channel: str = option("identity", help="Channel between user and agent (a plugin's, e.g. voice); identity passes text unchanged.")
     paired: bool | None = option(
         identity="when set", flag=True, help="Also play every conversation without the channel (arm 'text', same seed): modality comparisons."
@@ -220,8 +215,7 @@ class RunConfig:
             ),
         ),
     )
-    """Channel option values to sweep in one run, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other
-    value its own arm named "snr_db=5" (same seeds), so a report compares them."""
+    """Channel option values to sweep, e.g. {"snr_db": [20, 5, -2]}: the first is arm "agent", each other its own arm ("snr_db=5")."""
     channel_options: dict[str, Any] | None = option(
         identity="when set",
         flags=("--channel-option",),
@@ -268,8 +262,7 @@ class RunConfig:
             ),
         ),
     )
-    """The settings task transforms own (`[run]` keys no field names, e.g. bench-changebench's `shifts`, bench-trust's
-    `exclude_flagged`), stored and hashed at the identity's top level as if they were fields."""
+    """Task transforms' settings (`[run]` keys no field names, e.g. `shifts`), stored and hashed at the identity's top level."""
     trials: int = option(1, at_least=1, at_most=MAX_TRIALS, help="Conversations per task (pass^k needs k of them).")
     task_ids: list[str] | None = option(flags=("--task-id",), multiple=True, help="Run only these tasks (repeatable).")
     num_tasks: int | None = option(at_least=1, help="Run only the first N tasks.")
@@ -349,8 +342,7 @@ class RunConfig:
         parse=parse_key_values,
         help="ROLE.KEY=VALUE for any model role (repeatable), e.g. judge-2.model=gpt-4.1 or tts.backend=piper.",
     )
-    """Model per role (agent, user, judge), a run file's [models.ROLE] tables; also set by the --ROLE-KEY options
-    (`bench_kernel.cli.model_options`). Keys are named by variable, never stored."""
+    """Model per role, a run file's [models.ROLE] tables (also --ROLE-KEY options); API keys are named by variable, never stored."""
     cache: bool = option(False, identity="never", flag=True, help="Answer repeated model requests from the SQLite cache (no HTTP call).")
     speech_cache: bool = option(
         True,
@@ -381,8 +373,7 @@ class RunConfig:
         return structure({**data, "plugin_settings": stored_plugin_settings(recorded)}, cls, source=source)
 
     def implied_plugins(self) -> list[str]:
-        """Plugins the run loads with those it names: each role's backend's, the one playing its mode (bench-duplex) and
-        the owners of its first-party plugin settings (bench-changebench's)."""
+        """Plugins the run loads with those it names: its roles' backends, its mode's loop and its plugin settings' owners."""
         loop = LOOP_PLUGINS.get(self.mode.value)
         owners = [PLUGIN_SETTINGS[key] for key in self.plugin_settings if key in PLUGIN_SETTINGS]
         return [m.backend for m in self.models.values()] + ([loop] if loop else []) + owners
@@ -404,8 +395,7 @@ class RunConfig:
     def recorded_identity(
         self, profile: Profile, agent_fingerprint: Mapping[str, str] | None = None, fingerprints: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
-        """The identity as a run stores it: the profile by name, content hash, directory and sampling defaults, and
-        the agent's fingerprint and the components' code fingerprints when there are any."""
+        """The identity as a run stores it: with the profile (name, hash, directory, sampling) and any fingerprints."""
         sampling = {role: dict(values) for role, values in profile.sampling.items()}
         recorded = {**self.identity(), "profile": {**profile.identity(), "path": profile.path, "sampling": sampling}}
         return _with_fingerprints(recorded, agent_fingerprint, fingerprints)
@@ -418,14 +408,9 @@ class RunConfig:
         fingerprints: Mapping[str, str] | None = None,
         by_content: Iterable[str] = (),
     ) -> str:
-        """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it.
-
-        The run id derives from it, so spelling a data directory relative or absolute names one run; the profile
-        counts by name and content, so two runs that differ only in profile never share an id; the agent's
-        fingerprint (`Agent.fingerprint`) and the components' code fingerprints (`code_fingerprint`, by "KIND NAME")
-        count when not empty, so runs whose components declare none keep their ids. A file named by a setting in
-        `by_content` (a task transform's, e.g. a persona file) counts by its content, which is in the tasks.
-        """
+        """sha256 of the identity, with data paths replaced by the content they hold: a resumed run must match it."""
+        # The run id derives from it: a data directory spelt relative or absolute names one run. A file a setting in
+        # `by_content` names (a persona file) counts by its content, which is in the tasks.
         identity = _with_fingerprints(self.identity(), agent_fingerprint, fingerprints)
         if profile is None and self.profile is not None:  # the reader is a plugin's, which this layer cannot reach
             raise ConfigError(f"config_hash: pass the profile loaded from {self.profile} (bench_kernel.load_profile)")
@@ -477,11 +462,7 @@ def _with_fingerprints(
 
 
 def source_fingerprint(file: str | Path) -> str:
-    """The sha256 of a component's source: every `.py` file of the package holding `file` (its directory, with
-    subpackages), by path and content; the file alone when it is not in a package. Set `code_fingerprint` with it::
-
-        code_fingerprint: str = source_fingerprint(__file__)
-    """
+    """The sha256 of every `.py` file of the package holding `file` (or of the file alone): `code_fingerprint = source_fingerprint(__file__)`."""
     path = Path(file).resolve()
     root = path.parent if (path.parent / "__init__.py").is_file() else None
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts) if root is not None else [path]

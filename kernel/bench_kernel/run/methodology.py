@@ -1,8 +1,6 @@
 """Standard or custom: whether a run's participants send what its profile fixes, decided before any conversation.
 
-Each participant declares how its model requests depart from the profile (`Agent.profile_deviations`,
-`UserSimulator.profile_deviations`); one that declares nothing makes the run custom. The verdict is recorded as the
-run's `run.methodology` event, printed in the run header and read by exports (bench-tau2's submission).
+The verdict is the run's `run.methodology` event, shown in the run header and read by exports (docs/frameworks.md).
 """
 
 from __future__ import annotations
@@ -19,10 +17,7 @@ METHODOLOGY_EVENT = "run.methodology"
 
 
 async def profile_methodology(agent: Agent, user: UserSimulator | None, config: Any, profile: Profile, judge: Judge | None = None) -> dict[str, Any]:
-    """The verdict under the run's profile, with every reason it is custom (each naming who deviates and how).
-
-    `judge`: the run's judge when some task's reward rests on NL assertions (its requests count then).
-    """
+    """The verdict under the run's profile, with every reason it is custom (`judge`: when some reward rests on NL assertions)."""
     reasons = []
     if config.exposure not in (None, "none"):
         reasons.append(f"the agent is told about the customer (--exposure {config.exposure})")

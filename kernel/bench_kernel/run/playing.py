@@ -128,7 +128,7 @@ async def _converse(
         retry=unit.retry,
     )
     result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
-    values, rows = await _plugin_metric_values(ctx, result, MetricInputs(task, events, env, gold, models))
+    values, rows = await score_metrics(ctx.metrics, result, MetricInputs(task, events, env, gold, models), judge=ctx.judge, profile=ctx.profile)
     return result, component_values(result) + values, rows
 
 
@@ -192,20 +192,16 @@ async def _play(
 
 
 def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any, Any]]) -> None:
-    """A sync `respond` (or channel method) shows here, before the first await, as an error naming plugin and class.
-
-    The sessions' classes are checked whatever `start`'s annotation says (each class once). The run stops: storing every
-    conversation as the participant's error would score a plugin's mistake as the agent's (docs/plugins.md).
-    """
+    """Refuse a sync `respond` (or channel method) before the first await, naming plugin and class (docs/plugins.md)."""
+    # The run stops: storing every conversation as the participant's error would score a plugin's mistake as the agent's.
     for kind, component, session in sessions:
         if session is None:
             continue
         problem = session_problem(kind, component, session)
         if problem is not None:
             log.error("conversation.unusable_session", error=problem)
-            raise UnusableSessionError(
-                _origin(registry, kind, component.name) or "unknown", f"{problem}; the run stopped at its first conversation, storing none"
-            )
+            origin = registry.origins.get((kind, component.name)) or "unknown"
+            raise UnusableSessionError(origin, f"{problem}; the run stopped at its first conversation, storing none")
 
 
 async def _close(session: Any) -> None:
@@ -214,13 +210,8 @@ async def _close(session: Any) -> None:
         await closing
 
 
-def _origin(registry: Registry, kind: str, name: str) -> str | None:
-    return registry.origins.get((kind, name))
-
-
 def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
-    """The agent's cost in one conversation: its ledgered calls' sum, or None (unknown) when bench saw none of the
-    calls an agent that calls models itself may have made."""
+    """The agent's cost in one conversation: its ledgered calls' sum, or None when it calls models itself and bench saw none."""
     if agent.calls_models_itself and not any(entry.role == "agent" for entry in models.ledger):
         return None
     return models.cost("agent")
@@ -231,10 +222,6 @@ def user_cost(models: ConversationModels) -> float | None:
     roles = ["user", *sorted({e.role for e in models.ledger if e.role.startswith("user-")})]
     costs = [models.cost(role) for role in roles]
     return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-
-
-async def _plugin_metric_values(ctx: RunContext, result: ConversationResult, inputs: MetricInputs) -> tuple[list[MetricValue], list[PluginRows]]:
-    return await score_metrics(ctx.metrics, result, inputs, judge=ctx.judge, profile=ctx.profile)
 
 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:

@@ -1,8 +1,4 @@
-"""Progress of a run on stderr: a live display on a terminal, plain periodic lines otherwise, or nothing.
-
-The runner calls `start` once and `finished` after every conversation; everything is written to stderr,
-so a report printed on stdout (`--format json`) is never mixed with progress.
-"""
+"""Progress of a run on stderr (never mixed with a report on stdout): a live display on a terminal, periodic lines, or nothing."""
 
 from __future__ import annotations
 

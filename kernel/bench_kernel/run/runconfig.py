@@ -1,21 +1,6 @@
-"""Building a RunConfig from a TOML run file, environment variables and command-line options.
+"""Building a RunConfig from a TOML run file (README's example), environment variables and command-line options.
 
 Precedence: options given on the command line (or by their BENCH_* variables) > the run file > defaults.
-A run file looks like::
-
-    [run]
-    domain = "mock"
-    agent = "llm-fc"
-    trials = 4
-
-    [models.agent]
-    backend = "openai"
-    model = "gpt-4.1-mini"
-    api_key_env = "OPENAI_API_KEY"
-    sampling = { temperature = 0.0 }
-
-    [prices]
-    "my-local-model" = [0.0, 0.0]
 """
 
 from __future__ import annotations

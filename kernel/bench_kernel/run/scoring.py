@@ -26,24 +26,11 @@ KERNEL = "bench-kernel"
 def component_values(result: ConversationResult) -> list[MetricValue]:
     """The reward and every reward component of a conversation, as metric values."""
     info = result.reward_info
-    values = [
-        MetricValue(
-            metric="reward",
-            plugin=KERNEL,
-            value=result.reward,
-            details={"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None,
-        )
-    ]
+    details = {"basis": list(info.reward_basis), "rule": info.rule, "note": info.note} if info else None
+    values = [MetricValue(metric="reward", plugin=KERNEL, value=result.reward, details=details)]
     for c in info.components if info else []:
-        values.append(
-            MetricValue(
-                metric=f"component.{c.component}",
-                plugin=KERNEL,
-                value=c.score,
-                details={"checks": unstructure(c.checks), "note": c.note},
-                error=c.error,
-            )
-        )
+        details = {"checks": unstructure(c.checks), "note": c.note}
+        values.append(MetricValue(metric=f"component.{c.component}", plugin=KERNEL, value=c.score, details=details, error=c.error))
     return values
 
 
@@ -66,10 +53,7 @@ async def score_metrics(
     judge: Judge | None = None,
     profile: Profile | None = None,
 ) -> tuple[list[MetricValue], list[PluginRows]]:
-    """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception.
-
-    Runs call it for each conversation; importers call it for conversations built elsewhere.
-    """
+    """Every (plugin, metric) scored on one finished conversation; a failing metric becomes an error value, never an exception."""
     values: list[MetricValue] = []
     rows: list[PluginRows] = []
     for plugin, metric in metrics:
@@ -100,8 +84,7 @@ async def _awaited(value: Any) -> Any:
 
 
 def metric_failure(store: Store, run_id: str, metrics: Sequence[tuple[str, Metric]]) -> str | None:
-    """Says so when a loaded metric failed on every conversation of a run: it measured nothing, and `bench run` exits
-    non-zero (the conversations are sound and stay stored: once the metric is fixed, `bench rescore` scores them)."""
+    """Says so when a loaded metric failed on every conversation of a run (`bench run` then exits non-zero), else None."""
     loaded = {(plugin, metric.name): metric for plugin, metric in metrics}
     failing = [found for found in store.failing_metrics(run_id) if found[:2] in loaded]
     if not failing:

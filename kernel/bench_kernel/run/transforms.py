@@ -33,13 +33,7 @@ class Prepared:
 
 @attrs.define(kw_only=True)
 class TaskTransform:
-    """Changes the domain data or the selected tasks of every run that loads it (bench-changebench: personas, goal
-    shifts; bench-trust: `--exclude-flagged`).
-
-    `domain`, `tasks` and `prepare` get the values of its `settings` the run sets (none set: an empty mapping) and the
-    run's registry, and are called before anything is stored; they raise `ConfigError` for a setting they cannot use.
-    `header` and `finished` get the begun run.
-    """
+    """Changes the domain data or the selected tasks of every run that loads it, before anything is stored (docs/plugins.md)."""
 
     name: str
     settings: tuple[str, ...] = ()

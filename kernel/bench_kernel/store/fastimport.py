@@ -1,5 +1,4 @@
-"""Loading sqlite_utils without the numpy and pandas it imports only to store their scalar types, and without
-compiling at import a pattern it rarely uses."""
+"""Loading sqlite_utils without numpy and pandas and without compiling at import a pattern it rarely uses."""
 
 from __future__ import annotations
 
@@ -12,11 +11,8 @@ from typing import Any
 
 @contextlib.contextmanager
 def without_unused_modules(*names: str) -> Iterator[None]:
-    """Make the named modules unimportable inside the block, unless something imported them already.
-
-    sqlite_utils imports numpy and pandas when they are installed (about 0.1 s of start-up) only to convert
-    their scalars; bench stores plain Python values, so the store never needs them.
-    """
+    """Make the named modules unimportable inside the block, unless something imported them already."""
+    # sqlite_utils imports numpy and pandas (~0.1 s) only to convert their scalars; bench stores plain values.
     hidden = [name for name in names if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # None in sys.modules makes `import name` raise ImportError
@@ -43,11 +39,8 @@ class LazyPattern:
 
 @contextlib.contextmanager
 def lazy_patterns(module: str) -> Iterator[None]:
-    """Inside the block, the patterns `module`'s own code compiles with `re.compile` are compiled when first used.
-
-    sqlite_utils compiles, at import, a case-insensitive pattern over most of Unicode (~9 ms of every start-up) that
-    only a virtual table's schema is ever matched against; its module uses its patterns by attribute only.
-    """
+    """Inside the block, the patterns `module`'s own code compiles with `re.compile` are compiled when first used."""
+    # sqlite_utils compiles at import a Unicode-wide pattern (~9 ms) used only on virtual tables, by attribute only.
     real = re.compile
 
     def compile(pattern: Any, flags: int = 0) -> Any:

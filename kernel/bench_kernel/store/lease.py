@@ -34,11 +34,8 @@ class Holder:
 
 
 def holder_alive(host: str | None, pid: int | None, started: str | None, heartbeat_utc: str | None, *, now: datetime | None = None) -> bool:
-    """True while the recorded holder may still be running.
-
-    On this host that is exact: its process exists, is no zombie, and started when the holder did (so a
-    blocked event loop never gives a live run away). Another host's holder counts while its heartbeat is fresh.
-    """
+    """True while the recorded holder may still be running (exact on this host, by heartbeat on another)."""
+    # On this host the process itself decides, not the heartbeat: a blocked event loop never gives a live run away.
     if host is None or pid is None:
         return False
     if host == socket.gethostname():

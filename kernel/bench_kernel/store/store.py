@@ -186,17 +186,8 @@ class Store:
 
     @contextlib.contextmanager
     def _write(self, *, grouped: bool = False) -> Iterator[None]:
-        """A write: atomic, taking the write lock up front (BEGIN IMMEDIATE); nested writes are savepoints.
-
-        `grouped` writes (model calls, finished conversations, cache entries) made inside an event loop share one
-        transaction per turn of the loop, each in its own savepoint (a failed write rolls back alone), committed
-        at the start of the next turn: a burst of replies and finished conversations costs one commit, not one
-        each. A process killed outright (SIGKILL, power loss) loses at most that last turn, whose conversations
-        then run again on resume; handled signals end with `close`, which commits. Other writes commit at once
-        (and first commit an open turn). A deferred transaction that reads and then writes cannot wait for
-        another process's writer in WAL mode (SQLite answers "database is locked" at once); taking the lock
-        first waits out busy_timeout.
-        """
+        """An atomic write (nested: a savepoint); `grouped` ones share the event loop turn's transaction (docs/store.md)."""
+        # BEGIN IMMEDIATE: a deferred transaction that reads then writes cannot wait out another writer in WAL mode.
         loop = _running_loop() if grouped else None
         if self._turn_loop is not None and self._turn_loop is not loop and not self._depth:
             self._end_turn()  # an ungrouped write, or a turn left open by a loop that stopped first
@@ -225,8 +216,7 @@ class Store:
 
     @contextlib.contextmanager
     def write(self, *, grouped: bool = False) -> Iterator[Database]:
-        """A plugin's writes as one of the store's own (docs/plugins.md): atomic, BEGIN IMMEDIATE, nested ones savepoints,
-        `grouped` ones in the event loop turn's group commit (as finished conversations are); yields the database."""
+        """A plugin's writes as one of the store's own (docs/plugins.md); yields the database."""
         with self._write(grouped=grouped):
             yield self.db
 
@@ -276,32 +266,16 @@ class Store:
     def begin_run(
         self, run_id: str, config: dict[str, Any], config_hash: str, plugins: list[dict[str, Any]], task_sets: dict[str, str], seed: int
     ) -> bool:
-        """Create the run, or check that a resumed run has the same configuration; True if new.
-
-        Either way this store takes the run's lease, in the same transaction as the check: a run whose
-        holder still lives is refused (RunBusyError); `set_status` gives the lease back.
-        """
+        """Create the run, or check that a resumed run has the same configuration, taking its lease; True if new."""
+        # The lease is taken in the check's transaction, so two processes cannot both pass it; set_status gives it back.
         with self._write():
             rows = list(self.db.query("select * from runs where id = ?", [run_id]))
             now = utc_now()
             holder = {f"holder_{name}": value for name, value in attrs.asdict(self.holder).items()}
             lease = {"status": "running", "updated_utc": now, "heartbeat_utc": now, **holder}
             if not rows:
-                self._insert(
-                    "runs",
-                    [
-                        {
-                            "id": run_id,
-                            "created_utc": now,
-                            "config_json": canonical_json(config),
-                            "config_hash": config_hash,
-                            "plugins_json": canonical_json(plugins),
-                            "task_sets_json": canonical_json(task_sets),
-                            "seed": seed,
-                            **lease,
-                        }
-                    ],
-                )
+                row = {"id": run_id, "created_utc": now, "config_json": canonical_json(config), "config_hash": config_hash, "seed": seed}
+                self._insert("runs", [{**row, "plugins_json": canonical_json(plugins), "task_sets_json": canonical_json(task_sets), **lease}])
                 self.db.table("plugins_used").insert_all([_plugin_used_row(run_id, p) for p in plugins], replace=True)
                 return True
             _refuse_held(rows[0], self.holder)
@@ -310,11 +284,7 @@ class Store:
         return False
 
     def add_run_plugin(self, run_id: str, plugin: dict[str, Any]) -> bool:
-        """Record a plugin that stored results of its own for a run after the run (`bench review RUN`); True if new.
-
-        `bench report` builds its sections from the plugins the run lists, so a plugin that adds results later
-        lists itself, with `added_utc`, to have its sections shown. A plugin the run already lists is left as it is.
-        """
+        """List a plugin that stored results for a run after it (`bench review RUN`), so its report sections show; True if new."""
         with self._write():
             run = self.run(run_id)
             assert run is not None
@@ -392,12 +362,8 @@ class Store:
     def save_conversation(
         self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (), plugin_rows: Sequence[PluginRows] = ()
     ) -> list[MetricValue]:
-        """Write one finished conversation with its messages, tool calls, events, metric values and plugin rows atomically.
-
-        Model calls are normally ledgered as they are made (`record_llm_call`); `llm_calls` is for
-        conversations built elsewhere (imports). Plugin rows that do not fit their table roll back
-        alone and turn their metric's value into an error; the stored metric values are returned.
-        """
+        """Write a finished conversation whole (messages, tool calls, events, metrics, plugin rows); returns the metric values stored."""
+        # llm_calls: only for conversations built elsewhere (imports); a run ledgers its calls as made (record_llm_call).
         cid = result.conversation_id
         with self._write(grouped=True):
             self._delete_conversation(cid)
@@ -433,11 +399,8 @@ class Store:
         return kept + [MetricValue(metric=metric, plugin=plugin, value=None, error=error) for (plugin, metric), error in failed.items()]
 
     def record_llm_call(self, run_id: str, conversation_id: str | None, arm: str, call: Any) -> None:
-        """Ledger one model call as soon as it is made (kept even if its conversation never finishes).
-
-        Inside an event loop the row joins its turn's transaction and is inserted with the others of the turn
-        when it commits: after the turn's conversations have sent their next requests, in one statement.
-        """
+        """Ledger one model call as soon as it is made (kept even if its conversation never finishes)."""
+        # In a loop, the turn's rows go in one statement at its commit, after its conversations sent their next requests.
         row = _llm_call_row(run_id, conversation_id, arm, call)
         loop = _running_loop()
         if loop is None:
@@ -493,8 +456,7 @@ class Store:
         return list(self.db.query(sql, [run_id]))
 
     def reported_usage(self, run_id: str) -> list[dict[str, Any]]:
-        """Per arm and model: the token usage agents reported on their replies in conversations with no ledgered call
-        of the agent role (the agent called its models itself), in the rows of `llm_costs` with an unknown cost."""
+        """Per arm and model, as `llm_costs` rows (cost unknown): token usage agents that called their own models reported."""
         sql = f"""select c.arm, 'agent (reported)' as role, coalesce({_REPORTED_MODEL}, '-') as model,
                    count(*) as calls, 0 as cached, 0 as errors,
                    sum(json_extract(m.usage_json, '$.prompt_tokens')) as prompt_tokens,
@@ -515,8 +477,7 @@ class Store:
         return [row["model"] for row in self.db.query(sql, [run_id])]
 
     def conversations(self, run_id: str, *, include_superseded: bool = False) -> list[dict[str, Any]]:
-        """Every stored conversation of a run, in (arm, task, trial) order: the newest row of each unit (rows a
-        `--retry-attributed` replay superseded only with include_superseded)."""
+        """A run's conversations in (arm, task, trial) order, newest row per unit unless include_superseded (`--retry-attributed`)."""
         current = "" if include_superseded else " and superseded_by is null"
         sql = f"select * from conversations where run_id = ?{current} order by arm, task_id, trial, retry"
         return list(self.db.query(sql, [run_id]))
@@ -538,11 +499,9 @@ class Store:
 
     def set_attribution(self, conversation_id: str, label: str | None, evidence: dict[str, Any] | None) -> None:
         """Replace a stored conversation's attribution (a reviewer's verdict, a new judgment); None: it passed."""
+        sql = "update conversations set attribution = ?, attribution_evidence = ? where id = ?"
         with self._write():
-            self.db.execute(
-                "update conversations set attribution = ?, attribution_evidence = ? where id = ?",
-                [label, None if evidence is None else canonical_json(evidence), conversation_id],
-            )
+            self.db.execute(sql, [label, None if evidence is None else canonical_json(evidence), conversation_id])
 
     def metric_values(self, run_id: str) -> list[dict[str, Any]]:
         """Every metric value of a run."""
@@ -565,19 +524,15 @@ class Store:
     def last_run_event(self, run_id: str, kinds: Sequence[str]) -> dict[str, Any] | None:
         """The data of the run's latest event of one of these kinds, or None."""
         marks = ", ".join("?" * len(kinds))
-        row = self.db.execute(
-            f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) order by id desc limit 1",
-            [run_id, *kinds],
-        ).fetchone()
+        sql = f"select data_json from events where run_id = ? and conversation_id is null and kind in ({marks}) order by id desc limit 1"
+        row = self.db.execute(sql, [run_id, *kinds]).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def add_event(self, run_id: str, kind: str, data: dict[str, Any], conversation_id: str | None = None) -> None:
         """Append an event to the run's log."""
         with self._write():
-            self._insert(
-                "events",
-                [{"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(), "kind": kind, "data_json": canonical_json(data)}],
-            )
+            row = {"run_id": run_id, "conversation_id": conversation_id, "ts_utc": utc_now(), "kind": kind, "data_json": canonical_json(data)}
+            self._insert("events", [row])
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -591,12 +546,9 @@ MIGRATE_ATTEMPTS = 20
 
 
 def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations], write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
-    """`migrate`, again after a "database is locked" that SQLite gave without waiting.
-
-    Processes opening a fresh database at once: one switching it to WAL (which needs the exclusive lock) while
-    another holds a write lock is a deadlock SQLite breaks by failing one side at once, busy_timeout or not (seen
-    under heavy load). Migrating is idempotent, so the failed side tries again after a short pause.
-    """
+    """`migrate`, again after a "database is locked" that SQLite gave without waiting."""
+    # Switching a fresh database to WAL while another process writes is a deadlock SQLite breaks by failing one side
+    # at once, busy_timeout or not; migrating is idempotent, so that side tries again.
     for attempt in range(1, MIGRATE_ATTEMPTS + 1):
         try:
             migrate(db, migration_sets, write)
@@ -610,13 +562,8 @@ def _migrate_retrying(db: Database, migration_sets: Sequence[Migrations], write:
 
 
 def migrate(db: Database, migration_sets: Sequence[Migrations], write: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
-    """Apply every pending migration, safely when several processes open a fresh database at once.
-
-    Nothing is written when nothing is pending (readers stay readers). Transactional migrations run in one
-    write transaction that checks again what is pending after taking the lock; a migration that cannot run in a
-    transaction (WAL) runs alone and must be idempotent, as two processes may both run it.
-    """
-    while any(m.pending(db) for m in migration_sets):
+    """Apply every pending migration, safely when several processes open a fresh database at once (docs/store.md)."""
+    while any(m.pending(db) for m in migration_sets):  # nothing pending: nothing written, readers stay readers
         outside: tuple[Migrations, Any] | None = None
         with write():
             for migration_set in migration_sets:
@@ -706,17 +653,9 @@ _REPORTED_MODEL = "json_extract(m.message_json, '$.raw_data.model')"
 
 
 def _run_record(row: dict[str, Any]) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
-        created_utc=row["created_utc"],
-        updated_utc=row["updated_utc"],
-        status=shown_status(row),
-        config=json.loads(row["config_json"]),
-        config_hash=row["config_hash"],
-        plugins=json.loads(row["plugins_json"]),
-        task_sets=json.loads(row["task_sets_json"]),
-        seed=row["seed"],
-    )
+    plain = {name: row[name] for name in ("id", "created_utc", "updated_utc", "config_hash", "seed")}
+    decoded = {name: json.loads(row[f"{name}_json"]) for name in ("config", "plugins", "task_sets")}
+    return RunRecord(**plain, **decoded, status=shown_status(row))
 
 
 _CONVERSATION_COLUMNS = (

@@ -31,10 +31,7 @@ class RunView:
         return self.run.config
 
     def conversations(self, arm: str | None = "agent", *, scored_only: bool = True) -> list[dict[str, Any]]:
-        """Stored conversation rows with their task `attributes` (agent arm by default; None for both arms).
-
-        Infrastructure errors are left out unless `scored_only=False`: no figure counts them.
-        """
+        """Stored conversation rows with their task `attributes` (agent arm by default, None for both; infra errors only if not scored_only)."""
         rows = [r for r in self.store.conversations(self.run.id) if arm is None or r["arm"] == arm]
         if scored_only:
             rows = [r for r in rows if r["termination_reason"] != INFRA]

@@ -54,19 +54,15 @@ class DomainData:
     user_toolkit: type[Toolkit] | None = None
     user_state: State | None = None
     shared_user_state: bool = False
-    """The user's toolkit works on the agent's very state (one database for both sides, as tau2's banking_knowledge);
-    `user_state` is then unused."""
+    """The user's toolkit works on the agent's very state (one database for both sides); `user_state` is then unused."""
     task_policy: Callable[[Task], str] | None = None
     """The agent's policy for one task, when it depends on the task (e.g. the documents a task needs, given up front)."""
     retrieval: str | None = None
     """The knowledge-retrieval variant the data was loaded for (part of the run's identity and header)."""
     agent_data_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-    """Turns a task's `initialization_data.agent_data`, as the domain's task files spell it, into the kernel's
-    {table: {record id: partial record}} patch (tau2's banking_knowledge nests records under "data"). Tasks keep
-    their own spelling, so exported tasks are the files' own."""
+    """Turns a task's `agent_data`, as the domain's task files spell it, into the kernel's {table: {id: partial record}} patch."""
     model_roles: tuple[str, ...] = ()
-    """Model roles the domain's tools call (e.g. "embeddings" for dense retrieval, "reranker"): a run refuses to start
-    without a model for each."""
+    """Model roles the domain's tools call (e.g. "embeddings", "reranker"): a run refuses to start without a model for each."""
     solo_policy: str | None = None
     sync: Callable[[Environment], None] | None = None
     sync_gold_actions: bool = True
@@ -74,20 +70,15 @@ class DomainData:
     advance: Callable[[Environment, int, EventLog], None] | None = None
     """Called after every conversation step (see `Environment.advance`): asynchronous work completes here."""
     scripted_user: str | None = None
-    """A user simulator that plays this domain's tasks wherever a run asks for the kernel's `scripted` user (the
-    default user and the baseline's): e.g. a planned multi-goal user that records its goals' status events."""
+    """A user simulator that plays this domain's tasks wherever a run asks for the kernel's `scripted` user (docs/plugins.md)."""
     reference_hash: Callable[[State], str] | None = None
     """The hash a reference implementation computes for an agent state (e.g. tau2's db.json hash)."""
     reference_user_hash: Callable[[State], str] | None = None
     """The reference implementation's hash of a user (device) state, for dual-control domains."""
     tool_results: ToolResultStyle = attrs.field(default="json", validator=attrs.validators.in_(TOOL_RESULT_STYLES))
-    """How a tool's return value reaches the model: "json" (plain JSON: numbers stay numbers, booleans booleans) or
-    "tau2" (tau2's rendering, which turns the numbers and booleans inside plain lists and dicts into strings, e.g.
-    `{"max_loans": "3"}`): domains that must send tau2's exact tool messages set "tau2"."""
+    """How a tool's return value reaches the model: "json" (plain JSON) or "tau2" (tau2's rendering: `{"max_loans": "3"}`)."""
     failed_gold_actions_scored: bool = False
-    """The domain's reference implementation swallows a gold action that fails and scores conversations against the
-    state the other gold actions leave (tau2 does): `bench run` then takes such tasks, and its report lists them,
-    instead of refusing them. Set-ups that raise and env assertions that fail on the gold state are refused still."""
+    """Run tasks whose gold actions fail, scored as the reference does (tau2 swallows them) instead of refusing them (docs/plugins.md)."""
     source: str = ""
     task_problems: tuple[str, ...] = ()
     """Inconsistencies plugins found in the tasks' own data (the tasks still run); `bench tasks` lists them."""
@@ -141,10 +132,7 @@ DATA_DIR_VARIABLE = "BENCH_TAU2_DATA_DIR"
 
 
 def data_dir_for(options: DomainOptions, domain: str, required: tuple[str, ...] = ("db.json", "tasks.json")) -> Path | None:
-    """The directory of a domain's external data: options.data_dir or $BENCH_TAU2_DATA_DIR, if either is set.
-
-    Either may name the domain's own directory or one holding a sub-directory per domain.
-    """
+    """The directory of a domain's external data (options.data_dir or $BENCH_TAU2_DATA_DIR: its own or a parent), if set."""
     given = options.data_dir or os.environ.get(DATA_DIR_VARIABLE)
     if not given:
         return None
@@ -192,11 +180,7 @@ def select_split(tasks: Sequence[Task], splits: dict[str, list[str]], name: str,
 
 
 class UserProfile(Toolkit):
-    """The user's side of a domain whose users have no tools: what the task says about the user (no tools).
-
-    AgentChangeBench's tasks set such facts (`initialization_data.user_data`, `update_user(...)`
-    set-up calls) on airline, retail and banking, whose users act only by talking; they land here.
-    """
+    """The user's side of a domain whose users have no tools: what the task says about the user (AgentChangeBench's set-ups)."""
 
     def update_user(self, **fields: Any) -> None:
         """Merge facts into the user's profile."""
@@ -218,10 +202,7 @@ def has_user_setup(task: Task | None) -> bool:
 
 
 def build_environment(data: DomainData, task: Task | None, *, solo: bool = False, context: ToolContext | None = None) -> Environment:
-    """A fresh environment for a task: pristine states forked, then the task's initial state applied.
-
-    Both toolkits get `context` (the conversation's profile and models, when playing one) with `task` set.
-    """
+    """A fresh environment for a task: pristine states forked, both toolkits given `context` with `task` set, initial state applied."""
     context = attrs.evolve(context or ToolContext(), task=task)
     agent = data.agent_toolkit(data.agent_state.fork(), context=context)
     user = _user_toolkit(data, agent.state, context)
@@ -246,8 +227,7 @@ def _user_toolkit(data: DomainData, agent_state: State, context: ToolContext) ->
 
 
 def apply_initial_state(env: Environment, task: Task, *, agent_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None) -> None:
-    """Apply initialization data (agent data through `agent_patch` when the domain spells it its own way), actions
-    and the replay of a task's message history."""
+    """Apply a task's initialization data (agent data through `agent_patch`), actions and message history replay."""
     init = task.initial_state
     assert init is not None
     if init.initialization_data is not None:

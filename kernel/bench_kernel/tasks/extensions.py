@@ -1,12 +1,4 @@
-"""Task extensions: plugin-owned task data, declared by the plugin that reads it.
-
-A task file may carry data that belongs to one benchmark (AgentChangeBench's goal shifts and
-action sets, ATOD's goal list). The plugin that owns such a field registers a `TaskExtension`;
-the loader takes the field out of the task JSON, structures it with the extension's type (errors
-name the file and JSON path) and keeps it in `task.extensions[extension.name]`. A field that no
-loaded plugin owns is an error naming the field and the plugin that owns it when one is installed, else the
-first-party distribution that owns it (bench-atod's `goals`, bench-changebench's `goal_shifts`).
-"""
+"""Task extensions: plugin-owned task data, declared by the plugin that reads it (docs/plugins.md)."""
 
 from __future__ import annotations
 
@@ -57,8 +49,7 @@ BUILTIN_COMPONENTS = frozenset({"DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION",
 PLUGIN_FIELDS = {"goals": "bench-atod", "user_scenario.goal_shifts": "bench-changebench", "evaluation_criteria.action_sets": "bench-changebench"}
 """Task fields first-party distributions own: a task file with one that no installed plugin owns names the distribution."""
 PLUGIN_COMPONENTS = {"NL_ASSERTION": "bench-judging"}
-"""Reward components first-party distributions register: task files may name them whatever is loaded, and a run whose
-tasks rest on one that is not loaded is refused before it begins, naming the distribution."""
+"""Reward components first-party distributions register: task files may name them unloaded; a run resting on one is refused."""
 
 
 @attrs.frozen
@@ -72,8 +63,7 @@ class TaskVocabulary:
     """Lazily: field location -> plugin name, over every installed plugin (only consulted on errors)."""
 
     def owner_hint(self, location: str) -> str:
-        """' (owned by plugin X: add --plugin X)' when an installed plugin owns the field, the distribution to
-        install when a first-party one does (`PLUGIN_FIELDS`), else ''."""
+        """A hint naming the installed plugin or first-party distribution (`PLUGIN_FIELDS`) that owns a field, else ''."""
         plugin = self._installed_owner(location)
         if plugin:
             return f" (owned by plugin {plugin!r}: add --plugin {plugin})"

@@ -1,8 +1,6 @@
 """Does loaded data fit its domain? Checked at load, so that data of another domain is refused before a run.
 
-A data directory of another domain (airline's tasks given to retail, tau2's mock to ours) loads
-as tasks whose gold actions, set-up actions and assertions name functions the domain's toolkits
-lack; tools whose docstrings do not match their signatures fail here too, naming the tool.
+Another domain's data names functions the toolkits lack; tools whose docstrings misfit their signatures fail here too.
 """
 
 from __future__ import annotations

@@ -18,11 +18,7 @@ CACHE_VARIABLE = "BENCH_CACHE_DIR"
 
 
 class LazyTasks(Sequence[Task]):
-    """A domain's tasks known by id up front, each built on first access (a whole batch at once when iterated).
-
-    `build(ids)` returns the tasks with those ids; `inputs_key` is a content hash of everything that decides the tasks
-    (data files, the builder's code): with it, the whole set's hash is kept on disk (`task_set_hash`).
-    """
+    """A domain's tasks known by id up front, each built on first access by `build(ids)` (docs/plugins.md)."""
 
     def __init__(self, ids: Sequence[str], build: Callable[[Sequence[str]], Iterable[Task]], *, inputs_key: str | None = None) -> None:
         self.ids, self.every_id, self.inputs_key = list(ids), list(ids), inputs_key

@@ -33,11 +33,7 @@ def load_tasks(path: Path, vocabulary: TaskVocabulary | None = None) -> list[Tas
 def structure_tasks(
     data: list[Any], vocabulary: TaskVocabulary | None = None, *, source: str, root: str = "$", sources: Sequence[str] | None = None
 ) -> list[Task]:
-    """Structure task objects (already parsed JSON), handing plugin-owned fields to the vocabulary's extensions.
-
-    `sources` names the file of each item when every task has a file of its own (tau2's `tasks/task_*.json`):
-    a problem then names that file, with the JSON path inside it.
-    """
+    """Structure parsed task objects, plugin-owned fields to the vocabulary's extensions; `sources`: each item's file."""
     vocabulary = vocabulary or TaskVocabulary()
     tasks: list[Task] = []
     problems: list[str] = []

@@ -31,11 +31,7 @@ class ToolKind(str, enum.Enum):
 
 
 def tool(kind: ToolKind = ToolKind.READ, *, offered: bool = True) -> Callable[[F], F]:
-    """Mark a toolkit method as a tool the model may call.
-
-    `offered=False` makes a hidden tool: it runs when a call names it and replays by its kind, but it is never in the
-    tool list sent to the model (tools the model learns of mid-conversation, e.g. from documents it searched).
-    """
+    """Mark a toolkit method as a tool the model may call (`offered=False`: a hidden tool, never in the tool list)."""
 
     def mark(func: F) -> F:
         func.__bench_tool__ = ToolKind(kind)  # type: ignore[attr-defined]
@@ -139,9 +135,7 @@ class Environment:
     solo: bool = False
     sync: Callable[[Environment], None] = _sync_nothing
     advance: Callable[[Environment, int, EventLog], None] = _advance_nothing
-    """Called after every step of a conversation with the number of messages so far: domains whose
-    world moves on by itself (a booking confirmed some turns later) change their state here and
-    record what happened with `events.emit` (the events belong to the next message)."""
+    """Called after every conversation step with the number of messages so far (a world that moves on by itself)."""
     tool_calls: int = 0
     tool_results: ToolResultStyle = "json"
     """How tool return values become message texts (`DomainData.tool_results`): plain JSON, or tau2's rendering."""

@@ -1,9 +1,6 @@
-"""Copy-on-write database state shared by every conversation of a run.
+"""Copy-on-write database state: shared read-only `BaseTable`s, a per-conversation overlay of changed records.
 
-A domain's pristine database is loaded once into `BaseTable`s that no conversation ever mutates.
-Each conversation works on a `State` whose tables hold only the records it changed (an overlay),
-so starting a conversation costs O(number of tables), not a copy of a multi-megabyte database.
-The state hash is a sum of per-record digests, so it is updated from the overlay alone.
+The state hash is a sum of per-record digests, so it is updated from the overlay alone (docs/decisions.md, State).
 """
 
 from __future__ import annotations
@@ -33,11 +30,7 @@ def record_digest(key: str, record: Any) -> int:
 
 
 class DeferredTables:
-    """The records of several tables, built by one loader the first time any of them is needed (thread-safe).
-
-    Checks added with `add_check` run right after the loader, before any other thread sees a record; a failure of
-    either is kept and raised again, as DeferredDataError, wherever the records are asked for.
-    """
+    """The records of several tables, built by one loader the first time any of them is needed (thread-safe)."""
 
     def __init__(self, load: Callable[[], Mapping[str, Mapping[str, Any]]]) -> None:
         self._load: Callable[[], Mapping[str, Mapping[str, Any]]] | None = load
@@ -152,14 +145,10 @@ class BaseTable:
 
 
 class RecordWatch:
-    """The shared records watched tables handed out, each digested and copied when first handed out: an edit in place
-    shows afterwards as a moved digest (`changed`) and is undone from the copy (`restore`).
-
-    Gold checks watch their replays (conversations do not): a record costs one digest and one copy however often it is
-    read, and one digest more when `changed` looks, so a check pays for the records its replays read, once.
-    """
+    """Shared records handed out, digested and copied at first: an edit in place shows (`changed`) and is undone (`restore`)."""
 
     def __init__(self) -> None:
+        # Only gold checks watch (conversations do not): a check pays once for each record its replays read.
         self.names: dict[BaseTable, str] = {}
         self._digests: dict[BaseTable, dict[str, int]] = {}
         self._copies: dict[BaseTable, dict[str, tuple[str, Any]]] = {}
@@ -210,11 +199,7 @@ def _snapshot(record: Any) -> tuple[str, Any]:
 
 
 class Table(MutableMapping[str, Any]):
-    """A copy-on-write view of a BaseTable: reads fall through, writes stay in the overlay.
-
-    Records returned by `get`/`[]` must be treated as read-only; call `edit(key)` to get a
-    private copy that may be mutated in place, or assign a new record with `table[key] = ...`.
-    """
+    """A copy-on-write view of a BaseTable: reads fall through (read-only records; `edit` copies one), writes stay in the overlay."""
 
     def __init__(self, base: BaseTable, overlay: dict[str, Any] | None = None, watch: RecordWatch | None = None) -> None:
         self.base = base
@@ -359,12 +344,7 @@ class State:
 
     @classmethod
     def deferred(cls, types: Mapping[str, type | None], load: Callable[[], Mapping[str, Mapping[str, Any]]]) -> State:
-        """A pristine state whose tables (named by `types`, with their record types) `load` builds on first use.
-
-        `load` returns {table: {key: record}} with records already built. A run starts its conversations (and so
-        sends its first requests) before the records exist and builds them while it waits for the first replies;
-        a failure of `load` stops the run with DeferredDataError before any conversation is stored.
-        """
+        """A pristine state whose tables (named by `types`, with their record types) `load` builds on first use (docs/plugins.md)."""
         source = DeferredTables(load)
         return cls({name: Table(BaseTable(None, rtype, deferred=(source, name))) for name, rtype in types.items()})
 
@@ -403,10 +383,8 @@ class State:
         return State({name: Table(table.base, dict(table.overlay), watch) for name, table in self.tables.items()})
 
     def first_difference(self, other: State) -> tuple[str, str, Any, Any] | None:
-        """The first (table, key, this record, the other's) where two forks of one pristine state differ; None if equal.
-
-        Only overlays are compared (what neither changed is the same shared record), so it costs the changes alone.
-        """
+        """The first (table, key, this record, the other's) where two forks of one pristine state differ; None if equal."""
+        # Only overlays are compared: what neither changed is the same shared record.
         for name in sorted(self.tables):
             mine, theirs = self.tables[name], other.tables[name]
             for key in sorted(mine.overlay.keys() | theirs.overlay.keys()):
@@ -452,15 +430,11 @@ def deep_merge(current: Any, patch: Any) -> Any:
 
 
 class DumpHasher:
-    """A reference implementation's hash of a state: sha256 of json.dumps({table: {key: dump(record)}}, sort_keys=True, default=str).
-
-    This is how tau2-bench hashes its databases. The JSON text is assembled from one fragment per
-    record (byte for byte what a single json.dumps writes), and the fragments of shared base
-    records are cached per base table, so hashing a conversation's state costs its changed records.
-    """
+    """tau2's state hash: sha256 of json.dumps({table: {key: dump(record)}}, sort_keys=True, default=str)."""
 
     def __init__(self, dump: Callable[[Any], Any]) -> None:
         self.dump = dump
+        # Per-record fragments (byte for byte one json.dumps), cached for shared records: a hash costs the changes.
         self._fragments: weakref.WeakKeyDictionary[BaseTable, dict[str, str]] = weakref.WeakKeyDictionary()
 
     def __call__(self, state: State) -> str:

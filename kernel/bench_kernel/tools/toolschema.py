@@ -1,9 +1,6 @@
 """OpenAI function schemas from Python tools, the arguments a tool receives, and the text its return value shows the model.
 
-Both follow tau2-bench so prompts and tool messages read the same as there: schemas mirror what
-its pydantic-and-docstring tool wrapper emits (inlined, without ``anyOf`` for optionals). Results are
-plain JSON by default; a domain that mirrors tau2 asks for tau2's ``Environment.to_json_str`` rendering
-(`DomainData.tool_results = "tau2"`), which turns the numbers and booleans of plain containers into strings.
+Schemas mirror tau2's pydantic-and-docstring wrapper (inlined, no ``anyOf`` for optionals), so prompts read the same.
 """
 
 from __future__ import annotations
@@ -99,12 +96,8 @@ def _parse_arg_entry(lines: list[str]) -> tuple[str, str, str]:
 
 
 def function_schema(func: Callable[..., Any], *, name: str | None = None, strict: bool = True) -> dict[str, Any]:
-    """Build the OpenAI function-calling schema of func from its signature and docstring.
-
-    Strict (what a domain's tools get at load): a parameter the docstring leaves out, or documents with a type its
-    annotation disagrees with, is refused. Not strict: such a parameter gets a schema without description, as tau2's
-    wrapper gives it. A documented parameter the signature lacks is refused either way.
-    """
+    """Build the OpenAI function-calling schema of func from its signature and docstring (docs/plugins.md)."""
+    # Not strict: an undocumented or mistyped parameter passes, without description, as tau2's wrapper gives it.
     tool_name = name or func.__name__
     doc = _parse_docstring(func.__doc__)
     params = _tool_parameters(func, tool_name)
@@ -127,14 +120,8 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
         except TypeError as exc:
             raise ValueError(f"tool {tool_name!r}, parameter {param.name!r}: {exc}") from exc
     required = [p.name for p in params.values() if p.default is inspect.Parameter.empty]
-    return {
-        "type": "function",
-        "function": {
-            "name": tool_name,
-            "description": _description(doc, tool_name),
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return {"type": "function", "function": {"name": tool_name, "description": _description(doc, tool_name), "parameters": parameters}}
 
 
 def _tool_parameters(func: Callable[..., Any], tool_name: str) -> dict[str, inspect.Parameter]:
@@ -334,25 +321,15 @@ def _attrs_schema(cls: type) -> dict[str, Any]:
     """Return the object schema of an attrs class from its init fields."""
     hints = typing.get_type_hints(cls)
     fields = [f for f in attrs.fields(cls) if f.init]
-    return {
-        "type": "object",
-        "properties": {f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None) for f in fields},
-        "required": [f.name for f in fields if f.default is attrs.NOTHING],
-    }
+    properties = {f.name: _property_schema(f.name, hints.get(f.name, Any), f.default, None) for f in fields}
+    return {"type": "object", "properties": properties, "required": [f.name for f in fields if f.default is attrs.NOTHING]}
 
 
 # --------------------------------------------------------------------------- arguments
 
 
 def tool_arguments(func: Callable[..., Any], arguments: collections.abc.Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON arguments of a call as func's annotations ask for them: what a toolkit method receives.
-
-    An `Enum` parameter receives its member (looked up by value) and an attrs class an instance (structured with
-    cattrs, nested classes and enums included), also inside `list[...]`, `tuple[...]`, `dict[str, ...]` and `X | None`.
-    Everything else arrives as the JSON holds it: a `Literal` parameter its value (unchecked), a `dict` a dict, a union
-    of several types (`Passenger | dict`) whatever was sent. A value that does not fit raises ToolError naming the
-    parameter and the path inside it.
-    """
+    """The JSON arguments of a call as func's annotations ask for them (table in docs/plugins.md); a misfit raises ToolError."""
     found = dict(arguments)
     for name, annotation in _structured_parameters(getattr(func, "__func__", func)).items():
         value = found.get(name)
@@ -416,11 +393,7 @@ def _misfit(value: Any, annotation: Any, exc: Exception) -> str:
 
 
 def tool_result_text(value: object, style: ToolResultStyle = "json") -> str:
-    """Serialise a tool's return value into the tool message text: plain JSON, or as tau2's to_json_str does.
-
-    Strings pass unchanged in both styles. "json" keeps numbers and booleans as JSON numbers and booleans;
-    "tau2" turns those inside plain lists and dicts (and a bare one) into strings, as tau2 does.
-    """
+    """Serialise a tool's return value into the tool message text: plain JSON, or as tau2's to_json_str does (strings as they are)."""
     if isinstance(value, enum.Enum):
         value = value.value
     if isinstance(value, str):
