@@ -12,7 +12,7 @@ from bench_kernel.testing.imports import check_no_import_cycles, import_cycles, 
 
 PACKAGE = Path(bench_kernel.__file__).parent
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "markers", "afterimport", "codecache", "redact", "logs", "serialization"),
+    ("errors", "markers", "afterimport", "redact", "logs", "serialization"),
     ("schema",),
     ("tools", "store"),
     ("modelhub", "profiles"),

@@ -61,8 +61,17 @@ def test_run_stays_the_function_whatever_kernel_module_is_imported() -> None:
 def test_importing_the_package_loads_no_submodule_work() -> None:
     loaded = _loaded_after("import bench_kernel")
     assert _heavy(loaded) == []
-    # The generated-code cache is installed first (before any attrs class), with the after-import hook it uses.
-    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport", "bench_kernel.codecache", "bench_kernel.run"]
+    # The accelerator bench-codecache, where installed, is imported too (before any attrs class), with the hook it uses.
+    accelerated = "bench_codecache" in loaded
+    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport"] * accelerated + ["bench_kernel.run"]
+
+
+def test_a_missing_or_broken_accelerator_only_means_compiling_as_before(tmp_path: Path) -> None:
+    code = "import attrs, bench_kernel\n@attrs.frozen\nclass P:\n    x: int\nassert P(1) == P(1) and hash(P(1)) == hash(P(1))"
+    for module in ("raise RuntimeError('broken')", "import no_such_module_anywhere"):
+        (tmp_path / "bench_codecache.py").write_text(module)  # found before an installed one: the script's folder is first
+        loaded = _loaded_after(code, cwd=tmp_path)
+        assert "bench_kernel.run" in loaded and "bench_codecache.cache" not in loaded
 
 
 def test_one_name_imports_its_module_only() -> None:
