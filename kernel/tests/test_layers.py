@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation",),
     ("registry", "hookspecs", "loadchecks", "plugins", "run"),
     ("report", "builtin", "scaffold"),
-    ("cli", "setupgc", "__main__", "testing"),
+    ("cli", "__main__", "testing"),
 ]
 """Bottom to top: each unit (a subpackage or a top-level module) may import its own layer and the layers below."""
 LAYER_OF = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import pkgutil
@@ -10,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from plugin_factory import needs_installed
 
 import bench_kernel
+from bench_kernel.cli import cli
 
 HEAVY = ("structlog", "rich", "sqlite_utils", "cattrs", "aiohttp", "httpx", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.store")
 
@@ -97,3 +100,15 @@ def test_a_run_that_logs_nothing_loads_neither_structlog_nor_the_report(tmp_path
     assert "bench_kernel.run.runner" in loaded  # the run did happen
     assert (tmp_path / "r.db").exists()
     assert _heavy(loaded, ("structlog", "rich", "bench_report.html", "bench_report.plots", "bench_report.compare")) == []
+
+
+def test_a_run_turns_the_collector_back_on_when_it_begins(tmp_path: Path) -> None:
+    """bench-codecache sets `bench run` up without the collector; the run's start turns it on, whoever turned it off."""
+    gc.disable()
+    try:
+        args = ["run", "--plugin", "practice", "--db", str(tmp_path / "r.db"), "--format", "none", "--progress", "none"]
+        done = CliRunner().invoke(cli, args)
+        assert done.exit_code == 0, done.output
+        assert gc.isenabled()
+    finally:
+        gc.enable()
