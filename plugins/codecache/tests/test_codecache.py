@@ -12,9 +12,8 @@ from pathlib import Path
 
 import attr
 import pytest
-
-from bench_codecache import cache as codecache
 from bench_codecache import CodeCache, future_flags
+from bench_codecache import cache as codecache
 
 ATTRS_HASH = "def __hash__(self):\n        return hash((\n                {salt},\n                self.x,\n            ))\n"
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from bench_codecache import setupgc
 
 
