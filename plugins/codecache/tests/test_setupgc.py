@@ -13,7 +13,7 @@ from bench_codecache import setupgc
 
 
 def _paused_in_a_child(queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    setupgc.pause_for_a_run(["/venv/bin/bench", "run", "--plugin", "mock"])
+    setupgc.pause_for_a_run(["/venv/bin/bench", "run", "--plugin", "practice"])
     queue.put(gc.isenabled())
 
 
@@ -25,7 +25,7 @@ def test_only_a_bench_run_pauses_the_collector(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setattr(sys, "orig_argv", ["python", "-m", "other_tool", "run"])
         setupgc.pause_for_a_run(["-m", "run"])
         assert gc.isenabled()
-        setupgc.pause_for_a_run(["/venv/bin/bench", "--quiet", "run", "--plugin", "mock"])
+        setupgc.pause_for_a_run(["/venv/bin/bench", "--quiet", "run", "--plugin", "practice"])
         assert not gc.isenabled()
         gc.enable()
         monkeypatch.setattr(sys, "orig_argv", ["python", "-X", "importtime", "-m", "bench_kernel", "run"])
