@@ -15,10 +15,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench_kernel.codecache import install as _install_code_cache
-
-_install_code_cache()  # before any kernel module defines its attrs classes
-
 if TYPE_CHECKING:
     from bench_kernel.afterimport import after_import
     from bench_kernel.builtin.participants import DoNothingAgent, OracleAgent, ScriptedUser, device_request
@@ -218,3 +214,11 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     """Every exported name, imported or not yet."""
     return sorted({*globals(), *__all__})
+
+
+# The start-up accelerator bench-codecache, if installed, before any kernel module defines an attrs class (it imports
+# after_import from here, hence last); missing or broken, attrs and cattrs compile as before.
+try:
+    import bench_codecache
+except Exception:  # noqa: BLE001
+    pass

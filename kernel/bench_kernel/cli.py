@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bench_kernel import setupgc  # first of the kernel's modules: a run's set-up goes without the collector
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.logs import configure_logging
 from bench_kernel.modelhub.hub import ROLES
@@ -254,8 +253,10 @@ def run_command(ctx: click.Context, config_file: str | None, fmt: str, db_path: 
 
 
 def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
-    """The collector back on (`setupgc`); the run's header: the task transforms' lines, then the progress header."""
-    setupgc.resume()
+    """The collector back on; the run's header: the task transforms' lines, then the progress header."""
+    if not gc.isenabled():  # bench-codecache set up without it: what set-up built is frozen out of every collection
+        gc.freeze()
+        gc.enable()
     from bench_kernel.run.planning import code_change_notice
     from bench_kernel.run.transforms import header_lines
 

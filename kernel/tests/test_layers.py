@@ -12,7 +12,7 @@ from bench_kernel.testing.imports import check_no_import_cycles, import_cycles, 
 
 PACKAGE = Path(bench_kernel.__file__).parent
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "markers", "afterimport", "codecache", "redact", "logs", "serialization"),
+    ("errors", "markers", "afterimport", "redact", "logs", "serialization"),
     ("schema",),
     ("tools", "store"),
     ("modelhub", "profiles"),
@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation",),
     ("registry", "hookspecs", "loadchecks", "plugins", "run"),
     ("report", "builtin", "scaffold"),
-    ("cli", "setupgc", "__main__", "testing"),
+    ("cli", "__main__", "testing"),
 ]
 """Bottom to top: each unit (a subpackage or a top-level module) may import its own layer and the layers below."""
 LAYER_OF = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}

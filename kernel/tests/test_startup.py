@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import pkgutil
@@ -10,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from plugin_factory import needs_installed
 
 import bench_kernel
+from bench_kernel.cli import cli
 
 HEAVY = ("structlog", "rich", "sqlite_utils", "cattrs", "aiohttp", "httpx", "bench_kernel.report", "bench_kernel.run.runner", "bench_kernel.store")
 
@@ -61,8 +64,17 @@ def test_run_stays_the_function_whatever_kernel_module_is_imported() -> None:
 def test_importing_the_package_loads_no_submodule_work() -> None:
     loaded = _loaded_after("import bench_kernel")
     assert _heavy(loaded) == []
-    # The generated-code cache is installed first (before any attrs class), with the after-import hook it uses.
-    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport", "bench_kernel.codecache", "bench_kernel.run"]
+    # The accelerator bench-codecache, where installed, is imported too (before any attrs class), with the hook it uses.
+    accelerated = "bench_codecache" in loaded
+    assert [m for m in loaded if m.startswith("bench_kernel.")] == ["bench_kernel.afterimport"] * accelerated + ["bench_kernel.run"]
+
+
+def test_a_missing_or_broken_accelerator_only_means_compiling_as_before(tmp_path: Path) -> None:
+    code = "import attrs, bench_kernel\n@attrs.frozen\nclass P:\n    x: int\nassert P(1) == P(1) and hash(P(1)) == hash(P(1))"
+    for module in ("raise RuntimeError('broken')", "import no_such_module_anywhere"):
+        (tmp_path / "bench_codecache.py").write_text(module)  # found before an installed one: the script's folder is first
+        loaded = _loaded_after(code, cwd=tmp_path)
+        assert "bench_kernel.run" in loaded and "bench_codecache.cache" not in loaded
 
 
 def test_one_name_imports_its_module_only() -> None:
@@ -88,3 +100,15 @@ def test_a_run_that_logs_nothing_loads_neither_structlog_nor_the_report(tmp_path
     assert "bench_kernel.run.runner" in loaded  # the run did happen
     assert (tmp_path / "r.db").exists()
     assert _heavy(loaded, ("structlog", "rich", "bench_report.html", "bench_report.plots", "bench_report.compare")) == []
+
+
+def test_a_run_turns_the_collector_back_on_when_it_begins(tmp_path: Path) -> None:
+    """bench-codecache sets `bench run` up without the collector; the run's start turns it on, whoever turned it off."""
+    gc.disable()
+    try:
+        args = ["run", "--plugin", "practice", "--db", str(tmp_path / "r.db"), "--format", "none", "--progress", "none"]
+        done = CliRunner().invoke(cli, args)
+        assert done.exit_code == 0, done.output
+        assert gc.isenabled()
+    finally:
+        gc.enable()

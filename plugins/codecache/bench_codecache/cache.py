@@ -1,10 +1,10 @@
-"""Compiled code of the methods attrs and cattrs generate, kept between processes as .pyc files keep modules' code.
+"""The cache: compiled code of the methods attrs and cattrs generate, kept between processes as .pyc files keep modules'.
 
 attrs writes the source of every class's __init__, __eq__, __repr__ ... and compiles it when the class is defined;
 cattrs does the same for each (un)structuring function. Compiling is most of what defining a class costs (~0.2 ms
 each, ~40 ms of `bench run`'s start-up for the classes it imports). The same source, file name, mode and future
 flags always compile to the same code, so the code is kept, keyed by a hash of exactly these, in one marshal file
-beside the kernel's bytecode (`__pycache__`), read once per process and written back at exit when something new
+beside this package's bytecode (`__pycache__`), read once per process and written back at exit when something new
 was compiled (not when Python writes no bytecode, PYTHONDONTWRITEBYTECODE, unless BENCH_CODE_CACHE=write, as set-up
 runs it; BENCH_CODE_CACHE=0 turns the cache off). A missing, stale or unreadable file only means compiling as before.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from bench_kernel.afterimport import after_import
+from bench_kernel import after_import
 
 PATCHED_MODULES = ("attr._make", "cattrs.gen", "cattrs.gen.typeddicts")
 """Modules whose generated code goes through the cache (each calls the builtin compile by its global name)."""

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import attr
 import pytest
-
-from bench_kernel import codecache
-from bench_kernel.codecache import CodeCache, future_flags
+from bench_codecache import CodeCache, future_flags
+from bench_codecache import cache as codecache
 
 ATTRS_HASH = "def __hash__(self):\n        return hash((\n                {salt},\n                self.x,\n            ))\n"
 
@@ -110,7 +109,7 @@ class Point:
     y: str = "a"
 converter = cattrs.Converter()
 print(hash(Point(1, "b")), converter.unstructure(Point(2)), converter.structure({"x": 3, "y": "c"}, Point), Point(4))
-from bench_kernel import codecache
+from bench_codecache import cache as codecache
 print(codecache._cache.added if codecache._cache else "off")
 """
 
