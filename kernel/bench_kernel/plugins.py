@@ -165,6 +165,15 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
     return [*selected, *added]
 
 
+def missing_plugin(plugin: str, selected: Sequence[str] | None) -> str:
+    """Why a first-party plugin a run needs is not loaded, and what to do: blocked, installed but not loaded, not installed."""
+    if f"no:{plugin}" in (selected or ()):
+        return f"blocked by this run (--plugin no:{plugin})"
+    if plugin in installed_entry_points():
+        return f"installed but not loaded: add --plugin {plugin}"
+    return f"not installed: pip install bench-{plugin}"
+
+
 def always_loaded() -> list[str]:
     """Installed plugins that load with every run and report whatever `--plugin` names (unless blocked, `no:NAME`):
     those that also declare their `bench` entry point in the group `bench.always` (bench-trust)."""
