@@ -126,9 +126,8 @@ class Executor:
 
 def run_executor(registry: Registry, name: str) -> Executor:
     """The executor a run names, or the loaded one that replaces it (`Executor.replaces`)."""
-    named: Executor = registry.get("executor", name)
-    replacing = [e for e in registry.components.get("executor", {}).values() if e.replaces == name]
+    replacing: list[Executor] = [e for e in registry.components.get("executor", {}).values() if e.replaces == name]
     if len(replacing) > 1:
         names = ", ".join(f"{e.name} ({registry.origin('executor', e.name)})" for e in replacing)
         raise ConfigError(f"executors {names} each replace {name!r}: block all but one of their plugins (--plugin no:NAME)")
-    return replacing[0] if replacing else named
+    return replacing[0] if replacing else registry.get("executor", name)

@@ -3,7 +3,6 @@
 An executor plays units somewhere and hands every finished conversation, and every model call as it is made,
 back to the run's own process as a message; a `Writer` there applies them to the store. Resume, the cost cap,
 signals and the report therefore work as with one process: one process holds the run's lease and writes.
-The kernel's own executor, `local`, plays in the run's process; worker processes are bench-workers' (docs/executors.md).
 """
 
 from __future__ import annotations
@@ -30,8 +29,6 @@ from bench_kernel.tasks.domain import DomainData
 
 EXECUTOR_OPTIONS_META = "bench.executor_options"
 """Where options that executor plugins add to `bench run` leave their values (click context meta)."""
-WORKERS_PLUGIN = "workers"
-"""The plugin whose executor plays `--workers N` processes (bench-workers), replacing `local` when loaded."""
 
 Message = tuple[Any, ...]
 """What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json) or
@@ -53,7 +50,7 @@ class LocalExecutor(Executor):
         if (config.workers or 1) > 1:
             raise ConfigError(
                 f"--workers {config.workers} plays in worker processes, which come from the plugin bench-workers; it is "
-                f"{missing_plugin(WORKERS_PLUGIN, config.plugins)} (without it a run plays in this process) @ $.run.workers"
+                f"{missing_plugin('workers', config.plugins)} (without it a run plays in this process) @ $.run.workers"
             )
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:

@@ -546,10 +546,7 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished
     """Execute the units; True when the deadline or the cost cap stopped them early."""
     try:
         async with asyncio.timeout(ctx.config.run_timeout_s), _collector_for_conversations():
-            if ctx.executor is None:
-                await execute(ctx, units, on_finished)
-            else:
-                await ctx.executor.execute(ctx, units, on_finished)
+            await (ctx.executor.execute(ctx, units, on_finished) if ctx.executor else execute(ctx, units, on_finished))
     except TimeoutError:
         log.warning("run.timeout", planned=len(units))
         return True
