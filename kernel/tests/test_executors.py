@@ -153,7 +153,14 @@ def test_a_loaded_executor_that_replaces_local_plays_the_default_runs(tmp_path: 
     replacing = ReplacingExecutor()
     summary = run(RunConfig(domain="toy", trials=2, executor_options={"note": 1}), tmp_path / "r.db", plugins=plugins(replacing))
     assert summary.status == "complete" and summary.finished == len(replacing.played) > 4
-    twice = get_plugin_manager([], extra=[("toy", ToyPlugin()), ("exec", _ExecutorPlugin(replacing)), ("exec2", _ExecutorPlugin(BackwardsExecutor(name="other", replaces="local")))])
+    twice = get_plugin_manager(
+        [],
+        extra=[
+            ("toy", ToyPlugin()),
+            ("exec", _ExecutorPlugin(replacing)),
+            ("exec2", _ExecutorPlugin(BackwardsExecutor(name="other", replaces="local"))),
+        ],
+    )
     with pytest.raises(ConfigError, match=r"executors other \(exec2\), replacing \(exec\) each replace 'local'"):
         run(RunConfig(domain="toy"), tmp_path / "twice.db", plugins=twice)
 

@@ -131,9 +131,7 @@ async def _play_shard(spec: WorkerSpec, units: list[Unit], put: Callable[[list[M
 # --------------------------------------------------------------------------- the run's process
 
 
-async def run_in_processes(
-    ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None], workers: int, method: str
-) -> int:
+async def run_in_processes(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None], workers: int, method: str) -> int:
     """Play disjoint shards of the units in `workers` processes (`method` "fork": forked from the loaded run, else
     spawned: fresh interpreters that load it again); this process alone writes what they send."""
     import multiprocessing

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_workers import start_method
+from bench_workers.processes import HoldingWriter
 from deferred_domain import BROKEN_READ, TASKS, CountersDomain, CountersPlugin, Loader
 
 from bench_kernel import ConfigError, RunConfig, Store, TaskFileError, get_plugin_manager, run
-from bench_workers import start_method
-from bench_workers.processes import HoldingWriter
 
 pytestmark = pytest.mark.skipif(start_method() != "fork", reason="workers are forked on Linux only (spawned ones cannot load the in-process domain)")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from bench_workers import START_METHOD_ENV, WorkersExecutor, auto_workers, executor, start_method
 from click.testing import CliRunner
 
 from bench_kernel import RunConfig, get_plugin_manager, run
 from bench_kernel.testing import ExecutorConformance, cli
-from bench_workers import START_METHOD_ENV, WorkersExecutor, auto_workers, executor, start_method
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import asyncio
 import queue
 
 import pytest
-
 from bench_workers.processes import Relay
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from bench_mock.scripted_models import upgrade_world
+from bench_workers import START_METHOD_ENV
 from click.testing import CliRunner
 
 from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
 from bench_kernel.testing import FakeOpenAIServer, Reply, cli, stored_rows
-from bench_workers import START_METHOD_ENV
 
 TASK = "upgrade_by_email"
 BENCH = Path(sys.executable).with_name("bench")
