@@ -49,8 +49,8 @@ class LocalExecutor(Executor):
         super().check(config)
         if (config.workers or 1) > 1:
             raise ConfigError(
-                f"--workers {config.workers} plays in worker processes, which come from the plugin bench-workers; it is "
-                f"{missing_plugin('workers', config.plugins)} (without it a run plays in this process) @ $.run.workers"
+                f"--workers {config.workers} plays in worker processes, which come from the plugin bench-workers (without it "
+                f"a run plays in this process); it is {missing_plugin('workers', config.plugins)} @ $.run.workers"
             )
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None) -> int:
