@@ -171,7 +171,8 @@ def test_a_loaded_executor_that_replaces_local_plays_the_default_runs(tmp_path: 
 )
 def test_workers_without_bench_workers_are_one_clear_error_before_the_run_begins(tmp_path: Path, selected: list[str], how: str) -> None:
     config = RunConfig(domain="toy", workers=2, plugins=selected or None)
-    with pytest.raises(ConfigError, match=rf"--workers 2 plays in worker processes, which come from the plugin bench-workers \(without it a run plays in this process\); it is {how}"):
+    refusal = r"--workers 2 plays in worker processes, which come from the plugin bench-workers \(without it a run plays in this process\); it is "
+    with pytest.raises(ConfigError, match=refusal + how):
         run(config, tmp_path / "r.db", plugins=plugins())
     assert not (tmp_path / "r.db").exists()
     assert run(attrs.evolve(config, workers=1), tmp_path / "r.db", plugins=plugins()).status == "complete"  # one process
@@ -186,4 +187,5 @@ def test_bench_run_without_bench_workers_refuses_workers_2_naming_the_distributi
     args = ["run", "--plugin", "no:workers", "--plugin", "mock", "--db", str(tmp_path / "r.db"), "--format", "none", "--workers", "2"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert "which come from the plugin bench-workers (without it a run plays in this process); it is blocked by this run (--plugin no:workers)" in result.output
+    assert "Error: --workers 2 plays in worker processes, which come from the plugin bench-workers" in result.output
+    assert "it is blocked by this run (--plugin no:workers)" in result.output
