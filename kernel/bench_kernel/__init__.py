@@ -81,7 +81,7 @@ if TYPE_CHECKING:
         task_outcomes,
         trial_variance,
     )
-    from bench_kernel.logs import get_logger
+    from bench_kernel.logs import configure_logging, get_logger
     from bench_kernel.markers import hookimpl
     from bench_kernel.modelhub.api import BaseClient, ChatRequest, ChatResponse, Model, ModelClient, ModelConfig
     from bench_kernel.modelhub.hub import ROLE_NAME, ConversationModels, LedgerEntry, ModelHub, role_option_hint
@@ -124,6 +124,7 @@ if TYPE_CHECKING:
         checked_fingerprints,
         component_values,
         load_domain,
+        preload_run_data,
         run,
         run_async,
         run_unit,

@@ -326,10 +326,10 @@ def register_executors(register: Callable[[Executor], None]) -> None:
     """Register executors: engines that play a run's conversations somewhere (processes, a cluster).
 
     Called once per plugin manager, in the run's process (and again in each worker that rebuilds the
-    run's context). `bench run --executor NAME` picks one (default ``local``, the kernel's own); its
-    ``check(config)`` runs before the run begins, its ``execute(ctx, units, on_finished)`` once per
-    run or resume. Whatever plays the conversations, the run's process alone writes the store: send
-    every finished conversation and model call back and apply it with :class:`bench_kernel.Writer`.
+    run's context). `bench run --executor NAME` picks one (default ``local``, the kernel's own; a loaded executor
+    whose ``replaces`` names it plays instead: bench-workers'); its ``check(config)`` runs before the run begins, its
+    ``execute(ctx, units, on_finished)`` once per run or resume. Whatever plays the conversations, the run's process
+    alone writes the store: send every finished conversation and model call back and apply it with :class:`bench_kernel.Writer`.
 
     :param register: call with each :class:`bench_kernel.Executor` instance; names must be unique.
 

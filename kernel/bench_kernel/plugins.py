@@ -155,6 +155,15 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
     return [*selected, *added]
 
 
+def missing_plugin(plugin: str, selected: Sequence[str] | None) -> str:
+    """Why a first-party plugin a run needs is not loaded, and what to do: blocked, installed but not loaded, not installed."""
+    if f"no:{plugin}" in (selected or ()):
+        return f"blocked by this run (--plugin no:{plugin})"
+    if plugin in installed_entry_points():
+        return f"installed but not loaded: add --plugin {plugin}"
+    return f"not installed: pip install bench-{plugin}"
+
+
 def always_loaded() -> list[str]:
     """Installed plugins that load with every run whatever `--plugin` names: those also in the group `bench.always`."""
     return sorted(ep.name for ep in _group(ALWAYS_GROUP) if ep.name in installed_entry_points())

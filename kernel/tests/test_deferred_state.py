@@ -4,7 +4,6 @@ loader's failure stops the run before any conversation is stored."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,11 +100,6 @@ class DeferredToyDomain(ToyDomain):
         return attrs.evolve(data, agent_state=State.deferred({"counters": None}, self.loader))
 
 
-WORKERS = pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "forked-workers"])
-"""With forked workers each builds its own copy after forking, and the run's process its own for the gold check: the
-same errors, the same rows."""
-
-
 def _run(tmp_path: Path, domain: ToyDomain, **config: Any) -> Any:
     plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(domain))])
     return run(RunConfig(domain="toy", **config), tmp_path / "runs.db", plugins=plugins)
@@ -119,11 +113,10 @@ def _rows(tmp_path: Path, run_id: str) -> list[dict[str, Any]]:
         store.close()
 
 
-@WORKERS
-def test_a_run_on_deferred_tables_scores_as_on_built_ones(tmp_path: Path, workers: int) -> None:
+def test_a_run_on_deferred_tables_scores_as_on_built_ones(tmp_path: Path) -> None:
     deferred = DeferredToyDomain()
-    _run(tmp_path, workers=workers, domain=deferred, run_id="deferred", trials=2, concurrency=4)
-    _run(tmp_path, workers=workers, domain=ToyDomain(), run_id="eager", trials=2, concurrency=4)
+    _run(tmp_path, domain=deferred, run_id="deferred", trials=2, concurrency=4)
+    _run(tmp_path, domain=ToyDomain(), run_id="eager", trials=2, concurrency=4)
     assert deferred.loader.calls == 1
     keyed = {
         r: {(c["arm"], c["task_id"], c["trial"]): (c["reward"], c["termination_reason"]) for c in _rows(tmp_path, r)} for r in ("deferred", "eager")
@@ -131,22 +124,21 @@ def test_a_run_on_deferred_tables_scores_as_on_built_ones(tmp_path: Path, worker
     assert keyed["deferred"] == keyed["eager"] and len(keyed["eager"]) > 0
 
 
-@WORKERS
-def test_a_loader_that_fails_in_a_run_stops_it_with_its_error_and_stores_no_conversation(tmp_path: Path, workers: int) -> None:
+def test_a_loader_that_fails_in_a_run_stops_it_with_its_error_and_stores_no_conversation(tmp_path: Path) -> None:
     problem = TaskFileError("/data/db.json", ["not valid JSON: Expecting value at line 3 column 7"])
     domain = DeferredToyDomain(loader=Loader(fail=problem))
     with pytest.raises(TaskFileError) as caught:
-        _run(tmp_path, workers=workers, domain=domain, run_id="broken", trials=3, concurrency=2)
+        _run(tmp_path, domain=domain, run_id="broken", trials=3, concurrency=2)
     assert caught.value is problem
     assert _rows(tmp_path, "broken") == []
     store = Store(tmp_path / "runs.db")
     try:
-        # Built once the run began, by one process or by the run's process while its workers play: begun, interrupted.
+        # Built once the run began (bench-workers: by the run's process while its workers play): begun, interrupted.
         assert store.db.execute("select status from runs where id = 'broken'").fetchall() == [("interrupted",)]
     finally:
         store.close()
     # Fixed, the same run resumes and completes.
-    _run(tmp_path, workers=workers, domain=DeferredToyDomain(), run_id="broken", trials=3, concurrency=2)
+    _run(tmp_path, domain=DeferredToyDomain(), run_id="broken", trials=3, concurrency=2)
     assert len(_rows(tmp_path, "broken")) > 0
 
 
@@ -157,16 +149,15 @@ BROKEN_READ = {
 }
 
 
-@WORKERS
-def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_before_any_conversation_is_stored(tmp_path: Path, workers: int) -> None:
+def test_tasks_whose_gold_replay_fails_are_refused_once_the_data_is_loaded_before_any_conversation_is_stored(tmp_path: Path) -> None:
     from toy_domain import TASKS
 
     domain = DeferredToyDomain(tasks=[*TASKS, BROKEN_READ])
     with pytest.raises(ConfigError, match=r"cannot be scored.*read-z \(gold action z1 get_counter: Error: Counter zz"):
-        _run(tmp_path, workers=workers, domain=domain, run_id="refused", concurrency=3)
+        _run(tmp_path, domain=domain, run_id="refused", concurrency=3)
     assert _rows(tmp_path, "refused") == []
     allowed = DeferredToyDomain(tasks=[*TASKS, BROKEN_READ])
-    _run(tmp_path, workers=workers, domain=allowed, run_id="allowed", concurrency=3, allow_broken_tasks=True)
+    _run(tmp_path, domain=allowed, run_id="allowed", concurrency=3, allow_broken_tasks=True)
     assert len(_rows(tmp_path, "allowed")) > 0
     store = Store(tmp_path / "runs.db")
     try:
@@ -211,79 +202,3 @@ def test_an_interrupted_load_is_not_a_verdict_and_runs_again() -> None:
     with pytest.raises(KeyboardInterrupt):
         state.fork().counters["a"]
     assert state.fork().counters["a"] == {"value": 0} and len(calls) == 2
-
-
-@pytest.mark.parametrize("refused", [False, True], ids=["check-passes", "check-refuses"])
-def test_workers_results_are_held_back_until_the_run_s_own_gold_check_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: bool) -> None:
-    from toy_domain import TASKS
-
-    from bench_kernel.run import executors
-
-    if executors.start_method() != "fork":
-        pytest.skip("workers are forked on Linux only (spawned ones cannot load the test's in-process plugin)")
-    run_process = os.getpid()
-    arrived = threading.Event()
-    seen: list[tuple[int, int, int]] = []
-    """When a worker's first finished conversation reached the writer: (held, finished, stored) conversations."""
-    apply = executors.Writer.apply
-
-    def noting(writer: executors.Writer, message: Any) -> None:
-        apply(writer, message)
-        if message[0] == "done" and not arrived.is_set():
-            held = sum(m[0] == "done" for m in writer.held or [])
-            seen.append((held, writer.finished, len(writer.ctx.store.conversations(writer.ctx.run_id))))
-            arrived.set()
-
-    class Waiting(Loader):
-        def __call__(self) -> Mapping[str, Mapping[str, Any]]:
-            if os.getpid() == run_process:  # the run's copy, for the gold check: done once a worker's result waits
-                assert arrived.wait(60), "no worker's result reached the writer"  # a safety net, not a timing assertion
-            return super().__call__()
-
-    monkeypatch.setattr(executors.Writer, "apply", noting)
-    domain = DeferredToyDomain(tasks=[*TASKS, BROKEN_READ] if refused else TASKS, loader=Waiting())
-    if refused:
-        with pytest.raises(ConfigError, match=r"cannot be scored.*read-z"):  # the error one process gives
-            _run(tmp_path, workers=2, domain=domain, run_id="held", trials=2, concurrency=4)
-        assert _rows(tmp_path, "held") == []  # the workers' results were dropped, the workers stopped
-    else:
-        summary = _run(tmp_path, workers=2, domain=domain, run_id="held", trials=2, concurrency=4)
-        assert summary.status == "complete" and len(_rows(tmp_path, "held")) == summary.planned > 0
-    assert seen == [(1, 0, 0)]
-
-
-def test_a_signal_while_workers_results_are_held_stores_nothing_and_the_run_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import signal
-
-    from bench_kernel.run import executors
-
-    if executors.start_method() != "fork":
-        pytest.skip("workers are forked on Linux only (spawned ones cannot load the test's in-process plugin)")
-    run_process = os.getpid()
-    arrived, ended = threading.Event(), threading.Event()
-    apply = executors.Writer.apply
-
-    def noting(writer: executors.Writer, message: Any) -> None:
-        apply(writer, message)
-        if message[0] == "done":
-            arrived.set()
-
-    class Interrupting(Loader):
-        def __call__(self) -> Mapping[str, Mapping[str, Any]]:
-            if os.getpid() == run_process:  # the run's copy: Ctrl-C once a worker's result is held, no verdict before
-                assert arrived.wait(60), "no worker's result reached the writer"  # safety nets, not timing assertions
-                os.kill(run_process, signal.SIGINT)
-                ended.wait(60)
-            return super().__call__()
-
-    monkeypatch.setattr(executors.Writer, "apply", noting)
-    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(DeferredToyDomain(loader=Interrupting())))])
-    config = RunConfig(domain="toy", run_id="stopped", workers=2, trials=2, concurrency=4)
-    try:
-        summary = run(config, tmp_path / "runs.db", plugins=plugins, handle_signals=True)
-    finally:
-        ended.set()
-    assert (summary.signal, summary.status, summary.finished) == (signal.SIGINT, "interrupted", 0)
-    assert _rows(tmp_path, "stopped") == []
-    resumed = _run(tmp_path, domain=DeferredToyDomain(), run_id="stopped", workers=2, trials=2, concurrency=4)
-    assert resumed.resumed and resumed.status == "complete" and len(_rows(tmp_path, "stopped")) == resumed.planned > 0

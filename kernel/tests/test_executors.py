@@ -1,4 +1,5 @@
-"""The executor seam: `--executor NAME` dispatches to a registered executor; options and worker shares are checked."""
+"""The executor seam: `--executor NAME` dispatches to a registered executor (or the loaded one replacing it); options,
+worker shares and `--workers N` without bench-workers are checked."""
 
 from __future__ import annotations
 
@@ -135,44 +136,56 @@ def test_a_workers_model_hub_allows_its_share_of_conversations_in_flight(tmp_pat
     assert limit.limit == 32  # 16 conversations per worker x 2 roles sharing the endpoint
 
 
-@pytest.mark.parametrize(
-    ("in_flight", "cpus", "can_fork", "expected"),
-    [
-        (1, 8, True, 1),  # C=1
-        (32, 8, True, 1),  # the default concurrency: the test suite's runs play in their own process
-        (256, 8, True, 1),
-        (257, 8, True, 2),
-        (1024, 8, True, 4),
-        (4096, 8, True, 7),  # one CPU is kept for the run's process, which writes
-        (1024, 2, True, 1),  # two CPUs: workers, the writer (and a local model server) would share them
-        (1024, 1, True, 1),
-        (4096, 16, False, 1),  # no fork: spawned workers would start as slowly as the run itself
-    ],
-)
-def test_auto_workers_follow_the_conversations_in_flight_and_the_cpus(in_flight: int, cpus: int, can_fork: bool, expected: int) -> None:
-    from bench_kernel.run.executors import auto_workers
-
-    count, why = auto_workers(in_flight, cpus, can_fork)
-    assert count == expected and why.startswith("auto: ")
-
-
-def test_the_local_executor_counts_workers_by_what_a_run_holds_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench_kernel.run import executors
-
-    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    monkeypatch.delenv(executors.START_METHOD_ENV, raising=False)
-    local = executors.LocalExecutor()
-    auto = RunConfig(domain="toy", concurrency=512)
-    assert local.workers(auto)[0] == (2 if executors.start_method() == "fork" else 1)
-    assert local.workers(auto, units=20)[0] == 1  # a small run: 20 conversations in flight at most
-    assert local.plays_in_this_process(auto) == (executors.start_method() != "fork")  # else workers: data built first
-    assert local.workers(RunConfig(domain="toy", concurrency=2, workers=4)) == (2, "as configured")  # never more than C
-    assert local.workers(RunConfig(domain="toy", concurrency=512, workers=1)) == (1, "as configured")
-    monkeypatch.setenv(executors.START_METHOD_ENV, "spawn")
-    assert executors.start_method() == "spawn" and local.workers(auto)[0] == 1
-    assert local.workers_line(auto, 600) == "  workers: this process, auto: workers would be spawned, a start-up each"
-
-
 def test_workers_auto_in_a_run_file_and_on_the_command_line() -> None:
     assert build_run_config({"run": {"domain": "toy", "workers": "auto"}}, {}).workers is None
     assert build_run_config({"run": {"domain": "toy", "workers": 3}}, {"workers": None}).workers is None
+
+
+@attrs.define(kw_only=True)
+class ReplacingExecutor(BackwardsExecutor):
+    """A plugin's executor that plays the runs naming `local`, as bench-workers' does."""
+
+    name: str = "replacing"
+    replaces: str = "local"
+
+
+def test_a_loaded_executor_that_replaces_local_plays_the_default_runs(tmp_path: Path) -> None:
+    replacing = ReplacingExecutor()
+    summary = run(RunConfig(domain="toy", trials=2, executor_options={"note": 1}), tmp_path / "r.db", plugins=plugins(replacing))
+    assert summary.status == "complete" and summary.finished == len(replacing.played) > 4
+    twice = get_plugin_manager(
+        [],
+        extra=[
+            ("toy", ToyPlugin()),
+            ("exec", _ExecutorPlugin(replacing)),
+            ("exec2", _ExecutorPlugin(BackwardsExecutor(name="other", replaces="local"))),
+        ],
+    )
+    with pytest.raises(ConfigError, match=r"executors other \(exec2\), replacing \(exec\) each replace 'local'"):
+        run(RunConfig(domain="toy"), tmp_path / "twice.db", plugins=twice)
+
+
+@pytest.mark.parametrize(
+    ("selected", "how"),
+    [(["no:workers"], r"blocked by this run \(--plugin no:workers\)"), ([], r"(not installed: pip install bench-workers|installed but not loaded)")],
+)
+def test_workers_without_bench_workers_are_one_clear_error_before_the_run_begins(tmp_path: Path, selected: list[str], how: str) -> None:
+    config = RunConfig(domain="toy", workers=2, plugins=selected or None)
+    refusal = r"--workers 2 plays in worker processes, which come from the plugin bench-workers \(without it a run plays in this process\); it is "
+    with pytest.raises(ConfigError, match=refusal + how):
+        run(config, tmp_path / "r.db", plugins=plugins())
+    assert not (tmp_path / "r.db").exists()
+    assert run(attrs.evolve(config, workers=1), tmp_path / "r.db", plugins=plugins()).status == "complete"  # one process
+
+
+@needs_installed("mock")
+def test_bench_run_without_bench_workers_refuses_workers_2_naming_the_distribution(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bench_kernel.cli import cli
+
+    args = ["run", "--plugin", "no:workers", "--plugin", "mock", "--db", str(tmp_path / "r.db"), "--format", "none", "--workers", "2"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "Error: --workers 2 plays in worker processes, which come from the plugin bench-workers" in result.output
+    assert "it is blocked by this run (--plugin no:workers)" in result.output

@@ -11,5 +11,5 @@ from bench_kernel.run.executors import LocalExecutor
 
 @hookimpl
 def register_executors(register: Callable[[Executor], None]) -> None:
-    """The local executor (the default): this process, or --workers N processes."""
+    """The local executor (the default): the run's own process (bench-workers' executor replaces it when loaded)."""
     register(LocalExecutor())

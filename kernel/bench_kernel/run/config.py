@@ -280,11 +280,10 @@ class RunConfig:
         at_least=1,
         at_most=MAX_WORKERS,
         envvar="BENCH_WORKERS",
-        help="Processes playing conversations (each with its own event loop, forked after loading where the platform can); "
-        "this process alone writes the database. auto: more than one when the concurrency would crowd one process's "
-        "loop and this machine has the CPUs (the run header says how many and why).",
+        help="Processes playing conversations (bench-workers: forked after loading where the platform can; bench-ray: actors); "
+        "this process alone writes. auto: as many as the run's conversations in flight and the CPUs call for (the header says why).",
     )
-    """None (`auto`): the executor chooses (local: more than one where one process's loop would hold too many conversations)."""
+    """None (`auto`): the executor chooses (bench-workers': by the conversations in flight and the CPUs)."""
     executor: str = option(
         "local",
         identity="never",

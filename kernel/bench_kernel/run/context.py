@@ -45,7 +45,7 @@ class RunContext:
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
     executor: Executor | None = None
-    """None plays in this process (what `local` does with one worker)."""
+    """None plays in this process (what `local` does)."""
     profile: Profile = attrs.field(factory=bench_profile)
     """What the run's models see beyond the task data."""
     store_path: str = ""
@@ -96,6 +96,8 @@ class Executor:
     description: str = ""
     option_names: tuple[str, ...] = ()
     """The keys `--executor-option KEY=VALUE` (and `executor_options` in a run file) may set."""
+    replaces: str = ""
+    """The executor this one plays for while loaded (bench-workers' `workers` replaces `local`, the default)."""
 
     def check(self, config: RunConfig) -> None:
         """Refuse, before the run begins, a configuration this executor cannot play (raise ConfigError)."""
@@ -120,3 +122,12 @@ class Executor:
         """Whether the run may begin before its deferred data is built and the gold replays checked (then `execute`
         does it in the run's process, `preload_run_data`, and stores nothing before it passed)."""
         return self.plays_in_this_process(config)
+
+
+def run_executor(registry: Registry, name: str) -> Executor:
+    """The executor a run names, or the loaded one that replaces it (`Executor.replaces`)."""
+    replacing: list[Executor] = [e for e in registry.components.get("executor", {}).values() if e.replaces == name]
+    if len(replacing) > 1:
+        names = ", ".join(f"{e.name} ({registry.origin('executor', e.name)})" for e in replacing)
+        raise ConfigError(f"executors {names} each replace {name!r}: block all but one of their plugins (--plugin no:NAME)")
+    return replacing[0] if replacing else registry.get("executor", name)

@@ -19,7 +19,7 @@ from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
 from bench_kernel.modelhub.hub import role_option_hint
-from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, load_profile, with_backend_plugins
+from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_points, load_profile, missing_plugin, with_backend_plugins
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
@@ -266,13 +266,9 @@ def require_components(registry: Registry, tasks: Sequence[Task], selected: Sequ
         resting = [t.id for t in tasks if t.evaluation_criteria and name in t.evaluation_criteria.reward_basis]
         if not resting or name in loaded:
             continue
-        plugin = dist.removeprefix("bench-")
-        how = f"installed but not loaded: add --plugin {plugin}" if plugin in installed_entry_points() else f"not installed: pip install {dist}"
-        if f"no:{plugin}" in (selected or ()):
-            how = f"blocked by this run (--plugin no:{plugin})"
         raise ConfigError(
             f"{len(resting)} of {len(tasks)} tasks rest on the reward component {name} (e.g. {resting[0]!r}), which the "
-            f"distribution {dist} registers; it is {how}"
+            f"distribution {dist} registers; it is {missing_plugin(dist.removeprefix('bench-'), selected)}"
         )
 
 

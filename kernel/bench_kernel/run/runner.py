@@ -22,7 +22,7 @@ from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, load_profile, with_backend_plugins
 from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
-from bench_kernel.run.context import RunContext, Unit
+from bench_kernel.run.context import RunContext, Unit, run_executor
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology
 from bench_kernel.run.planning import (
     BASELINE_AGENT,
@@ -115,7 +115,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     parts = resolve_components(registry, config, data, tasks)
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))
     fingerprints = code_fingerprints(registry, parts, config.judge)
-    executor: Executor = registry.get("executor", config.executor)
+    executor = run_executor(registry, config.executor)
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
@@ -546,10 +546,7 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished
     """Execute the units; True when the deadline or the cost cap stopped them early."""
     try:
         async with asyncio.timeout(ctx.config.run_timeout_s), _collector_for_conversations():
-            if ctx.executor is None:
-                await execute(ctx, units, on_finished)
-            else:
-                await ctx.executor.execute(ctx, units, on_finished)
+            await (ctx.executor.execute(ctx, units, on_finished) if ctx.executor else execute(ctx, units, on_finished))
     except TimeoutError:
         log.warning("run.timeout", planned=len(units))
         return True

@@ -216,7 +216,7 @@ def kit_store() -> Iterator[Path]:
         yield Path(folder) / "kit.db"
 
 
-def kit_run(db: Path, plugins: PluginSet, **config: Any) -> str:
+def kit_run(db: Path, plugins: PluginSet, /, **config: Any) -> str:
     """Play a run of the notes domain (two tasks, the oracle and the scripted user unless told otherwise); its id."""
     defaults: dict[str, Any] = {"domain": KIT_DOMAIN, "baseline": False, "trials": 1, "concurrency": 4}
     summary = run(RunConfig(**{**defaults, **config}), db, plugins=plugins)

@@ -383,7 +383,7 @@ def _check_tables(section: Mapping[str, Any], who: str) -> None:
 # --------------------------------------------------------------------------- executors
 
 
-def check_executor(plugins: PluginSet, executor: Executor, plugin: str, *, reference: PluginSet | None = None, **config: Any) -> None:
+def check_executor(plugins: PluginSet, executor: Executor, plugin: str, /, *, reference: PluginSet | None = None, **config: Any) -> None:
     """The executor plays every unit of a kit run and hands back each result once, as the local executor does."""
     who = _who("executor", executor, plugin)
     with kit_store() as db:

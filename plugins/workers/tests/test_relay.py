@@ -6,13 +6,12 @@ import asyncio
 import queue
 
 import pytest
-
-from bench_kernel.run.executors import _Relay
+from bench_workers.processes import Relay
 
 
 def test_a_stop_signal_is_never_swallowed_by_a_batch_arriving_in_the_same_loop_turn() -> None:
     async def race() -> None:
-        relay = _Relay(queue.Queue())  # never started: the test feeds its loop-side queue directly
+        relay = Relay(queue.Queue())  # never started: the test feeds its loop-side queue directly
         getter = asyncio.create_task(relay.get(timeout=5))
         await asyncio.sleep(0)  # the getter waits for a batch
         relay.messages.put_nowait([("batch",)])  # a batch arrives...

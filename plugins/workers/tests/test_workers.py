@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 from bench_mock.scripted_models import upgrade_world
+from bench_workers import START_METHOD_ENV
 from click.testing import CliRunner
 
 from bench_kernel import ExecutorError, RunConfig, get_plugin_manager, hookimpl, run
 from bench_kernel.testing import FakeOpenAIServer, Reply, cli, stored_rows
 
 TASK = "upgrade_by_email"
-START_METHOD_ENV = "BENCH_WORKER_START"
-"""`spawn` spawns workers where they would be forked (Linux): what a platform without fork does."""
 BENCH = Path(sys.executable).with_name("bench")
 
 
@@ -227,7 +226,7 @@ class _InProcessOnly:
 
 def test_a_worker_that_cannot_start_fails_the_run_with_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(START_METHOD_ENV, "spawn")  # a spawned worker loads the run's plugins by name
-    plugins = get_plugin_manager(["mock"], extra=[("in-process", _InProcessOnly())])
+    plugins = get_plugin_manager(["mock", "workers"], extra=[("in-process", _InProcessOnly())])
     config = RunConfig(domain="mock", workers=2, num_tasks=2)
     with pytest.raises(ExecutorError, match=r"worker process .* failed: .*'in-process' is not installed"):
         run(config, tmp_path / "r.db", plugins=plugins)
@@ -239,7 +238,7 @@ def test_forked_workers_play_with_the_run_s_own_plugins_and_store_what_one_proce
     monkeypatch.delenv(START_METHOD_ENV, raising=False)
     if not sys.platform.startswith("linux"):
         pytest.skip("workers are forked on Linux only")
-    plugins = get_plugin_manager(["mock"], extra=[("in-process", _InProcessOnly())])  # forked workers need no entry point
+    plugins = get_plugin_manager(["mock", "workers"], extra=[("in-process", _InProcessOnly())])  # forked workers need no entry point
     for name, workers in (("one", 1), ("two", 2)):
         summary = run(RunConfig(domain="mock", workers=workers, trials=2), tmp_path / f"{name}.db", plugins=plugins)
         assert summary.status == "complete"
