@@ -466,11 +466,15 @@ def main() -> None:
 
 
 def needs_plugin_commands(args: Sequence[str]) -> bool:
-    """False when the command line names a built-in command that plugins cannot extend (run, report, ...).
-
-    Adding plugin commands imports every installed plugin: `bench run` would pay for plugins it does not use
-    before its first request (about half a second with the contrib plugins installed).
-    """
+    """False when a built-in leaf command (run, report, ...) is given only options of its own, so no plugin need load."""
+    # Adding plugin commands imports every installed plugin: `bench run` would pay for plugins it does not use
+    # before its first request (about half a second with the contrib plugins installed). Plugins may add options to
+    # a leaf command (bench-ray's --ray-address on `bench run`): its help and any option it does not know load them.
     first = next((arg for arg in args if not arg.startswith("-")), None)
     command = cli.commands.get(first) if first is not None else None
-    return command is None or isinstance(command, click.Group)
+    if command is None or isinstance(command, click.Group):
+        return True
+    known = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    given = args[: args.index("--")] if "--" in args else args
+    options = (arg.split("=", 1)[0] for arg in given if arg.startswith("--") or (arg[:1] == "-" and arg[1:2].isalpha()))
+    return any(option not in known for option in options)

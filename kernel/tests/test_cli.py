@@ -402,3 +402,8 @@ def test_plugin_commands_are_loaded_only_for_command_lines_that_may_name_one() -
     assert needs_plugin_commands(["--help"])
     assert needs_plugin_commands(["import", "tau2"])  # a built-in group that plugins extend
     assert needs_plugin_commands(["some-plugin-command"])
+    assert needs_plugin_commands(["run", "--ray-address", "auto"])  # an option a plugin adds to a leaf command
+    assert needs_plugin_commands(["run", "--help"])  # its help lists the options plugins add
+    assert needs_plugin_commands(["run", "-h"])
+    assert not needs_plugin_commands(["run", "-p", "mock", "--snr", "-2"])  # a negative value is no option
+    assert not needs_plugin_commands(["run", "--plugin=mock", "--", "--not-an-option"])

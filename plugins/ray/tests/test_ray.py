@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +123,19 @@ def test_ray_address_is_an_option_of_bench_run() -> None:
     assert [p.opts for p in run_command.params] == [["--ray-address"]]
     result = CliRunner().invoke(root, ["run", "--ray-address", "ray://head:10001"])
     assert result.output == "{'address': 'ray://head:10001'}\n"
+
+
+def test_ray_address_reaches_a_run_from_the_command_line(tmp_path: Path) -> None:
+    """The console entry adds plugins' options to `bench run` (it once never did: --ray-address was "No such option")."""
+    bench = [sys.executable, "-m", "bench_kernel", "run"]
+    shown = subprocess.run([*bench, "--help"], capture_output=True, text=True, timeout=120, check=True)
+    assert "--ray-address" in shown.stdout
+    db = str(tmp_path / "r.db")
+    args = ["--plugin", "mock", "--plugin", "ray", "--db", db, "--ray-address", "auto"]
+    given = subprocess.run([*bench, *args], capture_output=True, text=True, timeout=120)
+    # The local executor (or bench-workers' in its place) takes no options: the refusal shows the value reached the run.
+    assert given.returncode != 0 and re.search(r"executor '(local|workers)' has no option 'address'", given.stderr), given.stderr
+    assert "No such option" not in given.stderr
 
 
 def test_the_plugin_registers_the_executor() -> None:
