@@ -1,11 +1,6 @@
 """bench: a plugin-based harness for evaluating tool-using conversational agents.
 
-Everything a plugin needs is importable from here; plugins import no kernel submodule, so the
-kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`.
-
-Names are exported lazily (PEP 562): `from bench_kernel import Task` imports the module that defines
-Task and nothing else, so `bench run` does not pay at start-up for the report, the importers or
-modules it never uses. Kernel modules import from their sibling modules, never from here.
+Everything a plugin needs is importable from here, lazily (PEP 562: a name imports its own module on first use).
 """
 
 from __future__ import annotations

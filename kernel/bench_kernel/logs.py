@@ -1,10 +1,7 @@
-"""Logging: `get_logger()` for the kernel and plugins, and the structlog set-up the CLI entry point applies once.
+"""Logging: `get_logger()` for the kernel and plugins, and the structlog set-up the CLI entry point applies once."""
 
-structlog (with rich, which its console renderer imports when installed) costs about 70 ms to import, so it
-is imported on first use: a `get_logger()` logger imports it when it emits an event, and an event below the
-level the CLI set is dropped without importing it. The CLI's configuration is applied when structlog is
-first imported, by whoever imports it (a plugin may still use structlog directly).
-"""
+# structlog (with rich) costs ~70 ms to import: a logger imports it when it first emits an event at the CLI's level,
+# and the CLI's configuration is applied on structlog's import, by whoever imports it.
 
 from __future__ import annotations
 

@@ -56,8 +56,7 @@ class RunContext:
     tasks: list[Task] = attrs.field(factory=list)
     """The run's tasks as planned (a resume may score stored conversations of them again: `RewardComponent.resume`)."""
     refused: BenchError | None = None
-    """Set by the first conversation that finds a plugin's session unusable (`UnusableSessionError`): no conversation
-    is stored after it, the run stops with it."""
+    """The first `UnusableSessionError` a conversation met: nothing is stored after it and the run stops with it."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""
@@ -119,8 +118,7 @@ class Executor:
         return False
 
     def builds_data_after_starting(self, config: RunConfig) -> bool:
-        """Whether the run may begin before its deferred data is built and the gold replays checked (then `execute`
-        does it in the run's process, `preload_run_data`, and stores nothing before it passed)."""
+        """Whether the run may begin before its deferred data is built and checked (`execute` then calls `preload_run_data`)."""
         return self.plays_in_this_process(config)
 
 
