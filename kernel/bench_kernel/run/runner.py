@@ -23,39 +23,25 @@ from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, load_profile, with_backend_plugins
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
-from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
+from bench_kernel.run.config import RunConfig
 from bench_kernel.run.context import RunContext, Unit, run_executor
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology
 from bench_kernel.run.planning import (
-    BASELINE_AGENT,
-    BASELINE_USER,
-    EVALUATED_ARMS,
-    MAX_LISTED,
-    TEXT_ARM,
     agent_fingerprint,
-    arm_channel_options,
-    checked_fingerprints,
     checked_gold,
     code_fingerprints,
-    evaluated,
     fingerprint_owners,
-    gold_failures,
     load_domain,
     plan_stored,
-    plan_units,
     profile_fits,
     record_code_changes,
-    refuse_unscorable,
     resolve_components,
-    scripted_user,
     select_tasks,
-    sweep_arms,
-    task_vocabulary,
     with_component_defaults,
     with_loop_settings,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
-from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
+from bench_kernel.run.scoring import MetricInputs, metric_failure, score_metrics
 from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
@@ -535,48 +521,23 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
         gc.unfreeze()
 
 
-__all__ = [  # the run's stages, importable from here as before they had modules of their own
-    "BASELINE_AGENT",
-    "BASELINE_USER",
-    "EVALUATED_ARMS",
-    "EXECUTION_ONLY",
-    "GOLD_FAILURES_EVENT",
-    "KERNEL",
-    "MAX_LISTED",
-    "OPTIONAL_IDENTITY",
-    "TEXT_ARM",
+__all__ = [  # with the stages' names other modules import from here
     "YOUNG_COLLECTION_THRESHOLD",
     "MetricInputs",
     "RunConfig",
-    "RunContext",
     "RunInterrupted",
     "RunSummary",
-    "Unit",
     "agent_cost",
-    "agent_fingerprint",
-    "arm_channel_options",
-    "checked_fingerprints",
-    "component_values",
-    "evaluated",
     "execute",
-    "gold_failures",
     "in_flight_record",
     "load_domain",
-    "metric_values",
-    "plan_units",
     "preload_run_data",
     "prepare",
     "profile_fits",
-    "refuse_unscorable",
     "resolve_components",
     "run",
     "run_async",
     "run_status",
-    "run_unit",
     "score_metrics",
-    "scripted_user",
-    "select_tasks",
-    "sweep_arms",
-    "task_vocabulary",
     "with_component_defaults",
 ]
