@@ -24,24 +24,30 @@ from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.extensions import task_attributes
 
 
-@attrs.define
-class RunContext:
-    """What every conversation of a run shares."""
+@attrs.define(kw_only=True)
+class RunParts:
+    """The run's configuration and every component it names, resolved before the store is touched (`resolve_components`)."""
 
-    run_id: str
     config: RunConfig
-    data: DomainData
     agent: Agent
     user: UserSimulator | None
     baseline_agent: Agent
     baseline_user: UserSimulator | None
     judge: Judge | None
     metrics: list[tuple[str, Metric]]
+    channel: Channel = attrs.field(factory=IdentityChannel)
+    evaluation: Evaluation = attrs.field(factory=default_evaluation)
+
+
+@attrs.define(kw_only=True)
+class RunContext(RunParts):
+    """What every conversation of a run shares."""
+
+    run_id: str
+    data: DomainData
     registry: Registry
     store: Store
     models: ModelHub
-    channel: Channel = attrs.field(factory=IdentityChannel)
-    evaluation: Evaluation = attrs.field(factory=default_evaluation)
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
     executor: Executor | None = None

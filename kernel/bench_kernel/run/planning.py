@@ -11,10 +11,9 @@ import attrs
 
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
-from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.conversation.participants import Agent
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
-from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
@@ -23,7 +22,7 @@ from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_po
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
-from bench_kernel.run.context import Unit
+from bench_kernel.run.context import RunParts, Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
 from bench_kernel.schema.results import AGENT, ATTRIBUTION_LABELS, JUDGE
@@ -299,21 +298,6 @@ def _check_model_roles(config: RunConfig, needs: Sequence[tuple[str, Iterable[st
                 raise ConfigError(f"{who} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file")
 
 
-@attrs.frozen(kw_only=True)
-class _Resolved:
-    """Every component a run names, resolved before the store is touched: `RunContext` fields of the same names."""
-
-    config: RunConfig
-    agent: Agent
-    user: UserSimulator | None
-    baseline_agent: Agent
-    baseline_user: UserSimulator | None
-    judge: Judge | None
-    channel: Channel
-    evaluation: Evaluation
-    metrics: list[tuple[str, Metric]]
-
-
 def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | None = None) -> dict[str, str]:
     """The agent's fingerprint, checked: a str -> str mapping; a failing or malformed one refuses the run."""
     where = f"agent {agent.name!r}" + (f" (plugin {plugin!r})" if plugin else "")
@@ -328,7 +312,7 @@ def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | No
     return dict(found)
 
 
-def code_fingerprints(registry: Registry, parts: _Resolved) -> dict[str, str]:
+def code_fingerprints(registry: Registry, parts: RunParts) -> dict[str, str]:
     """The code fingerprints of the run's components (`code_fingerprint`, where not empty), by "KIND NAME"."""
     return checked_fingerprints(
         registry,
@@ -409,7 +393,7 @@ def code_change_notice(store: Store, run_id: str) -> str | None:
     )
 
 
-def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
+def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> RunParts:
     """Resolve names (the config `with_component_defaults`) and refuse what cannot work before anything is stored."""
     config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
@@ -419,7 +403,7 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     require_components(registry, tasks, config.plugins)
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     evaluation.validate(tasks)
-    resolved = _Resolved(
+    resolved = RunParts(
         config=config,
         agent=registry.get("agent", config.agent),
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),

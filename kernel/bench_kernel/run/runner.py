@@ -121,18 +121,16 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             concurrency=config.concurrency,
             source=limit.source,
         )
-    try:
+    async with contextlib.AsyncExitStack() as undo:  # what a failure before the run is planned closes again
+        undo.push_async_callback(models.aclose)
         await models.check()
-    except BaseException:
-        await models.aclose()
-        raise
-    store = open_store(store_path, registry.migrations)
-    models.store = store
-    task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints, by_content=content_settings(registry))
-    run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
-    loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
-    try:
+        store = open_store(store_path, registry.migrations)
+        undo.callback(store.close)
+        models.store = store
+        task_sets = {data.name: data.content_hash()}
+        config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints, by_content=content_settings(registry))
+        run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
+        loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
         if config.retry_attributed and store.run(run_id, missing_ok=True) is None:
             raise ConfigError(
                 f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
@@ -140,11 +138,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             )
         recorded = config.recorded_identity(profile, fingerprint, fingerprints)
         new = store.begin_run(run_id, recorded, config_hash, loaded, task_sets, config.seed)
-    except BaseException:
-        store.close()
-        await models.aclose()
-        raise
-    try:
+        undo.callback(store.set_status, run_id, "interrupted")  # gives the lease back
         models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
         if failures:  # what the report lists: tasks whose rewards are not meaningful, or scored as the reference does
             store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
@@ -169,11 +163,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             tasks=list(tasks),
         )
         units, skipped = plan_stored(store, run_id, tasks, config)
-    except BaseException:
-        store.set_status(run_id, "interrupted")  # gives the lease back
-        store.close()
-        await models.aclose()
-        raise
+        undo.pop_all()  # the run owns them now
     return ctx, units, skipped, not new
 
 
