@@ -17,18 +17,9 @@ from bench_kernel.redact import redact
 if TYPE_CHECKING:
     from structlog.typing import EventDict, WrappedLogger
 
-LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "msg": logging.INFO,
-    "warning": logging.WARNING,
-    "warn": logging.WARNING,
-    "error": logging.ERROR,
-    "exception": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "fatal": logging.CRITICAL,
-}
-"""structlog's level methods and the level each logs at."""
+# structlog's level methods and the level each logs at
+LEVELS = {name: getattr(logging, name.upper()) for name in ("debug", "info", "warning", "warn", "error", "critical", "fatal")}
+LEVELS |= {"msg": logging.INFO, "exception": logging.ERROR}
 
 _threshold = logging.NOTSET
 """Events below this level are dropped unseen: set by configure_logging (structlog's own filter does the same)."""
