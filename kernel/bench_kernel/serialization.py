@@ -60,10 +60,7 @@ def _scalar(obj: Any, cl: type, kind: type, what: str) -> Any:
 
 
 def _checked(hook: Callable[[Any, Any], Any], kind: type, what: str) -> Callable[[Any, Any], Any]:
-    def structure_checked(obj: Any, cl: Any) -> Any:
-        return hook(expect(obj, kind, what), cl)
-
-    return structure_checked
+    return lambda obj, cl: hook(expect(obj, kind, what), cl)
 
 
 def _list_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:

@@ -53,7 +53,6 @@ class RunContext(RunParts):
     executor: Executor | None = None
     """None plays in this process (what `local` does)."""
     profile: Profile = attrs.field(factory=bench_profile)
-    """What the run's models see beyond the task data."""
     store_path: str = ""
     plugins: list[str] | None = None
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""

@@ -48,7 +48,10 @@ MAX_LISTED = 20
 
 def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = False) -> DomainData:
     """Pick the run's domain and load its data and tasks (lazy tasks narrowed to the run's unless `every_task`: docs/plugins.md)."""
-    name = config.domain or _only_domain(registry)
+    names = registry.names("domain")
+    if not config.domain and len(names) != 1:
+        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
+    name = config.domain or names[0]
     domain: Domain = registry.get("domain", name)
     options = DomainOptions(
         data_dir=Path(config.data_dir) if config.data_dir else None,
@@ -96,13 +99,6 @@ def domain_changed(run: RunRecord, data: DomainData) -> str | None:
     if stored in (None, data.content_hash()):
         return None
     return f"the tasks or policy of domain {data.name!r} changed since run {run.id!r}"
-
-
-def _only_domain(registry: Registry) -> str:
-    names = registry.names("domain")
-    if len(names) != 1:
-        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
-    return names[0]
 
 
 def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
