@@ -1,11 +1,6 @@
 """bench: a plugin-based harness for evaluating tool-using conversational agents.
 
-Everything a plugin needs is importable from here; plugins import no kernel submodule, so the
-kernel can regroup its files freely. Test helpers live in `bench_kernel.testing`.
-
-Names are exported lazily (PEP 562): `from bench_kernel import Task` imports the module that defines
-Task and nothing else, so `bench run` does not pay at start-up for the report, the importers or
-modules it never uses. Kernel modules import from their sibling modules, never from here.
+Everything a plugin needs is importable from here, lazily (PEP 562: a name imports its own module on first use).
 """
 
 from __future__ import annotations
@@ -103,35 +98,27 @@ if TYPE_CHECKING:
     from bench_kernel.registry import Registry
     from bench_kernel.report.report import build_report, run_registry
     from bench_kernel.run.checks import check_tasks, checked_plugins, render_check
-    from bench_kernel.run.config import parse_key_values, price_overrides, source_fingerprint
+    from bench_kernel.run.config import RunConfig, parse_key_values, price_overrides, source_fingerprint
     from bench_kernel.run.context import Executor, ExecutorError, RunContext, Unit
     from bench_kernel.run.executors import LocalExecutor, Outbox, WorkerSpec, Writer, executor_option, stop_spending, worker_context, worker_spec
     from bench_kernel.run.methodology import METHODOLOGY_EVENT, methodology_lines
     from bench_kernel.run.planning import (
         BASELINE_AGENT,
         BASELINE_USER,
+        checked_fingerprints,
         domain_changed,
+        load_domain,
         load_run_domain,
         refuse_tool_faults,
         require_components,
         scripted_user,
-    )
-    from bench_kernel.run.runconfig import model_option_configs
-    from bench_kernel.run.runner import (
-        MetricInputs,
-        RunConfig,
-        RunSummary,
-        checked_fingerprints,
-        component_values,
-        load_domain,
-        preload_run_data,
-        run,
-        run_async,
-        run_unit,
-        score_metrics,
         select_tasks,
         task_vocabulary,
     )
+    from bench_kernel.run.playing import run_unit
+    from bench_kernel.run.runconfig import model_option_configs
+    from bench_kernel.run.runner import RunSummary, preload_run_data, run, run_async
+    from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
     from bench_kernel.run.transforms import Prepared, TaskTransform, transformed_tasks
     from bench_kernel.schema.events import ChannelTranscript, Event, EventLog, GoalShift
     from bench_kernel.schema.messages import (

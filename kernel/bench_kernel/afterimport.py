@@ -1,8 +1,4 @@
-"""Run a callback once a module has been imported, without importing it: `after_import("gymnasium", register)`.
-
-bench imports every installed plugin on each command, so work that needs a heavy package (structlog's
-configuration, gymnasium's registry) is done when that package is imported anyway, by whoever imports it.
-"""
+"""Run a callback once a module has been imported, without importing it: `after_import("gymnasium", register)`."""
 
 from __future__ import annotations
 
@@ -26,11 +22,10 @@ def after_import(module: str, callback: Callable[[], None]) -> None:
 
 
 class _AfterImport:
-    """A meta path finder that runs callbacks right after one module's code has run.
+    """A meta path finder that runs callbacks right after one module's code has run."""
 
-    It stays in sys.meta_path once used (a finder removed while another thread walks the list could make that
-    thread skip one), answering None for every module.
-    """
+    # Once used it stays in sys.meta_path answering None (removed while another thread walks the list, it could make
+    # that thread skip a finder).
 
     def __init__(self, module: str, callbacks: list[Callable[[], None]]) -> None:
         self.module = module

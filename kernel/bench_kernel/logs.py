@@ -1,10 +1,7 @@
-"""Logging: `get_logger()` for the kernel and plugins, and the structlog set-up the CLI entry point applies once.
+"""Logging: `get_logger()` for the kernel and plugins, and the structlog set-up the CLI entry point applies once."""
 
-structlog (with rich, which its console renderer imports when installed) costs about 70 ms to import, so it
-is imported on first use: a `get_logger()` logger imports it when it emits an event, and an event below the
-level the CLI set is dropped without importing it. The CLI's configuration is applied when structlog is
-first imported, by whoever imports it (a plugin may still use structlog directly).
-"""
+# structlog (with rich) costs ~70 ms to import: a logger imports it when it first emits an event at the CLI's level,
+# and the CLI's configuration is applied on structlog's import, by whoever imports it.
 
 from __future__ import annotations
 
@@ -20,18 +17,9 @@ from bench_kernel.redact import redact
 if TYPE_CHECKING:
     from structlog.typing import EventDict, WrappedLogger
 
-LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "msg": logging.INFO,
-    "warning": logging.WARNING,
-    "warn": logging.WARNING,
-    "error": logging.ERROR,
-    "exception": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "fatal": logging.CRITICAL,
-}
-"""structlog's level methods and the level each logs at."""
+# structlog's level methods and the level each logs at
+LEVELS = {name: getattr(logging, name.upper()) for name in ("debug", "info", "warning", "warn", "error", "critical", "fatal")}
+LEVELS |= {"msg": logging.INFO, "exception": logging.ERROR}
 
 _threshold = logging.NOTSET
 """Events below this level are dropped unseen: set by configure_logging (structlog's own filter does the same)."""

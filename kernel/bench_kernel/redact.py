@@ -28,15 +28,11 @@ def add_secret_variables(names: Iterable[str | None]) -> None:
             _known.add(value)
 
 
-def secret_values() -> set[str]:
-    """The values to blank: configured key variables, and every environment variable named like a credential."""
-    found = {v for k, v in os.environ.items() if SECRET_VARIABLE.search(k) and len(v) >= MIN_SECRET_CHARS}
-    return found | _known
-
-
 def redact(text: str) -> str:
     """The text with secret values, `Bearer ...` tokens and api-key/authorization header values as ***, safe to store as UTF-8."""
-    for secret in sorted(secret_values(), key=len, reverse=True):
+    # Configured key variables, and every environment variable named like a credential.
+    found = {v for k, v in os.environ.items() if SECRET_VARIABLE.search(k) and len(v) >= MIN_SECRET_CHARS}
+    for secret in sorted(found | _known, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, "***")
     text = _HEADERS.sub(lambda m: m.group("name") + "***", text)

@@ -60,10 +60,7 @@ def _scalar(obj: Any, cl: type, kind: type, what: str) -> Any:
 
 
 def _checked(hook: Callable[[Any, Any], Any], kind: type, what: str) -> Callable[[Any, Any], Any]:
-    def structure_checked(obj: Any, cl: Any) -> Any:
-        return hook(expect(obj, kind, what), cl)
-
-    return structure_checked
+    return lambda obj, cl: hook(expect(obj, kind, what), cl)
 
 
 def _list_hook(conv: cattrs.Converter, cl: Any) -> Callable[[Any, Any], Any]:
@@ -162,8 +159,7 @@ def read_json(path: Path) -> Any:
 class _FloatWatch:
     """json's parse_float that notes a number too large for a float (read as inf), so the full check runs then."""
 
-    def __init__(self) -> None:
-        self.non_finite = False
+    non_finite = False
 
     def __call__(self, text: str) -> float:
         value = float(text)
@@ -276,11 +272,7 @@ def content_hash(obj: Any) -> str:
 class _MillisecondClock:
     """ISO-8601 UTC text of the current millisecond, formatted once per millisecond (every message is stamped)."""
 
-    def __init__(self) -> None:
-        self.ms = -1
-        self.text = ""
-        self.second = -1
-        self.date_time = ""
+    ms, text, second, date_time = -1, "", -1, ""  # instances shadow these class-level starting values
 
     def now(self) -> str:
         ms = time.time_ns() // 1_000_000

@@ -24,30 +24,35 @@ from bench_kernel.tasks.domain import DomainData
 from bench_kernel.tasks.extensions import task_attributes
 
 
-@attrs.define
-class RunContext:
-    """What every conversation of a run shares."""
+@attrs.define(kw_only=True)
+class RunParts:
+    """The run's configuration and every component it names, resolved before the store is touched (`resolve_components`)."""
 
-    run_id: str
     config: RunConfig
-    data: DomainData
     agent: Agent
     user: UserSimulator | None
     baseline_agent: Agent
     baseline_user: UserSimulator | None
     judge: Judge | None
     metrics: list[tuple[str, Metric]]
+    channel: Channel = attrs.field(factory=IdentityChannel)
+    evaluation: Evaluation = attrs.field(factory=default_evaluation)
+
+
+@attrs.define(kw_only=True)
+class RunContext(RunParts):
+    """What every conversation of a run shares."""
+
+    run_id: str
+    data: DomainData
     registry: Registry
     store: Store
     models: ModelHub
-    channel: Channel = attrs.field(factory=IdentityChannel)
-    evaluation: Evaluation = attrs.field(factory=default_evaluation)
     golds: dict[str, GoldReplay] = attrs.field(factory=dict)
     attributes: dict[str, dict[str, str]] = attrs.field(factory=dict)
     executor: Executor | None = None
     """None plays in this process (what `local` does)."""
     profile: Profile = attrs.field(factory=bench_profile)
-    """What the run's models see beyond the task data."""
     store_path: str = ""
     plugins: list[str] | None = None
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
@@ -56,8 +61,7 @@ class RunContext:
     tasks: list[Task] = attrs.field(factory=list)
     """The run's tasks as planned (a resume may score stored conversations of them again: `RewardComponent.resume`)."""
     refused: BenchError | None = None
-    """Set by the first conversation that finds a plugin's session unusable (`UnusableSessionError`): no conversation
-    is stored after it, the run stops with it."""
+    """The first `UnusableSessionError` a conversation met: nothing is stored after it and the run stops with it."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""
@@ -119,8 +123,7 @@ class Executor:
         return False
 
     def builds_data_after_starting(self, config: RunConfig) -> bool:
-        """Whether the run may begin before its deferred data is built and the gold replays checked (then `execute`
-        does it in the run's process, `preload_run_data`, and stores nothing before it passed)."""
+        """Whether the run may begin before its deferred data is built and checked (`execute` then calls `preload_run_data`)."""
         return self.plays_in_this_process(config)
 
 

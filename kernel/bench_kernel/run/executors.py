@@ -1,8 +1,6 @@
-"""Executors: how a run's conversations are played (here, or elsewhere by a plugin's executor); the run's process alone stores.
+"""Executors: where a run's conversations are played; workers send messages, the run's process alone stores them.
 
-An executor plays units somewhere and hands every finished conversation, and every model call as it is made,
-back to the run's own process as a message; a `Writer` there applies them to the store. Resume, the cost cap,
-signals and the report therefore work as with one process: one process holds the run's lease and writes.
+How and why one process writes (resume, cost cap, signals and report as with one process): docs/executors.md.
 """
 
 from __future__ import annotations
@@ -16,13 +14,11 @@ import attrs
 import click
 
 from bench_kernel.errors import ConfigError
-from bench_kernel.modelhub.hub import ModelHub
-from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import collect, get_plugin_manager, load_profile, missing_plugin
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import Executor, RunContext, Unit
-from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, with_component_defaults
+from bench_kernel.run.runner import RunConfig, execute, load_domain, resolve_components, run_models
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.store.store import MetricValue, PluginRows, Store, open_store_for_reading
 from bench_kernel.tasks.domain import DomainData
@@ -31,8 +27,7 @@ EXECUTOR_OPTIONS_META = "bench.executor_options"
 """Where options that executor plugins add to `bench run` leave their values (click context meta)."""
 
 Message = tuple[Any, ...]
-"""What a worker sends the writer: ("call", conversation id, arm, ledger entry), ("cache", key, response json) or
-("done", conversation id, result, metric values, plugin rows) (an executor may add its own, e.g. bench-workers' "exit")."""
+"""What a worker sends the writer: ("call", ...), ("cache", ...), ("done", ...) (docs/executors.md) or an executor's own."""
 
 
 @attrs.define(kw_only=True)
@@ -60,9 +55,6 @@ class LocalExecutor(Executor):
     def plays_in_this_process(self, config: RunConfig) -> bool:
         """True."""
         return True
-
-
-# --------------------------------------------------------------------------- the writer (the run's process)
 
 
 @attrs.define
@@ -98,9 +90,6 @@ class Writer:
     def exhausted(self) -> bool:
         """True once the run's model spend (every worker's) reached the cost cap."""
         return self.ctx.models.exhausted
-
-
-# --------------------------------------------------------------------------- the worker side
 
 
 @attrs.frozen(kw_only=True)
@@ -176,40 +165,13 @@ def worker_context(
 ) -> RunContext:
     """A worker's own copy of the run's context, from installed plugins (or the run's registry and domain data when given)."""
     registry = registry or collect(get_plugin_manager(spec.plugins))
-    config = spec.config
-    data = data if data is not None else load_domain(registry, config)
-    config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
-    parts = resolve_components(registry, config, data, list(tasks))
+    data = data if data is not None else load_domain(registry, spec.config)
+    parts = resolve_components(registry, spec.config, data, list(tasks))
     store = cast(Store, outbox)  # the outbox has the store methods a conversation uses
-    profile = spec.profile or load_profile(config.profile)
-    models = ModelHub(
-        configs=profile.with_sampling(config.models),
-        backends=registry.components.get("model", {}),
-        store=store,
-        use_cache=config.cache,
-        max_cost=config.max_cost,
-        prices={**DEFAULT_PRICES, **config.prices},
-        spent=spec.spent,
-        concurrency=config.concurrency,
-        max_in_flight=config.max_in_flight,
-        speech_cache=config.speech_cache,
-    )
+    profile = spec.profile or load_profile(spec.config.profile)
+    models = run_models(parts.config, profile, registry, store=store, spent=spec.spent)
     return RunContext(
-        run_id=spec.run_id,
-        config=config,
-        data=data,
-        agent=parts.agent,
-        user=parts.user,
-        baseline_agent=parts.baseline_agent,
-        baseline_user=parts.baseline_user,
-        judge=parts.judge,
-        metrics=parts.metrics,
-        registry=registry,
-        store=store,
-        models=models,
-        channel=parts.channel,
-        evaluation=parts.evaluation,
-        profile=profile,
+        **attrs.asdict(parts, recurse=False), run_id=spec.run_id, data=data, registry=registry, store=store, models=models, profile=profile
     )
 
 
@@ -217,9 +179,6 @@ def stop_spending(ctx: RunContext) -> None:
     """The run's cost cap was reached elsewhere: this worker's next model calls are refused, as in one process."""
     if ctx.models.max_cost is not None:
         ctx.models.spent = max(ctx.models.spent, ctx.models.max_cost)
-
-
-# --------------------------------------------------------------------------- options
 
 
 def executor_option(command: click.Command, flag: str, key: str, help_text: str, envvar: str | None = None) -> None:

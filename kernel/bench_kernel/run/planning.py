@@ -11,10 +11,9 @@ import attrs
 
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
-from bench_kernel.conversation.participants import Agent, UserSimulator
+from bench_kernel.conversation.participants import Agent
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
-from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
 from bench_kernel.modelhub.api import DEFAULT_BACKEND, ModelConfig
@@ -23,7 +22,7 @@ from bench_kernel.plugins import collect, get_plugin_manager, installed_entry_po
 from bench_kernel.profiles.profile import Profile
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import DOMAIN_SETTINGS, PLUGIN_SETTINGS, RECORDED, RunConfig, stored_plugin_settings
-from bench_kernel.run.context import Unit
+from bench_kernel.run.context import RunParts, Unit
 from bench_kernel.run.transforms import transformed_domain, unowned_settings
 from bench_kernel.schema.messages import Mode
 from bench_kernel.schema.results import AGENT, ATTRIBUTION_LABELS, JUDGE
@@ -48,13 +47,11 @@ MAX_LISTED = 20
 
 
 def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = False) -> DomainData:
-    """Pick the run's domain and load its data and tasks.
-
-    A domain that builds its tasks lazily (`LazyTasks`) has them narrowed to those the run selects (--task-id,
-    --num-tasks) before they are checked, so a run builds only what it plays; `every_task` keeps every task (listings,
-    `bench check`, exports). The task set's hash covers every task either way.
-    """
-    name = config.domain or _only_domain(registry)
+    """Pick the run's domain and load its data and tasks (lazy tasks narrowed to the run's unless `every_task`: docs/plugins.md)."""
+    names = registry.names("domain")
+    if not config.domain and len(names) != 1:
+        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
+    name = config.domain or names[0]
     domain: Domain = registry.get("domain", name)
     options = DomainOptions(
         data_dir=Path(config.data_dir) if config.data_dir else None,
@@ -87,10 +84,8 @@ def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = Fal
 
 
 def load_run_domain(run: RunRecord, registry: Registry | None = None) -> DomainData:
-    """A stored run's domain data loaded as the run loaded it: its domain, data, task file, split, retrieval variant
-    and plugin settings (personas), with `registry` (default, or when it lacks a first-party owner of the run's
-    settings: the run's plugin selection). Load errors are raised as they come; `domain_changed` says whether the tasks
-    or policy differ from the run's."""
+    """A stored run's domain data loaded as the run loaded it (its domain settings; `registry`, else the run's plugins)."""
+    # The run's plugins also when `registry` lacks a first-party owner of the run's settings (personas).
     settings = {key: run.config[key] for key in DOMAIN_SETTINGS if run.config.get(key) is not None}
     config = RunConfig(**settings, plugin_settings=stored_plugin_settings(run.config))
     if registry is None or any(key in PLUGIN_SETTINGS for key in unowned_settings(registry, config)):
@@ -104,13 +99,6 @@ def domain_changed(run: RunRecord, data: DomainData) -> str | None:
     if stored in (None, data.content_hash()):
         return None
     return f"the tasks or policy of domain {data.name!r} changed since run {run.id!r}"
-
-
-def _only_domain(registry: Registry) -> str:
-    names = registry.names("domain")
-    if len(names) != 1:
-        raise ConfigError(f"choose a domain with --domain (loaded: {', '.join(names) or 'none'}; add --plugin NAME)")
-    return names[0]
 
 
 def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
@@ -165,11 +153,9 @@ def evaluated(arm: str) -> bool:
 def plan_units(
     tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]], retries: Mapping[tuple[str, str, int], int] | None = None
 ) -> tuple[list[Unit], int]:
-    """Units still to run (trial-major, as tau2 orders them) and how many were already done.
-
-    `retries` gives the replay ordinal of units whose newest row is a replay (`--retry-attributed`): one that ended
-    in an infrastructure error is played again under the same ordinal.
-    """
+    """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
+    # `retries`: the replay ordinal of units whose newest row is a replay (`--retry-attributed`); one that ended in an
+    # infrastructure error is played again under the same ordinal.
     arms = ["agent", *([TEXT_ARM] if config.paired else []), *sweep_arms(config)]
     wanted = [Unit(arm, task, trial) for arm in arms for trial in range(config.trials) for task in tasks]
     if config.baseline and config.agent != BASELINE_AGENT:
@@ -181,8 +167,7 @@ def plan_units(
 
 
 def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig) -> tuple[list[Unit], int]:
-    """The units a (begun or resumed) run still plays, and how many it had stored: `plan_units`, then the replays
-    `--retry-attributed` asks for."""
+    """The units a begun or resumed run still plays (with `--retry-attributed`'s replays), and how many it had stored."""
     units, skipped = plan_units(tasks, config, store.finished_units(run_id), store.current_retries(run_id))
     # Judge faults are judged again on resume (bench-judging: `RewardComponent.resume`), never played again.
     labels = [label for label in config.retry_attributed or () if label != JUDGE]
@@ -192,8 +177,8 @@ def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig)
 
 
 def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[str]) -> list[Unit]:
-    """The replays of one `--retry-attributed` pass: the unfinished ones of the last pass (a resume), else a new pass
-    over the evaluated arms' newest finished rows attributed to one of `labels`, recorded as a run event first."""
+    """The replays of one `--retry-attributed` pass: the last pass's unfinished ones (a resume), else a new pass."""
+    # A new pass replays the evaluated arms' newest finished rows attributed to one of `labels`, recorded as an event first.
     if AGENT in labels:
         raise ConfigError(
             "--retry-attributed agent: replaying the agent's own failures would report best-of-N trials; "
@@ -273,12 +258,9 @@ def require_components(registry: Registry, tasks: Sequence[Task], selected: Sequ
 
 
 def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | None = None) -> RunConfig:
-    """The configuration with the channel's and the agent's own defaults for the model roles they need.
-
-    A role the run left unconfigured takes the default whole. A role the run configured keeps its settings, except that
-    an agent's default naming a backend replaces the default backend (`openai`): `--agent realtime --agent-model M
-    --agent-base-url URL` reaches a realtime endpoint, not a chat one.
-    """
+    """The configuration with the channel's and the agent's own defaults for the model roles they need."""
+    # A role the run configured keeps its settings, except that an agent's default backend replaces the default one
+    # (`openai`): `--agent realtime --agent-model M --agent-base-url URL` reaches a realtime endpoint, not a chat one.
     models = dict(config.models)
     agent_defaults = agent.default_models(config.agent_options) if agent is not None else {}
     for owner, defaults in ((channel.name, channel.default_models), (agent.name if agent else "", agent_defaults)):
@@ -312,20 +294,6 @@ def _check_model_roles(config: RunConfig, needs: Sequence[tuple[str, Iterable[st
                 raise ConfigError(f"{who} needs a model for the {role} role: give {role_option_hint(role)} or [models.{role}] in a run file")
 
 
-@attrs.frozen(kw_only=True)
-class _Resolved:
-    """Every component a run names, resolved before the store is touched."""
-
-    agent: Agent
-    user: UserSimulator | None
-    baseline_agent: Agent
-    baseline_user: UserSimulator | None
-    judge: Judge | None
-    channel: Channel
-    evaluation: Evaluation
-    metrics: list[tuple[str, Metric]]
-
-
 def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | None = None) -> dict[str, str]:
     """The agent's fingerprint, checked: a str -> str mapping; a failing or malformed one refuses the run."""
     where = f"agent {agent.name!r}" + (f" (plugin {plugin!r})" if plugin else "")
@@ -340,7 +308,7 @@ def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | No
     return dict(found)
 
 
-def code_fingerprints(registry: Registry, parts: _Resolved, judge: str | None) -> dict[str, str]:
+def code_fingerprints(registry: Registry, parts: RunParts) -> dict[str, str]:
     """The code fingerprints of the run's components (`code_fingerprint`, where not empty), by "KIND NAME"."""
     return checked_fingerprints(
         registry,
@@ -350,7 +318,7 @@ def code_fingerprints(registry: Registry, parts: _Resolved, judge: str | None) -
             ("user simulator", parts.user),
             ("user simulator", parts.baseline_user),
             ("channel", parts.channel),
-            ("judge", registry.get("judge", judge) if judge else None),
+            ("judge", registry.get("judge", parts.config.judge) if parts.config.judge else None),
             *((kind, c) for kind in ("metric", "reward component", "combination rule") for c in registry.components.get(kind, {}).values()),
         ],
     )
@@ -373,8 +341,7 @@ def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any
 
 
 CODE_CHANGED_EVENT = "run.code_changed"
-"""The event of a new run that repeats an earlier one but for its components' code: {"since": run id, "changed": [...],
-"plugins": [the changed components' plugins]}."""
+"""A new run that repeats an earlier one but for its components' code: {"since": run id, "changed": [...], "plugins": [...]}."""
 
 
 def fingerprint_owners(registry: Registry) -> dict[str, str]:
@@ -386,8 +353,7 @@ def fingerprint_owners(registry: Registry) -> dict[str, str]:
 def record_code_changes(
     store: Store, run_id: str, identity: Mapping[str, Any], task_sets: Mapping[str, str], owners: Mapping[str, str] | None = None
 ) -> None:
-    """When a new run repeats the latest earlier one but for its code fingerprints, say so in its events and the log
-    (with the changed components' plugins, from `owners`: `fingerprint_owners`)."""
+    """When a new run repeats the latest earlier one but for its code fingerprints, say so (`owners`: `fingerprint_owners`)."""
     mine = json.loads(canonical_json(identity))  # as stored, so lists compare with lists
 
     def rest(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -423,8 +389,9 @@ def code_change_notice(store: Store, run_id: str) -> str | None:
     )
 
 
-def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> _Resolved:
-    """Resolve names and refuse what cannot work, so that a mistyped --agent never leaves a begun run behind."""
+def resolve_components(registry: Registry, config: RunConfig, data: DomainData, tasks: list[Task]) -> RunParts:
+    """Resolve names (the config `with_component_defaults`) and refuse what cannot work before anything is stored."""
+    config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
     data.policy_for(config.mode)  # a mode the domain does not support is refused here, not per conversation
     solo = config.mode is Mode.NO_USER
     if solo:
@@ -432,7 +399,8 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     require_components(registry, tasks, config.plugins)
     evaluation = Evaluation(components=registry.components.get("reward component", {}), rules=registry.components.get("combination rule", {}))
     evaluation.validate(tasks)
-    resolved = _Resolved(
+    resolved = RunParts(
+        config=config,
         agent=registry.get("agent", config.agent),
         user=None if solo else registry.get("user simulator", scripted_user(config.user, data)),
         baseline_agent=registry.get("agent", BASELINE_AGENT),
@@ -484,15 +452,9 @@ def _installed_owners() -> dict[str, str]:
 
 
 def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = None) -> list[dict[str, Any]]:
-    """The tasks whose gold actions fail or whose env assertions fail on the gold state; refuses tools that leave
-    tasks unscorable whatever the agent does (`refuse_tool_faults`), `plugin` being the domain's.
-
-    Each failure is {task_id, problems, scored_as_reference}: the last is True when the only problems are failing gold
-    actions and the domain's reference implementation scores such tasks anyway (`DomainData.failed_gold_actions_scored`).
-    A set-up that raises is left to the conversations, which record it as an infrastructure error (never a score).
-    The gold states are not hashed here: a run hashes each task's when its first conversation is scored
-    (`RunContext.gold`), so a large database is hashed after the first request rather than before it.
-    """
+    """The tasks whose gold replay fails, as {task_id, problems, scored_as_reference}; refuses faulty tools (`refuse_tool_faults`)."""
+    # scored_as_reference: only gold actions fail and `DomainData.failed_gold_actions_scored`. The gold states
+    # are hashed later, per task at its first score (`RunContext.gold`), so a large database is hashed after the first request.
     checker = GoldChecker(data)
     failures: list[dict[str, Any]] = []
     for task in tasks:
@@ -509,8 +471,8 @@ def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = 
 
 
 def refuse_tool_faults(data: DomainData, faults: Sequence[ToolFault], plugin: str | None) -> None:
-    """Refuse a domain whose tools edit shared records in place or are not deterministic (no option runs it anyway:
-    the first corrupts every later conversation, the second leaves no agent able to match the gold state)."""
+    """Refuse a domain whose tools edit shared records in place or are not deterministic (no option runs it anyway)."""
+    # The first corrupts every later conversation, the second leaves no agent able to match the gold state.
     if not faults:
         return
     same: dict[tuple[str, str | None], list[ToolFault]] = {}  # one problem of one tool, in the tasks it shows on
@@ -529,6 +491,13 @@ def _also_in(task_ids: Sequence[str]) -> str:
         return ""
     listed = ", ".join(repr(t) for t in task_ids[:MAX_LISTED])
     return f" (the same in task{'s' if len(task_ids) > 1 else ''} {listed}{' and more' if len(task_ids) > MAX_LISTED else ''})"
+
+
+def checked_gold(data: DomainData, tasks: Sequence[Task], config: RunConfig, plugin: str | None = None) -> list[dict[str, Any]]:
+    """`gold_failures`, refused (`refuse_unscorable`) unless the run allows broken tasks."""
+    failures = gold_failures(data, tasks, plugin)
+    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=plugin)
+    return failures
 
 
 def refuse_unscorable(

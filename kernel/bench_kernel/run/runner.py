@@ -21,38 +21,27 @@ from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
 from bench_kernel.modelhub.prices import DEFAULT_PRICES
 from bench_kernel.plugins import PluginSet, collect, get_plugin_manager, load_profile, with_backend_plugins
-from bench_kernel.run.config import EXECUTION_ONLY, OPTIONAL_IDENTITY, RunConfig
+from bench_kernel.profiles.profile import Profile
+from bench_kernel.registry import Registry
+from bench_kernel.run.config import RunConfig
 from bench_kernel.run.context import RunContext, Unit, run_executor
 from bench_kernel.run.methodology import METHODOLOGY_EVENT, profile_methodology
 from bench_kernel.run.planning import (
-    BASELINE_AGENT,
-    BASELINE_USER,
-    EVALUATED_ARMS,
-    MAX_LISTED,
-    TEXT_ARM,
     agent_fingerprint,
-    arm_channel_options,
-    checked_fingerprints,
+    checked_gold,
     code_fingerprints,
-    evaluated,
     fingerprint_owners,
-    gold_failures,
     load_domain,
     plan_stored,
-    plan_units,
     profile_fits,
     record_code_changes,
-    refuse_unscorable,
     resolve_components,
-    scripted_user,
     select_tasks,
-    sweep_arms,
-    task_vocabulary,
     with_component_defaults,
     with_loop_settings,
 )
 from bench_kernel.run.playing import agent_cost, run_unit
-from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
+from bench_kernel.run.scoring import MetricInputs, metric_failure, score_metrics
 from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
@@ -87,8 +76,7 @@ class RunSummary:
     signal: int | None = None
     """The signal (SIGINT, SIGTERM) that interrupted the run, if one did."""
     all_failed: str | None = None
-    """Says so when every conversation of the evaluated arms ended in the agent's (or the user simulator's) error, or a
-    metric raised on every conversation (`metric_failure`)."""
+    """Why the run measured nothing (`participant_failure`, `metric_failure`), if it did not."""
 
 
 class RunInterrupted(BenchError):
@@ -110,37 +98,20 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     tasks = transformed_tasks(data, select_tasks(data, config), config, registry)
     # e.g. bench-trust's --exclude-flagged (docs/audit.md), before anything is stored
     tasks, config, transform_events = await prepared_tasks(data, tasks, config, registry, str(store_path))
-    config = with_loop_settings(config, registry, tasks)
-    config = with_component_defaults(config, registry.get("channel", config.channel), registry.get("agent", config.agent))
-    parts = resolve_components(registry, config, data, tasks)
+    parts = resolve_components(registry, with_loop_settings(config, registry, tasks), data, tasks)
+    config = parts.config
     fingerprint = agent_fingerprint(parts.agent, config.agent_options, registry.origin("agent", config.agent))
-    fingerprints = code_fingerprints(registry, parts, config.judge)
+    fingerprints = code_fingerprints(registry, parts)
     executor = run_executor(registry, config.executor)
     executor.check(config)
     profile = load_profile(config.profile)
     profile_fits(profile, data, tasks, config.mode)
     judged = any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in tasks)
-    methodology = await profile_methodology(
-        parts.agent,
-        parts.user,
-        config,
-        profile,  # the header's standard or custom
-        parts.judge if judged else None,
-    )
+    methodology = await profile_methodology(parts.agent, parts.user, config, profile, parts.judge if judged else None)
     domain_plugin = registry.origin("domain", data.name)
     later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin)
-    failures = [] if later is not None else gold_failures(data, tasks, domain_plugin)
-    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=domain_plugin)
-    models = ModelHub(
-        configs=profile.with_sampling(config.models),
-        backends=registry.components.get("model", {}),
-        use_cache=config.cache,
-        max_cost=config.max_cost,
-        prices={**DEFAULT_PRICES, **config.prices},
-        concurrency=config.concurrency,
-        max_in_flight=config.max_in_flight,
-        speech_cache=config.speech_cache,
-    )
+    failures = [] if later is not None else checked_gold(data, tasks, config, domain_plugin)
+    models = run_models(config, profile, registry)
     for limit in models.throttled():
         log.warning(
             "model.in_flight_below_concurrency",
@@ -150,18 +121,16 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             concurrency=config.concurrency,
             source=limit.source,
         )
-    try:
+    async with contextlib.AsyncExitStack() as undo:  # what a failure before the run is planned closes again
+        undo.push_async_callback(models.aclose)
         await models.check()
-    except BaseException:
-        await models.aclose()
-        raise
-    store = open_store(store_path, registry.migrations)
-    models.store = store
-    task_sets = {data.name: data.content_hash()}
-    config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints, by_content=content_settings(registry))
-    run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
-    loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
-    try:
+        store = open_store(store_path, registry.migrations)
+        undo.callback(store.close)
+        models.store = store
+        task_sets = {data.name: data.content_hash()}
+        config_hash = config.config_hash(task_sets, profile, fingerprint, fingerprints, by_content=content_settings(registry))
+        run_id = config.run_id or f"{data.name}-{config.agent}-{config_hash[:8]}"
+        loaded = [unstructure(p) for p in plugins.plugins if p.error is None]
         if config.retry_attributed and store.run(run_id, missing_ok=True) is None:
             raise ConfigError(
                 f"--retry-attributed retries a stored run, and these options name none (run {run_id} is not in "
@@ -169,11 +138,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             )
         recorded = config.recorded_identity(profile, fingerprint, fingerprints)
         new = store.begin_run(run_id, recorded, config_hash, loaded, task_sets, config.seed)
-    except BaseException:
-        store.close()
-        await models.aclose()
-        raise
-    try:
+        undo.callback(store.set_status, run_id, "interrupted")  # gives the lease back
         models.spent = store.run_spend(run_id)  # the cost cap covers every resume of the run
         if failures:  # what the report lists: tasks whose rewards are not meaningful, or scored as the reference does
             store.add_event(run_id, GOLD_FAILURES_EVENT, {"tasks": failures})
@@ -183,44 +148,45 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
         for kind, payload in transform_events.items():  # e.g. what --exclude-flagged left out (docs/audit.md)
             store.add_event(run_id, kind, payload)
         ctx = RunContext(
+            **attrs.asdict(parts, recurse=False),
             run_id=run_id,
-            config=config,
             data=data,
-            agent=parts.agent,
-            user=parts.user,
-            baseline_agent=parts.baseline_agent,
-            baseline_user=parts.baseline_user,
-            judge=parts.judge,
-            metrics=parts.metrics,
             registry=registry,
             store=store,
             models=models,
-            channel=parts.channel,
-            evaluation=parts.evaluation,
             executor=executor,
             store_path=str(store_path),
-            plugins=_entry_point_names(plugins),
+            # the `--plugin` names a worker loads again (built-ins always load)
+            plugins=[p.name for p in plugins.plugins if not p.builtin and p.error is None],
             profile=profile,
             later_gold_failures=later,
             tasks=list(tasks),
         )
         units, skipped = plan_stored(store, run_id, tasks, config)
-    except BaseException:
-        store.set_status(run_id, "interrupted")  # gives the lease back
-        store.close()
-        await models.aclose()
-        raise
+        undo.pop_all()  # the run owns them now
     return ctx, units, skipped, not new
+
+
+def run_models(config: RunConfig, profile: Profile, registry: Registry, **extra: Any) -> ModelHub:
+    """The run's model hub (`extra`: a worker's store and spend)."""
+    return ModelHub(
+        configs=profile.with_sampling(config.models),
+        backends=registry.components.get("model", {}),
+        use_cache=config.cache,
+        max_cost=config.max_cost,
+        prices={**DEFAULT_PRICES, **config.prices},
+        concurrency=config.concurrency,
+        max_in_flight=config.max_in_flight,
+        speech_cache=config.speech_cache,
+        **extra,
+    )
 
 
 def _gold_check_after_loading(
     data: DomainData, tasks: Sequence[Task], config: RunConfig, executor: Executor, plugin: str | None = None
 ) -> list[dict[str, Any]] | None:
-    """For deferred data a run loads while its first requests are out: the gold check, run right after loading.
-
-    Returns the list the check fills (None: nothing is deferred, or the executor wants it built now). A task set the
-    check refuses stops the run before any conversation is stored, as it would have before it began.
-    """
+    """The list the gold check fills once deferred data is loaded (None: nothing deferred, or it was loaded now)."""
+    # A refused task set then stops the run before any conversation is stored, as it would have before it began.
     pending = data.pending_loads()
     if not pending:
         return None
@@ -230,19 +196,9 @@ def _gold_check_after_loading(
             source.load()
         return None
     found: list[dict[str, Any]] = []
-
-    def check() -> None:
-        failures = gold_failures(data, tasks, plugin)
-        refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=plugin)
-        found.extend(failures)
-
-    pending[-1].add_check(check)  # after the last loader: the replays may read every deferred table
+    # After the last loader: the replays may read every deferred table.
+    pending[-1].add_check(lambda: found.extend(checked_gold(data, tasks, config, plugin)))
     return found
-
-
-def _entry_point_names(plugins: PluginSet) -> list[str]:
-    """The loaded plugins as `--plugin` names a worker loads again (built-ins always load)."""
-    return [p.name for p in plugins.plugins if not p.builtin and p.error is None]
 
 
 def in_flight_record(ctx: RunContext) -> dict[str, Any]:
@@ -288,21 +244,18 @@ PRELOAD_AFTER_S = 0.005
 
 def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
     """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
-    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx), after_s=after_s)
 
+    def record() -> None:
+        if ctx.later_gold_failures:
+            ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
 
-def _record_later_gold_failures(ctx: RunContext) -> None:
-    if ctx.later_gold_failures:
-        ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
+    return preload(ctx.data, on_loaded=record, after_s=after_s)
 
 
 def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after_s: float | None = None) -> asyncio.Future[None] | None:
-    """Build a domain's deferred tables in a thread `after_s` (default PRELOAD_AFTER_S) from now, once the first
-    requests are out (None if nothing is deferred).
-
-    The conversations wait for their first replies meanwhile; one that needs a record sooner builds it itself (the
-    loader runs once, behind a lock). The future fails with DeferredDataError if the loader does.
-    """
+    """Build a domain's deferred tables in a thread `after_s` from now (None if nothing is deferred); fails as the loader does."""
+    # Meanwhile the conversations wait for their first replies; one that needs a record sooner builds it itself (the
+    # loader runs once, behind a lock).
     pending = data.pending_loads()
     if not pending:
         return None
@@ -340,21 +293,9 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after
     return done
 
 
-def run(
-    config: RunConfig,
-    store_path: Path | str,
-    *,
-    plugins: PluginSet | None = None,
-    on_start: Callable[[RunContext, int, int], None] | None = None,
-    on_finished: Callable[[ConversationResult], None] | None = None,
-    handle_signals: bool = False,
-) -> RunSummary:
-    """Run (or resume) a suite and store every conversation as it ends.
-
-    With handle_signals, SIGINT and SIGTERM stop the run cleanly: conversations in flight are dropped
-    (nothing half-written), the run is marked interrupted and the summary names the signal.
-    """
-    return asyncio.run(run_async(config, store_path, plugins=plugins, on_start=on_start, on_finished=on_finished, handle_signals=handle_signals))
+def run(config: RunConfig, store_path: Path | str, **options: Any) -> RunSummary:
+    """Run (or resume) a suite and store every conversation as it ends (`run_async`'s keyword options)."""
+    return asyncio.run(run_async(config, store_path, **options))
 
 
 async def run_async(
@@ -366,7 +307,8 @@ async def run_async(
     on_finished: Callable[[ConversationResult], None] | None = None,
     handle_signals: bool = False,
 ) -> RunSummary:
-    """`run`, inside a running event loop (model clients live on the loop that created them)."""
+    """`run`, inside a running event loop; with handle_signals, SIGINT and SIGTERM stop the run cleanly (docs/store.md)."""
+    # Model clients live on the loop that created them.
     started = time.perf_counter()
     with _cancel_on_signals(handle_signals) as interrupts:
         try:
@@ -454,8 +396,7 @@ async def _run_prepared(
 
 
 def participant_failure(ctx: RunContext) -> str | None:
-    """Says so when every stored conversation of the evaluated arms (infrastructure errors aside) ended in the agent's
-    error, or every one in the user simulator's: such a run measured nothing, and `bench run` exits non-zero."""
+    """Why the run measured nothing when every evaluated conversation (infrastructure errors aside) ended in one party's error."""
     endings = ctx.store.evaluated_endings(ctx.run_id)
     endings.pop(TerminationReason.INFRASTRUCTURE_ERROR.value, None)
     parties = {
@@ -528,10 +469,7 @@ def _uncancel() -> None:
 
 
 def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> str:
-    """complete only when every planned unit finished; failed when every one ended in an infrastructure error.
-
-    A run stopped by its deadline or cost cap is incomplete (resumable), whatever it stored.
-    """
+    """complete when every planned unit finished, failed when every one was an infrastructure error, else incomplete."""
     infra, stored = counts["infrastructure_errors"], counts["stored"]
     if stopped_early:
         return "incomplete"
@@ -560,12 +498,9 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished
 
 @contextlib.asynccontextmanager
 async def _collector_for_conversations() -> AsyncIterator[None]:
-    """Cyclic GC tuned for many conversations in flight, as it was afterwards.
-
-    What set-up built (modules, classes, domain data) is frozen out of every collection, and young collections
-    come a tenth as often: conversations allocate short-lived objects by the thousand, nearly all freed by
-    reference counting, and each collection pass stalled every conversation in flight.
-    """
+    """Cyclic GC tuned for many conversations in flight, as it was afterwards."""
+    # What set-up built is frozen out of every collection and young collections come a tenth as often: conversations
+    # allocate short-lived objects by the thousand, nearly all freed by reference counting, and each pass stalled them all.
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(max(threshold[0], YOUNG_COLLECTION_THRESHOLD), *threshold[1:])
@@ -576,48 +511,23 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
         gc.unfreeze()
 
 
-__all__ = [  # the run's stages, importable from here as before they had modules of their own
-    "BASELINE_AGENT",
-    "BASELINE_USER",
-    "EVALUATED_ARMS",
-    "EXECUTION_ONLY",
-    "GOLD_FAILURES_EVENT",
-    "KERNEL",
-    "MAX_LISTED",
-    "OPTIONAL_IDENTITY",
-    "TEXT_ARM",
+__all__ = [  # with the stages' names other modules import from here
     "YOUNG_COLLECTION_THRESHOLD",
     "MetricInputs",
     "RunConfig",
-    "RunContext",
     "RunInterrupted",
     "RunSummary",
-    "Unit",
     "agent_cost",
-    "agent_fingerprint",
-    "arm_channel_options",
-    "checked_fingerprints",
-    "component_values",
-    "evaluated",
     "execute",
-    "gold_failures",
     "in_flight_record",
     "load_domain",
-    "metric_values",
-    "plan_units",
     "preload_run_data",
     "prepare",
     "profile_fits",
-    "refuse_unscorable",
     "resolve_components",
     "run",
     "run_async",
     "run_status",
-    "run_unit",
     "score_metrics",
-    "scripted_user",
-    "select_tasks",
-    "sweep_arms",
-    "task_vocabulary",
     "with_component_defaults",
 ]
