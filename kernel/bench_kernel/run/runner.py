@@ -53,7 +53,14 @@ from bench_kernel.run.planning import (
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
-from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
+from bench_kernel.run.transforms import (
+    content_settings,
+    finish_transforms,
+    prepared_tasks,
+    refuse_unowned_settings,
+    start_finishing,
+    transformed_tasks,
+)
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
@@ -287,13 +294,16 @@ PRELOAD_AFTER_S = 0.005
 
 
 def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
-    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
-    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx), after_s=after_s)
+    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found and
+    begin the task transforms' `finishing` work."""
+    return preload(ctx.data, on_loaded=lambda: _data_loaded(ctx), after_s=after_s)
 
 
-def _record_later_gold_failures(ctx: RunContext) -> None:
+def _data_loaded(ctx: RunContext) -> None:
     if ctx.later_gold_failures:
         ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
+    if ctx.later_gold_failures is not None:  # the run's process (a worker checks nothing, and finishes nothing)
+        start_finishing(ctx)
 
 
 def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after_s: float | None = None) -> asyncio.Future[None] | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -64,6 +65,14 @@ class TaskTransform:
         """The line the run's header shows once the run has begun (None: none)."""
         return None
 
+    def finishing(self, ctx: RunContext) -> Callable[[], None] | None:
+        """Work toward `finished` that needs no conversation, run in a thread while they play (None: none).
+
+        Asked on the run's loop once its data is built (only in the run's process); the work must not use the store,
+        and `finished` is called after it has ended.
+        """
+        return None
+
     def finished(self, ctx: RunContext) -> None:
         """Keep what the run's report needs once the run has played its conversations (off its start-up and loop)."""
 
@@ -107,13 +116,47 @@ def header_lines(ctx: RunContext) -> list[str]:
     return [line for transform in _transforms(ctx.registry) if (line := transform.header(ctx))]
 
 
+def start_finishing(ctx: RunContext) -> None:
+    """Begin every loaded transform's `finishing` work in one thread (the run's end no longer waits for it alone)."""
+    work: list[tuple[str, Callable[[], None]]] = []
+    for transform in _transforms(ctx.registry):
+        try:
+            found = transform.finishing(ctx)
+        except Exception as exc:  # noqa: BLE001 - `finished` does it all at the end instead
+            _not_finished(transform.name, exc)
+            continue
+        if found is not None:
+            work.append((transform.name, found))
+    if not work:
+        return
+    done = ctx.finishing = threading.Event()
+
+    def run() -> None:
+        try:
+            for name, step in work:
+                try:
+                    step()
+                except Exception as exc:  # noqa: BLE001 - as in `finish_transforms`
+                    _not_finished(name, exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="bench-finishing", daemon=True).start()
+
+
 def finish_transforms(ctx: RunContext) -> None:
     """Every loaded transform's `finished(ctx)`, each on its own: one that fails is logged and leaves the run as it is."""
+    if ctx.finishing is not None:
+        ctx.finishing.wait()
     for transform in _transforms(ctx.registry):
         try:
             transform.finished(ctx)
         except Exception as exc:  # noqa: BLE001 - what a report lacks is not worth the run
-            log.warning("run.transform_not_finished", transform=transform.name, error=f"{type(exc).__name__}: {exc}")
+            _not_finished(transform.name, exc)
+
+
+def _not_finished(name: str, exc: Exception) -> None:
+    log.warning("run.transform_not_finished", transform=name, error=f"{type(exc).__name__}: {exc}")
 
 
 def content_settings(registry: Registry) -> list[str]:
