@@ -66,11 +66,7 @@ class TaskTransform:
         return None
 
     def finishing(self, ctx: RunContext) -> Callable[[], None] | None:
-        """Work toward `finished` that needs no conversation, run in a thread while they play (None: none).
-
-        Asked on the run's loop once its data is built (only in the run's process); the work must not use the store,
-        and `finished` is called after it has ended.
-        """
+        """Work toward `finished` that needs no conversation, run in a thread while they play (None: none; docs/plugins.md)."""
         return None
 
     def finished(self, ctx: RunContext) -> None:

@@ -110,8 +110,7 @@ def exclusion_line(store: Store, run_id: str) -> str | None:
 
 
 def static_flags_payload(data: DomainData, tasks: Sequence[Task]) -> dict[str, Any]:
-    """The `run.audit_flags` event of a run's tasks: their static flags with the data's fingerprint and the tasks' hashes,
-    so the run's report needs no domain loading."""
+    """The `run.audit_flags` event's payload: the tasks' static flags, the data's fingerprint, the tasks' hashes."""
     # The fingerprint first: it hashes the pristine records, which the run's gold replays then find hashed.
     fingerprint = data_fingerprint(data)
     unique = list({task.id: task for task in tasks}.values())
