@@ -276,6 +276,8 @@ async def execute(
             # A conversation that never waits (offline participants) would otherwise hold the loop for the whole
             # run: yielding once per conversation lets signals and the heartbeat in.
             await asyncio.sleep(0)
+        if not ctx.finishing and ctx.later_gold_failures is not None:  # the run's process, its tail: the loop idles more
+            start_finishing(ctx)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
     loading = preload_run_data(ctx, preload_after_s) if units else None
@@ -294,16 +296,13 @@ PRELOAD_AFTER_S = 0.005
 
 
 def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
-    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found and
-    begin the task transforms' `finishing` work."""
-    return preload(ctx.data, on_loaded=lambda: _data_loaded(ctx), after_s=after_s)
+    """`preload` the run's deferred data; once built (and its gold replays checked), record what the check found."""
+    return preload(ctx.data, on_loaded=lambda: _record_later_gold_failures(ctx), after_s=after_s)
 
 
-def _data_loaded(ctx: RunContext) -> None:
+def _record_later_gold_failures(ctx: RunContext) -> None:
     if ctx.later_gold_failures:
         ctx.store.add_event(ctx.run_id, GOLD_FAILURES_EVENT, {"tasks": ctx.later_gold_failures})
-    if ctx.later_gold_failures is not None:  # the run's process (a worker checks nothing, and finishes nothing)
-        start_finishing(ctx)
 
 
 def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after_s: float | None = None) -> asyncio.Future[None] | None:

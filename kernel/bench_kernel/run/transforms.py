@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.errors import ConfigError, did_you_mean
+from bench_kernel.errors import ConfigError, DeferredDataError, did_you_mean
 from bench_kernel.logs import get_logger
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig
@@ -113,7 +113,7 @@ def header_lines(ctx: RunContext) -> list[str]:
 
 
 def start_finishing(ctx: RunContext) -> None:
-    """Begin every loaded transform's `finishing` work in one thread (the run's end no longer waits for it alone)."""
+    """Begin every loaded transform's `finishing` work in one thread, once (the run's end no longer waits for it alone)."""
     work: list[tuple[str, Callable[[], None]]] = []
     for transform in _transforms(ctx.registry):
         try:
@@ -123,17 +123,21 @@ def start_finishing(ctx: RunContext) -> None:
             continue
         if found is not None:
             work.append((transform.name, found))
-    if not work:
-        return
     done = ctx.finishing = threading.Event()
+    if not work:
+        done.set()
+        return
 
     def run() -> None:
         try:
+            ctx.data.load_deferred()  # built by now, or being built
             for name, step in work:
                 try:
                     step()
                 except Exception as exc:  # noqa: BLE001 - as in `finish_transforms`
                     _not_finished(name, exc)
+        except DeferredDataError:
+            pass  # the run stops with the data's error: nothing to finish
         finally:
             done.set()
 
