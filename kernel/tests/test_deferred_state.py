@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
-from structlog.testing import capture_logs
 from toy_domain import ToyDomain, ToyPlugin
 
-from bench_kernel import DeferredDataError, DomainData, DomainOptions, RunContext, State, TaskFileError, TaskTransform, hookimpl
+from bench_kernel import DeferredDataError, DomainData, DomainOptions, State, TaskFileError
 from bench_kernel.errors import ConfigError
 from bench_kernel.plugins import get_plugin_manager
 from bench_kernel.run.runner import RunConfig, run
@@ -288,54 +287,3 @@ def test_a_signal_while_workers_results_are_held_stores_nothing_and_the_run_resu
     assert _rows(tmp_path, "stopped") == []
     resumed = _run(tmp_path, domain=DeferredToyDomain(), run_id="stopped", workers=2, trials=2, concurrency=4)
     assert resumed.resumed and resumed.status == "complete" and len(_rows(tmp_path, "stopped")) == resumed.planned > 0
-
-
-@attrs.define(kw_only=True)
-class EarlyFinish(TaskTransform):
-    """A transform that reads the data while the run plays (`finishing`) and records what it saw at the end."""
-
-    name: str = "early-finish"
-    fail: bool = False
-    seen: list[tuple[str, Any]] = attrs.field(factory=list)
-
-    def finishing(self, ctx: RunContext) -> Callable[[], None] | None:
-        def work() -> None:
-            if self.fail:
-                raise RuntimeError("not today")
-            self.seen.append((threading.current_thread().name, ctx.data.agent_state.content_hash()))
-
-        return work
-
-    def finished(self, ctx: RunContext) -> None:
-        self.seen.append(("finished", ctx.run_id))
-
-
-class TransformPlugin:
-    def __init__(self, transform: TaskTransform) -> None:
-        self.transform = transform
-
-    @hookimpl
-    def register_task_transforms(self, register: Callable[[TaskTransform], None]) -> None:
-        register(self.transform)
-
-
-@WORKERS
-def test_a_transform_finishes_its_work_in_a_thread_in_the_runs_tail_and_then_records_it(tmp_path: Path, workers: int) -> None:
-    early = EarlyFinish()
-    plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(DeferredToyDomain())), ("early", TransformPlugin(early))])
-    run(RunConfig(domain="toy", run_id="early", workers=workers, trials=2, concurrency=4), tmp_path / "runs.db", plugins=plugins)
-    pristine = State.from_records({"counters": COUNTERS}).content_hash()
-    # Once, in the run's tail (one process; with forked workers none of it: `finished` does it all), then `finished`.
-    assert early.seen == ([("bench-finishing", pristine)] if workers == 1 else []) + [("finished", "early")]
-
-
-def test_without_deferred_data_or_when_the_early_work_fails_finished_still_runs(tmp_path: Path) -> None:
-    eager, failing = EarlyFinish(), EarlyFinish(fail=True)
-    for transform, domain in ((eager, ToyDomain()), (failing, DeferredToyDomain())):
-        plugins = get_plugin_manager([], extra=[("toy", ToyPlugin(domain)), ("early", TransformPlugin(transform))])
-        with capture_logs() as logs:
-            summary = run(RunConfig(domain="toy", run_id="r", trials=2), tmp_path / f"{transform.fail}.db", plugins=plugins)
-        assert summary.status == "complete"
-        assert transform.seen == [("finished", "r")]  # nothing deferred: `finished` does it all at the end, as before
-    [warning] = [e for e in logs if e["event"] == "run.transform_not_finished"]
-    assert (warning["transform"], warning["error"]) == ("early-finish", "RuntimeError: not today")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -59,8 +58,6 @@ class RunContext:
     refused: BenchError | None = None
     """Set by the first conversation that finds a plugin's session unusable (`UnusableSessionError`): no conversation
     is stored after it, the run stops with it."""
-    finishing: threading.Event | None = None
-    """Set once the task transforms' `finishing` work, begun while the conversations play, has ended (None: none begun)."""
 
     def task_attributes(self, task: Task) -> dict[str, str]:
         """The task's attributes for report breakdowns, computed once per run."""

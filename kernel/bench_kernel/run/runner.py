@@ -53,14 +53,7 @@ from bench_kernel.run.planning import (
 )
 from bench_kernel.run.playing import agent_cost, run_unit
 from bench_kernel.run.scoring import KERNEL, MetricInputs, component_values, metric_failure, metric_values, score_metrics
-from bench_kernel.run.transforms import (
-    content_settings,
-    finish_transforms,
-    prepared_tasks,
-    refuse_unowned_settings,
-    start_finishing,
-    transformed_tasks,
-)
+from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
@@ -276,8 +269,6 @@ async def execute(
             # A conversation that never waits (offline participants) would otherwise hold the loop for the whole
             # run: yielding once per conversation lets signals and the heartbeat in.
             await asyncio.sleep(0)
-        if not ctx.finishing and ctx.later_gold_failures is not None:  # the run's process, its tail: the loop idles more
-            start_finishing(ctx)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
     loading = preload_run_data(ctx, preload_after_s) if units else None

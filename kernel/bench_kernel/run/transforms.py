@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bench_kernel.errors import ConfigError, DeferredDataError, did_you_mean
+from bench_kernel.errors import ConfigError, did_you_mean
 from bench_kernel.logs import get_logger
 from bench_kernel.registry import Registry
 from bench_kernel.run.config import PLUGIN_SETTINGS, RunConfig
@@ -65,10 +64,6 @@ class TaskTransform:
         """The line the run's header shows once the run has begun (None: none)."""
         return None
 
-    def finishing(self, ctx: RunContext) -> Callable[[], None] | None:
-        """Work toward `finished` that needs no conversation, run in a thread while they play (None: none; docs/plugins.md)."""
-        return None
-
     def finished(self, ctx: RunContext) -> None:
         """Keep what the run's report needs once the run has played its conversations (off its start-up and loop)."""
 
@@ -112,51 +107,13 @@ def header_lines(ctx: RunContext) -> list[str]:
     return [line for transform in _transforms(ctx.registry) if (line := transform.header(ctx))]
 
 
-def start_finishing(ctx: RunContext) -> None:
-    """Begin every loaded transform's `finishing` work in one thread, once (the run's end no longer waits for it alone)."""
-    work: list[tuple[str, Callable[[], None]]] = []
-    for transform in _transforms(ctx.registry):
-        try:
-            found = transform.finishing(ctx)
-        except Exception as exc:  # noqa: BLE001 - `finished` does it all at the end instead
-            _not_finished(transform.name, exc)
-            continue
-        if found is not None:
-            work.append((transform.name, found))
-    done = ctx.finishing = threading.Event()
-    if not work:
-        done.set()
-        return
-
-    def run() -> None:
-        try:
-            ctx.data.load_deferred()  # built by now, or being built
-            for name, step in work:
-                try:
-                    step()
-                except Exception as exc:  # noqa: BLE001 - as in `finish_transforms`
-                    _not_finished(name, exc)
-        except DeferredDataError:
-            pass  # the run stops with the data's error: nothing to finish
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="bench-finishing", daemon=True).start()
-
-
 def finish_transforms(ctx: RunContext) -> None:
     """Every loaded transform's `finished(ctx)`, each on its own: one that fails is logged and leaves the run as it is."""
-    if ctx.finishing is not None:
-        ctx.finishing.wait()
     for transform in _transforms(ctx.registry):
         try:
             transform.finished(ctx)
         except Exception as exc:  # noqa: BLE001 - what a report lacks is not worth the run
-            _not_finished(transform.name, exc)
-
-
-def _not_finished(name: str, exc: Exception) -> None:
-    log.warning("run.transform_not_finished", transform=name, error=f"{type(exc).__name__}: {exc}")
+            log.warning("run.transform_not_finished", transform=transform.name, error=f"{type(exc).__name__}: {exc}")
 
 
 def content_settings(registry: Registry) -> list[str]:

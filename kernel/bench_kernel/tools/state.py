@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import pickle
 import threading
 import weakref
@@ -24,10 +23,6 @@ from bench_kernel.errors import BenchError, ConfigError, DeferredDataError
 from bench_kernel.serialization import canonical_json, converter
 
 _MOD = 1 << 256
-_DIGESTING = threading.Lock()
-"""Held while a base table's records are hashed (once per table); a forked child starts with its own."""
-if hasattr(os, "register_at_fork"):  # (POSIX)
-    os.register_at_fork(after_in_child=lambda: globals().update(_DIGESTING=threading.Lock()))
 _MISSING = object()
 
 
@@ -148,9 +143,7 @@ class BaseTable:
 
     def _digest_map(self) -> dict[str, int]:
         if self._digests is None:
-            with _DIGESTING:  # a run's thread (bench-trust's fingerprint) and its loop (gold states) hash once between them
-                if self._digests is None:
-                    self._digests = {k: record_digest(k, v) for k, v in self.records.items()}
+            self._digests = {k: record_digest(k, v) for k, v in self.records.items()}
         return self._digests
 
     def verify_untouched(self) -> bool:

@@ -7,7 +7,7 @@ the tasks flagged with one of its flags before anything is stored, says so in th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -34,8 +34,6 @@ class ExcludeFlagged(TaskTransform):
     name: str = "exclude-flagged"
     settings: tuple[str, ...] = (SETTING,)
     description: str = "bench-trust: leave out the tasks `bench audit` flags (--exclude-flagged), keep every run's static flags"
-    _ahead: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False, repr=False)
-    """Static flags computed while a run plays (`finishing`), by run id, until its `finished` stores them."""
 
     async def prepare(self, data: DomainData, tasks: list[Task], settings: Mapping[str, Any], registry: Registry, store_path: str) -> Prepared:
         """The tasks none of whose flags is asked for, the flags in the audit's order (one identity whatever the
@@ -59,19 +57,11 @@ class ExcludeFlagged(TaskTransform):
             return None
         return exclusion_line(ctx.store, ctx.run_id) or "no task excluded"
 
-    def finishing(self, ctx: RunContext) -> Callable[[], None] | None:
-        """The static flags computed while the run plays (its end then only stores them), unless it has them already."""
-        if ctx.store.last_run_event(ctx.run_id, (STATIC_FLAGS_EVENT,)) is not None:
-            return None
-        found = self._ahead[ctx.run_id] = {}
-        return lambda: found.update(payload=static_flags_payload(ctx.data, ctx.tasks))
-
     def finished(self, ctx: RunContext) -> None:
         """The static flags of the run's tasks, once per run (not again on a resume that finds them)."""
-        ahead = self._ahead.pop(ctx.run_id, {}).get("payload")
         if ctx.store.last_run_event(ctx.run_id, (STATIC_FLAGS_EVENT,)) is None:
             ctx.data.load_deferred()
-            ctx.store.add_event(ctx.run_id, STATIC_FLAGS_EVENT, ahead or static_flags_payload(ctx.data, ctx.tasks))
+            record_static_flags(ctx.store, ctx.run_id, ctx.data, ctx.tasks)
 
 
 def wanted_flags(value: Any) -> list[str]:
@@ -109,15 +99,14 @@ def exclusion_line(store: Store, run_id: str) -> str | None:
     return f"excluded {len(tasks)} task(s) flagged {' or '.join(found['flags'])} by {found.get('by') or BY}" + (f": {shown}" if tasks else "")
 
 
-def static_flags_payload(data: DomainData, tasks: Sequence[Task]) -> dict[str, Any]:
-    """The `run.audit_flags` event's payload: the tasks' static flags, the data's fingerprint, the tasks' hashes."""
-    # The fingerprint first: it hashes the pristine records, which the run's gold replays then find hashed.
-    fingerprint = data_fingerprint(data)
+def record_static_flags(store: Store, run_id: str, data: DomainData, tasks: Sequence[Task]) -> None:
+    """Store the static flags of the run's tasks with the data's fingerprint, so its report needs no domain loading."""
     unique = list({task.id: task for task in tasks}.values())
     flags = {task.id: static_flags(task, data) for task in unique}
-    return {
+    payload: dict[str, Any] = {
         "domain": data.name,
-        "fingerprint": fingerprint,
+        "fingerprint": data_fingerprint(data),
         "task_hashes": task_hashes(unique),
         "flags": {task_id: found for task_id, found in flags.items() if found},
     }
+    store.add_event(run_id, STATIC_FLAGS_EVENT, payload)
