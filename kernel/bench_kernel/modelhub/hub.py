@@ -205,23 +205,24 @@ class ModelHub:
             return cached
         if config.sampling:
             request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
-
-        async def reply(client: ModelClient) -> ChatResponse:
-            return _checked_reply(await client.complete(request))
-
-        response = await self.call(role, ModelClient, reply, ledger, key)
+        # The client's coroutine itself, checked by `call`: one coroutine fewer on every request's path to the socket.
+        response = await self.call(role, ModelClient, lambda client: client.complete(request), ledger, key, check=_checked_reply)
         if key is not None and self.store is not None:
             self.store.cache_put(key, canonical_json(unstructure(response)))
         return response
 
-    async def call(self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], ledger: Sink, key: str | None = None) -> R:
+    async def call(
+        self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], ledger: Sink, key: str | None = None, check: Callable[[R], R] | None = None
+    ) -> R:
         """`use` the role's client of a kind (`ModelClient`, or a plugin's: speech, embeddings, ...) once, within the
-        cost cap; ledgered under the kind's name (and the cache key, if any), a failure too."""
+        cost cap; ledgered under the kind's name (and the cache key, if any), a failure too (`check`'s ModelError too)."""
         self.check_budget()
         config = self.config(role)
         started = time.perf_counter()
         try:
             answer = await use(self.typed_client(role, kind))
+            if check is not None:
+                answer = check(answer)
         except ModelError as exc:
             # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
             _record(ledger, _failed(role, config, kind.kind, started, redact_exception(exc), key))
@@ -331,13 +332,13 @@ class ConversationModels:
         """The role's configuration."""
         return self.hub.config(role)
 
-    async def complete(self, role: str, request: ChatRequest) -> ChatResponse:
-        """One chat call for a role."""
-        return await self.hub.complete(role, request, self.record)
+    def complete(self, role: str, request: ChatRequest) -> Awaitable[ChatResponse]:
+        """One chat call for a role (the hub's coroutine, awaited by the caller: no layer of its own on the hot path)."""
+        return self.hub.complete(role, request, self.record)
 
-    async def call(self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], key: str | None = None) -> R:
+    def call(self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], key: str | None = None) -> Awaitable[R]:
         """`use` the role's client of a plugin's kind once (`ModelHub.call`), ledgered against this conversation."""
-        return await self.hub.call(role, kind, use, self.record, key)
+        return self.hub.call(role, kind, use, self.record, key)
 
     def cost(self, role: str) -> float | None:
         """Total cost of this conversation's calls for a role; None if any price is unknown."""
