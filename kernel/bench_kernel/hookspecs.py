@@ -1,6 +1,4 @@
-"""The hook specifications of bench: every hook only registers; the work is in the registered objects.
-
-Each `register` takes instances of the type it is annotated with; two components of one kind and name are an error naming both plugins."""
+"""The hook specifications of bench: every hook only registers; the work is in the registered objects."""
 
 from __future__ import annotations
 
@@ -38,6 +36,8 @@ def register_domains(register: Callable[[Domain], None]) -> None:
     Called once per plugin manager (once per run, and once per CLI invocation that lists components), in the main
     process. Must do no I/O: data is read in `Domain.load`.
 
+    :param register: call with each :class:`bench_kernel.Domain` instance.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -53,6 +53,8 @@ def register_agents(register: Callable[[Agent], None]) -> None:
     Called once per plugin manager. Each :class:`bench_kernel.Agent` starts one session per conversation through
     ``Agent.start(setup)``.
 
+    :param register: call with each agent instance; names must be unique.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -66,6 +68,8 @@ def register_user_simulators(register: Callable[[UserSimulator], None]) -> None:
     """Register user simulators.
 
     Called once per plugin manager. Each :class:`bench_kernel.UserSimulator` starts one session per conversation.
+
+    :param register: call with each user simulator instance.
 
     Example::
 
@@ -82,6 +86,8 @@ def register_models(register: Callable[[Model], None]) -> None:
     Called once per plugin manager. Registration must not open connections: a backend connects when its ``ModelClient``
     is first used.
 
+    :param register: call with each :class:`bench_kernel.Model` instance.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -95,6 +101,8 @@ def register_judges(register: Callable[[Judge], None]) -> None:
     """Register judges for natural-language assertions and judge-based metrics.
 
     Called once per plugin manager. A run uses the judge named by ``--judge``.
+
+    :param register: call with each :class:`bench_kernel.Judge` instance.
 
     Example::
 
@@ -112,6 +120,8 @@ def register_metrics(register: Callable[[Metric], None]) -> None:
     plugin; a metric that raises is recorded against its name and never stops the run. Names are namespaced by plugin:
     two plugins may each register a metric called ``recovery``.
 
+    :param register: call with each :class:`bench_kernel.Metric` instance.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -126,6 +136,8 @@ def register_channels(register: Callable[[Channel], None]) -> None:
 
     Called once per plugin manager. A run uses the channel named by ``--channel`` (``identity`` by default); each
     conversation gets a session from ``Channel.start(setup)``.
+
+    :param register: call with each :class:`bench_kernel.Channel` instance; names must be unique.
 
     Example::
 
@@ -142,6 +154,8 @@ def register_conversation_loops(register: Callable[[ConversationLoop], None]) ->
     Called once per plugin manager. A run in ``--mode full-duplex`` plays each conversation with ``await
     loop.play(setup, env, agent, user, channel, ...)`` of the loop registered under the mode's name; without one it is
     refused before it starts, naming bench-duplex (which registers it, and which such a run loads).
+
+    :param register: call with each :class:`bench_kernel.ConversationLoop` instance; names must be unique.
 
     Example::
 
@@ -160,6 +174,8 @@ def register_reward_components(register: Callable[[RewardComponent], None]) -> N
     component may also shape how the run's judge is asked (``prepare_judge``) and score stored conversations again when
     a run resumes (``resume``).
 
+    :param register: call with each :class:`bench_kernel.RewardComponent` instance; names must be unique.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -174,6 +190,8 @@ def register_combination_rules(register: Callable[[CombinationRule], None]) -> N
 
     Called once per plugin manager. Task files choose one with ``reward_rule`` (a name, or ``{"name": ..., "params":
     {...}}``); tau2's ``product`` is the kernel's default.
+
+    :param register: call with each :class:`bench_kernel.CombinationRule` instance; names must be unique.
 
     Example::
 
@@ -232,6 +250,8 @@ def register_report_sections(register: Callable[[ReportSection], None]) -> None:
     :class:`bench_kernel.RunView` (``view.plugin`` is this plugin's name) and returns a :class:`bench_kernel.Section` of
     tables and/or markdown text. A section that raises is shown as one error line naming its plugin; the report goes on.
 
+    :param register: call with each :class:`bench_kernel.ReportSection`; names must be unique.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -250,6 +270,8 @@ def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
     text to print (only ``context.section`` when one is named); ``charts(report, context)`` the PNGs ``bench report
     --plots DIR`` writes.
 
+    :param register: call with each :class:`bench_kernel.ReportFormat`; names must be unique.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -266,6 +288,8 @@ def register_report_builders(register: Callable[[ReportBuilder], None]) -> None:
     :class:`bench_kernel.Report` with the registry's sections and cards; the first builder by name is used, and without
     one the kernel prints a short summary in place of a report. A report finds the builder among the run's plugins and
     those that load with every run (``bench.always``), as formats are found.
+
+    :param register: call with each :class:`bench_kernel.ReportBuilder`; names must be unique.
 
     Example::
 
@@ -284,6 +308,8 @@ def register_attributors(register: Callable[[Attributor], None]) -> None:
     :class:`bench_kernel.Attribution`, which the store keeps with the conversation; one that raises is logged and
     skipped. bench-trust registers the rules.
 
+    :param register: call with each :class:`bench_kernel.Attributor`; names must be unique.
+
     Example::
 
         @bench_kernel.hookimpl
@@ -301,6 +327,8 @@ def register_executors(register: Callable[[Executor], None]) -> None:
     names it plays instead: bench-workers'); its ``check(config)`` runs before the run begins, its ``execute(ctx, units,
     on_finished)`` once per run or resume. Whatever plays the conversations, the run's process alone writes the store:
     send every finished conversation and model call back and apply it with :class:`bench_kernel.Writer`.
+
+    :param register: call with each :class:`bench_kernel.Executor` instance; names must be unique.
 
     Example::
 
@@ -335,6 +363,8 @@ def register_migrations(register: Callable[[Migrations], None]) -> None:
 
     Called once per plugin manager, before the store opens. Each set is a ``sqlite_utils.Migrations`` named after the
     plugin's distribution; migrations are append-only: never edit or renumber one that has shipped.
+
+    :param register: call with each ``Migrations`` set.
 
     Example::
 
