@@ -675,15 +675,12 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
 
 def metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, Any]:
     """A `metric_values` row (for `Store.write`)."""
-    return {
-        "run_id": run_id,
-        "conversation_id": conversation_id,
-        "metric": m.metric,
-        "plugin": m.plugin,
-        "value": m.value,
-        "details_json": None if m.details is None else canonical_json(m.details),
-        "error": m.error,
-    }
+    details = None if m.details is None else canonical_json(m.details)
+    return {"run_id": run_id, "conversation_id": conversation_id, **{c: getattr(m, c) for c in _METRIC_COLUMNS}, "details_json": details}
+
+
+_METRIC_COLUMNS = ("metric", "plugin", "value", "error")
+"""The metric value columns that hold the value's field of the same name."""
 
 
 def event_rows(run_id: str, conversation_id: str, events: Sequence[Event], first: int = 0) -> list[dict[str, Any]]:
