@@ -118,12 +118,8 @@ def _hidden_schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": params}}}
 
 
-def _sync_nothing(env: Environment) -> None:
-    return None
-
-
-def _advance_nothing(env: Environment, position: int, events: EventLog) -> None:
-    return None
+def _nothing(*args: Any) -> None:
+    """The default `sync` and `advance`: a world that needs no sync and never moves on by itself."""
 
 
 @attrs.define
@@ -133,8 +129,8 @@ class Environment:
     agent_tools: Toolkit
     user_tools: Toolkit | None = None
     solo: bool = False
-    sync: Callable[[Environment], None] = _sync_nothing
-    advance: Callable[[Environment, int, EventLog], None] = _advance_nothing
+    sync: Callable[[Environment], None] = _nothing
+    advance: Callable[[Environment, int, EventLog], None] = _nothing
     """Called after every conversation step with the number of messages so far (a world that moves on by itself)."""
     tool_calls: int = 0
     tool_results: ToolResultStyle = "json"
@@ -205,12 +201,11 @@ class Environment:
             return Check(subject=subject, met=False, detail=f"raised {_error_text(exc)}")
         if not isinstance(result, bool):
             return Check(subject=subject, met=False, detail=f"returned {result!r}, not a bool")
-        met = result == assertion.assert_value
-        if met:
-            return Check(subject=subject, met=met, detail=assertion.message or f"returned {result}")
+        if result == assertion.assert_value:
+            return Check(subject=subject, met=True, detail=assertion.message or f"returned {result}")
         # A failure says what was expected and what came back, then what the task says it means.
         found = f"returned {result}, expected {assertion.assert_value}"
-        return Check(subject=subject, met=met, detail=f"{found}: {assertion.message}" if assertion.message else found)
+        return Check(subject=subject, met=False, detail=f"{found}: {assertion.message}" if assertion.message else found)
 
     def agent_schemas(self) -> list[dict[str, Any]]:
         """What the agent may call (agent tools, plus user tools in solo mode)."""
