@@ -744,20 +744,17 @@ def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]
 
 def _tool_call_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     results = {m.id: m for m in messages if isinstance(m, ToolMessage)}
-    rows = []
-    for idx, m in enumerate(messages):
-        for n, call in enumerate(getattr(m, "tool_calls", None) or []):
-            result = results.get(call.id)
-            rows.append(
-                {
-                    "conversation_id": cid,
-                    "message_idx": idx,
-                    "call_id": call.id or f"#{n}",
-                    "name": call.name,
-                    "requestor": call.requestor,
-                    "arguments_json": canonical_json(call.arguments),
-                    "result": result.content if result else None,
-                    "error": int(result.error) if result else None,
-                }
-            )
-    return rows
+    return [
+        {
+            "conversation_id": cid,
+            "message_idx": idx,
+            "call_id": call.id or f"#{n}",
+            "name": call.name,
+            "requestor": call.requestor,
+            "arguments_json": canonical_json(call.arguments),
+            "result": results[call.id].content if call.id in results else None,
+            "error": int(results[call.id].error) if call.id in results else None,
+        }
+        for idx, m in enumerate(messages)
+        for n, call in enumerate(getattr(m, "tool_calls", None) or [])
+    ]
