@@ -80,15 +80,14 @@ class Toolkit:
     @classmethod
     @functools.cache
     def specs(cls) -> dict[str, ToolSpec]:
-        """Every tool of this toolkit class, by name (computed once per class)."""
+        """Every tool of this toolkit class, by name (computed once per class; getmembers sorts them)."""
         found = {}
         for name, member in inspect.getmembers(cls, inspect.isfunction):
-            kind = getattr(member, "__bench_tool__", None)
-            if kind is None:
-                continue
-            offered = getattr(member, "__bench_offered__", True)
-            found[name] = ToolSpec(name, kind, function_schema(member, name=name) if offered else _hidden_schema(name, member), offered)
-        return dict(sorted(found.items()))
+            if hasattr(member, "__bench_tool__"):
+                offered = getattr(member, "__bench_offered__", True)
+                schema = function_schema(member, name=name) if offered else _hidden_schema(name, member)
+                found[name] = ToolSpec(name, member.__bench_tool__, schema, offered)
+        return found
 
     def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """OpenAI schemas of the offered tools, optionally restricted to the names in include."""
