@@ -92,17 +92,13 @@ def replay_gold_actions(task: Task, env: Environment, *twins: Environment, sync:
 
 def gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
     """The task's env assertions on its gold environment (or on a live replay, where the gold path skips the sync)."""
+    if not data.sync_gold_actions and data.sync is not None:
+        # tau2's telecom skips the sync on its gold path: the hashes come from that path, the assertions from a replay
+        # as a solver would perform it, with the sync after each action (tau2's predicted side).
+        env = build_environment(data, task)
+        replay_gold_actions(task, env)
     criteria = task.evaluation_criteria
-    checked = env if data.sync_gold_actions or data.sync is None else _live_replay(data, task)
-    return [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
-
-
-def _live_replay(data: DomainData, task: Task) -> Environment:
-    """The gold actions replayed as a solver would perform them, with the sync after each (tau2's predicted side)."""
-    # tau2's telecom skips the sync on its gold path: the hashes come from that path, the assertions from this one.
-    env = build_environment(data, task)
-    replay_gold_actions(task, env)
-    return env
+    return [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
 
 
 async def evaluate(
