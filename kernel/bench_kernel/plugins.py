@@ -309,7 +309,10 @@ def _collect_from(pm: pluggy.PluginManager, plugin_name: str, registry: Registry
     for kind, hook in COMPONENT_HOOKS.items():
         own_hook(hook)(register=_registrar(kind, plugin_name, staged, registry))
     own_hook("register_migrations")(register=staged.migrations.append)
-    _merge(staged, registry)
+    for kind, found in staged.components.items():
+        registry.components.setdefault(kind, {}).update(found)
+    registry.origins.update(staged.origins)
+    registry.migrations += staged.migrations
 
 
 def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry) -> Callable[[Any], None]:
@@ -331,13 +334,6 @@ def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry
         staged.origins[(kind, name)] = plugin_name
 
     return register
-
-
-def _merge(staged: Registry, registry: Registry) -> None:
-    for kind, found in staged.components.items():
-        registry.components.setdefault(kind, {}).update(found)
-    registry.origins.update(staged.origins)
-    registry.migrations += staged.migrations
 
 
 def apply_commands(plugins: PluginSet, cli: Any) -> None:
