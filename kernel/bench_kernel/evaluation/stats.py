@@ -36,12 +36,6 @@ class Estimate:
     n: int
 
 
-def _rng(seed: str) -> random.Random:
-    """A private RNG derived from a string seed, stable across processes and Python versions."""
-    # hash() of a str is salted per process, so derive the integer seed with sha256.
-    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
-
-
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
     """The q-quantile of sorted values, linearly interpolated between order statistics."""
     position = q * (len(sorted_values) - 1)
@@ -63,7 +57,8 @@ def bootstrap_ci(units: Sequence[T], statistic: Callable[[Sequence[T]], float], 
     value = statistic(units)
     if n == 1:
         return Estimate(value=value, low=value, high=value, n=1)
-    rng = _rng(seed)
+    # A private RNG, stable across processes and Python versions (hash() of a str is salted per process: sha256).
+    rng = random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
     stats = sorted(statistic(rng.choices(units, k=n)) for _ in range(resamples))
     tail = (1.0 - level) / 2.0
     return Estimate(value=value, low=_quantile(stats, tail), high=_quantile(stats, 1.0 - tail), n=n)
