@@ -108,12 +108,8 @@ def _name(component: object) -> str:
 
 def unmarked_hooks(plugin: object, hook_names: typing.Iterable[str]) -> list[str]:
     """Functions of a plugin object named like a hook but without the hookimpl marker (pluggy registers none of them)."""
-    found = []
-    for name in hook_names:
-        value = getattr(plugin, name, None)
-        if callable(value) and not hasattr(value, f"{PROJECT}_impl") and not hasattr(value, f"{PROJECT}_spec"):
-            found.append(name)
-    return found
+    markers = (f"{PROJECT}_impl", f"{PROJECT}_spec")
+    return [name for name in hook_names if callable(value := getattr(plugin, name, None)) and not any(hasattr(value, m) for m in markers)]
 
 
 def unknown_hooks(plugin: object, hook_names: typing.Collection[str]) -> list[str]:

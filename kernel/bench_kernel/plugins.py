@@ -147,8 +147,7 @@ def with_backend_plugins(selected: Sequence[str] | None, backends: Sequence[str]
     if selected is None:
         return None
     available = installed_entry_points()
-    blocked = {s[3:] for s in selected if s.startswith("no:")}
-    wanted = [s for s in selected if not s.startswith("no:")]
+    wanted, blocked = _split(selected)
     if not wanted:
         return list(selected)  # only blocks: every installed plugin loads anyway
     added = [b for b in dict.fromkeys([*backends, *always_loaded()]) if b in available and b not in blocked and b not in wanted]
@@ -175,8 +174,7 @@ def _identity(obj: object) -> object:
 
 def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]:
     available = installed_entry_points()
-    blocked = {s[3:] for s in selected or () if s.startswith("no:")}
-    wanted = [s for s in selected or () if not s.startswith("no:")]
+    wanted, blocked = _split(selected or ())
     unknown = [n for n in wanted + sorted(blocked) if n not in available and n not in NAMED_BUILTINS]
     if unknown:
         known = ", ".join(sorted(available)) or "none"
@@ -188,6 +186,11 @@ def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]
     # None (no choice made) or only blocks: every installed plugin; an empty list: none of them.
     names = sorted(available) if selected is None or (blocked and not wanted) else wanted
     return [available[n] for n in dict.fromkeys(names) if n not in blocked and n in available]
+
+
+def _split(selected: Sequence[str]) -> tuple[list[str], set[str]]:
+    """The plugins a selection names, and those it blocks (`no:NAME`)."""
+    return [s for s in selected if not s.startswith("no:")], {s[3:] for s in selected if s.startswith("no:")}
 
 
 def _named_builtins(selected: Sequence[str] | None) -> list[str]:
@@ -206,26 +209,21 @@ def _register(plugins: PluginSet, name: str, load: Callable[[], object], dist: s
     plugins.plugins.append(PluginInfo(name=name, distribution=dist, version=version or _version(dist)))
     try:
         obj = load()
-        _refuse_unmarked_hooks(name, obj)
-        _refuse_unknown_hooks(name, obj)
+        _refuse_misnamed_hooks(name, obj)
         plugins.pm.register(_hashable(obj), name=name)
         plugins.pm.check_pending()
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others down
         plugins.fail(name, _describe(exc))
 
 
-def _refuse_unmarked_hooks(name: str, obj: object) -> None:
-    unmarked = unmarked_hooks(obj, _hook_names())
-    if unmarked:
+def _refuse_misnamed_hooks(name: str, obj: object) -> None:
+    hooks = _hook_names()
+    if unmarked := unmarked_hooks(obj, hooks):
         detail = f"has functions named like hooks but not marked with @bench_kernel.hookimpl, so none of them is registered: {', '.join(unmarked)}"
         raise PluginError(name, f"{_object_name(obj)} {detail} (add the decorator above each)")
-
-
-def _refuse_unknown_hooks(name: str, obj: object) -> None:
-    unknown = unknown_hooks(obj, _hook_names())
-    if unknown:
+    if unknown := unknown_hooks(obj, hooks):
         detail = f"marks functions with @bench_kernel.hookimpl that name no hook of bench: {', '.join(unknown)}"
-        raise PluginError(name, f"{_object_name(obj)} {detail} (rename each to its hook's name; the hooks: {', '.join(_hook_names())})")
+        raise PluginError(name, f"{_object_name(obj)} {detail} (rename each to its hook's name; the hooks: {', '.join(hooks)})")
 
 
 @functools.cache
@@ -311,7 +309,10 @@ def _collect_from(pm: pluggy.PluginManager, plugin_name: str, registry: Registry
     for kind, hook in COMPONENT_HOOKS.items():
         own_hook(hook)(register=_registrar(kind, plugin_name, staged, registry))
     own_hook("register_migrations")(register=staged.migrations.append)
-    _merge(staged, registry)
+    for kind, found in staged.components.items():
+        registry.components.setdefault(kind, {}).update(found)
+    registry.origins.update(staged.origins)
+    registry.migrations += staged.migrations
 
 
 def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry) -> Callable[[Any], None]:
@@ -333,13 +334,6 @@ def _registrar(kind: str, plugin_name: str, staged: Registry, registry: Registry
         staged.origins[(kind, name)] = plugin_name
 
     return register
-
-
-def _merge(staged: Registry, registry: Registry) -> None:
-    for kind, found in staged.components.items():
-        registry.components.setdefault(kind, {}).update(found)
-    registry.origins.update(staged.origins)
-    registry.migrations += staged.migrations
 
 
 def apply_commands(plugins: PluginSet, cli: Any) -> None:

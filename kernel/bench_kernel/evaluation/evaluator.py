@@ -5,7 +5,7 @@ The task's rule combines its reward_basis; each component's score is kept with t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -92,17 +92,13 @@ def replay_gold_actions(task: Task, env: Environment, *twins: Environment, sync:
 
 def gold_assertion_checks(data: DomainData, task: Task, env: Environment) -> list[Check]:
     """The task's env assertions on its gold environment (or on a live replay, where the gold path skips the sync)."""
+    if not data.sync_gold_actions and data.sync is not None:
+        # tau2's telecom skips the sync on its gold path: the hashes come from that path, the assertions from a replay
+        # as a solver would perform it, with the sync after each action (tau2's predicted side).
+        env = build_environment(data, task)
+        replay_gold_actions(task, env)
     criteria = task.evaluation_criteria
-    checked = env if data.sync_gold_actions or data.sync is None else _live_replay(data, task)
-    return [checked.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
-
-
-def _live_replay(data: DomainData, task: Task) -> Environment:
-    """The gold actions replayed as a solver would perform them, with the sync after each (tau2's predicted side)."""
-    # tau2's telecom skips the sync on its gold path: the hashes come from that path, the assertions from this one.
-    env = build_environment(data, task)
-    replay_gold_actions(task, env)
-    return env
+    return [env.check_assertion(a) for a in (criteria.env_assertions or [])] if criteria else []
 
 
 async def evaluate(
@@ -165,16 +161,10 @@ async def _guarded(component: RewardComponent, context: RewardContext) -> Compon
 def db_component(final_env: Environment, gold: GoldReplay) -> ComponentScore:
     """Agent and user states equal the gold states."""
     agent_hash, user_hash = final_env.hashes()
-    met = agent_hash == gold.agent_hash
-    detail = f"{agent_hash[:12]} vs gold {gold.agent_hash[:12]}"
-    checks = [Check(subject="agent db", met=met, detail=detail if met else _db_detail(detail, final_env.agent_tools.state, gold.agent_changes))]
+    checks = [_db_check("agent db", agent_hash, gold.agent_hash, final_env.agent_tools.state, gold.agent_changes)]
     if user_hash is not None or gold.user_hash is not None:
-        met = user_hash == gold.user_hash
-        detail = f"{str(user_hash)[:12]} vs gold {str(gold.user_hash)[:12]}"
         user_state = final_env.user_tools.state if final_env.user_tools is not None else None
-        checks.append(
-            Check(subject="user db", met=met, detail=detail if met or user_state is None else _db_detail(detail, user_state, gold.user_changes))
-        )
+        checks.append(_db_check("user db", user_hash, gold.user_hash, user_state, gold.user_changes))
     note = "; ".join(f"gold action failed: {e}" for e in gold.action_errors)
     return all_met("DB", checks, note)
 
@@ -218,13 +208,15 @@ def _record_difference(ours: Any, gold: Any) -> str:
     return "differs"
 
 
-def _db_detail(hashes: str, state: State, gold_changes: Mapping[str, Mapping[str, Any]] | None) -> str:
-    records = differing_records(state, gold_changes) if gold_changes is not None else []
-    if not records:
-        return hashes
-    more = f"; and {len(records) - DIFFERING_RECORDS} more" if len(records) > DIFFERING_RECORDS else ""
-    count = f"{len(records)} records differ" if len(records) > 1 else "1 record differs"
-    return f"{hashes}; {count}: " + "; ".join(records[:DIFFERING_RECORDS]) + more
+def _db_check(subject: str, ours: str | None, gold: str | None, state: State | None, gold_changes: Mapping[str, Mapping[str, Any]] | None) -> Check:
+    """One state's DB check: the two hashes, and on a failure the records that differ (when both are known)."""
+    detail = f"{str(ours)[:12]} vs gold {str(gold)[:12]}"
+    records = differing_records(state, gold_changes) if ours != gold and state is not None and gold_changes is not None else []
+    if records:
+        more = f"; and {len(records) - DIFFERING_RECORDS} more" if len(records) > DIFFERING_RECORDS else ""
+        count = f"{len(records)} records differ" if len(records) > 1 else "1 record differs"
+        detail = f"{detail}; {count}: " + "; ".join(records[:DIFFERING_RECORDS]) + more
+    return Check(subject=subject, met=ours == gold, detail=detail)
 
 
 def env_assertion_component(final_env: Environment, task: Task) -> ComponentScore:
@@ -299,65 +291,48 @@ def communicate_component(infos: Sequence[str] | None, messages: Sequence[Messag
 
 
 @attrs.define(kw_only=True)
-class DBComponent(RewardComponent):
-    """Agent and user states equal the gold states (passed unchecked when a task names no actions or assertions)."""
+class BuiltinComponent(RewardComponent):
+    """One of tau2's components, computed for every task: `check` scores a conversation's context."""
 
-    name: str = RewardType.DB.value
-    description: str = "Final agent (and user) state equals the gold state."
     always: bool = True
+    check: Callable[[RewardContext], ComponentScore]
 
     async def score(self, context: RewardContext) -> ComponentScore:
-        """tau2's DB check."""
-        criteria = context.task.evaluation_criteria
-        if criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None):
-            return db_component(context.final_env, context.gold)
-        # tau2 passes the state check of a task that names neither actions nor env assertions.
-        return ComponentScore(component="DB", score=1.0, note="no actions or env assertions: state not checked")
+        """The check's score."""
+        return self.check(context)
 
 
-@attrs.define(kw_only=True)
-class EnvAssertionComponent(RewardComponent):
-    """Every env assertion holds on the final state."""
-
-    name: str = RewardType.ENV_ASSERTION.value
-    description: str = "Every env assertion holds on the final agent and user states."
-    always: bool = True
-
-    async def score(self, context: RewardContext) -> ComponentScore:
-        """tau2's ENV_ASSERTION check."""
-        return env_assertion_component(context.final_env, context.task)
+def _db_score(context: RewardContext) -> ComponentScore:
+    criteria = context.task.evaluation_criteria
+    if criteria is not None and (criteria.actions is not None or criteria.env_assertions is not None):
+        return db_component(context.final_env, context.gold)
+    # tau2 passes the state check of a task that names neither actions nor env assertions.
+    return ComponentScore(component="DB", score=1.0, note="no actions or env assertions: state not checked")
 
 
-@attrs.define(kw_only=True)
-class ActionComponent(RewardComponent):
-    """Every gold action was called."""
-
-    name: str = RewardType.ACTION.value
-    description: str = "Every gold action was called (tau2's compare_args rule)."
-    always: bool = True
-
-    async def score(self, context: RewardContext) -> ComponentScore:
-        """tau2's ACTION check."""
-        return action_component(context.task.gold_actions(), context.messages)
-
-
-@attrs.define(kw_only=True)
-class CommunicateComponent(RewardComponent):
-    """Every required fact was said."""
-
-    name: str = RewardType.COMMUNICATE.value
-    description: str = "Every communicate_info fact appears in the agent's text."
-    always: bool = True
-
-    async def score(self, context: RewardContext) -> ComponentScore:
-        """tau2's COMMUNICATE check."""
-        criteria = context.task.evaluation_criteria
-        return communicate_component(criteria.communicate_info if criteria else None, context.messages)
+def _communicate_score(context: RewardContext) -> ComponentScore:
+    criteria = context.task.evaluation_criteria
+    return communicate_component(criteria.communicate_info if criteria else None, context.messages)
 
 
 def builtin_components() -> list[RewardComponent]:
     """tau2's reward components but NL_ASSERTION (bench-judging's)."""
-    return [DBComponent(), EnvAssertionComponent(), ActionComponent(), CommunicateComponent()]
+    return [
+        BuiltinComponent(name=RewardType.DB.value, description="Final agent (and user) state equals the gold state.", check=_db_score),
+        BuiltinComponent(
+            name=RewardType.ENV_ASSERTION.value,
+            description="Every env assertion holds on the final agent and user states.",
+            check=lambda context: env_assertion_component(context.final_env, context.task),
+        ),
+        BuiltinComponent(
+            name=RewardType.ACTION.value,
+            description="Every gold action was called (tau2's compare_args rule).",
+            check=lambda context: action_component(context.task.gold_actions(), context.messages),
+        ),
+        BuiltinComponent(
+            name=RewardType.COMMUNICATE.value, description="Every communicate_info fact appears in the agent's text.", check=_communicate_score
+        ),
+    ]
 
 
 def default_evaluation() -> Evaluation:

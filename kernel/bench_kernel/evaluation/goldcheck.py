@@ -5,11 +5,13 @@ record in place, and one whose results differ between replays (random ids). Used
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
 from bench_kernel.evaluation.evaluator import Replayed, gold_assertion_checks, replay_gold_actions
+from bench_kernel.schema.messages import ToolMessage
 from bench_kernel.schema.tasks import Action, Task
 from bench_kernel.serialization import canonical_json, converter
 from bench_kernel.tasks.domain import DomainData, build_environment
@@ -121,29 +123,18 @@ class GoldChecker:
                 faults.append(fault)
         if faults:
             return faults
-        records = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in changed)
-        fault = ToolFault(
-            task_id=self.checked[0].id if self.checked else "?",
-            step="the gold replays",
-            tool=None,
-            problem=IN_PLACE,
-            table=self.watch.names[changed[0][0]],
-            detail=f"changed {records} (no single call does it again)",
-        )
-        return [fault]
+        task_id, table = self.checked[0].id if self.checked else "?", self.watch.names[changed[0][0]]
+        detail = f"changed {self._listed(changed)} (no single call does it again)"
+        return [ToolFault(task_id=task_id, step="the gold replays", tool=None, problem=IN_PLACE, table=table, detail=detail)]
 
     def _replay_looking(self, task: Task, records: list[tuple[BaseTable, str]]) -> ToolFault | None:
         env = build_environment(self.data, task)
-        fault = self._edited(task, ("the set-up", None), records)
-        for action in task.gold_actions():
+        for step, _ in self._steps(task, [env]):
+            fault = self._edited(task, step, records)
             if fault is not None:
                 return fault
-            env.execute(action.as_tool_call(), sync=self.data.sync_gold_actions)
-            fault = self._edited(task, (f"gold action {action.action_id}", tool_label(env, action)), records)
-        if fault is None:
-            gold_assertion_checks(self.data, task, env)
-            fault = self._edited(task, ("the env assertions", None), records)
-        return fault
+        gold_assertion_checks(self.data, task, env)
+        return self._edited(task, ("the env assertions", None), records)
 
     def _edited(self, task: Task, step: Step, records: list[tuple[BaseTable, str]]) -> ToolFault | None:
         edited = [(base, key) for base, key in records if not self.watch.is_pristine(base, key)]
@@ -151,25 +142,30 @@ class GoldChecker:
             self.watch.restore(base, key)
         if not edited:
             return None
-        listed = ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in edited)
-        return ToolFault.at(task, step, IN_PLACE, f"changed {listed}, which every conversation of a run shares", self.watch.names[edited[0][0]])
+        detail = f"changed {self._listed(edited)}, which every conversation of a run shares"
+        return ToolFault.at(task, step, IN_PLACE, detail, self.watch.names[edited[0][0]])
+
+    def _listed(self, records: list[tuple[BaseTable, str]]) -> str:
+        return ", ".join(f"record {key!r} of table {self.watch.names[base]!r}" for base, key in records)
 
     def _first_divergence(self, task: Task) -> ToolFault | None:
         """The first step where two more replays in lockstep differ in a result or the state (None if they agree)."""
-        envs = build_environment(self.data, task), build_environment(self.data, task)
-        differs = state_difference(*envs)
-        if differs is not None:
-            return _not_deterministic(task, ("the set-up", None), differs)
-        for action in task.gold_actions():
-            one, other = (env.execute(action.as_tool_call(), sync=self.data.sync_gold_actions) for env in envs)
-            step = (f"gold action {action.action_id}", tool_label(envs[0], action))
-            if one.content != other.content:
-                a, b = abbreviated_pair(one.content or "", other.content or "")
+        envs = [build_environment(self.data, task), build_environment(self.data, task)]
+        for step, results in self._steps(task, envs):
+            if results and results[0].content != results[1].content:
+                a, b = abbreviated_pair(results[0].content or "", results[1].content or "")
                 return ToolFault.at(task, step, NOT_DETERMINISTIC, f"returned {a!r} in one gold replay from a fresh state and {b!r} in another")
             differs = state_difference(*envs)
             if differs is not None:
                 return _not_deterministic(task, step, differs)
         return None
+
+    def _steps(self, task: Task, envs: list[Environment]) -> Iterator[tuple[Step, list[ToolMessage]]]:
+        """The set-up, then each gold action run on every env in lockstep, with its results (each step once looked at)."""
+        yield ("the set-up", None), []
+        for action in task.gold_actions():
+            results = [env.execute(action.as_tool_call(), sync=self.data.sync_gold_actions) for env in envs]
+            yield (f"gold action {action.action_id}", tool_label(envs[0], action)), results
 
 
 def _not_deterministic(task: Task, step: Step, differs: tuple[str, str, Any, Any]) -> ToolFault:

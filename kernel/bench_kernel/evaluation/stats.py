@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -15,17 +17,12 @@ from bench_kernel.schema.results import is_success
 T = TypeVar("T")
 
 
-def _check_counts(n: int, c: int, k: int) -> None:
-    """Raise ValueError unless 1 <= k <= n and 0 <= c <= n."""
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that k trials drawn without replacement from n (c successful) all succeed."""
     if k < 1 or k > n:
         raise ValueError(f"k must be in [1, n={n}], got k={k}")
     if c < 0 or c > n:
         raise ValueError(f"c must be in [0, n={n}], got c={c}")
-
-
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """Probability that k trials drawn without replacement from n (c successful) all succeed."""
-    _check_counts(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
 
 
@@ -37,12 +34,6 @@ class Estimate:
     low: float
     high: float
     n: int
-
-
-def _rng(seed: str) -> random.Random:
-    """A private RNG derived from a string seed, stable across processes and Python versions."""
-    # hash() of a str is salted per process, so derive the integer seed with sha256.
-    return random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -66,7 +57,8 @@ def bootstrap_ci(units: Sequence[T], statistic: Callable[[Sequence[T]], float], 
     value = statistic(units)
     if n == 1:
         return Estimate(value=value, low=value, high=value, n=1)
-    rng = _rng(seed)
+    # A private RNG, stable across processes and Python versions (hash() of a str is salted per process: sha256).
+    rng = random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
     stats = sorted(statistic(rng.choices(units, k=n)) for _ in range(resamples))
     tail = (1.0 - level) / 2.0
     return Estimate(value=value, low=_quantile(stats, tail), high=_quantile(stats, 1.0 - tail), n=n)
@@ -101,12 +93,12 @@ class TaskOutcomes:
     @property
     def c(self) -> int:
         """Number of successful trials."""
-        return sum(1 for success in self.successes if success)
+        return sum(self.successes)
 
     @property
     def flips(self) -> int:
         """Number of consecutive trial pairs whose outcomes differ."""
-        return sum(1 for a, b in zip(self.successes, self.successes[1:], strict=False) if bool(a) != bool(b))
+        return sum(a != b for a, b in itertools.pairwise(self.successes))
 
     @property
     def flip_rate(self) -> float:
@@ -156,12 +148,11 @@ def judge_agreement(table: Mapping[tuple[Any, Any], int]) -> Agreement:
     if n == 0:
         return Agreement(items=0, observed=None, kappa=None)
     observed = sum(count for (a, b), count in table.items() if a == b) / n
-    first: dict[Hashable, int] = {}
-    second: dict[Hashable, int] = {}
+    first, second = Counter[Hashable](), Counter[Hashable]()
     for (a, b), count in table.items():
-        first[a] = first.get(a, 0) + count
-        second[b] = second.get(b, 0) + count
-    chance = sum((first[label] / n) * (second.get(label, 0) / n) for label in first)
+        first[a] += count
+        second[b] += count
+    chance = sum((first[label] / n) * (second[label] / n) for label in first)
     return Agreement(items=n, observed=observed, kappa=(observed - chance) / (1 - chance) if chance < 1 else None)
 
 

@@ -83,10 +83,10 @@ class RunRecord:
 RUN_FIELDS: tuple[str, ...] = tuple(f.name for f in attrs.fields(RunRecord))
 
 
-def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
-    """Open (creating and migrating) the results database; failures are one StoreError that says what to do."""
+def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = (), *, read_only: bool = False) -> Store:
+    """Open (creating and migrating, unless read_only) the results database; failures are one StoreError that says what to do."""
     try:
-        return Store(path, extra_migrations)
+        return Store(path, extra_migrations, read_only=read_only)
     except sqlite3.Error as exc:
         raise store_error(path, exc) from exc
 
@@ -94,21 +94,15 @@ def open_store(path: Path | str, extra_migrations: Sequence[Migrations] = ()) ->
 def open_store_for_reading(path: Path | str, extra_migrations: Sequence[Migrations] = ()) -> Store:
     """Open the results database to read it: read-only when it cannot be written (file, directory or file system)."""
     target = Path(path)
-    writable = not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK))
-    try:
-        return Store(target, extra_migrations, read_only=not writable)
-    except sqlite3.Error as exc:
-        if not (isinstance(exc, sqlite3.OperationalError) and _is_read_only(exc)):
-            raise store_error(path, exc) from exc
-    try:  # os.access can say "writable" where the write still fails (root on an immutable file)
-        return Store(path, extra_migrations, read_only=True)
-    except sqlite3.Error as exc:
-        raise store_error(path, exc) from exc
-
-
-def _is_read_only(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return "readonly" in text or "read-only" in text or "unable to open" in text
+    if not target.exists() or (os.access(target, os.W_OK) and os.access(target.resolve().parent, os.W_OK)):
+        try:
+            return Store(target, extra_migrations)
+        except sqlite3.Error as exc:
+            text = str(exc).lower()
+            if not isinstance(exc, sqlite3.OperationalError) or not any(s in text for s in ("readonly", "read-only", "unable to open")):
+                raise store_error(path, exc) from exc
+    # os.access can say "writable" where the write still fails (root on an immutable file)
+    return open_store(path, extra_migrations, read_only=True)
 
 
 def store_error(path: Path | str, exc: BaseException) -> StoreError:
@@ -384,14 +378,11 @@ class Store:
     def _plugin_rows(self, metrics: list[MetricValue], plugin_rows: Sequence[PluginRows]) -> list[MetricValue]:
         failed: dict[tuple[str, str], str] = {}
         for batch in plugin_rows:
-            self.db.execute("savepoint plugin_rows")
             try:
-                for table, row in batch.rows:
-                    self._insert(table, [row])
-                self.db.execute("release savepoint plugin_rows")
+                with self._savepoint():
+                    for table, row in batch.rows:
+                        self._insert(table, [row])
             except Exception as exc:  # noqa: BLE001 - a metric's bad rows never cost the conversation
-                self.db.execute("rollback to savepoint plugin_rows")
-                self.db.execute("release savepoint plugin_rows")
                 failed[(batch.plugin, batch.metric)] = f"rows not stored: {type(exc).__name__}: {exc}"
         if not failed:
             return metrics
@@ -684,15 +675,12 @@ def _conversation_row(r: ConversationResult) -> dict[str, Any]:
 
 def metric_row(run_id: str, conversation_id: str, m: MetricValue) -> dict[str, Any]:
     """A `metric_values` row (for `Store.write`)."""
-    return {
-        "run_id": run_id,
-        "conversation_id": conversation_id,
-        "metric": m.metric,
-        "plugin": m.plugin,
-        "value": m.value,
-        "details_json": None if m.details is None else canonical_json(m.details),
-        "error": m.error,
-    }
+    details = None if m.details is None else canonical_json(m.details)
+    return {"run_id": run_id, "conversation_id": conversation_id, **{c: getattr(m, c) for c in _METRIC_COLUMNS}, "details_json": details}
+
+
+_METRIC_COLUMNS = ("metric", "plugin", "value", "error")
+"""The metric value columns that hold the value's field of the same name."""
 
 
 def event_rows(run_id: str, conversation_id: str, events: Sequence[Event], first: int = 0) -> list[dict[str, Any]]:
@@ -756,20 +744,17 @@ def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]
 
 def _tool_call_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     results = {m.id: m for m in messages if isinstance(m, ToolMessage)}
-    rows = []
-    for idx, m in enumerate(messages):
-        for n, call in enumerate(getattr(m, "tool_calls", None) or []):
-            result = results.get(call.id)
-            rows.append(
-                {
-                    "conversation_id": cid,
-                    "message_idx": idx,
-                    "call_id": call.id or f"#{n}",
-                    "name": call.name,
-                    "requestor": call.requestor,
-                    "arguments_json": canonical_json(call.arguments),
-                    "result": result.content if result else None,
-                    "error": int(result.error) if result else None,
-                }
-            )
-    return rows
+    return [
+        {
+            "conversation_id": cid,
+            "message_idx": idx,
+            "call_id": call.id or f"#{n}",
+            "name": call.name,
+            "requestor": call.requestor,
+            "arguments_json": canonical_json(call.arguments),
+            "result": results[call.id].content if call.id in results else None,
+            "error": int(results[call.id].error) if call.id in results else None,
+        }
+        for idx, m in enumerate(messages)
+        for n, call in enumerate(getattr(m, "tool_calls", None) or [])
+    ]

@@ -80,15 +80,14 @@ class Toolkit:
     @classmethod
     @functools.cache
     def specs(cls) -> dict[str, ToolSpec]:
-        """Every tool of this toolkit class, by name (computed once per class)."""
+        """Every tool of this toolkit class, by name (computed once per class; getmembers sorts them)."""
         found = {}
         for name, member in inspect.getmembers(cls, inspect.isfunction):
-            kind = getattr(member, "__bench_tool__", None)
-            if kind is None:
-                continue
-            offered = getattr(member, "__bench_offered__", True)
-            found[name] = ToolSpec(name, kind, function_schema(member, name=name) if offered else _hidden_schema(name, member), offered)
-        return dict(sorted(found.items()))
+            if hasattr(member, "__bench_tool__"):
+                offered = getattr(member, "__bench_offered__", True)
+                schema = function_schema(member, name=name) if offered else _hidden_schema(name, member)
+                found[name] = ToolSpec(name, member.__bench_tool__, schema, offered)
+        return found
 
     def schemas(self, include: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """OpenAI schemas of the offered tools, optionally restricted to the names in include."""
@@ -118,12 +117,8 @@ def _hidden_schema(name: str, method: Callable[..., Any]) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": params}}}
 
 
-def _sync_nothing(env: Environment) -> None:
-    return None
-
-
-def _advance_nothing(env: Environment, position: int, events: EventLog) -> None:
-    return None
+def _nothing(*args: Any) -> None:
+    """The default `sync` and `advance`: a world that needs no sync and never moves on by itself."""
 
 
 @attrs.define
@@ -133,8 +128,8 @@ class Environment:
     agent_tools: Toolkit
     user_tools: Toolkit | None = None
     solo: bool = False
-    sync: Callable[[Environment], None] = _sync_nothing
-    advance: Callable[[Environment, int, EventLog], None] = _advance_nothing
+    sync: Callable[[Environment], None] = _nothing
+    advance: Callable[[Environment, int, EventLog], None] = _nothing
     """Called after every conversation step with the number of messages so far (a world that moves on by itself)."""
     tool_calls: int = 0
     tool_results: ToolResultStyle = "json"
@@ -205,12 +200,11 @@ class Environment:
             return Check(subject=subject, met=False, detail=f"raised {_error_text(exc)}")
         if not isinstance(result, bool):
             return Check(subject=subject, met=False, detail=f"returned {result!r}, not a bool")
-        met = result == assertion.assert_value
-        if met:
-            return Check(subject=subject, met=met, detail=assertion.message or f"returned {result}")
+        if result == assertion.assert_value:
+            return Check(subject=subject, met=True, detail=assertion.message or f"returned {result}")
         # A failure says what was expected and what came back, then what the task says it means.
         found = f"returned {result}, expected {assertion.assert_value}"
-        return Check(subject=subject, met=met, detail=f"{found}: {assertion.message}" if assertion.message else found)
+        return Check(subject=subject, met=False, detail=f"{found}: {assertion.message}" if assertion.message else found)
 
     def agent_schemas(self) -> list[dict[str, Any]]:
         """What the agent may call (agent tools, plus user tools in solo mode)."""

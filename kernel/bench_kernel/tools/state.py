@@ -36,7 +36,8 @@ class DeferredTables:
         self._load: Callable[[], Mapping[str, Mapping[str, Any]]] | None = load
         self._checks: list[Callable[[], None]] = []
         self._tables: dict[str, dict[str, Any]] | None = None
-        self._ready = False
+        self.ready = False
+        """Whether the records are loaded and checked."""
         self._error: DeferredDataError | None = None
         self._lock = threading.RLock()  # re-entered by the loading thread when a check reads records
 
@@ -44,11 +45,6 @@ class DeferredTables:
     def loaded(self) -> bool:
         """Whether the loader has run (successfully or not)."""
         return self._load is None
-
-    @property
-    def ready(self) -> bool:
-        """Whether the records are loaded and checked."""
-        return self._ready
 
     def add_check(self, check: Callable[[], None]) -> None:
         """Run `check` after loading, before the records are given out; what it raises stops whoever needs them."""
@@ -62,7 +58,7 @@ class DeferredTables:
 
     def table(self, name: str) -> dict[str, Any]:
         """One table's records, loading every table first if needed."""
-        if not self._ready:
+        if not self.ready:
             self.load()
         assert self._tables is not None
         if name not in self._tables:
@@ -78,7 +74,7 @@ class DeferredTables:
                     self._tables = {name: dict(records) for name, records in load().items()}
                     for check in self._checks:
                         check()
-                    self._ready = True
+                    self.ready = True
                 except BenchError as exc:
                     self._error = DeferredDataError(exc)
                 except DeferredDataError as exc:
@@ -150,19 +146,15 @@ class RecordWatch:
     def __init__(self) -> None:
         # Only gold checks watch (conversations do not): a check pays once for each record its replays read.
         self.names: dict[BaseTable, str] = {}
-        self._digests: dict[BaseTable, dict[str, int]] = {}
-        self._copies: dict[BaseTable, dict[str, tuple[str, Any]]] = {}
+        self._lent: dict[BaseTable, dict[str, tuple[int, tuple[str, Any]]]] = {}
+        """Per table, per key handed out: its digest and a copy, as first handed out."""
         self._scanned: set[BaseTable] = set()
 
     def lend(self, base: BaseTable, key: str, record: Any) -> None:
         """Note that `record` (the shared one under `key`) was handed out."""
-        digests = self._digests.get(base)
-        if digests is None:
-            digests = self._digests[base] = {}
-            self._copies[base] = {}
-        if key not in digests:
-            digests[key] = record_digest(key, record)
-            self._copies[base][key] = _snapshot(record)
+        lent = self._lent.setdefault(base, {})
+        if key not in lent:
+            lent[key] = record_digest(key, record), _snapshot(record)
 
     def lend_all(self, base: BaseTable) -> None:
         """Note that every record of a table was handed out (a scan of its shared records)."""
@@ -173,15 +165,15 @@ class RecordWatch:
 
     def changed(self) -> list[tuple[BaseTable, str]]:
         """Each record handed out that differs now from when it was first handed out."""
-        return [(base, key) for base, digests in self._digests.items() for key in digests if not self.is_pristine(base, key)]
+        return [(base, key) for base, lent in self._lent.items() for key in lent if not self.is_pristine(base, key)]
 
     def is_pristine(self, base: BaseTable, key: str) -> bool:
         """Whether a record handed out is as it was first handed out."""
-        return record_digest(key, base.records[key]) == self._digests[base][key]
+        return record_digest(key, base.records[key]) == self._lent[base][key][0]
 
     def restore(self, base: BaseTable, key: str) -> bool:
         """Put back a record handed out as it was first handed out (False: it could not be copied)."""
-        how, kept = self._copies[base][key]
+        how, kept = self._lent[base][key][1]
         if how == "none":
             return False
         base.records[key] = pickle.loads(kept) if how == "pickle" else copy.deepcopy(kept)
