@@ -5,20 +5,24 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import Any
 
 
-def after_import(module: str, callback: Callable[[], None]) -> None:
-    """Call `callback` now if `module` is imported, else right after its own code has run (once)."""
+def after_import(module: str, callback: Callable[[], None], around: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+    """Call `callback` now if `module` is imported, else right after its own code has run (once), that code run inside
+    `around()` when given (e.g. bench-codecache hiding numpy from sqlite_utils)."""
     if module in sys.modules:
         callback()
         return
     for finder in sys.meta_path:
         if isinstance(finder, _AfterImport) and finder.module == module and not finder.used:
             finder.callbacks.append(callback)
+            finder.arounds.extend([around] if around else [])
             return
-    sys.meta_path.insert(0, _AfterImport(module, [callback]))
+    sys.meta_path.insert(0, _AfterImport(module, [callback], [around] if around else []))
 
 
 class _AfterImport:
@@ -27,9 +31,10 @@ class _AfterImport:
     # Once used it stays in sys.meta_path answering None (removed while another thread walks the list, it could make
     # that thread skip a finder).
 
-    def __init__(self, module: str, callbacks: list[Callable[[], None]]) -> None:
+    def __init__(self, module: str, callbacks: list[Callable[[], None]], arounds: list[Callable[[], AbstractContextManager[Any]]]) -> None:
         self.module = module
         self.callbacks = callbacks
+        self.arounds = arounds
         self.used = False
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
@@ -44,7 +49,10 @@ class _AfterImport:
         run_module = loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
-            run_module(module)
+            with ExitStack() as stack:
+                for around in self.arounds:
+                    stack.enter_context(around())
+                run_module(module)
             for callback in self.callbacks:
                 callback()
 

@@ -13,11 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-
-from bench_kernel.store.fastimport import lazy_patterns, without_unused_modules
-
-with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db"):
-    from sqlite_utils import Database, Migrations
+from sqlite_utils import Database, Migrations  # (bench-codecache, where installed, imports it without numpy)
 
 from bench_kernel.errors import ConfigError, ResumeConflictError, RunBusyError, StoreError
 from bench_kernel.schema.events import Event

@@ -1,4 +1,4 @@
-"""Loading sqlite_utils without numpy and pandas and without compiling at import a pattern it rarely uses."""
+"""Loading sqlite_utils (the store's) without numpy and pandas and without compiling at import a pattern it rarely uses."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import re
 import sys
 from collections.abc import Iterator
 from typing import Any
+
+from bench_kernel import after_import
 
 
 @contextlib.contextmanager
@@ -54,3 +56,15 @@ def lazy_patterns(module: str) -> Iterator[None]:
         yield
     finally:
         re.compile = real
+
+
+@contextlib.contextmanager
+def lean_sqlite_utils() -> Iterator[None]:
+    """The context sqlite_utils' own import runs in (numpy and pandas hidden, its patterns compiled when used)."""
+    with without_unused_modules("numpy", "pandas"), lazy_patterns("sqlite_utils.db"):
+        yield
+
+
+def install() -> None:
+    """Import sqlite_utils, when something first does, inside `lean_sqlite_utils`."""
+    after_import("sqlite_utils", lambda: None, around=lean_sqlite_utils)

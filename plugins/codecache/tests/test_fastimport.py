@@ -1,4 +1,4 @@
-"""Start-up: the store loads sqlite_utils without numpy, and numpy stays importable afterwards."""
+"""Start-up: with bench-codecache the store loads sqlite_utils without numpy, and numpy stays importable afterwards."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import subprocess
 import sys
 
 import pytest
+from bench_codecache.fastimport import without_unused_modules
 
-from bench_kernel.store.fastimport import without_unused_modules
 
-
-def test_importing_the_store_does_not_import_numpy_and_numpy_still_imports_after() -> None:
+def test_the_store_loads_sqlite_utils_without_numpy_with_the_accelerator_only_and_numpy_still_imports_after() -> None:
     pytest.importorskip("numpy", reason="numpy is not installed here: nothing to keep out")
-    code = "import sys, bench_kernel.store.store; loaded = 'numpy' in sys.modules; import numpy; sys.exit(1 if loaded else 0)"
-    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+    check = "from bench_kernel import Store; loaded = 'numpy' in sys.modules; import numpy; sys.exit(10 + loaded)"
+    accelerated = subprocess.run([sys.executable, "-c", f"import sys; {check}"], check=False)
+    plain = subprocess.run([sys.executable, "-c", f"import sys; sys.modules['bench_codecache'] = None; {check}"], check=False)
+    assert (accelerated.returncode, plain.returncode) == (10, 11)  # without it, sqlite_utils loads numpy as it always did
 
 
 def test_a_module_hidden_in_the_block_cannot_be_imported_there_and_an_imported_one_is_left_alone() -> None:
@@ -28,9 +29,9 @@ def test_sqlite_utils_patterns_compile_on_first_use_and_match_as_compiled() -> N
     import re
 
     import sqlite_utils.db
+    from bench_codecache.fastimport import LazyPattern, lazy_patterns
 
-    from bench_kernel.store import store  # noqa: F401 - imports sqlite_utils as the store does
-    from bench_kernel.store.fastimport import LazyPattern, lazy_patterns
+    from bench_kernel import Store  # noqa: F401 - imports sqlite_utils as the store does
 
     pattern = sqlite_utils.db._virtual_table_using_re
     schema = "CREATE VIRTUAL TABLE [docs_fts] USING FTS5 (title, content='docs')"
