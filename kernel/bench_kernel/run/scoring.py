@@ -70,7 +70,7 @@ async def score_metrics(
             profile=profile or bench_profile(),
         )
         try:
-            values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
+            values += metric_values(plugin, metric.name, await awaited(metric.score(context)))
         except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
             values.append(MetricValue(metric=metric.name, plugin=plugin, value=None, error=f"{type(exc).__name__}: {exc}"))
             continue
@@ -79,7 +79,8 @@ async def score_metrics(
     return values, rows
 
 
-async def _awaited(value: Any) -> Any:
+async def awaited(value: Any) -> Any:
+    """The value, awaited when it is awaitable (a plugin's method may be either)."""
     return await value if inspect.isawaitable(value) else value
 
 
@@ -102,8 +103,9 @@ def metric_failure(store: Store, run_id: str, metrics: Sequence[tuple[str, Metri
 def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, float | None]) -> list[MetricValue]:
     """A metric's result as stored values: `name` for the "" key, `name.key` for the others."""
     result = scored if isinstance(scored, MetricResult) else MetricResult(values=scored)
-    out = []
-    for key, value in result.values.items():
-        number = None if value is None else float(value)
-        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number, details=result.details.get(key)))
-    return out
+    return [
+        MetricValue(
+            metric=f"{name}.{key}" if key else name, plugin=plugin, value=None if value is None else float(value), details=result.details.get(key)
+        )
+        for key, value in result.values.items()
+    ]
