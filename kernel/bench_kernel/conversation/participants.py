@@ -70,11 +70,18 @@ class ConversationSetup:
         return attrs.evolve(self, history=())
 
 
-class AgentSession:
-    """One agent in one conversation."""
+class _Session:
+    """What agent and user sessions share: how the conversation ended, and `close`."""
 
     termination: TerminationReason | None = None
-    """Why the conversation ended, set just before `close()`; None while it runs or when it was cancelled."""
+    """Why the conversation ended, set by the kernel just before `close()`; None while it runs or when it was cancelled."""
+
+    async def close(self) -> None:
+        """Release what the session holds."""
+
+
+class AgentSession(_Session):
+    """One agent in one conversation."""
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """Answer what arrived since the agent last spoke (a user message or tool results)."""
@@ -84,15 +91,9 @@ class AgentSession:
         """True when the message ends the conversation (only solo agents stop)."""
         return False
 
-    async def close(self) -> None:
-        """Release what the session holds."""
 
-
-class UserSession:
+class UserSession(_Session):
     """One simulated user in one conversation."""
-
-    termination: TerminationReason | None = None
-    """Why the conversation ended, set by the kernel just before `close()` (see AgentSession.termination)."""
 
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """Answer what arrived since the user last spoke (an agent message or tool results)."""
@@ -101,9 +102,6 @@ class UserSession:
     def is_stop(self, message: UserMessage) -> bool:
         """True when the message carries a stop token and no tool call."""
         return not message.tool_calls and any(t in (message.content or "") for t in STOP_TOKENS)
-
-    async def close(self) -> None:
-        """Release what the session holds."""
 
 
 @attrs.define(kw_only=True)
