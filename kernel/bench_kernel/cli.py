@@ -58,16 +58,12 @@ class BenchGroup(click.Group):
             except sqlite3.Error as exc:  # a write that failed mid-run (disk full, file made read-only)
                 from bench_kernel.store.store import store_error
 
-                raise store_error(_db_path(ctx), exc) from exc
+                raise store_error(str(ctx.meta.get("bench.db", DEFAULT_DB)), exc) from exc
         except (BenchError, DeferredDataError) as exc:
             # DeferredDataError: a domain's data read on first use, outside a run (a run raises exc.error)
             if os.environ.get("BENCH_DEBUG"):
                 raise
             raise click.ClickException(redact(str(exc.error if isinstance(exc, DeferredDataError) else exc))) from exc
-
-
-def _db_path(ctx: click.Context) -> str:
-    return str(ctx.meta.get("bench.db", DEFAULT_DB))
 
 
 def _remember_db(ctx: click.Context, param: click.Parameter, value: str) -> str:
