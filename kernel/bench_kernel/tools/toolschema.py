@@ -136,10 +136,7 @@ def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docs
         if name not in hints:
             continue
         documented = _written_kinds(written, getattr(func, "__globals__", {}))
-        try:
-            annotated = _schema_kinds(_type_schema(hints[name]))
-        except TypeError:
-            continue  # reported when the parameter's schema is built
+        annotated = _annotation_kinds(hints[name])  # none when it has no schema: reported when the parameter's is built
         if documented and annotated and not documented & annotated:
             raise ValueError(
                 f"tool {tool_name!r}, parameter {name!r}: the docstring says ({written}) but the annotation "
@@ -181,12 +178,15 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
     if head.lower() in _WRITTEN_KINDS:
         return {_WRITTEN_KINDS[head.lower()]}
     found = namespace.get(head)
-    if isinstance(found, type):
-        try:
-            return _schema_kinds(_type_schema(found))
-        except TypeError:
-            return set()
-    return set()
+    return _annotation_kinds(found) if isinstance(found, type) else set()
+
+
+def _annotation_kinds(annotation: Any) -> set[str]:
+    """The JSON types an annotation's schema allows (empty when it has no schema)."""
+    try:
+        return _schema_kinds(_type_schema(annotation))
+    except TypeError:
+        return set()
 
 
 def _split_union(text: str) -> list[str]:
