@@ -31,7 +31,7 @@ class Scripted:
     """A built-in participant that sends no model request: a run with it is custom under any profile, and says why."""
 
     name: str
-    session: ClassVar[Callable[[ConversationSetup], Any]]
+    session: ClassVar[type[Any]]
     """The session class `start` makes for each conversation."""
 
     def start(self, setup: ConversationSetup) -> Any:
@@ -58,7 +58,7 @@ class OracleSession(AgentSession):
             action = actions[self.position]
             self.position += 1
             return self._perform(action)
-        if self.setup.mode is Mode.NO_USER and self.position >= len(self.setup.task.oracle_actions()):
+        if self.setup.mode is Mode.NO_USER:  # alone, every action is done by now
             return AssistantMessage(content=f"{self._closing()} {STOP}")
         goal = self._current_goal()
         if self.closed_goal >= goal:
