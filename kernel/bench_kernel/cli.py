@@ -256,13 +256,9 @@ def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
     from bench_kernel.run.planning import code_change_notice
     from bench_kernel.run.transforms import header_lines
 
-    if mode != "none":
-        for line in header_lines(ctx):
-            click.echo(f"run {ctx.run_id}: {line}", err=True)
-
     notice = code_change_notice(ctx.store, ctx.run_id)  # a new run only because a component's code changed: said always
-    if notice:
-        click.echo(f"run {ctx.run_id}: {notice}", err=True)
+    for line in [*(header_lines(ctx) if mode != "none" else []), *([notice] if notice else [])]:
+        click.echo(f"run {ctx.run_id}: {line}", err=True)
     progress.start(ctx, todo, skipped)
 
 
