@@ -109,9 +109,7 @@ def option(
     """A RunConfig field with its `bench run` option (RunOption's fields) and its `identity`: "always", "when set" or "never"."""
     # "when set": left out while None, so runs from before the field keep their ids; "never": changing it resumes the run.
     metadata = {OPTIONS: ((RunOption(**declared),) if declared else ()) + parts, IDENTITY: identity}
-    if factory is not None:
-        return attrs.field(factory=factory, metadata=metadata)
-    return attrs.field(default=default, metadata=metadata)
+    return attrs.field(default=default if factory is None else attrs.Factory(factory), metadata=metadata)
 
 
 def duplex_option(part: str, help_text: str, **declared: Any) -> RunOption:
