@@ -126,9 +126,7 @@ async def _converse(
 
 def retry_seed(seed: int, retry: int) -> int:
     """The seed of a unit's n-th replay: derived from its first seed and the ordinal (0 keeps the seed)."""
-    if retry == 0:
-        return seed
-    return int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
+    return seed if retry == 0 else int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
 
 
 def recording_name(run_id: str, unit: Unit) -> str:
