@@ -103,9 +103,8 @@ def metric_failure(store: Store, run_id: str, metrics: Sequence[tuple[str, Metri
 def metric_values(plugin: str, name: str, scored: MetricResult | Mapping[str, float | None]) -> list[MetricValue]:
     """A metric's result as stored values: `name` for the "" key, `name.key` for the others."""
     result = scored if isinstance(scored, MetricResult) else MetricResult(values=scored)
-    return [
-        MetricValue(
-            metric=f"{name}.{key}" if key else name, plugin=plugin, value=None if value is None else float(value), details=result.details.get(key)
-        )
-        for key, value in result.values.items()
-    ]
+    out = []
+    for key, value in result.values.items():
+        number = None if value is None else float(value)
+        out.append(MetricValue(metric=f"{name}.{key}" if key else name, plugin=plugin, value=number, details=result.details.get(key)))
+    return out
