@@ -52,10 +52,7 @@ class ConversationSetup:
 
     def agent_request_tools(self) -> list[dict[str, Any]]:
         """The tools array a function-calling agent sends under the profile: the agent's tools, then `done` when alone."""
-        tools = list(self.agent_tools)
-        if self.mode is Mode.NO_USER:
-            tools.append(dict(self.profile.done_tool))
-        return tools
+        return [*self.agent_tools, *([dict(self.profile.done_tool)] if self.mode is Mode.NO_USER else [])]
 
     def agent_tool_choice(self) -> str:
         """The `tool_choice` sent with them: "required" when alone (act, or call `done`), else "auto" (tau2's too)."""
