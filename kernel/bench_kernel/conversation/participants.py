@@ -102,21 +102,31 @@ class UserSession(_Session):
 
 
 @attrs.define(kw_only=True)
-class Agent:
-    """Base class of registered agents: `start` makes a session for one conversation."""
+class _Participant:
+    """What agents and user simulators share: a registered name, the model roles they need, their code's identity."""
 
     name: str
     description: str = ""
     model_roles: tuple[str, ...] = ()
-    """Model roles the agent needs configured (checked before a run starts)."""
+    """Model roles it needs configured (checked before a run starts)."""
     duplex_only: bool = False
-    """The agent plays only full-duplex conversations (a realtime speech model): other modes are refused at start."""
+    """It plays only full-duplex conversations (a realtime speech model, a voice user): other modes are refused at start."""
+    code_fingerprint: str = ""
+    """What identifies its code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """How its model requests (prompt, greeting, sampling) depart from the run's profile: `[]` for none, None (custom) to declare nothing."""
+        return None
+
+
+@attrs.define(kw_only=True)
+class Agent(_Participant):
+    """Base class of registered agents: `start` makes a session for one conversation."""
+
     exposures: tuple[str, ...] = ("none", "persona", "context")
     """What it can be told about the customer (`--exposure`); a run asking for another is refused at start."""
     calls_models_itself: bool = True
     """The agent may call models bench does not see: without ledgered agent calls its cost is unknown, never 0.0."""
-    code_fingerprint: str = ""
-    """What identifies the agent's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
@@ -134,28 +144,11 @@ class Agent:
         """What identifies the code behind the agent beyond its name and options (a source hash, a framework version)."""
         return {}
 
-    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
-        """How the agent's model requests depart from the run's profile: `[]` for none, None (custom) to declare nothing."""
-        return None
-
 
 @attrs.define(kw_only=True)
-class UserSimulator:
+class UserSimulator(_Participant):
     """Base class of registered user simulators."""
-
-    name: str
-    description: str = ""
-    model_roles: tuple[str, ...] = ()
-    """Model roles the simulator needs configured (checked before a run starts)."""
-    duplex_only: bool = False
-    """The simulator plays only full-duplex conversations (a voice user): other modes are refused at start."""
-    code_fingerprint: str = ""
-    """What identifies the simulator's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""
         raise NotImplementedError
-
-    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
-        """As `Agent.profile_deviations`, for the simulator's requests (its prompt, greeting handling and sampling)."""
-        return None
