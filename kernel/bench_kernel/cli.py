@@ -58,16 +58,12 @@ class BenchGroup(click.Group):
             except sqlite3.Error as exc:  # a write that failed mid-run (disk full, file made read-only)
                 from bench_kernel.store.store import store_error
 
-                raise store_error(_db_path(ctx), exc) from exc
+                raise store_error(str(ctx.meta.get("bench.db", DEFAULT_DB)), exc) from exc
         except (BenchError, DeferredDataError) as exc:
             # DeferredDataError: a domain's data read on first use, outside a run (a run raises exc.error)
             if os.environ.get("BENCH_DEBUG"):
                 raise
             raise click.ClickException(redact(str(exc.error if isinstance(exc, DeferredDataError) else exc))) from exc
-
-
-def _db_path(ctx: click.Context) -> str:
-    return str(ctx.meta.get("bench.db", DEFAULT_DB))
 
 
 def _remember_db(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -260,13 +256,9 @@ def _start(progress: Any, mode: str, ctx: Any, todo: int, skipped: int) -> None:
     from bench_kernel.run.planning import code_change_notice
     from bench_kernel.run.transforms import header_lines
 
-    if mode != "none":
-        for line in header_lines(ctx):
-            click.echo(f"run {ctx.run_id}: {line}", err=True)
-
     notice = code_change_notice(ctx.store, ctx.run_id)  # a new run only because a component's code changed: said always
-    if notice:
-        click.echo(f"run {ctx.run_id}: {notice}", err=True)
+    for line in [*(header_lines(ctx) if mode != "none" else []), *([notice] if notice else [])]:
+        click.echo(f"run {ctx.run_id}: {line}", err=True)
     progress.start(ctx, todo, skipped)
 
 

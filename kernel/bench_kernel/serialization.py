@@ -284,9 +284,5 @@ class _MillisecondClock:
         return self.text
 
 
-_CLOCK = _MillisecondClock()
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO-8601 with milliseconds (as datetime's isoformat writes it)."""
-    return _CLOCK.now()
+utc_now = _MillisecondClock().now
+"""The current UTC time, ISO-8601 with milliseconds (as datetime's isoformat writes it)."""

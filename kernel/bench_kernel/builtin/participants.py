@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -31,6 +31,12 @@ class Scripted:
     """A built-in participant that sends no model request: a run with it is custom under any profile, and says why."""
 
     name: str
+    session: ClassVar[type[Any]]
+    """The session class `start` makes for each conversation."""
+
+    def start(self, setup: ConversationSetup) -> Any:
+        """A fresh session of the participant's kind."""
+        return self.session(setup)
 
     async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str]:
         """One reason: scripted, no model request to compare with the profile's."""
@@ -52,7 +58,7 @@ class OracleSession(AgentSession):
             action = actions[self.position]
             self.position += 1
             return self._perform(action)
-        if self.setup.mode is Mode.NO_USER and self.position >= len(self.setup.task.oracle_actions()):
+        if self.setup.mode is Mode.NO_USER:  # alone, every action is done by now
             return AssistantMessage(content=f"{self._closing()} {STOP}")
         goal = self._current_goal()
         if self.closed_goal >= goal:
@@ -95,10 +101,7 @@ class OracleAgent(Scripted, Agent):
     name: str = "oracle"
     description: str = "Replays the task's gold actions, then ends (no model)."
     calls_models_itself: bool = False
-
-    def start(self, setup: ConversationSetup) -> AgentSession:
-        """A fresh oracle session."""
-        return OracleSession(setup)
+    session = OracleSession
 
 
 @attrs.define
@@ -125,10 +128,7 @@ class DoNothingAgent(Scripted, Agent):
     name: str = "do-nothing"
     description: str = "Calls no tool and helps with nothing: the baseline."
     calls_models_itself: bool = False
-
-    def start(self, setup: ConversationSetup) -> AgentSession:
-        """A fresh do-nothing session."""
-        return DoNothingSession(setup)
+    session = DoNothingSession
 
 
 @attrs.define
@@ -136,13 +136,11 @@ class ScriptedSession(UserSession):
     """Opens with the scenario, performs the device actions it is asked for, then stops."""
 
     setup: ConversationSetup
-    spoken: int = attrs.field(init=False)
+    # A task history in which the user already spoke has said the opening line.
+    spoken: int = attrs.field(
+        init=False, default=attrs.Factory(lambda s: int(any(isinstance(m, UserMessage) and m.has_text() for m in s.setup.history)), takes_self=True)
+    )
     calls: int = 0
-
-    def __attrs_post_init__(self) -> None:
-        # A task history in which the user already spoke has said the opening line.
-        self.spoken = int(any(isinstance(m, UserMessage) and m.has_text() for m in self.setup.history))
-
     turns_on_goal: int = 0
 
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
@@ -194,12 +192,9 @@ class ScriptedSession(UserSession):
         return [opening_line(scenario.instructions)]
 
     def _requested_calls(self, text: str) -> list[ToolCall]:
-        names = [t["function"]["name"] for t in self.setup.user_tools or []]
-        calls = []
-        for name, arguments in find_calls(text, names):
-            self.calls += 1
-            calls.append(ToolCall(id=f"user-{self.calls}", name=name, arguments=arguments, requestor="user"))
-        return calls
+        found = find_calls(text, [t["function"]["name"] for t in self.setup.user_tools or []])
+        first, self.calls = self.calls, self.calls + len(found)
+        return [ToolCall(id=f"user-{first + n}", name=name, arguments=arguments, requestor="user") for n, (name, arguments) in enumerate(found, 1)]
 
 
 def opening_line(instructions: StructuredUserInstructions | str) -> str:
@@ -227,12 +222,7 @@ def find_calls(text: str, names: Sequence[str]) -> list[tuple[str, dict[str, Any
     if not names or not text:
         return []
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\(")
-    found = []
-    for match in pattern.finditer(text):
-        arguments = _json_object_at(text, match.end())
-        if arguments is not None:
-            found.append((match.group(1), arguments))
-    return found
+    return [(match.group(1), found) for match in pattern.finditer(text) if (found := _json_object_at(text, match.end())) is not None]
 
 
 def _json_object_at(text: str, start: int) -> dict[str, Any] | None:
@@ -251,10 +241,7 @@ class ScriptedUser(Scripted, UserSimulator):
 
     name: str = "scripted"
     description: str = "Speaks the scenario (or its script), performs requested device actions, stops."
-
-    def start(self, setup: ConversationSetup) -> UserSession:
-        """A fresh scripted session."""
-        return ScriptedSession(setup)
+    session = ScriptedSession
 
 
 @hookimpl

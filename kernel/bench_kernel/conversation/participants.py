@@ -52,10 +52,7 @@ class ConversationSetup:
 
     def agent_request_tools(self) -> list[dict[str, Any]]:
         """The tools array a function-calling agent sends under the profile: the agent's tools, then `done` when alone."""
-        tools = list(self.agent_tools)
-        if self.mode is Mode.NO_USER:
-            tools.append(dict(self.profile.done_tool))
-        return tools
+        return [*self.agent_tools, *([dict(self.profile.done_tool)] if self.mode is Mode.NO_USER else [])]
 
     def agent_tool_choice(self) -> str:
         """The `tool_choice` sent with them: "required" when alone (act, or call `done`), else "auto" (tau2's too)."""
@@ -70,11 +67,18 @@ class ConversationSetup:
         return attrs.evolve(self, history=())
 
 
-class AgentSession:
-    """One agent in one conversation."""
+class _Session:
+    """What agent and user sessions share: how the conversation ended, and `close`."""
 
     termination: TerminationReason | None = None
-    """Why the conversation ended, set just before `close()`; None while it runs or when it was cancelled."""
+    """Why the conversation ended, set by the kernel just before `close()`; None while it runs or when it was cancelled."""
+
+    async def close(self) -> None:
+        """Release what the session holds."""
+
+
+class AgentSession(_Session):
+    """One agent in one conversation."""
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """Answer what arrived since the agent last spoke (a user message or tool results)."""
@@ -84,15 +88,9 @@ class AgentSession:
         """True when the message ends the conversation (only solo agents stop)."""
         return False
 
-    async def close(self) -> None:
-        """Release what the session holds."""
 
-
-class UserSession:
+class UserSession(_Session):
     """One simulated user in one conversation."""
-
-    termination: TerminationReason | None = None
-    """Why the conversation ended, set by the kernel just before `close()` (see AgentSession.termination)."""
 
     async def respond(self, incoming: Sequence[Message]) -> UserMessage:
         """Answer what arrived since the user last spoke (an agent message or tool results)."""
@@ -102,26 +100,33 @@ class UserSession:
         """True when the message carries a stop token and no tool call."""
         return not message.tool_calls and any(t in (message.content or "") for t in STOP_TOKENS)
 
-    async def close(self) -> None:
-        """Release what the session holds."""
-
 
 @attrs.define(kw_only=True)
-class Agent:
-    """Base class of registered agents: `start` makes a session for one conversation."""
+class _Participant:
+    """What agents and user simulators share: a registered name, the model roles they need, their code's identity."""
 
     name: str
     description: str = ""
     model_roles: tuple[str, ...] = ()
-    """Model roles the agent needs configured (checked before a run starts)."""
+    """Model roles it needs configured (checked before a run starts)."""
     duplex_only: bool = False
-    """The agent plays only full-duplex conversations (a realtime speech model): other modes are refused at start."""
+    """It plays only full-duplex conversations (a realtime speech model, a voice user): other modes are refused at start."""
+    code_fingerprint: str = ""
+    """What identifies its code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
+
+    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
+        """How its model requests (prompt, greeting, sampling) depart from the run's profile: `[]` for none, None (custom) to declare nothing."""
+        return None
+
+
+@attrs.define(kw_only=True)
+class Agent(_Participant):
+    """Base class of registered agents: `start` makes a session for one conversation."""
+
     exposures: tuple[str, ...] = ("none", "persona", "context")
     """What it can be told about the customer (`--exposure`); a run asking for another is refused at start."""
     calls_models_itself: bool = True
     """The agent may call models bench does not see: without ledgered agent calls its cost is unknown, never 0.0."""
-    code_fingerprint: str = ""
-    """What identifies the agent's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> AgentSession:
         """A new session for one conversation."""
@@ -139,28 +144,11 @@ class Agent:
         """What identifies the code behind the agent beyond its name and options (a source hash, a framework version)."""
         return {}
 
-    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
-        """How the agent's model requests depart from the run's profile: `[]` for none, None (custom) to declare nothing."""
-        return None
-
 
 @attrs.define(kw_only=True)
-class UserSimulator:
+class UserSimulator(_Participant):
     """Base class of registered user simulators."""
-
-    name: str
-    description: str = ""
-    model_roles: tuple[str, ...] = ()
-    """Model roles the simulator needs configured (checked before a run starts)."""
-    duplex_only: bool = False
-    """The simulator plays only full-duplex conversations (a voice user): other modes are refused at start."""
-    code_fingerprint: str = ""
-    """What identifies the simulator's code, e.g. `source_fingerprint(__file__)`: part of the run's identity when set."""
 
     def start(self, setup: ConversationSetup) -> UserSession:
         """A new session for one conversation."""
         raise NotImplementedError
-
-    async def profile_deviations(self, options: Mapping[str, Any], profile: Profile) -> list[str] | None:
-        """As `Agent.profile_deviations`, for the simulator's requests (its prompt, greeting handling and sampling)."""
-        return None

@@ -120,8 +120,7 @@ class Profile:
 
     def render(self, key: str, **values: str) -> str:
         """The text of `key` with each {{placeholder}} replaced in one pass (a value is never scanned again)."""
-        template = self.text(key)
-        return PLACEHOLDER.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), template)
+        return PLACEHOLDER.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), self.text(key))
 
     def text(self, key: str) -> str:
         """The raw template of `key`; ConfigError when neither this profile nor bench's has it."""
@@ -169,11 +168,10 @@ class Profile:
 
     def with_sampling(self, models: Mapping[str, ModelConfig]) -> dict[str, ModelConfig]:
         """The roles' model configurations with the profile's sampling under each role's own (the role's wins)."""
-        merged: dict[str, ModelConfig] = {}
-        for role, config in models.items():
-            defaults = self.sampling.get(role) or {}
-            merged[role] = attrs.evolve(config, sampling={**defaults, **config.sampling}) if defaults else config
-        return merged
+        return {
+            role: attrs.evolve(config, sampling={**self.sampling[role], **config.sampling}) if self.sampling.get(role) else config
+            for role, config in models.items()
+        }
 
     def identity(self) -> dict[str, str]:
         """What a run's identity keeps of its profile: name and content hash."""

@@ -24,9 +24,7 @@ log = get_logger()
 
 def load_for_cli(plugins: list[str] | None, *, warn: Callable[[str], None] | None = None, **settings: Any) -> DomainData:
     """Load one domain's data with the plugins named on the command line; `settings`: `bench_kernel.cli.domain_options`'."""
-    registry = collect(checked_plugins(plugins, warn))
-    config = RunConfig(**settings)
-    return load_domain(registry, config)
+    return load_domain(collect(checked_plugins(plugins, warn)), RunConfig(**settings))
 
 
 def checked_plugins(selected: list[str] | None, warn: Callable[[str], None] | None = None) -> PluginSet:
@@ -138,14 +136,12 @@ def compare_expected(data: DomainData, results: list[dict[str, Any]], expected_p
     lines = _compare_side(results, tasks, "gold_agent", "gold_db_hash", "gold DB hashes", expected_path.name)
     if any("gold_user" in entry for entry in tasks.values()) and data.reference_user_hash is not None:
         lines += _compare_side(results, tasks, "gold_user", "gold_user_db_hash", "gold user DB hashes", expected_path.name)
-    initial = domain.get("initial_agent_db_hash")
-    if initial and data.reference_hash is not None:
-        ours_initial = data.reference_hash(data.agent_state)
-        lines.append(f"initial DB hash {'matches' if ours_initial == initial else 'DIFFERS: ' + ours_initial}")
-    initial_user = domain.get("initial_user_db_hash")
-    if initial_user and data.reference_user_hash is not None and data.user_state is not None:
-        ours_user = data.reference_user_hash(data.user_state)
-        lines.append(f"initial user DB hash {'matches' if ours_user == initial_user else 'DIFFERS: ' + ours_user}")
+    sides = (("agent", "", data.reference_hash, data.agent_state), ("user", "user ", data.reference_user_hash, data.user_state))
+    for side, label, hashed, state in sides:
+        initial = domain.get(f"initial_{side}_db_hash")
+        if initial and hashed is not None and state is not None:
+            ours = hashed(state)
+            lines.append(f"initial {label}DB hash {'matches' if ours == initial else 'DIFFERS: ' + ours}")
     return lines
 
 

@@ -109,9 +109,7 @@ def option(
     """A RunConfig field with its `bench run` option (RunOption's fields) and its `identity`: "always", "when set" or "never"."""
     # "when set": left out while None, so runs from before the field keep their ids; "never": changing it resumes the run.
     metadata = {OPTIONS: ((RunOption(**declared),) if declared else ()) + parts, IDENTITY: identity}
-    if factory is not None:
-        return attrs.field(factory=factory, metadata=metadata)
-    return attrs.field(default=default, metadata=metadata)
+    return attrs.field(default=default if factory is None else attrs.Factory(factory), metadata=metadata)
 
 
 def duplex_option(part: str, help_text: str, **declared: Any) -> RunOption:
@@ -381,11 +379,8 @@ class RunConfig:
         """The result-deciding part of the configuration, as stored and hashed."""
         data = unstructure(self)
         data.update({key: value for key, value in data.pop("plugin_settings").items() if value is not None})
-        for key in EXECUTION_ONLY:
-            data.pop(key)
-        for key in OPTIONAL_IDENTITY:  # left out while unset, so runs configured before they existed keep their ids
-            if data.get(key) is None:
-                data.pop(key, None)
+        # OPTIONAL_IDENTITY: left out while unset, so runs configured before they existed keep their ids
+        data = {key: value for key, value in data.items() if key not in EXECUTION_ONLY and (value is not None or key not in OPTIONAL_IDENTITY)}
         for role in data["models"].values():
             for key in ("timeout_s", "max_concurrency", "max_retries"):
                 role.pop(key)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 import time
 from typing import Any
 
@@ -20,7 +19,7 @@ from bench_kernel.redact import redact
 from bench_kernel.registry import Registry
 from bench_kernel.run.context import RunContext, Unit
 from bench_kernel.run.planning import TEXT_ARM, arm_channel_options, evaluated
-from bench_kernel.run.scoring import MetricInputs, component_values, score_metrics
+from bench_kernel.run.scoring import MetricInputs, awaited, component_values, score_metrics
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import Message, Mode, TerminationReason
 from bench_kernel.schema.results import INFRASTRUCTURE, Attribution, ConversationResult
@@ -105,27 +104,20 @@ async def _converse(
         events=events,
         profile=profile,
     )
-    result = ConversationResult(
-        run_id=ctx.run_id,
-        arm=unit.arm,
-        task_id=task.id,
-        trial=unit.trial,
-        seed=seed,
-        agent=agent.name,
-        user=user.name if user is not None else "none",
+    result = _result(
+        ctx,
+        unit,
+        started_utc,
+        t0,
         termination_reason=convo.termination,
         messages=convo.messages,
         reward_info=reward_info,
-        started_utc=started_utc,
-        ended_utc=utc_now(),
-        duration_ms=int((time.perf_counter() - t0) * 1000),
         error=convo.error and redact(convo.error),
         agent_cost=agent_cost(agent, models),
         user_cost=user_cost(models),
         channel=channel.name,
         attributes=ctx.task_attributes(task),
         events=events.events,  # the log's own list: events the metrics emit below are the result's too
-        retry=unit.retry,
     )
     result = attributed(result, task, ctx.data, env, gold, ctx.store, ctx.registry.components.get("attributor", {}).values())
     values, rows = await score_metrics(ctx.metrics, result, MetricInputs(task, events, env, gold, models), judge=ctx.judge, profile=ctx.profile)
@@ -134,9 +126,7 @@ async def _converse(
 
 def retry_seed(seed: int, retry: int) -> int:
     """The seed of a unit's n-th replay: derived from its first seed and the ordinal (0 keeps the seed)."""
-    if retry == 0:
-        return seed
-    return int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
+    return seed if retry == 0 else int.from_bytes(hashlib.sha256(f"{seed}:retry:{retry}".encode()).digest()[:4], "big")
 
 
 def recording_name(run_id: str, unit: Unit) -> str:
@@ -187,27 +177,19 @@ async def _play(
         for session in sessions:
             if isinstance(session, AgentSession | UserSession):
                 session.termination = termination  # what close() may tell the participant's own service
-            if session is not None:
-                await _close(session)
+            if session is not None:  # a plain `def close` is refused by the session check, which ran first
+                await awaited(session.close())
 
 
 def _refuse_unusable_sessions(registry: Registry, sessions: list[tuple[str, Any, Any]]) -> None:
     """Refuse a sync `respond` (or channel method) before the first await, naming plugin and class (docs/plugins.md)."""
     # The run stops: storing every conversation as the participant's error would score a plugin's mistake as the agent's.
     for kind, component, session in sessions:
-        if session is None:
-            continue
-        problem = session_problem(kind, component, session)
+        problem = None if session is None else session_problem(kind, component, session)
         if problem is not None:
             log.error("conversation.unusable_session", error=problem)
             origin = registry.origins.get((kind, component.name)) or "unknown"
             raise UnusableSessionError(origin, f"{problem}; the run stopped at its first conversation, storing none")
-
-
-async def _close(session: Any) -> None:
-    closing = session.close()
-    if inspect.isawaitable(closing):  # a plain `def close` is refused by the session check, which ran first
-        await closing
 
 
 def agent_cost(agent: Agent, models: ConversationModels) -> float | None:
@@ -224,27 +206,30 @@ def user_cost(models: ConversationModels) -> float | None:
     return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
+def _result(ctx: RunContext, unit: Unit, started_utc: str, t0: float, **fields: Any) -> ConversationResult:
+    """The unit's result with `fields`: its identity, seed, players and timing filled in."""
+    agent, user = (ctx.agent, ctx.user) if evaluated(unit.arm) else (ctx.baseline_agent, ctx.baseline_user)
+    seed = retry_seed(ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), unit.retry)
+    identity: dict[str, Any] = {"run_id": ctx.run_id, "arm": unit.arm, "task_id": unit.task.id, "trial": unit.trial, "retry": unit.retry}
+    played: dict[str, Any] = {"seed": seed, "agent": agent.name, "user": user.name if user is not None else "none"}
+    timing: dict[str, Any] = {"started_utc": started_utc, "ended_utc": utc_now(), "duration_ms": int((time.perf_counter() - t0) * 1000)}
+    return ConversationResult(**identity, **played, **timing, **fields)
+
+
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
-    agent = ctx.agent if evaluated(unit.arm) else ctx.baseline_agent
-    user = ctx.user if evaluated(unit.arm) else ctx.baseline_user
-    return ConversationResult(
-        run_id=ctx.run_id,
-        arm=unit.arm,
-        task_id=unit.task.id,
-        trial=unit.trial,
-        seed=retry_seed(ctx.profile.conversation_seed(ctx.config.seed, unit.task.id, unit.trial), unit.retry),
-        agent=agent.name,
-        user=user.name if user else "none",
+    error = redact(f"{type(exc).__name__}: {exc}")
+    attribution = Attribution(label=INFRASTRUCTURE, rule="infrastructure_error", evidence=error)
+    return _result(
+        ctx,
+        unit,
+        started_utc,
+        t0,
         termination_reason=TerminationReason.INFRASTRUCTURE_ERROR,
         messages=[],
         reward_info=None,
-        started_utc=started_utc,
-        ended_utc=utc_now(),
-        duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=redact(f"{type(exc).__name__}: {exc}"),
+        error=error,
         attributes=_safe_attributes(ctx, unit.task),
-        retry=unit.retry,
-        attribution=Attribution(label=INFRASTRUCTURE, rule="infrastructure_error", evidence=redact(f"{type(exc).__name__}: {exc}")),
+        attribution=attribution,
     )
 
 

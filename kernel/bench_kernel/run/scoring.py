@@ -70,7 +70,7 @@ async def score_metrics(
             profile=profile or bench_profile(),
         )
         try:
-            values += metric_values(plugin, metric.name, await _awaited(metric.score(context)))
+            values += metric_values(plugin, metric.name, await awaited(metric.score(context)))
         except Exception as exc:  # noqa: BLE001 - one failing metric never stops the others, nor the conversation
             values.append(MetricValue(metric=metric.name, plugin=plugin, value=None, error=f"{type(exc).__name__}: {exc}"))
             continue
@@ -79,7 +79,8 @@ async def score_metrics(
     return values, rows
 
 
-async def _awaited(value: Any) -> Any:
+async def awaited(value: Any) -> Any:
+    """The value, awaited when it is awaitable (a plugin's method may be either)."""
     return await value if inspect.isawaitable(value) else value
 
 

@@ -205,7 +205,8 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     """A fresh environment for a task: pristine states forked, both toolkits given `context` with `task` set, initial state applied."""
     context = attrs.evolve(context or ToolContext(), task=task)
     agent = data.agent_toolkit(data.agent_state.fork(), context=context)
-    user = _user_toolkit(data, agent.state, context)
+    user_state = agent.state if data.shared_user_state else data.user_state.fork() if data.user_state is not None else None
+    user = data.user_toolkit(user_state, context=context) if data.user_toolkit is not None and user_state is not None else None
     if user is None and has_user_setup(task):
         user = UserProfile(State.from_records({"profile": {"user": {}}}), context=context)
     env = Environment(agent_tools=agent, user_tools=user, solo=solo, tool_results=data.tool_results)
@@ -216,14 +217,6 @@ def build_environment(data: DomainData, task: Task | None, *, solo: bool = False
     if task is not None and task.initial_state is not None:
         apply_initial_state(env, task, agent_patch=data.agent_data_patch)
     return env
-
-
-def _user_toolkit(data: DomainData, agent_state: State, context: ToolContext) -> Toolkit | None:
-    if data.user_toolkit is None:
-        return None
-    if data.shared_user_state:
-        return data.user_toolkit(agent_state, context=context)
-    return data.user_toolkit(data.user_state.fork(), context=context) if data.user_state is not None else None
 
 
 def apply_initial_state(env: Environment, task: Task, *, agent_patch: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None) -> None:
@@ -254,16 +247,13 @@ def replay_history(env: Environment, history: Sequence[Message], *, strict: bool
     """Re-run the mutating tool calls of a history; return mismatches (raise on them if strict)."""
     results = {m.id: m for m in history if isinstance(m, ToolMessage)}
     problems = []
-    for message in history:
-        if not isinstance(message, AssistantMessage | UserMessage) or not message.tool_calls:
+    for call in (c for m in history if isinstance(m, AssistantMessage | UserMessage) for c in m.tool_calls or []):
+        if not env.mutates(call):
             continue
-        for call in message.tool_calls:
-            if not env.mutates(call):
-                continue
-            replayed = env.execute(call)
-            recorded = results.get(call.id)
-            if recorded is not None and not _same_result(recorded.content, replayed.content):
-                problems.append(f"replay of {call.name} ({call.id}) gave {replayed.content!r:.120}")
+        replayed = env.execute(call)
+        recorded = results.get(call.id)
+        if recorded is not None and not _same_result(recorded.content, replayed.content):
+            problems.append(f"replay of {call.name} ({call.id}) gave {replayed.content!r:.120}")
     if problems and strict:
         raise ConfigError("message history does not replay: " + "; ".join(problems))
     return problems

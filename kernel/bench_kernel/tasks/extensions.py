@@ -97,8 +97,7 @@ def _holder(raw: dict[str, Any], ext: TaskExtension) -> dict[str, Any] | None:
     inner = raw.get(ext.parent)
     if not isinstance(inner, dict):
         return None
-    inner = dict(inner)
-    raw[ext.parent] = inner
+    raw[ext.parent] = inner = dict(inner)
     return inner
 
 

@@ -85,10 +85,10 @@ def _explained(problem: str, vocabulary: TaskVocabulary, root: str) -> str:
 
 
 def _meant(field: str, known: set[str], *, several: bool) -> str:
-    meant = closest_match(field, known)
-    if meant is None:
-        return ""
-    return f" (did you mean {meant!r} for {field!r}?)" if several else f" (did you mean {meant!r}?)"
+    if several:  # which of the fields each hint is for
+        meant = closest_match(field, known)
+        return f" (did you mean {meant!r} for {field!r}?)" if meant else ""
+    return did_you_mean(field, known)
 
 
 def _known_fields(names: list[str], vocabulary: TaskVocabulary) -> set[str]:

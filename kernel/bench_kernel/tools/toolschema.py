@@ -100,7 +100,10 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
     # Not strict: an undocumented or mistyped parameter passes, without description, as tau2's wrapper gives it.
     tool_name = name or func.__name__
     doc = _parse_docstring(func.__doc__)
-    params = _tool_parameters(func, tool_name)
+    params = {n: p for n, p in inspect.signature(func).parameters.items() if n not in _SKIPPED}
+    variadic = [p.name for p in params.values() if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    if variadic:
+        raise ValueError(f"tool {tool_name!r}: a model cannot fill variadic parameters {variadic}")
     unknown = sorted(set(doc.args) - set(params) - _SKIPPED)
     if unknown:
         raise ValueError(f"tool {tool_name!r}: docstring documents unknown parameters {unknown}")
@@ -110,7 +113,10 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
             f"tool {tool_name!r}: docstring does not document parameters {missing} "
             "(add each under Args: as `name (type): what it is`; the model sees only what is written)"
         )
-    hints = _type_hints(func, tool_name)
+    try:  # strings under postponed evaluation
+        hints = typing.get_type_hints(func)
+    except Exception as exc:
+        raise ValueError(f"tool {tool_name!r}: cannot resolve its annotations: {exc}") from exc
     if strict:
         _check_documented_types(func, tool_name, doc, hints)
     properties: dict[str, Any] = {}
@@ -124,33 +130,13 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
     return {"type": "function", "function": {"name": tool_name, "description": _description(doc, tool_name), "parameters": parameters}}
 
 
-def _tool_parameters(func: Callable[..., Any], tool_name: str) -> dict[str, inspect.Parameter]:
-    """Return the parameters the model fills in, refusing ``*args`` and ``**kwargs``."""
-    params = {n: p for n, p in inspect.signature(func).parameters.items() if n not in _SKIPPED}
-    variadic = [p.name for p in params.values() if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
-    if variadic:
-        raise ValueError(f"tool {tool_name!r}: a model cannot fill variadic parameters {variadic}")
-    return params
-
-
-def _type_hints(func: Callable[..., Any], tool_name: str) -> dict[str, Any]:
-    """Resolve func's annotations, which are strings under postponed evaluation."""
-    try:
-        return typing.get_type_hints(func)
-    except Exception as exc:
-        raise ValueError(f"tool {tool_name!r}: cannot resolve its annotations: {exc}") from exc
-
-
 def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docstring, hints: dict[str, Any]) -> None:
     """Refuse a documented type that cannot hold what the annotation says (compared as JSON types)."""
     for name, written in doc.types.items():
         if name not in hints:
             continue
         documented = _written_kinds(written, getattr(func, "__globals__", {}))
-        try:
-            annotated = _schema_kinds(_type_schema(hints[name]))
-        except TypeError:
-            continue  # reported when the parameter's schema is built
+        annotated = _annotation_kinds(hints[name])  # none when it has no schema: reported when the parameter's is built
         if documented and annotated and not documented & annotated:
             raise ValueError(
                 f"tool {tool_name!r}, parameter {name!r}: the docstring says ({written}) but the annotation "
@@ -192,12 +178,15 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
     if head.lower() in _WRITTEN_KINDS:
         return {_WRITTEN_KINDS[head.lower()]}
     found = namespace.get(head)
-    if isinstance(found, type):
-        try:
-            return _schema_kinds(_type_schema(found))
-        except TypeError:
-            return set()
-    return set()
+    return _annotation_kinds(found) if isinstance(found, type) else set()
+
+
+def _annotation_kinds(annotation: Any) -> set[str]:
+    """The JSON types an annotation's schema allows (empty when it has no schema)."""
+    try:
+        return _schema_kinds(_type_schema(annotation))
+    except TypeError:
+        return set()
 
 
 def _split_union(text: str) -> list[str]:
@@ -242,18 +231,14 @@ def _description(doc: _Docstring, tool_name: str) -> str:
 
 def _property_schema(name: str, annotation: Any, default: Any, description: str | None) -> dict[str, Any]:
     """Return the schema of one parameter or attrs field."""
-    schema: dict[str, Any] = {"title": _title(name), **_type_schema(annotation)}
+    # Title-cased as pydantic does for tau2 (``a_b`` -> ``A B``).
+    schema: dict[str, Any] = {"title": name.replace("_", " ").title(), **_type_schema(annotation)}
     if description:
         schema["description"] = description
     value = _json_default(default)
     if value is not _NO_DEFAULT:
         schema["default"] = value
     return schema
-
-
-def _title(name: str) -> str:
-    """Title-case a parameter name the way pydantic does for tau2 (``a_b`` -> ``A B``)."""
-    return name.replace("_", " ").title()
 
 
 def _json_default(default: Any) -> Any:
@@ -273,8 +258,9 @@ def _type_schema(annotation: Any) -> dict[str, Any]:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if annotation is Any or annotation is inspect.Parameter.empty:
         return {}
-    if origin is Union or origin is types.UnionType:
-        return _union_schema(args)
+    if origin is Union or origin is types.UnionType:  # ``X | None`` collapses to the schema of X
+        present = [m for m in args if m is not type(None)]
+        return _type_schema(present[0]) if len(present) == 1 else {"anyOf": [_type_schema(m) for m in present]}
     if origin is Literal:
         return _enum_schema(list(args))
     if annotation in _SCALARS:
@@ -293,28 +279,16 @@ def _type_schema(annotation: Any) -> dict[str, Any]:
     raise TypeError(f"no JSON schema for annotation {annotation!r}")
 
 
-def _union_schema(members: tuple[Any, ...]) -> dict[str, Any]:
-    """Return the schema of a union, collapsing ``X | None`` to the schema of X."""
-    present = [m for m in members if m is not type(None)]
-    if len(present) == 1:
-        return _type_schema(present[0])
-    return {"anyOf": [_type_schema(m) for m in present]}
-
-
 def _enum_schema(values: list[Any]) -> dict[str, Any]:
     """Return an enum schema, typed when all values share one JSON scalar type."""
     kinds = {type(v) for v in values}
     kind = kinds.pop() if len(kinds) == 1 else None
-    if kind in _SCALARS:
-        return {"type": _SCALARS[kind], "enum": values}
-    return {"enum": values}
+    return {"type": _SCALARS[kind], "enum": values} if kind in _SCALARS else {"enum": values}
 
 
 def _array_schema(item: Any) -> dict[str, Any]:
     """Return an array schema, with items when the element type is known."""
-    if item is None:
-        return {"type": "array"}
-    return {"type": "array", "items": _type_schema(item)}
+    return {"type": "array"} if item is None else {"type": "array", "items": _type_schema(item)}
 
 
 def _attrs_schema(cls: type) -> dict[str, Any]:
@@ -425,6 +399,4 @@ def _json_data(value: Any, *, tau2: bool = False) -> Any:
 
 def _leftover(value: Any) -> Any:
     """Encode what json cannot inside a record: enums by value, anything else with str()."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    return str(value)
+    return value.value if isinstance(value, enum.Enum) else str(value)
