@@ -80,6 +80,10 @@ def test_an_unknown_executor_is_refused_before_the_run_begins(tmp_path: Path) ->
 def test_an_unknown_executor_option_is_refused_with_its_path(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"executor 'local' has no option 'nodes' \(its options: none\) @ \$.run.executor_options.nodes"):
         run(RunConfig(domain="toy", executor_options={"nodes": 2}), tmp_path / "r.db", plugins=plugins())
+    # An executor playing for another is named as the one the run asked for, then as itself.
+    stand_in = Executor(name="pool", replaces="local")
+    with pytest.raises(ConfigError, match=r"^executor 'local' \(played by 'pool'\) has no option 'nodes' \(its options: none\)"):
+        stand_in.check(RunConfig(domain="toy", executor_options={"nodes": 2}))
 
 
 @pytest.mark.parametrize(

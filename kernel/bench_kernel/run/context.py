@@ -108,7 +108,8 @@ class Executor:
         unknown = sorted(set(config.executor_options) - set(self.option_names))
         if unknown:
             known = ", ".join(self.option_names) or "none"
-            raise ConfigError(f"executor {self.name!r} has no option {unknown[0]!r} (its options: {known}) @ $.run.executor_options.{unknown[0]}")
+            shown = f"{self.replaces!r} (played by {self.name!r})" if self.replaces else repr(self.name)
+            raise ConfigError(f"executor {shown} has no option {unknown[0]!r} (its options: {known}) @ $.run.executor_options.{unknown[0]}")
 
     async def execute(self, ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> int:
         """Play the units, storing each finished conversation through `Writer(ctx, on_finished)`; return how many finished."""
