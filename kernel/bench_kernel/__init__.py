@@ -164,7 +164,7 @@ if TYPE_CHECKING:
         replay_history,
     )
     from bench_kernel.tasks.extensions import TaskExtension, TaskVocabulary
-    from bench_kernel.tasks.lazy import LazyTasks, inputs_key
+    from bench_kernel.tasks.lazy import LazyTasks, cached_text, inputs_key
     from bench_kernel.tasks.loading import load_tasks, structure_tasks
     from bench_kernel.tasks.ordering import task_id_key
     from bench_kernel.testing.background import BackgroundServer

@@ -83,27 +83,32 @@ def task_set_hash(tasks: Sequence[Task], policy: str) -> str:
     if key is None:
         return compute()
     name = hashlib.sha256(canonical_json([key, policy]).encode()).hexdigest()
-    path = cache_dir() / f"{name}.sha256"
+    return cached_text("task-sets", f"{name}.sha256", compute, valid=lambda text: len(text) == 64)
+
+
+def cached_text(cache: str, key: str, compute: Callable[[], str], valid: Callable[[str], bool] = bool) -> str:
+    """The text kept under `key` (a content hash, so never stale) in one of bench's caches, or `compute`'s, kept there."""
+    path = cache_dir(cache) / key
     try:
-        found = path.read_text(encoding="ascii").strip()
-    except OSError:
-        found = ""
-    if len(found) == 64:
-        return found
-    digest = compute()
-    try:  # a cache that cannot be written costs the next start the computation, nothing else
+        found = path.read_text(encoding="utf-8")
+        if valid(found):
+            return found
+    except (OSError, ValueError):
+        pass  # missing, unreadable or damaged: computed again and written anew
+    text = compute()
+    try:  # a cache that cannot be written costs the next run the computation, nothing else
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(digest, encoding="ascii")
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
     except OSError:
         pass
-    return digest
+    return text
 
 
-def cache_dir() -> Path:
-    """Where task-set hashes are kept: $BENCH_CACHE_DIR/task-sets (default ~/.cache/bench/task-sets)."""
-    return Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "bench") / "task-sets"
+def cache_dir(name: str) -> Path:
+    """One of bench's caches (kept by content, so never stale): $BENCH_CACHE_DIR/NAME, by default ~/.cache/bench/NAME."""
+    return Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "bench") / name
 
 
 def inputs_key(paths: Iterable[Path], *parts: str) -> str:

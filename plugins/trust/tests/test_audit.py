@@ -494,3 +494,28 @@ def test_the_database_walk_collects_every_key_and_id_like_scalar() -> None:
     found: set[str] = set()
     _walk({"users": {"u1": {"id": 7, "ok": True, "rate": 1.5, "tags": ["a", Code("b"), None, ("c", 8)], 3: {"x": False}}}}, found)
     assert found == {"users", "u1", "id", "7", "ok", "rate", "tags", "a", "b", "c", "8", "3", "x"}
+
+
+def test_the_database_values_are_kept_on_disk_by_the_states_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench_trust.audit import flags
+
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path))
+    _, data = ledger()
+    first = flags.db_values(data)
+    [kept] = (tmp_path / "audit").glob("db-values-*.json")
+    assert {"accounts", "acc-1", "owner", "ann", "notes"} <= first and json.loads(kept.read_text()) == sorted(first)
+
+    def no_walk(value: Any, into: set[str]) -> None:
+        raise AssertionError("walked the database again")
+
+    monkeypatch.setattr(flags, "_walk", no_walk)
+    _, again = ledger()  # a new process would load the same data: read from disk, not walked
+    assert flags.db_values(again) == first
+    kept.write_text('["half a list"', encoding="utf-8")  # damaged: walked again and written anew
+    monkeypatch.undo()
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path))
+    _, damaged = ledger()
+    assert flags.db_values(damaged) == first and json.loads(kept.read_text()) == sorted(first)
+    other = ledger()[1]
+    other.agent_state.tables["accounts"]["acc-2"] = {"owner": "bo", "open": True}  # another content, another entry
+    assert "acc-2" in flags.db_values(other) and len(list((tmp_path / "audit").glob("db-values-*.json"))) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import weakref
 from collections.abc import Iterator, Sequence
@@ -11,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import DomainData, EvaluationCriteria, RewardType, Task, build_environment, canonical_json, unstructure
+from bench_kernel import DomainData, EvaluationCriteria, RewardType, Task, build_environment, cached_text, canonical_json, unstructure
 
 STATIC_FLAGS = ("actions_unscored", "empty_criteria", "nl_outside_basis", "unknown_ids", "duplicate")
 """Flags read from the task and the data alone (cheap: a run records them for its report)."""
@@ -24,6 +25,8 @@ AUDIT_VERSION = "1"
 ID_KEY = re.compile(r"(^|_)ids?$|[a-z]Ids?$")
 """Argument keys that hold ids: id, ids, user_id, item_ids, orderId."""
 MAX_SHOWN = 3
+DB_VALUES_VERSION = "1"
+"""Bumped whenever what `db_values` collects changes: the values kept on disk by an older version are not read."""
 
 _cache: dict[tuple[int, str], tuple[weakref.ref[Any], Any]] = {}
 
@@ -192,16 +195,27 @@ def _walk(value: Any, into: set[str]) -> None:
 
 
 def db_values(data: DomainData) -> frozenset[str]:
-    """Every key and scalar value of the domain's pristine agent and user states, as text (computed once per data)."""
+    """Every key and scalar value of the domain's pristine agent and user states, as text (once per data, kept on disk)."""
+    # Kept by the states' content: walking a large database (tau2's airline) was most of every run's end.
+    return frozenset(_per_data(data, "db_values", lambda: _kept_db_values(data)))
 
-    def compute() -> frozenset[str]:
+
+def _kept_db_values(data: DomainData) -> frozenset[str]:
+    states = [state for state in (data.agent_state, data.user_state) if state is not None]
+
+    def walk() -> str:
         found: set[str] = set()
-        for state in (data.agent_state, data.user_state):
-            if state is not None:
-                _walk(state.to_dict(), found)
-        return frozenset(found)
+        for state in states:
+            _walk(state.to_dict(), found)
+        return json.dumps(sorted(found))
 
-    return frozenset(_per_data(data, "db_values", compute))
+    key = hashlib.sha256(canonical_json([DB_VALUES_VERSION, [state.content_hash() for state in states]]).encode()).hexdigest()
+    return frozenset(json.loads(cached_text("audit", f"db-values-{key}.json", walk, valid=_texts)))
+
+
+def _texts(text: str) -> bool:
+    found = json.loads(text)
+    return isinstance(found, list) and all(type(value) is str for value in found)
 
 
 def _unknown_ids(task: Task, data: DomainData, trace: GoldTrace | None) -> str | None:
