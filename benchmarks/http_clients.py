@@ -6,7 +6,8 @@ The fake server runs in a child process (so its CPU is not counted); this proces
 completions with `concurrency` in flight through each client and prints, per client, CPU ms per request
 (user + system of this process while the requests ran), wall seconds and the efficiency against the latency
 bound (ideal = requests / concurrency x latency). Clients:
-    openai-client        bench-openai's OpenAIClient as a run uses it (aiohttp, its default stack)
+    openai-client        bench-openai's OpenAIClient as a run uses it (on http://, its own plain stack)
+    openai-client-aiohttp  the same client on aiohttp (its stack for https:// or through a proxy)
     openai-client-httpx  the same client on its httpx stack (pools of 8 connections, one slot queue)
     aiohttp              one bare aiohttp.ClientSession (C http parser) with `concurrency` connections
     httpx-1pool          one bare httpx.AsyncClient with `concurrency` connections (slow: about 100 s at C=256)
@@ -58,16 +59,21 @@ async def drive(send: Callable[[], Awaitable[Any]], concurrency: int, requests: 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-async def openai_client(base_url: str, concurrency: int, requests: int, http: str = "aiohttp") -> None:
+async def openai_client(base_url: str, concurrency: int, requests: int, http: str = "") -> None:
     """bench-openai's client, as a run builds it."""
     from bench_openai.client import OpenAIClient
 
     from bench_kernel import ChatRequest, ModelConfig
 
     request = ChatRequest(messages=BODY["messages"])
-    config = ModelConfig(model="fake-model", base_url=base_url, max_concurrency=concurrency, options={"http": http})
+    config = ModelConfig(model="fake-model", base_url=base_url, max_concurrency=concurrency, options={"http": http} if http else {})
     async with OpenAIClient(config) as client:
         await drive(lambda: client.complete(request), concurrency, requests)
+
+
+async def openai_client_aiohttp(base_url: str, concurrency: int, requests: int) -> None:
+    """bench-openai's client on aiohttp."""
+    await openai_client(base_url, concurrency, requests, http="aiohttp")
 
 
 async def openai_client_httpx(base_url: str, concurrency: int, requests: int) -> None:
@@ -108,6 +114,7 @@ async def aiohttp_session(base_url: str, concurrency: int, requests: int) -> Non
 
 CLIENTS: dict[str, Callable[[str, int, int], Awaitable[None]]] = {
     "openai-client": openai_client,
+    "openai-client-aiohttp": openai_client_aiohttp,
     "openai-client-httpx": openai_client_httpx,
     "aiohttp": aiohttp_session,
     "httpx-1pool": httpx_one_pool,

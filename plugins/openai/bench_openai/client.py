@@ -1,4 +1,4 @@
-"""OpenAIClient: chat completions over aiohttp (or httpx), with a concurrency limit, retries with backoff, and strict parsing.
+"""OpenAIClient: chat completions over plain HTTP, aiohttp or httpx, with a concurrency limit, retries with backoff, and strict parsing.
 
 Parsing lives in small methods (`parse_body`, `parse_completion`, `parse_message`, `parse_tool_call`,
 `parse_arguments`, `parse_reasoning`) so a backend for servers that put tool calls or thinking in
@@ -15,23 +15,17 @@ import functools
 import hashlib
 import json
 import math
+import os
 import random
 import ssl
 import time
 from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
 
-# isort: split
-import bench_openai.tls  # noqa: F401 - first: aiohttp's default TLS contexts then load their CAs when first used
-
-# isort: split
-
-import aiohttp
 import attrs
 import certifi
 import orjson
-from aiohttp.helpers import get_env_proxy_for_url
 from bench_knowledge import EmbeddingClient, EmbeddingRequest, Embeddings
-from yarl import URL
 
 from bench_kernel import (
     ChatRequest,
@@ -60,20 +54,23 @@ from bench_openai.parsing import (
     snippet,
     tool_call_of,
 )
+from bench_openai.plainhttp import PlainHTTP, PlainHTTPError
 
 if TYPE_CHECKING:
+    import aiohttp
     import httpx
+    from yarl import URL
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CHECK_TIMEOUT_S = 10.0
 DEFAULT_RETRY_BASE_S = 0.5
 DEFAULT_RETRY_MAX_S = 20.0
 DEFAULT_CONNECTIONS_PER_POOL = 8
-RETRYABLE_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (asyncio.TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
-"""Timeouts, refused or reset connections, and servers that hang up without answering (httpx's join when it is used)."""
-TRANSPORT_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError,)
-HTTP_STACKS = ("aiohttp", "httpx")
-"""The `http` option: aiohttp (the default: about a fifth of httpx's CPU per request, docs/throughput.md) or httpx."""
+HTTP_STACKS = ("plain", "aiohttp", "httpx")
+"""The `http` option: plain (bench_openai.plainhttp; the default for http:// without a proxy), aiohttp (the default
+otherwise) or httpx (about five times aiohttp's CPU per request; docs/throughput.md)."""
+PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
+"""The variables that may route a plain-http request through a proxy (aiohttp then reaches it, honouring NO_PROXY)."""
 CONTEXT_OVERFLOW_MARKERS = ("context_length_exceeded", "context length", "maximum context", "context window")
 JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -151,7 +148,8 @@ class OpenAIClient(ModelClient, EmbeddingClient):
 
     It serves chat roles (`complete`: POST /chat/completions) and embeddings roles (`embed`: POST /embeddings).
 
-    Requests go through one aiohttp session (option `http = "aiohttp"`, the default) or httpx (`http = "httpx"`).
+    Requests go through bench_openai.plainhttp (`http = "plain"`, the default for http:// without a proxy), one aiohttp
+    session (`http = "aiohttp"`, the default otherwise) or httpx (`http = "httpx"`).
     With httpx the connections are split over small pools (`connections_per_pool`, default 8), because
     httpcore's pool scans every connection for every request: one pool of 256 connections costs
     about twenty times the CPU per request of 32 pools of 8. A request takes a slot from a queue of
@@ -171,13 +169,22 @@ class OpenAIClient(ModelClient, EmbeddingClient):
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.retry = RetryPolicy.from_config(config)
         self._api_key = read_api_key(config.api_key_env)
-        self.http = config.options.get("http", HTTP_STACKS[0])
+        self.http = config.options.get("http") or self._default_stack()
         if self.http not in HTTP_STACKS:
             raise ConfigError(f"model {config.model!r}: option http must be one of {', '.join(HTTP_STACKS)}, not {self.http!r}")
+        if self.http == "plain" and (urlsplit(self.base_url).scheme != "http" or not urlsplit(self.base_url).hostname):
+            raise ConfigError(f"model {config.model!r}: option http = plain speaks to http://HOST URLs only, not {self.base_url!r}")
+        self._plain: PlainHTTP | None = None
         self._session: aiohttp.ClientSession | None = None
         self._proxy: tuple[URL, aiohttp.BasicAuth | None] | None = None
-        self._retryable, self._failures = RETRYABLE_TRANSPORT_ERRORS, TRANSPORT_ERRORS
-        if self.http == "httpx":  # imported only when used: it costs start-up time
+        # Timeouts, refused or reset connections, servers that hang up without answering: retried; other failures not.
+        self._retryable: tuple[type[Exception], ...] = (asyncio.TimeoutError, OSError)
+        self._failures: tuple[type[Exception], ...] = (PlainHTTPError,)
+        if self.http == "aiohttp":  # each stack imported only when used: importing one costs start-up time
+            aiohttp = _aiohttp()
+            self._retryable += (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+            self._failures += (aiohttp.ClientError,)
+        elif self.http == "httpx":
             import httpx
 
             self._retryable += (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError)
@@ -216,12 +223,32 @@ class OpenAIClient(ModelClient, EmbeddingClient):
             trust_env=self.use_proxy_env,
         )
 
+    def _default_stack(self) -> str:
+        """plain for an http:// endpoint no proxy variable may route, else aiohttp."""
+        proxied = self.use_proxy_env and any(os.environ.get(name) for name in PROXY_VARIABLES)
+        return "plain" if self.base_url.startswith("http://") and not proxied else "aiohttp"
+
+    def make_plain(self) -> PlainHTTP:
+        """The plain-http connections: the key as a default header, `timeout_s` for each reply."""
+        url = urlsplit(self.base_url)
+        return PlainHTTP(
+            url.hostname or "",
+            url.port or 80,
+            {**self._auth_headers(), **JSON_HEADERS},
+            connect_timeout_s=min(10.0, self.config.timeout_s),
+            read_timeout_s=self.config.timeout_s,
+        )
+
     def make_session(self) -> aiohttp.ClientSession:
         """The aiohttp session: up to `max_in_flight` connections, the key as a default header.
 
         The proxy from the environment is looked up once here: aiohttp's trust_env would look it (and ~/.netrc)
         up in a worker thread on every request, which doubled the CPU per request.
         """
+        aiohttp = _aiohttp()
+        from aiohttp.helpers import get_env_proxy_for_url
+        from yarl import URL
+
         self._proxy = None
         if self.use_proxy_env:
             with contextlib.suppress(LookupError):
@@ -237,6 +264,10 @@ class OpenAIClient(ModelClient, EmbeddingClient):
 
     async def _post(self, index: int, content: bytes, path: str = "/chat/completions") -> HTTPReply:
         """POST to `path` (/chat/completions, /embeddings) through the configured stack (`index`: the slot's httpx pool)."""
+        if self.http == "plain":
+            plain = self._plain = self._plain or self.make_plain()
+            reply = await plain.request("POST", self._target + path, content)
+            return HTTPReply(reply.status, reply.text(), reply.headers)
         if self.http == "httpx":
             response = await self._pool(index).post(path, content=content, headers=JSON_HEADERS)
             return HTTPReply(response.status_code, response.text, response.headers)
@@ -246,12 +277,17 @@ class OpenAIClient(ModelClient, EmbeddingClient):
             return await _read(reply)
 
     async def _get(self, path: str, timeout_s: float) -> HTTPReply:
+        if self.http == "plain":
+            plain = self._plain = self._plain or self.make_plain()
+            reply = await plain.request("GET", self._target + path, timeout_s=timeout_s)
+            return HTTPReply(reply.status, reply.text(), reply.headers)
         if self.http == "httpx":
             response = await self._pool(0).get(path, timeout=timeout_s)
             return HTTPReply(response.status_code, response.text, response.headers)
         session = self._session = self._session or self.make_session()
         proxy, proxy_auth = self._proxy or (None, None)
-        async with session.get(self.base_url + path, timeout=aiohttp.ClientTimeout(total=timeout_s), proxy=proxy, proxy_auth=proxy_auth) as reply:
+        timeout = _aiohttp().ClientTimeout(total=timeout_s)
+        async with session.get(self.base_url + path, timeout=timeout, proxy=proxy, proxy_auth=proxy_auth) as reply:
             return await _read(reply)
 
     async def __aenter__(self) -> Self:
@@ -268,6 +304,9 @@ class OpenAIClient(ModelClient, EmbeddingClient):
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._plain is not None:
+            await self._plain.aclose()
+            self._plain = None
 
     # ----------------------------------------------------------------------- requests
 
@@ -386,7 +425,7 @@ class OpenAIClient(ModelClient, EmbeddingClient):
 
     async def check(self) -> None:
         """One GET /models with a short timeout: the key is accepted and the endpoint answers."""
-        failures: tuple[type[Exception], ...] = (TimeoutError, *self._failures)
+        failures: tuple[type[Exception], ...] = (TimeoutError, *self._retryable, *self._failures)
         try:
             response = await self._get("/models", min(CHECK_TIMEOUT_S, self.config.timeout_s))
         except failures as exc:
@@ -433,12 +472,26 @@ class OpenAIClient(ModelClient, EmbeddingClient):
     # ----------------------------------------------------------------------- helpers
 
     @property
+    def _target(self) -> str:
+        """The base URL's path, where request paths go: /v1 of http://host:8000/v1."""
+        return urlsplit(self.base_url).path
+
+    @property
     def _where(self) -> str:
         return f"{self.config.model} at {self.base_url}"
 
     def _redact(self, text: str) -> str:
         """The text with the key blanked out, in case a server echoes it."""
         return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def _aiohttp() -> Any:
+    """aiohttp, imported on first use (bench_openai.tls first, so its default TLS contexts load their CAs when used)."""
+    import aiohttp
+
+    import bench_openai.tls  # noqa: F401
+
+    return aiohttp
 
 
 @functools.cache

@@ -21,7 +21,7 @@ def serve(fake_openai_server: Callable[..., FakeOpenAIServer]) -> Callable[..., 
     return fake_openai_server
 
 
-@pytest.fixture(params=["aiohttp", "httpx"])
+@pytest.fixture(params=["plain", "aiohttp", "httpx"])
 def stack(request: pytest.FixtureRequest) -> str:
     """Each HTTP stack the client can use (the `http` option)."""
     return str(request.param)

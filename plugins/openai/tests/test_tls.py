@@ -8,7 +8,7 @@ import sys
 
 SCRIPT = """
 import json, ssl
-import bench_openai.client  # what a run imports
+import bench_openai.client; bench_openai.client._aiohttp()  # what a run on aiohttp imports
 import aiohttp.connector as connector
 from bench_openai.tls import DeferredCAContext
 
