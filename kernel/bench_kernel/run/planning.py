@@ -132,14 +132,10 @@ def sweep_arms(config: RunConfig) -> list[str]:
 
 def arm_channel_options(config: RunConfig, arm: str) -> dict[str, Any]:
     """The channel options a conversation of this arm plays with (a sweep value overrides the run's)."""
-    options = dict(config.channel_options or {})
-    for key, values in (config.sweep or {}).items():
-        if values:
-            options[key] = values[0]
+    sweep = config.sweep or {}
+    options = {**(config.channel_options or {}), **{key: values[0] for key, values in sweep.items() if values}}
     key, sep, raw = arm.partition("=")
-    if sep and config.sweep and key in config.sweep:
-        options[key] = json.loads(raw)
-    return options
+    return {**options, key: json.loads(raw)} if sep and key in sweep else options
 
 
 def evaluated(arm: str) -> bool:
@@ -266,7 +262,7 @@ def _check_duplex_only(config: RunConfig, agent: Agent, user: UserSimulator | No
     if exposure not in agent.exposures:
         raise ConfigError(f"agent {agent.name!r} cannot be given --exposure {exposure} (it takes: {', '.join(agent.exposures)})")
     for participant in (agent, user) if config.mode is not Mode.FULL_DUPLEX else ():
-        if getattr(participant, "duplex_only", False):
+        if participant is not None and getattr(participant, "duplex_only", False):
             raise ConfigError(f"{participant.name!r} plays only full-duplex conversations: add --mode full-duplex")
 
 
