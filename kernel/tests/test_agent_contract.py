@@ -17,7 +17,8 @@ from bench_kernel.builtin.participants import OracleSession
 from bench_kernel.errors import ConfigError, ModelUnavailableError, ResumeConflictError
 from bench_kernel.modelhub.hub import ConversationModels, LedgerEntry, ModelHub
 from bench_kernel.plugins import get_plugin_manager, load_profile
-from bench_kernel.run.runner import RunConfig, RunSummary, agent_cost, run
+from bench_kernel.run.playing import agent_cost
+from bench_kernel.run.runner import RunConfig, RunSummary, run
 from bench_kernel.schema.messages import AssistantMessage, Message
 from bench_kernel.store.store import Store
 

@@ -163,7 +163,7 @@ def test_a_paired_run_plays_each_conversation_again_without_the_channel(tmp_path
 
 
 def test_a_channel_fills_the_model_roles_it_needs_with_its_defaults() -> None:
-    from bench_kernel.run.runner import with_component_defaults
+    from bench_kernel.run.planning import with_component_defaults
 
     channel = bench_kernel.Channel(name="c", model_roles=("tts",), default_models={"tts": {"backend": "piper", "model": "joe"}})
     config = with_component_defaults(RunConfig(), channel)

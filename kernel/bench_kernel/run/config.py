@@ -62,11 +62,6 @@ def price_overrides(texts: tuple[str, ...]) -> dict[str, Price]:
         raise ConfigError(str(exc)) from exc
 
 
-def comma_list(texts: Iterable[str]) -> list[str]:
-    """Repeated, comma-separated names as one list."""
-    return [name.strip() for text in texts for name in text.split(",") if name.strip()]
-
-
 @attrs.frozen(kw_only=True)
 class RunOption:
     """One `bench run` option and the [run] key it sets, declared on the RunConfig field it belongs to (`option`)."""
@@ -254,7 +249,7 @@ class RunConfig:
                 key="exclude_flagged",
                 plugin="trust",
                 multiple=True,
-                parse=lambda texts: comma_list(texts) or None,
+                parse=lambda texts: [name.strip() for text in texts for name in text.split(",") if name.strip()] or None,
                 help="bench-trust: leave out tasks `bench audit` flags with FLAG (repeatable or comma separated, e.g. "
                 "passed_by_floor,gold_fails; missing audits are run and cached first, docs/audit.md).",
             ),

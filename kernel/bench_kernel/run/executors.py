@@ -1,7 +1,4 @@
-"""Executors: where a run's conversations are played; workers send messages, the run's process alone stores them.
-
-How and why one process writes (resume, cost cap, signals and report as with one process): docs/executors.md.
-"""
+"""Executors: where a run's conversations are played; workers send messages, the run's process alone stores them (docs/executors.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Standard or custom: whether a run's participants send what its profile fixes, decided before any conversation.
-
-The verdict is the run's `run.methodology` event, shown in the run header and read by exports (docs/frameworks.md).
-"""
+"""Standard or custom: whether a run's participants send what its profile fixes, decided before any conversation (docs/frameworks.md)."""
 
 from __future__ import annotations
 

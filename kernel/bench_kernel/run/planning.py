@@ -11,7 +11,7 @@ import attrs
 
 from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
-from bench_kernel.conversation.participants import Agent
+from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
 from bench_kernel.evaluation.rewards import Evaluation
@@ -109,11 +109,8 @@ def select_tasks(data: DomainData, config: RunConfig) -> list[Task]:
         if missing:
             raise ConfigError(f"unknown task ids in domain {data.name!r}: {', '.join(missing)}")
     chosen = selected_ids(data.tasks, config)
-    if isinstance(data.tasks, LazyTasks):
-        tasks = list(data.tasks.narrowed(chosen))  # only the chosen tasks are built
-    else:
-        wanted = set(chosen)
-        tasks = [t for t in data.tasks if t.id in wanted]
+    wanted = set(chosen)  # lazy tasks: only the chosen ones are built
+    tasks = list(data.tasks.narrowed(chosen)) if isinstance(data.tasks, LazyTasks) else [t for t in data.tasks if t.id in wanted]
     if not tasks:
         raise ConfigError(f"no tasks selected in domain {data.name!r}")
     return tasks
@@ -135,14 +132,10 @@ def sweep_arms(config: RunConfig) -> list[str]:
 
 def arm_channel_options(config: RunConfig, arm: str) -> dict[str, Any]:
     """The channel options a conversation of this arm plays with (a sweep value overrides the run's)."""
-    options = dict(config.channel_options or {})
-    for key, values in (config.sweep or {}).items():
-        if values:
-            options[key] = values[0]
+    sweep = config.sweep or {}
+    options = {**(config.channel_options or {}), **{key: values[0] for key, values in sweep.items() if values}}
     key, sep, raw = arm.partition("=")
-    if sep and config.sweep and key in config.sweep:
-        options[key] = json.loads(raw)
-    return options
+    return {**options, key: json.loads(raw)} if sep and key in sweep else options
 
 
 def evaluated(arm: str) -> bool:
@@ -150,30 +143,20 @@ def evaluated(arm: str) -> bool:
     return arm in EVALUATED_ARMS or "=" in arm
 
 
-def plan_units(
-    tasks: list[Task], config: RunConfig, done: set[tuple[str, str, int]], retries: Mapping[tuple[str, str, int], int] | None = None
-) -> tuple[list[Unit], int]:
-    """Units still to run (trial-major, as tau2 orders them) and how many were already done."""
-    # `retries`: the replay ordinal of units whose newest row is a replay (`--retry-attributed`); one that ended in an
-    # infrastructure error is played again under the same ordinal.
-    arms = ["agent", *([TEXT_ARM] if config.paired else []), *sweep_arms(config)]
-    wanted = [Unit(arm, task, trial) for arm in arms for trial in range(config.trials) for task in tasks]
-    if config.baseline and config.agent != BASELINE_AGENT:
-        wanted += [Unit("baseline", task, 0) for task in tasks]
-    todo = [u for u in wanted if (u.arm, u.task.id, u.trial) not in done]
-    if retries:
-        todo = [attrs.evolve(u, retry=retries.get((u.arm, u.task.id, u.trial), 0)) for u in todo]
-    return todo, len(wanted) - len(todo)
-
-
 def plan_stored(store: Store, run_id: str, tasks: list[Task], config: RunConfig) -> tuple[list[Unit], int]:
-    """The units a begun or resumed run still plays (with `--retry-attributed`'s replays), and how many it had stored."""
-    units, skipped = plan_units(tasks, config, store.finished_units(run_id), store.current_retries(run_id))
+    """The units a run still plays (trial-major, as tau2 orders them; then `--retry-attributed`'s replays), and how many it had stored."""
+    arms = ["agent", *([TEXT_ARM] if config.paired else []), *sweep_arms(config)]
+    wanted = [(arm, task, trial) for arm in arms for trial in range(config.trials) for task in tasks]
+    if config.baseline and config.agent != BASELINE_AGENT:
+        wanted += [("baseline", task, 0) for task in tasks]
+    done, retries = store.finished_units(run_id), store.current_retries(run_id)
+    # A unit whose newest row is a replay keeps its ordinal: one that ended in an infrastructure error is played again under it.
+    units = [Unit(arm, task, trial, retries.get((arm, task.id, trial), 0)) for arm, task, trial in wanted if (arm, task.id, trial) not in done]
     # Judge faults are judged again on resume (bench-judging: `RewardComponent.resume`), never played again.
     labels = [label for label in config.retry_attributed or () if label != JUDGE]
     replays = retry_units(store, run_id, tasks, labels) if labels else []
     # A replayed unit is counted once, as one to play: the run's planned total stays its units'.
-    return units + replays, skipped - len(replays)
+    return units + replays, len(wanted) - len(units) - len(replays)
 
 
 def retry_units(store: Store, run_id: str, tasks: list[Task], labels: Sequence[str]) -> list[Unit]:
@@ -273,16 +256,13 @@ def with_component_defaults(config: RunConfig, channel: Channel, agent: Agent | 
     return config if models == config.models else attrs.evolve(config, models=models)
 
 
-def _check_duplex_only(config: RunConfig, participants: list[Any]) -> None:
+def _check_duplex_only(config: RunConfig, agent: Agent, user: UserSimulator | None) -> None:
     """Refuse, before anything is stored, a participant outside the modes it plays and an exposure the agent lacks."""
     exposure = config.exposure or "none"
-    agent = participants[0] if participants else None
-    if isinstance(agent, Agent) and exposure not in agent.exposures:
+    if exposure not in agent.exposures:
         raise ConfigError(f"agent {agent.name!r} cannot be given --exposure {exposure} (it takes: {', '.join(agent.exposures)})")
-    if config.mode is Mode.FULL_DUPLEX:
-        return
-    for participant in participants:
-        if getattr(participant, "duplex_only", False):
+    for participant in (agent, user) if config.mode is not Mode.FULL_DUPLEX else ():
+        if participant is not None and getattr(participant, "duplex_only", False):
             raise ConfigError(f"{participant.name!r} plays only full-duplex conversations: add --mode full-duplex")
 
 
@@ -310,18 +290,10 @@ def agent_fingerprint(agent: Agent, options: Mapping[str, Any], plugin: str | No
 
 def code_fingerprints(registry: Registry, parts: RunParts) -> dict[str, str]:
     """The code fingerprints of the run's components (`code_fingerprint`, where not empty), by "KIND NAME"."""
-    return checked_fingerprints(
-        registry,
-        [
-            ("agent", parts.agent),
-            ("agent", parts.baseline_agent),
-            ("user simulator", parts.user),
-            ("user simulator", parts.baseline_user),
-            ("channel", parts.channel),
-            ("judge", registry.get("judge", parts.config.judge) if parts.config.judge else None),
-            *((kind, c) for kind in ("metric", "reward component", "combination rule") for c in registry.components.get(kind, {}).values()),
-        ],
-    )
+    judge = registry.get("judge", parts.config.judge) if parts.config.judge else None  # as registered, not as `prepare_judge` wraps it
+    players = [("agent", parts.agent), ("agent", parts.baseline_agent), ("user simulator", parts.user), ("user simulator", parts.baseline_user)]
+    scorers = [(kind, c) for kind in ("metric", "reward component", "combination rule") for c in registry.components.get(kind, {}).values()]
+    return checked_fingerprints(registry, [*players, ("channel", parts.channel), ("judge", judge), *scorers])
 
 
 def checked_fingerprints(registry: Registry, components: Sequence[tuple[str, Any]]) -> dict[str, str]:
@@ -413,7 +385,7 @@ def resolve_components(registry: Registry, config: RunConfig, data: DomainData, 
     components = [c for c in (resolved.agent, resolved.user, resolved.judge, resolved.channel, *(m for _, m in resolved.metrics)) if c is not None]
     roles = [c.needed_roles(config.agent_options, registry) if isinstance(c, Agent) else getattr(c, "model_roles", ()) for c in components]
     _check_model_roles(config, [(repr(c.name), needed) for c, needed in zip(components, roles, strict=True)])
-    _check_duplex_only(config, [resolved.agent, resolved.user])
+    _check_duplex_only(config, resolved.agent, resolved.user)
     variant = f" with retrieval {data.retrieval!r}" if data.retrieval else ""
     _check_model_roles(config, [(f"domain {data.name!r}{variant}", data.model_roles)])
     return resolved
@@ -494,22 +466,13 @@ def _also_in(task_ids: Sequence[str]) -> str:
 
 
 def checked_gold(data: DomainData, tasks: Sequence[Task], config: RunConfig, plugin: str | None = None) -> list[dict[str, Any]]:
-    """`gold_failures`, refused (`refuse_unscorable`) unless the run allows broken tasks."""
-    failures = gold_failures(data, tasks, plugin)
-    refuse_unscorable(data, tasks, failures, allowed=config.allow_broken_tasks, plugin=plugin)
-    return failures
-
-
-def refuse_unscorable(
-    data: DomainData, tasks: Sequence[Task], failures: Sequence[Mapping[str, Any]], *, allowed: bool, plugin: str | None = None
-) -> None:
-    """Refuse a run whose tasks cannot be scored (their gold replay fails), unless it allows broken tasks; `plugin` is the domain's."""
+    """`gold_failures`; a run whose tasks cannot be scored (their gold replay fails) is refused unless it allows broken tasks."""
+    failures = gold_failures(data, tasks, plugin)  # `plugin`: the domain's
     refused = [f for f in failures if not f["scored_as_reference"]]
-    if not refused:
-        return
-    if allowed:
+    if refused and config.allow_broken_tasks:
         log.warning("run.broken_tasks", tasks=[f["task_id"] for f in refused], why="--allow-broken-tasks: rewards not meaningful")
-        return
+    if not refused or config.allow_broken_tasks:
+        return failures
     shown = [f"{f['task_id']} ({'; '.join(f['problems'])})" for f in refused[:MAX_LISTED]]
     more = f"; and {len(refused) - MAX_LISTED} more (`bench check` lists them all)" if len(refused) > MAX_LISTED else ""
     raise ConfigError(

@@ -21,9 +21,8 @@ from bench_kernel.run.context import RunContext, Unit
 from bench_kernel.run.planning import TEXT_ARM, arm_channel_options, evaluated
 from bench_kernel.run.scoring import MetricInputs, awaited, component_values, score_metrics
 from bench_kernel.schema.events import EventLog
-from bench_kernel.schema.messages import Message, Mode, TerminationReason
+from bench_kernel.schema.messages import Mode, TerminationReason
 from bench_kernel.schema.results import INFRASTRUCTURE, Attribution, ConversationResult
-from bench_kernel.schema.tasks import Task
 from bench_kernel.serialization import utc_now
 from bench_kernel.store.store import MetricValue, PluginRows
 from bench_kernel.tasks.domain import build_environment
@@ -88,7 +87,7 @@ async def _converse(
         duplex=config.duplex,
         data_dir=config.data_dir,
     )
-    convo = await _play(ctx, agent, user, setup, env, history, events, channel, recording_name(ctx.run_id, unit))
+    convo = await _play(ctx, agent, user, setup, env, channel, recording_name(ctx.run_id, unit))
     assert convo.termination is not None
     gold = ctx.gold(task)
     reward_info = await evaluate(
@@ -141,8 +140,6 @@ async def _play(
     user: UserSimulator | None,
     setup: ConversationSetup,
     env: Environment,
-    history: list[Message],
-    events: EventLog,
     channel_kind: Channel,
     audio_name: str,
 ) -> Conversation:
@@ -163,10 +160,10 @@ async def _play(
         )
         if config.mode is Mode.FULL_DUPLEX:  # played by the loop a plugin registers (bench-duplex), checked at start
             loop = ctx.registry.get("conversation loop", config.mode.value)
-            convo = await loop.play(setup, env, agent_session, user_session, channel, events=events, limits=limits, audio_name=audio_name)
+            convo = await loop.play(setup, env, agent_session, user_session, channel, events=setup.events, limits=limits, audio_name=audio_name)
         else:
             convo = await run_conversation(
-                env, agent_session, user_session, mode=config.mode, history=history, limits=limits, channel=channel, events=events
+                env, agent_session, user_session, mode=config.mode, history=setup.history, limits=limits, channel=channel, events=setup.events
             )
         termination = convo.termination
         return convo
@@ -219,6 +216,10 @@ def _result(ctx: RunContext, unit: Unit, started_utc: str, t0: float, **fields: 
 def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: float, exc: Exception) -> ConversationResult:
     error = redact(f"{type(exc).__name__}: {exc}")
     attribution = Attribution(label=INFRASTRUCTURE, rule="infrastructure_error", evidence=error)
+    try:
+        attributes = ctx.task_attributes(unit.task)
+    except Exception:  # noqa: BLE001 - an infrastructure error is stored whatever a plugin's attributes do
+        attributes = {"domain": ctx.data.name}
     return _result(
         ctx,
         unit,
@@ -228,13 +229,6 @@ def _infrastructure_error(ctx: RunContext, unit: Unit, started_utc: str, t0: flo
         messages=[],
         reward_info=None,
         error=error,
-        attributes=_safe_attributes(ctx, unit.task),
+        attributes=attributes,
         attribution=attribution,
     )
-
-
-def _safe_attributes(ctx: RunContext, task: Task) -> dict[str, str]:
-    try:
-        return ctx.task_attributes(task)
-    except Exception:  # noqa: BLE001 - an infrastructure error is stored whatever a plugin's attributes do
-        return {"domain": ctx.data.name}

@@ -1,7 +1,4 @@
-"""Building a RunConfig from a TOML run file (README's example), environment variables and command-line options.
-
-Precedence: options given on the command line (or by their BENCH_* variables) > the run file > defaults.
-"""
+"""A RunConfig from a TOML run file (README's example) and command-line options (or their BENCH_* variables), which win over the file."""
 
 from __future__ import annotations
 
@@ -84,7 +81,11 @@ def run_config_problems(config: RunConfig) -> list[str]:
             problems.append(f"prices must be finite and not negative @ $.prices.{model}")
     for role, model_config in config.models.items():
         problems += model_config_problems(model_config, f"$.models.{role}")
-    problems += _path_problems(config)
+    if config.tasks_file is not None and not Path(config.tasks_file).is_file():
+        state = "is a directory, not a file" if Path(config.tasks_file).is_dir() else "no such file"
+        problems.append(f"tasks_file {config.tasks_file!r}: {state} @ {run}.tasks_file")
+    if config.data_dir is not None and not Path(config.data_dir).is_dir():
+        problems.append(f"data_dir {config.data_dir!r}: no such directory @ {run}.data_dir")
     data = unstructure(config)  # undecodable bytes in an option arrive as lone surrogates, which SQLite refuses
     data.update(data.pop("plugin_settings"))
     for section in ("models", "prices"):
@@ -105,17 +106,6 @@ def _bound_problems(opt: RunOption, config: RunConfig) -> list[str]:
     if opt.at_most is not None and value > opt.at_most:
         return [f"{opt.key} must be at most {opt.at_most}, not {value} @ $.run.{opt.key}"]
     return []
-
-
-def _path_problems(config: RunConfig) -> list[str]:
-    problems = []
-    value = config.tasks_file
-    if value is not None and not Path(value).is_file():
-        state = "is a directory, not a file" if Path(value).is_dir() else "no such file"
-        problems.append(f"tasks_file {value!r}: {state} @ $.run.tasks_file")
-    if config.data_dir is not None and not Path(config.data_dir).is_dir():
-        problems.append(f"data_dir {config.data_dir!r}: no such directory @ $.run.data_dir")
-    return problems
 
 
 def model_config_problems(config: ModelConfig, where: str) -> list[str]:

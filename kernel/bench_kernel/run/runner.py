@@ -37,11 +37,10 @@ from bench_kernel.run.planning import (
     record_code_changes,
     resolve_components,
     select_tasks,
-    with_component_defaults,
     with_loop_settings,
 )
-from bench_kernel.run.playing import agent_cost, run_unit
-from bench_kernel.run.scoring import MetricInputs, metric_failure, score_metrics
+from bench_kernel.run.playing import run_unit
+from bench_kernel.run.scoring import metric_failure
 from bench_kernel.run.transforms import content_settings, finish_transforms, prepared_tasks, refuse_unowned_settings, transformed_tasks
 from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
@@ -201,11 +200,6 @@ def _gold_check_after_loading(
     return found
 
 
-def in_flight_record(ctx: RunContext) -> dict[str, Any]:
-    """The run's effective in-flight limits, as its run.started (or run.resumed) event keeps them."""
-    return {"concurrency": ctx.config.concurrency, "in_flight": [unstructure(limit) for limit in ctx.models.in_flight_limits()]}
-
-
 async def execute(
     ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None] | None = None, preload_after_s: float | None = None
 ) -> int:
@@ -316,10 +310,9 @@ async def run_async(
         except DeferredDataError as exc:  # a domain's deferred data, loaded early (e.g. for worker processes)
             raise exc.error from None
         except asyncio.CancelledError:
-            if interrupts.signum is None:
+            if (signum := interrupts.uncancel()) is None:
                 raise
-            _uncancel()
-            raise RunInterrupted(interrupts.signum) from None
+            raise RunInterrupted(signum) from None
         bind_context(run_id=ctx.run_id)
         finished, status, counts, failed = await _run_prepared(ctx, units, skipped, resumed, on_start, on_finished, interrupts)
     return RunSummary(
@@ -360,18 +353,15 @@ async def _run_prepared(
             on_start(ctx, len(units), skipped)
         # A resume lets each component score stored conversations again (bench-judging: those whose judge failed).
         rescored = [await c.resume(ctx) for c in ctx.evaluation.components.values()] if resumed else []
-        ctx.store.add_event(
-            ctx.run_id,
-            "run.resumed" if resumed else "run.started",
-            {"to_run": len(units), "stored": skipped, **in_flight_record(ctx), **{k: v for done in rescored for k, v in done.items()}},
-        )
+        in_flight = [unstructure(limit) for limit in ctx.models.in_flight_limits()]  # the effective limits, kept with the run
+        started = {"to_run": len(units), "stored": skipped, "concurrency": ctx.config.concurrency, "in_flight": in_flight}
+        ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", started | {k: v for done in rescored for k, v in done.items()})
         stopped_early = False
         try:
             stopped_early = await _execute_with_deadline(ctx, units, counted)
         except asyncio.CancelledError:
-            if interrupts.signum is None:
+            if interrupts.uncancel() is None:
                 raise
-            _uncancel()
         interrupts.armed = False  # from here on the run ends by itself: what it stored is recorded whatever comes
         if interrupts.signum is None and not stopped_early:  # e.g. bench-trust's static audit flags (docs/audit.md)
             finish_transforms(ctx)
@@ -438,6 +428,12 @@ class _Interrupts:
             self.signum = signum
             self.task.cancel()
 
+    def uncancel(self) -> int | None:
+        """The signal that cancelled the task, if one did: the task then goes on (uncancelled) to end the run cleanly."""
+        if self.signum is not None and self.task is not None:
+            self.task.uncancel()
+        return self.signum
+
     def uninstall(self) -> None:
         """Give the signals back to their default handlers."""
         loop = asyncio.get_running_loop()
@@ -462,22 +458,12 @@ def _cancel_on_signals(enabled: bool) -> Iterator[_Interrupts]:
         interrupts.uninstall()
 
 
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
-
-
 def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> str:
     """complete when every planned unit finished, failed when every one was an infrastructure error, else incomplete."""
     infra, stored = counts["infrastructure_errors"], counts["stored"]
-    if stopped_early:
-        return "incomplete"
-    if stored and infra == stored:
+    if stored and infra == stored and not stopped_early:
         return "failed"
-    if infra or stored - infra < planned:
-        return "incomplete"
-    return "complete"
+    return "incomplete" if stopped_early or infra or stored < planned else "complete"
 
 
 async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> bool:
@@ -509,25 +495,3 @@ async def _collector_for_conversations() -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
-
-
-__all__ = [  # with the stages' names other modules import from here
-    "YOUNG_COLLECTION_THRESHOLD",
-    "MetricInputs",
-    "RunConfig",
-    "RunInterrupted",
-    "RunSummary",
-    "agent_cost",
-    "execute",
-    "in_flight_record",
-    "load_domain",
-    "preload_run_data",
-    "prepare",
-    "profile_fits",
-    "resolve_components",
-    "run",
-    "run_async",
-    "run_status",
-    "score_metrics",
-    "with_component_defaults",
-]

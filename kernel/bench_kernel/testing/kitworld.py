@@ -18,7 +18,8 @@ import attrs
 from bench_kernel.evaluation.evaluator import evaluate, replay_gold
 from bench_kernel.markers import hookimpl
 from bench_kernel.plugins import DEFAULT_PLUGINS, PluginSet, get_plugin_manager
-from bench_kernel.run.runner import MetricInputs, RunConfig, prepare, run
+from bench_kernel.run.runner import RunConfig, prepare, run
+from bench_kernel.run.scoring import MetricInputs
 from bench_kernel.schema.messages import AssistantMessage, Message, TerminationReason, ToolCall, UserMessage
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.schema.tasks import Task

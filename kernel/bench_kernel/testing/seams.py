@@ -39,7 +39,7 @@ from bench_kernel.plugins import PluginSet, always_loaded, collect, get_plugin_m
 from bench_kernel.registry import Registry
 from bench_kernel.report.report import build_report, report_builder
 from bench_kernel.run.context import Executor
-from bench_kernel.run.runner import score_metrics
+from bench_kernel.run.scoring import score_metrics
 from bench_kernel.schema.events import EventLog
 from bench_kernel.schema.messages import AssistantMessage, Message, Mode, TerminationReason, UserMessage
 from bench_kernel.schema.results import Check
