@@ -168,7 +168,8 @@ class GoldChecker:
 def _not_deterministic(task: Task, step: Step, differs: tuple[str, str, Any, Any]) -> ToolFault:
     """Two replays left one record different (every result equal so far)."""
     table, key, a, b = differs
-    texts = abbreviated_pair(*(canonical_json(converter.unstructure(r)) if r is not None else "" for r in (a, b)))
+    plain = [canonical_json(converter.unstructure(r)) if r is not None else "" for r in (a, b)]
+    texts = abbreviated_pair(plain[0], plain[1])
     one, other = (repr(text) if record is not None else "absent" for text, record in zip(texts, (a, b), strict=True))
     detail = f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and as {other} in another (every result equal)"
     return ToolFault.at(task, step, NOT_DETERMINISTIC, detail)

@@ -45,7 +45,7 @@ class _Docstring:
     summary: str
     details: str
     args: dict[str, str]
-    types: dict[str, str] = attrs.field(factory=dict)
+    types: dict[str, str]
     """The type written in parentheses after each documented name (``name (int): ...``), when there is one."""
 
 
@@ -56,16 +56,11 @@ def _parse_docstring(doc: str | None) -> _Docstring:
     head = text[: headers[0].start()] if headers else text
     # tau2 (via docstring_parser) takes only the first line as the summary, the rest as details
     summary, _, details = head.partition("\n")
-    args: dict[str, str] = {}
-    types: dict[str, str] = {}
-    for header, following in zip(headers, [*headers[1:], None], strict=False):
-        if header.group(1) in _ARG_SECTIONS:
-            body = text[header.end() : following.start() if following else len(text)]
-            for name, written, description in _parse_args(body):
-                args[name] = description
-                if written:
-                    types[name] = written
-    return _Docstring(summary.strip(), details.strip(), args, types)
+    pairs = zip(headers, [*headers[1:], None], strict=False)
+    bodies = [text[header.end() : after.start() if after else len(text)] for header, after in pairs if header.group(1) in _ARG_SECTIONS]
+    entries = [entry for body in bodies for entry in _parse_args(body)]
+    types = {name: written for name, written, _ in entries if written}
+    return _Docstring(summary.strip(), details.strip(), {name: description for name, _, description in entries}, types)
 
 
 def _parse_args(body: str) -> list[tuple[str, str, str]]:
@@ -161,7 +156,8 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
     text = re.sub(r",\s*(optional|required)\s*$", "", written.strip(), flags=re.IGNORECASE).strip()
     if not text:
         return set()
-    parts = _split_union(text)
+    parts = _split_top(text, "|")  # `A | B`, or else `A or B`
+    parts = parts if len(parts) > 1 else re.split(r"\s+or\s+", parts[0])
     if len(parts) > 1:
         kinds = [_written_kinds(p, namespace) for p in parts if p.lower() not in ("none", "null")]
         return set().union(*kinds) if all(kinds) else set()
@@ -183,12 +179,6 @@ def _annotation_kinds(annotation: Any) -> set[str]:
         return _schema_kinds(_type_schema(annotation))
     except TypeError:
         return set()
-
-
-def _split_union(text: str) -> list[str]:
-    """The members of `A | B` or `A or B` at the top level (brackets kept whole)."""
-    members = _split_top(text, "|")
-    return members if len(members) > 1 else re.split(r"\s+or\s+", members[0])
 
 
 def _split_top(text: str, separator: str) -> list[str]:
