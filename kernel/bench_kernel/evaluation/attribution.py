@@ -1,6 +1,4 @@
-"""Failure attribution's seam: registered attributors label a failed conversation; the store keeps the label.
-
-The kernel owns the labels and their columns; the rules are a plugin's (bench-trust, docs/attribution.md)."""
+"""Failure attribution's seam: registered attributors (bench-trust's rules, docs/attribution.md) label a failed conversation."""
 
 from __future__ import annotations
 

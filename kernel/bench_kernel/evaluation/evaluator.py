@@ -1,6 +1,4 @@
-"""Scores a finished conversation: tau2's DB, ENV_ASSERTION, ACTION and COMMUNICATE components (NL_ASSERTION is bench-judging's).
-
-The task's rule combines its reward_basis; each component's score is kept with the checks behind it."""
+"""Scores a conversation: tau2's DB, ENV_ASSERTION, ACTION and COMMUNICATE components (NL_ASSERTION: bench-judging), by the task's rule."""
 
 from __future__ import annotations
 
@@ -272,12 +270,7 @@ def _arguments(arguments: Mapping[str, Any]) -> str:
 
 def action_matches(action: Action, call: ToolCall) -> bool:
     """tau2's rule: same name, and arguments equal on compare_args (None: the call's own keys)."""
-    if call.name != action.name:
-        return False
-    if action.compare_args is None:
-        keys = list(call.arguments)
-        return {k: call.arguments[k] for k in keys} == {k: action.arguments[k] for k in keys if k in action.arguments}
-    return {k: call.arguments.get(k) for k in action.compare_args} == {k: action.arguments.get(k) for k in action.compare_args}
+    return call.name == action.name and not differing_keys(action, call)
 
 
 def communicate_component(infos: Sequence[str] | None, messages: Sequence[Message]) -> ComponentScore:

@@ -1,7 +1,4 @@
-"""Gold replays as checks: a task's gold actions replayed twice from fresh states, the first replay watched.
-
-They find the two tool bugs no gold action fails on but that leave a domain unscorable: a tool that edits a shared
-record in place, and one whose results differ between replays (random ids). Used by `bench check`, the kit and `bench run`."""
+"""Gold replays as checks: two from fresh states, the first watched, find tools that edit shared records or are not deterministic."""
 
 from __future__ import annotations
 
@@ -171,14 +168,11 @@ class GoldChecker:
 def _not_deterministic(task: Task, step: Step, differs: tuple[str, str, Any, Any]) -> ToolFault:
     """Two replays left one record different (every result equal so far)."""
     table, key, a, b = differs
-    texts = abbreviated_pair(_record_text(a), _record_text(b))
+    plain = [canonical_json(converter.unstructure(r)) if r is not None else "" for r in (a, b)]
+    texts = abbreviated_pair(plain[0], plain[1])
     one, other = (repr(text) if record is not None else "absent" for text, record in zip(texts, (a, b), strict=True))
     detail = f"left record {key!r} of table {table!r} as {one} in one gold replay from a fresh state and as {other} in another (every result equal)"
     return ToolFault.at(task, step, NOT_DETERMINISTIC, detail)
-
-
-def _record_text(record: Any) -> str:
-    return canonical_json(converter.unstructure(record)) if record is not None else ""
 
 
 def in_place_fix(table: str) -> str:

@@ -1,6 +1,4 @@
-"""Open evaluation: reward components and combination rules, registered by plugins and named by task files.
-
-Task files name both: `reward_basis` and `reward_rule` (tau2's product is the built-in rule)."""
+"""Open evaluation: reward components and combination rules that plugins register and task files name (`reward_basis`, `reward_rule`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The report's data and what plugins add to it: sections computed from the store, and the formats it prints in.
-
-Sections, cards, formats and builders are registered by plugins (bench-report's builder and formats; docs/plugins.md)."""
+"""The report's data and what plugins register for it: sections computed from the store, cards, formats, the builder (docs/plugins.md)."""
 
 from __future__ import annotations
 

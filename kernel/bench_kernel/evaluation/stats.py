@@ -74,16 +74,12 @@ def mean_estimate(values: Sequence[float], *, seed: str) -> Estimate:
     return bootstrap_ci(list(values), _mean, seed=seed)
 
 
-def _as_bools(values: Iterable[bool]) -> tuple[bool, ...]:
-    return tuple(bool(v) for v in values)
-
-
 @attrs.frozen
 class TaskOutcomes:
     """Success of each trial of one task, ordered by trial index."""
 
     task_id: str
-    successes: tuple[bool, ...] = attrs.field(converter=_as_bools)
+    successes: tuple[bool, ...] = attrs.field(converter=lambda values: tuple(map(bool, values)))
 
     @property
     def n(self) -> int:

@@ -1,6 +1,4 @@
-"""Conversation events: typed facts that participants, channels and metrics record during a conversation.
-
-A typed event is an attrs class with a ``kind`` class variable; plugins define their own the same way."""
+"""Conversation events: typed facts (attrs classes with a ``kind`` class variable) that participants, channels and metrics record."""
 
 from __future__ import annotations
 

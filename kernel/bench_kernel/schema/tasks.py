@@ -126,10 +126,6 @@ class Action:
         return ToolCall(id=self.action_id, name=self.name, arguments=self.arguments, requestor=self.requestor)
 
 
-def _default_basis() -> list[str]:
-    return [RewardType.DB.value, RewardType.COMMUNICATE.value]
-
-
 @attrs.frozen(kw_only=True)
 class RewardRule:
     """How a task's basis components combine into its reward: a registered rule's name and its parameters."""
@@ -146,7 +142,7 @@ class EvaluationCriteria:
     env_assertions: list[EnvAssertion] | None = None
     communicate_info: list[str] | None = None
     nl_assertions: list[str] | None = None
-    reward_basis: list[str] = attrs.field(factory=_default_basis)
+    reward_basis: list[str] = attrs.field(factory=lambda: [RewardType.DB.value, RewardType.COMMUNICATE.value])
     """Names of registered reward components (tau2's DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION, or a plugin's)."""
     reward_rule: RewardRule | None = None
     """The combination rule (bench extension): a name, or {name, params}; tau2's product when absent."""

@@ -158,24 +158,14 @@ def read_tasks(default_file: Path, options: DomainOptions) -> list[Task]:
     tasks = load_tasks(path, options.vocabulary)
     if options.split is None:
         return tasks
-    return select_split(tasks, _read_splits(path), options.split, path)
-
-
-def _read_splits(tasks_path: Path) -> dict[str, list[str]]:
-    split_path = tasks_path.with_name(f"split_{tasks_path.stem}.json")
+    split_path = path.with_name(f"split_{path.stem}.json")
     if not split_path.exists():
-        raise ConfigError(f"no split file {split_path} next to {tasks_path}")
-    data = read_json(split_path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{split_path}: expected an object of split name -> task ids @ $")
-    return structure(data, dict[str, list[str]], source=str(split_path))
-
-
-def select_split(tasks: Sequence[Task], splits: dict[str, list[str]], name: str, source: Path) -> list[Task]:
-    """Keep the tasks of one split, in task-file order."""
-    if name not in splits:
-        raise ConfigError(f"unknown split {name!r} for {source}; known: {', '.join(sorted(splits))}")
-    wanted = set(splits[name])
+        raise ConfigError(f"no split file {split_path} next to {path}")
+    # structure() refuses anything but an object of split name -> task ids, naming the file and JSON path
+    splits = structure(read_json(split_path), dict[str, list[str]], source=str(split_path))
+    if options.split not in splits:
+        raise ConfigError(f"unknown split {options.split!r} for {path}; known: {', '.join(sorted(splits))}")
+    wanted = set(splits[options.split])
     return [t for t in tasks if t.id in wanted]
 
 

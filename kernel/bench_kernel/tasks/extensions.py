@@ -64,17 +64,14 @@ class TaskVocabulary:
 
     def owner_hint(self, location: str) -> str:
         """A hint naming the installed plugin or first-party distribution (`PLUGIN_FIELDS`) that owns a field, else ''."""
-        plugin = self._installed_owner(location)
+        try:
+            plugin = self.owners().get(location) if self.owners is not None else None
+        except Exception:  # noqa: BLE001 - a hint must never hide the real error
+            plugin = None
         if plugin:
             return f" (owned by plugin {plugin!r}: add --plugin {plugin})"
         dist = PLUGIN_FIELDS.get(location)
         return f" (owned by the distribution {dist}: pip install {dist}, then add --plugin {dist.removeprefix('bench-')})" if dist else ""
-
-    def _installed_owner(self, location: str) -> str | None:
-        try:
-            return self.owners().get(location) if self.owners is not None else None
-        except Exception:  # noqa: BLE001 - a hint must never hide the real error
-            return None
 
 
 def extract(raw: Any, extensions: Sequence[TaskExtension]) -> tuple[Any, dict[str, tuple[TaskExtension, Any]]]:

@@ -1,7 +1,4 @@
-"""Does loaded data fit its domain? Checked at load, so that data of another domain is refused before a run.
-
-Another domain's data names functions the toolkits lack; tools whose docstrings misfit their signatures fail here too.
-"""
+"""Does loaded data fit its domain? Checked at load: another domain's tasks name functions the toolkits lack (docstring misfits too)."""
 
 from __future__ import annotations
 

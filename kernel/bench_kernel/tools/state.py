@@ -1,7 +1,4 @@
-"""Copy-on-write database state: shared read-only `BaseTable`s, a per-conversation overlay of changed records.
-
-The state hash is a sum of per-record digests, so it is updated from the overlay alone (docs/decisions.md, State).
-"""
+"""Copy-on-write state: shared read-only `BaseTable`s, per-conversation overlays, hashes summed from record digests (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -21,6 +18,7 @@ from bench_kernel.serialization import canonical_json, converter
 
 _MOD = 1 << 256
 _MISSING = object()
+_DELETED: Any = object()  # marks a record deleted in an overlay
 
 
 def record_digest(key: str, record: Any) -> int:
@@ -304,16 +302,6 @@ class _TableItems(ItemsView[str, Any]):
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         shared = self._mapping.unchanged_records()
         return iter(shared.items()) if shared is not None else ((key, self._mapping[key]) for key in self._mapping)
-
-
-class _Deleted:
-    """Marks a record deleted in an overlay."""
-
-    def __repr__(self) -> str:
-        return "<deleted>"
-
-
-_DELETED: Any = _Deleted()
 
 
 @attrs.define

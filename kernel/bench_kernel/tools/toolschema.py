@@ -1,11 +1,9 @@
-"""OpenAI function schemas from Python tools, the arguments a tool receives, and the text its return value shows the model.
-
-Schemas mirror tau2's pydantic-and-docstring wrapper (inlined, no ``anyOf`` for optionals), so prompts read the same.
-"""
+"""OpenAI function schemas from Python tools (as tau2's wrapper writes them: prompts read the same), tool arguments, tool result texts."""
 
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import datetime
 import enum
 import functools
@@ -35,7 +33,6 @@ _SECTION_RE = re.compile(r"^(" + "|".join(sorted(_ARG_SECTIONS | _OTHER_SECTIONS
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ARRAYS = (list, set, frozenset, collections.abc.Sequence, collections.abc.Set)
 _OBJECTS = (dict, collections.abc.Mapping)
-_NO_DEFAULT = object()
 
 
 # --------------------------------------------------------------------------- docstrings
@@ -48,7 +45,7 @@ class _Docstring:
     summary: str
     details: str
     args: dict[str, str]
-    types: dict[str, str] = attrs.field(factory=dict)
+    types: dict[str, str]
     """The type written in parentheses after each documented name (``name (int): ...``), when there is one."""
 
 
@@ -59,16 +56,11 @@ def _parse_docstring(doc: str | None) -> _Docstring:
     head = text[: headers[0].start()] if headers else text
     # tau2 (via docstring_parser) takes only the first line as the summary, the rest as details
     summary, _, details = head.partition("\n")
-    args: dict[str, str] = {}
-    types: dict[str, str] = {}
-    for header, following in zip(headers, [*headers[1:], None], strict=False):
-        if header.group(1) in _ARG_SECTIONS:
-            body = text[header.end() : following.start() if following else len(text)]
-            for name, written, description in _parse_args(body):
-                args[name] = description
-                if written:
-                    types[name] = written
-    return _Docstring(summary.strip(), details.strip(), args, types)
+    pairs = zip(headers, [*headers[1:], None], strict=False)
+    bodies = [text[header.end() : after.start() if after else len(text)] for header, after in pairs if header.group(1) in _ARG_SECTIONS]
+    entries = [entry for body in bodies for entry in _parse_args(body)]
+    types = {name: written for name, written, _ in entries if written}
+    return _Docstring(summary.strip(), details.strip(), {name: description for name, _, description in entries}, types)
 
 
 def _parse_args(body: str) -> list[tuple[str, str, str]]:
@@ -79,17 +71,14 @@ def _parse_args(body: str) -> list[tuple[str, str, str]]:
             entries.append([line])
         elif entries:
             entries[-1].append(line)
-    return [_parse_arg_entry(lines) for lines in entries]
-
-
-def _parse_arg_entry(lines: list[str]) -> tuple[str, str, str]:
-    """Return the name, written type and description of one Args entry such as ``name (int): text``."""
-    spec, _, first = lines[0].partition(":")
-    name, _, written = spec.partition("(")
-    # continuation lines keep their line breaks, as docstring_parser does for tau2
-    rest = inspect.cleandoc("\n".join(lines[1:]))
-    description = "\n".join(part for part in (first.strip(), rest) if part)
-    return name.strip().lstrip("*"), written.rpartition(")")[0].strip(), description
+    found = []
+    for first_line, *more in entries:  # ``name (int): text``
+        spec, _, first = first_line.partition(":")
+        name, _, written = spec.partition("(")
+        # continuation lines keep their line breaks, as docstring_parser does for tau2
+        description = "\n".join(part for part in (first.strip(), inspect.cleandoc("\n".join(more))) if part)
+        found.append((name.strip().lstrip("*"), written.rpartition(")")[0].strip(), description))
+    return found
 
 
 # --------------------------------------------------------------------------- schemas
@@ -127,7 +116,9 @@ def function_schema(func: Callable[..., Any], *, name: str | None = None, strict
             raise ValueError(f"tool {tool_name!r}, parameter {param.name!r}: {exc}") from exc
     required = [p.name for p in params.values() if p.default is inspect.Parameter.empty]
     parameters = {"type": "object", "properties": properties, "required": required}
-    return {"type": "function", "function": {"name": tool_name, "description": _description(doc, tool_name), "parameters": parameters}}
+    # Summary, then the details after a blank line (a docstring without a summary has no details either).
+    description = "\n\n".join(filter(None, (doc.summary, doc.details))) or tool_name
+    return {"type": "function", "function": {"name": tool_name, "description": description, "parameters": parameters}}
 
 
 def _check_documented_types(func: Callable[..., Any], tool_name: str, doc: _Docstring, hints: dict[str, Any]) -> None:
@@ -165,7 +156,8 @@ def _written_kinds(written: str, namespace: dict[str, Any]) -> set[str]:
     text = re.sub(r",\s*(optional|required)\s*$", "", written.strip(), flags=re.IGNORECASE).strip()
     if not text:
         return set()
-    parts = _split_union(text)
+    parts = _split_top(text, "|")  # `A | B`, or else `A or B`
+    parts = parts if len(parts) > 1 else re.split(r"\s+or\s+", parts[0])
     if len(parts) > 1:
         kinds = [_written_kinds(p, namespace) for p in parts if p.lower() not in ("none", "null")]
         return set().union(*kinds) if all(kinds) else set()
@@ -187,12 +179,6 @@ def _annotation_kinds(annotation: Any) -> set[str]:
         return _schema_kinds(_type_schema(annotation))
     except TypeError:
         return set()
-
-
-def _split_union(text: str) -> list[str]:
-    """The members of `A | B` or `A or B` at the top level (brackets kept whole)."""
-    members = _split_top(text, "|")
-    return members if len(members) > 1 else re.split(r"\s+or\s+", members[0])
 
 
 def _split_top(text: str, separator: str) -> list[str]:
@@ -222,35 +208,16 @@ def _annotation_text(annotation: Any) -> str:
     return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
 
 
-def _description(doc: _Docstring, tool_name: str) -> str:
-    """Return the summary, plus the details after a blank line when there are any."""
-    if not doc.summary:
-        return tool_name
-    return f"{doc.summary}\n\n{doc.details}" if doc.details else doc.summary
-
-
 def _property_schema(name: str, annotation: Any, default: Any, description: str | None) -> dict[str, Any]:
     """Return the schema of one parameter or attrs field."""
     # Title-cased as pydantic does for tau2 (``a_b`` -> ``A B``).
     schema: dict[str, Any] = {"title": name.replace("_", " ").title(), **_type_schema(annotation)}
     if description:
         schema["description"] = description
-    value = _json_default(default)
-    if value is not _NO_DEFAULT:
-        schema["default"] = value
+    if default is not None and default is not inspect.Parameter.empty and default is not attrs.NOTHING:
+        with contextlib.suppress(TypeError, ValueError):  # a default JSON cannot hold is not shown
+            schema["default"] = json.loads(json.dumps(default.value if isinstance(default, enum.Enum) else default))
     return schema
-
-
-def _json_default(default: Any) -> Any:
-    """Return default as plain JSON data, or _NO_DEFAULT when it has none worth showing."""
-    if default is None or default is inspect.Parameter.empty or default is attrs.NOTHING:
-        return _NO_DEFAULT
-    if isinstance(default, enum.Enum):
-        default = default.value
-    try:
-        return json.loads(json.dumps(default))
-    except (TypeError, ValueError):
-        return _NO_DEFAULT
 
 
 def _type_schema(annotation: Any) -> dict[str, Any]:
@@ -350,17 +317,13 @@ def _structure_argument(name: str, value: Any, annotation: Any) -> Any:
     try:
         return _argument_converter().structure(value, annotation)
     except Exception as exc:  # noqa: BLE001 - cattrs raises several kinds; each becomes the tool's error text
-        problems = (
-            cattrs.transform_error(exc, path=name) if isinstance(exc, cattrs.BaseValidationError) else [f"{_misfit(value, annotation, exc)} @ {name}"]
-        )
+        if isinstance(exc, cattrs.BaseValidationError):
+            problems = cattrs.transform_error(exc, path=name)
+        elif isinstance(annotation, type) and issubclass(annotation, enum.Enum):  # its values listed, so the model can pick one
+            problems = [f"{value!r:.60} is not one of {[member.value for member in annotation]} @ {name}"]
+        else:
+            problems = [f"cannot read {value!r:.60} as {_annotation_text(annotation)} ({exc}) @ {name}"]
         raise ToolError(f"invalid arguments: {'; '.join(problems)}") from None
-
-
-def _misfit(value: Any, annotation: Any, exc: Exception) -> str:
-    """Why a top-level value does not fit: an enum's values are listed, so the model can pick one."""
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return f"{value!r:.60} is not one of {[member.value for member in annotation]}"
-    return f"cannot read {value!r:.60} as {_annotation_text(annotation)} ({exc})"
 
 
 # --------------------------------------------------------------------------- results
