@@ -138,7 +138,7 @@ def get_plugin_manager(selected: Sequence[str] | None = None, extra: Sequence[tu
         pm.register(importlib.import_module(NAMED_BUILTINS[name]), name=name)
         plugins.plugins.append(PluginInfo(name=name, distribution="bench-kernel", version=kernel_version, builtin=True))
     for name, obj in extra:
-        _register(plugins, name, lambda obj=obj: obj, None)
+        _register(plugins, name, functools.partial(_identity, obj), None)
     return plugins
 
 
@@ -166,6 +166,10 @@ def missing_plugin(plugin: str, selected: Sequence[str] | None) -> str:
 def always_loaded() -> list[str]:
     """Installed plugins that load with every run whatever `--plugin` names: those also in the group `bench.always`."""
     return sorted(ep.name for ep in _group(ALWAYS_GROUP) if ep.name in installed_entry_points())
+
+
+def _identity(obj: object) -> object:
+    return obj
 
 
 def _entry_points_to_load(selected: Sequence[str] | None) -> list[md.EntryPoint]:

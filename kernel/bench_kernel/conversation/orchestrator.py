@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import time
 from collections.abc import Sequence
@@ -101,16 +100,14 @@ def _stamped(message: Message, index: int, **changes: Any) -> Any:
     return _copy_with(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
 
 
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in attrs.fields(cls))
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _copy_with(message: Any, **changes: Any) -> Any:
     """attrs.evolve for messages, without re-running __init__ (this is the hot path: every message of every run)."""
     cls = type(message)
     copy = object.__new__(cls)
-    for name in _field_names(cls):
+    for name in _FIELDS.get(cls) or _FIELDS.setdefault(cls, tuple(f.name for f in attrs.fields(cls))):
         object.__setattr__(copy, name, changes[name] if name in changes else getattr(message, name))
     return copy
 
