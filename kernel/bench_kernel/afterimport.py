@@ -12,8 +12,7 @@ from typing import Any
 
 
 def after_import(module: str, callback: Callable[[], None], around: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
-    """Call `callback` now if `module` is imported, else right after its own code has run (once), that code run inside
-    `around()` when given (e.g. bench-codecache hiding numpy from sqlite_utils)."""
+    """Call `callback` now if `module` is imported, else once right after its code ran (inside `around()` when given)."""
     if module in sys.modules:
         callback()
         return

@@ -77,18 +77,17 @@ def cli() -> None:
     """bench: evaluate tool-using conversational agents with plugins."""
 
 
-def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The --db option shared by commands that read or write the store."""
-    return click.option(
-        "--db",
-        "db_path",
-        type=click.Path(dir_okay=False),
-        envvar="BENCH_DB",
-        default=DEFAULT_DB,
-        show_default=True,
-        callback=_remember_db,
-        help="SQLite results database.",
-    )(func)
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    envvar="BENCH_DB",
+    default=DEFAULT_DB,
+    show_default=True,
+    callback=_remember_db,
+    help="SQLite results database.",
+)
+"""The --db option shared by commands that read or write the store."""
 
 
 def run_option(opt: RunOption) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -275,8 +274,7 @@ def _warn(text: str) -> None:
 def echo_report(
     db_path: str, run_id: str, fmt: str, section: str | None = None, by: Sequence[str] = (), plots: str | None = None, plot_with: Sequence[str] = ()
 ) -> None:
-    """Print a stored run's report (with its plugins' sections, and figures by task attributes) in a registered format,
-    after writing the formats' charts into the directory `plots` when given; the kernel alone prints its summary."""
+    """Print a stored run's report in a registered format (charts written into `plots` first), or the kernel's summary."""
     from bench_kernel.evaluation.sections import ReportContext
     from bench_kernel.report.report import REPORT_PLUGIN, SUMMARY_NOTE, build_report, report_format, run_registry, summary, write_charts
 

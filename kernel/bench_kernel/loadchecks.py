@@ -1,6 +1,4 @@
-"""Checks made when a plugin loads and registers: mistakes that would otherwise surface mid-run, unnamed.
-
-A method written `def` where the kernel awaits it (or the reverse), and hooks pluggy would ignore or cannot name."""
+"""Checks made when a plugin loads: a `def` the kernel awaits (or the reverse), hooks pluggy would ignore or cannot name."""
 
 from __future__ import annotations
 

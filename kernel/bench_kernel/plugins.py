@@ -369,5 +369,4 @@ def _profile_reader(entry: md.EntryPoint) -> ProfileReader:
     failed = next((p for p in plugins.failures() if p.name == entry.name), None)
     if failed is not None:
         raise PluginError(entry.name, f"{failed.error} (it reads profile directories; `bench plugins` says more)")
-    reader: ProfileReader = registry.get("profile reader", entry.name)
-    return reader
+    return registry.get("profile reader", entry.name)

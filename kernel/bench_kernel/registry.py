@@ -1,6 +1,4 @@
-"""The components the loaded plugins registered, by kind and name: what a run and its seams look up.
-
-Apart from plugins.py so the run's context and seams can name it without importing the hookspecs, which name them."""
+"""The components plugins registered, by kind and name (out of plugins.py: naming it needs no hookspecs)."""
 
 from __future__ import annotations
 

@@ -112,9 +112,7 @@ class DoNothingSession(AgentSession):
 
     async def respond(self, incoming: Sequence[Message]) -> AssistantMessage:
         """A refusal, or a stop in the no-user mode."""
-        if self.setup.mode is Mode.NO_USER:
-            return AssistantMessage(content=STOP)
-        return AssistantMessage(content="I'm sorry, I can't help with that.")
+        return AssistantMessage(content=STOP if self.setup.mode is Mode.NO_USER else "I'm sorry, I can't help with that.")
 
     def is_stop(self, message: AssistantMessage) -> bool:
         """Stops only in the no-user mode."""

@@ -1,6 +1,4 @@
-"""Conversations in OpenAI's chat format: bench messages to chat `messages`, an assistant reply back to an AssistantMessage.
-
-`OpenAIChat` lets an agent written as `async def my_agent(messages, tools) -> reply` plug in (docs/frameworks.md)."""
+"""Conversations in OpenAI's chat format, both ways; `OpenAIChat` plugs in `async def my_agent(messages, tools)` (docs/frameworks.md)."""
 
 from __future__ import annotations
 

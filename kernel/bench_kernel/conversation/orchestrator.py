@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -71,11 +72,7 @@ async def run_conversation(
     channel: ChannelSession | None = None,
     events: EventLog | None = None,
 ) -> Conversation:
-    """Run one conversation to its end and return it (never raises for participant failures).
-
-    Every message gets its turn index and timestamp as it is written; participant messages also
-    get the time their participant took. Events emitted meanwhile belong to the next message.
-    """
+    """Run one conversation to its end and return it (never raises for participant failures; docs/plugins.md)."""
     convo = Conversation(messages=stamp_history(history))
     log = events if events is not None else EventLog()
     log.position = lambda: len(convo.messages)
@@ -97,28 +94,20 @@ def stamp_history(history: Sequence[Message]) -> list[Message]:
     return [_stamped(m, i) for i, m in enumerate(history)]
 
 
-def _stamped(message: Message, index: int, latency_ms: int | None = None, **changes: Any) -> Any:
-    if message.turn_idx == index and message.timestamp is not None and not changes and latency_ms is None:
+def _stamped(message: Message, index: int, **changes: Any) -> Any:
+    if message.turn_idx == index and message.timestamp is not None and not changes:
         return message
-    if latency_ms is not None:
-        changes["latency_ms"] = latency_ms
     return _copy_with(message, turn_idx=index, timestamp=message.timestamp or utc_now(), **changes)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    if cls not in _FIELDS:
-        _FIELDS[cls] = tuple(f.name for f in attrs.fields(cls))
-    return _FIELDS[cls]
-
-
 def _copy_with(message: Any, **changes: Any) -> Any:
     """attrs.evolve for messages, without re-running __init__ (this is the hot path: every message of every run)."""
     cls = type(message)
     copy = object.__new__(cls)
-    for name in _field_names(cls):
+    for name in _FIELDS.get(cls) or _FIELDS.setdefault(cls, tuple(f.name for f in attrs.fields(cls))):
         object.__setattr__(copy, name, changes[name] if name in changes else getattr(message, name))
     return copy
 
@@ -130,19 +119,12 @@ def initial_messages(history: Sequence[Message], mode: Mode, greeting: str = GRE
     return [AssistantMessage(content=greeting, cost=0.0)]
 
 
-def first_turn(convo: Conversation, mode: Mode) -> _Turn:
+def first_turn(convo: Conversation) -> _Turn:
     """Who speaks first: the agent when there is no history, else whoever the history says."""
-    if not convo.messages:
-        return _Turn("agent", "env", [])
-    return _resume_from(convo.messages)
-
-
-def _resume_from(history: Sequence[Message]) -> _Turn:
-    last = history[-1]
+    last = convo.messages[-1] if convo.messages else None
     if isinstance(last, ToolMessage):
-        caller: Role = "user" if last.requestor == "user" else "agent"
-        results = _trailing_tool_messages(history)
-        return _Turn(caller, "env", results)
+        results = list(itertools.takewhile(lambda m: isinstance(m, ToolMessage), reversed(convo.messages)))[::-1]
+        return _Turn("user" if last.requestor == "user" else "agent", "env", results)
     if isinstance(last, AssistantMessage):
         return _Turn("env", "agent", [], last) if last.tool_calls else _Turn("user", "agent", [last])
     if isinstance(last, UserMessage):
@@ -150,17 +132,8 @@ def _resume_from(history: Sequence[Message]) -> _Turn:
     return _Turn("agent", "env", [])
 
 
-def _trailing_tool_messages(history: Sequence[Message]) -> list[Message]:
-    tail: list[Message] = []
-    for message in reversed(history):
-        if not isinstance(message, ToolMessage):
-            break
-        tail.insert(0, message)
-    return tail
-
-
 async def _loop(convo: Conversation, parties: _Parties, limits: Limits) -> None:
-    turn = first_turn(convo, parties.mode)
+    turn = first_turn(convo)
     convo.termination = _stopped_already(convo.messages, parties.agent, parties.user)
     while convo.termination is None:
         if turn.to == "env":
@@ -211,11 +184,9 @@ async def _agent_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _T
     elif mode is Mode.NO_USER:
         convo.termination = TerminationReason.AGENT_ERROR
         convo.error = "agent sent text in the no-user mode instead of a tool call or a stop"
-    if parties.channel is None:
-        return _Turn("user", "agent", [message])
-    heard = await parties.channel.to_user(message)
-    _record_transcript(parties.events, "to_user", message, heard, len(convo.messages) - 1)
-    return _Turn("user", "agent", [heard])
+    if parties.channel is not None:
+        message = _heard(parties.events, "to_user", message, await parties.channel.to_user(message), len(convo.messages) - 1)
+    return _Turn("user", "agent", [message])
 
 
 async def _user_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _Turn:
@@ -236,31 +207,27 @@ async def _user_turn(convo: Conversation, parties: _Parties, turn: _Turn) -> _Tu
         convo.termination = TerminationReason.USER_STOP
     elif message.tool_calls:
         return _Turn("env", "user", [], message)
-    if parties.channel is None:
-        return _Turn("agent", "user", [message])
-    heard = await parties.channel.to_agent(message)
-    _record_transcript(parties.events, "to_agent", message, heard, len(convo.messages) - 1)
-    return _Turn("agent", "user", [heard])
+    if parties.channel is not None:
+        message = _heard(parties.events, "to_agent", message, await parties.channel.to_agent(message), len(convo.messages) - 1)
+    return _Turn("agent", "user", [message])
 
 
 def _written(convo: Conversation, message: Any, requestor: Literal["assistant", "user"], started: float) -> Any:
     """Fix the tool calls' requestor, stamp the message and append it to the trajectory."""
-    latency_ms = int((time.perf_counter() - started) * 1000)
+    changes: dict[str, Any] = {"latency_ms": int((time.perf_counter() - started) * 1000)}
     calls = message.tool_calls
-    changes = {}
     if calls and any(c.requestor != requestor for c in calls):
         changes["tool_calls"] = [attrs.evolve(c, requestor=requestor) for c in calls]
-    message = _stamped(message, len(convo.messages), latency_ms, **changes)
+    message = _stamped(message, len(convo.messages), **changes)
     convo.messages.append(message)
     return message
 
 
-def _record_transcript(
-    events: EventLog, direction: Literal["to_agent", "to_user"], meant: ParticipantMessage, heard: ParticipantMessage, index: int
-) -> None:
-    if heard is meant or heard.content == meant.content:
-        return
-    events.emit(ChannelTranscript(direction=direction, meant=meant.content, heard=heard.content), source="channel", message_index=index)
+def _heard(events: EventLog, direction: Literal["to_agent", "to_user"], meant: ParticipantMessage, heard: Any, index: int) -> Any:
+    """What the channel delivered, its transcript recorded when that differs from what was meant."""
+    if heard is not meant and heard.content != meant.content:
+        events.emit(ChannelTranscript(direction=direction, meant=meant.content, heard=heard.content), source="channel", message_index=index)
+    return heard
 
 
 def _checked(message: object, kind: type) -> ParticipantMessage:

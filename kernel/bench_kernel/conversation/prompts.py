@@ -24,11 +24,8 @@ def plan_text(profile: Profile, actions: Sequence[Action]) -> str:
     steps = []
     for n, action in enumerate(actions, start=1):
         key = "plan_step_user" if action.requestor == "user" else "plan_step_agent"
-        steps.append(
-            profile.render(
-                key, n=str(n), name=action.name, call=python_call(action), arguments=json.dumps(action.arguments, ensure_ascii=False, sort_keys=True)
-            )
-        )
+        arguments = json.dumps(action.arguments, ensure_ascii=False, sort_keys=True)
+        steps.append(profile.render(key, n=str(n), name=action.name, call=python_call(action), arguments=arguments))
     return profile.text("plan_separator").join(steps)
 
 

@@ -20,8 +20,7 @@ from bench_kernel.serialization import canonical_json, check_plain_data, convert
 from bench_kernel.store.store import Store, utc_now
 
 ROLES = ("agent", "user", "judge", "embeddings")
-"""Roles with their own --ROLE-* options; any other role is configured with --model-option or a run file.
-`embeddings` is the role that embeds texts (dense knowledge retrieval, the memory judge's index)."""
+"""Roles with their own --ROLE-* options (`embeddings` embeds texts); any other role is configured with --model-option or a run file."""
 ROLE_KINDS = {"agent": "chat", "user": "chat", "judge": "chat", "embeddings": "embeddings"}
 """The client kind each built-in role needs: a run refuses to start when its backend gives another kind."""
 log = get_logger()
@@ -94,8 +93,7 @@ class ModelHub:
     max_in_flight: int | None = None
     """--max-in-flight: the limit of every endpoint none of whose roles sets max_concurrency."""
     speech_cache: bool = True
-    """bench-voice keeps synthesised speech and transcriptions in the store, for every arm, noise level, trial and
-    resume of the run; off with --no-speech-cache."""
+    """bench-voice keeps synthesised speech and transcriptions in the store for the whole run (docs/plugins.md); off with --no-speech-cache."""
     _limits: dict[str, EndpointLimit] | None = attrs.field(default=None, init=False)
     _by_role: dict[str, BaseClient] = attrs.field(factory=dict, init=False)
     """Each role's client once found: the share key costs a JSON encoding per request otherwise."""
@@ -116,8 +114,7 @@ class ModelHub:
         return self.configs[role]
 
     def in_flight_limits(self) -> list[EndpointLimit]:
-        """Each endpoint's limit: the smallest max_concurrency its roles set, else --max-in-flight, else the run's
-        concurrency times the roles sharing it (capped at MAX_IN_FLIGHT), so the default never throttles a run."""
+        """Each endpoint's limit and where it comes from (docs/throughput.md: model setting, --max-in-flight, concurrency x roles)."""
         return list(self._endpoint_limits().values())
 
     def throttled(self) -> list[EndpointLimit]:
@@ -166,8 +163,7 @@ class ModelHub:
                 raise redact_exception(exc) from None
 
     def check_kind(self, role: str, kind: str | None = None) -> None:
-        """Refuse a role whose backend cannot serve the kind it needs: `kind`, or a built-in role's (e.g. an agent on
-        an embeddings-only backend)."""
+        """Refuse a role whose backend cannot serve the kind it needs: `kind`, or a built-in role's (docs/plugins.md)."""
         kind = kind or ROLE_KINDS.get(role)
         client = self.client(role)
         # A client serves every kind one of its classes names (bench-openai's: chat and embeddings).
@@ -201,7 +197,7 @@ class ModelHub:
         key = request_key(config, request) if self.use_cache else None
         cached = self._cached(key) if key is not None else None
         if cached is not None:
-            _record(ledger, _entry(role, config, key, cached, cost=0.0, cached=True))
+            ledger(_entry(role, config, key, cached, cost=0.0, cached=True))
             return cached
         if config.sampling:
             request = attrs.evolve(request, sampling={**config.sampling, **request.sampling})
@@ -214,8 +210,7 @@ class ModelHub:
     async def call(
         self, role: str, kind: type[C], use: Callable[[C], Awaitable[R]], ledger: Sink, key: str | None = None, check: Callable[[R], R] | None = None
     ) -> R:
-        """`use` the role's client of a kind (`ModelClient`, or a plugin's: speech, embeddings, ...) once, within the
-        cost cap; ledgered under the kind's name (and the cache key, if any), a failure too (`check`'s ModelError too)."""
+        """`use` the role's client of a kind once, within the cost cap, ledgered under the kind's name, a failure too (docs/plugins.md)."""
         self.check_budget()
         config = self.config(role)
         started = time.perf_counter()
@@ -225,20 +220,16 @@ class ModelHub:
                 answer = check(answer)
         except ModelError as exc:
             # Error texts quote what the endpoint sent, which may echo the credentials: blank them once, here.
-            _record(ledger, _failed(role, config, kind.kind, started, redact_exception(exc), key))
+            ledger(_failed(role, config, kind.kind, started, redact_exception(exc), key))
             raise
         entry = _answered(role, config, key, kind.kind, answer, started, self.prices)
         self.spent += entry.cost or 0.0
-        _record(ledger, entry)
+        ledger(entry)
         return answer
 
     def _cached(self, key: str) -> ChatResponse | None:
-        if self.store is None:
-            return None
-        text = self.store.cache_get(key)
-        if text is None:
-            return None
-        return converter.structure(json.loads(text), ChatResponse)
+        text = self.store.cache_get(key) if self.store is not None else None
+        return None if text is None else converter.structure(json.loads(text), ChatResponse)
 
     async def aclose(self) -> None:
         """Close every client."""
@@ -251,7 +242,7 @@ class ModelHub:
         self._by_role.clear()
 
 
-Sink = list[LedgerEntry] | Callable[[LedgerEntry], None]
+Sink = Callable[[LedgerEntry], None]
 
 
 def _checked_reply(response: ChatResponse) -> ChatResponse:
@@ -264,10 +255,6 @@ def _checked_reply(response: ChatResponse) -> ChatResponse:
     return response
 
 
-def _record(ledger: Sink, entry: LedgerEntry) -> None:
-    (ledger.append if isinstance(ledger, list) else ledger)(entry)
-
-
 def _failed(role: str, config: ModelConfig, kind: str, started: float, exc: ModelError, key: str | None = None) -> LedgerEntry:
     error = f"{type(exc).__name__}: {exc}"[:500]
     return LedgerEntry(role=role, model=config.model, request_hash=key, latency_ms=_since(started), error=error, kind=kind, attempts=exc.attempts)
@@ -278,8 +265,7 @@ def _since(started: float) -> int:
 
 
 def _answered(role: str, config: ModelConfig, key: str | None, kind: str, answer: Any, started: float, prices: Mapping[str, Price]) -> LedgerEntry:
-    """A call its endpoint answered: priced by the backend (a chat reply's `cost`), else by the run's price table from
-    the answer's tokens (a plugin's kind: prompt tokens only, none counting as 0)."""
+    """A call its endpoint answered: priced by the backend (a reply's `cost`), else from its tokens by the run's price table."""
     if isinstance(answer, ChatResponse):
         cost = answer.cost if answer.cost is not None else cost_of(prices, config.model, answer.prompt_tokens, answer.completion_tokens)
         return _entry(role, config, key, answer, cost=cost, cached=False)

@@ -21,8 +21,6 @@ from bench_kernel.serialization import canonical_json, read_json, read_text
 PROFILE_FORMAT = 1
 BENCH_PROFILE_DIR = Path(__file__).with_name("bench")
 """bench's own profile, the default of every run (`bench profile copy` writes it out)."""
-TRIAL_SEED_RANGE = (0, 1_000_000)
-"""tau2 draws each trial's seed with random.randint over this range."""
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """What a profile (and a domain file of it) may be named."""
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
@@ -197,7 +195,7 @@ def conversation_seed(base_seed: int, task_id: str, trial: int) -> int:
 def trial_seeds(base_seed: int, trials: int) -> tuple[int, ...]:
     """The seeds tau2 gives its trials: successive draws of a Random seeded with the run seed (no global RNG)."""
     rng = random.Random(base_seed)
-    return tuple(rng.randint(*TRIAL_SEED_RANGE) for _ in range(trials))
+    return tuple(rng.randint(0, 1_000_000) for _ in range(trials))  # tau2's range
 
 
 @attrs.frozen(kw_only=True)

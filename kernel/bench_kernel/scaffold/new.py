@@ -1,7 +1,4 @@
-"""Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from the packaged templates.
-
-Layers `templates/common` then the kind's: `*.tmpl` rendered without the suffix, `package/` becomes the module's folder,
-`README.about.md` fills the README's `{{about}}`."""
+"""Render a new plugin distribution (`bench-NAME`, module `bench_NAME`) from templates/common, then templates/KIND."""
 
 from __future__ import annotations
 
@@ -18,6 +15,7 @@ NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Names the kernel already uses: a plugin of that name would shadow the kernel or clash with a built-in.
 RESERVED = {"kernel", "testing", "oracle", "scripted", "identity", "local", "practice"}
 ABOUT = "README.about.md"
+"""A kind's text for the README's `{{about}}`."""
 DEPENDENCIES = {"judge": ("bench-judging>=0.1",)}
 """What a kind needs at run time besides the kernel: a judge's verdicts are asked for by bench-judging's NL_ASSERTION."""
 
@@ -59,38 +57,28 @@ def render(text: str, values: dict[str, str]) -> str:
 
 
 def template_files(kind: str) -> dict[str, Traversable]:
-    """Relative output path -> template, later layers overriding earlier ones."""
+    """Relative output path -> template, the kind's overriding the common ones (a `*.tmpl` is rendered, the rest copied)."""
     root = files("bench_kernel.scaffold").joinpath("templates")
-    found: dict[str, Traversable] = {}
-    for layer in ("common", kind):
-        found.update(_walk(root.joinpath(layer), ""))
-    return found
+    return {**_walk(root.joinpath("common"), ""), **_walk(root.joinpath(kind), "")}
 
 
 def _walk(folder: Traversable, prefix: str) -> dict[str, Traversable]:
     found: dict[str, Traversable] = {}
     for entry in folder.iterdir():
-        if entry.name == "__pycache__":
-            continue
-        relative = f"{prefix}{entry.name}"
-        if entry.is_dir():
-            found.update(_walk(entry, relative + "/"))
-        else:
-            found[relative] = entry
+        if entry.is_dir() and entry.name != "__pycache__":
+            found.update(_walk(entry, f"{prefix}{entry.name}/"))
+        elif entry.is_file():
+            found[f"{prefix}{entry.name}"] = entry
     return found
 
 
 def output_path(relative: str, module: str) -> str:
     """Where a template lands: `package/` renamed to the module, `.tmpl` dropped."""
-    parts = [module if part == "package" else part for part in relative.split("/")]
-    path = "/".join(parts)
-    return path.removesuffix(".tmpl")
+    return "/".join(module if part == "package" else part for part in relative.split("/")).removesuffix(".tmpl")
 
 
 def new_plugin(kind: str, name: str, directory: Path | None = None) -> Path:
-    """Write the distribution `bench-NAME` of this kind into directory (default ./NAME); return the directory."""
-    if kind not in KINDS:
-        raise ConfigError(f"unknown kind {kind!r}: choose one of {', '.join(KINDS)}")
+    """Write the distribution `bench-NAME` of a kind of KINDS (`bench new` checks it) into directory (default ./NAME); return it."""
     check_name(name)
     target = Path(directory) if directory is not None else Path(name)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):

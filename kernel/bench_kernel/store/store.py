@@ -350,10 +350,9 @@ class Store:
         return {(a, t, int(n)) for a, t, n in rows}
 
     def save_conversation(
-        self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (), plugin_rows: Sequence[PluginRows] = ()
+        self, result: ConversationResult, metrics: Iterable[MetricValue], plugin_rows: Sequence[PluginRows] = ()
     ) -> list[MetricValue]:
         """Write a finished conversation whole (messages, tool calls, events, metrics, plugin rows); returns the metric values stored."""
-        # llm_calls: only for conversations built elsewhere (imports); a run ledgers its calls as made (record_llm_call).
         cid = result.conversation_id
         with self._write(grouped=True):
             self._delete_conversation(cid)
@@ -368,7 +367,6 @@ class Store:
             self._insert("conversation_events", event_rows(result.run_id, cid, result.events))
             stored = self._plugin_rows(list(metrics), plugin_rows)
             self._insert("metric_values", [metric_row(result.run_id, cid, m) for m in stored])
-            self._insert("llm_calls", [_llm_call_row(result.run_id, cid, result.arm, call) for call in llm_calls])
         return stored
 
     def _plugin_rows(self, metrics: list[MetricValue], plugin_rows: Sequence[PluginRows]) -> list[MetricValue]:
@@ -553,17 +551,14 @@ def migrate(db: Database, migration_sets: Sequence[Migrations], write: Callable[
     while any(m.pending(db) for m in migration_sets):  # nothing pending: nothing written, readers stay readers
         outside: tuple[Migrations, Any] | None = None
         with write():
-            for migration_set in migration_sets:
-                migration_set.ensure_migrations_table(db)
-                for migration in migration_set.pending(db):
-                    if not migration.transactional:
-                        outside = (migration_set, migration)
-                        break
-                    with db.atomic():
-                        migration.fn(db)
-                        _record_migration(db, migration_set.name, migration.name)
-                if outside is not None:
+            migration_sets[0].ensure_migrations_table(db)  # one table records every set's migrations
+            for migration_set, migration in ((s, m) for s in migration_sets for m in s.pending(db)):
+                if not migration.transactional:
+                    outside = (migration_set, migration)
                     break
+                with db.atomic():
+                    migration.fn(db)
+                    _record_migration(db, migration_set.name, migration.name)
         if outside is not None:
             migration_set, migration = outside
             migration.fn(db)
@@ -713,29 +708,26 @@ def _llm_call_row(run_id: str, conversation_id: str | None, arm: str, call: Any)
 
 
 def _message_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    rows = []
-    for idx, m in enumerate(messages):
-        data = unstructure(m)  # once per message: the tool calls column is a part of it
-        calls = data.get("tool_calls")
-        rows.append(
-            {
-                "conversation_id": cid,
-                "idx": idx,
-                "role": m.role,
-                "content": m.content,
-                "tool_calls_json": canonical_json(calls) if calls else None,
-                "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
-                "requestor": m.requestor if isinstance(m, ToolMessage) else None,
-                "error": int(m.error) if isinstance(m, ToolMessage) else None,
-                "cost": getattr(m, "cost", None),
-                "turn_idx": m.turn_idx,
-                "timestamp_utc": m.timestamp,
-                "latency_ms": getattr(m, "latency_ms", None),
-                "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
-                "message_json": canonical_json(data),
-            }
-        )
-    return rows
+    return [
+        {
+            "conversation_id": cid,
+            "idx": idx,
+            "role": m.role,
+            "content": m.content,
+            "tool_calls_json": canonical_json(data["tool_calls"]) if data.get("tool_calls") else None,
+            "tool_call_id": m.id if isinstance(m, ToolMessage) else None,
+            "requestor": m.requestor if isinstance(m, ToolMessage) else None,
+            "error": int(m.error) if isinstance(m, ToolMessage) else None,
+            "cost": getattr(m, "cost", None),
+            "turn_idx": m.turn_idx,
+            "timestamp_utc": m.timestamp,
+            "latency_ms": getattr(m, "latency_ms", None),
+            "usage_json": canonical_json(m.usage) if isinstance(m, AssistantMessage | UserMessage) and m.usage else None,
+            "message_json": canonical_json(data),
+        }
+        for idx, m in enumerate(messages)
+        for data in (unstructure(m),)  # once per message: the tool calls column is a part of it
+    ]
 
 
 def _tool_call_rows(cid: str, messages: Sequence[Message]) -> list[dict[str, Any]]:

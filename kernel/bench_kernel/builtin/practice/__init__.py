@@ -1,6 +1,4 @@
-"""The practice domain, shipped with the kernel and loaded only when named: `bench run --plugin practice --plugin NAME`.
-
-A pantry (`list_items`, `take_item`), a door lock on the customer's phone (`unlock_door`, dual control), four tasks."""
+"""The practice domain (a pantry, a door lock on the customer's phone), loaded only when named: `--plugin practice`."""
 
 from __future__ import annotations
 
