@@ -322,9 +322,7 @@ class Driver:
 class _Discard:
     """Stands in for the store while the environment stores nothing: episodes are played and scored, then dropped."""
 
-    def save_conversation(
-        self, result: ConversationResult, metrics: Iterable[MetricValue], llm_calls: Iterable[Any] = (), plugin_rows: Sequence[Any] = ()
-    ) -> list[MetricValue]:
+    def save_conversation(self, result: ConversationResult, metrics: Iterable[MetricValue], plugin_rows: Sequence[Any] = ()) -> list[MetricValue]:
         """Nothing is written."""
         return list(metrics)
 
