@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         ToolError,
     )
     from bench_kernel.evaluation.attribution import Attributor, FinishedConversation, attributed
-    from bench_kernel.evaluation.evaluator import GoldReplay, evaluate, recombine, replay_gold
+    from bench_kernel.evaluation.evaluator import GoldReplay, Replayed, evaluate, recombine, replay_gold
     from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
     from bench_kernel.evaluation.metric import Judge, JudgeRequest, Metric, MetricContext, MetricResult
     from bench_kernel.evaluation.rewards import CombinationRule, Evaluation, ProductRule, RewardComponent, RewardContext, all_met

@@ -202,3 +202,21 @@ def test_an_interrupted_load_is_not_a_verdict_and_runs_again() -> None:
     with pytest.raises(KeyboardInterrupt):
         state.fork().counters["a"]
     assert state.fork().counters["a"] == {"value": 0} and len(calls) == 2
+
+
+def test_the_preload_thread_digests_the_shared_records_so_no_first_score_does() -> None:
+    import asyncio
+
+    from bench_kernel.run.runner import preload
+
+    data = DeferredToyDomain().load(DomainOptions())
+    bases = [table.base for table in data.agent_state.tables.values()]
+
+    async def main() -> None:
+        loading = preload(data, after_s=0)
+        assert loading is not None and all(base._digests is None for base in bases)
+        await asyncio.wait_for(loading, 10)
+
+    asyncio.run(main())
+    assert all(base._digests is not None for base in bases)
+    assert data.agent_state.content_hash() == State.from_records({"counters": COUNTERS}).content_hash()

@@ -375,3 +375,23 @@ def test_gold_states_are_hashed_when_a_task_is_first_scored_not_before_the_run_b
     before, after, rewards = asyncio.run(both())
     assert before == 0 and after == len(TASKS)
     assert rewards and all(r == 1.0 for r in rewards)
+
+
+
+def test_the_first_score_of_a_task_reuses_the_gold_checks_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The gold step replays every task before the run; scoring needs the same gold state, so it takes that replay
+    # rather than replaying again (the replays `replay_gold` makes itself are counted here).
+    from bench_kernel.evaluation import evaluator
+
+    replayed: list[str] = []
+    original = evaluator.replay_gold_actions
+
+    def counted(task: Any, env: Any, *twins: Any, sync: bool = True) -> list[str]:
+        replayed.append(task.id)
+        return original(task, env, *twins, sync=sync)
+
+    monkeypatch.setattr(evaluator, "replay_gold_actions", counted)
+    summary = go(tmp_path, agent="oracle", trials=2)
+    rows = stored(tmp_path, summary.run_id)
+    assert replayed == []
+    assert len(rows) == 3 * len(TASKS) and all(row["reward"] == 1.0 for row in rows if row["arm"] == "agent")

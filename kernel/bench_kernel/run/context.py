@@ -10,7 +10,7 @@ import attrs
 from bench_kernel.conversation.channels import Channel, IdentityChannel
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError
-from bench_kernel.evaluation.evaluator import GoldReplay, default_evaluation, replay_gold
+from bench_kernel.evaluation.evaluator import GoldReplay, Replayed, default_evaluation, replay_gold
 from bench_kernel.evaluation.metric import Judge, Metric
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.modelhub.hub import ModelHub
@@ -58,6 +58,8 @@ class RunContext(RunParts):
     """The run's plugins by entry-point name, for workers that rebuild the context (None: every installed one)."""
     later_gold_failures: list[dict[str, Any]] | None = None
     """Filled when the domain's deferred data is loaded (the gold replays need it): recorded then, not in `prepare`."""
+    replays: dict[str, Replayed] = attrs.field(factory=dict)
+    """The gold check's replays by task, each given up to the task's first score (`gold`), which then needs no replay."""
     tasks: list[Task] = attrs.field(factory=list)
     """The run's tasks as planned (a resume may score stored conversations of them again: `RewardComponent.resume`)."""
     refused: BenchError | None = None
@@ -73,7 +75,7 @@ class RunContext(RunParts):
     def gold(self, task: Task) -> GoldReplay:
         """The task's gold replay, computed once per run (it does not depend on the trial)."""
         if task.id not in self.golds:
-            self.golds[task.id] = replay_gold(self.data, task)
+            self.golds[task.id] = replay_gold(self.data, task, replayed=self.replays.pop(task.id, None))
         return self.golds[task.id]
 
 

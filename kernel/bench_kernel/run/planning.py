@@ -13,6 +13,7 @@ from bench_kernel.conversation.channels import Channel
 from bench_kernel.conversation.loops import LOOP_PLUGINS, ConversationLoop
 from bench_kernel.conversation.participants import Agent, UserSimulator
 from bench_kernel.errors import BenchError, ConfigError, PluginError, TaskFileError
+from bench_kernel.evaluation.evaluator import Replayed
 from bench_kernel.evaluation.goldcheck import GoldChecker, ToolFault
 from bench_kernel.evaluation.rewards import Evaluation
 from bench_kernel.logs import get_logger
@@ -44,6 +45,8 @@ RETRY_EVENT = "run.retry_attributed"
 """The run event listing the replays of a `--retry-attributed` pass [arm, task, trial, retry], so a resume finishes it."""
 MAX_LISTED = 20
 """Broken tasks a refusal names one by one."""
+KEPT_REPLAYS = 512
+"""Gold checks a run keeps for its first scores (each holds an environment): larger task sets replay the rest then."""
 
 
 def load_domain(registry: Registry, config: RunConfig, *, every_task: bool = False) -> DomainData:
@@ -423,7 +426,9 @@ def _installed_owners() -> dict[str, str]:
     return {ext.location: registry.origin("task extension", name) for name, ext in registry.components.get("task extension", {}).items()}
 
 
-def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = None) -> list[dict[str, Any]]:
+def gold_failures(
+    data: DomainData, tasks: Sequence[Task], plugin: str | None = None, replays: dict[str, Replayed] | None = None
+) -> list[dict[str, Any]]:
     """The tasks whose gold replay fails, as {task_id, problems, scored_as_reference}; refuses faulty tools (`refuse_tool_faults`)."""
     # scored_as_reference: only gold actions fail and `DomainData.failed_gold_actions_scored`. The gold states
     # are hashed later, per task at its first score (`RunContext.gold`), so a large database is hashed after the first request.
@@ -432,6 +437,8 @@ def gold_failures(data: DomainData, tasks: Sequence[Task], plugin: str | None = 
     for task in tasks:
         try:
             gold = checker.check(task)
+            if replays is not None and len(replays) < KEPT_REPLAYS:  # a run's first score of the task reuses it
+                replays[task.id] = gold
         except Exception:  # noqa: BLE001 - a set-up that raises fails each conversation as an infrastructure error
             continue  # (stored, excluded from every score, re-run on resume): never scored, so not refused here
         assertions = [f"env assertion {c.subject} fails on the gold state: {c.detail}" for c in gold.assertion_checks if not c.met]
@@ -465,9 +472,11 @@ def _also_in(task_ids: Sequence[str]) -> str:
     return f" (the same in task{'s' if len(task_ids) > 1 else ''} {listed}{' and more' if len(task_ids) > MAX_LISTED else ''})"
 
 
-def checked_gold(data: DomainData, tasks: Sequence[Task], config: RunConfig, plugin: str | None = None) -> list[dict[str, Any]]:
+def checked_gold(
+    data: DomainData, tasks: Sequence[Task], config: RunConfig, plugin: str | None = None, replays: dict[str, Replayed] | None = None
+) -> list[dict[str, Any]]:
     """`gold_failures`; a run whose tasks cannot be scored (their gold replay fails) is refused unless it allows broken tasks."""
-    failures = gold_failures(data, tasks, plugin)  # `plugin`: the domain's
+    failures = gold_failures(data, tasks, plugin, replays)  # `plugin`: the domain's
     refused = [f for f in failures if not f["scored_as_reference"]]
     if refused and config.allow_broken_tasks:
         log.warning("run.broken_tasks", tasks=[f["task_id"] for f in refused], why="--allow-broken-tasks: rewards not meaningful")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from bench_kernel.errors import BenchError, ConfigError, DeferredDataError, UnusableSessionError
+from bench_kernel.evaluation.evaluator import Replayed
 from bench_kernel.evaluation.sections import GOLD_FAILURES_EVENT
 from bench_kernel.logs import bind_context, get_logger
 from bench_kernel.modelhub.hub import ModelHub
@@ -108,8 +109,9 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
     judged = any(t.evaluation_criteria is not None and t.evaluation_criteria.nl_assertions_to_judge() for t in tasks)
     methodology = await profile_methodology(parts.agent, parts.user, config, profile, parts.judge if judged else None)
     domain_plugin = registry.origin("domain", data.name)
-    later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin)
-    failures = [] if later is not None else checked_gold(data, tasks, config, domain_plugin)
+    replays: dict[str, Replayed] = {}  # the gold check's replays, which the tasks' first scores reuse
+    later = _gold_check_after_loading(data, tasks, config, executor, domain_plugin, replays)
+    failures = [] if later is not None else checked_gold(data, tasks, config, domain_plugin, replays)
     models = run_models(config, profile, registry)
     for limit in models.throttled():
         log.warning(
@@ -159,6 +161,7 @@ async def prepare(config: RunConfig, store_path: Path | str, plugins: PluginSet 
             plugins=[p.name for p in plugins.plugins if not p.builtin and p.error is None],
             profile=profile,
             later_gold_failures=later,
+            replays=replays,
             tasks=list(tasks),
         )
         units, skipped = plan_stored(store, run_id, tasks, config)
@@ -182,7 +185,7 @@ def run_models(config: RunConfig, profile: Profile, registry: Registry, **extra:
 
 
 def _gold_check_after_loading(
-    data: DomainData, tasks: Sequence[Task], config: RunConfig, executor: Executor, plugin: str | None = None
+    data: DomainData, tasks: Sequence[Task], config: RunConfig, executor: Executor, plugin: str | None, replays: dict[str, Replayed]
 ) -> list[dict[str, Any]] | None:
     """The list the gold check fills once deferred data is loaded (None: nothing deferred, or it was loaded now)."""
     # A refused task set then stops the run before any conversation is stored, as it would have before it began.
@@ -196,7 +199,7 @@ def _gold_check_after_loading(
         return None
     found: list[dict[str, Any]] = []
     # After the last loader: the replays may read every deferred table.
-    pending[-1].add_check(lambda: found.extend(checked_gold(data, tasks, config, plugin)))
+    pending[-1].add_check(lambda: found.extend(checked_gold(data, tasks, config, plugin, replays)))
     return found
 
 
@@ -277,6 +280,12 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after
         try:
             for source in pending:
                 source.load()
+            # The shared records' digests, where every state hash starts: here rather than in the loop at a first score
+            # (what fails here fails again where a score needs it, and is named there).
+            with contextlib.suppress(Exception):
+                for state in (data.agent_state, data.user_state):
+                    if state is not None:
+                        state.content_hash()
         except DeferredDataError as exc:
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is closed: the run ended (a signal) before the data was built
