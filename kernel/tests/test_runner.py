@@ -377,7 +377,6 @@ def test_gold_states_are_hashed_when_a_task_is_first_scored_not_before_the_run_b
     assert rewards and all(r == 1.0 for r in rewards)
 
 
-
 def test_the_first_score_of_a_task_reuses_the_gold_checks_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The gold step replays every task before the run; scoring needs the same gold state, so it takes that replay
     # rather than replaying again (the replays `replay_gold` makes itself are counted here).
