@@ -269,7 +269,8 @@ class PlainHTTP:
         message = head.encode("latin-1") + body
         while self._idle:  # a kept-alive connection the server closed in the meantime fails before any byte: try a fresh one
             connection = self._idle.pop()
-            if connection.closed:
+            if connection.closed:  # the server closed it while idle (its keep-alive timeout)
+                self._open.discard(connection)
                 continue
             try:
                 return await self._exchange(connection, message, timeout_s)

@@ -129,6 +129,29 @@ def test_connection_close_and_http_1_0_are_not_reused() -> None:
     assert [r.body for r in replies] == [b"{}", b"{}"] and connections == 2
 
 
+def test_connections_the_server_closed_while_idle_are_forgotten() -> None:
+    async def go() -> tuple[int, int]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(with_length())  # keep-alive promised, then closed at once (as an idle timeout would)
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        http = PlainHTTP("127.0.0.1", server.sockets[0].getsockname()[1], {}, connect_timeout_s=2.0, read_timeout_s=2.0)
+        try:
+            for _ in range(20):
+                await http.request("GET", "/v1/models")
+                await asyncio.sleep(0.01)  # idle long enough for the close to arrive
+            return len(http._open), len(http._idle)
+        finally:
+            await http.aclose()
+            server.close()
+            await server.wait_closed()
+
+    assert asyncio.run(go()) <= (1, 1)
+
+
 def test_a_kept_connection_the_server_closed_is_replaced_without_an_error() -> None:
     async def answer(request: bytes, writer: asyncio.StreamWriter) -> bool:
         writer.write(with_length())  # says keep-alive, then hangs up once the reply is out: the next request needs a new one
