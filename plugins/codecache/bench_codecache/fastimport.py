@@ -72,7 +72,7 @@ class LazyFinder:
         if name not in self.names:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or not hasattr(spec.loader, "exec_module"):
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         spec.loader = importlib.util.LazyLoader(spec.loader)
         return spec
