@@ -10,7 +10,6 @@ import attrs
 from bench_kernel import ComponentScore, ConfigError, Judge, RewardComponent, RewardContext, RunConfig, RunContext, Task
 
 from .assertions import NL, needing_a_judge, nl_component
-from .rejudging import rejudge_stored
 from .rounds import JudgeRounds
 
 
@@ -38,5 +37,7 @@ class NLAssertionComponent(RewardComponent):
     async def resume(self, ctx: RunContext) -> Mapping[str, Any]:
         """Judge again the stored conversations whose judge failed (and, with `--retry-attributed judge`, those whose
         failure is attributed to the judge): never played again (docs/judges.md)."""
+        from .rejudging import rejudge_stored  # only a resume judges again: a new run never imports it
+
         rejudged = await rejudge_stored(ctx, attributed_to_judge="judge" in (ctx.config.retry_attributed or ()))
         return {"rejudged": rejudged} if rejudged else {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 
 import pytest
 from bench_codecache.fastimport import without_unused_modules
@@ -45,3 +46,26 @@ def test_sqlite_utils_patterns_compile_on_first_use_and_match_as_compiled() -> N
     assert isinstance(lazy, LazyPattern) and lazy._compiled is None
     assert lazy.findall("AAb ab b") == ["AAb", "ab"] and isinstance(lazy._compiled, re.Pattern)
     assert other("x", "y", "x") == "y" and re.compile("q").pattern == "q"
+
+
+def test_the_store_loads_sqlite_utils_without_running_dateutils_parser_and_its_recipes_still_parse_dates() -> None:
+    check = (
+        "from bench_kernel import Store; from sqlite_utils import recipes; ran = 'dateutil.parser._parser' in sys.modules; "
+        "assert recipes.parsedate('5 March 2024') == '2024-03-05', 'recipes'; import dateutil.parser; "
+        "assert dateutil.parser.isoparse('2024-03-05T10:00').hour == 10; sys.exit(10 + ran)"
+    )
+    accelerated = subprocess.run([sys.executable, "-c", f"import sys; {check}"], check=False)
+    plain = subprocess.run([sys.executable, "-c", f"import sys; sys.modules['bench_codecache'] = None; {check}"], check=False)
+    assert (accelerated.returncode, plain.returncode) == (10, 11)  # without it, sqlite_utils runs dateutil's parser at import
+
+
+def test_a_lazy_module_runs_when_first_used_and_one_already_imported_is_left_alone() -> None:
+    from bench_codecache.fastimport import LazyFinder, lazy_modules
+
+    sys.modules.pop("tabnanny", None)
+    with lazy_modules("tabnanny", "sys"):
+        assert [f.names for f in sys.meta_path if isinstance(f, LazyFinder)] == [("tabnanny",)]
+        import tabnanny
+    assert not any(isinstance(f, LazyFinder) for f in sys.meta_path)
+    assert type(tabnanny) is not types.ModuleType  # bound, not run (any attribute would run it)
+    assert callable(tabnanny.check) and type(tabnanny) is types.ModuleType  # first use runs it

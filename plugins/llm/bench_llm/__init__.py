@@ -6,11 +6,9 @@ from collections.abc import Callable
 
 from bench_kernel import Agent, Judge, UserSimulator, hookimpl
 
-from .adapter import HttpAgent
 from .agents import FunctionCallingAgent, TextActionAgent
-from .judge import ModelJudge
+from .components import HttpAgent, ModelJudge, VoiceUser
 from .user import ModelUser
-from .voice import VoiceUser
 
 __all__ = [
     "FunctionCallingAgent",

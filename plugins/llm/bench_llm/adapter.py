@@ -33,7 +33,6 @@ from typing import Any
 import attrs
 
 from bench_kernel import (
-    Agent,
     AgentSession,
     AssistantMessage,
     ConfigError,
@@ -47,6 +46,7 @@ from bench_kernel import (
 
 from .agents import solo_stop
 from .chat import agent_view, new_messages
+from .components import HttpAgent
 
 log = get_logger()
 USAGE_KEYS = ("prompt_tokens", "completion_tokens")
@@ -178,35 +178,22 @@ class HttpAgentSession(AgentSession):
             )
 
 
-@attrs.define(kw_only=True)
-class HttpAgent(Agent):
-    """An agent served over HTTP by any framework: set the agent option `url` (and optionally `timeout_s`, `end_url`,
-    `end_timeout_s`).
+def start_session(agent: HttpAgent, setup: ConversationSetup) -> AgentSession:
+    """http-agent's session with its own HTTP client (no connection until the first turn)."""
+    import httpx
 
-    Its fingerprint is empty: bench cannot see the code behind the URL, and the URL itself is already part of the
-    run's identity through the agent options. Mark a new version of the service with an option of your own (say
-    `version = "2"`): every agent option is part of the identity.
-    """
-
-    name: str = "http-agent"
-    description: str = "POSTs each turn to the agent options' `url` and reads back content and tool calls."
-
-    def start(self, setup: ConversationSetup) -> AgentSession:
-        """A session with its own HTTP client (no connection until the first turn)."""
-        import httpx
-
-        options = setup.options.get("agent") or {}
-        url = options.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"agent {self.name!r} needs an http(s) `url` in the agent options, "
-                'e.g. agent_options = {url = "http://127.0.0.1:8000/turn"} in the [run] table'
-            )
-        timeout = float(options.get("timeout_s", 120.0))
-        end_timeout = float(options.get("end_timeout_s", END_TIMEOUT_S))
-        end_url = end_url_of(url, options.get("end_url"), self.name)
-        client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
-        return HttpAgentSession(setup, url, client, end_url=end_url, end_timeout_s=end_timeout)
+    options = setup.options.get("agent") or {}
+    url = options.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"agent {agent.name!r} needs an http(s) `url` in the agent options, "
+            'e.g. agent_options = {url = "http://127.0.0.1:8000/turn"} in the [run] table'
+        )
+    timeout = float(options.get("timeout_s", 120.0))
+    end_timeout = float(options.get("end_timeout_s", END_TIMEOUT_S))
+    end_url = end_url_of(url, options.get("end_url"), agent.name)
+    client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+    return HttpAgentSession(setup, url, client, end_url=end_url, end_timeout_s=end_timeout)
 
 
 def end_url_of(url: str, option: Any, agent: str = "http-agent") -> str | None:

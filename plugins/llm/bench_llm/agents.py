@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -32,7 +32,9 @@ from bench_kernel import (
 
 from .chat import ChatLog, agent_view, chat_log, option, reasoning_data, require_model, speaker, usage_of
 from .prompts import RESPOND_ACTION, agent_prompt, done_tool
-from .replies import Reading, read_reply
+
+if TYPE_CHECKING:
+    from .replies import Reading
 
 
 def solo_stop(setup: ConversationSetup, message: AssistantMessage) -> bool:
@@ -130,6 +132,8 @@ class ReplyProblem:
 
 def parse_action(text: str) -> tuple[str, dict[str, Any]]:
     """The action a text-format reply takes: its name and arguments; ModelResponseError when there is none."""
+    from .replies import read_reply
+
     reading = read_reply(text)
     if reading.action is None:
         raise ModelResponseError(f"{reading.error}: {text[:300]!r}")
@@ -172,6 +176,8 @@ class TextActionSession(AgentSession):
         if response.tool_calls:
             return self._native(response)
         text = response.content or ""
+        from .replies import read_reply  # the text formats' reader: llm-fc's runs never import it
+
         reading = read_reply(text, truncated=response.finish_reason == "length")
         if reading.action is None:
             return self._unreadable(text, reading.error or "no action", response)
@@ -227,6 +233,8 @@ class TextActionSession(AgentSession):
 
     def _unreadable(self, text: str, error: str, response: ChatResponse) -> AssistantMessage:
         """No action to run: the text goes to the customer (tau-bench's way), or the conversation ends; stored either way."""
+        from .replies import Reading
+
         said = Reading(text=text).said()
         if self.on_parse_error == "error" or not said:
             self._report("unparsed", error, "ended", text)

@@ -7,13 +7,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from bench_kernel import (
     AssistantMessage,
     ChatRequest,
     Check,
-    Judge,
     JudgeRequest,
     JudgeStyle,
     Message,
@@ -24,6 +21,7 @@ from bench_kernel import (
 )
 
 from .chat import require_model
+from .components import ModelJudge
 from .jsontext import first_json
 from .prompts import judge_prompt
 
@@ -136,23 +134,11 @@ def _check(assertion: str, entry: dict[str, Any]) -> Check:
     return Check(subject=assertion, met=met, detail=str(entry.get("reasoning") or ""))
 
 
-@attrs.define(kw_only=True)
-class ModelJudge(Judge):
-    """Asks the run's judge model whether each assertion holds on the conversation."""
-
-    name: str = "llm-judge"
-    description: str = "Model judge: grades each NL assertion from the transcript, answering in JSON."
-    model_roles: tuple[str, ...] = ("judge",)
-
-    async def profile_deviations(self, profile: Profile) -> list[str]:
-        """None: its texts, transcript, statements, reply format and sampling are the profile's (docs/judges.md)."""
-        return []
-
-    async def judge(self, request: JudgeRequest) -> list[Check]:
-        """One check per assertion, in order, with the model's reasoning as the detail."""
-        require_model(request.models, "judge", f"judge {self.name!r}")
-        response = await request.models.complete("judge", judge_request(request))
-        return read_verdicts(response.content, request.assertions, request.profile.judge)
+async def judge_assertions(judge: ModelJudge, request: JudgeRequest) -> list[Check]:
+    """llm-judge's checks: one per assertion, in order, with the model's reasoning as the detail."""
+    require_model(request.models, "judge", f"judge {judge.name!r}")
+    response = await request.models.complete("judge", judge_request(request))
+    return read_verdicts(response.content, request.assertions, request.profile.judge)
 
 
 def judge_request(request: JudgeRequest) -> ChatRequest:

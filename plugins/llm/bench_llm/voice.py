@@ -29,16 +29,16 @@ from bench_kernel import (
     ToolMessage,
     UserMessage,
     UserSession,
-    UserSimulator,
 )
 
 from .chat import chat_log, require_model, user_view
+from .components import VOICE_USER as NAME
+from .components import VoiceUser as VoiceUser  # still importable from here
 from .line import Item, Line, chat_messages, transcript
 from .prompts import voice_user_prompt
 from .texts import own_render, own_text
 from .user import ModelUserSession
 
-NAME = "voice-user"
 DECISION_ROLE = "user-decisions"
 """The optional model role of the yes/no decisions; the `user` role's model answers them when it is not configured."""
 BEHAVIOUR = {
@@ -162,33 +162,21 @@ class VoiceUserSession(TurnTakingUser):
         return answer == "YES"
 
 
-@attrs.define(kw_only=True)
-class VoiceUser(UserSimulator):
-    """A customer on a full-duplex phone line, played by the run's user model."""
-
-    name: str = NAME
-    description: str = (
-        "Model-played caller for full duplex: our voice guidelines, tau2's turn-taking, the model's "
-        "interrupt and backchannel decisions (optional user-decisions role)."
-    )
-    model_roles: tuple[str, ...] = ("user",)
-    duplex_only: bool = True
-
-    def start(self, setup: ConversationSetup) -> UserSession:
-        """A voice session on the conversation's line (refused outside full duplex)."""
-        settings = duplex_settings(setup)
-        if settings is None:
-            raise ConfigError(
-                f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
-            )
-        require_model(setup.models, "user", f"user simulator {NAME!r}")
-        turn = settings.turn_taking
-        line = Line(
-            tick_s=settings.tick_ms / 1000,
-            integration_ticks=turn.ticks(turn.integration_s, settings.tick_ms),
-            silence_ticks=turn.ticks(turn.silence_annotation_s, settings.tick_ms),
+def start_session(setup: ConversationSetup) -> UserSession:
+    """voice-user's session on the conversation's line (refused outside full duplex)."""
+    settings = duplex_settings(setup)
+    if settings is None:
+        raise ConfigError(
+            f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
         )
-        inner = HeardUserSession(setup, chat_log(setup, "user", voice_user_prompt(setup), user_view), line=line)
-        interrupts, backchannels = behaviour(settings.speech_complexity)
-        line_channel = DuplexChannelSession()  # the loop attaches the conversation's channel
-        return VoiceUserSession(inner, line_channel, settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)
+    require_model(setup.models, "user", f"user simulator {NAME!r}")
+    turn = settings.turn_taking
+    line = Line(
+        tick_s=settings.tick_ms / 1000,
+        integration_ticks=turn.ticks(turn.integration_s, settings.tick_ms),
+        silence_ticks=turn.ticks(turn.silence_annotation_s, settings.tick_ms),
+    )
+    inner = HeardUserSession(setup, chat_log(setup, "user", voice_user_prompt(setup), user_view), line=line)
+    interrupts, backchannels = behaviour(settings.speech_complexity)
+    line_channel = DuplexChannelSession()  # the loop attaches the conversation's channel
+    return VoiceUserSession(inner, line_channel, settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 @bench_kernel.hookimpl
 def register_report_builders(register: Callable[[ReportBuilder], None]) -> None:
     """A stored run's report, every figure computed from the store."""
-    from .build import StoredReport
+    from .components import StoredReport
 
     register(StoredReport())
 
@@ -33,9 +33,7 @@ def register_report_builders(register: Callable[[ReportBuilder], None]) -> None:
 @bench_kernel.hookimpl
 def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
     """table, json, markdown, csv and html."""
-    from .build import JsonFormat
-    from .formats import CsvFormat, HtmlFormat, MarkdownFormat
-    from .text import TableFormat
+    from .components import CsvFormat, HtmlFormat, JsonFormat, MarkdownFormat, TableFormat
 
     for report_format in (TableFormat(), JsonFormat(), MarkdownFormat(), CsvFormat(), HtmlFormat()):
         register(report_format)
@@ -45,7 +43,7 @@ def register_report_formats(register: Callable[[ReportFormat], None]) -> None:
 @bench_kernel.hookimpl(trylast=True)
 def register_report_sections(register: Callable[[ReportSection], None]) -> None:
     """The failed checks of the run's failed conversations, with what was expected and found."""
-    from .failures import FailedChecks
+    from .components import FailedChecks
 
     register(FailedChecks())
 

@@ -19,9 +19,7 @@ from bench_kernel import (
     Estimate,
     Registry,
     Report,
-    ReportBuilder,
     ReportContext,
-    ReportFormat,
     RunRecord,
     RunView,
     Section,
@@ -39,23 +37,14 @@ from bench_kernel import (
     trial_variance,
 )
 
+from .components import JsonFormat as JsonFormat  # still importable from here
+from .components import StoredReport as StoredReport
+
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
 SHOWN_KERNEL = ("judge.agreement",)
 """The kernel's own metric values the report shows among the metrics: a judge panel's agreement in runs stored before
 bench-judging owned it (docs/judges.md)."""
-
-
-@attrs.define(kw_only=True)
-class StoredReport(ReportBuilder):
-    """The report of a stored run, every figure computed from the store: what `bench_kernel.build_report` returns."""
-
-    name: str = "report"
-    description: str = "a stored run's figures, plugin sections and cards"
-
-    def build(self, store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
-        """The run's report (with the registry's plugin sections, and figures by the `by` attributes)."""
-        return build_report(store, run_id, registry, by)
 
 
 def build_report(store: Store, run_id: str, registry: Registry | None = None, by: Sequence[str] = ()) -> Report:
@@ -398,16 +387,9 @@ def task_flip_probability(task: TaskOutcomes) -> float | None:
 # --------------------------------------------------------------------------- the json format
 
 
-@attrs.define(kw_only=True)
-class JsonFormat(ReportFormat):
-    """The report as one JSON document: every figure, each card under its name."""
-
-    name: str = "json"
-    description: str = "one JSON document: every figure, each card under its name"
-
-    def render(self, report: Report, context: ReportContext) -> str:
-        """The report's JSON, or one section's."""
-        if context.section is not None:
-            return json.dumps(report.section(context.section), indent=2, sort_keys=True) + "\n"
-        own = attrs.asdict(report, filter=lambda field, _: field.name != "cards")
-        return json.dumps({**{c["name"]: c["figures"] for c in report.cards}, **own}, indent=2, sort_keys=True)
+def render_json(report: Report, context: ReportContext) -> str:
+    """The json format: the report's JSON, or one section's."""
+    if context.section is not None:
+        return json.dumps(report.section(context.section), indent=2, sort_keys=True) + "\n"
+    own = attrs.asdict(report, filter=lambda field, _: field.name != "cards")
+    return json.dumps({**{c["name"]: c["figures"] for c in report.cards}, **own}, indent=2, sort_keys=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import attrs
+from bench_kernel import RunView, Section, SectionTable, is_success, task_id_key
 
-from bench_kernel import ReportSection, RunView, Section, SectionTable, is_success, task_id_key
+from .components import FailedChecks as FailedChecks  # still importable from here
 
 MAX_ROWS = 200
 """Failed checks the section lists at most (the viewer's conversation pages have them all)."""
@@ -15,29 +15,21 @@ MAX_DETAIL = 400
 """Characters of a check's detail the section keeps."""
 
 
-@attrs.define(kw_only=True)
-class FailedChecks(ReportSection):
-    """Every failed check of the run's failed conversations (in the reward basis or not), with what was expected and found."""
-
-    name: str = "failed-checks"
-    title: str = "Failed checks"
-    description: str = "Why each failed conversation failed: its failed checks, expected against found."
-
-    def build(self, view: RunView) -> Section | None:
-        """The section (None when no failed conversation has a failed check)."""
-        failed = [r for r in view.conversations() if not is_success(r["reward"]) and r.get("reward_info_json")]
-        rows = [row for r in sorted(failed, key=lambda r: (task_id_key(r["task_id"]), r["trial"])) for row in _rows(r)]
-        if not rows:
-            return None
-        # The checks that decided a reward come first: a cut list must not be filled with checks outside the basis.
-        rows.sort(key=lambda row: row[3] != "yes")
-        notes = (
-            [f"the first {MAX_ROWS} of {len(rows)} failed checks, those in the reward basis first: `bench view` shows every conversation's checks"]
-            if len(rows) > MAX_ROWS
-            else []
-        )
-        table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"], rows=rows[:MAX_ROWS])
-        return Section(title=self.title, tables=[table], notes=notes)
+def failed_checks(view: RunView, title: str) -> Section | None:
+    """The failed-checks section (None when no failed conversation has a failed check)."""
+    failed = [r for r in view.conversations() if not is_success(r["reward"]) and r.get("reward_info_json")]
+    rows = [row for r in sorted(failed, key=lambda r: (task_id_key(r["task_id"]), r["trial"])) for row in _rows(r)]
+    if not rows:
+        return None
+    # The checks that decided a reward come first: a cut list must not be filled with checks outside the basis.
+    rows.sort(key=lambda row: row[3] != "yes")
+    notes = (
+        [f"the first {MAX_ROWS} of {len(rows)} failed checks, those in the reward basis first: `bench view` shows every conversation's checks"]
+        if len(rows) > MAX_ROWS
+        else []
+    )
+    table = SectionTable(headers=["task", "trial", "component", "in basis", "check", "detail", "conversation_id"], rows=rows[:MAX_ROWS])
+    return Section(title=title, tables=[table], notes=notes)
 
 
 def _rows(row: dict[str, Any]) -> list[list[Any]]:

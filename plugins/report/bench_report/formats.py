@@ -9,9 +9,12 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import ConfigError, PluginError, Report, ReportContext, ReportFormat
+from bench_kernel import ConfigError, PluginError, Report, ReportContext
 
-from .text import TextStyle, cell, gold_verdict, headline_rows, render_text
+from .components import CsvFormat as CsvFormat  # still importable from here
+from .components import HtmlFormat
+from .components import MarkdownFormat as MarkdownFormat
+from .text import TextStyle, cell, gold_verdict, headline_rows
 
 SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "error"]
 
@@ -28,58 +31,26 @@ class MarkdownStyle(TextStyle):
         return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers), *("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)]
 
 
-@attrs.define(kw_only=True)
-class MarkdownFormat(ReportFormat):
-    """The report as markdown: the table format's text with headings, list items and pipe tables."""
+def render_page(html_format: HtmlFormat, report: Report, context: ReportContext) -> str:
+    """The html format's page; without matplotlib, a note where the charts would be."""
+    from .html import render_html
 
-    name: str = "markdown"
-    description: str = "markdown: headings, lists and pipe tables"
-
-    def render(self, report: Report, context: ReportContext) -> str:
-        """The report, or one section alone, as markdown."""
-        return render_text(report, MarkdownStyle(), context.section)
-
-
-@attrs.define(kw_only=True)
-class HtmlFormat(ReportFormat):
-    """The report as one self-contained HTML page, its charts inline (a whole page even with --section)."""
-
-    name: str = "html"
-    description: str = "one self-contained HTML page with every table and the charts inline"
-
-    def render(self, report: Report, context: ReportContext) -> str:
-        """The page; without matplotlib, a note where the charts would be."""
-        from .html import render_html
-
-        try:
-            plots, note = self.charts(report, context), ""
-        except ConfigError as exc:
-            plots, note = None, f"Plots left out: {exc}"
-        return render_html(report, plots, note)
-
-    def charts(self, report: Report, context: ReportContext) -> dict[str, bytes]:
-        """Every chart of the run (and of the --plot-with runs on the pass^k and cost charts), by name; none without a store."""
-        from .plots import render_plots
-
-        return render_plots(context.store, [report.run_id, *context.plot_with]) if context.store is not None else {}
+    try:
+        plots, note = html_format.charts(report, context), ""
+    except ConfigError as exc:
+        plots, note = None, f"Plots left out: {exc}"
+    return render_html(report, plots, note)
 
 
-@attrs.define(kw_only=True)
-class CsvFormat(ReportFormat):
-    """The report's figures as one CSV table (SUMMARY_COLUMNS), or one section's tables."""
-
-    name: str = "csv"
-    description: str = "one CSV table of every figure (a section's tables with --section)"
-
-    def render(self, report: Report, context: ReportContext) -> str:
-        """The summary rows, or the tables of `context.section`."""
-        if context.section is not None:
-            return section_csv(report.section(context.section))
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(summary_rows(report))
-        return out.getvalue()
+def render_csv(report: Report, context: ReportContext) -> str:
+    """The csv format: the summary rows, or the tables of `context.section`."""
+    if context.section is not None:
+        return section_csv(report.section(context.section))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(summary_rows(report))
+    return out.getvalue()
 
 
 def summary_rows(report: Report) -> list[dict[str, Any]]:

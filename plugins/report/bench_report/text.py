@@ -7,7 +7,9 @@ from typing import Any
 
 import attrs
 
-from bench_kernel import Report, ReportContext, ReportFormat
+from bench_kernel import Report
+
+from .components import TableFormat as TableFormat  # still importable from here
 
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
 SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
@@ -36,18 +38,6 @@ class TextStyle:
         widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
         line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False))  # noqa: E731
         return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
-
-
-@attrs.define(kw_only=True)
-class TableFormat(ReportFormat):
-    """The report as plain-text tables, for a terminal (the default)."""
-
-    name: str = "table"
-    description: str = "plain-text tables, for a terminal"
-
-    def render(self, report: Report, context: ReportContext) -> str:
-        """The report, or one section alone, as plain text."""
-        return render_text(report, TextStyle(), context.section)
 
 
 def error_text(messages: dict[str, int]) -> str:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 @bench_kernel.hookimpl
 def register_attributors(register: Callable[[Attributor], None]) -> None:
     """The attribution rules."""
-    from .attribution import RulesAttributor
+    from .attributor import RulesAttributor
 
     register(RulesAttributor())
 

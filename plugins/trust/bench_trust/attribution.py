@@ -4,7 +4,7 @@ Every failed conversation (reward below 1, or not scored) gets one label: `infra
 `user-simulator` or `agent`, from the first rule that matches, in that order; `agent` is the default (rule
 `default`), which a reviewer model may refine (bench-review). Each rule is a small function of a `FailedConversation`
 and says why it fired in one sentence of evidence. docs/attribution.md states every rule and its limits. The kernel
-calls the rules through `RulesAttributor` (bench_trust/__init__.py) for every conversation a run plays or judges again.
+calls the rules through `RulesAttributor` (bench_trust/attributor.py) for every conversation a run plays or judges again.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from bench_kernel import (
     ATTRIBUTION_LABELS,
     AssistantMessage,
     Attribution,
-    Attributor,
     ComponentScore,
     ConversationResult,
     DomainData,
@@ -36,6 +35,8 @@ from bench_kernel import (
     UserMessage,
     is_success,
 )
+
+from .attributor import RulesAttributor as RulesAttributor  # still importable from here
 
 AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE = LABELS = ATTRIBUTION_LABELS
 """Every label, in the order their rules are tried (agent last: the default)."""
@@ -237,18 +238,6 @@ def rules_attribution(finished: FinishedConversation) -> Attribution | None:
     names = None if schemas is None else {s["function"]["name"] for s in schemas}
     flags = task_fault_flags(finished.data, task, finished.gold, finished.store)
     return attribute(failed_conversation(finished.result, task, is_write=env.mutates, user_tools=names, task_flags=flags))
-
-
-@attrs.define(kw_only=True)
-class RulesAttributor(Attributor):
-    """The attributor bench-trust registers: the rules below, first match wins, the agent's by default."""
-
-    name: str = "rules"
-    description: str = "docs/attribution.md's rules: infrastructure, judge, task, user-simulator, then agent"
-
-    def attribute(self, conversation: FinishedConversation) -> Attribution | None:
-        """The rules' label of a failed conversation."""
-        return rules_attribution(conversation)
 
 
 def task_fault_flags(data: DomainData, task: Task, gold: GoldReplay | None, store: Any = None) -> dict[str, str]:

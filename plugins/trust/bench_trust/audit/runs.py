@@ -14,7 +14,6 @@ import attrs
 
 from bench_kernel import ConfigError, DomainData, Prepared, Registry, RunContext, Store, Task, TaskTransform, open_store, task_id_key
 
-from .auditing import audit_tasks
 from .cache import task_hashes
 from .flags import DYNAMIC_FLAGS, FLAGS, data_fingerprint, static_flags
 
@@ -79,6 +78,8 @@ async def flagged(registry: Registry, data: DomainData, tasks: Sequence[Task], f
     nondeterministic) takes the audit, reused from the store's cache or run now and cached."""
     data.load_deferred()
     if any(flag in DYNAMIC_FLAGS for flag in flags):
+        from .auditing import audit_tasks  # plays conversations: only a run excluding a dynamic flag needs it
+
         store = open_store(store_path, registry.migrations)
         try:
             found = {a["id"]: a["flags"] for a in await audit_tasks(registry, data, tasks, store)}
