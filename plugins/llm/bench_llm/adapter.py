@@ -46,7 +46,6 @@ from bench_kernel import (
 
 from .agents import solo_stop
 from .chat import agent_view, new_messages
-from .components import HttpAgent
 
 log = get_logger()
 USAGE_KEYS = ("prompt_tokens", "completion_tokens")
@@ -178,20 +177,20 @@ class HttpAgentSession(AgentSession):
             )
 
 
-def start_session(agent: HttpAgent, setup: ConversationSetup) -> AgentSession:
-    """http-agent's session with its own HTTP client (no connection until the first turn)."""
+def start_session(name: str, setup: ConversationSetup) -> AgentSession:
+    """The session of http-agent (registered as `name`) with its own HTTP client (no connection until the first turn)."""
     import httpx
 
     options = setup.options.get("agent") or {}
     url = options.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"agent {agent.name!r} needs an http(s) `url` in the agent options, "
+            f"agent {name!r} needs an http(s) `url` in the agent options, "
             'e.g. agent_options = {url = "http://127.0.0.1:8000/turn"} in the [run] table'
         )
     timeout = float(options.get("timeout_s", 120.0))
     end_timeout = float(options.get("end_timeout_s", END_TIMEOUT_S))
-    end_url = end_url_of(url, options.get("end_url"), agent.name)
+    end_url = end_url_of(url, options.get("end_url"), name)
     client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
     return HttpAgentSession(setup, url, client, end_url=end_url, end_timeout_s=end_timeout)
 

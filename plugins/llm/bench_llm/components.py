@@ -30,7 +30,7 @@ class HttpAgent(Agent):
         """A session with its own HTTP client (no connection until the first turn)."""
         from .adapter import start_session
 
-        return start_session(self, setup)
+        return start_session(self.name, setup)
 
 
 @attrs.define(kw_only=True)
@@ -49,7 +49,7 @@ class ModelJudge(Judge):
         """One check per assertion, in order, with the model's reasoning as the detail."""
         from .judge import judge_assertions
 
-        return await judge_assertions(self, request)
+        return await judge_assertions(self.name, request)
 
 
 @attrs.define(kw_only=True)
@@ -68,4 +68,4 @@ class VoiceUser(UserSimulator):
         """A voice session on the conversation's line (refused outside full duplex)."""
         from .voice import start_session
 
-        return start_session(setup)
+        return start_session(self.name, setup)

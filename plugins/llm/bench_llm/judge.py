@@ -21,7 +21,6 @@ from bench_kernel import (
 )
 
 from .chat import require_model
-from .components import ModelJudge
 from .jsontext import first_json
 from .prompts import judge_prompt
 
@@ -134,9 +133,9 @@ def _check(assertion: str, entry: dict[str, Any]) -> Check:
     return Check(subject=assertion, met=met, detail=str(entry.get("reasoning") or ""))
 
 
-async def judge_assertions(judge: ModelJudge, request: JudgeRequest) -> list[Check]:
-    """llm-judge's checks: one per assertion, in order, with the model's reasoning as the detail."""
-    require_model(request.models, "judge", f"judge {judge.name!r}")
+async def judge_assertions(name: str, request: JudgeRequest) -> list[Check]:
+    """The checks of llm-judge (registered as `name`): one per assertion, in order, with the model's reasoning as the detail."""
+    require_model(request.models, "judge", f"judge {name!r}")
     response = await request.models.complete("judge", judge_request(request))
     return read_verdicts(response.content, request.assertions, request.profile.judge)
 

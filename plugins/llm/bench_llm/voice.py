@@ -32,8 +32,6 @@ from bench_kernel import (
 )
 
 from .chat import chat_log, require_model, user_view
-from .components import VOICE_USER as NAME
-from .components import VoiceUser as VoiceUser  # still importable from here
 from .line import Item, Line, chat_messages, transcript
 from .prompts import voice_user_prompt
 from .texts import own_render, own_text
@@ -101,6 +99,8 @@ class VoiceUserSession(TurnTakingUser):
 
     setup: ConversationSetup = attrs.field(kw_only=True)
     line: Line = attrs.field(kw_only=True)
+    name: str = attrs.field(kw_only=True, default="voice-user")
+    """The user simulator's registered name: its events' source."""
     model_backchannels: bool = attrs.field(kw_only=True, default=False)
     decisions: dict[str, Any] = attrs.field(factory=dict)
     """This tick's decisions (answer, time taken), kept in the chunk's info."""
@@ -156,20 +156,20 @@ class VoiceUserSession(TurnTakingUser):
             raise  # the run's own limits and outages are not a participant's decision
         except Exception as exc:  # noqa: BLE001 - a failed decision is a no, never the end of the call
             answer, error = "", f"{type(exc).__name__}: {exc}"
-            self.setup.events.emit(DecisionError(tick=tick, decision=decision, error=error), source=NAME)
+            self.setup.events.emit(DecisionError(tick=tick, decision=decision, error=error), source=self.name)
         elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         self.decisions[decision] = {"yes": answer == "YES", "ms": elapsed_ms, **({"error": error} if error else {})}
         return answer == "YES"
 
 
-def start_session(setup: ConversationSetup) -> UserSession:
-    """voice-user's session on the conversation's line (refused outside full duplex)."""
+def start_session(name: str, setup: ConversationSetup) -> UserSession:
+    """The session of voice-user (registered as `name`) on the conversation's line (refused outside full duplex)."""
     settings = duplex_settings(setup)
     if settings is None:
         raise ConfigError(
-            f"user simulator {NAME!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
+            f"user simulator {name!r} talks on a full-duplex line only: run with --mode full-duplex, or use llm-user for turn-based conversations"
         )
-    require_model(setup.models, "user", f"user simulator {NAME!r}")
+    require_model(setup.models, "user", f"user simulator {name!r}")
     turn = settings.turn_taking
     line = Line(
         tick_s=settings.tick_ms / 1000,
@@ -179,4 +179,4 @@ def start_session(setup: ConversationSetup) -> UserSession:
     inner = HeardUserSession(setup, chat_log(setup, "user", voice_user_prompt(setup), user_view), line=line)
     interrupts, backchannels = behaviour(settings.speech_complexity)
     line_channel = DuplexChannelSession()  # the loop attaches the conversation's channel
-    return VoiceUserSession(inner, line_channel, settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels)
+    return VoiceUserSession(inner, line_channel, settings, interrupts=interrupts, setup=setup, line=line, model_backchannels=backchannels, name=name)

@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_llm.adapter import HttpAgent, end_url_of, message_from_reply
+from bench_llm.adapter import end_url_of, message_from_reply
+from bench_llm.components import HttpAgent
 from bench_llm.examples import FrameworkAgent, PlanQuoteBot
 from structlog.testing import capture_logs
 

@@ -13,10 +13,11 @@ from typing import Any
 import attrs
 import pytest
 from bench_duplex import Chunk, TurnTakingUser
+from bench_llm.components import VoiceUser
 from bench_llm.line import Heard, Line, split_at_contained
 from bench_llm.prompts import voice_user_prompt
 from bench_llm.texts import own_render
-from bench_llm.voice import DECISION_ROLE, VoiceUser, VoiceUserSession, behaviour
+from bench_llm.voice import DECISION_ROLE, VoiceUserSession, behaviour
 
 from bench_kernel import (
     ChatRequest,

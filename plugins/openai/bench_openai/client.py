@@ -486,12 +486,10 @@ class OpenAIClient(ModelClient, EmbeddingClient):
 
 
 def _aiohttp() -> Any:
-    """aiohttp, imported on first use (bench_openai.tls first, so its default TLS contexts load their CAs when used)."""
-    import aiohttp
+    """aiohttp, imported on first use through bench_openai.tls (its default TLS contexts load their CAs when used)."""
+    from bench_openai.tls import import_aiohttp
 
-    import bench_openai.tls  # noqa: F401
-
-    return aiohttp
+    return import_aiohttp()
 
 
 @functools.cache

@@ -37,9 +37,6 @@ from bench_kernel import (
     trial_variance,
 )
 
-from .components import JsonFormat as JsonFormat  # still importable from here
-from .components import StoredReport as StoredReport
-
 INFRA = TerminationReason.INFRASTRUCTURE_ERROR.value
 KERNEL = "bench-kernel"
 SHOWN_KERNEL = ("judge.agreement",)

@@ -81,7 +81,7 @@ class HtmlFormat(ReportFormat):
         """The page; without matplotlib, a note where the charts would be."""
         from .formats import render_page
 
-        return render_page(self, report, context)
+        return render_page(self.charts, report, context)
 
     def charts(self, report: Report, context: ReportContext) -> dict[str, bytes]:
         """Every chart of the run (and of the --plot-with runs on the pass^k and cost charts), by name; none without a store."""

@@ -7,8 +7,6 @@ from typing import Any
 
 from bench_kernel import RunView, Section, SectionTable, is_success, task_id_key
 
-from .components import FailedChecks as FailedChecks  # still importable from here
-
 MAX_ROWS = 200
 """Failed checks the section lists at most (the viewer's conversation pages have them all)."""
 MAX_DETAIL = 400

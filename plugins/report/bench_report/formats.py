@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from bench_kernel import ConfigError, PluginError, Report, ReportContext
 
-from .components import CsvFormat as CsvFormat  # still importable from here
-from .components import HtmlFormat
-from .components import MarkdownFormat as MarkdownFormat
 from .text import TextStyle, cell, gold_verdict, headline_rows
 
 SUMMARY_COLUMNS = ["metric", "value", "low", "high", "n", "errors", "n_of", "error"]
@@ -31,12 +29,12 @@ class MarkdownStyle(TextStyle):
         return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers), *("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)]
 
 
-def render_page(html_format: HtmlFormat, report: Report, context: ReportContext) -> str:
-    """The html format's page; without matplotlib, a note where the charts would be."""
+def render_page(charts: Callable[[Report, ReportContext], Any], report: Report, context: ReportContext) -> str:
+    """The html format's page (`charts`: its plots); without matplotlib, a note where the charts would be."""
     from .html import render_html
 
     try:
-        plots, note = html_format.charts(report, context), ""
+        plots, note = charts(report, context), ""
     except ConfigError as exc:
         plots, note = None, f"Plots left out: {exc}"
     return render_html(report, plots, note)

@@ -9,8 +9,6 @@ import attrs
 
 from bench_kernel import Report
 
-from .components import TableFormat as TableFormat  # still importable from here
-
 NOT_MEANINGFUL = "rewards not meaningful: run with --allow-broken-tasks"
 SCORED_AS_REFERENCE = "scored as the domain's reference implementation scores it: against the state the other gold actions leave"
 PROBLEMS_TITLE = "Errors and tasks whose gold replay fails"

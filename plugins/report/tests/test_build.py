@@ -9,7 +9,8 @@ from typing import Any
 
 import attrs
 import pytest
-from bench_report.build import StoredReport, max_k, pass_at_k, pass_at_k_estimate, plugin_cards, task_flip_probability
+from bench_report.build import max_k, pass_at_k, pass_at_k_estimate, plugin_cards, task_flip_probability
+from bench_report.components import StoredReport
 
 from bench_kernel import Card, ReportSection, RunView, Section, Store, TaskOutcomes, build_report, collect, get_plugin_manager, hookimpl
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from bench_report.failures import MAX_ROWS, FailedChecks
+from bench_report.components import FailedChecks
+from bench_report.failures import MAX_ROWS
 from click.testing import Result
 
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from bench_report.formats import CsvFormat, MarkdownFormat
+from bench_report.components import CsvFormat, MarkdownFormat
 from bench_report.html import SECTIONS, render_html
 from bench_report.text import TextStyle, render_text
 from click.testing import Result

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from bench_report.text import TableFormat, agent_label, header_lines
+from bench_report.components import TableFormat
+from bench_report.text import agent_label, header_lines
 from click.testing import Result
 from hand_built_report import FRAGILE, full_report
 

@@ -36,8 +36,6 @@ from bench_kernel import (
     is_success,
 )
 
-from .attributor import RulesAttributor as RulesAttributor  # still importable from here
-
 AGENT, USER_SIMULATOR, TASK, JUDGE, INFRASTRUCTURE = LABELS = ATTRIBUTION_LABELS
 """Every label, in the order their rules are tried (agent last: the default)."""
 DEFAULT_RULE = "default"

@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from bench_trust.attribution import LABELS, FailedConversation, RulesAttributor, attribute
+from bench_trust.attribution import LABELS, FailedConversation, attribute
+from bench_trust.attributor import RulesAttributor
 from click.testing import CliRunner
 
 from bench_kernel import (
