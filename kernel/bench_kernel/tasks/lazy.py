@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import TypeVar, overload
 
 from bench_kernel.errors import ConfigError
 from bench_kernel.schema.tasks import Task
@@ -15,6 +16,7 @@ from bench_kernel.serialization import canonical_json, unstructure
 
 CACHE_VARIABLE = "BENCH_CACHE_DIR"
 """The directory of bench's caches (default ~/.cache/bench); task-set hashes live in its `task-sets/`."""
+T = TypeVar("T")
 
 
 class LazyTasks(Sequence[Task]):
@@ -83,27 +85,31 @@ def task_set_hash(tasks: Sequence[Task], policy: str) -> str:
     if key is None:
         return compute()
     name = hashlib.sha256(canonical_json([key, policy]).encode()).hexdigest()
-    return cached_text("task-sets", f"{name}.sha256", compute, valid=lambda text: len(text) == 64)
+    return cached_text("task-sets", f"{name}.sha256", compute, _sha256_text)
 
 
-def cached_text(cache: str, key: str, compute: Callable[[], str], valid: Callable[[str], bool] = bool) -> str:
-    """The text kept under `key` (a content hash, so never stale) in one of bench's caches, or `compute`'s, kept there."""
+def _sha256_text(text: str) -> str:
+    if len(text) != 64:
+        raise ValueError("not a sha256 digest")
+    return text
+
+
+def cached_text(cache: str, key: str, compute: Callable[[], str], read: Callable[[str], T]) -> T:
+    """`read` of the text kept under `key` (a content hash, so never stale) in one of bench's caches, or of `compute`'s, kept there."""
+    # `read` raises ValueError for a text it refuses (damaged): computed again and written anew.
     path = cache_dir(cache) / key
-    try:
-        found = path.read_text(encoding="utf-8")
-        if valid(found):
-            return found
-    except (OSError, ValueError):
-        pass  # missing, unreadable or damaged: computed again and written anew
+    with contextlib.suppress(OSError, ValueError):
+        return read(path.read_text(encoding="utf-8"))
     text = compute()
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:  # a cache that cannot be written costs the next run the computation, nothing else
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
     except OSError:
-        pass
-    return text
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+    return read(text)
 
 
 def cache_dir(name: str) -> Path:

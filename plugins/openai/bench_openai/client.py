@@ -172,8 +172,10 @@ class OpenAIClient(ModelClient, EmbeddingClient):
         self.http = config.options.get("http") or self._default_stack()
         if self.http not in HTTP_STACKS:
             raise ConfigError(f"model {config.model!r}: option http must be one of {', '.join(HTTP_STACKS)}, not {self.http!r}")
-        if self.http == "plain" and (urlsplit(self.base_url).scheme != "http" or not urlsplit(self.base_url).hostname):
+        url = urlsplit(self.base_url)
+        if self.http == "plain" and (url.scheme != "http" or not url.hostname):
             raise ConfigError(f"model {config.model!r}: option http = plain speaks to http://HOST URLs only, not {self.base_url!r}")
+        self._target = url.path  # where the plain stack's request paths go: /v1 of http://host:8000/v1
         self._plain: PlainHTTP | None = None
         self._session: aiohttp.ClientSession | None = None
         self._proxy: tuple[URL, aiohttp.BasicAuth | None] | None = None
@@ -470,11 +472,6 @@ class OpenAIClient(ModelClient, EmbeddingClient):
         return reasoning_of(message)
 
     # ----------------------------------------------------------------------- helpers
-
-    @property
-    def _target(self) -> str:
-        """The base URL's path, where request paths go: /v1 of http://host:8000/v1."""
-        return urlsplit(self.base_url).path
 
     @property
     def _where(self) -> str:

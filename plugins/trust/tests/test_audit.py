@@ -519,3 +519,4 @@ def test_the_database_values_are_kept_on_disk_by_the_states_content(tmp_path: Pa
     other = ledger()[1]
     other.agent_state.tables["accounts"]["acc-2"] = {"owner": "bo", "open": True}  # another content, another entry
     assert "acc-2" in flags.db_values(other) and len(list((tmp_path / "audit").glob("db-values-*.json"))) == 2
+    assert not list((tmp_path / "audit").glob("*.tmp"))  # written whole, through a temporary file that is gone

@@ -210,12 +210,14 @@ def _kept_db_values(data: DomainData) -> frozenset[str]:
         return json.dumps(sorted(found))
 
     key = hashlib.sha256(canonical_json([DB_VALUES_VERSION, [state.content_hash() for state in states]]).encode()).hexdigest()
-    return frozenset(json.loads(cached_text("audit", f"db-values-{key}.json", walk, valid=_texts)))
+    return cached_text("audit", f"db-values-{key}.json", walk, _texts)
 
 
-def _texts(text: str) -> bool:
+def _texts(text: str) -> frozenset[str]:
     found = json.loads(text)
-    return isinstance(found, list) and all(type(value) is str for value in found)
+    if not isinstance(found, list) or not all(type(value) is str for value in found):
+        raise ValueError("not a list of texts")
+    return frozenset(found)
 
 
 def _unknown_ids(task: Task, data: DomainData, trace: GoldTrace | None) -> str | None:
