@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,68 @@ def test_the_preload_thread_digests_the_shared_records_so_no_first_score_does() 
     asyncio.run(main())
     assert all(base._digests is not None for base in bases)
     assert data.agent_state.content_hash() == State.from_records({"counters": COUNTERS}).content_hash()
+
+
+def _busy_for(loop: Any, seconds: float) -> None:
+    """Keep the loop busy for `seconds`, in callbacks of 10 ms (each longer than a quiet timer may be late)."""
+    end = time.monotonic() + seconds
+
+    def busy() -> None:
+        time.sleep(0.01)
+        if time.monotonic() < end:
+            loop.call_soon(busy)
+
+    loop.call_soon(busy)
+
+
+def test_the_preload_starts_once_the_loop_is_quiet_not_while_conversations_set_up() -> None:
+    import asyncio
+
+    from bench_kernel.run.runner import call_when_quiet
+
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        called = loop.create_future()
+        start = time.monotonic()
+        _busy_for(loop, 0.2)
+        call_when_quiet(loop, lambda: called.set_result(time.monotonic()), 0.005)
+        return start, await asyncio.wait_for(called, 10)
+
+    start, at = asyncio.run(main())
+    assert at - start >= 0.2
+
+
+def test_a_loop_that_is_never_quiet_gets_its_preload_all_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from bench_kernel.run import runner
+
+    monkeypatch.setattr(runner, "QUIET_AT_LATEST_S", 0.05)
+
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        called = loop.create_future()
+        start = time.monotonic()
+        _busy_for(loop, 2.0)
+        runner.call_when_quiet(loop, lambda: called.set_result(time.monotonic()), 0.005)
+        return start, await asyncio.wait_for(called, 10)
+
+    start, at = asyncio.run(main())
+    assert at - start < 1.5  # called while the loop was still busy (it stays busy for 2 s)
+
+
+def test_conversations_play_with_rare_young_collections_and_set_up_frozen_then_as_before() -> None:
+    import asyncio
+    import gc
+
+    from bench_kernel.run.runner import YOUNG_COLLECTION_THRESHOLD, _collector_for_conversations
+
+    before = gc.get_threshold()
+
+    async def main() -> tuple[int, int]:
+        async with _collector_for_conversations():
+            return gc.get_threshold()[0], gc.get_freeze_count()
+
+    young, frozen = asyncio.run(main())
+    assert young == max(before[0], YOUNG_COLLECTION_THRESHOLD) and frozen > 0
+    assert gc.get_threshold() == before

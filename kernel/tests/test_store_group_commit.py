@@ -10,7 +10,7 @@ import pytest
 from test_store import begin, result
 
 from bench_kernel.modelhub.hub import LedgerEntry
-from bench_kernel.store.store import Store
+from bench_kernel.store.store import GROUP_COMMIT_S, Store
 
 
 def entry(n: int = 0) -> LedgerEntry:
@@ -65,6 +65,36 @@ def test_calls_of_one_turn_share_one_commit_at_the_next_turn(store: Store) -> No
     assert asyncio.run(burst()) == (0, 50)
     assert len(commits) == 1
     assert store.run_spend("r") == 25.0
+
+
+def test_a_runs_commit_window_gathers_the_writes_of_later_turns(store: Store) -> None:
+    store.window_s = 60.0  # longer than any turn of this test
+    commits = commits_during(store)
+
+    async def turns() -> list[int]:
+        seen = []
+        for n in range(3):  # three turns of the loop
+            store.record_llm_call("r", f"c{n}", "agent", entry(n))
+            store.save_conversation(result(trial=n), [])
+            await asyncio.sleep(0.01)
+            seen.append(committed(store.path))
+        store.flush()
+        return [*seen, committed(store.path), conversations_committed(store.path)]
+
+    assert asyncio.run(turns()) == [0, 0, 0, 3, 3]
+    assert len(commits) == 1
+
+
+def test_a_runs_commit_window_commits_when_it_ends(store: Store) -> None:
+    store.window_s = GROUP_COMMIT_S
+
+    async def window() -> tuple[int, int]:
+        store.record_llm_call("r", "c", "agent", entry())
+        before = committed(store.path)
+        await asyncio.sleep(GROUP_COMMIT_S * 1.5)  # its timer comes after the window's, whatever the load
+        return before, committed(store.path)
+
+    assert asyncio.run(window()) == (0, 1)
 
 
 def conversations_committed(path: Path) -> int:

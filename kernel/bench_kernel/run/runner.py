@@ -47,7 +47,7 @@ from bench_kernel.schema.messages import TerminationReason
 from bench_kernel.schema.results import ConversationResult
 from bench_kernel.serialization import shorten, unstructure
 from bench_kernel.store.lease import HEARTBEAT_S
-from bench_kernel.store.store import Store, open_store
+from bench_kernel.store.store import GROUP_COMMIT_S, Store, open_store
 
 if TYPE_CHECKING:
     from bench_kernel.run.context import Executor
@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
 
 log = get_logger()
-YOUNG_COLLECTION_THRESHOLD = 7_000
-"""Allocations between young collections while conversations run (Python's default is 700)."""
+YOUNG_COLLECTION_THRESHOLD = 100_000
+"""Allocations (net of frees) between young collections while conversations run (Python's default is 700)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -226,7 +226,8 @@ async def execute(
     tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(ctx.config.concurrency, len(units))))]
     loading = preload_run_data(ctx, preload_after_s) if units else None
     try:
-        await asyncio.gather(*tasks, *([loading] if loading is not None else []))
+        async with _collector_for_conversations():
+            await asyncio.gather(*tasks, *([loading] if loading is not None else []))
     except (DeferredDataError, UnusableSessionError) as exc:  # no conversation met it as its own error: none is stored
         for task in tasks:
             task.cancel()
@@ -236,7 +237,11 @@ async def execute(
 
 
 PRELOAD_AFTER_S = 0.005
-"""How long a run's first conversations have to send their first requests before deferred data is built."""
+"""How long a run's first conversations have to send their first requests before deferred data is built (at the earliest)."""
+QUIET_LATE_S = 0.002
+"""A timer this late or less finds the loop quiet: it waits for replies, with nothing to run (epoll wakes to the ms)."""
+QUIET_AT_LATEST_S = 0.5
+"""A loop that never waits (offline participants) gets its deferred data built from then on all the same."""
 
 
 def preload_run_data(ctx: RunContext, after_s: float | None = None) -> asyncio.Future[None] | None:
@@ -292,8 +297,25 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after
             loop.call_soon_threadsafe(settle, error)
 
     start = threading.Thread(target=build, name="bench-preload", daemon=True).start
-    loop.call_later(PRELOAD_AFTER_S if after_s is None else after_s, start)
+    call_when_quiet(loop, start, PRELOAD_AFTER_S if after_s is None else after_s)
     return done
+
+
+def call_when_quiet(loop: asyncio.AbstractEventLoop, callback: Callable[[], None], after_s: float) -> None:
+    """Call `callback` once the loop runs a timer on time, `after_s` from now at the earliest (QUIET_AT_LATEST_S at the latest)."""
+    # A thread that holds the GIL while the loop sets up hundreds of conversations gets it back at every socket call the
+    # loop makes, for a switch interval each: the first requests of a 256-conversation run went out 0.3 s late.
+    latest = loop.time() + QUIET_AT_LATEST_S
+
+    def probe(due: float) -> None:
+        now = loop.time()
+        if now - due <= QUIET_LATE_S or now >= latest:
+            callback()
+        else:
+            loop.call_at(now + QUIET_LATE_S, probe, now + QUIET_LATE_S)
+
+    due = loop.time() + after_s
+    loop.call_at(due, probe, due)
 
 
 def run(config: RunConfig, store_path: Path | str, **options: Any) -> RunSummary:
@@ -366,12 +388,14 @@ async def _run_prepared(
         started = {"to_run": len(units), "stored": skipped, "concurrency": ctx.config.concurrency, "in_flight": in_flight}
         ctx.store.add_event(ctx.run_id, "run.resumed" if resumed else "run.started", started | {k: v for done in rescored for k, v in done.items()})
         stopped_early = False
+        ctx.store.window_s = GROUP_COMMIT_S
         try:
             stopped_early = await _execute_with_deadline(ctx, units, counted)
         except asyncio.CancelledError:
             if interrupts.uncancel() is None:
                 raise
         interrupts.armed = False  # from here on the run ends by itself: what it stored is recorded whatever comes
+        ctx.store.flush()  # the last commit window's writes: a failed commit stops the run here, before a handler hides it
         if interrupts.signum is None and not stopped_early:  # e.g. bench-trust's static audit flags (docs/audit.md)
             finish_transforms(ctx)
         counts = ctx.store.unit_counts(ctx.run_id)
@@ -478,7 +502,7 @@ def run_status(counts: dict[str, int], *, planned: int, stopped_early: bool) -> 
 async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished: Callable[[ConversationResult], None]) -> bool:
     """Execute the units; True when the deadline or the cost cap stopped them early."""
     try:
-        async with asyncio.timeout(ctx.config.run_timeout_s), _collector_for_conversations():
+        async with asyncio.timeout(ctx.config.run_timeout_s):
             await (ctx.executor.execute(ctx, units, on_finished) if ctx.executor else execute(ctx, units, on_finished))
     except TimeoutError:
         log.warning("run.timeout", planned=len(units))
@@ -494,8 +518,10 @@ async def _execute_with_deadline(ctx: RunContext, units: list[Unit], on_finished
 @contextlib.asynccontextmanager
 async def _collector_for_conversations() -> AsyncIterator[None]:
     """Cyclic GC tuned for many conversations in flight, as it was afterwards."""
-    # What set-up built is frozen out of every collection and young collections come a tenth as often: conversations
-    # allocate short-lived objects by the thousand, nearly all freed by reference counting, and each pass stalled them all.
+    # What set-up built is frozen out of every collection. Python collects young objects when allocations outnumber frees
+    # by its threshold; conversations free about as much as they allocate, so young objects pile up between passes and
+    # each pass stops every conversation in flight (10-40 ms over 15-35k objects at a threshold of 7,000). Nearly all of
+    # their garbage goes by reference counting: a pass every 100,000 net allocations is rare, and bounds the cyclic rest.
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(max(threshold[0], YOUNG_COLLECTION_THRESHOLD), *threshold[1:])

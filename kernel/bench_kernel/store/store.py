@@ -25,6 +25,8 @@ from bench_kernel.store.migrations import migrations as kernel_migrations
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a writer waits for another process's write transaction to end before giving up."""
+GROUP_COMMIT_S = 0.05
+"""A run's commit window: its grouped writes commit together this often (what a process killed outright can lose)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -161,6 +163,8 @@ class Store:
         self._depth = 0
         self._turn_calls: list[dict[str, Any]] = []
         """Ledger rows of the open turn, inserted when it commits (see record_llm_call)."""
+        self.window_s = 0.0
+        """How long grouped writes gather before their commit (a run's: GROUP_COMMIT_S); 0: at the loop's next turn."""
 
     def close(self) -> None:
         """Commit what is pending and close the connection."""
@@ -190,7 +194,10 @@ class Store:
             elif loop is not None:
                 self.db.conn.execute("BEGIN IMMEDIATE")
                 self._turn_loop = loop
-                loop.call_soon(self._turn_ended, loop)
+                if self.window_s:
+                    loop.call_later(self.window_s, self._turn_ended, loop)
+                else:
+                    loop.call_soon(self._turn_ended, loop)
                 with self._savepoint():
                     yield
             else:
