@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import Callable
@@ -93,6 +94,27 @@ def test_live_display_and_none() -> None:
         progress.start(context(), 2, 0)
         progress.finished(result())
     assert quiet.getvalue() == ""
+
+
+def test_in_a_run_the_live_display_starts_once_the_first_requests_are_out() -> None:
+    async def run() -> tuple[bool, bool]:
+        with Progress("live", stream=io.StringIO()) as progress:
+            progress.start(context(), 2, 0)
+            at_start = progress.live is not None
+            await asyncio.sleep(0.05)  # the loop waits for replies: quiet
+            return at_start, progress.live is not None
+
+    assert asyncio.run(run()) == (False, True)
+
+
+def test_a_run_that_ends_before_the_live_display_starts_leaves_none_running() -> None:
+    async def run() -> Progress:
+        with Progress("live", stream=io.StringIO()) as progress:
+            progress.start(context(), 2, 0)
+        await asyncio.sleep(0.05)
+        return progress
+
+    assert asyncio.run(run()).live is None
 
 
 def test_json_report_on_stdout_is_never_mixed_with_progress(tmp_path: Path, use_plugins: Callable[..., None]) -> None:

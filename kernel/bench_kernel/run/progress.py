@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections import Counter
@@ -79,11 +80,13 @@ class Progress:
         self.spend: Callable[[], float] = lambda: 0.0
         self.last_line_s = 0.0
         self.live: Any = None
+        self.closed = False
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closed = True
         if self.live is not None:
             self.live.stop()
             self.live = None
@@ -105,12 +108,22 @@ class Progress:
         if where:
             self._write(where)
         if self.mode == "live" and todo:
-            from rich.console import Console
-            from rich.live import Live
+            from bench_kernel.run.runner import call_when_quiet
 
-            # The renderable is this object: every refresh redraws rate, ETA and spend, between conversations too.
-            self.live = Live(self, console=Console(file=self.stream), transient=True, refresh_per_second=4)
-            self.live.start()
+            try:  # once the first requests are out: importing rich and starting its display took 50-70 ms before them
+                call_when_quiet(asyncio.get_running_loop(), self._go_live, 0.005)
+            except RuntimeError:  # no loop running (a caller outside a run)
+                self._go_live()
+
+    def _go_live(self) -> None:
+        if self.closed:
+            return
+        from rich.console import Console
+        from rich.live import Live
+
+        # The renderable is this object: every refresh redraws rate, ETA and spend, between conversations too.
+        self.live = Live(self, console=Console(file=self.stream), transient=True, refresh_per_second=4)
+        self.live.start()
 
     def finished(self, result: Any) -> None:
         """Count one finished conversation (the runner's on_finished)."""
