@@ -3,6 +3,7 @@
     python benchmarks/airline_throughput.py [--data-dir DIR] [--latency-s 0.2] [--levels 32,256,1024]
         [--conversations 32=200,256=1300,1024=5150] [--variants process,workers2,default] [--repeat 1] [--startups 5]
         [--bench PATH]    # measure another installation, e.g. a fresh clone's .venv/bin/bench
+        [--bench A --bench B]   # two installations, alternated run by run (variants named default@1, default@2)
         [--domain telecom [--num-tasks 50]]   # another tau2 domain (its first N tasks)
     python benchmarks/airline_throughput.py --serve   # only the scripted server: prints its URL (profile a run by hand)
 
@@ -290,13 +291,20 @@ def main() -> None:
     parser.add_argument("--num-tasks", type=int, help="Only the domain's first N tasks (`bench run --num-tasks`).")
     parser.add_argument("--repeat", type=int, default=1, help="Measure every level this many times.")
     parser.add_argument("--startups", type=int, default=5, help="One-conversation runs timed for start-up (0: none).")
-    parser.add_argument("--bench", help="The bench executable to measure, e.g. a fresh clone's .venv/bin/bench (default: this venv's).")
+    parser.add_argument(
+        "--bench",
+        action="append",
+        default=[],
+        help="The bench executable to measure, e.g. a fresh clone's .venv/bin/bench (default: this venv's); given more "
+        "than once, every measurement runs once per executable in turn, its variant named VARIANT@N (N: 1 for the first).",
+    )
     parser.add_argument(
         "--serve", action="store_true", help="Only serve: print the server's base URL and answer until stdin closes (to profile a bench run by hand)."
     )
     args = parser.parse_args()
     tasks, args.data_dir = load_tasks(args.data_dir, args.domain, args.num_tasks)
-    BENCH[:] = [args.bench] if args.bench else []
+    benches: list[list[str]] = [[bench] for bench in args.bench] or [[]]
+    BENCH[:] = benches[0]
     DOMAIN[:] = ["--plugin", args.domain, *(["--num-tasks", str(args.num_tasks)] if args.num_tasks else [])]
     if args.serve:
         with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server:
@@ -310,17 +318,26 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     launcher = Launcher(compile_bytecode=False)
     with FakeOpenAIServer(AirlineScript(tasks), latency_s=args.latency_s, record=False) as server, tempfile.TemporaryDirectory() as tmp:
-        starts = startups(launcher, server, args, tasks, Path(tmp))
+        starts = {}
+        for n, bench in enumerate(benches, 1):
+            BENCH[:] = bench
+            starts[n] = startups(launcher, server, args, tasks, Path(tmp))
         for variant in filter(None, args.variants.split(",")):
             for level in (int(x) for x in args.levels.split(",") if x):
                 for _ in range(args.repeat):
-                    found = measure(launcher, server, args, tasks, level, counts.get(level, 5 * level), variant, Path(tmp))
-                    rows.append(found)
-                    print(json.dumps(found), flush=True)
+                    # Installations alternate run by run: this machine's speed drifts, so only neighbours compare.
+                    for n, bench in enumerate(benches, 1):
+                        BENCH[:] = bench
+                        found = measure(launcher, server, args, tasks, level, counts.get(level, 5 * level), variant, Path(tmp))
+                        found["variant"] += f"@{n}" if len(benches) > 1 else ""
+                        rows.append(found)
+                        print(json.dumps(found), flush=True)
     launcher.close()
     print(f"\n{args.domain} ({args.data_dir or 'packaged suite'}), {len(tasks)} tasks, server latency {args.latency_s} s\n")
-    print(table(rows, starts))
-    print("\n" + side_by_side(rows))
+    for n, bench in enumerate(benches, 1):
+        label = f"{bench[0] if bench else 'this venv'}" + (f" (@{n})" if len(benches) > 1 else "")
+        print(f"{label}:\n{table([r for r in rows if len(benches) == 1 or r['variant'].endswith(f'@{n}')], starts[n])}\n")
+    print(side_by_side(rows))
 
 
 if __name__ == "__main__":
