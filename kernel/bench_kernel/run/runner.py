@@ -297,14 +297,15 @@ def preload(data: DomainData, on_loaded: Callable[[], None] | None = None, after
             loop.call_soon_threadsafe(settle, error)
 
     start = threading.Thread(target=build, name="bench-preload", daemon=True).start
+    # Not while the loop sets up the first conversations: a thread holding the GIL then gets it back at every socket call
+    # the loop makes, for a switch interval each (the first requests of a 256-conversation run went out 0.3 s late).
     call_when_quiet(loop, start, PRELOAD_AFTER_S if after_s is None else after_s)
     return done
 
 
 def call_when_quiet(loop: asyncio.AbstractEventLoop, callback: Callable[[], None], after_s: float) -> None:
     """Call `callback` once the loop runs a timer on time, `after_s` from now at the earliest (QUIET_AT_LATEST_S at the latest)."""
-    # A thread that holds the GIL while the loop sets up hundreds of conversations gets it back at every socket call the
-    # loop makes, for a switch interval each: the first requests of a 256-conversation run went out 0.3 s late.
+    # An on-time timer means the loop had nothing else to run: what the callback starts delays no conversation's step.
     latest = loop.time() + QUIET_AT_LATEST_S
 
     def probe(due: float) -> None:
